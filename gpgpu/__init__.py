@@ -1,0 +1,23 @@
+"""gpgpu: the classic GPGPU linear-algebra papers, rebuilt in Python and OpenGL fragment shaders.
+
+A matrix is a float32 texture (``Stream``), a kernel is a GLSL fragment shader in ``glsl/``
+(``Kernel``), and a kernel runs by rasterizing a rectangle or an oversized triangle whose
+vertices carry texture coordinates (``gpgpu.geometry``). See README.md for the map from the
+papers to the modules.
+"""
+from . import counters, geometry
+from .blas1 import add_scalar, copy, divide, dot, fill, max_step, multiply, norm_inf, saxpy, scale
+from .blas2 import gemv, trsv
+from .context import ContextError, capabilities, get_context, release_context
+from .kernel import Kernel, KernelCompileError
+from .reduce import argmax, reduce
+from .stream import PingPong, Stream
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Stream", "PingPong", "Kernel", "KernelCompileError", "ContextError", "get_context",
+    "release_context", "capabilities", "counters", "geometry",
+    "copy", "fill", "saxpy", "scale", "add_scalar", "multiply", "divide", "dot", "norm_inf",
+    "max_step", "reduce", "argmax", "gemv", "trsv",
+]

@@ -1,0 +1,134 @@
+"""Level 1 kernels (paper 000, section 4.2): copy, fill, saxpy and its variants, inner product,
+infinity norm and the line-search kernel of Algorithm 3.
+
+Each function takes numpy arrays or Streams and answers in the kind of its first argument.
+Element-wise kernels draw one rectangle over the whole stream and fetch at WPOS; ``out=``
+renders into a given stream instead of a new one (it must not be an input).
+"""
+from __future__ import annotations
+
+from .geometry import Rect
+from .kernel import Kernel
+from .reduce import reduce_region
+from .stream import Operands, Stream, borrow, give_back
+
+__all__ = ["copy", "fill", "saxpy", "scale", "add_scalar", "multiply", "divide", "dot", "norm_inf",
+           "max_step", "KERNELS"]
+
+KERNELS = {
+    "copy": Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel"),
+    "fill": Kernel("fill", texels=1, doc="constant"),
+    "saxpy": Kernel("saxpy", texels=3, doc="000 level 1 saxpy"),
+    "scale": Kernel("scale", texels=2, doc="000 level 1 saxpy variant a*x"),
+    "add_scalar": Kernel("add_scalar", texels=2, doc="000 level 1 saxpy variant x+a"),
+    "elementwise_product": Kernel("elementwise_product", texels=3, doc="000 level 1; 003 Fig. 1"),
+    "elementwise_quotient": Kernel("elementwise_quotient", texels=3, doc="000 level 1 saxpy variant"),
+    "step_ratio": Kernel("step_ratio", texels=3, doc="000 Algorithm 3 line search, (4.15)-(4.16)"),
+}
+
+
+def whole(s: Stream) -> Rect:
+    """The rectangle over every texel of ``s``, with T0 = the window position."""
+    return Rect.covering(0, 0, s.cols, s.rows, T0=lambda x, y: (x, y))
+
+
+def _same_shape(*streams: Stream) -> None:
+    shapes = {s.shape for s in streams}
+    if len(shapes) > 1:
+        raise ValueError(f"operands must have the same shape, got {sorted(shapes)}")
+
+
+def _target(like: Stream, out: Stream | None) -> Stream:
+    if out is None:
+        return Stream(like.rows, like.cols, vector=like.vector)
+    if out.shape != like.shape:
+        raise ValueError(f"out has shape {out.shape}, expected {like.shape}")
+    return out
+
+
+def _elementwise(kernel: str, first, arrays: dict, uniforms=None, out=None):
+    with Operands(first) as ops:
+        streams = {name: ops.stream(a, name.lower()) for name, a in arrays.items()}
+        _same_shape(*streams.values())
+        like = next(iter(streams.values()))
+        target = _target(like, out)
+        KERNELS[kernel].draw(target, whole(target), streams, uniforms)
+        return ops.result(target)
+
+
+def copy(x, out: Stream | None = None):
+    """A copy of x (the copy kernel of Algorithm 2 of 000)."""
+    return _elementwise("copy", x, {"A": x}, out=out)
+
+
+def fill(shape, value: float, out: Stream | None = None) -> Stream:
+    """A new stream of ``shape`` (rows, cols) or length n, every texel ``value``."""
+    if out is None:
+        if isinstance(shape, int):
+            out = Stream(1, shape, vector=True)
+        else:
+            out = Stream(*shape)
+    KERNELS["fill"].draw(out, whole(out), uniforms={"value": float(value)})
+    return out
+
+
+def saxpy(a: float, x, y, out: Stream | None = None):
+    """a * x + y."""
+    return _elementwise("saxpy", x, {"X": x, "Y": y}, {"alpha": float(a)}, out)
+
+
+def scale(a: float, x, out: Stream | None = None):
+    """a * x."""
+    return _elementwise("scale", x, {"X": x}, {"alpha": float(a)}, out)
+
+
+def add_scalar(x, a: float, out: Stream | None = None):
+    """x + a, element by element."""
+    return _elementwise("add_scalar", x, {"X": x}, {"alpha": float(a)}, out)
+
+
+def multiply(x, y, out: Stream | None = None):
+    """The element-wise product x .* y."""
+    return _elementwise("elementwise_product", x, {"X": x, "Y": y}, out=out)
+
+
+def divide(x, y, out: Stream | None = None):
+    """The element-wise quotient x ./ y."""
+    return _elementwise("elementwise_quotient", x, {"X": x, "Y": y}, out=out)
+
+
+def _reduce_to_float(first, kernel: str, arrays: dict, op: str, read: bool = True):
+    with Operands(first) as ops:
+        streams = {name: ops.stream(a, name.lower()) for name, a in arrays.items()}
+        _same_shape(*streams.values())
+        like = next(iter(streams.values()))
+        if kernel is None:
+            res = reduce_region(like, op)
+        else:
+            tmp = borrow(like.rows, like.cols)
+            KERNELS[kernel].draw(tmp, whole(tmp), streams)
+            res = reduce_region(tmp, op)
+            give_back(tmp)
+        if not read:
+            return res
+        value = res.item()
+        res.release()
+        return value
+
+
+def dot(x, y, stream: bool = False):
+    """The inner product: element-wise product, then sum reduction (paper 000 level 1;
+    paper 003 Figs. 1-3). Returns a float (one read-back), or with ``stream=True`` the 1 x 1
+    stream that holds it (no read-back)."""
+    return _reduce_to_float(x, "elementwise_product", {"X": x, "Y": y}, "sum", read=not stream)
+
+
+def norm_inf(x, stream: bool = False):
+    """max_i |x_i| by the abs-max reduction (paper 000 inf_norm)."""
+    return _reduce_to_float(x, None, {"X": x}, "absmax", read=not stream)
+
+
+def max_step(x, dx, stream: bool = False):
+    """The largest alpha in [0, 1] with x + alpha dx >= 0 (Algorithm 3 of 000, (4.15)-(4.16)):
+    the ratio kernel, then a min reduction."""
+    return _reduce_to_float(x, "step_ratio", {"X": x, "DX": dx}, "min", read=not stream)

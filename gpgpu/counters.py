@@ -1,0 +1,163 @@
+"""Counting passes, fragments, GPU time and bytes; tracing the passes.
+
+Off by default (queries cost time). Around any block::
+
+    with gpgpu.counters.count() as c:
+        gpgpu.cholesky(A)
+    print(c.report())
+    c.fragments("outer_product_subtraction")   # exact, from GL_SAMPLES_PASSED
+
+Per kernel: passes, fragments shaded (occlusion queries, GL_SAMPLES_PASSED), GPU time
+(GL_TIME_ELAPSED where the driver has timer queries) and bytes = declared texels read plus
+written per fragment x 4 x fragments (Table 1 of paper 000). ``c.trace`` lists every pass:
+kernel, primitive, vertices, fragments, target shape.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+__all__ = ["count", "Counter", "Pass", "KernelStats", "active"]
+
+#: The innermost active counter, or None (the fast path of Kernel.draw checks this).
+active = None
+_stack: list = []
+
+
+@dataclass
+class Pass:
+    """One rasterization pass."""
+
+    kernel: str
+    primitive: str
+    vertices: int
+    target: tuple
+    texels: int
+    fragments: int = 0
+    gpu_ns: int = 0
+    query: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def bytes(self) -> int:
+        return 4 * self.texels * self.fragments
+
+
+@dataclass
+class KernelStats:
+    passes: int = 0
+    fragments: int = 0
+    gpu_ns: int = 0
+    query: object = field(default=None, repr=False, compare=False)
+    bytes: int = 0
+
+
+@dataclass
+class Counter:
+    """Collects passes while active; results are resolved from the queries when read."""
+
+    time: bool = True
+    keep_trace: bool = True
+    _pending: list = field(default_factory=list)
+    _passes: list = field(default_factory=list)
+    _stats: "OrderedDict[str, KernelStats]" = field(default_factory=OrderedDict)
+
+    def measure(self, kernel, primitive, target, texels, render) -> None:
+        from .context import get_context
+
+        ctx = get_context()
+        q = ctx.query(samples=True, time=self.time)
+        with q:
+            render()
+        p = Pass(kernel.name, primitive.kind, len(primitive), target.shape, texels or kernel.texels,
+                 query=q)
+        for c in _stack:
+            c._pending.append(p)
+        if len(self._pending) > 4096:
+            for c in _stack:
+                c._resolve()
+
+    def _resolve(self) -> None:
+        for p in self._pending:
+            q = p.query
+            if q is not None:  # first counter to read it resolves it for all
+                p.fragments = int(q.samples)
+                p.gpu_ns = int(q.elapsed) if self.time else 0
+                p.query = None
+            self._add(p)
+        self._pending.clear()
+
+    def _add(self, p: Pass) -> None:
+        s = self._stats.setdefault(p.kernel, KernelStats())
+        s.passes += 1
+        s.fragments += p.fragments
+        s.gpu_ns += p.gpu_ns
+        s.bytes += p.bytes
+        if self.keep_trace:
+            self._passes.append(p)
+
+    # ------------------------------------------------------------------ results
+    @property
+    def stats(self) -> "OrderedDict[str, KernelStats]":
+        self._resolve()
+        return self._stats
+
+    @property
+    def trace(self) -> list:
+        self._resolve()
+        return list(self._passes)
+
+    def fragments(self, kernel: str | None = None) -> int:
+        st = self.stats
+        if kernel is None:
+            return sum(s.fragments for s in st.values())
+        return st[kernel].fragments if kernel in st else 0
+
+    def passes(self, kernel: str | None = None) -> int:
+        st = self.stats
+        if kernel is None:
+            return sum(s.passes for s in st.values())
+        return st[kernel].passes if kernel in st else 0
+
+    def bytes(self, kernel: str | None = None) -> int:
+        st = self.stats
+        if kernel is None:
+            return sum(s.bytes for s in st.values())
+        return st[kernel].bytes if kernel in st else 0
+
+    def gpu_seconds(self, kernel: str | None = None) -> float:
+        st = self.stats
+        ns = sum(s.gpu_ns for s in st.values()) if kernel is None else (st[kernel].gpu_ns if kernel in st else 0)
+        return ns * 1e-9
+
+    def report(self) -> str:
+        """A table: kernel, passes, fragments, bytes, GPU time."""
+        rows = [f"{'kernel':34s} {'passes':>8s} {'fragments':>12s} {'bytes':>14s} {'GPU ms':>10s}"]
+        for name, s in self.stats.items():
+            rows.append(f"{name:34s} {s.passes:8d} {s.fragments:12d} {s.bytes:14d} {s.gpu_ns * 1e-6:10.3f}")
+        rows.append(f"{'total':34s} {self.passes():8d} {self.fragments():12d} {self.bytes():14d} "
+                    f"{self.gpu_seconds() * 1e3:10.3f}")
+        return "\n".join(rows)
+
+    def format_trace(self, limit: int | None = None) -> str:
+        lines = []
+        for i, p in enumerate(self.trace[:limit]):
+            lines.append(f"{i:6d} {p.kernel:32s} {p.primitive:8s} {p.vertices:2d} vertices -> "
+                         f"{p.fragments:9d} fragments into {p.target[0]}x{p.target[1]}")
+        return "\n".join(lines)
+
+
+@contextmanager
+def count(time: bool = True, trace: bool = True):
+    """Count every pass drawn inside the block (see module docstring)."""
+    global active
+    from .context import has_timer_query
+
+    c = Counter(time=time and has_timer_query(), keep_trace=trace)
+    _stack.append(c)
+    active = c
+    try:
+        yield c
+    finally:
+        _stack.remove(c)
+        active = _stack[-1] if _stack else None

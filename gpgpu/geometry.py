@@ -1,0 +1,174 @@
+"""Primitives that launch kernels: rectangles, oversized triangles, single texels, lines.
+
+A primitive is a list of vertices; a vertex is a window position ``V`` plus its texture
+coordinate sets ``T0`` and ``T1`` (vec3 each, unused components 0), all in texel units of
+the target stream, exactly as the papers' figures give them (for example the triangle
+``V(k+1, k+.5), V(k+1, m), V(m+.5, m)`` of Fig. 5 of paper 001). The rasterizer shades every
+fragment whose centre ``(x + .5, y + .5)`` lies inside the primitive and interpolates T0 and
+T1 linearly to that centre. The half-texel offsets of the papers keep every centre off the
+edges, so coverage is exact.
+
+These objects are pure and cheap; the algorithms build one per pass.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Callable, Iterable, NamedTuple, Sequence, Union
+
+__all__ = ["Vertex", "Primitive", "Rect", "Triangle", "Texel", "Line", "vertex"]
+
+# OpenGL primitive modes (moderngl.TRIANGLES etc. have these values)
+_POINTS, _LINES, _TRIANGLES, _TRIANGLE_FAN = 0x0000, 0x0001, 0x0004, 0x0006
+
+Coord = Union[float, int]
+TexGen = Union[None, Sequence[Coord], Callable[[float, float], Sequence[Coord]]]
+
+
+class Vertex(NamedTuple):
+    """A window position V = (x, y) with texture coordinates T0 and T1 (3 components each)."""
+
+    V: tuple
+    T0: tuple = (0.0, 0.0, 0.0)
+    T1: tuple = (0.0, 0.0, 0.0)
+
+
+def _vec3(t) -> tuple:
+    t = tuple(float(c) for c in t)
+    if len(t) > 3:
+        raise ValueError(f"texture coordinates have at most 3 components, got {t}")
+    return t + (0.0,) * (3 - len(t))
+
+
+def vertex(V, T0=(), T1=()) -> Vertex:
+    """A vertex as the figures write it: ``vertex((k+1, k+.5), T0=(k+.5, k+.5), T1=(k+1, k+.5))``."""
+    x, y = V
+    return Vertex((float(x), float(y)), _vec3(T0), _vec3(T1))
+
+
+_PAD = ((0.0, 0.0, 0.0), (0.0, 0.0), (0.0,), ())
+
+
+def _flat(corners, T0: TexGen, T1: TexGen) -> array:
+    """Vertex buffer contents for corner positions with generated texture coordinates (fast path)."""
+    out = []
+    c0, c1 = callable(T0), callable(T1)
+    t0 = () if T0 is None or c0 else tuple(T0)
+    t1 = () if T1 is None or c1 else tuple(T1)
+    for x, y in corners:
+        a = tuple(T0(x, y)) if c0 else t0
+        b = tuple(T1(x, y)) if c1 else t1
+        if len(a) > 3 or len(b) > 3:
+            raise ValueError(f"texture coordinates have at most 3 components, got {a} and {b}")
+        out += (x, y, *a, *_PAD[len(a)], *b, *_PAD[len(b)])
+    return array("f", out)
+
+
+class Primitive:
+    """Vertices drawn with one OpenGL primitive mode in one pass."""
+
+    mode = _TRIANGLES
+    kind = "primitive"
+
+    __slots__ = ("_vertices", "_data")
+
+    def __init__(self, vertices: Iterable[Vertex] = (), *, _data: array | None = None):
+        if _data is not None:
+            self._data, self._vertices = _data, None
+        else:
+            self._vertices = tuple(v if isinstance(v, Vertex) else vertex(*v) for v in vertices)
+            self._data = array("f", [c for v in self._vertices for c in (*v.V, *v.T0, *v.T1)])
+        self._validate()
+
+    @property
+    def vertices(self) -> tuple:
+        """The vertices, in the order of the figure they come from."""
+        if self._vertices is None:
+            d = self._data
+            self._vertices = tuple(Vertex(tuple(d[i:i + 2]), tuple(d[i + 2:i + 5]), tuple(d[i + 5:i + 8]))
+                                   for i in range(0, len(d), 8))
+        return self._vertices
+
+    def _validate(self) -> None:
+        pass
+
+    def data(self) -> array:
+        """The vertex buffer contents: per vertex V.xy, T0.xyz, T1.xyz as float32."""
+        return self._data
+
+    def __len__(self) -> int:
+        return len(self._data) // 8
+
+    def __iter__(self):
+        return iter(self.vertices)
+
+    def __repr__(self) -> str:
+        pts = ", ".join(f"({v.V[0]:g}, {v.V[1]:g})" for v in self.vertices)  # noqa: E501
+        return f"{type(self).__name__}({pts})"
+
+
+class Triangle(Primitive):
+    """One triangle (3 vertices) or several drawn in one pass (3k vertices, e.g. Fig. 4 of 001)."""
+
+    mode = _TRIANGLES
+    kind = "triangle"
+    __slots__ = ()
+
+    def _validate(self) -> None:
+        if len(self) == 0 or len(self) % 3:
+            raise ValueError(f"a Triangle needs 3 or 3k vertices, got {len(self)}")
+
+
+class Rect(Primitive):
+    """A quadrilateral given by its 4 corners in order around it (drawn as a triangle fan)."""
+
+    mode = _TRIANGLE_FAN
+    kind = "rect"
+    __slots__ = ()
+
+    def _validate(self) -> None:
+        if len(self) != 4:
+            raise ValueError(f"a Rect needs 4 vertices, got {len(self)}")
+
+    @classmethod
+    def covering(cls, x0: Coord, y0: Coord, x1: Coord, y1: Coord, T0: TexGen = None,
+                 T1: TexGen = None) -> "Rect":
+        """The rectangle [x0, x1] x [y0, y1], corners in the order (x0,y0), (x0,y1), (x1,y1), (x1,y0)
+        (as Fig. 2(a) of 001 lists them). T0 and T1 are constants or functions of the corner (x, y).
+        """
+        return cls(_data=_flat(((x0, y0), (x0, y1), (x1, y1), (x1, y0)), T0, T1))
+
+
+class Texel(Rect):
+    """The unit square over the single texel (x, y): one fragment."""
+
+    kind = "texel"
+    __slots__ = ()
+
+    @classmethod
+    def at(cls, x: int, y: int, T0: TexGen = None, T1: TexGen = None) -> "Texel":
+        return cls.covering(x, y, x + 1, y + 1, T0, T1)
+
+
+class Line(Primitive):
+    """A row or column of texels drawn as a line through the texel centres.
+
+    ``Line.row(y, x0, x1)`` runs from (x0, y+.5) to (x1, y+.5) and shades texels x0 .. x1-1 of
+    row y; ``Line.column(x, y0, y1)`` likewise down a column. This is how LU-GPU (paper 004)
+    swaps rows and columns: each line reads the texels of the other ("parallel data transfer").
+    """
+
+    mode = _LINES
+    kind = "line"
+    __slots__ = ()
+
+    def _validate(self) -> None:
+        if len(self) % 2 or not len(self):
+            raise ValueError(f"a Line needs 2 (or 2k) vertices, got {len(self)}")
+
+    @classmethod
+    def row(cls, y: Coord, x0: Coord, x1: Coord, T0: TexGen = None, T1: TexGen = None) -> "Line":
+        return cls(_data=_flat(((x0, y + 0.5), (x1, y + 0.5)), T0, T1))
+
+    @classmethod
+    def column(cls, x: Coord, y0: Coord, y1: Coord, T0: TexGen = None, T1: TexGen = None) -> "Line":
+        return cls(_data=_flat(((x + 0.5, y0), (x + 0.5, y1)), T0, T1))

@@ -1,0 +1,206 @@
+"""Kernels: one GLSL fragment shader per file in ``glsl/``, launched by rasterizing a primitive.
+
+Paper 000, section 2.2: "a kernel is initiated by drawing a shape, usually a triangle or a
+quadrilateral ... The rasterizer is capable of interpolating texture coordinates linearly for
+each fragment from the coordinates assigned at each vertex of the shape."
+
+``Kernel("square_root", texels=2)`` names ``glsl/square_root.frag`` and declares how many
+texels one fragment reads plus writes (the bytes/frag column of Table 1 of paper 000 divided
+by 4). The program is compiled once per context, with ``glsl/common.glsl`` prepended, and
+``draw(target, primitive, inputs, uniforms)`` runs one pass:
+
+* binds the target stream's framebuffer (viewport = the whole stream, so vertex positions
+  are texel units),
+* binds each input stream to a texture unit and its sampler uniform,
+* writes the primitive's vertices into the one dynamic vertex buffer and draws them.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+
+import moderngl
+import numpy as np
+
+from . import counters
+from .context import get_context
+from .stream import Stream
+
+__all__ = ["Kernel", "GLSL_DIR", "KernelCompileError"]
+
+GLSL_DIR = Path(os.environ.get("GPGPU_GLSL_DIR", Path(__file__).resolve().parent.parent / "glsl"))
+
+_HEADER = "#version 330\n"
+
+
+class KernelCompileError(RuntimeError):
+    """A kernel failed to compile or link; the message names the file and line."""
+
+
+class _ContextState:
+    """Per-context objects shared by all kernels: the dynamic vertex buffer, scratch streams."""
+
+    def __init__(self, ctx: moderngl.Context):
+        self.ctx = ctx
+        self.capacity = 256  # vertices
+        self.vbo = ctx.buffer(reserve=self.capacity * 32, dynamic=True)
+        self.programs = {}  # kernel name -> (program, vao, uniform cache)
+        self.scratch = {}  # shape -> Stream, for copy-to-texture
+        self.vertex_source = (GLSL_DIR / "pass.vert").read_text()
+        self.common = (GLSL_DIR / "common.glsl").read_text()
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
+
+    def grow(self, vertices: int) -> None:
+        while self.capacity < vertices:
+            self.capacity *= 2
+        self.vbo.orphan(self.capacity * 32)
+        # every vertex array refers to the buffer object, which keeps its name: nothing to rebuild
+
+    def release(self) -> None:
+        for prog, vao, _ in self.programs.values():
+            vao.release()
+            prog.release()
+        for s in self.scratch.values():
+            s.release()
+        self.vbo.release()
+        self.programs.clear()
+        self.scratch.clear()
+
+
+_states: "weakref.WeakKeyDictionary[moderngl.Context, _ContextState]" = weakref.WeakKeyDictionary()
+
+
+def _state() -> _ContextState:
+    ctx = get_context()
+    st = _states.get(ctx)
+    if st is None:
+        st = _states[ctx] = _ContextState(ctx)
+    return st
+
+
+def _forget_context(ctx) -> None:
+    st = _states.pop(ctx, None)
+    if st is not None:
+        st.release()
+
+
+class Kernel:
+    """A fragment program from ``glsl/<name>.frag``.
+
+    Parameters
+    ----------
+    name : str
+        File name without ``.frag``, the paper's name for the kernel.
+    texels : int
+        Texels each fragment reads plus writes (for byte counts; Table 1 of 000 / 4).
+    doc : str
+        One line: which paper, kernel or figure it implements.
+    """
+
+    __slots__ = ("name", "texels", "doc", "path")
+
+    def __init__(self, name: str, texels: int = 2, doc: str = ""):
+        self.name = name
+        self.texels = texels
+        self.doc = doc
+        self.path = GLSL_DIR / f"{name}.frag"
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r}, texels={self.texels})"
+
+    # ------------------------------------------------------------------ compile
+    def source(self) -> str:
+        st = _state()
+        return _HEADER + st.common + "\n#line 1\n" + self.path.read_text()
+
+    def _compiled(self, st: _ContextState):
+        entry = st.programs.get(self.name)
+        if entry is None:
+            if not self.path.exists():
+                raise FileNotFoundError(f"kernel {self.name!r}: no file {self.path}")
+            try:
+                prog = st.ctx.program(vertex_shader=st.vertex_source, fragment_shader=self.source())
+            except Exception as exc:  # moderngl.Error
+                raise KernelCompileError(
+                    f"kernel {self.name!r} ({self.path}) failed to compile; driver line numbers "
+                    f"count from the first line of the file:\n{exc}"
+                ) from exc
+            vao = st.ctx.vertex_array(prog, [(st.vbo, "2f 3f 3f", "V", "in_T0", "in_T1")],
+                                      skip_errors=True)
+            entry = st.programs[self.name] = (prog, vao, {})
+        return entry
+
+    def program(self) -> moderngl.Program:
+        return self._compiled(_state())[0]
+
+    # ------------------------------------------------------------------ launch
+    def draw(self, target: Stream, primitive, inputs: dict | None = None,
+             uniforms: dict | None = None, texels: int | None = None,
+             transfer: str = "rtt") -> None:
+        """Run one pass: rasterize ``primitive`` into ``target`` with this kernel.
+
+        ``inputs`` maps sampler names to streams, ``uniforms`` maps uniform names to values
+        constant over the pass. Never pass the target as an input (paper 000, section 3.1).
+        ``texels`` overrides the declared texels per fragment for this pass (the inner
+        product subtraction reads more at each step). ``transfer="ctt"`` renders into a
+        separate framebuffer and then copies the rendered fragments into ``target``
+        (copy-to-texture, section 6.1.1 of 000) instead of rendering into it directly.
+        """
+        st = _state()
+        if transfer == "ctt":
+            scratch = _scratch(st, target)
+            self.draw(scratch, primitive, inputs, uniforms, texels)
+            COPY_TO_TEXTURE.draw(target, primitive, {"A": scratch})
+            return
+        if transfer != "rtt":
+            raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
+        prog, vao, cache = self._compiled(st)
+        target.fbo.use()
+        size = (target.cols, target.rows)
+        if cache.get("viewport") != size:
+            prog["viewport"].value = size
+            cache["viewport"] = size
+        if inputs:
+            for unit, (name, stream) in enumerate(inputs.items()):
+                if stream is target:
+                    raise ValueError(f"kernel {self.name!r}: stream {name!r} is both input and target; "
+                                     "reading and rendering one texture in a pass is undefined")
+                stream.texture.use(unit)
+                if cache.get(name) != unit:
+                    try:
+                        prog[name].value = unit
+                    except KeyError:
+                        raise KeyError(f"kernel {self.name!r} has no sampler named {name!r}") from None
+                    cache[name] = unit
+        if uniforms:
+            for name, value in uniforms.items():
+                if cache.get(name) != value:
+                    try:
+                        prog[name].value = value
+                    except KeyError:
+                        raise KeyError(f"kernel {self.name!r} has no uniform named {name!r} "
+                                       "(or the compiler removed it as unused)") from None
+                    cache[name] = value
+        data = primitive.data()
+        n = len(data) // 8
+        if n > st.capacity:
+            st.grow(n)
+        st.vbo.write(data)
+        if counters.active is None:
+            vao.render(primitive.mode, vertices=n)
+        else:
+            counters.active.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n))
+
+
+def _scratch(st: _ContextState, target: Stream) -> Stream:
+    """The framebuffer that copy-to-texture renders into first (one per shape, kept)."""
+    key = (target.rows, target.cols, target.components)
+    s = st.scratch.get(key)
+    if s is None or s.released:
+        s = st.scratch[key] = Stream(target.rows, target.cols, components=target.components)
+    return s
+
+
+#: The copy that completes a copy-to-texture pass: each fragment takes its own texel.
+COPY_TO_TEXTURE = Kernel("copy_to_texture", texels=2, doc="000 section 6.1.1: CTT through a p-buffer")

@@ -1,0 +1,201 @@
+"""Reductions by rasterization: sum, max, min, absmax, argmax.
+
+Paper 000 (level 1 kernels: sum, abs-max, min and max reductions, "Multipass") and paper 003
+(Figs. 2-3: pad to a power of two with the identity, then combine pairs until one is left).
+
+Two strategies:
+
+``"pingpong"`` (default)
+    Each pass halves the length along one axis: fragment i of the output combines input
+    elements 2i and 2i+1, whose indexes the rasterizer interpolates into T0 and T1 from the
+    corners of one rectangle (T0.x = 2 V.x - 0.5, T1.x = 2 V.x + 0.5). An odd length is
+    padded by the identity inside the kernel (the partner past the end is not read). Two
+    temporaries alternate; ceil(log2 n) passes.
+``"pyramid"`` (sum only; Corrigan, paper 003)
+    The vector is copied into a texture of the next power-of-two length padded with zeros,
+    then reduced through a pyramid of textures of lengths 2^(p-1), ..., 2, 1, one per level.
+
+Along a whole vector, along each row (``axis=1``) or each column (``axis=0``) of a matrix,
+or over a whole matrix (columns first, then the row of column results). Argmax carries the
+value and its (x, y) position in an RGBA32F stream; a tie keeps the first element, so the
+first maximum wins (as BLAS idamax).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .geometry import Rect
+from .kernel import Kernel
+from .stream import Operands, Stream, borrow, give_back
+
+__all__ = ["reduce", "argmax", "OPS", "reduce_region", "argmax_region"]
+
+#: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
+OPS = {
+    "sum": Kernel("sum_reduction", texels=3, doc="000 level 1 sum reduction; 003 Fig. 3"),
+    "max": Kernel("max_reduction", texels=3, doc="000 level 1 smax"),
+    "min": Kernel("min_reduction", texels=3, doc="000 level 1 smin"),
+    "absmax": Kernel("absmax_reduction", texels=3, doc="000 level 1 inf_norm"),
+}
+ARGMAX_FIRST = Kernel("argmax_reduction_first", texels=3, doc="004 pivot search, first pass")
+ARGMAX_STEP = Kernel("argmax_reduction", texels=9, doc="004 pivot search, (value, x, y) pairs")
+COPY = Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel")
+FILL = Kernel("fill", texels=1, doc="fill with a constant")
+
+
+def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
+             out: Stream | None, uniforms=None) -> Stream:
+    """Reduce ``region`` (x0, y0, x1, y1) of ``src`` along ``axis`` ('x' or 'y') by ping-pong halving.
+
+    Returns ``out`` (or a new stream) holding one texel per row (axis 'x') or per column.
+    """
+    x0, y0, x1, y1 = region
+    w, h = x1 - x0, y1 - y0
+    n = w if axis == "x" else h
+    cur, kernel, temps = src, first, []
+    while True:
+        n_out = (n + 1) // 2
+        rows, cols = (h, n_out) if axis == "x" else (n_out, w)
+        if n_out == 1:
+            target = out if out is not None else Stream(rows, cols, components=components)
+        else:
+            target = borrow(rows, cols, components)
+            temps.append(target)
+        if axis == "x":
+            T0 = lambda X, Y, x0=x0, y0=y0: (x0 + 2 * X - 0.5, y0 + Y)
+            T1 = lambda X, Y, x0=x0, y0=y0: (x0 + 2 * X + 0.5, y0 + Y)
+        else:
+            T0 = lambda X, Y, x0=x0, y0=y0: (x0 + X, y0 + 2 * Y - 0.5)
+            T1 = lambda X, Y, x0=x0, y0=y0: (x0 + X, y0 + 2 * Y + 0.5)
+        u = {"limit": (float(x1), float(y1))}
+        if uniforms and kernel is first:
+            u.update(uniforms)
+        kernel.draw(target, Rect.covering(0, 0, cols, rows, T0, T1), {"S": cur}, u)
+        if n_out == 1:
+            break
+        cur, kernel, n = target, step, n_out
+        x0, y0, x1, y1 = 0, 0, cols, rows
+    give_back(*temps)
+    return target
+
+
+def _pyramid_sum(src: Stream, region, out: Stream | None) -> Stream:
+    """Corrigan's pyramid (paper 003, Figs. 2-3) over a 1-row region: pad to 2^p, then halve."""
+    x0, y0, x1, y1 = region
+    n = x1 - x0
+    p = max(0, math.ceil(math.log2(n)))
+    size = 2 ** p
+    base = borrow(1, size)
+    if size > n:  # padding with the additive identity (paper 003, Fig. 2)
+        FILL.draw(base, Rect.covering(n, 0, size, 1), uniforms={"value": 0.0})
+    COPY.draw(base, Rect.covering(0, 0, n, 1, T0=lambda X, Y: (x0 + X, y0 + Y)), {"A": src})
+    levels = [base]
+    cur = base
+    for level in range(p - 1, -1, -1):
+        length = 2 ** level
+        target = out if (length == 1 and out is not None) else (
+            Stream(1, 1) if length == 1 else Stream(1, length))
+        OPS["sum"].draw(target, Rect.covering(0, 0, length, 1,
+                                              T0=lambda X, Y: (2 * X - 0.5, Y),
+                                              T1=lambda X, Y: (2 * X + 0.5, Y)),
+                        {"S": cur}, {"limit": (float(2 * length), 1.0)})
+        cur = target
+        levels.append(target)
+    if p == 0:  # a single element: the pyramid is the padded copy itself
+        cur = out if out is not None else Stream(1, 1)
+        COPY.draw(cur, Rect.covering(0, 0, 1, 1, T0=lambda X, Y: (X, Y)), {"A": base})
+    give_back(base)
+    for s in levels[1:]:
+        if s is not cur:
+            s.release()
+    return cur
+
+
+def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = "pingpong",
+                  out: Stream | None = None) -> Stream:
+    """Reduce a rectangular region of a stream on the GPU; returns a stream (no read-back).
+
+    ``axis=None`` reduces everything to 1 x 1; ``axis=1`` reduces along each row (result
+    rows x 1); ``axis=0`` along each column (result 1 x cols).
+    """
+    if op not in OPS:
+        raise ValueError(f"unknown reduction {op!r}; use one of {sorted(OPS)} (or argmax())")
+    if strategy not in ("pingpong", "pyramid"):
+        raise ValueError(f"strategy must be 'pingpong' or 'pyramid', got {strategy!r}")
+    x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
+    k = OPS[op]
+    if strategy == "pyramid":
+        if op != "sum" or y1 - y0 != 1 or axis == 0:
+            raise ValueError("the pyramid strategy (paper 003) reduces a vector with op='sum' only")
+        return _pyramid_sum(src, (x0, y0, x1, y1), out)
+    if axis == 1:
+        return _halving(k, k, src, (x0, y0, x1, y1), "x", 1, out)
+    if axis == 0:
+        return _halving(k, k, src, (x0, y0, x1, y1), "y", 1, out)
+    if axis is not None:
+        raise ValueError(f"axis must be None, 0 or 1, got {axis!r}")
+    if y1 - y0 == 1:
+        return _halving(k, k, src, (x0, y0, x1, y1), "x", 1, out)
+    if x1 - x0 == 1:
+        return _halving(k, k, src, (x0, y0, x1, y1), "y", 1, out)
+    cols = _halving(k, k, src, (x0, y0, x1, y1), "y", 1, borrow(1, x1 - x0))
+    res = _halving(k, k, cols, (0, 0, x1 - x0, 1), "x", 1, out)
+    give_back(cols)
+    return res
+
+
+def argmax_region(src: Stream, region=None, absolute: bool = False) -> tuple:
+    """(value, x, y) of the largest element (largest magnitude with ``absolute``) of a region.
+
+    Columns are reduced first, then the row of column winners, so a tie goes to the first
+    element in column-major order. One read-back of one texel.
+    """
+    x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
+    u = {"absolute": bool(absolute)}
+    if y1 - y0 == 1:
+        res = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "x", 4, borrow(1, 1, 4), u)
+    elif x1 - x0 == 1:
+        res = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "y", 4, borrow(1, 1, 4), u)
+    else:
+        cols = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "y", 4, borrow(1, x1 - x0, 4), u)
+        res = _halving(ARGMAX_STEP, ARGMAX_STEP, cols, (0, 0, x1 - x0, 1), "x", 4, borrow(1, 1, 4))
+        give_back(cols)
+    v = res.read_texel(0, 0)
+    give_back(res)
+    return float(v[0]), int(v[1]), int(v[2])
+
+
+def reduce(x, op: str = "sum", axis=None, strategy: str = "pingpong"):
+    """Reduce a vector or matrix with ``op`` in {'sum', 'max', 'min', 'absmax', 'argmax'}.
+
+    Accepts a numpy array or a Stream. For sum/max/min/absmax returns the same kind: a float
+    (axis=None) or a 1-D array for numpy input, a Stream (1 x 1, rows x 1 or 1 x cols) for a
+    Stream. ``op='argmax'`` returns ``argmax(x)``.
+    """
+    if op == "argmax":
+        if axis is not None:
+            raise ValueError("argmax reduces the whole vector or matrix; axis must be None")
+        return argmax(x)
+    with Operands(x) as ops:
+        s = ops.stream(x, "reduce input")
+        res = reduce_region(s, op, axis=axis, strategy=strategy)
+        if not ops.numpy:
+            return res
+        out = res.to_array()
+        res.release()
+    return float(out.reshape(-1)[0]) if axis is None else out.reshape(-1)
+
+
+def argmax(x, absolute: bool = False):
+    """(value, index) of the first maximum (of |x| with ``absolute``); index is an int for a
+    vector and (row, col) for a matrix. Works on numpy arrays and Streams alike."""
+    with Operands(x) as ops:
+        s = ops.stream(x, "argmax input")
+        value, col, row = argmax_region(s, absolute=absolute)
+    if s.rows == 1:
+        return value, col
+    if s.cols == 1 and not isinstance(x, Stream) and np.ndim(x) == 1:
+        return value, row
+    return value, (row, col)

@@ -1,0 +1,31 @@
+import numpy as np
+import pytest
+
+import gpgpu
+from gpgpu.context import get_context
+
+
+@pytest.fixture(scope="session")
+def ctx():
+    return get_context()
+
+
+@pytest.fixture(autouse=True)
+def gl_error_free(ctx):
+    """Every test leaves the context without a pending GL error."""
+    yield
+    assert ctx.error == "GL_NO_ERROR"
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)
+
+
+def rel_err(x, ref):
+    x = np.asarray(x, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    return np.linalg.norm(x - ref) / max(np.linalg.norm(ref), 1e-300)
+
+
+LENGTHS = [1, 2, 3, 17, 100, 257]

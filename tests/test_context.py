@@ -1,0 +1,64 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpgpu import Kernel, KernelCompileError, Stream, capabilities
+from gpgpu.geometry import Texel
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args, env=None):
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "gpgpu", *args], cwd=ROOT, env=e,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_capabilities_report_float_targets(ctx):
+    caps = capabilities()
+    assert caps["float_render_target"] is True
+    assert caps["max_texture_size"] >= 2048
+    assert caps["renderer"]
+
+
+def test_info_command_prints_renderer():
+    r = run("info")
+    assert r.returncode == 0, r.stderr
+    assert "renderer" in r.stdout and "max_texture_size" in r.stdout and "timer_query" in r.stdout
+
+
+def test_unknown_backend_gives_clear_error():
+    r = run("info", env={"GPGPU_BACKEND": "vulkan"})
+    assert r.returncode == 1
+    assert "GPGPU_BACKEND='vulkan' is not a known backend" in r.stderr
+
+
+def test_glfw_without_display_gives_clear_error():
+    r = run("info", env={"GPGPU_BACKEND": "glfw", "DISPLAY": "", "WAYLAND_DISPLAY": ""})
+    if r.returncode == 0:
+        pytest.skip("a display is available here")
+    assert "GPGPU_BACKEND=glfw" in r.stderr and "libegl1" in r.stderr
+
+
+def test_bench_command_reports_pass_time_and_fill_rate():
+    r = run("bench", "--passes", "200", "--size", "64", "--repeat", "2")
+    assert r.returncode == 0, r.stderr
+    assert "host time per pass" in r.stdout and "Gfragments/s" in r.stdout
+
+
+def test_compile_error_names_file_and_line(tmp_path):
+    bad = Kernel("broken_for_test")
+    bad.path = tmp_path / "broken_for_test.frag"
+    bad.path.write_text("out float result;\nvoid main() {\n    result = undefined_name;\n}\n")
+    with Stream(1, 1) as s, pytest.raises(KernelCompileError, match="broken_for_test.frag") as e:
+        bad.draw(s, Texel.at(0, 0))
+    assert "3" in str(e.value)  # the driver's line number counts from the file's first line
+
+
+def test_input_that_is_also_target_is_refused():
+    copy = Kernel("copy")
+    with Stream(2, 2) as s, pytest.raises(ValueError, match="both input and target"):
+        copy.draw(s, Texel.at(0, 0), {"A": s})

@@ -1,0 +1,81 @@
+"""Coverage and fragment counts of the primitives (exact, from occlusion queries)."""
+import numpy as np
+import pytest
+
+from gpgpu import Kernel, Stream, counters
+from gpgpu.geometry import Line, Rect, Texel, Triangle, vertex
+
+FILL = Kernel("fill", texels=1)
+
+
+def cover(shape, primitive):
+    """Rasterize ``primitive`` with a marker kernel into a zero stream: the covered texels."""
+    with Stream(*shape) as s, counters.count() as c:
+        FILL.draw(s, primitive, uniforms={"value": 1.0})
+        mask = s.to_array() == 1.0
+    assert c.fragments() == mask.sum()
+    return mask, c
+
+
+@pytest.mark.parametrize("w, h", [(1, 1), (3, 2), (17, 5), (64, 64)])
+def test_rect_shades_w_times_h_fragments(w, h):
+    mask, c = cover((h + 2, w + 3), Rect.covering(1, 2, 1 + w, 2 + h))
+    assert c.fragments("fill") == w * h
+    expected = np.zeros((h + 2, w + 3), bool)
+    expected[2:2 + h, 1:1 + w] = True
+    np.testing.assert_array_equal(mask, expected)
+
+
+def test_texel_shades_one_fragment_and_trace_lists_it():
+    mask, c = cover((4, 4), Texel.at(2, 1))
+    assert mask.sum() == 1 and mask[1, 2]
+    (p,) = c.trace
+    assert (p.kernel, p.primitive, p.vertices, p.fragments, p.target) == ("fill", "texel", 4, 1, (4, 4))
+    assert p.bytes == 4
+
+
+def test_lines_cover_a_row_and_a_column():
+    mask, c = cover((5, 8), Line.row(3, 2, 7))
+    assert c.fragments() == 5
+    assert mask[3, 2:7].all() and mask.sum() == 5
+    mask, c = cover((6, 4), Line.column(1, 0, 6))
+    assert c.fragments() == 6 and mask[:, 1].all() and mask.sum() == 6
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 16])
+def test_oversized_triangle_covers_lower_triangle_exactly(m):
+    # Fig. 2(b) of paper 001: V(0, -.5), V(0, m), V(m + .5, m)
+    tri = Triangle([vertex((0, -0.5)), vertex((0, m)), vertex((m + 0.5, m))])
+    mask, c = cover((m, m), tri)
+    np.testing.assert_array_equal(mask, np.tril(np.ones((m, m), bool)))
+    assert c.fragments() == m * (m + 1) // 2
+
+
+def test_interpolated_texture_coordinates_reach_fragment_centres():
+    copy = Kernel("copy", texels=2)
+    src = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with Stream.from_array(src) as a, Stream(4, 3) as t:
+        # transpose by swapping the interpolated coordinates: T0 = (y, x)
+        copy.draw(t, Rect.covering(0, 0, 3, 4, T0=lambda x, y: (y, x)), {"A": a})
+        np.testing.assert_array_equal(t.to_array(), src.T)
+
+
+def test_primitives_check_their_vertex_counts():
+    with pytest.raises(ValueError, match="3 or 3k"):
+        Triangle([vertex((0, 0)), vertex((1, 1))])
+    with pytest.raises(ValueError, match="4 vertices"):
+        Rect([vertex((0, 0))])
+    with pytest.raises(ValueError, match="at most 3"):
+        Rect.covering(0, 0, 1, 1, T0=(1, 2, 3, 4))
+
+
+def test_counters_are_off_by_default_and_report_per_kernel():
+    assert counters.active is None
+    with Stream(8, 8) as s, counters.count() as c:
+        FILL.draw(s, Rect.covering(0, 0, 8, 8), uniforms={"value": 2.0})
+        FILL.draw(s, Texel.at(0, 0), uniforms={"value": 2.0})
+    assert counters.active is None
+    st = c.stats["fill"]
+    assert (st.passes, st.fragments, st.bytes) == (2, 65, 65 * 4)
+    assert "fill" in c.report() and "total" in c.report()
+    assert "texel" in c.format_trace()

@@ -1,0 +1,94 @@
+import numpy as np
+import pytest
+
+import gpgpu
+from gpgpu import Stream, counters
+from gpgpu.reduce import argmax_region, reduce_region
+
+from conftest import LENGTHS
+
+NUMPY = {"sum": np.sum, "max": np.max, "min": np.min, "absmax": lambda a, axis=None: np.max(np.abs(a), axis=axis)}
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("op", ["sum", "max", "min", "absmax"])
+def test_vector_reductions_exact_on_integers(n, op, rng):
+    x = rng.integers(-50, 50, n).astype(np.float64)
+    assert gpgpu.reduce(x, op) == NUMPY[op](x)
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_pyramid_sum_exact_on_integers(n, rng):
+    x = rng.integers(-50, 50, n).astype(np.float64)
+    assert gpgpu.reduce(x, "sum", strategy="pyramid") == x.sum()
+
+
+def test_pingpong_takes_ceil_log2_passes():
+    with counters.count() as c:
+        gpgpu.reduce(np.ones(257), "sum")
+    assert c.passes("sum_reduction") == 9
+    # the first pass shades ceil(257/2) fragments, then 65, 33, ... 1
+    assert [p.fragments for p in c.trace] == [129, 65, 33, 17, 9, 5, 3, 2, 1]
+
+
+def test_pyramid_pads_to_power_of_two():
+    with counters.count() as c:
+        assert gpgpu.reduce(np.ones(5), "sum", strategy="pyramid") == 5.0
+    assert c.fragments("fill") == 3 and c.fragments("copy") == 5
+    assert [p.fragments for p in c.trace if p.kernel == "sum_reduction"] == [4, 2, 1]
+
+
+@pytest.mark.parametrize("shape", [(3, 7), (17, 2), (1, 5), (6, 1)])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "absmax"])
+def test_matrix_reductions_along_rows_columns_and_whole(shape, op, rng):
+    a = rng.integers(-9, 9, shape).astype(np.float64)
+    np.testing.assert_array_equal(gpgpu.reduce(a, op, axis=0), NUMPY[op](a, axis=0))
+    np.testing.assert_array_equal(gpgpu.reduce(a, op, axis=1), NUMPY[op](a, axis=1))
+    assert gpgpu.reduce(a, op) == NUMPY[op](a)
+
+
+def test_stream_in_stream_out():
+    with Stream.from_array(np.arange(10.0)) as s:
+        r = gpgpu.reduce(s, "sum")
+        assert isinstance(r, Stream) and r.shape == (1, 1) and r.item() == 45.0
+        r.release()
+
+
+@pytest.mark.parametrize("n", LENGTHS)
+def test_argmax_returns_first_maximum(n, rng):
+    x = rng.integers(0, 5, n).astype(np.float64)
+    value, index = gpgpu.argmax(x)
+    assert value == x.max() and index == int(np.argmax(x))
+    value, index = gpgpu.argmax(-x, absolute=True)
+    assert value == x.max() and index == int(np.argmax(x))
+
+
+def test_argmax_of_matrix_is_first_in_column_major_order():
+    a = np.zeros((4, 5))
+    a[2, 3] = a[1, 4] = a[3, 3] = 7.0
+    assert gpgpu.argmax(a) == (7.0, (2, 3))
+
+
+def test_argmax_region_column_for_pivot_search(rng):
+    a = rng.standard_normal((9, 6))
+    with Stream.from_array(a) as s:
+        value, x, y = argmax_region(s, (2, 3, 3, 9), absolute=True)  # column 2, rows 3..8
+    assert x == 2 and y == 3 + int(np.argmax(np.abs(a[3:, 2])))
+    assert value == pytest.approx(np.abs(a[3:, 2]).max(), rel=1e-6)
+
+
+def test_reduce_region_of_submatrix(rng):
+    a = rng.integers(-9, 9, (8, 8)).astype(np.float64)
+    with Stream.from_array(a) as s:
+        r = reduce_region(s, "sum", (2, 3, 7, 8))
+        assert r.item() == a[3:8, 2:7].sum()
+        r.release()
+
+
+def test_unknown_op_and_bad_strategy_raise():
+    with pytest.raises(ValueError, match="unknown reduction"):
+        gpgpu.reduce(np.ones(3), "median")
+    with pytest.raises(ValueError, match="strategy"):
+        gpgpu.reduce(np.ones(3), "sum", strategy="tree")
+    with pytest.raises(ValueError, match="pyramid"):
+        gpgpu.reduce(np.ones(3), "max", strategy="pyramid")

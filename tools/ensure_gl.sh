@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Make sure the system libraries for headless OpenGL through EGL (Mesa's llvmpipe) are present.
+# On Debian/Ubuntu: installs them with apt-get when run as root, otherwise names the packages to install.
+set -euo pipefail
+packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
+if command -v dpkg-query >/dev/null 2>&1; then
+    missing=""
+    for p in $packages; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+    done
+    [ -z "$missing" ] && exit 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing system GL libraries:$missing"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null
+        exit 0
+    fi
+    echo "error: headless OpenGL needs these system packages:$missing" >&2
+    echo "       install them with:  sudo apt-get install$missing" >&2
+    exit 1
+fi
+# Not Debian/Ubuntu: check for the libraries themselves.
+if ldconfig -p 2>/dev/null | grep -q 'libEGL.so.1' && ldconfig -p 2>/dev/null | grep -q 'libGL.so.1'; then
+    exit 0
+fi
+echo "error: headless OpenGL needs libEGL.so.1 and libGL.so.1 with Mesa's EGL driver" >&2
+echo "       (Debian/Ubuntu packages: $packages)" >&2
+exit 1
