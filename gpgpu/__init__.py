@@ -5,11 +5,15 @@ A matrix is a float32 texture (``Stream``), a kernel is a GLSL fragment shader i
 vertices carry texture coordinates (``gpgpu.geometry``). See README.md for the map from the
 papers to the modules.
 """
-from . import counters, geometry
+from . import counters, geometry, packed
+from .adat import adat
 from .blas1 import add_scalar, copy, divide, dot, fill, max_step, multiply, norm_inf, saxpy, scale
 from .blas2 import gemv, trsv
+from .cholesky import NotPositiveDefiniteError, cho_solve, cholesky
 from .context import ContextError, capabilities, get_context, release_context
 from .kernel import Kernel, KernelCompileError
+from .lsq import lstsq_weighted
+from .lu import SingularMatrixError, gauss_jordan, lu, lu_factor, lu_solve
 from .reduce import argmax, reduce
 from .stream import PingPong, Stream
 
@@ -20,4 +24,6 @@ __all__ = [
     "release_context", "capabilities", "counters", "geometry",
     "copy", "fill", "saxpy", "scale", "add_scalar", "multiply", "divide", "dot", "norm_inf",
     "max_step", "reduce", "argmax", "gemv", "trsv",
+    "cholesky", "cho_solve", "NotPositiveDefiniteError", "lu", "lu_factor", "lu_solve", "gauss_jordan",
+    "SingularMatrixError", "adat", "packed", "lstsq_weighted",
 ]

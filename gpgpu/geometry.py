@@ -91,6 +91,14 @@ class Primitive:
     def _validate(self) -> None:
         pass
 
+    @classmethod
+    def join(cls, *parts: "Primitive") -> "Primitive":
+        """One primitive drawing the vertices of several, in one pass (e.g. two lines)."""
+        data = array("f")
+        for p in parts:
+            data.extend(p.data())
+        return cls(_data=data)
+
     def data(self) -> array:
         """The vertex buffer contents: per vertex V.xy, T0.xyz, T1.xyz as float32."""
         return self._data

@@ -1,0 +1,164 @@
+"""Forming A D² Aᵀ by rasterization (paper 001, section 3: Algorithms 2-3, Kernels 1-2, Figs. 1-4;
+paper 000, section 5.2 and Fig. 10).
+
+C = A D² Aᵀ = sum_k d_k a_k a_kᵀ, with a_k the k-th column of A and d the diagonal of D².
+Per column k (Algorithm 3 of 001):
+
+    column scaling          b(i) = A(i, k) d(k), a rectangle over the m x 1 stream b (Fig. 2(a))
+    outer product addition  C(i, j) += A(i, k) b(j) over the lower triangle (Fig. 2(b)),
+                            the square (``domain="square"``, the BrookGPU way, Fig. 10 of 000),
+                            or the two triangles of the packed format (Fig. 4)
+    swap C_S and C_T
+
+A is the m x n stream (x = column k, y = row i); d and b are 1-row streams.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import packed as pk
+from .geometry import Rect, Triangle, vertex
+from .kernel import Kernel
+from .stream import Operands, PingPong, Stream, check_array
+
+__all__ = ["adat", "column_scaling_rect", "outer_product_addition_triangle",
+           "outer_product_addition_square", "outer_product_addition_packed", "KERNELS"]
+
+KERNELS = {
+    "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
+    "outer_product_addition": Kernel("outer_product_addition", texels=4, doc="001 Kernel 2"),
+}
+
+DOMAINS = ("triangle", "square")
+
+
+def column_scaling_rect(k: int, m: int) -> Rect:
+    """Fig. 2(a) of 001: the rectangle over b (m x 1) for the k-th column scaling, with the
+    texture-coordinate triad (x, k+.5, .5) at each corner."""
+    return Rect([
+        vertex((0, 0), T0=(0, k + .5, .5)),   # 1
+        vertex((0, 1), T0=(0, k + .5, .5)),   # 2
+        vertex((m, 1), T0=(m, k + .5, .5)),   # 3
+        vertex((m, 0), T0=(m, k + .5, .5)),   # 4
+    ])
+
+
+def outer_product_addition_triangle(k: int, m: int) -> Triangle:
+    """Fig. 2(b) of 001: the isosceles right triangle over the lower triangle of C; a fragment at
+    (j, i) gets T0 = (k+.5, i) in A and T1 = (j, .5) in b."""
+    return Triangle([
+        vertex((0, -.5),    T0=(k + .5, -.5), T1=(0, .5)),        # 1
+        vertex((0, m),      T0=(k + .5, m),   T1=(0, .5)),        # 2
+        vertex((m + .5, m), T0=(k + .5, m),   T1=(m + .5, .5)),   # 3
+    ])
+
+
+def outer_product_addition_square(k: int, m: int) -> Rect:
+    """The whole m x m square (what BrookGPU could draw), same texture coordinates."""
+    return Rect.covering(0, 0, m, m, T0=lambda x, y: (k + .5, y), T1=lambda x, y: (x, .5))
+
+
+def outer_product_addition_packed(k: int, m: int) -> Triangle:
+    """Fig. 4 of 001: two triangles in one pass over the packed w x h texture.
+
+    Vertices 1-3 cover the left trapezoid with the full-format coordinates; 4-6 cover the
+    rotated upper triangle with the coordinates of their original positions. The text of
+    Fig. 4(b) (odd m) gives vertex 4 T1 = (m, .5); but vertices 4 and 5 share V.x = w, so they
+    must share T1.x, and the packed index map (j = m - x in the rotated part, so T1.x =
+    m + 1 - V.x) gives T1 = (w, .5) for both, as Fig. 4(a) has for even m. We use (w, .5).
+    """
+    h, w = pk.packed_shape(m)
+    if m % 2 == 0:  # Fig. 4(a): h = m + 1, w = m / 2
+        return Triangle([
+            vertex((0, .5),      T0=(k + .5, -.5),    T1=(0, .5)),        # 1
+            vertex((0, h),       T0=(k + .5, m),      T1=(0, .5)),        # 2
+            vertex((m + .5, h),  T0=(k + .5, m),      T1=(m + .5, .5)),   # 3
+            vertex((w, w + .5),  T0=(k + .5, w - .5), T1=(w, .5)),        # 4
+            vertex((w, 0),       T0=(k + .5, m),      T1=(w, .5)),        # 5
+            vertex((-.5, 0),     T0=(k + .5, m),      T1=(m + .5, .5)),   # 6
+        ])
+    return Triangle([  # Fig. 4(b): h = m, w = (m + 1) / 2
+        vertex((0, -.5),     T0=(k + .5, -.5),    T1=(0, .5)),            # 1
+        vertex((0, m),       T0=(k + .5, m),      T1=(0, .5)),            # 2
+        vertex((m + .5, m),  T0=(k + .5, m),      T1=(m + .5, .5)),       # 3
+        vertex((w, w - .5),  T0=(k + .5, w - .5), T1=(w, .5)),            # 4 (text: T1(m, .5))
+        vertex((w, 0),       T0=(k + .5, m),      T1=(w, .5)),            # 5
+        vertex((.5, 0),      T0=(k + .5, m),      T1=(m + .5, .5)),       # 6
+    ])
+
+
+def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
+         transfer: str = "rtt") -> Stream:
+    """Algorithm 3 of 001 on streams: returns a new stream with C (lower triangle, full or packed)."""
+    if storage not in ("full", "packed"):
+        raise ValueError(f"storage must be 'full' or 'packed', got {storage!r}")
+    if domain not in DOMAINS:
+        raise ValueError(f"domain must be one of {DOMAINS}, got {domain!r}")
+    if storage == "packed" and domain != "triangle":
+        raise ValueError("storage='packed' draws the two triangles of Fig. 4 of paper 001; "
+                         "use domain='triangle'")
+    m, n = A.shape
+    if d.shape != (1, n):
+        raise ValueError(f"adat: d must be a vector of length {n} (the columns of A), got shape {d.shape}")
+    shape = pk.packed_shape(m) if storage == "packed" else (m, m)
+    K = KERNELS
+    b = Stream(1, m)
+    pp = PingPong(Stream(*shape), Stream(*shape))  # both cleared to zero
+    try:
+        for k in range(n):
+            # scale the k-th column of A into b
+            K["column_scaling"].draw(b, column_scaling_rect(k, m), {"A": A, "d": d}, transfer=transfer)
+            # add the k-th outer product to C_T
+            if storage == "packed":
+                prim = outer_product_addition_packed(k, m)
+            elif domain == "triangle":
+                prim = outer_product_addition_triangle(k, m)
+            else:
+                prim = outer_product_addition_square(k, m)
+            K["outer_product_addition"].draw(pp.T, prim, {"C": pp.S, "A": A, "b": b}, transfer=transfer)
+            pp.swap()
+    finally:
+        b.release()
+        pp.T.release()
+    return pp.S
+
+
+def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: str = "rtt"):
+    """C = A D² Aᵀ on the GPU, A of shape m x n and d the diagonal of D² (length n).
+
+    Parameters
+    ----------
+    A : (m, n) array or Stream
+    d : (n,) array or Stream, optional
+        The diagonal of D² (the stream d of Fig. 1 of 001). ``None`` gives A Aᵀ.
+    storage : {"full", "packed"}
+        m x m texture or the rectangular packed format (Fig. 4 of 001).
+    domain : {"triangle", "square"}
+        Rasterize the lower triangle (Fig. 2(b)) or the whole square (Fig. 10 of 000).
+    transfer : {"rtt", "ctt"}
+
+    Returns
+    -------
+    C : for numpy input, the (m, m) array with the lower triangle of C (and, for
+        ``domain="square"``, the upper triangle too; the triangle domain never forms it).
+        For Stream input, the stream (packed when ``storage="packed"``).
+    """
+    with Operands(A) as ops:
+        As = ops.stream(A, "A")
+        if As.vector:
+            raise ValueError("adat: A must be a 2-D matrix")
+        n = As.cols
+        if d is None:
+            ds = ops.stream(np.ones(n, np.float32), "d")
+        else:
+            if not isinstance(d, Stream):
+                darr = check_array(d, "d", ndim=(1,))
+                if darr.shape[0] != n:
+                    raise ValueError(f"adat: d must have length {n} (the columns of A), got {darr.shape[0]}")
+            ds = ops.stream(d, "d")
+        C = form(As, ds, storage, domain, transfer)
+        if ops.numpy:
+            out = C.to_array()
+            C.release()
+            return pk.unpack(out, As.rows) if storage == "packed" else out
+        return C

@@ -1,0 +1,485 @@
+"""Cholesky decomposition by rasterization, in every form the papers compare.
+
+Papers: 000 (Jung & O'Leary 2006) Algorithms 1-2, Figs. 3-5, Tables 1-2; 001 (Jung & O'Leary,
+AD²Aᵀ) Kernels 3-5, Algorithm 5, Figs. 5-7.
+
+``form="outer"`` (Algorithm 2 of 000 / Algorithm 5 of 001), per step k = 0 .. n-2::
+
+    bind T, square root kernel on (k, k)              Texel
+    bind S, copy the rooted pivot back                Texel
+    bind T, normalization kernel on column k          Rect (k, k+1) .. (k+1, n)
+    bind S, copy the normalized column back           Rect
+    bind T, submatrix update                          one oversized Triangle (Fig. 5 of 001),
+                                                      a square Rect (BrookGPU), or one Rect per
+                                                      column (multipass)
+    swap S and T
+    finally the square root of (n-1, n-1) into T: the lower triangle of T is L.
+
+``form="inner"`` (Algorithm 1 of 000, Fig. 4(a)): square root, one copy of one element,
+normalization, then the inner product subtraction kernel (a dynamic loop) on column k+1.
+
+``storage="packed"``: the rectangular packed format of 001 (section 4.3, Figs. 6 and 7),
+two triangles per step in the first half of the iterations, one in the second.
+
+``transfer="ctt"``: every pass renders into a separate framebuffer and is then copied into
+its texture (copy-to-texture, BrookGPU's p-buffers on Linux, section 6.1.1 of 000).
+
+Breakdown: after the factorization a kernel reads every pivot and a min reduction finds the
+first that is not positive, on the GPU; one value comes back. ``NotPositiveDefiniteError``
+names that step k.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import packed as pk
+from .geometry import Rect, Texel, Triangle, vertex
+from .kernel import Kernel
+from .passes import SWAP, Draw, run
+from .reduce import reduce_region
+from .stream import Operands, PingPong, Stream, borrow, check_array, give_back
+
+__all__ = ["cholesky", "NotPositiveDefiniteError", "cholesky_plan", "KERNELS", "factor"]
+
+
+class NotPositiveDefiniteError(np.linalg.LinAlgError):
+    """A pivot of the Cholesky factorization was not positive, at step ``k`` (0-based)."""
+
+    def __init__(self, k: int, n: int):
+        self.k = k
+        super().__init__(
+            f"matrix is not positive definite: the pivot at step k = {k} (0-based; the leading "
+            f"{k + 1} x {k + 1} minor of the {n} x {n} matrix) is not positive. Cholesky needs a "
+            "symmetric positive definite matrix; use gpgpu.lu for general matrices.")
+
+
+def WPOS(x, y):
+    """Texture coordinates equal to the window position (a copy in place)."""
+    return (x, y)
+
+
+#: Kernels with their texels read + written per fragment (Table 1 of 000: bytes/frag / 4).
+KERNELS = {
+    "square_root": Kernel("square_root", texels=2, doc="001 Kernel 3; 000 Table 1 8 bytes/frag"),
+    "square_root_guarded": Kernel("square_root_guarded", texels=2, doc="IPM safeguard, Wright ch. 11"),
+    "copy": Kernel("copy", texels=2, doc="000 Algorithm 2 copy; Table 1 8 bytes/frag"),
+    "normalization": Kernel("normalization", texels=3, doc="001 Kernel 4; 000 Table 1 12 bytes/frag"),
+    "swizzle": Kernel("outer_product_subtraction", texels=4, doc="001 Kernel 5; 000 Table 1 16 bytes/frag"),
+    "computed": Kernel("outer_product_subtraction_computed", texels=4, doc="000 section 6.1.3"),
+    "triad": Kernel("outer_product_subtraction_triad", texels=4, doc="000 section 3.2 index triads"),
+    "inner_product_subtraction": Kernel("inner_product_subtraction", texels=4,
+                                        doc="000 Algorithm 1; Table 1(b) 4(2k+2) bytes/frag"),
+    "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
+}
+
+FORMS = ("outer", "inner")
+UPDATES = ("triangle", "square", "columns")
+INDEXES = ("swizzle", "computed", "triad")
+STORAGES = ("full", "packed")
+TRANSFERS = ("rtt", "ctt")
+
+
+# ---------------------------------------------------------------------------- geometry
+def outer_product_triangle(k: int, m: int, index: str = "swizzle") -> Triangle:
+    """The oversized triangle of Fig. 5(a) of 001 covering L(k+1:m, k+1:m), lower part.
+
+    An active fragment at (j, i) gets T0 = (k+.5, i) (its neighbour L(i, k)) and T1 =
+    (j, k+.5), swizzled by the kernel to the pivot (k+.5, j) = L(j, k). With ``index="triad"``
+    the two pairs travel as one vec3 T0 = (k+.5, i, j) (section 3.2 of 000).
+    """
+    if index == "triad":
+        return Triangle([
+            vertex((k + 1, k + .5), T0=(k + .5, k + .5, k + 1)),
+            vertex((k + 1, m),      T0=(k + .5, m,      k + 1)),
+            vertex((m + .5, m),     T0=(k + .5, m,      m + .5)),
+        ])
+    # Fig. 5(a) of 001, vertices 1, 2, 3 (the computed-index kernel ignores T1)
+    return Triangle([
+        vertex((k + 1, k + .5), T0=(k + .5, k + .5), T1=(k + 1, k + .5)),
+        vertex((k + 1, m),      T0=(k + .5, m),      T1=(k + 1, k + .5)),
+        vertex((m + .5, m),     T0=(k + .5, m),      T1=(m + .5, k + .5)),
+    ])
+
+
+def outer_product_square(k: int, m: int) -> Rect:
+    """The square (k+1, k+1) .. (m, m) that BrookGPU had to update (Table 1(c) of 000)."""
+    return Rect.covering(k + 1, k + 1, m, m, T0=lambda x, y: (k + .5, y), T1=lambda x, y: (x, k + .5))
+
+
+def outer_product_columns(k: int, m: int) -> list:
+    """The column-wise multipass update (section 3.2 of 000): column j, rows j .. m-1, one pass each."""
+    return [Rect.covering(j, j, j + 1, m, T0=lambda x, y: (k + .5, y), T1=lambda x, y: (x, k + .5))
+            for j in range(k + 1, m)]
+
+
+def packed_triangles_first_half(k: int, m: int) -> Triangle:
+    """The two triangles of the k-th outer product subtraction, packed format, k = 0 .. w-1.
+
+    Fig. 6(a) of 001 (m even: h = m + 1, w = m/2) and Fig. 7(a) (m odd: h = m, w = (m+1)/2).
+    Vertices 1-3 cover the left trapezoid, 4-6 the rotated upper triangle. The text of
+    Fig. 7(a) lost the positions of vertices 4 and 5 and the coordinates of vertex 5; they are
+    derived from the packed index map (``packed.position``): in the rotated part texel (x, y)
+    holds L(m-1-y, m-x), so the neighbour L(i, k) is at (k, i) = (k, m-1-y), i.e. T0.y = m - V.y,
+    and the pivot L(j, k) at (k, j) = (k, m-x), i.e. T1.x = m + 1 - V.x. At V = (w, w-.5)
+    that gives T0 = (k+.5, w-.5), T1 = (w, k+.5), the surviving text of vertex 4, and at
+    V = (w, 0) it gives T0 = (k+.5, m), T1 = (w, k+.5).
+    """
+    h, w = pk.packed_shape(m)
+    if m % 2 == 0:  # Fig. 6(a)
+        return Triangle([
+            vertex((k + 1, k + 1.5), T0=(k + .5, k + 1.5), T1=(k + 2, k + .5)),     # 1
+            vertex((k + 1, h),       T0=(k + .5, h),       T1=(k + 2, k + .5)),     # 2
+            vertex((m + .5, h),      T0=(k + .5, h),       T1=(m + 1.5, k + .5)),   # 3
+            vertex((w, w + .5),      T0=(k + .5, w + .5),  T1=(w + 1, k + .5)),     # 4
+            vertex((w, 0),           T0=(k + .5, h),       T1=(w + 1, k + .5)),     # 5
+            vertex((-.5, 0),         T0=(k + .5, h),       T1=(m + 1.5, k + .5)),   # 6
+        ])
+    return Triangle([  # Fig. 7(a)
+        vertex((k + 1, k + .5),  T0=(k + .5, k + .5),  T1=(k + 1, k + .5)),     # 1
+        vertex((k + 1, m),       T0=(k + .5, m),       T1=(k + 1, k + .5)),     # 2
+        vertex((m + .5, m),      T0=(k + .5, m),       T1=(m + .5, k + .5)),    # 3
+        vertex((w, w - .5),      T0=(k + .5, w - .5),  T1=(w, k + .5)),         # 4 (derived)
+        vertex((w, 0),           T0=(k + .5, m),       T1=(w, k + .5)),         # 5 (derived)
+        vertex((.5, 0),          T0=(k + .5, m),       T1=(m + .5, k + .5)),    # 6
+    ])
+
+
+def packed_triangle_second_half(k: int, m: int) -> Triangle:
+    """The single triangle of the second half of the iterations, packed format.
+
+    Here k counts down (w-1 .. 1 for even m, Fig. 6(b); w-1 .. 2 for odd m, Fig. 7(b)) and is
+    the texel column of the pivot column K = m-1-k (even) or K = m-k (odd), which lives in the
+    rotated part; the triangle covers the trailing submatrix, all of it rotated too.
+    """
+    if m % 2 == 0:  # Fig. 6(b)
+        return Triangle([
+            vertex((k, k + .5), T0=(k + .5, k + .5), T1=(k, k + .5)),       # 1
+            vertex((k, 0),      T0=(k + .5, 0),      T1=(k, k + .5)),       # 2
+            vertex((-.5, 0),    T0=(k + .5, 0),      T1=(-.5, k + .5)),     # 3
+        ])
+    return Triangle([  # Fig. 7(b)
+        vertex((k, k - .5), T0=(k + .5, k - .5), T1=(k - 1, k + .5)),       # 1
+        vertex((k, 0),      T0=(k + .5, 0),      T1=(k - 1, k + .5)),       # 2
+        vertex((.5, 0),     T0=(k + .5, 0),      T1=(-.5, k + .5)),         # 3
+    ])
+
+
+def column_below_diagonal(K: int, m: int, storage: str) -> tuple:
+    """((x0, y0, x1, y1) of the texels of L(K+1:m, K), centre of the pivot L(K, K)), full or packed."""
+    if storage == "full":
+        return (K, K + 1, K + 1, m), (K + .5, K + .5)
+    h, w = pk.packed_shape(m)
+    off = 1 - m % 2
+    x, y = pk.position(K, K, m)
+    if K < w:  # left part: rows K+1 .. m-1 at y = i + off, increasing
+        return (x, K + 1 + off, x + 1, m + off), (x + .5, y + .5)
+    return (x, 0, x + 1, m - 1 - K), (x + .5, y + .5)  # rotated part: y = m-1-i
+
+
+def diagonal_pieces(m: int, storage: str) -> list:
+    """Rects over a 1 x m vector whose T0 is interpolated to the diagonal texels L(k, k)."""
+    if storage == "full":
+        return [Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, x))]
+    h, w = pk.packed_shape(m)
+    off = 1 - m % 2
+    pieces = [Rect.covering(0, 0, w, 1, T0=lambda x, y: (x, x + off))]
+    if m > w:  # L(K, K), K >= w, at (m-off-K, m-1-K)
+        pieces.append(Rect.covering(w, 0, m, 1, T0=lambda x, y: (m - off + 1 - x, m - x)))
+    return pieces
+
+
+# ---------------------------------------------------------------------------- plans
+def _pivot_steps(k: int, m: int, storage: str, sqrt: Kernel) -> list:
+    """Square root, copy back, normalization, copy back (Algorithm 2 of 000, steps 1-4)."""
+    K = KERNELS
+    px, py = (k, k) if storage == "full" else pk.position(k, k, m)
+    column, pivot = column_below_diagonal(k, m, storage)
+    return [
+        Draw(sqrt, "T", Texel.at(px, py), {"L": "S"}),
+        Draw(K["copy"], "S", Texel.at(px, py, T0=WPOS), {"A": "T"}),
+        Draw(K["normalization"], "T", Rect.covering(*column, T0=pivot), {"L": "S"}),
+        Draw(K["copy"], "S", Rect.covering(*column, T0=WPOS), {"A": "T"}),
+    ]
+
+
+def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
+                  storage: str = "full", guarded: bool = False) -> list:
+    """The passes of a factorization of order m, as ``Draw`` items and ``SWAP`` (see passes.py).
+
+    Roles: "S" starts with the lower triangle of the matrix (for ``form="inner"`` so does
+    "T"); the factor ends in "T".
+    """
+    _check_variant(form, update, index, storage)
+    K = KERNELS
+    sqrt = K["square_root_guarded"] if guarded else K["square_root"]
+    plan = []
+    if form == "inner":
+        for k in range(m - 1):
+            plan += [
+                Draw(sqrt, "T", Texel.at(k, k), {"L": "S"}),
+                Draw(K["copy"], "S", Texel.at(k, k, T0=WPOS), {"A": "T"}),
+                Draw(K["normalization"], "T", Rect.covering(k, k + 1, k + 1, m, T0=(k + .5, k + .5)), {"L": "S"}),
+                # column k+1, rows k+1 .. m-1: T0 at the start of row j, T1 at the start of row k+1
+                Draw(K["inner_product_subtraction"], "S",
+                     Rect.covering(k + 1, k + 1, k + 2, m, T0=lambda x, y: (.5, y), T1=(.5, k + 1.5)),
+                     {"L": "T"}, {"count": k + 1}, 2 * (k + 1) + 2),
+            ]
+        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), {"L": "S"}))
+        return plan
+
+    if storage == "full":
+        for k in range(m - 1):
+            plan += _pivot_steps(k, m, storage, sqrt)
+            if update == "triangle":
+                plan.append(Draw(K[index], "T", outer_product_triangle(k, m, index), {"L": "S"}))
+            elif update == "square":
+                plan.append(Draw(K["swizzle"], "T", outer_product_square(k, m), {"L": "S"}))
+            else:
+                plan += [Draw(K["swizzle"], "T", r, {"L": "S"}) for r in outer_product_columns(k, m)]
+            plan.append(SWAP)
+        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), {"L": "S"}))
+        return plan
+
+    # packed storage (section 4.3 of 001): first half k = 0 .. w-1, second half counting down
+    h, w = pk.packed_shape(m)
+    odd = m % 2
+    for k in range(min(w, m - 1)):
+        plan += _pivot_steps(k, m, storage, sqrt)
+        plan.append(Draw(K["swizzle"], "T", packed_triangles_first_half(k, m), {"L": "S"}))
+        plan.append(SWAP)
+    last = 2 if odd else 1
+    for k in range(w - 1, last - 1, -1):
+        Kcol = m - k if odd else m - 1 - k  # the pivot column whose texel column is k
+        plan += _pivot_steps(Kcol, m, storage, sqrt)
+        plan.append(Draw(K["swizzle"], "T", packed_triangle_second_half(k, m), {"L": "S"}))
+        plan.append(SWAP)
+    x, y = pk.position(m - 1, m - 1, m)
+    plan.append(Draw(sqrt, "T", Texel.at(x, y), {"L": "S"}))
+    return plan
+
+
+def _check_variant(form, update, index, storage):
+    for name, value, allowed in (("form", form, FORMS), ("update", update, UPDATES),
+                                 ("index", index, INDEXES), ("storage", storage, STORAGES)):
+        if value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    if storage == "packed" and (form != "outer" or update != "triangle" or index != "swizzle"):
+        raise ValueError("storage='packed' is the outer-product form with the triangle update and "
+                         "the index swizzle (section 4.3 of paper 001); use form='outer', "
+                         "update='triangle', index='swizzle'")
+    if form == "inner" and (update != "triangle" or index != "swizzle"):
+        raise ValueError("update= and index= choose variants of the outer-product form; "
+                         "form='inner' has neither (leave them at their defaults)")
+    if update != "triangle" and index != "swizzle":
+        raise ValueError(f"index={index!r} is a variant of the triangle update; update={update!r} "
+                         "uses the swizzle")
+
+
+# ---------------------------------------------------------------------------- execution
+def first_bad_pivot(L: Stream, m: int, storage: str, magnitude: bool = False) -> int | None:
+    """On the GPU: the first k whose pivot L(k, k) is not positive (nonzero with ``magnitude``),
+    or None. One value is read back."""
+    flags = borrow(1, m)
+    for piece in diagonal_pieces(m, storage):
+        KERNELS["pivot_check"].draw(flags, piece, {"L": L}, {"magnitude": bool(magnitude)})
+    res = reduce_region(flags, "min", out=borrow(1, 1))
+    value = res.item()
+    give_back(flags, res)
+    return None if value > 1e38 else int(value)
+
+
+def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
+           storage: str = "full", transfer: str = "rtt", guarded: dict | None = None,
+           check: bool = True) -> Stream:
+    """Factor the lower triangle held by stream ``S`` (full m x m or packed); returns a new
+    stream with L (its upper part is not meaningful for the square update).
+
+    ``guarded={"tolerance": t, "huge": H}`` uses the IPM safeguard square root instead of
+    raising on breakdown. ``S`` is left unchanged.
+    """
+    if transfer not in TRANSFERS:
+        raise ValueError(f"transfer must be one of {TRANSFERS}, got {transfer!r}")
+    plan = cholesky_plan(m, form, update, index, storage, guarded=guarded is not None)
+    if guarded is not None:
+        plan = [d._replace(uniforms={"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])})
+                if d is not SWAP and d.kernel is KERNELS["square_root_guarded"] else d for d in plan]
+    from .blas1 import copy as copy_stream
+
+    work = copy_stream(S)
+    other = copy_stream(S) if form == "inner" else Stream.like(S)
+    pp = PingPong(work, other)
+    run(plan, pp, transfer=transfer)
+    result, spare = pp.T, pp.S
+    spare.release()
+    if check and guarded is None:
+        k = first_bad_pivot(result, m, storage)
+        if k is not None:
+            result.release()
+            raise NotPositiveDefiniteError(k, m)
+    return result
+
+
+def _validate_spd_input(a) -> np.ndarray:
+    arr = check_array(a, "A", ndim=(2,))
+    n, n2 = arr.shape
+    if n != n2:
+        raise ValueError(f"cholesky: A must be square, got shape {arr.shape}")
+    scale = float(np.abs(arr).max()) or 1.0
+    asym = float(np.abs(arr - arr.T).max())
+    if asym > 1e-5 * scale:
+        raise ValueError(f"cholesky: A is not symmetric (max |A - A^T| = {asym:.3g}); Cholesky needs a "
+                         "symmetric positive definite matrix (only its lower triangle is read)")
+    return arr
+
+
+def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swizzle",
+             storage: str = "full", transfer: str = "rtt"):
+    """The lower Cholesky factor L of a symmetric positive definite A (A = L Lᵀ), on the GPU.
+
+    Parameters
+    ----------
+    A : (n, n) array or Stream
+        A numpy array must be symmetric; only its lower triangle is read. A Stream is taken as
+        it is: full (n x n, lower triangle read) or, with ``storage="packed"``, a packed stream
+        (``gpgpu.packed``).
+    form : {"outer", "inner"}
+        Outer-product form (Algorithm 2 of 000) or inner-product form (Algorithm 1, Fig. 4(a)).
+    update : {"triangle", "square", "columns"}
+        Outer form: one oversized triangle per step (Fig. 5 of 001), the square trailing
+        submatrix (BrookGPU), or one rectangle per column (multipass).
+    index : {"swizzle", "computed", "triad"}
+        Triangle update: pivot index from ``T1.yx``, computed in the kernel, or index triads.
+    storage : {"full", "packed"}
+        Full m x m texture or the rectangular packed format of 001 (section 3.3).
+    transfer : {"rtt", "ctt"}
+        Render to texture, or copy to texture (section 6.1.1 of 000).
+
+    Returns
+    -------
+    L : numpy array (n, n), lower triangular, for a numpy A; a Stream (full or packed, as
+        given) for a Stream A.
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        A pivot was not positive (detected on the GPU), naming the step k.
+    ValueError
+        A not square, not symmetric, not finite, or too large for the GPU's textures.
+    """
+    _check_variant(form, update, index, storage)
+    if isinstance(A, Stream):
+        m = pk.order_from_shape(*A.shape) if storage == "packed" else A.rows
+        if storage == "full" and A.cols != A.rows:
+            raise ValueError(f"cholesky: A must be square, got a stream of shape {A.shape}")
+        return factor(A, m, form, update, index, storage, transfer)
+    arr = _validate_spd_input(A)
+    m = arr.shape[0]
+    if storage == "packed":
+        from .context import max_texture_size
+
+        h, w = pk.packed_shape(m)
+        if h > max_texture_size():
+            raise ValueError(f"cholesky: packed storage of m = {m} needs a texture {h} high, more than "
+                             f"GL_MAX_TEXTURE_SIZE = {max_texture_size()} (cf. the m = 4096 remark in "
+                             "section 5.2 of paper 001); use storage='full'")
+        upload = pk.pack(np.tril(arr))
+    else:
+        upload = np.tril(arr)
+    with Stream.from_array(upload, "A") as S:
+        L = factor(S, m, form, update, index, storage, transfer)
+    out = L.to_array()
+    L.release()
+    return pk.unpack(out, m) if storage == "packed" else np.tril(out)
+
+
+# ---------------------------------------------------------------------------- solves
+class PackedLayout:
+    """Where L(i, j) of the packed format lives, for forward and backward substitution
+    (the interface of ``blas2.FullLayout``): columns and rows of L as rectangles over the
+    vector, with T0 interpolated along the texels that hold them (``packed.position``)."""
+
+    def __init__(self, m: int):
+        self.m = m
+        self.h, self.w = pk.packed_shape(m)
+        self.off = 1 - m % 2
+
+    def diagonal(self, k: int) -> tuple:
+        x, y = pk.position(k, k, self.m)
+        return (x + .5, y + .5)
+
+    def column(self, k: int, i0: int, i1: int):
+        """L(i, k), i in [i0, i1), i > k: a texel column, increasing (left part) or decreasing y."""
+        from .blas2 import KERNELS as L2
+
+        m, off = self.m, self.off
+        if k < self.w:  # (k, i + off)
+            return [(i0, i1, lambda X, Y: (k + .5, X + off), L2["update"])]
+        x = m - off - k  # (x, m - 1 - i)
+        return [(i0, i1, lambda X, Y: (x + .5, m - X), L2["update"])]
+
+    def row(self, k: int, i0: int, i1: int):
+        """L(k, i), i in [i0, i1), i < k: along texel row k + off in the left part (i < w), and
+        along texel row m-1-k, right to left, in the rotated part (i >= w)."""
+        from .blas2 import KERNELS as L2
+
+        m, off, w = self.m, self.off, self.w
+        pieces = []
+        if i0 < min(i1, w):
+            pieces.append((i0, min(i1, w), lambda X, Y: (X, k + off + .5), L2["update"]))
+        if max(i0, w) < i1:
+            pieces.append((max(i0, w), i1, lambda X, Y: (m - off + 1 - X, m - 1 - k + .5), L2["update"]))
+        return pieces
+
+
+def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: Stream | None = None) -> Stream:
+    """x with L Lᵀ x = b on the GPU: forward substitution L y = b, then backward Lᵀ x = y,
+    reading L only (full: the swizzle ``.yx`` gives its rows; packed: ``PackedLayout``)."""
+    from .blas2 import FullLayout, substitute
+
+    layout = FullLayout(m) if storage == "full" else PackedLayout(m)
+    y = substitute(L, b, forward=True, by_rows=False, unit_diagonal=False, layout=layout)
+    x = substitute(L, y, forward=False, by_rows=True, unit_diagonal=False, layout=layout, out=out)
+    y.release()
+    return x
+
+
+def cho_solve(L, b, storage: str = "full"):
+    """Solve A x = b given the Cholesky factor L of A (L y = b, then Lᵀ x = y), on the GPU.
+
+    ``L`` is the lower factor as a numpy array (m x m; only the lower triangle is read) or a
+    Stream (full m x m, or packed with ``storage="packed"``); ``b`` a vector of length m (or an
+    (m, r) array of right-hand sides). Returns the kind of ``b``.
+    """
+    if storage not in STORAGES:
+        raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
+    if isinstance(L, Stream):
+        Ls, owned = L, False
+        m = pk.order_from_shape(*L.shape) if storage == "packed" else L.rows
+        if storage == "full" and L.cols != L.rows:
+            raise ValueError(f"cho_solve: L must be square, got a stream of shape {L.shape}")
+    else:
+        arr = check_array(L, "L", ndim=(2,))
+        if arr.shape[0] != arr.shape[1]:
+            raise ValueError(f"cho_solve: L must be square, got shape {arr.shape}")
+        m = arr.shape[0]
+        Ls, owned = Stream.from_array(pk.pack(arr) if storage == "packed" else arr, "L"), True
+    try:
+        if not isinstance(b, Stream):
+            barr = check_array(b, "b")
+            if barr.ndim == 2:
+                if barr.shape[0] != m:
+                    raise ValueError(f"cho_solve: b must have {m} rows, got shape {barr.shape}")
+                return np.stack([cho_solve(Ls, barr[:, j], storage) for j in range(barr.shape[1])], axis=1)
+            if barr.shape[0] != m:
+                raise ValueError(f"cho_solve: b must have length {m}, got {barr.shape[0]}")
+            with Stream.from_array(barr, "b") as bs:
+                x = solve_with_factor(Ls, bs, m, storage)
+            out = x.to_array()
+            x.release()
+            return out
+        if b.shape != (1, m):
+            raise ValueError(f"cho_solve: b must be a vector of length {m}, got a stream of shape {b.shape}")
+        return solve_with_factor(Ls, b, m, storage)
+    finally:
+        if owned:
+            Ls.release()

@@ -1,0 +1,288 @@
+"""LU decomposition and Gauss-Jordan elimination by rasterization (LU-GPU, paper 004, Galoppo,
+Govindaraju, Henson, Manocha, SC'05; Table 1(a) and 2(a) of paper 000).
+
+Per step k of ``lu`` (ping-pong S -> T as in Algorithm 2 of 000):
+
+    pivot search    partial: argmax |A(k:n, k)| by the column reduction; full: argmax over the
+                    trailing submatrix (one value read back per step, the pivot's position)
+    row/col swap    rows k and p drawn as two lines that read each other's texels, the papers'
+                    "parallel data transfer" (S -> T), then copied back (T -> S); columns alike
+    copy            row k, columns k .. n-1 (the row of U), S -> T              n - k fragments
+    normalization   column k below the diagonal / pivot (Kernel 4 of 001)     n - k - 1
+    copyback        the normalized column, T -> S                             n - k - 1
+    elimination     the square trailing submatrix, with index-pair streaming  (n - k - 1)^2
+    swap S and T
+
+Summed: copy n(n+1)/2 and elimination (n-1)n(2n-1)/6 fragments, as Table 1(a) of 000; the
+normalization and copyback shade (n-1)n/2 each (the table's n(n+1)/2 counts the diagonal too).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .blas1 import copy as copy_stream, whole
+from .blas2 import trsv
+from .cholesky import first_bad_pivot, WPOS
+from .geometry import Line, Rect
+from .kernel import Kernel
+from .reduce import argmax_region
+from .stream import Operands, PingPong, Stream, check_array
+
+__all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError", "LUFactor", "KERNELS"]
+
+KERNELS = {
+    "copy": Kernel("copy", texels=2, doc="004 copy; 000 Table 1(a) 8 bytes/frag"),
+    "normalization": Kernel("normalization", texels=3, doc="004 normalization; 000 Table 1(a) 12 bytes/frag"),
+    "elimination": Kernel("elimination", texels=4, doc="004 elimination; 000 Table 1(a) 16 bytes/frag"),
+    "gather": Kernel("gather", texels=3, doc="row permutation of a right-hand side"),
+}
+
+PIVOTING = ("none", "partial", "full")
+
+
+class SingularMatrixError(np.linalg.LinAlgError):
+    """A zero pivot at step ``k`` (0-based)."""
+
+    def __init__(self, k: int, n: int, pivoting: str):
+        self.k = k
+        hint = "" if pivoting == "full" else "; try pivoting='partial' or 'full'" if pivoting == "none" else ""
+        super().__init__(f"matrix is singular: zero pivot at step k = {k} (0-based) of the {n} x {n} "
+                         f"elimination with pivoting={pivoting!r}{hint}")
+
+
+class LUFactor:
+    """The result of ``lu_factor``: the combined L\\U stream (unit L below the diagonal, U on
+    and above it) and the permutations, P A Q = L U with (P A)[i] = A[row_perm[i]] and
+    (A Q)[:, j] = A[:, col_perm[j]]."""
+
+    def __init__(self, LU: Stream, row_perm, col_perm, pivoting, row_swaps, col_swaps):
+        self.LU, self.row_perm, self.col_perm, self.pivoting = LU, row_perm, col_perm, pivoting
+        self.row_swaps, self.col_swaps = row_swaps, col_swaps
+
+    @property
+    def n(self) -> int:
+        return self.LU.rows
+
+    def release(self) -> None:
+        self.LU.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def swap_lines(pp: PingPong, a: int, b: int, length: int, axis: str) -> None:
+    """Swap rows (axis "row") or columns a and b of the ping-pong pair, ``length`` texels long.
+
+    Two lines drawn into T in one pass, each reading the other's texels in S (the "parallel
+    data transfer" of paper 004), then the two lines copied back into S.
+    """
+    line = Line.row if axis == "row" else Line.column
+    if axis == "row":
+        source = lambda other: (lambda x, y: (x, other + .5))  # noqa: E731
+    else:
+        source = lambda other: (lambda x, y: (other + .5, y))  # noqa: E731
+    swap = Line.join(line(a, 0, length, T0=source(b)), line(b, 0, length, T0=source(a)))
+    KERNELS["copy"].draw(pp.T, swap, {"A": pp.S})
+    back = Line.join(line(a, 0, length, T0=WPOS), line(b, 0, length, T0=WPOS))
+    KERNELS["copy"].draw(pp.S, back, {"A": pp.T})
+
+
+def _factor(A: Stream, pivoting: str, transfer: str = "rtt") -> LUFactor:
+    if pivoting not in PIVOTING:
+        raise ValueError(f"pivoting must be one of {PIVOTING}, got {pivoting!r}")
+    n = A.rows
+    if A.cols != n:
+        raise ValueError(f"lu: A must be square, got shape {A.shape}")
+    K = KERNELS
+    pp = PingPong(copy_stream(A), Stream.like(A))
+    row_perm, col_perm = np.arange(n), np.arange(n)
+    row_swaps, col_swaps = [], []
+    try:
+        for k in range(n):
+            if pivoting != "none":
+                region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
+                value, q, p = argmax_region(pp.S, region, absolute=True)
+                if not value > 0.0:
+                    raise SingularMatrixError(k, n, pivoting)
+                row_swaps.append(p)
+                if p != k:
+                    swap_lines(pp, k, p, n, "row")
+                    row_perm[[k, p]] = row_perm[[p, k]]
+                if pivoting == "full":
+                    col_swaps.append(q)
+                    if q != k:
+                        swap_lines(pp, k, q, n, "column")
+                        col_perm[[k, q]] = col_perm[[q, k]]
+            # copy the row of U: row k, columns k .. n-1 (a line)
+            K["copy"].draw(pp.T, Line.row(k, k, n, T0=WPOS), {"A": pp.S}, transfer=transfer)
+            if k == n - 1:
+                break
+            column = (k, k + 1, k + 1, n)
+            K["normalization"].draw(pp.T, Rect.covering(*column, T0=(k + .5, k + .5)), {"L": pp.S},
+                                    transfer=transfer)
+            K["copy"].draw(pp.S, Rect.covering(*column, T0=WPOS), {"A": pp.T}, transfer=transfer)
+            # elimination over the square trailing submatrix: T0 down column k, T1 along row k
+            K["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, n, n, T0=lambda x, y: (k + .5, y),
+                                                      T1=lambda x, y: (x, k + .5)),
+                                  {"A": pp.S}, transfer=transfer)
+            pp.swap()
+    except BaseException:
+        pp.release()
+        raise
+    LU, spare = pp.T, pp.S
+    spare.release()
+    if pivoting == "none":
+        k = first_bad_pivot(LU, n, "full", magnitude=True)
+        if k is not None:
+            LU.release()
+            raise SingularMatrixError(k, n, pivoting)
+    return LUFactor(LU, row_perm, col_perm, pivoting, row_swaps, col_swaps)
+
+
+def _validate_square(a, what="A") -> np.ndarray:
+    arr = check_array(a, what, ndim=(2,))
+    if arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{what} must be square, got shape {arr.shape}")
+    return arr
+
+
+def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt") -> LUFactor:
+    """Factor A on the GPU; the factor stays there (``LUFactor``) for ``lu_solve``."""
+    if isinstance(A, Stream):
+        return _factor(A, pivoting, transfer)
+    with Stream.from_array(_validate_square(A), "A") as S:
+        return _factor(S, pivoting, transfer)
+
+
+def lu(A, pivoting: str = "partial", transfer: str = "rtt"):
+    """LU decomposition on the GPU (paper 004), returned like ``scipy.linalg.lu``.
+
+    Parameters
+    ----------
+    A : (n, n) array
+    pivoting : {"partial", "none", "full"}
+        Partial pivoting chooses the largest |A(i, k)| in column k (the first one on ties, as
+        LAPACK getrf); full pivoting the largest in the trailing submatrix (as LAPACK getc2).
+    transfer : {"rtt", "ctt"}
+        Render to texture or copy to texture (section 6.1.1 of 000).
+
+    Returns
+    -------
+    (P, L, U) with A = P L U; for ``pivoting="full"`` (P, L, U, Q) with A = P L U Q.
+
+    Raises
+    ------
+    SingularMatrixError
+        A zero pivot (exactly zero, or NaN/inf without pivoting), naming the step k.
+    """
+    with lu_factor(A, pivoting, transfer) as f:
+        LU = f.LU.to_array().astype(np.float64)
+        n = f.n
+        L = np.tril(LU, -1) + np.eye(n)
+        U = np.triu(LU)
+        P = np.zeros((n, n))
+        P[f.row_perm, np.arange(n)] = 1.0
+        if pivoting != "full":
+            return P, L, U
+        Q = np.zeros((n, n))
+        Q[np.arange(n), f.col_perm] = 1.0
+        return P, L, U, Q
+
+
+def _gather(b: Stream, index: np.ndarray) -> Stream:
+    """out[i] = b[index[i]] on the GPU (one pass)."""
+    out = Stream(1, b.cols, vector=True)
+    with Stream.from_array(index.astype(np.float32), "permutation") as P:
+        KERNELS["gather"].draw(out, whole(out), {"B": b, "P": P})
+    return out
+
+
+def lu_solve(factor, b):
+    """Solve A x = b with an ``LUFactor`` (or a matrix, factored here with partial pivoting):
+    the permutation by a gather kernel, then forward substitution with the unit lower L and
+    backward substitution with U, all on the GPU. Returns the kind of ``b``.
+    """
+    owned = not isinstance(factor, LUFactor)
+    f = lu_factor(factor) if owned else factor
+    try:
+        with Operands(b) as ops:
+            if isinstance(b, Stream):
+                bs = b
+            else:
+                arr = check_array(b, "b", ndim=(1, 2))
+                if arr.ndim == 2:  # several right-hand sides: one column at a time
+                    return np.stack([lu_solve(f, arr[:, j]) for j in range(arr.shape[1])], axis=1)
+                bs = ops.stream(arr, "b")
+            if bs.shape != (1, f.n):
+                raise ValueError(f"lu_solve: b must have length {f.n}, got shape {bs.shape}")
+            pb = _gather(bs, f.row_perm)
+            y = trsv(f.LU, pb, lower=True, unit_diagonal=True)
+            z = trsv(f.LU, y, lower=False)
+            pb.release(), y.release()
+            if f.pivoting == "full":
+                x = _gather(z, np.argsort(f.col_perm))
+                z.release()
+            else:
+                x = z
+            return ops.result(x)
+    finally:
+        if owned:
+            f.release()
+
+
+def gauss_jordan(A, B, transfer: str = "rtt"):
+    """Solve A X = B by Gauss-Jordan elimination with partial pivoting (paper 004).
+
+    The augmented stream [A | B] (n x (n + r)) is reduced in place: per step k, the pivot search
+    and row swap as in ``lu``, the normalization of row k by the pivot (a line), its copy back,
+    and the elimination of column k from every other row (two rectangles, above and below row
+    k). X is the right block. Returns the kind of A (a vector B gives a vector X).
+    """
+    with Operands(A) as ops:
+        if isinstance(A, Stream):
+            As = A
+            if As.rows != As.cols:
+                raise ValueError(f"gauss_jordan: A must be square, got shape {As.shape}")
+            Aarr = As.to_array()
+        else:
+            Aarr = _validate_square(A)
+        Barr = B.to_array() if isinstance(B, Stream) else check_array(B, "B")
+        vector = Barr.ndim == 1
+        Barr = Barr.reshape(-1, 1) if vector else Barr
+        n = Aarr.shape[0]
+        if Barr.shape[0] != n:
+            raise ValueError(f"gauss_jordan: B must have {n} rows, got shape {Barr.shape}")
+        r = Barr.shape[1]
+        width = n + r
+        K = KERNELS
+        pp = PingPong(Stream.from_array(np.hstack([Aarr, Barr])), Stream(n, width))
+        try:
+            for k in range(n):
+                value, _, p = argmax_region(pp.S, (k, k, k + 1, n), absolute=True)
+                if not value > 0.0:
+                    raise SingularMatrixError(k, n, "partial")
+                if p != k:
+                    swap_lines(pp, k, p, width, "row")
+                # normalization of row k (columns k .. end) by the pivot, and its copy back
+                K["normalization"].draw(pp.T, Line.row(k, k, width, T0=(k + .5, k + .5)), {"L": pp.S},
+                                        transfer=transfer)
+                K["copy"].draw(pp.S, Line.row(k, k, width, T0=WPOS), {"A": pp.T}, transfer=transfer)
+                # eliminate column k from the other rows: A(i, j) -= A(i, k) A(k, j), j > k
+                for y0, y1 in ((0, k), (k + 1, n)):
+                    if y1 > y0 and width > k + 1:
+                        K["elimination"].draw(pp.T, Rect.covering(k + 1, y0, width, y1, T0=lambda x, y: (k + .5, y),
+                                                                  T1=lambda x, y: (x, k + .5)),
+                                              {"A": pp.S}, transfer=transfer)
+                pp.swap()
+            X = Stream(n, r)
+            KERNELS["copy"].draw(X, Rect.covering(0, 0, r, n, T0=lambda x, y: (x + n, y)), {"A": pp.S})
+        finally:
+            pp.release()
+        if ops.numpy:
+            out = X.to_array()
+            X.release()
+            return out[:, 0] if vector else out
+        return X
