@@ -1,0 +1,77 @@
+import numpy as np
+import pytest
+
+import gpgpu
+from gpgpu import Stream, counters
+from gpgpu import packed as pk
+from gpgpu.adat import (column_scaling_rect, outer_product_addition_packed,
+                        outer_product_addition_square, outer_product_addition_triangle)
+from gpgpu.kernel import Kernel
+
+from conftest import rel_err
+
+MARK = Kernel("fill", texels=1)
+SHAPES = [(1, 1), (2, 4), (3, 6), (5, 10), (16, 32), (33, 66), (6, 3)]
+
+
+def covered(shape, primitive):
+    with Stream(*shape) as s:
+        MARK.draw(s, primitive, uniforms={"value": 1.0})
+        return s.to_array() == 1.0
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 7, 10, 11])
+def test_primitives_cover_exactly(m):
+    for k in (0, 3):
+        np.testing.assert_array_equal(covered((1, m), column_scaling_rect(k, m)), np.ones((1, m), bool))
+        np.testing.assert_array_equal(covered((m, m), outer_product_addition_triangle(k, m)),
+                                      np.tril(np.ones((m, m), bool)))
+        np.testing.assert_array_equal(covered((m, m), outer_product_addition_square(k, m)), np.ones((m, m), bool))
+        np.testing.assert_array_equal(covered(pk.packed_shape(m), outer_product_addition_packed(k, m)), pk.mask(m))
+
+
+@pytest.mark.parametrize("m, n", SHAPES)
+def test_matches_numpy_in_every_storage(m, n, rng):
+    A = rng.random((m, n))
+    d = rng.random(n)
+    C = A @ np.diag(d) @ A.T
+    assert rel_err(gpgpu.adat(A, d), np.tril(C)) < 1e-6
+    assert np.array_equal(gpgpu.adat(A, d), np.tril(gpgpu.adat(A, d)))  # the upper part is never formed
+    assert rel_err(gpgpu.adat(A, d, domain="square"), C) < 1e-6
+    assert rel_err(gpgpu.adat(A, d, storage="packed"), np.tril(C)) < 1e-6
+    assert rel_err(gpgpu.adat(A), np.tril(A @ A.T)) < 1e-6
+
+
+@pytest.mark.parametrize("m, n", [(4, 8), (7, 3), (16, 32)])
+def test_fragment_counts(m, n, rng):
+    A, d = rng.random((m, n)), rng.random(n)
+    counts = {}
+    for kw in (dict(), dict(domain="square"), dict(storage="packed")):
+        with counters.count() as c:
+            gpgpu.adat(A, d, **kw)
+        assert c.fragments("column_scaling") == n * m
+        counts[tuple(kw.items())] = c.fragments("outer_product_addition")
+    assert counts[()] == n * m * (m + 1) // 2  # Table 2 of 000 / section 5.2: n m(m+1)/2
+    assert counts[(("domain", "square"),)] == n * m * m
+    assert counts[(("storage", "packed"),)] == counts[()]  # packed equals full
+
+
+def test_stream_in_stream_out_packed_feeds_cholesky(rng):
+    m, n = 9, 18
+    A, d = rng.random((m, n)), rng.random(n) + 0.5
+    with Stream.from_array(A) as As, Stream.from_array(d) as ds:
+        C = gpgpu.adat(As, ds, storage="packed")
+        assert C.shape == pk.packed_shape(m)
+        L = gpgpu.cholesky(C, storage="packed")
+        ref = np.linalg.cholesky(A @ np.diag(d) @ A.T)
+        assert rel_err(pk.unpack(L.to_array()), ref) < 1e-4
+        C.release(), L.release()
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="length 3"):
+        gpgpu.adat(np.ones((2, 3)), np.ones(2))
+    with pytest.raises(ValueError, match="domain"):
+        gpgpu.adat(np.ones((2, 3)), domain="circle")
+    with pytest.raises(ValueError, match="packed"):
+        gpgpu.adat(np.ones((2, 3)), storage="packed", domain="square")

@@ -1,0 +1,234 @@
+import numpy as np
+import pytest
+
+import gpgpu
+from gpgpu import NotPositiveDefiniteError, Stream, counters
+from gpgpu import packed as pk
+from gpgpu.cholesky import cholesky_plan
+from gpgpu.kernel import Kernel
+from gpgpu.passes import SWAP
+
+from conftest import rel_err
+
+MARK = Kernel("fill", texels=1)
+SIZES = [1, 2, 3, 5, 16, 33, 100]
+
+
+def spd(n, rng):
+    B = rng.standard_normal((n, n))
+    return B @ B.T / n + np.eye(n)
+
+
+def covered(shape, primitive):
+    with Stream(*shape) as s, counters.count() as c:
+        MARK.draw(s, primitive, uniforms={"value": 1.0})
+        mask = s.to_array() == 1.0
+    assert c.fragments() == mask.sum()
+    return mask
+
+
+def texels(cells, m, storage):
+    """Boolean texture mask of the matrix cells {(i, j)} in full or packed storage."""
+    shape = pk.packed_shape(m) if storage == "packed" else (m, m)
+    mask = np.zeros(shape, bool)
+    for i, j in cells:
+        x, y = pk.position(i, j, m) if storage == "packed" else (j, i)
+        mask[y, x] = True
+    return mask
+
+
+def expected_outer(k, m, update):
+    """Matrix cells each pass of step k of the outer form must cover, in order."""
+    col = [(i, k) for i in range(k + 1, m)]
+    passes = [[(k, k)], [(k, k)], col, col]
+    if update == "triangle":
+        passes.append([(i, j) for j in range(k + 1, m) for i in range(j, m)])
+    elif update == "square":
+        passes.append([(i, j) for j in range(k + 1, m) for i in range(k + 1, m)])  # upper half too
+    else:
+        passes += [[(i, j) for i in range(j, m)] for j in range(k + 1, m)]
+    return passes
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 7, 8, 11, 16])
+@pytest.mark.parametrize("variant", [
+    dict(update="triangle", index="swizzle"), dict(update="triangle", index="computed"),
+    dict(update="triangle", index="triad"), dict(update="square"), dict(update="columns"),
+    dict(storage="packed"),
+])
+def test_every_primitive_of_the_outer_form_covers_exactly_its_texels(m, variant):
+    storage = variant.get("storage", "full")
+    update = variant.get("update", "triangle")
+    plan = cholesky_plan(m, **variant)
+    shape = pk.packed_shape(m) if storage == "packed" else (m, m)
+    steps, current = [], []
+    for item in plan:
+        if item is SWAP:
+            steps.append(current)
+            current = []
+        else:
+            current.append(item)
+    assert len(steps) == m - 1  # the last square root stands alone
+    assert len(current) == 1 and current[0].kernel.name == "square_root"
+    np.testing.assert_array_equal(covered(shape, current[0].primitive), texels([(m - 1, m - 1)], m, storage))
+    for k, draws in enumerate(steps):
+        want = expected_outer(k, m, update)
+        assert len(draws) == len(want)
+        for draw, cells in zip(draws, want):
+            np.testing.assert_array_equal(covered(shape, draw.primitive), texels(cells, m, storage),
+                                          err_msg=f"step {k}, kernel {draw.kernel.name}")
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 9])
+def test_every_primitive_of_the_inner_form_covers_exactly_its_texels(m):
+    plan = cholesky_plan(m, form="inner")
+    assert SWAP not in plan
+    for k in range(m - 1):
+        draws = plan[4 * k:4 * k + 4]
+        want = [[(k, k)], [(k, k)], [(i, k) for i in range(k + 1, m)], [(i, k + 1) for i in range(k + 1, m)]]
+        assert [d.kernel.name for d in draws] == ["square_root", "copy", "normalization", "inner_product_subtraction"]
+        for draw, cells in zip(draws, want):
+            np.testing.assert_array_equal(covered((m, m), draw.primitive), texels(cells, m, "full"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16])
+def test_fragment_counts_equal_table_2_of_paper_000(n, rng):
+    A = spd(n, rng)
+    tri = (n - 1) * n * (n + 1) // 6
+    sq = (n - 1) * n * (2 * n - 1) // 6
+    for kw, update_kernel, update_count in [
+        (dict(), "outer_product_subtraction", tri),
+        (dict(index="computed"), "outer_product_subtraction_computed", tri),
+        (dict(index="triad"), "outer_product_subtraction_triad", tri),
+        (dict(update="square"), "outer_product_subtraction", sq),
+        (dict(update="columns"), "outer_product_subtraction", tri),
+        (dict(storage="packed"), "outer_product_subtraction", tri),  # packed equals full
+    ]:
+        with counters.count() as c:
+            gpgpu.cholesky(A, **kw)
+        assert c.fragments("square_root") == n
+        assert c.fragments("normalization") == (n - 1) * n // 2
+        assert c.fragments(update_kernel) == update_count, kw
+        # copies: the pivot (n - 1) and the normalized columns ((n - 1) n / 2), Table 1(c)-(d),
+        # besides "Copy A to S" at the start of Algorithm 2 (every texel of the input stream)
+        stored = n * (n + 1) // 2 if kw.get("storage") == "packed" else n * n
+        assert c.fragments("copy") - stored == (n - 1) + (n - 1) * n // 2
+    with counters.count() as c:
+        gpgpu.cholesky(A, form="inner")
+    assert c.fragments("square_root") == n
+    assert c.fragments("normalization") == (n - 1) * n // 2
+    assert c.fragments("inner_product_subtraction") == (n - 1) * n // 2
+    # bytes of the inner product subtraction: 4 (2k + 2) per fragment at the k-th (1-based) step
+    assert c.bytes("inner_product_subtraction") == sum(4 * (2 * k + 2) * (n - k) for k in range(1, n))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_all_variants_match_numpy(n, rng):
+    A = spd(n, rng)
+    ref = np.linalg.cholesky(A)
+    variants = [dict(), dict(index="computed"), dict(index="triad"), dict(update="square"),
+                dict(update="columns"), dict(form="inner"), dict(storage="packed"), dict(transfer="ctt"),
+                dict(form="inner", transfer="ctt")]
+    if n == 100:  # keep the suite quick on a software renderer
+        variants = [dict(), dict(update="square"), dict(form="inner"), dict(storage="packed")]
+    for kw in variants:
+        L = gpgpu.cholesky(A, **kw)
+        assert np.array_equal(L, np.tril(L)), kw
+        assert rel_err(L, ref) < 1e-5, kw
+        assert rel_err(L @ L.T, A) < 1e-5, kw
+
+
+def test_copy_to_texture_adds_one_copy_per_pass(rng):
+    A = spd(6, rng)
+    with counters.count() as rtt:
+        gpgpu.cholesky(A)
+    with counters.count() as ctt:
+        gpgpu.cholesky(A, transfer="ctt")
+    # every pass of Algorithm 2 is copied once more; the input copy and the breakdown check are not
+    algorithm = rtt.fragments() - 6 * 6 - rtt.fragments("pivot_check") - rtt.fragments("min_reduction")
+    assert ctt.fragments("copy_to_texture") == algorithm
+    assert ctt.fragments("outer_product_subtraction") == rtt.fragments("outer_product_subtraction")
+
+
+def test_stream_in_stream_out_full_and_packed(rng):
+    A = spd(7, rng)
+    ref = np.linalg.cholesky(A)
+    with Stream.from_array(np.tril(A)) as s:
+        L = gpgpu.cholesky(s)
+        assert isinstance(L, Stream)
+        assert rel_err(np.tril(L.to_array()), ref) < 1e-5
+        L.release()
+    with Stream.from_array(pk.pack(A)) as s:
+        L = gpgpu.cholesky(s, storage="packed")
+        assert L.shape == pk.packed_shape(7)
+        assert rel_err(pk.unpack(L.to_array()), ref) < 1e-5
+        L.release()
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(form="inner"), dict(storage="packed"), dict(update="square")])
+def test_non_positive_definite_names_the_step(kw):
+    A = np.diag([4.0, 1.0, -2.0, 3.0, 5.0])
+    with pytest.raises(NotPositiveDefiniteError, match="step k = 2") as e:
+        gpgpu.cholesky(A, **kw)
+    assert e.value.k == 2
+    # an indefinite 2 x 2 leading minor: 1 - 4 < 0 at step 1
+    B = np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(NotPositiveDefiniteError, match="step k = 1"):
+        gpgpu.cholesky(B, **kw)
+
+
+def test_semidefinite_zero_pivot_is_caught():
+    v = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(NotPositiveDefiniteError, match="step k = 1"):
+        gpgpu.cholesky(np.outer(v, v))
+
+
+def test_input_errors():
+    with pytest.raises(ValueError, match="square"):
+        gpgpu.cholesky(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="not symmetric"):
+        gpgpu.cholesky(np.array([[2.0, 1.0], [0.0, 2.0]]))
+    with pytest.raises(ValueError, match="NaN"):
+        gpgpu.cholesky(np.array([[np.nan]]))
+    with pytest.raises(ValueError, match="form"):
+        gpgpu.cholesky(np.eye(2), form="diagonal")
+    with pytest.raises(ValueError, match="packed"):
+        gpgpu.cholesky(np.eye(2), storage="packed", update="square")
+    with pytest.raises(ValueError, match="transfer"):
+        gpgpu.cholesky(np.eye(2), transfer="pbuffer")
+
+
+def test_too_large_for_textures(monkeypatch):
+    import gpgpu.context
+    import gpgpu.stream
+
+    monkeypatch.setattr(gpgpu.context, "max_texture_size", lambda: 64)
+    monkeypatch.setattr(gpgpu.stream, "max_texture_size", lambda: 64)
+    # packed storage of m = 64 needs height 65 (the m = 4096 remark of section 5.2 of 001)
+    with pytest.raises(ValueError, match="packed storage of m = 64 needs a texture 65 high"):
+        gpgpu.cholesky(np.eye(64), storage="packed")
+    with pytest.raises(ValueError, match="GL_MAX_TEXTURE_SIZE = 64"):
+        gpgpu.cholesky(np.eye(65))
+
+
+@pytest.mark.parametrize("storage", ["full", "packed"])
+@pytest.mark.parametrize("m", [1, 2, 3, 8, 17])
+def test_cho_solve(m, storage, rng):
+    A = spd(m, rng)
+    b = rng.standard_normal(m)
+    L = np.linalg.cholesky(A)
+    assert rel_err(gpgpu.cho_solve(L, b, storage=storage), np.linalg.solve(A, b)) < 1e-5
+    B = rng.standard_normal((m, 2))
+    assert rel_err(gpgpu.cho_solve(L, B, storage=storage), np.linalg.solve(A, B)) < 1e-5
+
+
+def test_cho_solve_on_a_gpu_factor(rng):
+    A = spd(9, rng)
+    b = rng.standard_normal(9)
+    with Stream.from_array(pk.pack(A)) as s:
+        L = gpgpu.cholesky(s, storage="packed")
+        with Stream.from_array(b) as bs:
+            x = gpgpu.cho_solve(L, bs, storage="packed")
+            assert rel_err(x.to_array(), np.linalg.solve(A, b)) < 1e-5
+            x.release()
+        L.release()

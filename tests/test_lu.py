@@ -1,0 +1,123 @@
+import numpy as np
+import pytest
+import scipy.linalg
+from scipy.linalg.lapack import dgetc2
+
+import gpgpu
+from gpgpu import SingularMatrixError, Stream, counters
+from gpgpu.lu import lu_factor
+
+from conftest import rel_err
+
+SIZES = [1, 2, 3, 5, 16, 33, 100]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_partial_pivoting_matches_scipy(n, rng):
+    A = rng.standard_normal((n, n))
+    P, L, U = gpgpu.lu(A)
+    P2, L2, U2 = scipy.linalg.lu(A)
+    np.testing.assert_array_equal(P, P2)  # the same pivot rows
+    assert rel_err(P @ L @ U, A) < 1e-5
+    assert rel_err(L, L2) < 1e-4 and rel_err(U, U2) < 1e-4
+    assert np.allclose(np.diag(L), 1) and np.array_equal(L, np.tril(L)) and np.array_equal(U, np.triu(U))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_full_pivoting_matches_lapack_getc2(n, rng):
+    A = rng.standard_normal((n, n))
+    with lu_factor(A, pivoting="full") as f:
+        rows, cols = f.row_swaps, f.col_swaps
+    _, ipiv, jpiv, info = dgetc2(A)
+    # getc2 records the row and column interchanged at each step (scipy returns them 0-based)
+    assert rows[:n - 1] == list(ipiv[:n - 1])
+    assert cols[:n - 1] == list(jpiv[:n - 1])
+    P, L, U, Q = gpgpu.lu(A, pivoting="full")
+    assert rel_err(P @ L @ U @ Q, A) < 1e-5
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_no_pivoting_on_diagonally_dominant(n, rng):
+    A = rng.standard_normal((n, n)) + 2 * n * np.eye(n)
+    P, L, U = gpgpu.lu(A, pivoting="none")
+    np.testing.assert_array_equal(P, np.eye(n))
+    assert rel_err(L @ U, A) < 1e-5
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16])
+def test_fragment_counts_equal_table_1a_of_paper_000(n, rng):
+    A = rng.standard_normal((n, n)) + 2 * n * np.eye(n)
+    with counters.count() as c:
+        gpgpu.lu(A, pivoting="none")
+    assert c.fragments("elimination") == (n - 1) * n * (2 * n - 1) // 6
+    assert c.fragments("normalization") == (n - 1) * n // 2
+    # copy: rows of U, n(n+1)/2, plus copyback (n-1)n/2, plus "copy A to S" (n^2)
+    assert c.fragments("copy") == n * (n + 1) // 2 + (n - 1) * n // 2 + n * n
+
+
+def test_row_swap_draws_two_lines_in_one_pass():
+    A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with counters.count() as c:
+        gpgpu.lu(A)
+    lines = [p for p in c.trace if p.primitive == "line" and p.vertices == 4]
+    assert len(lines) == 2 and all(p.fragments == 4 for p in lines)  # swap, then copy back
+
+
+def test_singular_matrix_names_the_step():
+    A = np.array([[2.0, 1.0, 3.0], [4.0, 2.0, 1.0], [6.0, 3.0, 5.0]])  # column 1 = column 0 / 2
+    with pytest.raises(SingularMatrixError, match="step k = 1") as e:
+        gpgpu.lu(A)
+    assert e.value.k == 1
+    with pytest.raises(SingularMatrixError, match="step k = 0"):
+        gpgpu.lu(np.array([[0.0, 1.0], [1.0, 0.0]]), pivoting="none")
+    with pytest.raises(SingularMatrixError, match="step k = 2"):
+        gpgpu.lu(np.zeros((3, 3)) + np.diag([1.0, 1.0, 0.0]), pivoting="full")
+    with pytest.raises(SingularMatrixError):
+        gpgpu.gauss_jordan(A, np.ones(3))
+
+
+def test_input_errors():
+    with pytest.raises(ValueError, match="square"):
+        gpgpu.lu(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="pivoting"):
+        gpgpu.lu(np.eye(2), pivoting="rook")
+    with pytest.raises(ValueError, match="length 2"):
+        gpgpu.lu_solve(np.eye(2), np.ones(3))
+    with pytest.raises(ValueError, match="rows"):
+        gpgpu.gauss_jordan(np.eye(2), np.ones((3, 1)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 17])
+@pytest.mark.parametrize("pivoting", ["partial", "full"])
+def test_lu_solve(n, pivoting, rng):
+    A = rng.standard_normal((n, n)) + n * np.eye(n)
+    b = rng.standard_normal(n)
+    with lu_factor(A, pivoting) as f:
+        assert rel_err(gpgpu.lu_solve(f, b), np.linalg.solve(A, b)) < 1e-5
+        B = rng.standard_normal((n, 3))
+        assert rel_err(gpgpu.lu_solve(f, B), np.linalg.solve(A, B)) < 1e-5
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 33])
+def test_gauss_jordan(n, rng):
+    A = rng.standard_normal((n, n)) + n * np.eye(n)
+    B = rng.standard_normal((n, 4))
+    assert rel_err(gpgpu.gauss_jordan(A, B), np.linalg.solve(A, B)) < 1e-5
+    b = rng.standard_normal(n)
+    x = gpgpu.gauss_jordan(A, b)
+    assert x.shape == (n,) and rel_err(x, np.linalg.solve(A, b)) < 1e-5
+
+
+def test_copy_to_texture_gives_the_same_factor(rng):
+    A = rng.standard_normal((9, 9))
+    P1, L1, U1 = gpgpu.lu(A)
+    P2, L2, U2 = gpgpu.lu(A, transfer="ctt")
+    np.testing.assert_array_equal(P1, P2)
+    np.testing.assert_array_equal(U1, U2)
+
+
+def test_lu_factor_of_a_stream(rng):
+    A = rng.standard_normal((5, 5))
+    with Stream.from_array(A) as s, lu_factor(s) as f:
+        P, L, U = scipy.linalg.lu(A)
+        np.testing.assert_array_equal(f.row_perm, P.argmax(axis=0))
