@@ -102,9 +102,13 @@ def get_context() -> moderngl.Context:
         When no context can be made (naming the packages to install), when
         ``GPGPU_BACKEND`` names an unknown backend, or when R32F textures are not renderable.
     """
-    global _context
     if _context is not None:
         return _context
+    return _create()
+
+
+def _create() -> moderngl.Context:
+    global _context
     backend = os.environ.get("GPGPU_BACKEND", "egl").strip().lower() or "egl"
     if backend not in BACKENDS:
         raise ContextError(f"GPGPU_BACKEND={backend!r} is not a known backend; use one of {BACKENDS} "

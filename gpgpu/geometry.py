@@ -12,7 +12,7 @@ These objects are pure and cheap; the algorithms build one per pass.
 """
 from __future__ import annotations
 
-from array import array
+import struct
 from typing import Callable, Iterable, NamedTuple, Sequence, Union
 
 __all__ = ["Vertex", "Primitive", "Rect", "Triangle", "Texel", "Line", "vertex"]
@@ -45,22 +45,55 @@ def vertex(V, T0=(), T1=()) -> Vertex:
     return Vertex((float(x), float(y)), _vec3(T0), _vec3(T1))
 
 
-_PAD = ((0.0, 0.0, 0.0), (0.0, 0.0), (0.0,), ())
+def _vec3_padded(t) -> tuple:
+    n = len(t)
+    if n == 2:
+        return (t[0], t[1], 0.0)
+    if n == 3:
+        return tuple(t)
+    if n > 3:
+        raise ValueError(f"texture coordinates have at most 3 components, got {tuple(t)}")
+    return (*t, *(0.0,) * (3 - n))
 
 
-def _flat(corners, T0: TexGen, T1: TexGen) -> array:
-    """Vertex buffer contents for corner positions with generated texture coordinates (fast path)."""
-    out = []
+_ZERO3 = (0.0, 0.0, 0.0)
+
+
+def _flat(corners, T0: TexGen, T1: TexGen) -> bytes:
+    """Vertex buffer contents for corner positions with generated texture coordinates.
+
+    This runs for every pass, so it is written for speed: a flat list of floats per vertex
+    (V.xy, T0.xyz, T1.xyz) packed as float32.
+    """
     c0, c1 = callable(T0), callable(T1)
-    t0 = () if T0 is None or c0 else tuple(T0)
-    t1 = () if T1 is None or c1 else tuple(T1)
+    t0 = _ZERO3 if T0 is None or c0 else _vec3_padded(T0)
+    t1 = _ZERO3 if T1 is None or c1 else _vec3_padded(T1)
+    out = []
     for x, y in corners:
-        a = tuple(T0(x, y)) if c0 else t0
-        b = tuple(T1(x, y)) if c1 else t1
-        if len(a) > 3 or len(b) > 3:
-            raise ValueError(f"texture coordinates have at most 3 components, got {a} and {b}")
-        out += (x, y, *a, *_PAD[len(a)], *b, *_PAD[len(b)])
-    return array("f", out)
+        out += (x, y)
+        if c0:
+            a = T0(x, y)
+            out += (a[0], a[1], 0.0) if len(a) == 2 else _vec3_padded(a)
+        else:
+            out += t0
+        if c1:
+            b = T1(x, y)
+            out += (b[0], b[1], 0.0) if len(b) == 2 else _vec3_padded(b)
+        else:
+            out += t1
+    return _pack(out)
+
+
+_structs: dict = {}
+
+
+def _pack(floats: list) -> bytes:
+    """float32 bytes of a list of numbers (struct is the fastest way for a few dozen)."""
+    n = len(floats)
+    st = _structs.get(n)
+    if st is None:
+        st = _structs[n] = struct.Struct(f"{n}f")
+    return st.pack(*floats)
 
 
 class Primitive:
@@ -71,19 +104,19 @@ class Primitive:
 
     __slots__ = ("_vertices", "_data")
 
-    def __init__(self, vertices: Iterable[Vertex] = (), *, _data: array | None = None):
+    def __init__(self, vertices: Iterable[Vertex] = (), *, _data: bytes | None = None):
         if _data is not None:
             self._data, self._vertices = _data, None
         else:
             self._vertices = tuple(v if isinstance(v, Vertex) else vertex(*v) for v in vertices)
-            self._data = array("f", [c for v in self._vertices for c in (*v.V, *v.T0, *v.T1)])
+            self._data = _pack([c for v in self._vertices for c in (*v.V, *v.T0, *v.T1)])
         self._validate()
 
     @property
     def vertices(self) -> tuple:
         """The vertices, in the order of the figure they come from."""
         if self._vertices is None:
-            d = self._data
+            d = struct.unpack(f"{len(self._data) // 4}f", self._data)
             self._vertices = tuple(Vertex(tuple(d[i:i + 2]), tuple(d[i + 2:i + 5]), tuple(d[i + 5:i + 8]))
                                    for i in range(0, len(d), 8))
         return self._vertices
@@ -94,17 +127,14 @@ class Primitive:
     @classmethod
     def join(cls, *parts: "Primitive") -> "Primitive":
         """One primitive drawing the vertices of several, in one pass (e.g. two lines)."""
-        data = array("f")
-        for p in parts:
-            data.extend(p.data())
-        return cls(_data=data)
+        return cls(_data=b"".join(p.data() for p in parts))
 
-    def data(self) -> array:
+    def data(self) -> bytes:
         """The vertex buffer contents: per vertex V.xy, T0.xyz, T1.xyz as float32."""
         return self._data
 
     def __len__(self) -> int:
-        return len(self._data) // 8
+        return len(self._data) // 32
 
     def __iter__(self):
         return iter(self.vertices)

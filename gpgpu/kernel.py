@@ -71,15 +71,23 @@ class _ContextState:
 _states: "weakref.WeakKeyDictionary[moderngl.Context, _ContextState]" = weakref.WeakKeyDictionary()
 
 
+_last: list = [None]  # the state of the context used last (the common case: one context)
+
+
 def _state() -> _ContextState:
     ctx = get_context()
+    st = _last[0]
+    if st is not None and st.ctx is ctx:
+        return st
     st = _states.get(ctx)
     if st is None:
         st = _states[ctx] = _ContextState(ctx)
+    _last[0] = st
     return st
 
 
 def _forget_context(ctx) -> None:
+    _last[0] = None
     st = _states.pop(ctx, None)
     if st is not None:
         st.release()
@@ -183,7 +191,7 @@ class Kernel:
                                        "(or the compiler removed it as unused)") from None
                     cache[name] = value
         data = primitive.data()
-        n = len(data) // 8
+        n = len(data) // 32
         if n > st.capacity:
             st.grow(n)
         st.vbo.write(data)

@@ -40,7 +40,8 @@ def test_glfw_without_display_gives_clear_error():
     r = run("info", env={"GPGPU_BACKEND": "glfw", "DISPLAY": "", "WAYLAND_DISPLAY": ""})
     if r.returncode == 0:
         pytest.skip("a display is available here")
-    assert "GPGPU_BACKEND=glfw" in r.stderr and "libegl1" in r.stderr
+    assert "GPGPU_BACKEND=glfw" in r.stderr
+    assert "libegl1" in r.stderr or "needs the glfw package" in r.stderr
 
 
 def test_bench_command_reports_pass_time_and_fill_rate():

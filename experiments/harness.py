@@ -1,0 +1,259 @@
+"""Shared code of the experiments: flags, sizes for the renderer found, timing, CSV, PNG, claims.
+
+An experiment module defines ``EXPERIMENT = Experiment(...)`` with a ``run(ctx)`` function
+that measures and returns rows (dicts, one per (size, algorithm) or per table line) and
+claims, and a ``plot(rows, fig)`` function; ``python -m experiments.<name>`` calls
+``EXPERIMENT.main()``.
+
+Timing follows the papers: the input is uploaded first and not timed ("the time spent to
+transfer data between CPU and GPU is not considered", section 6.1 of 000); the GPU is idle
+before the timed region (``ctx.finish()``), the region ends with ``ctx.finish()``, and the
+median of the repeats is reported.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted"]
+
+
+@dataclass
+class Claim:
+    """A claim of the paper, the paper's figure, ours, and how ours was computed."""
+
+    text: str
+    paper: str
+    measured: str
+    how: str = ""
+
+
+@dataclass
+class RunContext:
+    sizes: list
+    repeat: int
+    out: Path
+    renderer: str
+    software: bool
+    progress: Callable[[str], None]
+
+
+@dataclass
+class Outcome:
+    name: str
+    title: str
+    renderer: str
+    rows: list
+    claims: list
+    csv: Path
+    png: Path
+    notes: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def renderer_name() -> str:
+    from gpgpu.context import get_context
+
+    return str(get_context().info["GL_RENDERER"])
+
+
+def is_software() -> bool:
+    from gpgpu.context import is_software_renderer
+
+    return is_software_renderer()
+
+
+def finish() -> None:
+    from gpgpu.context import get_context
+
+    get_context().finish()
+
+
+def timed(fn: Callable[[], object], repeat: int, cleanup: Callable[[object], None] | None = None) -> float:
+    """Median wall time of ``fn()`` over ``repeat`` runs, GPU idle before, ``finish()`` after."""
+    times = []
+    for _ in range(max(1, repeat)):
+        finish()
+        t0 = time.perf_counter()
+        out = fn()
+        finish()
+        times.append(time.perf_counter() - t0)
+        if cleanup is not None:
+            cleanup(out)
+    return statistics.median(times)
+
+
+def counted(fn: Callable[[], object], cleanup: Callable[[object], None] | None = None):
+    """Run ``fn`` once under the fragment counters (occlusion queries); returns the Counter."""
+    from gpgpu import counters
+
+    with counters.count(time=False, trace=False) as c:
+        out = fn()
+    if cleanup is not None:
+        cleanup(out)
+    return c
+
+
+def release(obj) -> None:
+    """Release a Stream (or each Stream of a tuple/list); ignore anything else."""
+    from gpgpu import Stream
+
+    if isinstance(obj, Stream):
+        obj.release()
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            release(o)
+    elif hasattr(obj, "release"):
+        obj.release()
+
+
+def fmt(value) -> str:
+    if isinstance(value, float):
+        if value == 0 or 1e-3 <= abs(value) < 1e5:
+            return f"{value:.4g}"
+        return f"{value:.3e}"
+    return str(value)
+
+
+def ratio_text(a: float | None, b: float | None, digits: int = 2) -> str:
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.{digits}f}"
+
+
+@dataclass
+class Experiment:
+    """One figure or table of a paper."""
+
+    name: str  # file stem of the outputs, e.g. "fig8" or "adat_fig9"
+    title: str  # the paper's caption, shortened
+    paper: str  # e.g. "000 Fig. 8"
+    sizes_software: list
+    sizes_gpu: list
+    run: Callable[[RunContext], tuple]  # -> (rows, claims) or (rows, claims, notes)
+    plot: Callable[[list, object, str], None]  # (rows, figure, renderer)
+    repeat_software: int = 1
+    repeat_gpu: int = 3
+    size_name: str = "n"
+
+    def parser(self) -> argparse.ArgumentParser:
+        p = argparse.ArgumentParser(prog=f"python -m experiments.{self.module_name()}",
+                                    description=f"{self.paper}: {self.title}")
+        p.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",") if v.strip()],
+                       help=f"comma-separated sizes ({self.size_name}); default: chosen for the renderer "
+                            f"(software: {self.sizes_software}; GPU: {self.sizes_gpu})")
+        p.add_argument("--repeat", type=int, help="repeats per measurement; the median is reported")
+        p.add_argument("--out", type=Path, default=Path(os.environ.get("GPGPU_RESULTS", "results")),
+                       help="output folder (default: results/)")
+        return p
+
+    def module_name(self) -> str:
+        return self.name.replace("_", ".", 1) if self.name.startswith(("adat_", "lu_")) else self.name
+
+    def execute(self, sizes=None, repeat=None, out: Path = Path("results"), quiet: bool = False) -> Outcome:
+        renderer = renderer_name()
+        software = is_software()
+        sizes = sizes or (self.sizes_software if software else self.sizes_gpu)
+        repeat = repeat or (self.repeat_software if software else self.repeat_gpu)
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+
+        def progress(msg: str) -> None:
+            if not quiet:
+                print(f"  [{self.name}] {msg}", flush=True)
+
+        t0 = time.perf_counter()
+        res = self.run(RunContext(list(sizes), repeat, out, renderer, software, progress))
+        rows, claims = res[0], res[1]
+        notes = list(res[2]) if len(res) > 2 else []
+        outcome = Outcome(self.name, self.title, renderer, rows, claims, out / f"{self.name}.csv",
+                          out / f"{self.name}.png", notes, time.perf_counter() - t0)
+        write_csv(outcome.csv, rows)
+        self.write_png(outcome)
+        if not quiet:
+            print_outcome(self, outcome)
+        return outcome
+
+    def write_png(self, outcome: Outcome) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig = plt.figure(figsize=(7.5, 5))
+        self.plot(outcome.rows, fig, outcome.renderer)
+        fig.suptitle(f"{self.paper}: {self.title}\n{outcome.renderer}", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(outcome.png, dpi=110)
+        plt.close(fig)
+
+    def main(self, argv=None) -> int:
+        args = self.parser().parse_args(argv)
+        self.execute(args.sizes, args.repeat, args.out)
+        return 0
+
+
+def write_csv(path: Path, rows: list) -> None:
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def print_outcome(exp: Experiment, o: Outcome) -> None:
+    print(f"\n{exp.paper}: {exp.title}  [{o.renderer}]")
+    if o.rows:
+        keys = list(o.rows[0].keys())
+        widths = [max(len(k), *(len(fmt(r.get(k, ""))) for r in o.rows)) for k in keys]
+        print("  ".join(k.rjust(w) for k, w in zip(keys, widths)))
+        for r in o.rows:
+            print("  ".join(fmt(r.get(k, "")).rjust(w) for k, w in zip(keys, widths)))
+    if o.claims:
+        print("\nclaims (paper vs here):")
+        for c in o.claims:
+            print(f"  - {c.text}: paper {c.paper}; here {c.measured}" + (f" ({c.how})" if c.how else ""))
+    for n in o.notes:
+        print(f"  note: {n}")
+    print(f"\nwrote {o.csv} and {o.png} ({o.seconds:.1f} s)")
+
+
+def line_plot(rows: list, ax, x: str, y: str, series: str, label_map: dict | None = None,
+              logy: bool = False) -> None:
+    """Plot y against x, one line per value of the ``series`` column."""
+    groups: dict = {}
+    for r in rows:
+        if r.get(y) in (None, ""):
+            continue
+        groups.setdefault(r[series], []).append((r[x], r[y]))
+    for name, pts in groups.items():
+        pts.sort()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=(label_map or {}).get(name, name))
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def median_by(rows: list, key: str, where: dict) -> float | None:
+    """The value of ``key`` in the row matching ``where`` (None if absent)."""
+    for r in rows:
+        if all(r.get(k) == v for k, v in where.items()):
+            return r.get(key)
+    return None
+
+
+def cli(exp: Experiment) -> None:
+    sys.exit(exp.main())

@@ -1,0 +1,55 @@
+"""The experiment harness and Fig. 8 at tiny sizes (the other experiments have their own files)."""
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+from experiments.__main__ import REGISTRY, main as experiments_main
+from experiments.fig8 import EXPERIMENT as FIG8
+
+ROOT = Path(__file__).resolve().parent.parent
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_fig8_writes_csv_png_and_matches_table_2(tmp_path):
+    o = FIG8.execute(sizes=[16, 32], repeat=1, out=tmp_path, quiet=True)
+    rows = read_csv(tmp_path / "fig8.csv")
+    assert len(rows) == 2 * 4  # one row per (size, algorithm)
+    for r in rows:
+        n = int(r["n"])
+        assert float(r["seconds"]) > 0
+        want = (n - 1) * n * (2 * n - 1) // 6 if r["algorithm"] == "lu" else (n - 1) * n * (n + 1) // 6
+        assert int(r["update_fragments"]) == want == int(r["table2_update"])
+    assert (tmp_path / "fig8.png").read_bytes()[:8] == PNG
+    assert any("Table 2" in c.text and "equal at every size" in c.measured for c in o.claims)
+
+
+def test_listing_names_every_experiment(capsys):
+    assert experiments_main([]) == 0
+    out = capsys.readouterr().out
+    for name in REGISTRY:
+        assert name in out
+
+
+def test_all_writes_report(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "experiments", "all", "--only", "fig8", "--sizes", "8,16",
+                        "--repeat", "1", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    report = (tmp_path / "REPORT.md").read_text()
+    assert "## fig8" in report
+    assert "| claim | paper | here |" in report
+    assert "Renderer: " in report
+
+
+def test_fig8_command_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "experiments.fig8", "--sizes", "8", "--repeat", "1",
+                        "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "claims (paper vs here)" in r.stdout
+    assert (tmp_path / "fig8.csv").exists() and (tmp_path / "fig8.png").exists()
