@@ -61,7 +61,7 @@ def WPOS(x, y):
 #: Kernels with their texels read + written per fragment (Table 1 of 000: bytes/frag / 4).
 KERNELS = {
     "square_root": Kernel("square_root", texels=2, doc="001 Kernel 3; 000 Table 1 8 bytes/frag"),
-    "square_root_guarded": Kernel("square_root_guarded", texels=2, doc="IPM safeguard, Wright ch. 11"),
+    "square_root_guarded": Kernel("square_root_guarded", texels=3, doc="IPM safeguard, Wright ch. 11"),
     "copy": Kernel("copy", texels=2, doc="000 Algorithm 2 copy; Table 1 8 bytes/frag"),
     "normalization": Kernel("normalization", texels=3, doc="001 Kernel 4; 000 Table 1 12 bytes/frag"),
     "swizzle": Kernel("outer_product_subtraction", texels=4, doc="001 Kernel 5; 000 Table 1 16 bytes/frag"),
@@ -70,6 +70,7 @@ KERNELS = {
     "inner_product_subtraction": Kernel("inner_product_subtraction", texels=4,
                                         doc="000 Algorithm 1; Table 1(b) 4(2k+2) bytes/frag"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
+    "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
 }
 
 FORMS = ("outer", "inner")
@@ -189,13 +190,18 @@ def diagonal_pieces(m: int, storage: str) -> list:
 
 
 # ---------------------------------------------------------------------------- plans
+def _sqrt_inputs(sqrt: Kernel) -> dict:
+    """The guarded square root also reads the matrix being factored ("M0") for its tolerance."""
+    return {"L": "S", "M0": "M0"} if sqrt is KERNELS["square_root_guarded"] else {"L": "S"}
+
+
 def _pivot_steps(k: int, m: int, storage: str, sqrt: Kernel) -> list:
     """Square root, copy back, normalization, copy back (Algorithm 2 of 000, steps 1-4)."""
     K = KERNELS
     px, py = (k, k) if storage == "full" else pk.position(k, k, m)
     column, pivot = column_below_diagonal(k, m, storage)
     return [
-        Draw(sqrt, "T", Texel.at(px, py), {"L": "S"}),
+        Draw(sqrt, "T", Texel.at(px, py), _sqrt_inputs(sqrt)),
         Draw(K["copy"], "S", Texel.at(px, py, T0=WPOS), {"A": "T"}),
         Draw(K["normalization"], "T", Rect.covering(*column, T0=pivot), {"L": "S"}),
         Draw(K["copy"], "S", Rect.covering(*column, T0=WPOS), {"A": "T"}),
@@ -216,7 +222,7 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
     if form == "inner":
         for k in range(m - 1):
             plan += [
-                Draw(sqrt, "T", Texel.at(k, k), {"L": "S"}),
+                Draw(sqrt, "T", Texel.at(k, k), _sqrt_inputs(sqrt)),
                 Draw(K["copy"], "S", Texel.at(k, k, T0=WPOS), {"A": "T"}),
                 Draw(K["normalization"], "T", Rect.covering(k, k + 1, k + 1, m, T0=(k + .5, k + .5)), {"L": "S"}),
                 # column k+1, rows k+1 .. m-1: T0 at the start of row j, T1 at the start of row k+1
@@ -224,7 +230,7 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
                      Rect.covering(k + 1, k + 1, k + 2, m, T0=lambda x, y: (.5, y), T1=(.5, k + 1.5)),
                      {"L": "T"}, {"count": k + 1}, 2 * (k + 1) + 2),
             ]
-        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), {"L": "S"}))
+        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), _sqrt_inputs(sqrt)))
         return plan
 
     if storage == "full":
@@ -237,7 +243,7 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
             else:
                 plan += [Draw(K["swizzle"], "T", r, {"L": "S"}) for r in outer_product_columns(k, m)]
             plan.append(SWAP)
-        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), {"L": "S"}))
+        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), _sqrt_inputs(sqrt)))
         return plan
 
     # packed storage (section 4.3 of 001): first half k = 0 .. w-1, second half counting down
@@ -254,7 +260,7 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
         plan.append(Draw(K["swizzle"], "T", packed_triangle_second_half(k, m), {"L": "S"}))
         plan.append(SWAP)
     x, y = pk.position(m - 1, m - 1, m)
-    plan.append(Draw(sqrt, "T", Texel.at(x, y), {"L": "S"}))
+    plan.append(Draw(sqrt, "T", Texel.at(x, y), _sqrt_inputs(sqrt)))
     return plan
 
 
@@ -288,6 +294,17 @@ def first_bad_pivot(L: Stream, m: int, storage: str, magnitude: bool = False) ->
     return None if value > 1e38 else int(value)
 
 
+def count_replaced(L: Stream, m: int, storage: str, huge: float) -> int:
+    """How many pivots the guarded square root replaced (a flag kernel, a sum, one read-back)."""
+    flags = borrow(1, m)
+    for piece in diagonal_pieces(m, storage):
+        KERNELS["huge_pivot_flag"].draw(flags, piece, {"L": L}, {"threshold": float(np.sqrt(huge)) * 0.5})
+    res = reduce_region(flags, "sum", out=borrow(1, 1))
+    value = res.item()
+    give_back(flags, res)
+    return int(round(value))
+
+
 def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
            storage: str = "full", transfer: str = "rtt", guarded: dict | None = None,
            check: bool = True) -> Stream:
@@ -295,7 +312,8 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     stream with L (its upper part is not meaningful for the square update).
 
     ``guarded={"tolerance": t, "huge": H}`` uses the IPM safeguard square root instead of
-    raising on breakdown. ``S`` is left unchanged.
+    raising on breakdown: a pivot not above t times its diagonal entry of ``S`` becomes H
+    (its square root, sqrt(H), is what ``count_replaced`` finds). ``S`` is left unchanged.
     """
     if transfer not in TRANSFERS:
         raise ValueError(f"transfer must be one of {TRANSFERS}, got {transfer!r}")
@@ -308,7 +326,7 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     work = copy_stream(S)
     other = copy_stream(S) if form == "inner" else Stream.like(S)
     pp = PingPong(work, other)
-    run(plan, pp, transfer=transfer)
+    run(plan, pp, others={"M0": S}, transfer=transfer)
     result, spare = pp.T, pp.S
     spare.release()
     if check and guarded is None:

@@ -146,14 +146,15 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
     return res
 
 
-def argmax_region(src: Stream, region=None, absolute: bool = False) -> tuple:
-    """(value, x, y) of the largest element (largest magnitude with ``absolute``) of a region.
+def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool = False) -> tuple:
+    """(value, x, y) of the largest element (largest magnitude with ``absolute``; of the negated
+    values with ``negate``, so -value is the minimum and (x, y) the first argmin) of a region.
 
     Columns are reduced first, then the row of column winners, so a tie goes to the first
     element in column-major order. One read-back of one texel.
     """
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
-    u = {"absolute": bool(absolute)}
+    u = {"absolute": bool(absolute), "negate": bool(negate)}
     if y1 - y0 == 1:
         res = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "x", 4, borrow(1, 1, 4), u)
     elif x1 - x0 == 1:

@@ -232,3 +232,29 @@ def test_cho_solve_on_a_gpu_factor(rng):
             assert rel_err(x.to_array(), np.linalg.solve(A, b)) < 1e-5
             x.release()
         L.release()
+
+
+@pytest.mark.parametrize("form", ["outer", "inner"])
+def test_guarded_square_root_replaces_tiny_pivots_and_counts_them(form):
+    from gpgpu.cholesky import count_replaced, factor
+
+    v = np.array([1.0, 2.0, 3.0, 4.0])
+    A = np.outer(v, v) + np.diag([0.0, 0.0, 1.0, 1.0])  # rank-deficient leading 2 x 2 block
+    huge = 1e30
+    with Stream.from_array(np.tril(A)) as S:
+        L = factor(S, 4, form=form, guarded={"tolerance": 1e-6, "huge": huge})
+        assert count_replaced(L, 4, "full", huge) == 1  # step 1: pivot 4 - 2^2 = 0
+        out = np.tril(L.to_array())
+        L.release()
+    assert out[1, 1] == pytest.approx(np.sqrt(huge), rel=1e-6)
+    assert np.all(np.isfinite(out))
+    assert abs(out[2, 1]) < 1e-10 and abs(out[3, 1]) < 1e-10  # the column normalizes to about zero
+
+
+def test_argmin_by_negated_argmax():
+    from gpgpu.reduce import argmax_region
+
+    x = np.array([3.0, 0.5, 2.0, 0.5, 7.0])
+    with Stream.from_array(x) as s:
+        value, i, _ = argmax_region(s, negate=True)
+    assert (-value, i) == (0.5, 1)
