@@ -55,9 +55,10 @@ def report(outcomes: list, failures: list, out: Path, seconds: float) -> Path:
              "`finish()` after; uploads are not timed. The papers ran on a GeForce 6800 / 7800 "
              "(2005); ratios are what carries over, absolute times do not.", ""]
     for o in outcomes:
+        sizes = sorted({r[o.size_name] for r in o.rows if r.get(o.size_name) is not None})
+        shown = f"Sizes ({o.size_name}): {sizes}. " if sizes else ""
         lines += [f"## {o.name}: {o.title}", "",
-                  f"Renderer: {o.renderer}. Sizes: {sorted({r.get('n', r.get('m')) for r in o.rows if r.get('n', r.get('m')) is not None})}. "
-                  f"Data: `{o.csv.name}`, figure: `{o.png.name}`.", ""]
+                  f"Renderer: {o.renderer}. {shown}Data: `{o.csv.name}`, figure: `{o.png.name}`.", ""]
         if o.claims:
             lines += ["| claim | paper | here |", "| --- | --- | --- |"]
             for c in o.claims:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted"]
+__all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted", "finish", "release"]
 
 
 @dataclass
@@ -43,6 +43,7 @@ class RunContext:
     renderer: str
     software: bool
     progress: Callable[[str], None]
+    options: dict = field(default_factory=dict)  # the experiment's own flags (Experiment.arguments)
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Outcome:
     png: Path
     notes: list = field(default_factory=list)
     seconds: float = 0.0
+    size_name: str = "n"
 
 
 def renderer_name() -> str:
@@ -142,6 +144,8 @@ class Experiment:
     repeat_software: int = 1
     repeat_gpu: int = 3
     size_name: str = "n"
+    #: extra command-line flags: (flag, argparse keyword arguments); values go to ctx.options
+    arguments: list = field(default_factory=list)
 
     def parser(self) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(prog=f"python -m experiments.{self.module_name()}",
@@ -152,12 +156,15 @@ class Experiment:
         p.add_argument("--repeat", type=int, help="repeats per measurement; the median is reported")
         p.add_argument("--out", type=Path, default=Path(os.environ.get("GPGPU_RESULTS", "results")),
                        help="output folder (default: results/)")
+        for flag, kwargs in self.arguments:
+            p.add_argument(flag, **kwargs)
         return p
 
     def module_name(self) -> str:
         return self.name.replace("_", ".", 1) if self.name.startswith(("adat_", "lu_")) else self.name
 
-    def execute(self, sizes=None, repeat=None, out: Path = Path("results"), quiet: bool = False) -> Outcome:
+    def execute(self, sizes=None, repeat=None, out: Path = Path("results"), quiet: bool = False,
+                **options) -> Outcome:
         renderer = renderer_name()
         software = is_software()
         sizes = sizes or (self.sizes_software if software else self.sizes_gpu)
@@ -170,11 +177,13 @@ class Experiment:
                 print(f"  [{self.name}] {msg}", flush=True)
 
         t0 = time.perf_counter()
-        res = self.run(RunContext(list(sizes), repeat, out, renderer, software, progress))
+        defaults = {flag.lstrip("-").replace("-", "_"): kw.get("default") for flag, kw in self.arguments}
+        defaults.update({k: v for k, v in options.items() if v is not None})
+        res = self.run(RunContext(list(sizes), repeat, out, renderer, software, progress, defaults))
         rows, claims = res[0], res[1]
         notes = list(res[2]) if len(res) > 2 else []
         outcome = Outcome(self.name, self.title, renderer, rows, claims, out / f"{self.name}.csv",
-                          out / f"{self.name}.png", notes, time.perf_counter() - t0)
+                          out / f"{self.name}.png", notes, time.perf_counter() - t0, self.size_name)
         write_csv(outcome.csv, rows)
         self.write_png(outcome)
         if not quiet:
@@ -195,8 +204,9 @@ class Experiment:
         plt.close(fig)
 
     def main(self, argv=None) -> int:
-        args = self.parser().parse_args(argv)
-        self.execute(args.sizes, args.repeat, args.out)
+        args = vars(self.parser().parse_args(argv))
+        sizes, repeat, out = args.pop("sizes"), args.pop("repeat"), args.pop("out")
+        self.execute(sizes, repeat, out, **args)
         return 0
 
 

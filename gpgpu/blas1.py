@@ -24,6 +24,7 @@ KERNELS = {
     "elementwise_product": Kernel("elementwise_product", texels=3, doc="000 level 1; 003 Fig. 1"),
     "elementwise_quotient": Kernel("elementwise_quotient", texels=3, doc="000 level 1 saxpy variant"),
     "step_ratio": Kernel("step_ratio", texels=3, doc="000 Algorithm 3 line search, (4.15)-(4.16)"),
+    "blocking_ratio": Kernel("blocking_ratio", texels=3, doc="line search with the blocking index"),
 }
 
 
