@@ -25,6 +25,7 @@ KERNELS = {
     "elementwise_quotient": Kernel("elementwise_quotient", texels=3, doc="000 level 1 saxpy variant"),
     "step_ratio": Kernel("step_ratio", texels=3, doc="000 Algorithm 3 line search, (4.15)-(4.16)"),
     "blocking_ratio": Kernel("blocking_ratio", texels=3, doc="line search with the blocking index"),
+    "copy_input": Kernel("copy", texels=2, doc="000 Algorithm 2: Copy A to S", label="copy_input"),
 }
 
 
@@ -57,9 +58,10 @@ def _elementwise(kernel: str, first, arrays: dict, uniforms=None, out=None):
         return ops.result(target)
 
 
-def copy(x, out: Stream | None = None):
-    """A copy of x (the copy kernel of Algorithm 2 of 000)."""
-    return _elementwise("copy", x, {"A": x}, out=out)
+def copy(x, out: Stream | None = None, label: str = "copy"):
+    """A copy of x (the copy kernel of Algorithm 2 of 000). ``label="copy_input"`` counts it as
+    the "Copy A to S" that starts a factorization, apart from the copies of each step."""
+    return _elementwise("copy" if label == "copy" else "copy_input", x, {"A": x}, out=out)
 
 
 def fill(shape, value: float, out: Stream | None = None) -> Stream:

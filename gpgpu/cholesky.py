@@ -323,8 +323,8 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
                 if d is not SWAP and d.kernel is KERNELS["square_root_guarded"] else d for d in plan]
     from .blas1 import copy as copy_stream
 
-    work = copy_stream(S)
-    other = copy_stream(S) if form == "inner" else Stream.like(S)
+    work = copy_stream(S, label="copy_input")  # "Copy A to S" (Algorithm 2 of 000)
+    other = copy_stream(S, label="copy_input") if form == "inner" else Stream.like(S)
     pp = PingPong(work, other)
     run(plan, pp, others={"M0": S}, transfer=transfer)
     result, spare = pp.T, pp.S

@@ -69,7 +69,7 @@ class Counter:
         q = ctx.query(samples=True, time=self.time)
         with q:
             render()
-        p = Pass(kernel.name, primitive.kind, len(primitive), target.shape, texels or kernel.texels,
+        p = Pass(kernel.label, primitive.kind, len(primitive), target.shape, texels or kernel.texels,
                  query=q)
         for c in _stack:
             c._pending.append(p)

@@ -190,9 +190,15 @@ class Texel(Rect):
 class Line(Primitive):
     """A row or column of texels drawn as a line through the texel centres.
 
-    ``Line.row(y, x0, x1)`` runs from (x0, y+.5) to (x1, y+.5) and shades texels x0 .. x1-1 of
-    row y; ``Line.column(x, y0, y1)`` likewise down a column. This is how LU-GPU (paper 004)
-    swaps rows and columns: each line reads the texels of the other ("parallel data transfer").
+    ``Line.row(y, x0, x1)`` shades texels x0 .. x1-1 of row y; ``Line.column(x, y0, y1)``
+    likewise down a column. This is how LU-GPU (paper 004) swaps rows and columns: each line
+    reads the texels of the other ("parallel data transfer").
+
+    The segment runs from the centre of the first texel to the centre of the texel just past
+    the last, (x0+.5, y+.5) to (x1+.5, y+.5). By the diamond-exit rule a line shades the
+    fragments whose diamond it leaves, so it shades x0 (it starts inside that diamond and
+    leaves) but not x1 (it ends inside). Ending on the diamond's corner instead, at (x1, y+.5),
+    leaves the decision to rounding: llvmpipe then shades x1 at some positions.
     """
 
     mode = _LINES
@@ -205,8 +211,8 @@ class Line(Primitive):
 
     @classmethod
     def row(cls, y: Coord, x0: Coord, x1: Coord, T0: TexGen = None, T1: TexGen = None) -> "Line":
-        return cls(_data=_flat(((x0, y + 0.5), (x1, y + 0.5)), T0, T1))
+        return cls(_data=_flat(((x0 + 0.5, y + 0.5), (x1 + 0.5, y + 0.5)), T0, T1))
 
     @classmethod
     def column(cls, x: Coord, y0: Coord, y1: Coord, T0: TexGen = None, T1: TexGen = None) -> "Line":
-        return cls(_data=_flat(((x + 0.5, y0), (x + 0.5, y1)), T0, T1))
+        return cls(_data=_flat(((x + 0.5, y0 + 0.5), (x + 0.5, y1 + 0.5)), T0, T1))

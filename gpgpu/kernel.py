@@ -104,14 +104,18 @@ class Kernel:
         Texels each fragment reads plus writes (for byte counts; Table 1 of 000 / 4).
     doc : str
         One line: which paper, kernel or figure it implements.
+    label : str
+        The name the counters and the trace use (default ``name``): one file can serve two
+        roles that a table counts apart, e.g. "Copy A to S" and the copies of each step.
     """
 
-    __slots__ = ("name", "texels", "doc", "path")
+    __slots__ = ("name", "texels", "doc", "path", "label")
 
-    def __init__(self, name: str, texels: int = 2, doc: str = ""):
+    def __init__(self, name: str, texels: int = 2, doc: str = "", label: str | None = None):
         self.name = name
         self.texels = texels
         self.doc = doc
+        self.label = label or name
         self.path = GLSL_DIR / f"{name}.frag"
 
     def __repr__(self) -> str:

@@ -97,7 +97,7 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True)
     if A.cols != n:
         raise ValueError(f"lu: A must be square, got shape {A.shape}")
     K = KERNELS
-    pp = PingPong(copy_stream(A), Stream.like(A))
+    pp = PingPong(copy_stream(A, label="copy_input"), Stream.like(A))
     row_perm, col_perm = np.arange(n), np.arange(n)
     row_swaps, col_swaps = [], []
     try:

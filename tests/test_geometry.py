@@ -79,3 +79,13 @@ def test_counters_are_off_by_default_and_report_per_kernel():
     assert (st.passes, st.fragments, st.bytes) == (2, 65, 65 * 4)
     assert "fill" in c.report() and "total" in c.report()
     assert "texel" in c.format_trace()
+
+
+def test_lines_cover_exactly_at_every_position():
+    # rows and columns of every length and offset in a 400 x 400 target: exactly x1 - x0 texels
+    with Stream(400, 400) as s:
+        for y0, y1 in [(0, 400), (1, 400), (4, 397), (46, 384), (383, 384), (100, 101)]:
+            with counters.count() as c:
+                FILL.draw(s, Line.row(y0 % 400, y0, y1), uniforms={"value": 1.0})
+                FILL.draw(s, Line.column(y1 - 1, y0, y1), uniforms={"value": 1.0})
+            assert [p.fragments for p in c.trace] == [y1 - y0, y1 - y0]

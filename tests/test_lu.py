@@ -51,8 +51,9 @@ def test_fragment_counts_equal_table_1a_of_paper_000(n, rng):
         gpgpu.lu(A, pivoting="none")
     assert c.fragments("elimination") == (n - 1) * n * (2 * n - 1) // 6
     assert c.fragments("normalization") == (n - 1) * n // 2
-    # copy: rows of U, n(n+1)/2, plus copyback (n-1)n/2, plus "copy A to S" (n^2)
-    assert c.fragments("copy") == n * (n + 1) // 2 + (n - 1) * n // 2 + n * n
+    # copy: rows of U, n(n+1)/2 (Table 1(a)), plus copyback (n-1)n/2; "copy A to S" apart
+    assert c.fragments("copy") == n * (n + 1) // 2 + (n - 1) * n // 2
+    assert c.fragments("copy_input") == n * n
 
 
 def test_row_swap_draws_two_lines_in_one_pass():
