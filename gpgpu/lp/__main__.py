@@ -1,0 +1,85 @@
+"""``python -m gpgpu.lp FILE``: solve an LP with Algorithm 3 of paper 000 and show its progress.
+
+FILE is an MPS file (``.mps`` / ``.mps.gz``) or the name of a NETLIB problem of Table 3
+(``afiro``, looked up in :func:`gpgpu.lp.netlib.netlib_dir`).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import BACKENDS, read_mps, solve
+from .netlib import PAPER_TABLE3, netlib_path
+
+
+def _resolve(name: str) -> Path:
+    p = Path(name)
+    if p.exists() or p.suffix or "/" in name:
+        return p
+    return netlib_path(name)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__.split("\n")[0])
+    ap.add_argument("file", help="MPS file, or a NETLIB problem name of Table 3")
+    ap.add_argument("--eps", type=float, default=None,
+                    help="tolerance of (6.1)-(6.3) (default: Table 3's for its problems, "
+                         "else 1e-6)")
+    ap.add_argument("--backend", choices=BACKENDS, default="gpu")
+    ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
+    ap.add_argument("--refine", action="store_true",
+                    help="mixed-precision iterative refinement of (4.12) (beyond the paper)")
+    ap.add_argument("--max-iter", type=int, default=100)
+    ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
+    args = ap.parse_args(argv)
+
+    try:
+        path = _resolve(args.file)
+        problem = read_mps(path)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    eps = args.eps
+    if eps is None:
+        eps = PAPER_TABLE3.get(problem.name.lower(), {}).get("eps", 1e-6)
+    rows, cols = problem.original_size
+    m, n = problem.standard_size
+    changes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in problem.presolve.items() if v)
+    print(f"{problem.name}: {rows} rows x {cols} columns; standard form {m} x {n}"
+          + (f" ({changes})" if changes else ""))
+    print(f"backend {args.backend}, cholesky {args.cholesky}, refine {args.refine}, "
+          f"eps {eps:g}")
+    if not args.quiet:
+        print(f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
+              f"{'a_pri':>7} {'a_dual':>7} {'sigma':>9} {'time':>7}")
+
+    def show(h):
+        def f(v, fmt):
+            return format(v, fmt) if v is not None else "-"
+        print(f"{h['iteration']:>3} {h['primal_residual']:>10.3e} {h['dual_residual']:>10.3e} "
+              f"{h['gap']:>10.3e} {h['mu']:>10.3e} {f(h['alpha_pri'], '7.4f'):>7} "
+              f"{f(h['alpha_dual'], '7.4f'):>7} {f(h['sigma'], '9.2e'):>9} "
+              f"{h['time']:>7.3f}", flush=True)
+
+    try:
+        res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
+                    refine=args.refine, max_iter=args.max_iter,
+                    callback=None if args.quiet else show)
+    except ImportError as e:
+        print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
+        return 2
+    print(f"status: {res.status} ({res.message})")
+    print(f"objective: {res.objective:.12g}")
+    print(f"iterations: {res.iterations}   time: {res.elapsed:.3f} s   "
+          f"read-backs per iteration: {res.readbacks_per_iteration:.1f}   "
+          f"replaced pivots: {res.replaced_pivots}")
+    ref = PAPER_TABLE3.get(problem.name.lower())
+    if ref:
+        print(f"paper 000 Table 3: {ref['iterations']} GPU iterations, "
+              f"{ref['matlab_iterations']} MATLAB iterations at eps {ref['eps']:g}")
+    return 0 if res.status_code == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

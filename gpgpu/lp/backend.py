@@ -1,0 +1,289 @@
+"""The operation set Algorithm 3 of paper 000 is written against.
+
+Paper 000 (section 4.2) builds Mehrotra's predictor-corrector method from a handful of kernels:
+level 1 (inner product, inf_norm, smin, saxpy and variants, line-search), level 2 (sgemv,
+forward and backward substitution) and level 3 (adat, chol). :class:`Backend` is that set as
+an abstract class; :mod:`gpgpu.lp.mehrotra` calls nothing else, so one algorithm runs on numpy
+(:class:`~gpgpu.lp.numpy_backend.NumpyBackend`, float32 or float64) and on the GPU
+(``gpgpu.lp.gpu_backend.GPUBackend``).
+
+Vectors are opaque handles owned by the backend: the algorithm only passes them back in.
+Every operation that answers with a number on the CPU (a "read-back", which on the GPU stalls
+the pipeline, section 4.2 of 000) adds to :attr:`Backend.readbacks`.
+
+Semantics of each operation (``V`` a vector handle, ``a`` a Python float):
+
+============================  ==============================================================
+``vector(arr) -> V``          upload a 1-D float64 numpy array
+``to_numpy(V) -> ndarray``    download as float64 (1 read-back)
+``free(V)``                   release a vector (a no-op where memory is garbage collected)
+``dot(x, y) -> float``        x^T y (1 read-back)
+``norm_inf(x) -> float``      max_i |x_i| (1 read-back)
+``vmin(x) -> float``          min_i x_i, the smin kernel (1 read-back); only Mehrotra's
+                              starting point uses it
+``axpy(a, x, y) -> V``        a x + y, new vector
+``scale(a, x) -> V``          a x
+``mul(x, y) -> V``            x_i y_i
+``div(x, y) -> V``            x_i / y_i
+``add_scalar(x, a) -> V``     x_i + a
+``matvec(x) -> V``            A x (length m)
+``rmatvec(y) -> V``           A^T y (length n)
+``max_step(x, dx)``           largest alpha in [0, 1] with x + alpha dx >= 0, (4.15)-(4.16)
+                              (1 read-back); with ``index=True`` answers ``(alpha, i)``, ``i``
+                              the blocking index (the argmin of -x_i/dx_i over dx_i < 0) when
+                              that ratio is <= 1, else ``-1`` (and alpha = 1)
+``entries(x, idx)``           the entries ``x[idx]`` as a float64 array (1 read-back per entry);
+                              Mehrotra's step-length heuristic reads x, dx, s, ds at the
+                              blocking indexes
+``factor_normal(d) -> int``   form M = A diag(d) A^T (adat) and factor M = L L^T (chol),
+                              replacing tiny or negative pivots by a huge value; answers how
+                              many were replaced (1 read-back)
+``solve_normal(r) -> V``      z with M z = r by forward and backward substitution with L; with
+                              ``refine=True``, mixed-precision iterative refinement
+                              (:func:`refine_solve`)
+============================  ==============================================================
+
+Precision and ``refine``: without refinement everything (vectors, A, M, L) is in the backend's
+precision -- float32 for the GPU, as in the paper. ``refine=True`` is the extension beyond the
+paper that makes eps = 1e-8 reachable: the O(m^2 n) formation of M and its O(m^3) Cholesky factor
+stay in float32 (the part the paper puts on the GPU), while the O(mn) vector work and the
+refinement residual ``r - M z = r - A (d * (A^T z))`` are float64 on the CPU, as in the
+combined CPU-GPU solvers the paper's conclusion points to ([GST05]). Iterates stored in float32
+cannot satisfy (6.1)-(6.3) at 1e-8 (float32's unit roundoff is 6e-8), hence float64 vectors.
+"""
+from __future__ import annotations
+
+import abc
+
+import numpy as np
+
+__all__ = ["Backend", "refine_solve", "get_backend", "BACKENDS"]
+
+BACKENDS = ("gpu", "numpy32", "numpy64")
+
+
+class Backend(abc.ABC):
+    """Abstract operation set of Algorithm 3 of paper 000 (see the module notes).
+
+    Parameters
+    ----------
+    problem : Problem
+        The standard-form LP (4.1)-(4.3); the backend keeps ``A`` in its own storage.
+    cholesky : {"outer", "inner"}
+        Outer-product (right-looking, Algorithm 2 of 000) or inner-product (left-looking,
+        Algorithm 1 of 000) Cholesky in :meth:`factor_normal`.
+    refine : bool
+        Mixed-precision iterative refinement in :meth:`solve_normal`.
+
+    Attributes
+    ----------
+    name : str
+    readbacks : int
+        Scalars or vectors read back to the CPU so far.
+    m, n : int
+        Size of the standard form.
+    """
+
+    name = "abstract"
+
+    def __init__(self, problem, cholesky="outer", refine=False, **kw):
+        if cholesky not in ("outer", "inner"):
+            raise ValueError(f"cholesky must be 'outer' or 'inner', got {cholesky!r}")
+        if kw:
+            raise TypeError(f"unexpected backend options: {sorted(kw)}")
+        self.problem = problem
+        self.cholesky = cholesky
+        self.refine = bool(refine)
+        self.m, self.n = problem.A.shape
+        self.readbacks = 0
+
+    # -------------------------------------------------------------- vectors
+    @abc.abstractmethod
+    def vector(self, arr):
+        """Upload the 1-D float64 array ``arr``; answers a handle."""
+
+    @abc.abstractmethod
+    def to_numpy(self, x) -> np.ndarray:
+        """Download ``x`` as a float64 numpy array (1 read-back)."""
+
+    def free(self, x) -> None:
+        """Release ``x`` (default: nothing to do)."""
+
+    # -------------------------------------------------------------- level 1
+    @abc.abstractmethod
+    def dot(self, x, y) -> float:
+        """x^T y, the inner product kernel (1 read-back)."""
+
+    @abc.abstractmethod
+    def norm_inf(self, x) -> float:
+        """||x||_inf, the inf_norm kernel (1 read-back)."""
+
+    @abc.abstractmethod
+    def vmin(self, x) -> float:
+        """min_i x_i, the smin kernel (1 read-back)."""
+
+    @abc.abstractmethod
+    def axpy(self, a, x, y):
+        """a x + y (saxpy), a new vector."""
+
+    @abc.abstractmethod
+    def scale(self, a, x):
+        """a x."""
+
+    @abc.abstractmethod
+    def mul(self, x, y):
+        """Element-wise x_i y_i."""
+
+    @abc.abstractmethod
+    def div(self, x, y):
+        """Element-wise x_i / y_i."""
+
+    @abc.abstractmethod
+    def add_scalar(self, x, a):
+        """x_i + a."""
+
+    @abc.abstractmethod
+    def max_step(self, x, dx, index=False):
+        """Largest alpha in [0, 1] with x + alpha dx >= 0 ((4.15)-(4.16)); 1 read-back.
+
+        With ``index=True`` answers ``(alpha, i)``: ``i`` is the blocking index, the argmin
+        of ``-x_i / dx_i`` over ``dx_i < 0`` (first one on ties) when that minimum is <= 1
+        (a full step would reach or cross zero there), else ``-1`` (and alpha = 1).
+        """
+
+    @abc.abstractmethod
+    def entries(self, x, idx) -> np.ndarray:
+        """``x[idx]`` for a short list of indexes, as float64 (1 read-back per entry)."""
+
+    # -------------------------------------------------------------- level 2
+    @abc.abstractmethod
+    def matvec(self, x):
+        """A x (sgemv), length m."""
+
+    @abc.abstractmethod
+    def rmatvec(self, y):
+        """A^T y (sgemv on the transpose), length n."""
+
+    # -------------------------------------------------------------- level 3
+    @abc.abstractmethod
+    def factor_normal(self, d) -> int:
+        """Form M = A diag(d) A^T (adat) and factor it, M = L L^T (chol).
+
+        A pivot that is not larger than ``pivot_tol`` times the diagonal entry of M it came
+        from (or is not finite) is replaced by a huge value, so that the matching component of
+        the solution is ~0 ([Wri97] ch. 11); answers the number replaced (1 read-back).
+        """
+
+    @abc.abstractmethod
+    def solve_normal(self, r):
+        """z with M z = r: forward then backward substitution with the current factor.
+
+        With ``refine=True`` the answer is improved by :func:`refine_solve`.
+        """
+
+
+def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=1e-13, stats=None):
+    """Mixed-precision iterative refinement of ``M z = r``, residuals in float64.
+
+    Classic refinement is ``z += solve(r - M z)`` (preconditioned Richardson iteration with the
+    low-precision factor as preconditioner). It stalls once ``cond(M) * u_32 >~ 1``, which
+    happens in the last iterations of an interior-point method and whenever a pivot was
+    replaced (the factor then misses a direction of M). ``method="cg"`` (the default) runs
+    conjugate gradients preconditioned by the same solve on the same float64 residuals
+    (Polak-Ribiere form, which tolerates the slightly inexact float32 preconditioner): the
+    first step equals the classic one, and the few eigenvalues of L^{-1} M L^{-T} that lie away
+    from 1 are resolved in a few more steps. Each step costs one low-precision solve (forward
+    and backward substitution) plus ``A (d * (A^T p))`` in float64.
+
+    Parameters
+    ----------
+    solve : callable
+        ``solve(rhs) -> z`` with a low-precision factor of ``M`` (float64 in and out).
+    apply_M : callable
+        ``apply_M(z) -> M z`` in float64 (``A (d * (A^T z))`` with float64 ``A`` and ``d``).
+    r : ndarray, float64
+    method : {"cg", "richardson"}
+    max_steps : int, optional
+        Most corrections (default 8 for "richardson", 50 for "cg").
+    rtol : float
+        Stop when ``||r - M z||_inf <= rtol * ||r||_inf``.
+    stats : dict, optional
+        Gets ``steps`` and ``residual`` (final ``||r - M z||_inf``).
+
+    Returns
+    -------
+    ndarray
+        The iterate with the smallest residual. Richardson stops when a correction no longer
+        halves the residual; CG when the best residual has not improved for 5 steps.
+    """
+    if method not in ("cg", "richardson"):
+        raise ValueError(f"refine method must be 'cg' or 'richardson', got {method!r}")
+    if max_steps is None:
+        max_steps = 8 if method == "richardson" else 50
+    z = solve(r)
+    res = r - apply_M(z)
+    rnorm = float(np.max(np.abs(res))) if res.size else 0.0
+    target = rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
+    steps = 0
+    if method == "richardson":
+        while steps < max_steps and rnorm > target:
+            z_new = z + solve(res)
+            res_new = r - apply_M(z_new)
+            rnorm_new = float(np.max(np.abs(res_new)))
+            if not np.isfinite(rnorm_new) or rnorm_new >= rnorm:
+                break
+            z, res, steps = z_new, res_new, steps + 1
+            shrink, rnorm = rnorm_new / rnorm, rnorm_new
+            if shrink > 0.5:
+                break
+    else:
+        best_z, best_norm, since_best = z, rnorm, 0
+        w = solve(res)                                  # preconditioned residual
+        p = w.copy()
+        rw = float(res @ w)
+        while steps < max_steps and best_norm > target and since_best < 5 and rw > 0:
+            Mp = apply_M(p)
+            pMp = float(p @ Mp)
+            if not (pMp > 0 and np.isfinite(pMp)):
+                break
+            a = rw / pMp
+            z = z + a * p
+            res_new = res - a * Mp
+            steps += 1
+            rnorm = float(np.max(np.abs(res_new)))
+            if not np.isfinite(rnorm):
+                break
+            if rnorm < best_norm:
+                best_z, best_norm, since_best = z, rnorm, 0
+            else:
+                since_best += 1
+            w_new = solve(res_new)
+            rw_new = float(res_new @ w_new)
+            beta = max(float(res_new @ (w_new - w)) / rw, 0.0)      # Polak-Ribiere
+            p = w_new + beta * p
+            res, w, rw = res_new, w_new, rw_new
+        z, rnorm = best_z, best_norm
+    if stats is not None:
+        stats["steps"] = steps
+        stats["residual"] = rnorm
+    return z
+
+
+def get_backend(name, problem, cholesky="outer", refine=False, **kw) -> Backend:
+    """The backend called ``name`` ("gpu", "numpy32" or "numpy64") for ``problem``.
+
+    A :class:`Backend` instance passes through unchanged. "gpu" is imported lazily from
+    ``gpgpu.lp.gpu_backend``.
+    """
+    if isinstance(name, Backend):
+        return name
+    if name == "numpy32" or name == "numpy64":
+        from .numpy_backend import NumpyBackend
+
+        dtype = np.float32 if name == "numpy32" else np.float64
+        return NumpyBackend(problem, dtype=dtype, cholesky=cholesky, refine=refine, **kw)
+    if name == "gpu":
+        from .gpu_backend import GPUBackend
+
+        return GPUBackend(problem, cholesky=cholesky, refine=refine, **kw)
+    raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")

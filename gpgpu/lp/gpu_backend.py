@@ -1,0 +1,231 @@
+"""The operation set of Algorithm 3 (paper 000) on the GPU: every vector and matrix operation is
+a fragment-shader kernel of this project, and only the scalars the algorithm needs come back.
+
+Section 4.2 of 000, kernel by kernel:
+
+=====================  =====================================================================
+inner product          ``blas1.dot``: element-wise product, then the sum reduction
+inf_norm, smin         the abs-max and min reductions
+saxpy and variants     ``saxpy``, ``scale``, ``elementwise_product``, ``elementwise_quotient``,
+                       ``add_scalar`` kernels, one rectangle each
+line search            ``step_ratio`` kernel, then a min reduction (or an argmin, for the
+                       blocking index of Mehrotra's step-length heuristic)
+sgemv                  ``gemv`` in the singlepass inner-product form, A and Aᵀ (swizzled rows)
+adat                   ``adat.form`` (Algorithm 3 of 001, the triangle of Fig. 2(b))
+chol                   ``cholesky.factor``: outer form (triangle update) or inner form, with the
+                       guarded square root of Wright ch. 11 replacing tiny or negative pivots
+forward/backward       ``cholesky.solve_with_factor`` (multipass substitution)
+=====================  =====================================================================
+
+A stays on the GPU as an m x n stream; vectors are 1-row streams. Every scalar read back
+(dot, norms, step lengths, the pivot count, entries) is counted in ``readbacks``.
+
+``refine=True`` (beyond the paper): the factor M = L Lᵀ is still formed and computed on the GPU
+in float32, and each solve with it runs on the GPU, but the iterates are float64 numpy vectors
+and the refinement residual r - M z is computed in float64 on the CPU (see
+``backend.refine_solve``); float32 iterates could not meet eps = 1e-8.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import blas1
+from ..adat import form as form_adat
+from ..blas2 import gemv
+from ..cholesky import count_replaced, factor, solve_with_factor
+from ..reduce import argmax_region, reduce_region
+from ..stream import Stream
+from .backend import Backend, refine_solve
+from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
+
+__all__ = ["GPUBackend"]
+
+
+class GPUBackend(Backend):
+    """:class:`~gpgpu.lp.backend.Backend` with streams and kernels.
+
+    Parameters
+    ----------
+    problem : Problem
+    cholesky : {"outer", "inner"}
+        Outer-product Cholesky with the triangular update (Algorithm 2 of 000, Fig. 5 of 001)
+        or the inner-product form (Algorithm 1 of 000).
+    refine : bool
+        Mixed-precision refinement of the normal-equation solves (see the module notes).
+    update : {"triangle", "square"}
+        Update domain of the outer form; the paper's BrookGPU code (Table 3) could only draw
+        squares.
+    pivot_tol : float
+        Relative pivot tolerance of the guarded square root (default as numpy32).
+    """
+
+    def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
+                 refine_method="cg"):
+        super().__init__(problem, cholesky=cholesky, refine=refine)
+        self.name = "gpu" + ("+refine" if refine else "")
+        self.update = update
+        self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
+        self.huge = huge_pivot(np.float32)
+        self.A = Stream.from_array(problem.A, "A")
+        self.L = None
+        self.refine_method = refine_method
+        self.refine_stats = []
+        # with refinement the vector work is float64 on the CPU (the numpy64 backend's ops)
+        self._cpu = NumpyBackend(problem, dtype=np.float64) if refine else None
+        self.d64 = None
+
+    def release(self) -> None:
+        for s in (self.A, self.L):
+            if s is not None:
+                s.release()
+        self.A = self.L = None
+
+    def __del__(self):  # the algorithm does not know about GL objects; free them when dropped
+        try:
+            self.release()
+        except Exception:
+            pass
+
+    # -------------------------------------------------------------- vectors
+    def vector(self, arr):
+        if self._cpu is not None:
+            return self._cpu.vector(arr)
+        return Stream.from_array(np.asarray(arr, dtype=np.float64).ravel(), "vector")
+
+    def to_numpy(self, x):
+        self.readbacks += 1
+        if self._cpu is not None:
+            return np.asarray(x, dtype=np.float64).copy()
+        return x.to_array().astype(np.float64)
+
+    def free(self, x) -> None:
+        if isinstance(x, Stream):
+            x.release()
+
+    def _read(self, s: Stream) -> float:
+        self.readbacks += 1
+        value = s.item()
+        s.release()
+        return value
+
+    # -------------------------------------------------------------- level 1
+    def _cpu_or(self, name, *args, **kw):
+        out = getattr(self._cpu, name)(*args, **kw)
+        if name in ("dot", "norm_inf", "vmin", "max_step", "entries"):
+            self.readbacks += 1 if name != "entries" else len(np.atleast_1d(args[1]))
+        return out
+
+    def dot(self, x, y):
+        if self._cpu is not None:
+            return self._cpu_or("dot", x, y)
+        return self._read(blas1.dot(x, y, stream=True))
+
+    def norm_inf(self, x):
+        if self._cpu is not None:
+            return self._cpu_or("norm_inf", x)
+        return self._read(blas1.norm_inf(x, stream=True))
+
+    def vmin(self, x):
+        if self._cpu is not None:
+            return self._cpu_or("vmin", x)
+        return self._read(reduce_region(x, "min"))
+
+    def axpy(self, a, x, y):
+        return self._cpu.axpy(a, x, y) if self._cpu is not None else blas1.saxpy(a, x, y)
+
+    def scale(self, a, x):
+        return self._cpu.scale(a, x) if self._cpu is not None else blas1.scale(a, x)
+
+    def mul(self, x, y):
+        return self._cpu.mul(x, y) if self._cpu is not None else blas1.multiply(x, y)
+
+    def div(self, x, y):
+        return self._cpu.div(x, y) if self._cpu is not None else blas1.divide(x, y)
+
+    def add_scalar(self, x, a):
+        return self._cpu.add_scalar(x, a) if self._cpu is not None else blas1.add_scalar(x, a)
+
+    def max_step(self, x, dx, index=False):
+        if self._cpu is not None:
+            return self._cpu_or("max_step", x, dx, index=index)
+        self.readbacks += 1
+        ratio = Stream(1, x.cols)
+        kernel = "blocking_ratio" if index else "step_ratio"
+        blas1.KERNELS[kernel].draw(ratio, blas1.whole(ratio), {"X": x, "DX": dx})
+        try:
+            if not index:
+                res = reduce_region(ratio, "min")
+                alpha = res.item()
+                res.release()
+                return alpha
+            # the argmin of the uncapped ratios: the argmax of their negation, first on ties
+            value, i, _ = argmax_region(ratio, negate=True)
+            return (-value, i) if -value <= 1.0 else (1.0, -1)
+        finally:
+            ratio.release()
+
+    def entries(self, x, idx):
+        if self._cpu is not None:
+            return self._cpu_or("entries", x, idx)
+        idx = np.atleast_1d(np.asarray(idx, dtype=np.int64))
+        self.readbacks += idx.size
+        return np.array([x.read_texel(int(i), 0)[0] for i in idx], dtype=np.float64)
+
+    # -------------------------------------------------------------- level 2
+    def matvec(self, x):
+        if self._cpu is not None:
+            return self._cpu.matvec(x)
+        return gemv(self.A, x)
+
+    def rmatvec(self, y):
+        if self._cpu is not None:
+            return self._cpu.rmatvec(y)
+        return gemv(self.A, y, transpose=True)
+
+    # -------------------------------------------------------------- level 3
+    def factor_normal(self, d):
+        """adat, then chol with the guarded square root; one read-back (the replaced count)."""
+        self.readbacks += 1
+        if self.L is not None:
+            self.L.release()
+            self.L = None
+        if self._cpu is not None:
+            self.d64 = np.asarray(d, dtype=np.float64)
+            ds, owned = Stream.from_array(self.d64, "d"), True
+        else:
+            ds, owned = d, False
+        try:
+            M = form_adat(self.A, ds)
+        finally:
+            if owned:
+                ds.release()
+        try:
+            self.L = factor(M, self.m, form=self.cholesky, update=self.update if self.cholesky == "outer" else "triangle",
+                            guarded={"tolerance": self.pivot_tol, "huge": self.huge})
+        finally:
+            M.release()
+        return count_replaced(self.L, self.m, "full", self.huge)
+
+    def _solve_gpu(self, r: Stream) -> Stream:
+        if self.L is None:
+            raise RuntimeError("solve_normal before factor_normal")
+        return solve_with_factor(self.L, r, self.m)
+
+    def solve_normal(self, r):
+        if self._cpu is None:
+            return self._solve_gpu(r)
+        A, d = self.problem.A, self.d64
+
+        def solve(rhs):
+            self.readbacks += 1  # each correction comes back to the CPU
+            with Stream.from_array(np.asarray(rhs, dtype=np.float64), "rhs") as rs:
+                z = self._solve_gpu(rs)
+            out = z.to_array().astype(np.float64)
+            z.release()
+            return out
+
+        stats = {}
+        z = refine_solve(solve, lambda v: A @ (d * (A.T @ v)), np.asarray(r, np.float64),
+                         method=self.refine_method, stats=stats)
+        self.refine_stats.append(stats)
+        return z

@@ -1,0 +1,389 @@
+"""Algorithm 3 of paper 000: Mehrotra's predictor-corrector interior-point method.
+
+Written once against the operations of :class:`~gpgpu.lp.backend.Backend`, so the same code
+runs on numpy (float32 / float64) and on the GPU. References: paper 000 section 4 (equations
+(4.1)-(4.16)) and 6.2.2 ((6.1)-(6.3)); [Meh92] S. Mehrotra, "On the implementation of a
+primal-dual interior point method", SIAM J. Optim. 2 (1992); [Wri97] S. J. Wright,
+"Primal-Dual Interior-Point Methods", SIAM 1997 (ch. 10 for the algorithm, its starting point
+and step lengths; ch. 9 and 11 for infeasibility and practical details).
+
+Statuses (codes as ``scipy.optimize.linprog``):
+
+====  ====================  ==============================================================
+code  status                meaning
+====  ====================  ==============================================================
+0     optimal               (6.1)-(6.3) hold with the given eps
+1     iteration_limit       max_iter iterations without meeting (6.1)-(6.3)
+2     infeasible            the primal (4.1)-(4.3) has no feasible point
+3     unbounded             the primal is unbounded (the dual (4.4)-(4.6) is infeasible)
+4     numerical_trouble     NaN/inf, or no progress (the precision is exhausted)
+====  ====================  ==============================================================
+
+Infeasibility detection (a heuristic, in the spirit of [Wri97] ch. 9 and of the blow-up tests
+of LIPSOL/PCx, but using only numbers Algorithm 3 reads back anyway): an infeasible primal
+makes the dual iterates diverge along a Farkas ray, an unbounded primal makes x diverge along
+a ray of {x >= 0, A x = 0, c^T x < 0}. Since A^T lambda = c - r_c - s <= c - r_c, the vector
+y = lambda / (b^T lambda) has b^T y = 1 and A^T y <= theta_p e with
+theta_p = (||c||_inf + ||r_c||_inf) / (b^T lambda), so every feasible x has
+||x||_1 >= 1 / theta_p. Symmetrically u = x / (-c^T x) >= 0 has c^T u = -1 and
+||A u||_inf <= theta_d = (||b||_inf + ||r_b||_inf) / (-c^T x), so every dual-feasible lambda has
+||lambda||_1 >= 1 / theta_d. We declare the primal infeasible when 1/theta_p exceeds
+``ray_ratio`` times (1 + e^T x) while (6.1) is not met, and unbounded when 1/theta_d exceeds
+``ray_ratio`` times (1 + m ||lambda||_inf) while (6.2) is not met (for a feasible, bounded
+problem both quotients stay of the order of the iterates' own norms, since b^T lambda ~ c^T x
+<= ||c||_inf ||x||_1). ``e^T x`` and ``||lambda||_inf`` are read back only once the cheap
+necessary conditions 1/theta > ray_ratio hold.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+__all__ = ["mehrotra", "LPResult", "STATUS", "STATUS_CODES", "MESSAGES"]
+
+#: status code -> status name
+STATUS = {0: "optimal", 1: "iteration_limit", 2: "infeasible", 3: "unbounded",
+          4: "numerical_trouble"}
+#: status name -> status code
+STATUS_CODES = {v: k for k, v in STATUS.items()}
+#: status code -> message
+MESSAGES = {
+    0: "Optimal: the relative residuals (6.1), (6.2) and the relative gap (6.3) are below eps.",
+    1: "Iteration limit reached before (6.1)-(6.3) were met.",
+    2: "The problem is (primal) infeasible.",
+    3: "The problem is unbounded (its dual is infeasible).",
+    4: "Numerical trouble: the iteration broke down or stopped making progress "
+       "(the precision is probably exhausted for this eps).",
+}
+
+GAMMA_F = 0.01          # Mehrotra's gamma_f ([Meh92]; [Wri97] p. 205)
+ETA_MAX = 1.0 - 1e-6    # f_pri, f_dual capped here: the iterate stays strictly positive
+                        # even when mu+ = 0 (then f = 1 would land on the boundary)
+
+
+@dataclass
+class LPResult:
+    """What :func:`mehrotra` (and :func:`gpgpu.lp.solve`) answer.
+
+    Attributes
+    ----------
+    status : str
+        One of :data:`STATUS`'s values.
+    status_code : int
+    message : str
+    x : ndarray
+        The source problem's variables (``Problem.to_original``).
+    x_std, y, s : ndarray
+        The last standard-form primal point, dual multipliers lambda and dual slacks.
+    objective : float
+        Source objective at ``x`` (its own sense, constant included).
+    iterations : int
+        Completed iterations (directions computed and taken).
+    history : list of dict
+        Per iteration: ``iteration``, ``primal_residual`` (6.1), ``dual_residual`` (6.2),
+        ``gap`` (6.3), ``mu``, ``alpha_pri``, ``alpha_dual``, ``sigma``, ``time`` (seconds
+        since the start), ``primal_objective``, ``dual_objective``, ``replaced_pivots``.
+        The last entry is the point where the method stopped (its step fields are None).
+    readbacks_per_iteration : float
+    replaced_pivots : int
+        Pivots replaced in all factorizations.
+    backend : str
+    elapsed : float
+        Seconds, start point included.
+    readbacks : int
+        All read-backs of the run (start point and final downloads included).
+    point_iteration : int
+        Iteration whose point is returned (the best one for iteration_limit and
+        numerical_trouble, else the last).
+    """
+
+    status: str
+    status_code: int
+    message: str
+    x: Optional[np.ndarray]
+    x_std: Optional[np.ndarray]
+    y: Optional[np.ndarray]
+    s: Optional[np.ndarray]
+    objective: float
+    iterations: int
+    history: list = field(default_factory=list)
+    readbacks_per_iteration: float = 0.0
+    replaced_pivots: int = 0
+    backend: str = ""
+    elapsed: float = 0.0
+    readbacks: int = 0
+    point_iteration: int = 0
+
+    @property
+    def success(self) -> bool:
+        return self.status_code == 0
+
+    def __repr__(self):
+        return (f"LPResult(status={self.status!r}, objective={self.objective!r}, "
+                f"iterations={self.iterations}, backend={self.backend!r})")
+
+
+def starting_point(be, b, c, ones_n, floor_rel=1e-3):
+    """Mehrotra's starting point ([Meh92]; [Wri97] ch. 10, p. 210).
+
+    x~ = A^T (A A^T)^{-1} b,  lambda~ = (A A^T)^{-1} A c,  s~ = c - A^T lambda~ (least-squares
+    points), shifted to be non-negative by delta_x = max(-1.5 min x~, 0), delta_s likewise,
+    then by delta^_x = 0.5 x^T s / e^T s and delta^_s = 0.5 x^T s / e^T x so that they are
+    positive and well centred; each of the last shifts is at least
+    ``floor_rel * (1 + ||x^||_inf)`` (``s^`` likewise), a safeguard of ours for the degenerate
+    case x^T s^ ~ 0. Answers (x0, lambda0, s0, replaced pivots).
+    """
+    replaced = be.factor_normal(ones_n)                      # A A^T (d = e)
+    w = be.solve_normal(b)
+    x = be.rmatvec(w)                                        # x~ = A^T (A A^T)^{-1} b
+    lam = be.solve_normal(be.matvec(c))                      # lambda~ = (A A^T)^{-1} A c
+    s = be.axpy(-1.0, be.rmatvec(lam), c)                    # s~ = c - A^T lambda~
+    dx = max(-1.5 * be.vmin(x), 0.0)
+    ds = max(-1.5 * be.vmin(s), 0.0)
+    x = be.add_scalar(x, dx)                                 # x^ = x~ + delta_x e
+    s = be.add_scalar(s, ds)                                 # s^ = s~ + delta_s e
+    xs = be.dot(x, s)
+    if not xs > 0.0:                                         # e.g. b = 0 or c = 0
+        x = be.add_scalar(x, 1.0)
+        s = be.add_scalar(s, 1.0)
+        xs = be.dot(x, s)
+    dxh = 0.5 * xs / be.dot(s, ones_n)                       # delta^_x = x^T s / (2 e^T s)
+    dsh = 0.5 * xs / be.dot(x, ones_n)                       # delta^_s = x^T s / (2 e^T x)
+    # Safeguard (ours): when c (or b) lies in the range of A^T (of A), s^ (x^) is ~0 and so
+    # is x^T s; the shifts would leave a point with mu ~ 0 that cannot move. Keep every
+    # shift at least floor_rel * (1 + ||.||_inf); the NETLIB starts are not affected.
+    dxh = max(dxh, floor_rel * (1.0 + be.norm_inf(x)))
+    dsh = max(dsh, floor_rel * (1.0 + be.norm_inf(s)))
+    x = be.add_scalar(x, dxh)
+    s = be.add_scalar(s, dsh)
+    return x, lam, s, replaced
+
+
+def _newton(be, d, rb, rc, q):
+    """Solve the normal equations (4.12)-(4.14) for one right-hand side.
+
+    With D^2 = S^{-1} X (``d``), ``q = S^{-1} r_xs``:
+        A D^2 A^T dlam = r_b + A (S^{-1} X r_c + S^{-1} r_xs)       (4.12)
+        ds = r_c - A^T dlam                                          (4.13)
+        dx = -S^{-1} (r_xs + X ds) = -q - D^2 ds                     (4.14)
+    ``rb`` / ``rc`` may be None for zero residuals (the corrector of Algorithm 3).
+    """
+    t = q if rc is None else be.axpy(1.0, be.mul(d, rc), q)  # S^{-1} X r_c + S^{-1} r_xs
+    rhs = be.matvec(t)
+    if rb is not None:
+        rhs = be.axpy(1.0, rhs, rb)                          # right-hand side of (4.12)
+    dlam = be.solve_normal(rhs)                              # (4.12)
+    atdl = be.rmatvec(dlam)
+    ds = be.scale(-1.0, atdl) if rc is None else be.axpy(-1.0, atdl, rc)     # (4.13)
+    dx = be.axpy(-1.0, be.mul(d, ds), be.scale(-1.0, q))                    # (4.14)
+    return dx, dlam, ds
+
+
+def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GAMMA_F):
+    """Mehrotra's step-length heuristic ([Meh92] sec. 6; [Wri97] p. 205).
+
+    With mu+ = (x + a_pri dx)^T (s + a_dual ds) / n and i the primal blocking index of (4.15),
+        f_pri = (gamma_f mu+ / (s_i + a_dual ds_i) - x_i) / (a_pri dx_i),
+        alpha_pri = max(1 - gamma_f, f_pri) a_pri,
+    and symmetrically for the dual with the blocking index of (4.16); f is capped at
+    ``ETA_MAX`` < 1 so that x, s stay strictly positive (when mu+ = 0, f = 1 would put the
+    blocking component on zero). Without a blocking index (a_max = 1) the full step is taken.
+    """
+    mu_plus = be.dot(be.axpy(a_pri, dx, x), be.axpy(a_dual, ds, s)) / n
+    idx = [i for i in (i_pri, i_dual) if i >= 0]
+    if not idx:
+        return 1.0, 1.0
+    xv, dxv, sv, dsv = (be.entries(v, idx) for v in (x, dx, s, ds))
+    alpha_pri, alpha_dual = 1.0, 1.0
+    k = 0
+    if i_pri >= 0:
+        den = sv[k] + a_dual * dsv[k]
+        f = (gamma_f * mu_plus / den - xv[k]) / (a_pri * dxv[k]) if den > 0 and a_pri > 0 \
+            else 1.0 - gamma_f
+        alpha_pri = max(1.0 - gamma_f, min(f, ETA_MAX)) * a_pri
+        k += 1
+    if i_dual >= 0:
+        den = xv[k] + a_pri * dxv[k]
+        f = (gamma_f * mu_plus / den - sv[k]) / (a_dual * dsv[k]) if den > 0 and a_dual > 0 \
+            else 1.0 - gamma_f
+        alpha_dual = max(1.0 - gamma_f, min(f, ETA_MAX)) * a_dual
+    return alpha_pri, alpha_dual
+
+
+def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, collapse,
+              sum_x, lam_inf):
+    """Infeasibility / unboundedness tests of the module notes; a status code or None.
+
+    ``sum_x`` and ``lam_inf`` are callables (each costs a read-back) evaluated only when a
+    cheap necessary condition already holds.
+    """
+    # Farkas ray of the dual: no feasible x with ||x||_1 < b^T lambda / (||c|| + ||r_c||)
+    if pres > eps and by > ray_ratio * (nc + nrc):
+        if by > ray_ratio * (nc + nrc) * (1.0 + sum_x()):
+            return 2
+    # ray of the primal: no dual-feasible lambda with ||lambda||_1 < -c^T x / (||b|| + ||r_b||)
+    if dres > eps and -cx > ray_ratio * (nb + nrb):
+        if -cx > ray_ratio * (nb + nrb) * (1.0 + first["m"] * lam_inf()):
+            return 3
+    # complementarity has vanished while one residual never came down
+    if mu <= collapse * first["mu"]:
+        if first["min_pres"] > max(0.01 * first["pres"], 1e3 * eps):
+            return 2
+        if first["min_dres"] > max(0.01 * first["dres"], 1e3 * eps):
+            return 3
+    return None
+
+
+def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
+             collapse=1e-10, stall_window=8):
+    """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
+
+    Parameters
+    ----------
+    be : Backend
+    problem : Problem
+    eps : float
+        Tolerance of the termination tests (6.1)-(6.3).
+    max_iter : int
+    callback : callable, optional
+        Called with each history entry (a dict) once its iteration is complete.
+    ray_ratio : float
+        Threshold of the ray (Farkas) tests for infeasibility / unboundedness (module notes).
+    collapse : float
+        Second test: the primal is declared infeasible (unbounded) when mu has fallen below
+        ``collapse * mu_0`` while the smallest (6.1) ((6.2)) met so far is still above both 1%
+        of its starting value and ``1000 eps`` -- complementarity converged, feasibility never
+        came.
+    stall_window : int
+        Numerical trouble is declared when the worst of (6.1)-(6.3) has not improved by a
+        factor 2 over this many iterations (checked after 2 * stall_window iterations).
+
+    Returns
+    -------
+    LPResult
+        For ``iteration_limit`` and ``numerical_trouble`` the point returned is the best one
+        met (smallest worst criterion); ``LPResult.point_iteration`` says which.
+    """
+    t0 = time.perf_counter()
+    m, n = problem.A.shape
+    nb = float(np.max(np.abs(problem.b))) if m else 0.0       # ||b||_inf, ||c||_inf: constants
+    nc = float(np.max(np.abs(problem.c))) if n else 0.0
+    b = be.vector(problem.b)
+    c = be.vector(problem.c)
+    ones_n = be.vector(np.ones(n))
+    x, lam, s, replaced_total = starting_point(be, b, c, ones_n)
+    rb0 = be.readbacks
+    history = []
+    code = 1
+    worst_hist = []                                            # worst criterion per iteration
+    best = (math.inf, 0, x, lam, s)                            # (worst, k, x, lam, s)
+    first = None
+    k = 0
+    while True:
+        # --- residuals and objectives (Algorithm 3: sgemv, inner product, inf_norm kernels)
+        rb = be.axpy(-1.0, be.matvec(x), b)                   # r_b = b - A x
+        rc = be.axpy(-1.0, s, be.axpy(-1.0, be.rmatvec(lam), c))   # r_c = c - A^T lambda - s
+        cx = be.dot(c, x)                                     # primal objective
+        by = be.dot(b, lam)                                   # dual objective
+        nrb = be.norm_inf(rb)
+        nrc = be.norm_inf(rc)
+        mu = be.dot(x, s) / n                                 # mu = x^T s / n
+        pres = nrb / (1.0 + nb)                               # (6.1)
+        dres = nrc / (1.0 + nc)                               # (6.2)
+        gap = abs(cx - by) / (1.0 + abs(cx))                  # (6.3)
+        entry = {"iteration": k, "primal_residual": pres, "dual_residual": dres, "gap": gap,
+                 "mu": mu, "primal_objective": cx + problem.c0,
+                 "dual_objective": by + problem.c0, "alpha_pri": None, "alpha_dual": None,
+                 "sigma": None, "replaced_pivots": None,
+                 "time": time.perf_counter() - t0}
+        history.append(entry)
+        finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
+        worst = max(pres, dres, gap) if finite else math.inf
+        if worst < best[0]:
+            best = (worst, k, x, lam, s)
+        if first is None:
+            first = {"mu": mu, "pres": pres, "dres": dres, "m": m, "min_pres": pres,
+                     "min_dres": dres}
+        if finite:
+            first["min_pres"] = min(first["min_pres"], pres)
+            first["min_dres"] = min(first["min_dres"], dres)
+        # --- termination (6.1)-(6.3) and the other stops
+        stop = None
+        if not finite:
+            stop = 4
+        elif pres <= eps and dres <= eps and gap <= eps:      # (6.1)-(6.3)
+            stop = 0
+        else:
+            stop = _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
+                             collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam))
+        if stop is None:
+            worst_hist.append(worst)
+            if len(worst_hist) > 2 * stall_window and \
+                    min(worst_hist[-stall_window:]) > 0.5 * min(worst_hist[:-stall_window]):
+                stop = 4
+            elif k >= max_iter:
+                stop = 1
+        if stop is not None:
+            code = stop
+            if callback is not None:
+                callback(entry)
+            break
+
+        # --- predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e
+        d = be.div(x, s)                                      # D^2 = S^{-1} X
+        replaced = be.factor_normal(d)                        # adat + chol
+        replaced_total += replaced
+        dx_a, dl_a, ds_a = _newton(be, d, rb, rc, x)          # S^{-1} r_xs = S^{-1} X S e = x
+        a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
+        a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
+        mu_aff = be.dot(be.axpy(a_pri_aff, dx_a, x), be.axpy(a_dual_aff, ds_a, s)) / n
+        sigma = (mu_aff / mu) ** 3                            # sigma = (mu_aff / mu)^3
+
+        # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
+        #     r_xs = -sigma mu e + dX_aff dS_aff e
+        rxs = be.add_scalar(be.mul(dx_a, ds_a), -sigma * mu)
+        q = be.div(rxs, s)                                    # S^{-1} r_xs
+        dx_c, dl_c, ds_c = _newton(be, d, None, None, q)
+
+        # --- search direction = predictor + corrector
+        dx = be.axpy(1.0, dx_a, dx_c)
+        dl = be.axpy(1.0, dl_a, dl_c)
+        ds = be.axpy(1.0, ds_a, ds_c)
+        a_pri_max, i_pri = be.max_step(x, dx, index=True)     # (4.15)
+        a_dual_max, i_dual = be.max_step(s, ds, index=True)   # (4.16)
+        a_pri, a_dual = _mehrotra_step(be, x, dx, s, ds, a_pri_max, i_pri, a_dual_max, i_dual, n)
+
+        # --- update
+        x = be.axpy(a_pri, dx, x)
+        lam = be.axpy(a_dual, dl, lam)
+        s = be.axpy(a_dual, ds, s)
+        for v in (rb, rc, d, dx_a, dl_a, ds_a, rxs, q, dx_c, dl_c, ds_c, dx, dl, ds):
+            be.free(v)
+        entry.update(alpha_pri=a_pri, alpha_dual=a_dual, sigma=sigma, replaced_pivots=replaced)
+        if callback is not None:
+            callback(entry)
+        k += 1
+
+    elapsed = time.perf_counter() - t0
+    per_iter = (be.readbacks - rb0) / max(k, 1)
+    point_k = k
+    if code in (1, 4):                                        # the best point met
+        _, point_k, x, lam, s = best
+    x_std = be.to_numpy(x)
+    y = be.to_numpy(lam)
+    s_np = be.to_numpy(s)
+    message = MESSAGES[code]
+    if code == 0:
+        message += f" ({k} iterations, eps = {eps:g})"
+    elif code == 4 and point_k < k:
+        message += f" The point returned is that of iteration {point_k}."
+    return LPResult(status=STATUS[code], status_code=code, message=message,
+                    x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
+                    objective=problem.original_objective(x_std), iterations=k, history=history,
+                    readbacks_per_iteration=per_iter, replaced_pivots=replaced_total,
+                    backend=be.name, elapsed=elapsed, readbacks=be.readbacks,
+                    point_iteration=point_k)

@@ -1,0 +1,275 @@
+"""The operation set of Algorithm 3 (paper 000) in numpy, in float32 or float64.
+
+Paper 000 compares its GPU code with "a MATLAB version implementing exactly the same
+algorithm using the dense constraint matrix with single precision" (section 6.2.2, Table 3).
+:class:`NumpyBackend` with ``dtype=np.float32`` plays that part; ``np.float64`` is the
+double-precision reference. Each operation mirrors one kernel of section 4.2; the Cholesky
+factorizations are the paper's own loops (Algorithm 1, inner product; Algorithm 2, outer
+product), vectorised per column, with the small-pivot replacement of [Wri97] ch. 11.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .backend import Backend, refine_solve
+
+__all__ = ["NumpyBackend", "cholesky_outer", "cholesky_inner", "forward_backward",
+           "default_pivot_tol", "huge_pivot"]
+
+
+def _quiet(f):
+    """Run ``f`` without numpy floating-point warnings (overflow is the algorithm's business:
+    it reads back non-finite numbers and stops with ``numerical_trouble``)."""
+    @functools.wraps(f)
+    def g(*a, **kw):
+        with np.errstate(all="ignore"):
+            return f(*a, **kw)
+    return g
+
+
+def default_pivot_tol(dtype) -> float:
+    """Relative pivot tolerance: a pivot <= tol * (its diagonal entry of M) is replaced.
+
+    1e-13 in float64 and 1e-7 (about float32's unit roundoff) in float32. A larger float32
+    tolerance (1e-6) also replaces pivots that are small but meaningful; the factor then
+    misses a direction of M, which the refinement of ``refine=True`` cannot recover (agg3
+    stalls at 5e-5 with the inner-product form); 1e-7 solves all ten NETLIB problems of
+    Table 3 both at the paper's eps and, refined, at 1e-8.
+    """
+    return 1e-13 if np.dtype(dtype) == np.float64 else 1e-7
+
+
+def huge_pivot(dtype) -> float:
+    """The value a replaced pivot takes (its square root divides the column to ~0)."""
+    return 1e64 if np.dtype(dtype) == np.float64 else 1e30
+
+
+def _bad(p, ref, tol):
+    return not (np.isfinite(p) and p > tol * ref)
+
+
+def cholesky_outer(M, pivot_tol=None, huge=None):
+    """Outer-product (right-looking) Cholesky, Algorithm 2 of 000, in ``M``'s dtype.
+
+    At step k: square root of the pivot, normalization of column k below it, then the
+    update of the trailing square submatrix by the outer product of that column (the paper's
+    "square update"). A pivot that is not finite or not above ``pivot_tol * M0[k, k]`` (the
+    original diagonal) is replaced by ``huge`` ([Wri97] ch. 11).
+
+    Returns
+    -------
+    L : ndarray
+        Lower triangular factor (the strict upper triangle is zero).
+    replaced : int
+        Number of pivots replaced.
+    """
+    dt = M.dtype
+    tol = default_pivot_tol(dt) if pivot_tol is None else pivot_tol
+    big = dt.type(huge_pivot(dt) if huge is None else huge)
+    S = np.array(M, dtype=dt, copy=True)
+    diag0 = np.diagonal(S).copy()
+    m = S.shape[0]
+    replaced = 0
+    for k in range(m):
+        p = S[k, k]
+        if _bad(p, diag0[k], tol):
+            p = big
+            replaced += 1
+        lkk = np.sqrt(p)                                         # square root kernel
+        S[k, k] = lkk
+        col = S[k + 1:, k] / lkk                                 # normalization kernel
+        S[k + 1:, k] = col
+        S[k + 1:, k + 1:] -= np.multiply.outer(col, col)         # submatrix update kernel
+    return np.tril(S), replaced
+
+
+def cholesky_inner(M, pivot_tol=None, huge=None):
+    """Inner-product (left-looking) Cholesky, Algorithm 1 of 000, in ``M``'s dtype.
+
+    Column k is ``M[k:, k]`` minus the inner products of the rows of the finished columns
+    ``L[k:, :k]`` with ``L[k, :k]``, then square root and normalization; same pivot rule
+    and return values as :func:`cholesky_outer`.
+    """
+    dt = M.dtype
+    tol = default_pivot_tol(dt) if pivot_tol is None else pivot_tol
+    big = dt.type(huge_pivot(dt) if huge is None else huge)
+    M = np.asarray(M, dtype=dt)
+    m = M.shape[0]
+    L = np.zeros_like(M)
+    replaced = 0
+    for k in range(m):
+        v = M[k:, k] - L[k:, :k] @ L[k, :k]                     # inner product subtraction
+        p = v[0]
+        if _bad(p, M[k, k], tol):
+            p = big
+            replaced += 1
+        lkk = np.sqrt(p)                                         # square root
+        L[k, k] = lkk
+        L[k + 1:, k] = v[1:] / lkk                               # normalization
+    return L, replaced
+
+
+def forward_backward(L, r):
+    """Solve L L^T z = r by column-oriented forward then backward substitution in L's dtype."""
+    z = np.array(r, dtype=L.dtype, copy=True)
+    m = z.size
+    for k in range(m):                                           # L y = r
+        z[k] /= L[k, k]
+        z[k + 1:] -= z[k] * L[k + 1:, k]
+    for k in range(m - 1, -1, -1):                               # L^T z = y
+        z[k] /= L[k, k]
+        z[:k] -= z[k] * L[k, :k]
+    return z
+
+
+class NumpyBackend(Backend):
+    """:class:`~gpgpu.lp.backend.Backend` on numpy arrays in one precision.
+
+    Parameters
+    ----------
+    problem : Problem
+    dtype : np.float32 or np.float64
+        Precision of A, the vectors, M and L ("numpy32" / "numpy64"). With ``refine=True``
+        only M and L are in ``dtype``; vectors and matvecs are float64 (see
+        :mod:`gpgpu.lp.backend`).
+    cholesky : {"outer", "inner"}
+    refine : bool
+    pivot_tol : float, optional
+        Relative pivot tolerance (default :func:`default_pivot_tol`).
+    refine_method : {"cg", "richardson"}
+        See :func:`~gpgpu.lp.backend.refine_solve`.
+    fast_solve : bool
+        Use ``scipy.linalg.solve_triangular`` (same precision) instead of the explicit
+        substitution loops; default True (the loops are slow in Python for m ~ 500).
+    """
+
+    def __init__(self, problem, dtype=np.float64, cholesky="outer", refine=False,
+                 pivot_tol=None, fast_solve=True, refine_method="cg"):
+        super().__init__(problem, cholesky=cholesky, refine=refine)
+        self.fdtype = np.dtype(dtype)                 # factor (M, L) precision
+        if self.fdtype not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+        self.vdtype = np.dtype(np.float64) if refine else self.fdtype
+        bits = 32 if self.fdtype == np.float32 else 64
+        self.name = f"numpy{bits}" + ("+refine" if refine else "")
+        self.A = problem.A.astype(self.vdtype)
+        self.A_f = problem.A.astype(self.fdtype)
+        self.A64 = problem.A
+        self.pivot_tol = default_pivot_tol(self.fdtype) if pivot_tol is None else pivot_tol
+        self.fast_solve = fast_solve
+        self.L = None
+        self.d64 = None
+        self.refine_method = refine_method
+        self.refine_stats = []
+
+    # -------------------------------------------------------------- vectors
+    def vector(self, arr):
+        return np.array(arr, dtype=self.vdtype, copy=True).ravel()
+
+    def to_numpy(self, x):
+        self.readbacks += 1
+        return np.asarray(x, dtype=np.float64).copy()
+
+    # -------------------------------------------------------------- level 1
+    @_quiet
+    def dot(self, x, y):
+        self.readbacks += 1
+        return float(np.dot(x, y))
+
+    @_quiet
+    def norm_inf(self, x):
+        self.readbacks += 1
+        return float(np.max(np.abs(x))) if x.size else 0.0
+
+    @_quiet
+    def vmin(self, x):
+        self.readbacks += 1
+        return float(np.min(x)) if x.size else 0.0
+
+    @_quiet
+    def axpy(self, a, x, y):
+        return (self.vdtype.type(a) * x + y).astype(self.vdtype, copy=False)
+
+    @_quiet
+    def scale(self, a, x):
+        return (self.vdtype.type(a) * x).astype(self.vdtype, copy=False)
+
+    @_quiet
+    def mul(self, x, y):
+        return x * y
+
+    @_quiet
+    def div(self, x, y):
+        return x / y
+
+    @_quiet
+    def add_scalar(self, x, a):
+        return x + self.vdtype.type(a)
+
+    @_quiet
+    def max_step(self, x, dx, index=False):
+        self.readbacks += 1
+        neg = dx < 0
+        alpha, i = 1.0, -1
+        if np.any(neg):
+            ratio = np.where(neg, -x / np.where(neg, dx, 1), np.inf)
+            j = int(np.argmin(ratio))
+            if ratio[j] <= 1.0:
+                alpha, i = max(float(ratio[j]), 0.0), j
+        return (alpha, i) if index else alpha
+
+    def entries(self, x, idx):
+        idx = np.atleast_1d(np.asarray(idx, dtype=np.int64))
+        self.readbacks += idx.size
+        return np.asarray(x[idx], dtype=np.float64)
+
+    # -------------------------------------------------------------- level 2
+    @_quiet
+    def matvec(self, x):
+        return self.A @ x
+
+    @_quiet
+    def rmatvec(self, y):
+        return self.A.T @ y
+
+    # -------------------------------------------------------------- level 3
+    @_quiet
+    def factor_normal(self, d):
+        self.readbacks += 1
+        d_f = np.asarray(d, dtype=self.fdtype)
+        M = (self.A_f * d_f) @ self.A_f.T                         # adat
+        chol = cholesky_outer if self.cholesky == "outer" else cholesky_inner
+        self.L, replaced = chol(M, pivot_tol=self.pivot_tol)
+        if self.refine:
+            self.d64 = np.asarray(d, dtype=np.float64)
+        return replaced
+
+    def _solve_f(self, r):
+        """Forward and backward substitution in the factor precision."""
+        if self.L is None:
+            raise RuntimeError("solve_normal before factor_normal")
+        rf = np.asarray(r, dtype=self.fdtype)
+        if self.fast_solve:
+            from scipy.linalg import solve_triangular
+
+            y = solve_triangular(self.L, rf, lower=True, check_finite=False)
+            return solve_triangular(self.L, y, lower=True, trans="T", check_finite=False)
+        return forward_backward(self.L, rf)
+
+    @_quiet
+    def solve_normal(self, r):
+        if not self.refine:
+            return self._solve_f(r).astype(self.vdtype, copy=False)
+        A, d = self.A64, self.d64
+
+        def solve(rhs):
+            self.readbacks += 1          # on the GPU each correction is read back
+            return self._solve_f(rhs).astype(np.float64)
+
+        stats = {}
+        z = refine_solve(solve, lambda z: A @ (d * (A.T @ z)), np.asarray(r, np.float64),
+                         method=self.refine_method, stats=stats)
+        self.refine_stats.append(stats)
+        return z

@@ -1,0 +1,79 @@
+"""The GPU back end of the interior-point method (Algorithm 3 of paper 000) on llvmpipe."""
+import numpy as np
+import pytest
+
+from gpgpu.lp import Problem, read_mps, solve
+from gpgpu.lp.netlib import PAPER_TABLE3, netlib_dir
+
+try:
+    NETLIB = netlib_dir()
+except FileNotFoundError:  # pragma: no cover - the data ships beside the project
+    NETLIB = None
+
+needs_netlib = pytest.mark.skipif(NETLIB is None, reason="NETLIB problems not found (GPGPU_NETLIB_DIR)")
+
+
+def highs_objective(path):
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    return h.getInfo().objective_function_value
+
+
+@needs_netlib
+@pytest.mark.parametrize("name", ["afiro", "sc50b", "blend", "adlittle"])
+def test_netlib_on_the_gpu_reaches_the_papers_eps(name):
+    path = NETLIB / f"{name}.mps.gz"
+    problem = read_mps(path)
+    eps = PAPER_TABLE3[name]["eps"]
+    ref = highs_objective(path)
+    gpu = solve(problem, backend="gpu", eps=eps)
+    assert gpu.status == "optimal", gpu.message
+    assert abs(gpu.objective - ref) / max(1.0, abs(ref)) <= 10 * eps
+    assert gpu.iterations <= 1.5 * PAPER_TABLE3[name]["iterations"]
+    cpu = solve(problem, backend="numpy32", eps=eps)
+    assert abs(gpu.iterations - cpu.iterations) <= 2
+    # only scalars come back: a few dozen per iteration, never a vector
+    assert 0 < gpu.readbacks_per_iteration < 40
+
+
+@needs_netlib
+def test_inner_cholesky_on_the_gpu():
+    r = solve(NETLIB / "afiro.mps.gz", backend="gpu", cholesky="inner", eps=4e-5)
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(-464.7531428571, rel=4e-4)
+
+
+@needs_netlib
+def test_refinement_reaches_1e_8_on_the_gpu():
+    path = NETLIB / "afiro.mps.gz"
+    r = solve(path, backend="gpu", eps=1e-8, refine=True)
+    assert r.status == "optimal"
+    assert abs(r.objective - highs_objective(path)) / 464.75 <= 1e-7
+
+
+def test_infeasible_and_unbounded_on_the_gpu():
+    # x1 + x2 = 1 and x1 + x2 = 3 (with x >= 0): infeasible
+    infeasible = Problem.from_arrays(np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([1.0, 3.0]), np.array([1.0, 1.0]))
+    r = solve(infeasible, backend="gpu", eps=1e-6, max_iter=60)
+    assert r.status == "infeasible"
+    # min -x1 with x1 - x2 = 0: unbounded
+    unbounded = Problem.from_arrays(np.array([[1.0, -1.0]]), np.array([0.0]), np.array([-1.0, 0.0]))
+    r = solve(unbounded, backend="gpu", eps=1e-6, max_iter=60)
+    assert r.status == "unbounded"
+
+
+def test_gpu_and_numpy_take_the_same_first_steps():
+    rng = np.random.default_rng(3)
+    m, n = 8, 16
+    A = rng.random((m, n))
+    p = Problem.from_arrays(A, A @ (rng.random(n) + 0.5), A.T @ rng.standard_normal(m) + rng.random(n) + 0.5)
+    g = solve(p, backend="gpu", eps=1e-4)
+    c = solve(p, backend="numpy32", eps=1e-4)
+    assert g.status == c.status == "optimal"
+    for hg, hc in zip(g.history[:3], c.history[:3]):
+        assert hg["mu"] == pytest.approx(hc["mu"], rel=1e-3)
+        assert hg["alpha_pri"] == pytest.approx(hc["alpha_pri"], rel=1e-3, abs=1e-5)

@@ -1,0 +1,312 @@
+"""Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method) on the numpy backends."""
+import numpy as np
+import pytest
+
+highspy = pytest.importorskip("highspy")
+
+from gpgpu.lp import Problem, get_backend, read_mps, solve  # noqa: E402
+from gpgpu.lp.__main__ import main as cli_main  # noqa: E402
+from gpgpu.lp.backend import refine_solve  # noqa: E402
+from gpgpu.lp.mehrotra import MESSAGES, STATUS, starting_point  # noqa: E402
+from gpgpu.lp.netlib import PAPER_TABLE3, PROBLEMS, netlib_dir, netlib_path  # noqa: E402
+from gpgpu.lp.numpy_backend import (NumpyBackend, cholesky_inner, cholesky_outer,  # noqa: E402
+                                    forward_backward)
+
+SMALL = ["afiro", "sc50b", "blend", "adlittle"]
+_CACHE = {}
+
+
+def netlib(name):
+    """(Problem, HiGHS objective), cached; skips when the NETLIB folder is absent."""
+    try:
+        netlib_dir()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    if name not in _CACHE:
+        path = netlib_path(name)
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.readModel(str(path))
+        h.run()
+        _CACHE[name] = (read_mps(path), h.getInfo().objective_function_value)
+    return _CACHE[name]
+
+
+def rel(a, b):
+    return abs(a - b) / abs(b)
+
+
+# --------------------------------------------------------------------------- NETLIB
+@pytest.mark.parametrize("name", SMALL)
+def test_numpy64_reaches_1e8(name):
+    p, ref = netlib(name)
+    r = solve(p, backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and r.status_code == 0
+    last = r.history[-1]
+    assert max(last["primal_residual"], last["dual_residual"], last["gap"]) <= 1e-8
+    assert rel(r.objective, ref) <= 1e-6
+    assert r.iterations <= 1.5 * PAPER_TABLE3[name]["iterations"]
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_numpy32_reaches_paper_eps(name):
+    p, ref = netlib(name)
+    eps = PAPER_TABLE3[name]["eps"]
+    r = solve(p, backend="numpy32", eps=eps)
+    assert r.status == "optimal", r.message
+    assert r.backend == "numpy32"
+    assert rel(r.objective, ref) <= 1e-3
+    assert r.iterations <= 1.5 * PAPER_TABLE3[name]["iterations"]
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_numpy32_refine_reaches_1e8(name):
+    p, ref = netlib(name)
+    r = solve(p, backend="numpy32", eps=1e-8, refine=True)
+    assert r.status == "optimal", r.message
+    assert r.backend == "numpy32+refine"
+    assert rel(r.objective, ref) <= 1e-7
+
+
+def test_numpy32_without_refine_cannot_reach_1e8():
+    """Single precision alone stalls well above 1e-8 (section 6.2.2 of 000)."""
+    p, _ = netlib("afiro")
+    r = solve(p, backend="numpy32", eps=1e-8, max_iter=40)
+    assert r.status in ("numerical_trouble", "iteration_limit")
+    assert r.x_std is not None and np.all(np.isfinite(r.x_std))   # the best point met
+
+
+@pytest.mark.parametrize("cholesky", ["inner", "outer"])
+def test_cholesky_forms_agree(cholesky):
+    p, ref = netlib("afiro")
+    r = solve(p, backend="numpy64", eps=1e-8, cholesky=cholesky)
+    assert r.status == "optimal" and r.iterations == 7
+    assert rel(r.objective, ref) <= 1e-8
+
+
+def test_history_and_result_fields():
+    p, _ = netlib("afiro")
+    seen = []
+    r = solve(p, backend="numpy64", eps=1e-8, callback=seen.append)
+    assert len(r.history) == r.iterations + 1 and seen == r.history
+    keys = {"iteration", "primal_residual", "dual_residual", "gap", "mu", "alpha_pri",
+            "alpha_dual", "sigma", "time"}
+    for h in r.history[:-1]:
+        assert keys <= set(h)
+        assert 0 < h["alpha_pri"] <= 1 and 0 < h["alpha_dual"] <= 1 and h["sigma"] >= 0
+    assert [h["iteration"] for h in r.history] == list(range(r.iterations + 1))
+    times = [h["time"] for h in r.history]
+    assert times == sorted(times)
+    assert r.history[-1]["alpha_pri"] is None
+    assert r.x.shape == (32,) and r.x_std.shape == (51,) and r.y.shape == (27,)
+    assert r.s.shape == (51,) and r.s.min() > 0 and r.x_std.min() > 0
+    assert 5 < r.readbacks_per_iteration < 40
+    assert r.replaced_pivots == 0 and r.elapsed > 0 and r.backend == "numpy64"
+    assert r.objective == pytest.approx(p.original_objective(r.x_std))
+
+
+def test_starting_point_positive():
+    p, _ = netlib("afiro")
+    be = NumpyBackend(p, dtype=np.float64)
+    x, lam, s, _ = starting_point(be, be.vector(p.b), be.vector(p.c), be.vector(np.ones(p.n)))
+    assert x.min() > 0 and s.min() > 0 and lam.shape == (p.m,)
+    # lambda~ is the least-squares dual: A (c - A^T lambda) = 0
+    np.testing.assert_allclose(p.A @ (p.c - p.A.T @ lam), 0, atol=1e-9)
+
+
+def test_solve_from_path():
+    netlib("afiro")
+    r = solve(str(netlib_path("afiro")), backend="numpy64", eps=1e-8)
+    assert r.status == "optimal"
+
+
+def test_all_netlib_problems():
+    """All ten problems of Table 3: numpy64 and numpy32+refine (both Cholesky forms) to 1e-8,
+    numpy32 to Table 3's eps; iteration counts within a factor 1.5 of the paper's."""
+    for name in PROBLEMS:
+        p, ref = netlib(name)
+        paper = PAPER_TABLE3[name]["iterations"]
+        for backend, eps, refine, tol, chol in [
+                ("numpy64", 1e-8, False, 1e-7, "outer"),
+                ("numpy32", 1e-8, True, 1e-7, "outer"),
+                ("numpy32", 1e-8, True, 1e-7, "inner"),
+                ("numpy32", PAPER_TABLE3[name]["eps"], False, 2e-3, "outer")]:
+            r = solve(p, backend=backend, eps=eps, refine=refine, cholesky=chol)
+            assert r.status == "optimal", (name, backend, refine, chol, r.message)
+            assert rel(r.objective, ref) <= tol, (name, backend, refine)
+            assert r.iterations <= 1.5 * paper, (name, backend, refine, r.iterations)
+
+
+# --------------------------------------------------------------------------- statuses
+INFEASIBLE = {
+    "equality": dict(c=[1, 1], A_eq=[[1, 1]], b_eq=[-1]),
+    "contradiction": dict(c=[1, 1], A_ub=[[1, 1], [-1, -1]], b_ub=[1, -2]),
+    "mixed": dict(c=[1, 2, 3], A_ub=[[1, 1, 0], [0, -1, -1]], b_ub=[1, -3], A_eq=[[1, 0, 1]],
+                  b_eq=[1]),
+}
+UNBOUNDED = {
+    "ray": dict(c=[-1, -1], A_ub=[[1, -1]], b_ub=[1]),
+    "three": dict(c=[-1, 0, 1], A_ub=[[1, -1, 0], [0, 1, -2]], b_ub=[1, 2]),
+    "free": dict(c=[1], A_ub=[[0.5]], b_ub=[3], bounds=(None, None)),
+}
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "numpy32"])
+@pytest.mark.parametrize("case", sorted(INFEASIBLE))
+def test_infeasible(backend, case):
+    p = Problem.from_inequalities(**INFEASIBLE[case])
+    r = solve(p, backend=backend, eps=1e-8, max_iter=50)
+    assert r.status == "infeasible" and r.status_code == 2
+    assert r.iterations < 50 and r.message == MESSAGES[2]
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "numpy32"])
+@pytest.mark.parametrize("case", sorted(UNBOUNDED))
+def test_unbounded(backend, case):
+    p = Problem.from_inequalities(**UNBOUNDED[case])
+    r = solve(p, backend=backend, eps=1e-8, max_iter=50)
+    assert r.status == "unbounded" and r.status_code == 3
+    assert r.iterations < 50
+
+
+def test_tiny_feasible_and_iteration_limit():
+    p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, 3]], b_ub=[4, 6])
+    r = solve(p, backend="numpy64", eps=1e-10)
+    assert r.status == "optimal"
+    np.testing.assert_allclose(r.x, [3, 1], atol=1e-8)
+    assert r.objective == pytest.approx(-5)
+    r = solve(p, backend="numpy64", eps=1e-10, max_iter=1)
+    assert r.status == "iteration_limit" and r.status_code == 1 and r.iterations == 1
+    assert set(STATUS.values()) == {"optimal", "iteration_limit", "infeasible", "unbounded",
+                                    "numerical_trouble"}
+
+
+def test_random_standard_form_lp():
+    rng = np.random.default_rng(7)
+    m, n = 20, 45
+    A = rng.standard_normal((m, n))
+    x0 = rng.uniform(0.5, 2, n)
+    b = A @ x0                                   # feasible
+    c = A.T @ rng.standard_normal(m) + rng.uniform(0.1, 1, n)    # dual feasible
+    p = Problem.from_arrays(A, b, c)
+    r = solve(p, backend="numpy64", eps=1e-9)
+    assert r.status == "optimal"
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = c
+    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, inf)
+    lp.row_lower_ = lp.row_upper_ = b
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.arange(0, m * n + 1, m)
+    lp.a_matrix_.index_ = np.tile(np.arange(m), n)
+    lp.a_matrix_.value_ = A.T.ravel()
+    h.passModel(lp)
+    h.run()
+    assert r.objective == pytest.approx(h.getInfo().objective_function_value, rel=1e-7)
+
+
+# --------------------------------------------------------------------------- backend pieces
+def test_backend_precision_and_readbacks():
+    p = Problem.from_arrays(np.eye(2), [1.0, 2.0], [1.0, 1.0])
+    be = get_backend("numpy32", p)
+    v = be.vector(np.array([1.0, -2.0]))
+    assert v.dtype == np.float32 and be.name == "numpy32"
+    assert be.readbacks == 0
+    assert be.dot(v, v) == 5.0 and be.norm_inf(v) == 2.0 and be.vmin(v) == -2.0
+    assert be.readbacks == 3
+    assert get_backend("numpy32", p, refine=True).vector(np.ones(2)).dtype == np.float64
+    with pytest.raises(ValueError, match="unknown backend"):
+        get_backend("cuda", p)
+    with pytest.raises(ValueError, match="cholesky"):
+        get_backend("numpy64", p, cholesky="middle")
+
+
+def test_max_step():
+    p = Problem.from_arrays(np.eye(3), np.ones(3), np.ones(3))
+    be = NumpyBackend(p)
+    x = be.vector(np.array([1.0, 2.0, 3.0]))
+    assert be.max_step(x, be.vector(np.array([1.0, 0.0, -1.0]))) == 1.0
+    assert be.max_step(x, be.vector(np.array([-4.0, 0.0, -1.0])), index=True) == (0.25, 0)
+    assert be.max_step(x, be.vector(np.array([1.0, -0.5, -1.0])), index=True) == (1.0, -1)
+    # a full step that lands exactly on zero still names its blocking index
+    assert be.max_step(x, be.vector(np.array([1.0, -2.0, 0.0])), index=True) == (1.0, 1)
+    np.testing.assert_array_equal(be.entries(x, [2, 0]), [3.0, 1.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("chol", [cholesky_outer, cholesky_inner])
+def test_cholesky_loops(dtype, chol):
+    rng = np.random.default_rng(1)
+    B = rng.standard_normal((30, 50))
+    M = (B @ B.T).astype(dtype)
+    L, replaced = chol(M)
+    assert L.dtype == dtype and replaced == 0
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(L, np.linalg.cholesky(M.astype(np.float64)), atol=tol)
+    r = rng.standard_normal(30).astype(dtype)
+    z = forward_backward(L, r)
+    assert z.dtype == dtype
+    np.testing.assert_allclose(M.astype(np.float64) @ z, r, atol=100 * tol)
+
+
+@pytest.mark.parametrize("chol", [cholesky_outer, cholesky_inner])
+def test_pivot_replacement(chol):
+    """A dependent row gives a zero pivot; it is replaced by a huge value ([Wri97] ch. 11)."""
+    rng = np.random.default_rng(2)
+    B = rng.standard_normal((6, 10))
+    B[3] = B[0] - 2 * B[1]
+    M = B @ B.T
+    L, replaced = chol(M)
+    assert replaced == 1 and np.all(np.isfinite(L))
+    r = M @ rng.standard_normal(6)             # consistent right-hand side
+    z = forward_backward(L, r)
+    np.testing.assert_allclose(M @ z, r, atol=1e-8)
+    assert abs(z[3]) < 1e-20                   # the dropped component
+
+
+def test_refine_solve_beats_float32():
+    rng = np.random.default_rng(3)
+    m, n = 40, 90
+    A = rng.standard_normal((m, n))
+    d = 10.0 ** rng.uniform(-4, 4, n)          # an IPM-like scaling
+    M = (A * d) @ A.T
+    L32, _ = cholesky_outer(M.astype(np.float32))
+    r = rng.standard_normal(m)
+    z_ref = np.linalg.solve(M, r)
+
+    def solve32(v):
+        return forward_backward(L32, v.astype(np.float32)).astype(np.float64)
+
+    apply_M = lambda z: A @ (d * (A.T @ z))    # noqa: E731
+    err32 = np.abs(solve32(r) - z_ref).max() / np.abs(z_ref).max()
+    for method in ("richardson", "cg"):
+        stats = {}
+        z = refine_solve(solve32, apply_M, r, method=method, stats=stats)
+        err = np.abs(z - z_ref).max() / np.abs(z_ref).max()
+        assert err < 1e-3 * err32 and err < 1e-9, (method, err, err32)
+        assert stats["steps"] >= 1
+
+
+def test_gpu_backend_is_lazy():
+    import gpgpu.lp.backend as backend_module
+    assert "GPUBackend" not in vars(backend_module)
+
+
+# --------------------------------------------------------------------------- CLI
+def test_cli(capsys):
+    netlib("afiro")
+    assert cli_main(["afiro", "--backend", "numpy64", "--eps", "1e-8"]) == 0
+    out = capsys.readouterr().out
+    assert "27 rows x 32 columns; standard form 27 x 51" in out
+    assert "status: optimal" in out and "read-backs per iteration" in out
+    assert out.count("\n") > 10                    # a line per iteration
+    assert cli_main(["afiro", "--backend", "numpy32", "--refine", "--eps", "1e-8",
+                     "--cholesky", "inner", "--quiet", "--max-iter", "30"]) == 0
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert cli_main([str(tmp_path / "none.mps"), "--backend", "numpy64"]) == 2
+    assert "none.mps" in capsys.readouterr().err

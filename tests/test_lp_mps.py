@@ -1,0 +1,245 @@
+"""MPS reading and the conversion to the standard form (4.1)-(4.3) of paper 000."""
+import gzip
+
+import numpy as np
+import pytest
+
+highspy = pytest.importorskip("highspy")
+
+from gpgpu.lp import Problem, read_mps, solve, standardize  # noqa: E402
+from gpgpu.lp.netlib import PAPER_TABLE3, PROBLEMS, netlib_dir, netlib_path  # noqa: E402
+
+
+def _netlib_or_skip():
+    try:
+        return netlib_dir()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+
+
+def highs_solve(path):
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    return h.getModelStatus(), h.getInfo().objective_function_value, \
+        np.array(h.getSolution().col_value)
+
+
+# --------------------------------------------------------------------------- NETLIB
+SIZES = {  # (rows, cols) as HiGHS reads them; standard form (m, n)
+    "afiro": ((27, 32), (27, 51)),
+    "sc50b": ((50, 48), (48, 76)),       # two empty rows dropped by the presolve
+    "blend": ((74, 83), (74, 114)),
+    "adlittle": ((56, 97), (56, 138)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_netlib_sizes_and_objective(name):
+    _netlib_or_skip()
+    path = netlib_path(name)
+    p = read_mps(path)
+    orig, std = SIZES[name]
+    assert p.name.lower() == name
+    assert p.original_size == orig
+    assert p.standard_size == std
+    # Table 3 prints rows + 1 (the objective row) x columns
+    r, c = PAPER_TABLE3[name]["size"].split("x")
+    assert (int(r) - 1, int(c)) == orig
+    status, obj, x = highs_solve(path)
+    assert status == highspy.HighsModelStatus.kOptimal
+    xs = p.from_original(x)
+    assert np.abs(p.A @ xs - p.b).max() <= 1e-9 * (1 + np.abs(p.b).max())
+    assert xs.min() >= -1e-9
+    assert p.original_objective(xs) == pytest.approx(obj, rel=1e-12, abs=1e-9)
+    np.testing.assert_allclose(p.to_original(xs), x, atol=1e-12)
+
+
+def test_netlib_objective_constant_kept():
+    _netlib_or_skip()
+    p = read_mps(netlib_path("e226"))          # its RHS on the objective row is a constant
+    assert p.c0 == pytest.approx(7.113)
+    _, obj, x = highs_solve(netlib_path("e226"))
+    assert p.original_objective(p.from_original(x)) == pytest.approx(obj, rel=1e-10)
+
+
+def test_netlib_dir_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPGPU_NETLIB_DIR", str(tmp_path))
+    assert netlib_dir() == tmp_path
+    with pytest.raises(FileNotFoundError, match="afiro"):
+        netlib_path("afiro")
+    monkeypatch.setenv("GPGPU_NETLIB_DIR", str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match="GPGPU_NETLIB_DIR"):
+        netlib_dir()
+
+
+def test_paper_table3_transcribed():
+    assert PROBLEMS == ("adlittle", "afiro", "agg2", "agg3", "bandm", "beaconfd", "blend",
+                        "e226", "sc50b", "sctap1")
+    assert [PAPER_TABLE3[p]["iterations"] for p in PROBLEMS] == [12, 7, 18, 20, 12, 7, 11, 18,
+                                                                 6, 15]
+    assert [PAPER_TABLE3[p]["matlab_iterations"] for p in PROBLEMS] == [9, 7, 17, 17, 12, 6, 8,
+                                                                        16, 6, 13]
+    assert PAPER_TABLE3["agg3"]["eps"] == 6e-4
+    assert PAPER_TABLE3["agg2"]["time_inner"] == 22.77
+    assert PAPER_TABLE3["bandm"]["size"] == "306x472"
+
+
+# --------------------------------------------------------------------------- tiny files
+BOUNDS_MPS = """NAME          TINY
+OBJSENSE
+    MAX
+ROWS
+ N  OBJ
+ L  LIM1
+ G  LIM2
+ E  MYEQN
+ L  RNG
+COLUMNS
+    X1        OBJ       1.0        LIM1      1.0
+    X1        LIM2      1.0        RNG       1.0
+    X2        OBJ       2.0        LIM1      1.0
+    X2        MYEQN     -1.0       RNG       1.0
+    X3        OBJ       -1.0       MYEQN     1.0
+    X4        OBJ       1.0        LIM2      1.0
+    X4        LIM1      1.0
+    X5        OBJ       3.0        LIM1      1.0
+RHS
+    RHS       OBJ       -2.5
+    RHS       LIM1      10.0       LIM2      1.0
+    RHS       MYEQN     7.0        RNG       8.0
+RANGES
+    RNG       RNG       5.0
+BOUNDS
+ UP BND       X1        4.0
+ LO BND       X2        -1.0
+ UP BND       X2        1.0
+ MI BND       X3
+ UP BND       X3        8.0
+ FR BND       X4
+ FX BND       X5        2.0
+ENDATA
+"""
+
+
+def test_every_bound_type(tmp_path):
+    """UP, LO+UP (shift + bound row), MI+UP (reflection), FR (split), FX (substituted),
+    L/G/E rows, a ranged row, maximisation and an objective constant."""
+    f = tmp_path / "tiny.mps"
+    f.write_text(BOUNDS_MPS)
+    p = read_mps(f)
+    assert p.original_size == (4, 5)
+    assert p.sense == -1
+    st = p.presolve
+    assert st["fixed_columns"] == 1 and st["free_splits"] == 1
+    assert st["slacks"] == 3                    # L, G and the ranged row
+    assert st["upper_bound_rows"] == 3          # X1, X2 and the range of RNG
+    assert p.standard_size == (4 + 3, 4 + 1 + 3 + 3)
+    status, obj, x = highs_solve(f)
+    assert status == highspy.HighsModelStatus.kOptimal
+    xs = p.from_original(x)
+    assert np.abs(p.A @ xs - p.b).max() < 1e-12
+    assert xs.min() >= -1e-12
+    assert p.original_objective(xs) == pytest.approx(obj)
+    np.testing.assert_allclose(p.to_original(xs), x)
+    r = solve(p, backend="numpy64", eps=1e-9)
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(obj, rel=1e-7)
+    assert r.x.shape == (5,) and r.x[4] == 2.0          # the fixed column
+    # the answer satisfies the source bounds
+    assert -1e-7 <= r.x[0] <= 4 + 1e-7 and -1 - 1e-7 <= r.x[1] <= 1 + 1e-7
+    assert r.x[2] <= 8 + 1e-7
+
+
+def test_gzipped_file(tmp_path):
+    f = tmp_path / "tiny.mps.gz"
+    with gzip.open(f, "wt") as fh:
+        fh.write(BOUNDS_MPS)
+    assert read_mps(f).standard_size == (7, 11)
+
+
+def test_reflected_and_shifted_objective():
+    # min x0 - x1 with x0 in [2, inf), x1 in (-inf, 3]; x0 + x1 <= 10 -> x0 = 2, x1 = 3
+    p = Problem.from_inequalities([1, -1], A_ub=[[1, 1]], b_ub=[10], bounds=[(2, None),
+                                                                              (None, 3)])
+    assert p.c0 == pytest.approx(2 - 3)
+    r = solve(p, backend="numpy64", eps=1e-10)
+    assert r.status == "optimal"
+    np.testing.assert_allclose(r.x, [2, 3], atol=1e-7)
+    assert r.objective == pytest.approx(-1, abs=1e-8)
+
+
+def test_presolve_empty_row_infeasible():
+    p = standardize([1, 1], [[1, 1], [0, 0]], [-np.inf, 1], [5, 2], [0, 0], [np.inf, np.inf])
+    assert p.status == "infeasible" and "empty row" in p.message
+    r = solve(p, backend="numpy64")
+    assert r.status == "infeasible" and r.status_code == 2 and r.iterations == 0
+
+
+def test_presolve_empty_row_dropped_and_free_row():
+    p = standardize([1, 1], [[1, 1], [0, 0], [1, 2]], [1, -1, -np.inf], [np.inf, 2, np.inf],
+                    [0, 0], [np.inf, np.inf])
+    assert p.status is None
+    assert p.presolve["empty_rows"] == 1 and p.presolve["free_rows"] == 1
+    assert p.standard_size == (1, 3)
+
+
+def test_presolve_empty_column():
+    # empty column with positive cost sits at its lower bound (a constant)
+    p = standardize([1, 2], [[1, 0]], [1], [np.inf], [0, 3], [np.inf, 7])
+    assert p.status is None and p.presolve["empty_columns"] == 1
+    assert p.c0 == pytest.approx(6)
+    r = solve(p, backend="numpy64", eps=1e-10)
+    np.testing.assert_allclose(r.x, [1, 3], atol=1e-7)
+    assert r.objective == pytest.approx(7, rel=1e-8)
+    # ... with negative cost and no upper bound it makes the problem unbounded
+    p = standardize([1, -2], [[1, 0]], [1], [np.inf], [0, 0], [np.inf, np.inf])
+    assert p.status == "unbounded"
+    assert solve(p, backend="numpy64").status == "unbounded"
+
+
+def test_presolve_fixed_column_substituted():
+    p = standardize([1, 5], [[1, 1]], [4], [4], [0, 1.5], [np.inf, 1.5])
+    assert p.presolve["fixed_columns"] == 1
+    assert p.standard_size == (1, 1)
+    np.testing.assert_allclose(p.b, [2.5])
+    r = solve(p, backend="numpy64", eps=1e-10)
+    np.testing.assert_allclose(r.x, [2.5, 1.5], atol=1e-8)
+    assert r.objective == pytest.approx(2.5 + 7.5)
+
+
+def test_from_arrays_is_identity():
+    A = np.array([[1.0, 2.0, 1.0]])
+    p = Problem.from_arrays(A, [4.0], [1.0, 1.0, 0.0], c0=3.0, name="t")
+    x = np.array([1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(p.to_original(x), x)
+    np.testing.assert_array_equal(p.from_original(x), x)
+    assert p.objective(x) == 5.0 and p.original_objective(x) == 5.0
+    with pytest.raises(ValueError):
+        Problem.from_arrays(A, [1.0, 2.0], [1.0, 1.0, 0.0])
+
+
+# --------------------------------------------------------------------------- errors
+def test_missing_file(tmp_path):
+    f = tmp_path / "nothere.mps"
+    with pytest.raises(FileNotFoundError, match="nothere.mps"):
+        read_mps(f)
+
+
+def test_malformed_file(tmp_path):
+    f = tmp_path / "broken.mps"
+    f.write_text("NAME BROKEN\nROWS\n N  OBJ\n Q  R1\nCOLUMNS\n    X1  OBJ  1.0  R1  2.0\n"
+                 "ENDATA\n")
+    with pytest.raises(ValueError) as info:
+        read_mps(f)
+    msg = str(info.value)
+    assert "broken.mps" in msg
+    assert "ROWS" in msg and "Q  R1" in msg           # HiGHS's cause: the bad ROWS entry
+
+
+def test_garbage_file(tmp_path):
+    f = tmp_path / "garbage.mps"
+    f.write_text("this is not an MPS file\n")
+    with pytest.raises(ValueError, match="garbage.mps"):
+        read_mps(f)
