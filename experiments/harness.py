@@ -185,6 +185,7 @@ class Experiment:
         outcome = Outcome(self.name, self.title, renderer, rows, claims, out / f"{self.name}.csv",
                           out / f"{self.name}.png", notes, time.perf_counter() - t0, self.size_name)
         write_csv(outcome.csv, rows)
+        write_claims(outcome)
         self.write_png(outcome)
         if not quiet:
             print_outcome(self, outcome)
@@ -208,6 +209,17 @@ class Experiment:
         sizes, repeat, out = args.pop("sizes"), args.pop("repeat"), args.pop("out")
         self.execute(sizes, repeat, out, **args)
         return 0
+
+
+def write_claims(o: Outcome) -> None:
+    """NAME.claims.json beside the CSV: what REPORT.md is assembled from (``experiments report``)."""
+    import json
+
+    data = {"name": o.name, "title": o.title, "renderer": o.renderer, "size_name": o.size_name,
+            "sizes": sorted({r[o.size_name] for r in o.rows if r.get(o.size_name) is not None}, key=str),
+            "seconds": o.seconds, "notes": o.notes,
+            "claims": [{"text": c.text, "paper": c.paper, "measured": c.measured, "how": c.how} for c in o.claims]}
+    o.csv.with_suffix(".claims.json").write_text(json.dumps(data, indent=1, default=str))
 
 
 def write_csv(path: Path, rows: list) -> None:

@@ -53,3 +53,32 @@ def test_fig8_command_line(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "claims (paper vs here)" in r.stdout
     assert (tmp_path / "fig8.csv").exists() and (tmp_path / "fig8.png").exists()
+
+
+def test_report_is_rebuilt_from_the_claims_files(tmp_path):
+    FIG8.execute(sizes=[8], repeat=1, out=tmp_path, quiet=True)
+    assert (tmp_path / "fig8.claims.json").exists()
+    assert experiments_main(["report", "--out", str(tmp_path)]) == 0
+    assert "## fig8" in (tmp_path / "REPORT.md").read_text()
+
+
+def test_table3_runs_on_one_problem(tmp_path):
+    from experiments.table3 import EXPERIMENT as TABLE3
+
+    o = TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True)
+    (row,) = read_csv(tmp_path / "table3.csv")
+    assert row["problem"] == "afiro" and row["gpu_outer_status"] == "optimal"
+    assert int(row["gpu_outer_iterations"]) == int(row["paper_iterations"]) == 7
+    assert float(row["gpu_outer_rel_error"]) <= 10 * float(row["eps"])
+    assert (tmp_path / "table3.png").read_bytes()[:8] == PNG
+    assert o.claims
+
+
+def test_fig11_tiny(tmp_path):
+    from experiments.fig11 import EXPERIMENT as FIG11
+
+    FIG11.execute(sizes=[8, 16], repeat=1, out=tmp_path, quiet=True)
+    rows = read_csv(tmp_path / "fig11.csv")
+    assert len(rows) == 2 * 3
+    assert all(r["status"] == "optimal" and float(r["seconds"]) > 0 for r in rows)
+    assert (tmp_path / "fig11.png").read_bytes()[:8] == PNG
