@@ -63,7 +63,15 @@ def test_report_is_rebuilt_from_the_claims_files(tmp_path):
 
 
 def test_table3_runs_on_one_problem(tmp_path):
+    import pytest
+
     from experiments.table3 import EXPERIMENT as TABLE3
+    from gpgpu.lp.netlib import netlib_dir
+
+    try:
+        netlib_dir()
+    except FileNotFoundError:
+        pytest.skip("NETLIB problems not found (GPGPU_NETLIB_DIR)")
 
     o = TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True)
     (row,) = read_csv(tmp_path / "table3.csv")

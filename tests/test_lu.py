@@ -65,10 +65,12 @@ def test_row_swap_draws_two_lines_in_one_pass():
 
 
 def test_singular_matrix_names_the_step():
-    A = np.array([[2.0, 1.0, 3.0], [4.0, 2.0, 1.0], [6.0, 3.0, 5.0]])  # column 1 = column 0 / 2
-    with pytest.raises(SingularMatrixError, match="step k = 1") as e:
+    # row 1 = 2 x row 0, with binary fractions only, so elimination gives exact zeros on any
+    # hardware (fused multiply-adds included): pivots 2, then -1, then an exact 0 at step 2
+    A = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])
+    with pytest.raises(SingularMatrixError, match="step k = 2") as e:
         gpgpu.lu(A)
-    assert e.value.k == 1
+    assert e.value.k == 2
     with pytest.raises(SingularMatrixError, match="step k = 0"):
         gpgpu.lu(np.array([[0.0, 1.0], [1.0, 0.0]]), pivoting="none")
     with pytest.raises(SingularMatrixError, match="step k = 2"):

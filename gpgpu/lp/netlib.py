@@ -42,15 +42,32 @@ PROBLEMS = tuple(PAPER_TABLE3)
 _ENV = "GPGPU_NETLIB_DIR"
 
 
+def _candidates(repo: Path) -> list:
+    """<repo>/../shared/data/netlib, and the same beside the repository this one was cloned
+    from when that is a local folder (CI runs on a fresh clone of the working checkout)."""
+    out = [repo.parent / "shared" / "data" / "netlib"]
+    try:
+        import subprocess
+
+        url = subprocess.run(["git", "-C", str(repo), "config", "--get", "remote.origin.url"],
+                             capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        url = ""
+    if url and "://" not in url and Path(url).is_dir():
+        out.append(Path(url).resolve().parent / "shared" / "data" / "netlib")
+    return out
+
+
 def netlib_dir() -> Path:
     """The folder holding the NETLIB ``.mps.gz`` files.
 
-    ``$GPGPU_NETLIB_DIR`` when set, else ``<repo>/../shared/data/netlib``.
+    ``$GPGPU_NETLIB_DIR`` when set, else ``<repo>/../shared/data/netlib`` (or that folder beside
+    the local repository this checkout was cloned from).
 
     Raises
     ------
     FileNotFoundError
-        When neither exists (the message names both places).
+        When none exists (the message names the places looked at).
     """
     env = os.environ.get(_ENV)
     if env:
@@ -59,10 +76,11 @@ def netlib_dir() -> Path:
             return p
         raise FileNotFoundError(f"{_ENV}={env} is not a directory")
     repo = Path(__file__).resolve().parents[2]
-    p = repo.parent / "shared" / "data" / "netlib"
-    if p.is_dir():
-        return p
-    raise FileNotFoundError(f"NETLIB problems not found: set {_ENV} or put them in {p}")
+    places = _candidates(repo)
+    for p in places:
+        if p.is_dir():
+            return p
+    raise FileNotFoundError(f"NETLIB problems not found: set {_ENV} or put them in {places[0]}")
 
 
 def netlib_path(name: str) -> Path:
