@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from experiments.harness import sort_sizes
+
 #: module (under experiments.) -> what it reproduces, in the papers' order
 REGISTRY = {
     "fig6": "000 Fig. 6: Cholesky inner vs outer (square update) vs LU, copy-to-texture",
@@ -65,7 +67,7 @@ def report(out: Path, failures: list = (), seconds: float | None = None) -> Path
              "GeForce 6800 / 7800 (2005-2006) against a Pentium IV; ratios between GPU algorithms are "
              "what carries over, absolute times and GPU-vs-CPU comparisons do not.", ""]
     for o in outcomes:
-        shown = f"Sizes ({o['size_name']}): {o['sizes']}. " if o.get("sizes") else ""
+        shown = f"Sizes ({o['size_name']}): {sort_sizes(o['sizes'])}. " if o.get("sizes") else ""
         lines += [f"## {o['name']}: {o['title']}", "",
                   f"Renderer: {o['renderer']}. {shown}Data: `{o['name']}.csv`, figure: `{o['name']}.png`.", ""]
         if o["claims"]:

@@ -211,12 +211,20 @@ class Experiment:
         return 0
 
 
+def sort_sizes(values) -> list:
+    """Numbers in numeric order, anything else (problem names) as text."""
+    values = list(values)
+    if all(isinstance(v, (int, float)) for v in values):
+        return sorted(values)
+    return sorted(values, key=str)
+
+
 def write_claims(o: Outcome) -> None:
     """NAME.claims.json beside the CSV: what REPORT.md is assembled from (``experiments report``)."""
     import json
 
     data = {"name": o.name, "title": o.title, "renderer": o.renderer, "size_name": o.size_name,
-            "sizes": sorted({r[o.size_name] for r in o.rows if r.get(o.size_name) is not None}, key=str),
+            "sizes": sort_sizes({r[o.size_name] for r in o.rows if r.get(o.size_name) is not None}),
             "seconds": o.seconds, "notes": o.notes,
             "claims": [{"text": c.text, "paper": c.paper, "measured": c.measured, "how": c.how} for c in o.claims]}
     o.csv.with_suffix(".claims.json").write_text(json.dumps(data, indent=1, default=str))
