@@ -100,7 +100,9 @@ def divide(x, y, out: Stream | None = None):
     return _elementwise("elementwise_quotient", x, {"X": x, "Y": y}, out=out)
 
 
-def _reduce_to_float(first, kernel: str, arrays: dict, op: str, read: bool = True):
+def _reduce(first, kernel: str | None, arrays: dict, op: str, stream: bool | None):
+    """Optional element-wise kernel, then a reduction to 1 x 1. Answers a float for numpy input
+    (one read-back) and the 1 x 1 Stream for Stream input, unless ``stream`` says otherwise."""
     with Operands(first) as ops:
         streams = {name: ops.stream(a, name.lower()) for name, a in arrays.items()}
         _same_shape(*streams.values())
@@ -112,26 +114,26 @@ def _reduce_to_float(first, kernel: str, arrays: dict, op: str, read: bool = Tru
             KERNELS[kernel].draw(tmp, whole(tmp), streams)
             res = reduce_region(tmp, op)
             give_back(tmp)
-        if not read:
+        if (not ops.numpy) if stream is None else stream:
             return res
         value = res.item()
         res.release()
         return value
 
 
-def dot(x, y, stream: bool = False):
+def dot(x, y, stream: bool | None = None):
     """The inner product: element-wise product, then sum reduction (paper 000 level 1;
-    paper 003 Figs. 1-3). Returns a float (one read-back), or with ``stream=True`` the 1 x 1
-    stream that holds it (no read-back)."""
-    return _reduce_to_float(x, "elementwise_product", {"X": x, "Y": y}, "sum", read=not stream)
+    paper 003 Figs. 1-3). A float for numpy input (one read-back); for Stream input the 1 x 1
+    stream that holds it (no read-back). ``stream=True/False`` forces either."""
+    return _reduce(x, "elementwise_product", {"X": x, "Y": y}, "sum", stream)
 
 
-def norm_inf(x, stream: bool = False):
-    """max_i |x_i| by the abs-max reduction (paper 000 inf_norm)."""
-    return _reduce_to_float(x, None, {"X": x}, "absmax", read=not stream)
+def norm_inf(x, stream: bool | None = None):
+    """max_i |x_i| by the abs-max reduction (paper 000 inf_norm); returns like ``dot``."""
+    return _reduce(x, None, {"X": x}, "absmax", stream)
 
 
-def max_step(x, dx, stream: bool = False):
+def max_step(x, dx, stream: bool | None = None):
     """The largest alpha in [0, 1] with x + alpha dx >= 0 (Algorithm 3 of 000, (4.15)-(4.16)):
-    the ratio kernel, then a min reduction."""
-    return _reduce_to_float(x, "step_ratio", {"X": x, "DX": dx}, "min", read=not stream)
+    the ratio kernel, then a min reduction; returns like ``dot``."""
+    return _reduce(x, "step_ratio", {"X": x, "DX": dx}, "min", stream)

@@ -75,6 +75,10 @@ def test_stream_inputs_give_stream_outputs():
         assert isinstance(r, Stream)
         np.testing.assert_array_equal(r.to_array(), [2, 2, 2])
         r.release()
-        d = gpgpu.dot(x, x, stream=True)
-        assert isinstance(d, Stream) and d.item() == 3.0
+        d = gpgpu.dot(x, x)  # Streams in, a 1 x 1 Stream out: no read-back
+        assert isinstance(d, Stream) and d.shape == (1, 1) and d.item() == 3.0
         d.release()
+        assert gpgpu.dot(x, x, stream=False) == 3.0
+        n = gpgpu.norm_inf(x)
+        assert isinstance(n, Stream) and n.item() == 1.0
+        n.release()

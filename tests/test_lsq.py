@@ -18,7 +18,7 @@ def err(x, ref):
     return np.linalg.norm(x - ref) / np.linalg.norm(ref)
 
 
-@pytest.mark.parametrize("m", [64, 128])
+@pytest.mark.parametrize("m", [64, 256])
 def test_refinement_reaches_double_precision(m, rng):
     steps = {}
     for ill in (False, True):
