@@ -89,3 +89,14 @@ def test_lines_cover_exactly_at_every_position():
                 FILL.draw(s, Line.row(y0 % 400, y0, y1), uniforms={"value": 1.0})
                 FILL.draw(s, Line.column(y1 - 1, y0, y1), uniforms={"value": 1.0})
             assert [p.fragments for p in c.trace] == [y1 - y0, y1 - y0]
+
+
+def test_vertex_buffer_grows_for_large_primitives():
+    # 150 one-texel squares as 300 triangles (900 vertices) in one pass: more than the buffer's
+    # initial capacity
+    verts = []
+    for x in range(150):
+        a, b, c, d = vertex((x, 0)), vertex((x, 1)), vertex((x + 1, 1)), vertex((x + 1, 0))
+        verts += [a, b, c, a, c, d]
+    mask, c = cover((2, 150), Triangle(verts))
+    assert c.fragments() == 150 and mask[0].all() and not mask[1].any()
