@@ -37,7 +37,7 @@ from .geometry import Rect, Texel, Triangle, vertex
 from .kernel import Kernel
 from .passes import SWAP, Draw, run
 from .reduce import reduce_region
-from .stream import Operands, PingPong, Stream, borrow, check_array, give_back
+from .stream import PingPong, Stream, borrow, check_array, give_back
 
 __all__ = ["cholesky", "NotPositiveDefiniteError", "cholesky_plan", "KERNELS", "factor"]
 

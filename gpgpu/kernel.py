@@ -21,7 +21,6 @@ import weakref
 from pathlib import Path
 
 import moderngl
-import numpy as np
 
 from . import counters
 from .context import get_context

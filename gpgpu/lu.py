@@ -45,7 +45,7 @@ class SingularMatrixError(np.linalg.LinAlgError):
 
     def __init__(self, k: int, n: int, pivoting: str):
         self.k = k
-        hint = "" if pivoting == "full" else "; try pivoting='partial' or 'full'" if pivoting == "none" else ""
+        hint = "; try pivoting='partial' or 'full'" if pivoting == "none" else ""
         super().__init__(f"matrix is singular: zero pivot at step k = {k} (0-based) of the {n} x {n} "
                          f"elimination with pivoting={pivoting!r}{hint}")
 

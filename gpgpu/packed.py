@@ -4,7 +4,9 @@ A lower triangular (or symmetric) m x m matrix is stored in a w x h texture (w w
 
     w = ceil(m / 2),   h = m + mod(m + 1, 2)
 
-with the left columns 0 .. w-1 kept in place (shifted down one row when m is even) and the
+(the caption of Fig. 3(a) says 3 x 6 for m = 6, but this formula and the vertex V(0, h) of
+Fig. 4(a) give 3 x 7: the shift down by one row needs the extra row), with the left columns
+0 .. w-1 kept in place (shifted down one row when m is even) and the
 bottom-right triangle, columns w .. m-1, rotated by 180 degrees into the unused upper corner.
 Derived from the texture coordinates of Fig. 4 (see ``adat.py``), with off = 1 for even m
 and 0 for odd m:

@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 
-import gpgpu
 from gpgpu.context import get_context
 
 

@@ -17,8 +17,10 @@ def test_pack_unpack_roundtrip_and_shape(m):
 
 
 def test_positions_follow_figure_3():
-    # Fig. 3(a): a 6 x 6 matrix in a 3 x 6 ... texture (w = 3, h = 7); the left columns shift down
-    # one row and the bottom-right triangle is rotated by 180 degrees into the upper corner
+    # Fig. 3(a): a 6 x 6 matrix; its caption says a 3 x 6 texture, but the formula of section 3.3
+    # (h = m + mod(m + 1, 2)) and the vertices of Fig. 4(a) (V(0, h) with h = m + 1) give 3 x 7:
+    # the left columns shift down one row and the bottom-right triangle, rotated by 180 degrees,
+    # fills the upper corner
     assert pk.position(0, 0, 6) == (0, 1)
     assert pk.position(5, 2, 6) == (2, 6)
     assert pk.position(5, 5, 6) == (0, 0)
