@@ -10,18 +10,19 @@ from .adat import adat
 from .blas1 import add_scalar, copy, divide, dot, fill, max_step, multiply, norm_inf, saxpy, scale
 from .blas2 import gemv, trsv
 from .cholesky import NotPositiveDefiniteError, cho_solve, cholesky
-from .context import ContextError, capabilities, get_context, release_context
+from .context import ContextError, WrongThreadError, capabilities, get_context, release_context
 from .kernel import Kernel, KernelCompileError
 from .lsq import lstsq_weighted
 from .lu import SingularMatrixError, gauss_jordan, lu, lu_factor, lu_solve
 from .reduce import argmax, reduce
-from .stream import PingPong, Stream
+from .stream import PingPong, Stream, free_temporaries, set_pool_limit
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Stream", "PingPong", "Kernel", "KernelCompileError", "ContextError", "get_context",
-    "release_context", "capabilities", "counters", "geometry",
+    "Stream", "PingPong", "Kernel", "KernelCompileError", "ContextError", "WrongThreadError",
+    "get_context", "release_context", "capabilities", "counters", "geometry", "free_temporaries",
+    "set_pool_limit",
     "copy", "fill", "saxpy", "scale", "add_scalar", "multiply", "divide", "dot", "norm_inf",
     "max_step", "reduce", "argmax", "gemv", "trsv",
     "cholesky", "cho_solve", "NotPositiveDefiniteError", "lu", "lu_factor", "lu_solve", "gauss_jordan",

@@ -19,6 +19,7 @@ import numpy as np
 from . import packed as pk
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel
+from .reduce import reduce_region
 from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["adat", "column_scaling_rect", "outer_product_addition_triangle",
@@ -142,8 +143,17 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
     C : for numpy input, the (m, m) array with the lower triangle of C (and, for
         ``domain="square"``, the upper triangle too; the triangle domain never forms it).
         For Stream input, the stream (packed when ``storage="packed"``).
+
+    Raises
+    ------
+    ValueError
+        d has a negative entry (it is the diagonal of D², a square), or shapes disagree.
+    FloatingPointError
+        An entry of A D² Aᵀ overflows float32 (checked on the GPU: an abs-max reduction).
     """
     with Operands(A) as ops:
+        if not isinstance(A, Stream):
+            check_array(A, "A", ndim=(2,))
         As = ops.stream(A, "A")
         if As.vector:
             raise ValueError("adat: A must be a 2-D matrix")
@@ -156,7 +166,20 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
                 if darr.shape[0] != n:
                     raise ValueError(f"adat: d must have length {n} (the columns of A), got {darr.shape[0]}")
             ds = ops.stream(d, "d")
+            smallest = reduce_region(ds, "min")                 # d >= 0, checked on the GPU
+            dmin = smallest.item()
+            smallest.release()
+            if dmin < 0:
+                raise ValueError(f"adat: d is the diagonal of D², a square, so it must be non-negative; "
+                                 f"its smallest entry is {dmin:g}")
         C = form(As, ds, storage, domain, transfer)
+        largest = reduce_region(C, "absmax")
+        cmax = largest.item()
+        largest.release()
+        if not np.isfinite(cmax):
+            C.release()
+            raise FloatingPointError("adat: A D² Aᵀ overflows float32 (an entry beyond 3.4e38); "
+                                     "scale A or d down")
         if ops.numpy:
             out = C.to_array()
             C.release()

@@ -132,6 +132,9 @@ def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool 
     T^T with T lower). With ``transpose`` the kernel reads row k of T through the swizzle
     ``.yx`` of the column coordinates, so L^T x = y is solved while only L is stored. Only the
     triangle named by ``lower`` is read. Returns the kind of T.
+
+    Raises ``SingularMatrixError`` when a diagonal entry is zero (checked on the GPU first,
+    unless ``unit_diagonal``).
     """
     with Operands(T) as ops:
         Ts = ops.stream(T, "T")
@@ -140,6 +143,14 @@ def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool 
         if Ts.cols != n:
             raise ValueError(f"trsv: T must be square, got shape {Ts.shape}")
         _vector(bs, n, "trsv b")
+        if not unit_diagonal:  # a zero on the diagonal would divide by zero: a named error
+            from .cholesky import first_bad_pivot
+            from .errors import SingularMatrixError
+
+            k = first_bad_pivot(Ts, n, "full", magnitude=True)
+            if k is not None:
+                raise SingularMatrixError(k, n, what=f"the triangular solve with the {n} x {n} "
+                                          f"matrix T (T[{k}, {k}] is zero or not finite)")
         forward = lower != transpose
         x = substitute(Ts, bs, forward=forward, by_rows=transpose, unit_diagonal=unit_diagonal,
                        layout=FullLayout(n), out=out)

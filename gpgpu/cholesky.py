@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import packed as pk
+from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Texel, Triangle, vertex
 from .kernel import Kernel
 from .passes import SWAP, Draw, run
@@ -40,17 +41,6 @@ from .reduce import reduce_region
 from .stream import PingPong, Stream, borrow, check_array, give_back
 
 __all__ = ["cholesky", "NotPositiveDefiniteError", "cholesky_plan", "KERNELS", "factor"]
-
-
-class NotPositiveDefiniteError(np.linalg.LinAlgError):
-    """A pivot of the Cholesky factorization was not positive, at step ``k`` (0-based)."""
-
-    def __init__(self, k: int, n: int):
-        self.k = k
-        super().__init__(
-            f"matrix is not positive definite: the pivot at step k = {k} (0-based; the leading "
-            f"{k + 1} x {k + 1} minor of the {n} x {n} matrix) is not positive. Cholesky needs a "
-            "symmetric positive definite matrix; use gpgpu.lu for general matrices.")
 
 
 def WPOS(x, y):
@@ -282,12 +272,14 @@ def _check_variant(form, update, index, storage):
 
 
 # ---------------------------------------------------------------------------- execution
-def first_bad_pivot(L: Stream, m: int, storage: str, magnitude: bool = False) -> int | None:
-    """On the GPU: the first k whose pivot L(k, k) is not positive (nonzero with ``magnitude``),
-    or None. One value is read back."""
+def first_bad_pivot(L: Stream, m: int, storage: str, magnitude: bool = False,
+                    threshold: float = 0.0) -> int | None:
+    """On the GPU: the first k whose pivot L(k, k) is not above ``threshold`` (its magnitude,
+    with ``magnitude``), or None. One value is read back."""
     flags = borrow(1, m)
     for piece in diagonal_pieces(m, storage):
-        KERNELS["pivot_check"].draw(flags, piece, {"L": L}, {"magnitude": bool(magnitude)})
+        KERNELS["pivot_check"].draw(flags, piece, {"L": L}, {"magnitude": bool(magnitude),
+                                                            "threshold": float(threshold)})
     res = reduce_region(flags, "min", out=borrow(1, 1))
     value = res.item()
     give_back(flags, res)
@@ -461,12 +453,29 @@ def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: 
     return x
 
 
+def _check_factor_diagonal(Ls: Stream, m: int, storage: str) -> None:
+    """A zero (or non-finite) on L's diagonal makes L Lᵀ singular: substitution would divide
+    by it. Checked on the GPU (flag kernel, min reduction, one read-back)."""
+    k = first_bad_pivot(Ls, m, storage, magnitude=True)
+    if k is not None:
+        raise SingularMatrixError(k, m, what=f"the substitution with the {m} x {m} factor L "
+                                  f"(L[{k}, {k}] is zero or not finite; L must come from a "
+                                  "successful Cholesky factorization)")
+
+
 def cho_solve(L, b, storage: str = "full"):
     """Solve A x = b given the Cholesky factor L of A (L y = b, then Lᵀ x = y), on the GPU.
 
     ``L`` is the lower factor as a numpy array (m x m; only the lower triangle is read) or a
     Stream (full m x m, or packed with ``storage="packed"``); ``b`` a vector of length m (or an
     (m, r) array of right-hand sides). Returns the kind of ``b``.
+
+    Raises
+    ------
+    SingularMatrixError
+        L has a zero on its diagonal (checked on the GPU before the solve).
+    FloatingPointError
+        The solution overflows float32 (numpy ``b``; a tiny pivot of L).
     """
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
@@ -482,8 +491,9 @@ def cho_solve(L, b, storage: str = "full"):
         m = arr.shape[0]
         Ls, owned = Stream.from_array(pk.pack(arr) if storage == "packed" else arr, "L"), True
     try:
+        _check_factor_diagonal(Ls, m, storage)
         if not isinstance(b, Stream):
-            barr = check_array(b, "b")
+            barr = check_array(b, "b", texture=False)
             if barr.ndim == 2:
                 if barr.shape[0] != m:
                     raise ValueError(f"cho_solve: b must have {m} rows, got shape {barr.shape}")
@@ -494,6 +504,9 @@ def cho_solve(L, b, storage: str = "full"):
                 x = solve_with_factor(Ls, bs, m, storage)
             out = x.to_array()
             x.release()
+            if not np.all(np.isfinite(out)):
+                raise FloatingPointError("cho_solve: the solution overflows float32 (L has a tiny "
+                                         "diagonal entry, or b is huge); scale the problem")
             return out
         if b.shape != (1, m):
             raise ValueError(f"cho_solve: b must be a vector of length {m}, got a stream of shape {b.shape}")

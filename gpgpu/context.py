@@ -1,4 +1,4 @@
-"""One OpenGL context per process: headless EGL by default, a GLFW window on request.
+"""One OpenGL context per thread: headless EGL by default, a GLFW window on request.
 
 The papers ran on a GeForce 6800/7800 through BrookGPU or the OpenGL API. Here the same
 pipeline is reached through moderngl: a core-profile context (3.3 or newer) in which a
@@ -7,27 +7,43 @@ float32 single-channel texture (R32F) can be a render target.
 ``GPGPU_BACKEND`` selects the context: ``egl`` (default, headless, works without a
 display: Mesa's llvmpipe on a CPU, NVIDIA's driver on a GPU) or ``glfw`` (a hidden window,
 for machines with a display but no EGL).
+
+Threads: an OpenGL context is current in one thread at a time, so each thread that calls
+gpgpu gets its own EGL context (created on first use, released when the thread ends or by
+``release_context``). Numpy-in, numpy-out calls work from any thread, concurrently; a Stream
+belongs to the thread that made it, and using it from another raises ``WrongThreadError``
+instead of reading or writing another context's textures. The GLFW backend has one window,
+hence one context, usable from the thread that opened it only.
 """
 from __future__ import annotations
 
 import os
+import threading
 
 import moderngl
 import numpy as np
 
-__all__ = ["get_context", "release_context", "ContextError", "capabilities", "BACKENDS"]
+__all__ = ["get_context", "release_context", "ContextError", "WrongThreadError", "capabilities",
+           "BACKENDS", "current_context", "check_owner", "collect_garbage"]
 
 BACKENDS = ("egl", "glfw")
 
 #: Debian/Ubuntu packages that provide headless EGL with Mesa's software renderer.
 SYSTEM_PACKAGES = "libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 
-_context: moderngl.Context | None = None
-_window = None  # the GLFW window that owns the context, when GPGPU_BACKEND=glfw
+_local = threading.local()          # this thread's context (see get_context)
+_create_lock = threading.Lock()     # EGL display set-up is not safe to race
+_glfw_owner: int | None = None      # the thread that owns the GLFW window, when GPGPU_BACKEND=glfw
+_window = None                      # the GLFW window that owns that context
 
 
 class ContextError(RuntimeError):
-    """No usable OpenGL context: no EGL, no display, no float render targets."""
+    """No usable OpenGL context: no EGL, no display, no float render targets; or a GL object
+    used from a thread that does not own it."""
+
+
+class WrongThreadError(ContextError):
+    """A Stream (or other GL object) was used from a thread other than the one that made it."""
 
 
 def _create_egl() -> moderngl.Context:
@@ -42,7 +58,12 @@ def _create_egl() -> moderngl.Context:
 
 
 def _create_glfw() -> moderngl.Context:
-    global _window
+    global _window, _glfw_owner
+    if _glfw_owner is not None and _glfw_owner != threading.get_ident():
+        raise ContextError(
+            "GPGPU_BACKEND=glfw gives the process one context, owned by the thread that made it "
+            f"(thread id {_glfw_owner}); call gpgpu from that thread, or unset GPGPU_BACKEND to "
+            "use headless EGL, which gives every thread its own context")
     try:
         import glfw
     except ImportError as exc:  # pragma: no cover - glfw is a dependency
@@ -62,18 +83,38 @@ def _create_glfw() -> moderngl.Context:
         glfw.terminate()
         raise ContextError("GPGPU_BACKEND=glfw: could not open an OpenGL 3.3 core window")
     glfw.make_context_current(_window)
+    _glfw_owner = threading.get_ident()
     return moderngl.create_context(require=330)
 
 
-_park_fbo = None
+class _ContextInfo:
+    """What the library keeps per context (in ``ctx.extra``): the owning thread, the parking
+    framebuffer, whether timer queries work, whether the context has been released, and the
+    kernels' compiled programs and vertex buffer."""
+
+    __slots__ = ("thread", "thread_name", "park", "timer_query", "released", "backend", "kernel_state")
+
+    def __init__(self, park_fbo, backend: str):
+        self.thread = threading.get_ident()
+        self.thread_name = threading.current_thread().name
+        self.park = park_fbo
+        self.timer_query = None
+        self.released = False
+        self.backend = backend
+        self.kernel_state = None  # kernel._ContextState: programs, vertex buffer, scratch streams
 
 
-def park() -> None:
+def info_of(ctx: moderngl.Context) -> _ContextInfo:
+    return ctx.extra
+
+
+def park(ctx: moderngl.Context | None = None) -> None:
     """Bind the context's own 1 x 1 framebuffer. Done before a framebuffer is released: moderngl
     rebinds the previously bound framebuffer after creating one, and a deleted name there
     would raise GL_INVALID_OPERATION."""
-    if _park_fbo is not None:
-        _park_fbo.use()
+    ctx = ctx or current_context()
+    if ctx is not None and ctx.extra is not None and ctx.extra.park is not None:
+        ctx.extra.park.use()
 
 
 def _check_float_render_target(ctx: moderngl.Context):
@@ -93,75 +134,155 @@ def _check_float_render_target(ctx: moderngl.Context):
     return fbo
 
 
+class _ThreadContext:
+    """Held in the thread-local storage: when the thread ends, Python drops it in that same
+    thread, where the context is current, and the context is released with it."""
+
+    __slots__ = ("ctx", "thread")
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.thread = threading.get_ident()
+
+    def __del__(self):
+        if self.ctx is not None and threading.get_ident() == self.thread:
+            try:
+                _release(self.ctx)
+            except Exception:  # interpreter shutdown: nothing left to free
+                pass
+
+
+def current_context() -> moderngl.Context | None:
+    """This thread's context if it has one (never creates one)."""
+    holder = getattr(_local, "holder", None)
+    return None if holder is None else holder.ctx
+
+
 def get_context() -> moderngl.Context:
-    """The process's moderngl context, created on first use.
+    """This thread's moderngl context, created on its first use in the thread.
+
+    OpenGL contexts are current in one thread at a time, so every thread gets its own
+    (headless EGL allows any number); GL objects such as Streams belong to the context, hence
+    to the thread, that made them, and using one from another thread raises
+    ``WrongThreadError``. Numpy-in, numpy-out calls work from any thread. A thread's context is
+    released when the thread ends, or by ``release_context()``.
 
     Raises
     ------
     ContextError
         When no context can be made (naming the packages to install), when
-        ``GPGPU_BACKEND`` names an unknown backend, or when R32F textures are not renderable.
+        ``GPGPU_BACKEND`` names an unknown backend, when R32F textures are not renderable, or
+        when ``GPGPU_BACKEND=glfw`` and another thread owns the one window context.
     """
-    if _context is not None:
-        return _context
+    holder = getattr(_local, "holder", None)
+    if holder is not None:
+        return holder.ctx
     return _create()
 
 
 def _create() -> moderngl.Context:
-    global _context
     backend = os.environ.get("GPGPU_BACKEND", "egl").strip().lower() or "egl"
     if backend not in BACKENDS:
         raise ContextError(f"GPGPU_BACKEND={backend!r} is not a known backend; use one of {BACKENDS} "
                            "(or unset it for headless EGL)")
-    ctx = _create_egl() if backend == "egl" else _create_glfw()
-    global _park_fbo
-    _park_fbo = _check_float_render_target(ctx)
-    # GL objects that are dropped without release() are freed when garbage collected;
-    # the library itself releases what it creates deterministically.
-    ctx.gc_mode = "auto"
-    _context = ctx
+    with _create_lock:
+        ctx = _create_egl() if backend == "egl" else _create_glfw()
+        park_fbo = _check_float_render_target(ctx)
+    # GL objects dropped without release() are queued on their context and freed by the
+    # owning thread (collect_garbage); freeing them from the garbage collector's thread would
+    # delete names in whatever context is current there.
+    ctx.gc_mode = "context_gc"
+    ctx.extra = _ContextInfo(park_fbo, backend)
+    _local.holder = _ThreadContext(ctx)
     return ctx
 
 
-def release_context() -> None:
-    """Release the process's context and everything cached on it (programs, buffers)."""
-    global _context, _window, _timer_query, _park_fbo
-    _timer_query = None
-    _park_fbo = None
-    if _context is None:
+def collect_garbage(ctx: moderngl.Context | None = None) -> int:
+    """Free the GL objects of this thread's context that were dropped without ``release()``."""
+    ctx = ctx or current_context()
+    if ctx is None:
+        return 0
+    objects, count = ctx.objects, 0
+    while objects:
+        obj = objects.popleft()
+        # moderngl queues objects that were released explicitly too (as InvalidObject)
+        release = getattr(obj, "release", None)
+        if release is not None:
+            release()
+            count += 1
+    return count
+
+
+def check_owner(ctx: moderngl.Context, what: str = "this Stream") -> None:
+    """Raise ``WrongThreadError`` unless ``ctx`` is the calling thread's context."""
+    if ctx is current_context():
         return
+    inf = ctx.extra
+    if inf is not None and inf.released:
+        raise WrongThreadError(f"{what} belongs to an OpenGL context that has been released "
+                               "(release_context() was called, or its thread ended); its data is gone")
+    owner = f"thread {inf.thread_name!r}" if inf is not None else "another thread"
+    raise WrongThreadError(
+        f"{what} belongs to the OpenGL context of {owner}, not to the calling thread "
+        f"{threading.current_thread().name!r}. Every thread has its own context and GL objects "
+        "cannot cross between them: use it in the thread that made it, or pass numpy arrays "
+        "(to_array() there, from_array() here).")
+
+
+def _release(ctx: moderngl.Context) -> None:
+    global _window, _glfw_owner
     from . import kernel, stream  # local import: both cache per-context objects
 
-    stream.clear_pool()
-    kernel._forget_context(_context)
-    _context.release()
-    _context = None
-    if _window is not None:
+    inf = ctx.extra
+    if inf is None or inf.released:
+        return
+    stream.clear_pool(ctx)
+    kernel._forget_context(ctx)
+    collect_garbage(ctx)
+    if inf.park is not None:
+        inf.park.release()
+        inf.park = None
+    inf.released = True
+    if inf.backend == "egl":
+        # unbind first: EGL destroys a context that is current only when it is unbound, and
+        # glcontext's release does not unbind it (about 2 MB lost per context otherwise)
+        ctx.__exit__(None, None, None)
+    ctx.release()
+    if inf.backend == "glfw" and _window is not None:
         import glfw
 
         glfw.destroy_window(_window)
         glfw.terminate()
         _window = None
+        _glfw_owner = None
 
 
-_timer_query: bool | None = None
+def release_context() -> None:
+    """Release the calling thread's context and everything made on it (streams, programs,
+    buffers); the next call makes a new one. Other threads' contexts are not touched."""
+    holder = getattr(_local, "holder", None)
+    if holder is None:
+        return
+    _local.holder = None
+    ctx, holder.ctx = holder.ctx, None
+    _release(ctx)
 
 
 def has_timer_query() -> bool:
-    """Whether GL_TIME_ELAPSED queries work on this context (checked once)."""
-    global _timer_query
-    if _timer_query is None:
-        ctx = get_context()
+    """Whether GL_TIME_ELAPSED queries work on this thread's context (checked once per context)."""
+    ctx = get_context()
+    inf = ctx.extra
+    if inf.timer_query is None:
         try:
             q = ctx.query(time=True)
             with q:
                 pass
             ctx.finish()
             _ = q.elapsed
-            _timer_query = True
+            inf.timer_query = True
         except Exception:
-            _timer_query = False
-    return _timer_query
+            inf.timer_query = False
+    return inf.timer_query
 
 
 def capabilities(ctx: moderngl.Context | None = None) -> dict:
@@ -178,12 +299,12 @@ def capabilities(ctx: moderngl.Context | None = None) -> dict:
         "max_viewport_dims": info.get("GL_MAX_VIEWPORT_DIMS"),
         "float_render_target": True,  # checked when the context was made
         "timer_query": timer,
-        "backend": os.environ.get("GPGPU_BACKEND", "egl") or "egl",
+        "backend": ctx.extra.backend if ctx.extra is not None else "egl",
     }
 
 
 def max_texture_size() -> int:
-    """GL_MAX_TEXTURE_SIZE of the process's context."""
+    """GL_MAX_TEXTURE_SIZE of this thread's context."""
     return int(get_context().info["GL_MAX_TEXTURE_SIZE"])
 
 

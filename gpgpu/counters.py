@@ -14,15 +14,34 @@ kernel, primitive, vertices, fragments, target shape.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["count", "Counter", "Pass", "KernelStats", "active"]
+__all__ = ["count", "Counter", "Pass", "KernelStats", "current"]
 
-#: The innermost active counter, or None (the fast path of Kernel.draw checks this).
-active = None
-_stack: list = []
+# Counters are per thread, like contexts: a count() block sees the passes of its own thread.
+_local = threading.local()
+
+
+def _stack() -> list:
+    st = getattr(_local, "stack", None)
+    if st is None:
+        st = _local.stack = []
+    return st
+
+
+def current():
+    """The innermost active counter of this thread, or None (Kernel.draw's fast path)."""
+    st = getattr(_local, "stack", None)
+    return st[-1] if st else None
+
+
+def __getattr__(name):  # ``counters.active``: the same as current(), kept for readers
+    if name == "active":
+        return current()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -71,10 +90,11 @@ class Counter:
             render()
         p = Pass(kernel.label, primitive.kind, len(primitive), target.shape, texels or kernel.texels,
                  query=q)
-        for c in _stack:
+        stack = _stack()
+        for c in stack:
             c._pending.append(p)
         if len(self._pending) > 4096:
-            for c in _stack:
+            for c in stack:
                 c._resolve()
 
     def _resolve(self) -> None:
@@ -150,14 +170,12 @@ class Counter:
 @contextmanager
 def count(time: bool = True, trace: bool = True):
     """Count every pass drawn inside the block (see module docstring)."""
-    global active
     from .context import has_timer_query
 
     c = Counter(time=time and has_timer_query(), keep_trace=trace)
-    _stack.append(c)
-    active = c
+    stack = _stack()
+    stack.append(c)
     try:
         yield c
     finally:
-        _stack.remove(c)
-        active = _stack[-1] if _stack else None
+        stack.remove(c)

@@ -17,7 +17,6 @@ by 4). The program is compiled once per context, with ``glsl/common.glsl`` prepe
 from __future__ import annotations
 
 import os
-import weakref
 from pathlib import Path
 
 import moderngl
@@ -67,27 +66,19 @@ class _ContextState:
         self.scratch.clear()
 
 
-_states: "weakref.WeakKeyDictionary[moderngl.Context, _ContextState]" = weakref.WeakKeyDictionary()
-
-
-_last: list = [None]  # the state of the context used last (the common case: one context)
-
-
 def _state() -> _ContextState:
+    """The kernel state of this thread's context (kept in its ``extra`` record)."""
     ctx = get_context()
-    st = _last[0]
-    if st is not None and st.ctx is ctx:
-        return st
-    st = _states.get(ctx)
+    inf = ctx.extra
+    st = inf.kernel_state
     if st is None:
-        st = _states[ctx] = _ContextState(ctx)
-    _last[0] = st
+        st = inf.kernel_state = _ContextState(ctx)
     return st
 
 
 def _forget_context(ctx) -> None:
-    _last[0] = None
-    st = _states.pop(ctx, None)
+    inf = ctx.extra
+    st, inf.kernel_state = inf.kernel_state, None
     if st is not None:
         st.release()
 
@@ -167,6 +158,9 @@ class Kernel:
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
         prog, vao, cache = self._compiled(st)
+        ctx = st.ctx
+        if target.ctx is not ctx or target.texture is None:
+            target._check_alive()
         target.fbo.use()
         size = (target.cols, target.rows)
         if cache.get("viewport") != size:
@@ -177,6 +171,8 @@ class Kernel:
                 if stream is target:
                     raise ValueError(f"kernel {self.name!r}: stream {name!r} is both input and target; "
                                      "reading and rendering one texture in a pass is undefined")
+                if stream.ctx is not ctx or stream.texture is None:
+                    stream._check_alive()
                 stream.texture.use(unit)
                 if cache.get(name) != unit:
                     try:
@@ -198,10 +194,11 @@ class Kernel:
         if n > st.capacity:
             st.grow(n)
         st.vbo.write(data)
-        if counters.active is None:
+        counter = counters.current()
+        if counter is None:
             vao.render(primitive.mode, vertices=n)
         else:
-            counters.active.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n))
+            counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n))
 
 
 def _scratch(st: _ContextState, target: Stream) -> Stream:

@@ -63,10 +63,17 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
     -------
     LstsqResult; unpacks as ``x, history = lstsq_weighted(...)``.
     """
+    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
+        raise ValueError(f"lstsq_weighted: tol must be a positive finite number, got {tol!r}")
+    if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 0:
+        raise ValueError(f"lstsq_weighted: maxiter must be a non-negative integer, got {maxiter!r}")
+    # validate the inputs as given (complex, NaN, shapes against the texture limit) before any
+    # conversion: np.asarray(..., float64) would drop an imaginary part with only a warning
+    A32 = check_array(A, "A", ndim=(2,))
+    check_array(d, "d", ndim=(1,)), check_array(b, "b", ndim=(1,))
     A64 = np.asarray(A, dtype=np.float64)
     d64 = np.asarray(d, dtype=np.float64)
     b64 = np.asarray(b, dtype=np.float64)
-    check_array(A64, "A", ndim=(2,)), check_array(d64, "d", ndim=(1,)), check_array(b64, "b", ndim=(1,))
     m, n = A64.shape
     if d64.shape != (n,) or b64.shape != (n,):
         raise ValueError(f"lstsq_weighted: A is {m} x {n}, so d and b need length {n}; got {d64.shape} and {b64.shape}")
@@ -75,7 +82,7 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
     rhs = A64 @ (d64 * b64)  # A D² b in double precision
 
     t0 = time.perf_counter()
-    with Stream.from_array(A64, "A") as As, Stream.from_array(d64, "d") as ds:
+    with Stream.from_array(A32, "A") as As, Stream.from_array(d64, "d") as ds:
         C = form(As, ds, storage=storage)
     try:
         L = factor(C, m, form=form_cholesky, storage=storage)

@@ -23,9 +23,10 @@ import numpy as np
 from .blas1 import copy as copy_stream, whole
 from .blas2 import trsv
 from .cholesky import first_bad_pivot, WPOS
+from .errors import UNIT_ROUNDOFF, SingularMatrixError
 from .geometry import Line, Rect
 from .kernel import Kernel
-from .reduce import argmax_region
+from .reduce import argmax_region, reduce_region
 from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError", "LUFactor", "KERNELS"]
@@ -38,16 +39,6 @@ KERNELS = {
 }
 
 PIVOTING = ("none", "partial", "full")
-
-
-class SingularMatrixError(np.linalg.LinAlgError):
-    """A zero pivot at step ``k`` (0-based)."""
-
-    def __init__(self, k: int, n: int, pivoting: str):
-        self.k = k
-        hint = "; try pivoting='partial' or 'full'" if pivoting == "none" else ""
-        super().__init__(f"matrix is singular: zero pivot at step k = {k} (0-based) of the {n} x {n} "
-                         f"elimination with pivoting={pivoting!r}{hint}")
 
 
 class LUFactor:
@@ -97,6 +88,8 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True)
     if A.cols != n:
         raise ValueError(f"lu: A must be square, got shape {A.shape}")
     K = KERNELS
+    # a pivot not above n u max|A| is rounding noise: the matrix is singular to float32 precision
+    threshold = singular_threshold(A, n) if check else 0.0
     pp = PingPong(copy_stream(A, label="copy_input"), Stream.like(A))
     row_perm, col_perm = np.arange(n), np.arange(n)
     row_swaps, col_swaps = [], []
@@ -105,8 +98,8 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True)
             if pivoting != "none":
                 region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
                 value, q, p = argmax_region(pp.S, region, absolute=True)
-                if not value > 0.0:
-                    raise SingularMatrixError(k, n, pivoting)
+                if not value > threshold:
+                    raise SingularMatrixError(k, n, pivoting, value, threshold)
                 row_swaps.append(p)
                 if p != k:
                     swap_lines(pp, k, p, n, "row")
@@ -135,11 +128,22 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True)
     LU, spare = pp.T, pp.S
     spare.release()
     if pivoting == "none" and check:
-        k = first_bad_pivot(LU, n, "full", magnitude=True)
+        k = first_bad_pivot(LU, n, "full", magnitude=True, threshold=threshold)
         if k is not None:
+            pivot = float(abs(LU.read_texel(k, k)[0]))
             LU.release()
-            raise SingularMatrixError(k, n, pivoting)
+            raise SingularMatrixError(k, n, pivoting, pivot, threshold)
     return LUFactor(LU, row_perm, col_perm, pivoting, row_swaps, col_swaps)
+
+
+def singular_threshold(A: Stream, n: int, region=None) -> float:
+    """n u max|A| (u = 2^-24), from an abs-max reduction on the GPU (one read-back): pivots
+    not above it are taken as zero. LU's backward error is of this size (times the growth
+    factor), so such a pivot cannot be told from an exact zero in float32."""
+    res = reduce_region(A, "absmax", region)
+    amax = res.item()
+    res.release()
+    return n * UNIT_ROUNDOFF * amax
 
 
 def _validate_square(a, what="A") -> np.ndarray:
@@ -215,7 +219,7 @@ def lu_solve(factor, b):
             if isinstance(b, Stream):
                 bs = b
             else:
-                arr = check_array(b, "b", ndim=(1, 2))
+                arr = check_array(b, "b", ndim=(1, 2), texture=False)
                 if arr.ndim == 2:  # several right-hand sides: one column at a time
                     return np.stack([lu_solve(f, arr[:, j]) for j in range(arr.shape[1])], axis=1)
                 bs = ops.stream(arr, "b")
@@ -239,34 +243,51 @@ def lu_solve(factor, b):
 def gauss_jordan(A, B, transfer: str = "rtt"):
     """Solve A X = B by Gauss-Jordan elimination with partial pivoting (paper 004).
 
-    The augmented stream [A | B] (n x (n + r)) is reduced in place: per step k, the pivot search
-    and row swap as in ``lu``, the normalization of row k by the pivot (a line), its copy back,
-    and the elimination of column k from every other row (two rectangles, above and below row
-    k). X is the right block. Returns the kind of A (a vector B gives a vector X).
+    The augmented stream [A | B] (n x (n + r)) is assembled on the GPU (two copy passes) and
+    reduced in place: per step k, the pivot search and row swap as in ``lu``, the
+    normalization of row k by the pivot (a line), its copy back, and the elimination of column
+    k from every other row (two rectangles, above and below row k). X is the right block.
+    Returns the kind of A (a vector B gives a vector X).
+
+    Raises
+    ------
+    SingularMatrixError
+        When a pivot is not above n u max|A| (u = 2^-24): the matrix is singular to float32
+        precision, and the "solution" would be rounding noise.
     """
+    if transfer not in ("rtt", "ctt"):
+        raise ValueError(f"transfer must be 'rtt' or 'ctt', got {transfer!r}")
     with Operands(A) as ops:
-        if isinstance(A, Stream):
-            As = A
-            if As.rows != As.cols:
-                raise ValueError(f"gauss_jordan: A must be square, got shape {As.shape}")
-            Aarr = As.to_array()
+        As = ops.stream(A if isinstance(A, Stream) else _validate_square(A), "A")
+        if As.rows != As.cols:
+            raise ValueError(f"gauss_jordan: A must be square, got shape {As.shape}")
+        n = As.rows
+        if isinstance(B, Stream):
+            vector = B.vector
+            Bs = ops.stream(B, "B")
+            if vector:
+                raise ValueError("gauss_jordan: give B as an n x r stream (a vector stream is one "
+                                 "row; B needs n rows)")
         else:
-            Aarr = _validate_square(A)
-        Barr = B.to_array() if isinstance(B, Stream) else check_array(B, "B")
-        vector = Barr.ndim == 1
-        Barr = Barr.reshape(-1, 1) if vector else Barr
-        n = Aarr.shape[0]
-        if Barr.shape[0] != n:
-            raise ValueError(f"gauss_jordan: B must have {n} rows, got shape {Barr.shape}")
-        r = Barr.shape[1]
+            Barr = check_array(B, "B", texture=False)
+            vector = Barr.ndim == 1
+            Bs = ops.stream(Barr.reshape(-1, 1) if vector else Barr, "B")
+        if Bs.rows != n:
+            raise ValueError(f"gauss_jordan: B must have {n} rows, got shape {Bs.shape}")
+        r = Bs.cols
         width = n + r
         K = KERNELS
-        pp = PingPong(Stream.from_array(np.hstack([Aarr, Barr])), Stream(n, width))
+        threshold = singular_threshold(As, n)
+        pp = PingPong(Stream(n, width), Stream(n, width))
         try:
+            # [A | B] assembled on the GPU: A into columns 0 .. n-1, B into n .. n+r-1
+            K["copy"].draw(pp.S, Rect.covering(0, 0, n, n, T0=WPOS), {"A": As})
+            K["copy"].draw(pp.S, Rect.covering(n, 0, width, n, T0=lambda x, y: (x - n, y)), {"A": Bs})
             for k in range(n):
                 value, _, p = argmax_region(pp.S, (k, k, k + 1, n), absolute=True)
-                if not value > 0.0:
-                    raise SingularMatrixError(k, n, "partial")
+                if not value > threshold:
+                    raise SingularMatrixError(k, n, "partial", value, threshold,
+                                              what=f"Gauss-Jordan elimination of the {n} x {n} matrix")
                 if p != k:
                     swap_lines(pp, k, p, width, "row")
                 # normalization of row k (columns k .. end) by the pivot, and its copy back

@@ -10,17 +10,24 @@ of length n is a 1-row stream (width n, height 1), as the papers store b.
 """
 from __future__ import annotations
 
+import operator
+import os
+from collections import OrderedDict
+
 import moderngl
 import numpy as np
 
-from .context import get_context, max_texture_size, park
+from .context import check_owner, collect_garbage, current_context, get_context, max_texture_size, park
 
-__all__ = ["Stream", "PingPong", "as_stream", "check_array", "Operands", "borrow", "give_back"]
+__all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "Operands", "borrow",
+           "give_back", "free_temporaries", "set_pool_limit", "pool_bytes"]
 
 
-def check_array(a, name: str = "input", ndim=(1, 2)) -> np.ndarray:
+def check_array(a, name: str = "input", ndim=(1, 2), texture: bool = True) -> np.ndarray:
     """Validate an array for upload: real, finite, 1-D or 2-D; returns float32 C-contiguous.
 
+    The shape is checked against GL_MAX_TEXTURE_SIZE first (``texture=True``: the array will
+    be one texture, a vector as one row), before anything is converted or copied.
     Raises ``ValueError`` naming what was wrong.
     """
     arr = np.asarray(a)
@@ -35,6 +42,8 @@ def check_array(a, name: str = "input", ndim=(1, 2)) -> np.ndarray:
         raise ValueError(f"{name}: expected a {want} array, got {arr.ndim}-D with shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name}: empty array (shape {arr.shape})")
+    if texture:
+        check_shape(arr.shape, name)
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name}: contains NaN or infinity (first at index {tuple(int(b) for b in bad)})")
@@ -56,6 +65,29 @@ def _check_size(rows: int, cols: int, what: str = "stream") -> None:
         )
 
 
+def check_shape(shape, what: str = "input") -> None:
+    """Refuse a texture shape (rows, cols) that this GPU cannot hold, before any data is copied.
+
+    The public functions call this first, on ``np.shape`` of their input (free for an array),
+    so that an input too large for GL_MAX_TEXTURE_SIZE fails at once instead of after the
+    conversions and copies that come before the upload.
+    """
+    shape = tuple(int(v) for v in shape)
+    if len(shape) == 1:
+        shape = (1, shape[0])
+    if len(shape) == 2 and min(shape) >= 1:
+        _check_size(*shape, what=what)
+
+
+def _count(value, name: str) -> int:
+    """An integer size; a float such as 2.7 is refused rather than truncated."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"Stream: {name} must be an integer, got {value!r} "
+                        f"({type(value).__name__})") from None
+
+
 class Stream:
     """A float32 texture (R32F, or RGBA32F with ``components=4``) and its framebuffer.
 
@@ -72,17 +104,25 @@ class Stream:
     Use as a context manager, or call ``release()``, to free the GL objects deterministically.
     """
 
-    __slots__ = ("rows", "cols", "components", "vector", "texture", "_fbo", "__weakref__")
+    __slots__ = ("rows", "cols", "components", "vector", "texture", "_fbo", "ctx", "__weakref__")
 
     def __init__(self, rows: int, cols: int, *, components: int = 1, vector: bool = False,
                  data: np.ndarray | None = None):
         if components not in (1, 4):
             raise ValueError("components must be 1 (R32F) or 4 (RGBA32F)")
-        rows, cols = int(rows), int(cols)
+        rows, cols = _count(rows, "rows"), _count(cols, "cols")
         _check_size(rows, cols)
         self.rows, self.cols, self.components, self.vector = rows, cols, components, vector
-        ctx = get_context()
-        payload = None if data is None else np.ascontiguousarray(data, dtype=np.float32).tobytes()
+        self.texture = self._fbo = None
+        ctx = self.ctx = get_context()
+        collect_garbage(ctx)  # free what was dropped without release() before allocating more
+        payload = None
+        if data is not None:
+            data = np.ascontiguousarray(data, dtype=np.float32)
+            if data.size != rows * cols * components:
+                raise ValueError(f"Stream: data of shape {data.shape} does not fill a {rows} x {cols} "
+                                 f"stream of {components} component(s)")
+            payload = data.tobytes()
         self.texture = ctx.texture((cols, rows), components, payload, dtype="f4")
         self.texture.filter = (moderngl.NEAREST, moderngl.NEAREST)
         self.texture.repeat_x = False
@@ -124,7 +164,8 @@ class Stream:
     def fbo(self):
         """The framebuffer whose single colour attachment is this texture."""
         if self._fbo is None:
-            self._fbo = get_context().framebuffer(color_attachments=[self.texture])
+            self._check_alive()
+            self._fbo = self.ctx.framebuffer(color_attachments=[self.texture])
         return self._fbo
 
     @property
@@ -134,6 +175,7 @@ class Stream:
     # ------------------------------------------------------------------ transfer
     def write(self, a) -> None:
         """Overwrite the whole stream from an array of the same shape."""
+        self._check_alive()
         arr = check_array(a, "write")
         if arr.reshape(-1).size != self.rows * self.cols * self.components:
             raise ValueError(f"write: array of shape {arr.shape} does not fit stream of shape {self.shape}")
@@ -152,6 +194,7 @@ class Stream:
         """The value of a 1 x 1 stream, as a Python float (one read-back)."""
         if self.rows * self.cols != 1:
             raise ValueError(f"item() needs a 1 x 1 stream, this one is {self.shape}")
+        self._check_alive()
         return float(np.frombuffer(self.texture.read(), dtype=np.float32)[0])
 
     def read_texel(self, x: int, y: int, components: int | None = None) -> np.ndarray:
@@ -165,15 +208,27 @@ class Stream:
     def _check_alive(self):
         if self.texture is None:
             raise ValueError("this stream has been released")
+        if self.ctx is not current_context():
+            check_owner(self.ctx, f"this {self.rows} x {self.cols} Stream")
 
     def release(self) -> None:
-        if self._fbo is not None:
-            park()
-            self._fbo.release()
-            self._fbo = None
-        if self.texture is not None:
-            self.texture.release()
-            self.texture = None
+        """Free the texture and framebuffer now. From a thread other than the owner (or after
+        the owner's context is gone) the GL objects are only dropped: the owning context frees
+        them later in its own thread, since GL calls here would reach another context."""
+        fbo, tex = self._fbo, self.texture
+        self._fbo = self.texture = None
+        if self.ctx is not current_context() or self.ctx.extra is None or self.ctx.extra.released:
+            return
+        if fbo is not None:
+            park(self.ctx)
+            fbo.release()
+        if tex is not None:
+            tex.release()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of texture memory: rows x cols x components x 4."""
+        return self.rows * self.cols * self.components * 4
 
     def __enter__(self):
         return self
@@ -259,36 +314,98 @@ class Operands:
         self.owned.clear()
 
 
-# A small pool of temporaries per shape, so that multipass algorithms (reductions, solves)
-# do not create and delete textures on every call.
-_pool: dict = {}
+# A pool of temporaries per context, so that multipass algorithms (reductions, solves) do
+# not create and delete textures on every call. Bounded by bytes: when the streams kept exceed
+# the limit, the least recently returned shapes are released first.
+_pools: dict = {}            # context -> _Pool
+_pool_limit = int(os.environ.get("GPGPU_POOL_BYTES", 64 * 2 ** 20))
+_PER_SHAPE = 4               # at most this many free streams of one shape
+
+
+class _Pool:
+    __slots__ = ("free", "bytes")
+
+    def __init__(self):
+        self.free = OrderedDict()   # (rows, cols, components) -> [Stream], least recent first
+        self.bytes = 0
+
+
+def set_pool_limit(nbytes: int) -> int:
+    """Set the most bytes of free temporaries kept per context (default 64 MiB, or
+    ``$GPGPU_POOL_BYTES``); returns the previous limit. 0 keeps none."""
+    global _pool_limit
+    nbytes = operator.index(nbytes)
+    if nbytes < 0:
+        raise ValueError(f"the pool limit must be >= 0 bytes, got {nbytes}")
+    old, _pool_limit = _pool_limit, nbytes
+    _shrink(_pools.get(current_context()), _pool_limit)
+    return old
+
+
+def pool_bytes() -> int:
+    """Bytes of texture memory held by this thread's pool of free temporaries."""
+    pool = _pools.get(current_context())
+    return 0 if pool is None else pool.bytes
+
+
+def _shrink(pool, limit: int) -> None:
+    while pool is not None and pool.bytes > limit and pool.free:
+        key, free = next(iter(pool.free.items()))
+        if free:
+            s = free.pop(0)
+            pool.bytes -= s.nbytes
+            s.release()
+        if not free:
+            del pool.free[key]
 
 
 def borrow(rows: int, cols: int, components: int = 1) -> Stream:
     """A temporary stream of the given shape (contents undefined); return it with give_back()."""
-    key = (get_context(), rows, cols, components)
-    free = _pool.get(key)
+    pool = _pools.get(get_context())
+    free = pool.free.get((rows, cols, components)) if pool is not None else None
     while free:
         s = free.pop()
+        pool.bytes -= s.nbytes
         if not s.released:
             return s
     return Stream(rows, cols, components=components)
 
 
 def give_back(*streams: Stream) -> None:
+    """Return temporaries to this thread's pool (or release them when it is full)."""
     for s in streams:
         if s is None or s.released:
             continue
-        key = (get_context(), s.rows, s.cols, s.components)
-        free = _pool.setdefault(key, [])
-        if len(free) < 4:
-            free.append(s)
-        else:
+        ctx = current_context()
+        if s.ctx is not ctx:
             s.release()
+            continue
+        pool = _pools.get(ctx)
+        if pool is None:
+            pool = _pools[ctx] = _Pool()
+        key = (s.rows, s.cols, s.components)
+        free = pool.free.get(key, ())
+        if len(free) >= _PER_SHAPE or s.nbytes > _pool_limit:
+            s.release()
+            continue
+        pool.free.setdefault(key, []).append(s)
+        pool.free.move_to_end(key)
+        pool.bytes += s.nbytes
+        _shrink(pool, _pool_limit)
 
 
-def clear_pool() -> None:
-    for free in _pool.values():
+def clear_pool(ctx=None) -> None:
+    """Release every free temporary of ``ctx`` (default: this thread's context)."""
+    pool = _pools.pop(ctx or current_context(), None)
+    if pool is None:
+        return
+    for free in pool.free.values():
         for s in free:
             s.release()
-    _pool.clear()
+
+
+def free_temporaries() -> int:
+    """Release the temporaries this thread's pool keeps for reuse; returns the bytes freed."""
+    freed = pool_bytes()
+    clear_pool()
+    return freed

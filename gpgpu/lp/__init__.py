@@ -6,21 +6,72 @@ in float32 / float64 (:mod:`.numpy_backend`, the paper's "MATLAB version"). Prob
 MPS files (:mod:`.mps`, via HiGHS) in the standard form (4.1)-(4.3).
 
 >>> from gpgpu.lp import solve
+>>> r = solve("afiro.mps.gz")                                  # doctest: +SKIP
 >>> r = solve("afiro.mps.gz", backend="numpy64", eps=1e-8)   # doctest: +SKIP
 """
 from __future__ import annotations
 
+import math
+import numbers
 from pathlib import Path
+
+import numpy as np
 
 from .backend import BACKENDS, Backend, get_backend
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
 from .mps import Problem, read_mps, standardize
 
 __all__ = ["solve", "read_mps", "Problem", "standardize", "LPResult", "Backend",
-           "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES"]
+           "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW"]
 
 
-def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=False, max_iter=100,
+#: ``refine=None`` (the default) turns refinement on for the float32 back ends when eps is
+#: below this: 3e-5 is the tightest tolerance the paper's single-precision runs reached
+#: (Table 3 of 000), so the paper's settings keep the paper's algorithm.
+REFINE_BELOW = 3e-5
+
+
+def _check_options(eps, max_iter):
+    try:
+        eps_f = float(eps)
+    except (TypeError, ValueError):
+        raise TypeError(f"eps must be a number, got {eps!r}") from None
+    if not (math.isfinite(eps_f) and 0.0 < eps_f < 1.0):
+        raise ValueError(f"eps must be a finite number with 0 < eps < 1 (the relative tolerance of "
+                         f"(6.1)-(6.3)), got {eps!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral):
+        raise TypeError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
+    return eps_f, int(max_iter)
+
+
+def _trivial(problem, backend) -> LPResult | None:
+    """The answer for a problem the presolve emptied (no rows or no columns left), or None.
+
+    With no columns every variable was fixed or removed by the presolve: the point is unique.
+    With no rows the LP is min c^T x over x >= 0: x = 0 is optimal when c >= 0, and the
+    problem is unbounded along any e_j with c_j < 0.
+    """
+    m, n = problem.standard_size
+    if m and n:
+        return None
+    code, x = 0, np.zeros(n)
+    if n and (problem.c < 0).any():
+        code = 3
+        j = int(np.argmin(problem.c))
+        detail = f"no constraints are left and variable {j} has cost {problem.c[j]:g} < 0"
+    else:
+        detail = "the presolve left no " + ("columns" if not n else "rows") + "; the solution is unique"
+    message = f"{MESSAGES[code]} ({detail})"
+    return LPResult(status=STATUS[code], status_code=code, message=message,
+                    x=problem.to_original(x) if code == 0 else None, x_std=x if code == 0 else None,
+                    y=np.zeros(m) if code == 0 else None, s=problem.c.copy() if code == 0 else None,
+                    objective=problem.original_objective(x) if code == 0 else float("nan"),
+                    iterations=0, backend=str(backend))
+
+
+def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
           callback=None, **backend_options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method).
 
@@ -32,11 +83,16 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=False, max_
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
     eps : float
-        Tolerance of (6.1)-(6.3).
-    refine : bool
+        Tolerance of (6.1)-(6.3), 0 < eps < 1. The default 1e-6 is tighter than float32
+        iterates reach dependably, so with the default ``refine`` it runs with refinement on
+        the GPU; the paper's own runs used 3e-5 to 2e-3 without (Table 3).
+    refine : bool or None
         Mixed-precision iterative refinement of (4.12) (beyond the paper; see
-        :mod:`gpgpu.lp.backend`).
+        :mod:`gpgpu.lp.backend`). ``None`` (default): on for the float32 back ends ("gpu",
+        "numpy32") when ``eps < REFINE_BELOW`` (3e-5, Table 3's tightest), off otherwise and
+        for "numpy64". ``False`` is the paper's algorithm.
     max_iter : int
+        A positive integer.
     callback : callable, optional
         Gets each iteration's history entry (dict).
     **backend_options
@@ -45,14 +101,31 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=False, max_
     Returns
     -------
     LPResult
+        Problems that the presolve decides (infeasible or unbounded bounds, no rows or no
+        columns left) are answered without iterating (``iterations == 0``).
     """
     if isinstance(problem, (str, Path)):
         problem = read_mps(problem)
+    elif not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
+                        f"{type(problem).__name__}")
+    eps, max_iter = _check_options(eps, max_iter)
+    if refine is None:
+        name = backend if isinstance(backend, str) else getattr(backend, "name", "")
+        refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
     if problem.status is not None:                      # decided by the presolve
         code = STATUS_CODES[problem.status]
         return LPResult(status=problem.status, status_code=code,
                         message=f"{MESSAGES[code]} (presolve: {problem.message})", x=None,
                         x_std=None, y=None, s=None, objective=float("nan"), iterations=0,
                         backend=str(backend))
+    trivial = _trivial(problem, backend)
+    if trivial is not None:
+        return trivial
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
-    return mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback)
+    try:
+        return mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback)
+    finally:
+        release = getattr(be, "release", None)
+        if release is not None and not isinstance(backend, Backend):
+            release()                                   # GPU streams, deterministically

@@ -9,7 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import BACKENDS, read_mps, solve
+from ..context import ContextError
+from . import BACKENDS, REFINE_BELOW, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
 
 
@@ -20,17 +21,38 @@ def _resolve(name: str) -> Path:
     return netlib_path(name)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (0.0 < value < 1.0):
+        raise argparse.ArgumentTypeError(f"eps must satisfy 0 < eps < 1, got {text}")
+    return value
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__.split("\n")[0])
     ap.add_argument("file", help="MPS file, or a NETLIB problem name of Table 3")
-    ap.add_argument("--eps", type=float, default=None,
+    ap.add_argument("--eps", type=_tolerance, default=None,
                     help="tolerance of (6.1)-(6.3) (default: Table 3's for its problems, "
                          "else 1e-6)")
     ap.add_argument("--backend", choices=BACKENDS, default="gpu")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
-    ap.add_argument("--refine", action="store_true",
-                    help="mixed-precision iterative refinement of (4.12) (beyond the paper)")
-    ap.add_argument("--max-iter", type=int, default=100)
+    ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
+                    help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
+                         "default: on for gpu and numpy32 when eps < 3e-5")
+    ap.add_argument("--max-iter", type=_positive_int, default=100)
     ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     args = ap.parse_args(argv)
 
@@ -48,7 +70,10 @@ def main(argv=None) -> int:
     changes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in problem.presolve.items() if v)
     print(f"{problem.name}: {rows} rows x {cols} columns; standard form {m} x {n}"
           + (f" ({changes})" if changes else ""))
-    print(f"backend {args.backend}, cholesky {args.cholesky}, refine {args.refine}, "
+    refine = args.refine
+    if refine is None:
+        refine = args.backend in ("gpu", "numpy32") and eps < REFINE_BELOW
+    print(f"backend {args.backend}, cholesky {args.cholesky}, refine {refine}, "
           f"eps {eps:g}")
     if not args.quiet:
         print(f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
@@ -64,10 +89,13 @@ def main(argv=None) -> int:
 
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
-                    refine=args.refine, max_iter=args.max_iter,
+                    refine=refine, max_iter=args.max_iter,
                     callback=None if args.quiet else show)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
+        return 2
+    except (ValueError, MemoryError, ContextError) as e:
+        print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"status: {res.status} ({res.message})")
     print(f"objective: {res.objective:.12g}")

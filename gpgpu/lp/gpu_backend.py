@@ -38,7 +38,25 @@ from ..stream import Stream
 from .backend import Backend, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
-__all__ = ["GPUBackend"]
+__all__ = ["GPUBackend", "upload_dense"]
+
+
+def upload_dense(problem, method: str) -> Stream:
+    """A as an m x n float32 stream, after checking that its texture and the m x m normal
+    equations fit this GPU (GL_MAX_TEXTURE_SIZE) and that the dense copy fits in memory."""
+    from ..context import max_texture_size
+
+    m, n = problem.A.shape
+    limit = max_texture_size()
+    if m > limit or n > limit:
+        raise ValueError(
+            f"{problem.name}: {method} stores the {m} x {n} constraint matrix and the {m} x {m} "
+            f"normal equations A D² Aᵀ as textures, but this GPU's GL_MAX_TEXTURE_SIZE is {limit}; "
+            "the problem is too large for the dense normal-equation method of paper 000")
+    if m == 0 or n == 0:
+        raise ValueError(f"{problem.name}: an empty constraint matrix ({m} x {n}) has nothing to "
+                         "put on the GPU; gpgpu.lp.solve answers such problems without a backend")
+    return Stream.from_array(problem.dense_A(np.float32, method=method), "A")
 
 
 class GPUBackend(Backend):
@@ -66,7 +84,8 @@ class GPUBackend(Backend):
         self.update = update
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
-        self.A = Stream.from_array(problem.A, "A")
+        self.A = self.L = None
+        self.A = upload_dense(problem, "the gpu backend")
         self.L = None
         self.refine_method = refine_method
         self.refine_stats = []
@@ -225,7 +244,7 @@ class GPUBackend(Backend):
             return out
 
         stats = {}
-        z = refine_solve(solve, lambda v: A @ (d * (A.T @ v)), np.asarray(r, np.float64),
+        z = refine_solve(solve, lambda v: A @ (d * (A.T @ v)), np.asarray(r, np.float64),  # sparse A
                          method=self.refine_method, stats=stats)
         self.refine_stats.append(stats)
         return z

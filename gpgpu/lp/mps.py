@@ -5,7 +5,9 @@ for the standard form
 
     min c^T x   s.t.   A x = b,   x >= 0                                (4.1)-(4.3)
 
-with a dense ``A``. NETLIB problems come in MPS files, in the general form
+with ``A`` kept sparse (``scipy.sparse``) until a dense method needs it
+(:meth:`Problem.dense_A`, which first checks that the dense matrix fits). NETLIB problems come
+in MPS files, in the general form
 
     min / max  c^T x + c0   s.t.   row_lower <= A x <= row_upper,   col_lower <= x <= col_upper,
 
@@ -35,8 +37,9 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["Problem", "read_mps", "standardize"]
+__all__ = ["Problem", "read_mps", "standardize", "available_memory"]
 
 # Column kinds of the map from standard-form variables back to the original ones.
 _SHIFT, _REFLECT, _FREE = 0, 1, 2
@@ -48,8 +51,9 @@ class Problem:
 
     Attributes
     ----------
-    A : ndarray, shape (m, n), float64
-        The dense constraint matrix of (4.2).
+    A : scipy.sparse.csr_matrix, shape (m, n), float64
+        The constraint matrix of (4.2), sparse; :meth:`dense_A` gives the dense array the
+        dense methods work with, after checking that it fits.
     b : ndarray, shape (m,)
         The right-hand side of (4.2).
     c : ndarray, shape (n,)
@@ -95,14 +99,16 @@ class Problem:
     _general: dict = field(default=None, repr=False)     # presolved general form (from_original)
 
     def __post_init__(self):
-        self.A = np.ascontiguousarray(self.A, dtype=np.float64)
-        self.b = np.ascontiguousarray(self.b, dtype=np.float64).ravel()
-        self.c = np.ascontiguousarray(self.c, dtype=np.float64).ravel()
+        self.A = _as_sparse(self.A, "A").tocsr()
+        self.b = _real_vector(self.b, "b")
+        self.c = _real_vector(self.c, "c")
         self.c0 = float(self.c0)
         m, n = self.A.shape
         if self.b.shape != (m,) or self.c.shape != (n,):
             raise ValueError(f"A is {m}x{n} but b has {self.b.size} and c has {self.c.size} "
                              "entries")
+        if not np.isfinite(self.c0):
+            raise ValueError(f"the objective constant c0 = {self.c0} is not finite")
         if self.original_size is None:
             self.original_size = (m, n)
         if self._n_orig is None:               # standard form given directly: identity map
@@ -129,6 +135,27 @@ class Problem:
     def standard_size(self) -> tuple:
         """(m, n) of the standard form (4.1)-(4.3)."""
         return self.A.shape
+
+    def dense_A(self, dtype=np.float64, copies: float = 1.0, extra_bytes: int = 0,
+                method: str = "the dense method") -> np.ndarray:
+        """A as a dense array of ``dtype``, after checking that it fits in memory.
+
+        ``copies`` dense m x n arrays of ``dtype`` plus ``extra_bytes`` (for example the m x m
+        normal-equation matrix and its factor) must fit in the memory the system says is
+        available; otherwise ``MemoryError`` names the sizes, so that nothing is allocated
+        before the answer is known.
+        """
+        m, n = self.A.shape
+        need = int(copies * m * n * np.dtype(dtype).itemsize) + int(extra_bytes)
+        avail = available_memory()
+        if avail is not None and need > avail:
+            raise MemoryError(
+                f"{self.name}: {method} needs the {m} x {n} constraint matrix dense, and with the "
+                f"m x m normal equations about {need / 2**30:.2f} GiB, more than the "
+                f"{avail / 2**30:.2f} GiB of memory available ({self.A.nnz} non-zeros: "
+                f"{100 * self.A.nnz / max(m * n, 1):.3g}% dense). The problem is too large for "
+                "the dense normal-equation method of paper 000.")
+        return self.A.astype(dtype).toarray()
 
     # ------------------------------------------------------------------ maps
     def to_original(self, x_std) -> np.ndarray:
@@ -165,24 +192,20 @@ class Problem:
         xk = x[self._kept]
         v = np.concatenate([xk, (g["A"] @ xk)[g["ineq"]]])   # kept columns, then row slacks
         out = np.zeros(self.n)
-        kind, lo, up = g["kind"], g["lo"], g["up"]
-        for k in range(v.size):
-            p = g["pos"][k]
-            if kind[k] == _SHIFT:
-                out[p] = v[k] - lo[k]
-                if g["wcol"][k] >= 0:
-                    out[g["wcol"][k]] = up[k] - v[k]
-            elif kind[k] == _REFLECT:
-                out[p] = up[k] - v[k]
-            else:
-                out[p] = max(v[k], 0.0)
-                out[g["neg"][k]] = max(-v[k], 0.0)
+        kind, lo, up, pos = g["kind"], g["lo"], g["up"], g["pos"]
+        shift, refl, free = kind == _SHIFT, kind == _REFLECT, kind == _FREE
+        out[pos[shift]] = v[shift] - lo[shift]
+        w = shift & (g["wcol"] >= 0)
+        out[g["wcol"][w]] = up[w] - v[w]
+        out[pos[refl]] = up[refl] - v[refl]
+        out[pos[free]] = np.maximum(v[free], 0.0)
+        out[g["neg"][free]] = np.maximum(-v[free], 0.0)
         return out
 
     # ------------------------------------------------------------------ builders
     @classmethod
     def from_arrays(cls, A, b, c, c0=0.0, name="lp") -> "Problem":
-        """A problem given directly in the standard form (4.1)-(4.3) (dense arrays)."""
+        """A problem given directly in the standard form (4.1)-(4.3) (A dense or scipy.sparse)."""
         return cls(A=A, b=b, c=c, c0=c0, name=name)
 
     @classmethod
@@ -193,20 +216,20 @@ class Problem:
         ``bounds`` is one ``(lb, ub)`` pair for all variables or one per variable; ``None``
         means infinite. The problem goes through :func:`standardize`.
         """
-        c = np.asarray(c, dtype=np.float64).ravel()
+        c = _real_vector(c, "c")
         n = c.size
         blocks, lo, up = [], [], []
         if A_ub is not None:
-            A_ub = np.atleast_2d(np.asarray(A_ub, dtype=np.float64))
+            A_ub = _as_sparse(A_ub, "A_ub", n)
             blocks.append(A_ub)
             lo.append(np.full(A_ub.shape[0], -np.inf))
-            up.append(np.asarray(b_ub, dtype=np.float64).ravel())
+            up.append(_real_vector(b_ub, "b_ub", allow_inf=True))
         if A_eq is not None:
-            A_eq = np.atleast_2d(np.asarray(A_eq, dtype=np.float64))
+            A_eq = _as_sparse(A_eq, "A_eq", n)
             blocks.append(A_eq)
-            lo.append(np.asarray(b_eq, dtype=np.float64).ravel())
-            up.append(np.asarray(b_eq, dtype=np.float64).ravel())
-        A = np.vstack(blocks) if blocks else np.zeros((0, n))
+            lo.append(_real_vector(b_eq, "b_eq"))
+            up.append(_real_vector(b_eq, "b_eq"))
+        A = sp.vstack(blocks, format="csc") if blocks else sp.csc_matrix((0, n))
         bounds = list(bounds)
         if len(bounds) == 2 and not isinstance(bounds[0], (tuple, list)):
             bounds = [bounds] * n
@@ -217,6 +240,59 @@ class Problem:
                            sense=-1 if maximize else 1, name=name)
 
 
+# ---------------------------------------------------------------------- helpers
+def available_memory() -> int | None:
+    """Bytes of memory the system can give now (Linux: MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _real_vector(v, name, allow_inf=False) -> np.ndarray:
+    arr = np.asarray(v)
+    if np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64).ravel()
+    bad = np.isnan(arr) if allow_inf else ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name}: entry {int(np.flatnonzero(bad)[0])} is {arr[bad][0]}; "
+                         "LP data must be finite")
+    return arr
+
+
+def _as_sparse(A, name, n=None):
+    """A real, finite 2-D matrix as scipy.sparse CSC (float64, explicit zeros removed)."""
+    if sp.issparse(A):
+        M = sp.csc_matrix(A)
+    else:
+        arr = np.asarray(A)
+        if np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise ValueError(f"{name}: expected a real matrix, got dtype {arr.dtype}")
+        if arr.ndim == 1 and n is not None and arr.size == n:
+            arr = arr.reshape(1, n)
+        if arr.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-D matrix, got shape {arr.shape}")
+        M = sp.csc_matrix(arr.astype(np.float64, copy=False))
+    if np.iscomplexobj(M.data):
+        raise ValueError(f"{name}: complex values are not supported")
+    M = M.astype(np.float64)
+    if M.nnz and not np.all(np.isfinite(M.data)):
+        raise ValueError(f"{name}: contains NaN or infinity")
+    M.eliminate_zeros()
+    M.sort_indices()
+    if n is not None and M.shape[1] != n:
+        raise ValueError(f"{name}: has {M.shape[1]} columns, c has {n} entries")
+    return M
+
+
 # ---------------------------------------------------------------------- conversion
 def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, sense=1,
                 name="lp", warnings=()) -> Problem:
@@ -225,8 +301,10 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
 
     Parameters
     ----------
-    c, A, row_lower, row_upper, col_lower, col_upper : array_like
-        Dense data; infinite bounds are ``+-inf`` (values beyond ``+-1e30`` count as infinite).
+    c, row_lower, row_upper, col_lower, col_upper : array_like
+        Infinite bounds are ``+-inf`` (values beyond ``+-1e30`` count as infinite).
+    A : array_like or scipy.sparse matrix
+        Kept sparse throughout: the work is proportional to the non-zeros, not to m x n.
     offset : float
         Objective constant.
     sense : {1, -1}
@@ -237,20 +315,23 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     Problem
         With ``status`` set when the presolve already found the problem infeasible or unbounded.
     """
-    c = np.asarray(c, dtype=np.float64).ravel()
-    A = np.atleast_2d(np.asarray(A, dtype=np.float64))
-    m0, n0 = A.shape[0], c.size
-    if A.size == 0:
-        A = A.reshape(m0, n0)
+    c = _real_vector(c, "c")
+    n0 = c.size
+    A = _as_sparse(A, "A", n0)
+    m0 = A.shape[0]
     rl, ru, cl, cu = (np.array(v, dtype=np.float64).ravel()
                       for v in (row_lower, row_upper, col_lower, col_upper))
-    if A.shape != (m0, n0) or rl.size != m0 or ru.size != m0 or cl.size != n0 or cu.size != n0:
+    if rl.size != m0 or ru.size != m0 or cl.size != n0 or cu.size != n0:
         raise ValueError("inconsistent LP data sizes")
     for v in (rl, ru, cl, cu):
+        if np.isnan(v).any():
+            raise ValueError("a bound is NaN")
         v[v >= 1e30] = np.inf
         v[v <= -1e30] = -np.inf
     if sense not in (1, -1):
         raise ValueError(f"sense must be 1 or -1, got {sense!r}")
+    if not np.isfinite(offset):
+        raise ValueError(f"the objective constant {offset} is not finite")
     cmin = sense * c                         # minimise cmin^T x + sense*offset
     c0 = sense * float(offset)
     status, messages = None, []
@@ -266,56 +347,48 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
         messages.append(f"row {bad[0]} has lower bound {rl[bad[0]]} > upper bound {ru[bad[0]]}")
 
     # --- presolve: fixed columns, empty columns
-    fixed = np.zeros(n0)
-    keep_col = np.ones(n0, dtype=bool)
-    nnz_col = np.count_nonzero(A, axis=0)
-    for j in range(n0):
-        if cl[j] == cu[j]:
-            fixed[j] = cl[j]
-            keep_col[j] = False
-            stats["fixed_columns"] += 1
-        elif nnz_col[j] == 0:
-            keep_col[j] = False
-            stats["empty_columns"] += 1
-            if cmin[j] > 0:
-                val = cl[j]
-            elif cmin[j] < 0:
-                val = cu[j]
-            else:
-                val = cl[j] if np.isfinite(cl[j]) else (cu[j] if np.isfinite(cu[j]) else 0.0)
-            if not np.isfinite(val):
-                status = status or "unbounded"
-                messages.append(f"empty column {j} with cost {cmin[j]:g} is unbounded "
-                                "(the problem is unbounded if the rest of it is feasible)")
-                val = 0.0
-            fixed[j] = val
-    removed = ~keep_col
+    nnz_col = np.diff(A.indptr)
+    is_fixed = cl == cu
+    is_empty = ~is_fixed & (nnz_col == 0)
+    fixed = np.where(is_fixed, cl, 0.0)
+    # an empty column sits at the bound its cost prefers (any finite bound when the cost is 0)
+    prefer = np.where(cmin > 0, cl, np.where(cmin < 0, cu,
+                      np.where(np.isfinite(cl), cl, np.where(np.isfinite(cu), cu, 0.0))))
+    unbounded_cols = np.flatnonzero(is_empty & ~np.isfinite(prefer))
+    if unbounded_cols.size:
+        j = unbounded_cols[0]
+        status = status or "unbounded"
+        messages.append(f"empty column {j} with cost {cmin[j]:g} is unbounded "
+                        "(the problem is unbounded if the rest of it is feasible)")
+    fixed = np.where(is_empty, np.where(np.isfinite(prefer), prefer, 0.0), fixed)
+    stats["fixed_columns"] = int(is_fixed.sum())
+    stats["empty_columns"] = int(is_empty.sum())
+    removed = is_fixed | is_empty
     if removed.any():
         c0 += float(cmin[removed] @ fixed[removed])
-        act = A[:, removed] @ fixed[removed]
+        act = A[:, np.flatnonzero(removed)] @ fixed[removed]
         rl = rl - act
         ru = ru - act
-    kept = np.flatnonzero(keep_col)
+    kept = np.flatnonzero(~removed)
     A = A[:, kept]
     cmin = cmin[kept]
     cl, cu = cl[kept], cu[kept]
 
     # --- presolve: free rows, empty rows
-    keep_row = np.ones(m0, dtype=bool)
-    nnz_row = np.count_nonzero(A, axis=1)
-    for i in range(m0):
-        if rl[i] == -np.inf and ru[i] == np.inf:
-            keep_row[i] = False
-            stats["free_rows"] += 1
-        elif nnz_row[i] == 0:
-            keep_row[i] = False
-            stats["empty_rows"] += 1
-            tol = 1e-9 * (1.0 + max(abs(rl[i]) if np.isfinite(rl[i]) else 0.0,
-                                    abs(ru[i]) if np.isfinite(ru[i]) else 0.0))
-            if rl[i] > tol or ru[i] < -tol:
-                status = "infeasible"
-                messages.append(f"empty row {i} needs 0 in [{rl[i]:g}, {ru[i]:g}]")
-    A = A[keep_row]
+    nnz_row = np.bincount(A.indices, minlength=m0) if A.nnz else np.zeros(m0, dtype=np.int64)
+    is_free = (rl == -np.inf) & (ru == np.inf)
+    is_empty_row = ~is_free & (nnz_row == 0)
+    stats["free_rows"] = int(is_free.sum())
+    stats["empty_rows"] = int(is_empty_row.sum())
+    tol = 1e-9 * (1.0 + np.maximum(np.where(np.isfinite(rl), np.abs(rl), 0.0),
+                                   np.where(np.isfinite(ru), np.abs(ru), 0.0)))
+    violated = np.flatnonzero(is_empty_row & ((rl > tol) | (ru < -tol)))
+    if violated.size:
+        i = violated[0]
+        status = "infeasible"
+        messages.append(f"empty row {i} needs 0 in [{rl[i]:g}, {ru[i]:g}]")
+    keep_row = ~(is_free | is_empty_row)
+    A = A.tocsr()[keep_row].tocsc()
     rl, ru = rl[keep_row], ru[keep_row]
     m, nk = A.shape
 
@@ -323,66 +396,47 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     ineq = np.flatnonzero(rl != ru)
     b = np.where(rl == ru, rl, 0.0)
     b[~np.isfinite(b)] = 0.0                 # only for infeasible bound data
-    cols = [A[:, j] for j in range(nk)]      # one general variable per column
-    lo = list(cl) + list(rl[ineq])
-    up = list(cu) + list(ru[ineq])
-    cost = list(cmin) + [0.0] * ineq.size
-    for i in ineq:
-        e = np.zeros(m)
-        e[i] = -1.0
-        cols.append(e)
-    nv = len(cols)
+    slack = sp.csc_matrix((-np.ones(ineq.size), (ineq, np.arange(ineq.size))), shape=(m, ineq.size))
+    G = sp.hstack([A, slack], format="csc")  # one general variable per column
+    lo = np.concatenate([cl, rl[ineq]])
+    up = np.concatenate([cu, ru[ineq]])
+    cost = np.concatenate([cmin, np.zeros(ineq.size)])
+    nv = G.shape[1]
 
-    # --- make every variable non-negative
-    std_cols, std_cost = [], []
-    kind = np.zeros(nv, dtype=np.int64)
-    shift = np.zeros(nv)
-    sign = np.ones(nv)
-    pos = np.zeros(nv, dtype=np.int64)
+    # --- make every variable non-negative: v = l + x' (shift), v = u - x' (reflect),
+    #     v = x+ - x- (free); a finite u on top of a finite l adds the row x' + w = u - l
+    kind = np.where(np.isfinite(lo), _SHIFT, np.where(np.isfinite(up), _REFLECT, _FREE))
+    shift = np.where(kind == _SHIFT, lo, np.where(kind == _REFLECT, up, 0.0))
+    sign = np.where(kind == _REFLECT, -1.0, 1.0)
+    b = b - G @ shift
+    c0 += float(cost @ shift)
+    width = np.where(kind == _FREE, 2, 1)
+    pos = (np.cumsum(width) - width).astype(np.int64)
+    free = np.flatnonzero(kind == _FREE)
     neg = -np.ones(nv, dtype=np.int64)
+    neg[free] = pos[free] + 1
+    n_main = int(width.sum())
+    rows = np.concatenate([np.arange(nv), free])
+    cols = np.concatenate([pos, neg[free]])
+    vals = np.concatenate([sign, -np.ones(free.size)])
+    P = sp.csc_matrix((vals, (rows, cols)), shape=(nv, n_main))
+    A_main = (G @ P).tocsc()
+    std_cost = np.zeros(n_main)
+    std_cost[pos] = sign * cost
+    std_cost[neg[free]] = -cost[free]
+    bk = np.flatnonzero((kind == _SHIFT) & np.isfinite(up))      # bound rows, in k order
+    nb = bk.size
     wcol = -np.ones(nv, dtype=np.int64)
-    bound_rows = []                          # (std column of x', u - l)
-    for k in range(nv):
-        a, l, u, ck = cols[k], lo[k], up[k], cost[k]
-        pos[k] = len(std_cols)
-        if np.isfinite(l):                   # v = l + x'
-            kind[k], shift[k] = _SHIFT, l
-            b -= a * l
-            c0 += ck * l
-            std_cols.append(a)
-            std_cost.append(ck)
-            if np.isfinite(u):
-                bound_rows.append((k, u - l))
-        elif np.isfinite(u):                 # v = u - x'
-            kind[k], shift[k], sign[k] = _REFLECT, u, -1.0
-            b -= a * u
-            c0 += ck * u
-            std_cols.append(-a)
-            std_cost.append(-ck)
-        else:                                # v = x+ - x-
-            kind[k] = _FREE
-            std_cols.append(a)
-            std_cost.append(ck)
-            neg[k] = len(std_cols)
-            std_cols.append(-a)
-            std_cost.append(-ck)
-    nb = len(bound_rows)
-    n_std = len(std_cols) + nb
-    A_std = np.zeros((m + nb, n_std))
-    if std_cols:
-        A_std[:m, :len(std_cols)] = np.column_stack(std_cols)
-    b_std = np.concatenate([b, np.zeros(nb)])
-    c_std = np.concatenate([np.asarray(std_cost, dtype=np.float64), np.zeros(nb)])
-    for r, (k, width) in enumerate(bound_rows):      # x' + w = u - l
-        w = len(std_cols) + r
-        A_std[m + r, pos[k]] = 1.0
-        A_std[m + r, w] = 1.0
-        b_std[m + r] = width
-        wcol[k] = w
-    stats.update(slacks=int(ineq.size), upper_bound_rows=nb,
-                 free_splits=int(np.count_nonzero(kind == _FREE)))
+    wcol[bk] = n_main + np.arange(nb)
+    B = sp.csc_matrix((np.ones(2 * nb), (np.concatenate([np.arange(nb)] * 2),
+                                          np.concatenate([pos[bk], wcol[bk]]))),
+                      shape=(nb, n_main + nb))
+    A_std = sp.vstack([sp.hstack([A_main, sp.csc_matrix((m, nb))]), B], format="csr")
+    b_std = np.concatenate([b, up[bk] - lo[bk]])
+    c_std = np.concatenate([std_cost, np.zeros(nb)])
+    stats.update(slacks=int(ineq.size), upper_bound_rows=int(nb), free_splits=int(free.size))
 
-    general = {"A": A, "ineq": ineq, "kind": kind, "lo": np.array(lo), "up": np.array(up),
+    general = {"A": A.tocsr(), "ineq": ineq, "kind": kind, "lo": lo, "up": up,
                "pos": pos, "neg": neg, "wcol": wcol}
     orig_kind = kind[:nk]
     prob = Problem(A=A_std, b=b_std, c=c_std, c0=c0, name=name, original_size=(m0, n0),
@@ -456,19 +510,16 @@ def read_mps(path) -> Problem:
     if n == 0:
         raise ValueError(f"malformed MPS file {path}: no columns"
                          + (f" ({'; '.join(warns)})" if warns else ""))
-    A = np.zeros((m, n))
     mat = lp.a_matrix_
     start = np.asarray(mat.start_, dtype=np.int64)
     index = np.asarray(mat.index_, dtype=np.int64)
     value = np.asarray(mat.value_, dtype=np.float64)
     if mat.format_ == highspy.MatrixFormat.kColwise:
-        for j in range(n):
-            sl = slice(start[j], start[j + 1])
-            A[index[sl], j] = value[sl]
+        A = sp.csc_matrix((value, index, start), shape=(m, n))
     else:                                    # row-wise
-        for i in range(m):
-            sl = slice(start[i], start[i + 1])
-            A[i, index[sl]] = value[sl]
+        A = sp.csr_matrix((value, index, start), shape=(m, n))
+    if A.nnz and not np.all(np.isfinite(A.data)):
+        raise ValueError(f"malformed MPS file {path}: the matrix has a non-finite entry")
     sense = -1 if lp.sense_ == highspy.ObjSense.kMaximize else 1
     name = lp.model_name_ or path.name.split(".")[0]
     return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, lp.col_lower_,

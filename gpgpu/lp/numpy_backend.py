@@ -154,9 +154,13 @@ class NumpyBackend(Backend):
         self.vdtype = np.dtype(np.float64) if refine else self.fdtype
         bits = 32 if self.fdtype == np.float32 else 64
         self.name = f"numpy{bits}" + ("+refine" if refine else "")
-        self.A = problem.A.astype(self.vdtype)
-        self.A_f = problem.A.astype(self.fdtype)
-        self.A64 = problem.A
+        m, n = problem.A.shape
+        # the dense method of paper 000: A dense in each precision used, M and L (m x m)
+        self.A64 = problem.dense_A(np.float64, copies=1, extra_bytes=3 * m * m * self.fdtype.itemsize
+                                   + m * n * (self.vdtype.itemsize + self.fdtype.itemsize),
+                                   method=f"the {self.name} backend")
+        self.A = self.A64 if self.vdtype == np.float64 else self.A64.astype(self.vdtype)
+        self.A_f = self.A64 if self.fdtype == np.float64 else self.A64.astype(self.fdtype)
         self.pivot_tol = default_pivot_tol(self.fdtype) if pivot_tol is None else pivot_tol
         self.fast_solve = fast_solve
         self.L = None

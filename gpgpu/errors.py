@@ -1,0 +1,43 @@
+"""The named errors of the factorizations and solves (breakdowns detected on the GPU)."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["NotPositiveDefiniteError", "SingularMatrixError", "UNIT_ROUNDOFF"]
+
+#: float32's unit roundoff, 2^-24: the size of one rounding error in the GPU's arithmetic.
+UNIT_ROUNDOFF = 2.0 ** -24
+
+
+class NotPositiveDefiniteError(np.linalg.LinAlgError):
+    """A pivot of the Cholesky factorization was not positive, at step ``k`` (0-based)."""
+
+    def __init__(self, k: int, n: int):
+        self.k = k
+        super().__init__(
+            f"matrix is not positive definite: the pivot at step k = {k} (0-based; the leading "
+            f"{k + 1} x {k + 1} minor of the {n} x {n} matrix) is not positive. Cholesky needs a "
+            "symmetric positive definite matrix; use gpgpu.lu for general matrices.")
+
+
+class SingularMatrixError(np.linalg.LinAlgError):
+    """A zero (or, in float32, negligible) pivot at step ``k`` (0-based).
+
+    ``pivot`` is the pivot's magnitude when it was read back and ``threshold`` the bound it
+    did not exceed: n u max|A| with u = 2^-24, the size of the rounding errors that the
+    float32 elimination makes; a pivot that small means the matrix is singular to float32
+    precision and the solution would be noise.
+    """
+
+    def __init__(self, k: int, n: int, pivoting: str | None = None, pivot: float | None = None,
+                 threshold: float | None = None, what: str | None = None):
+        self.k, self.pivot, self.threshold = k, pivot, threshold
+        hint = "; try pivoting='partial' or 'full'" if pivoting == "none" else ""
+        where = what or (f"the {n} x {n} elimination with pivoting={pivoting!r}" if pivoting
+                         else f"the {n} x {n} elimination")
+        if pivot is not None and pivot != 0.0 and threshold:
+            head = (f"matrix is singular to float32 precision: |pivot| = {pivot:.3g} <= n u max|A| "
+                    f"= {threshold:.3g} (u = 2^-24, float32's unit roundoff)")
+        else:
+            head = "matrix is singular: zero pivot"
+        super().__init__(f"{head} at step k = {k} (0-based) of {where}{hint}")
