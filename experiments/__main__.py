@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.harness import sort_sizes
+from experiments.harness import positive_int, size_list, sort_sizes, writable_dir
 
 #: module (under experiments.) -> what it reproduces, in the papers' order
 REGISTRY = {
@@ -89,11 +89,11 @@ def report(out: Path, failures: list = (), seconds: float | None = None) -> Path
 
 def run_all(argv) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments all")
-    p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--repeat", type=int)
+    p.add_argument("--out", type=writable_dir, default="results")
+    p.add_argument("--repeat", type=positive_int)
     p.add_argument("--only", type=lambda s: [v.strip() for v in s.split(",") if v.strip()],
                    help="comma-separated subset of the experiments")
-    p.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",") if v.strip()],
+    p.add_argument("--sizes", type=size_list,
                    help="the same sizes for every experiment (for a quick check)")
     args = p.parse_args(argv)
     names = args.only or list(REGISTRY)
@@ -124,7 +124,7 @@ def main(argv=None) -> int:
         return run_all(argv[1:])
     if argv[0] == "report":
         p = argparse.ArgumentParser(prog="python -m experiments report")
-        p.add_argument("--out", type=Path, default=Path("results"))
+        p.add_argument("--out", type=writable_dir, default="results")
         print(f"wrote {report(p.parse_args(argv[1:]).out)}")
         return 0
     if argv[0] in REGISTRY:

@@ -26,7 +26,8 @@ passes (copies included).
 from __future__ import annotations
 
 from experiments.common import cholesky_gpu, lu_gpu, spd_matrix, upload_lower
-from experiments.harness import Claim, Experiment, counted, line_plot, median_by, release, timed
+from experiments.harness import (Claim, Experiment, counted, limit_claims, line_plot, median_by, release,
+                                 timed, update_rate)
 from gpgpu import Stream
 
 #: name -> (update kernel, Cholesky variant or None for LU, label)
@@ -61,7 +62,8 @@ def measure(ctx, transfer: str) -> list:
                 seconds = timed(fn, ctx.repeat, release)
                 c = counted(fn, release)
                 row = {"n": n, "algorithm": name, "transfer": transfer, "seconds": seconds,
-                       "update_fragments": c.fragments(update_kernel), "table2_update": table2(n, name)}
+                       "update_fragments": c.fragments(update_kernel), "table2_update": table2(n, name),
+                       **update_rate(c, update_kernel)}
                 if transfer == "ctt":
                     row["ctt_fragments"] = c.fragments("copy_to_texture")
                 row.update(fragments=c.fragments(), passes=c.passes(), update_bytes=c.bytes(update_kernel),
@@ -84,6 +86,9 @@ def common_claims(rows, sizes) -> tuple:
               "inner (n-1)n/2 (n-k per step); square and LU (n-1)n(2n-1)/6",
               "equal at every size" if exact else "DIFFERENT (see CSV)", "occlusion queries"),
     ]
+    # the inner product subtraction reads a whole row per fragment: no fixed-read limit for it
+    shared += limit_claims(rows, "n", {"cholesky_outer_square": ("outer_product_subtraction", 3),
+                                       "lu": ("elimination", 3)})
     return n, t, shared
 
 

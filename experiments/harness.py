@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted", "finish", "release"]
+__all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted", "finish", "release",
+           "positive_int", "size_list", "writable_dir", "update_rate", "limit_claims"]
 
 
 @dataclass
@@ -60,6 +61,37 @@ class Outcome:
     size_name: str = "n"
 
 
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def size_list(text: str) -> list:
+    """argparse type: comma-separated positive integers."""
+    values = [v.strip() for v in text.split(",") if v.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("expected comma-separated sizes, e.g. 64,128")
+    return [positive_int(v) for v in values]
+
+
+def writable_dir(text: str) -> Path:
+    """argparse type: a folder that exists and is writable, or can be created."""
+    path = Path(text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot create the output folder {text!r}: {exc.strerror}") from None
+    if not path.is_dir() or not os.access(path, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"the output folder {text!r} is not writable")
+    return path
+
+
 def renderer_name() -> str:
     from gpgpu.context import get_context
 
@@ -93,10 +125,11 @@ def timed(fn: Callable[[], object], repeat: int, cleanup: Callable[[object], Non
 
 
 def counted(fn: Callable[[], object], cleanup: Callable[[object], None] | None = None):
-    """Run ``fn`` once under the fragment counters (occlusion queries); returns the Counter."""
+    """Run ``fn`` once under the counters (occlusion queries for fragments, timer queries for
+    each kernel's GPU time where the driver has them); returns the Counter."""
     from gpgpu import counters
 
-    with counters.count(time=False, trace=False) as c:
+    with counters.count(time=True, trace=False) as c:
         out = fn()
     if cleanup is not None:
         cleanup(out)
@@ -114,6 +147,38 @@ def release(obj) -> None:
             release(o)
     elif hasattr(obj, "release"):
         obj.release()
+
+
+def update_rate(c, kernel: str) -> dict:
+    """Row fields for an update kernel: its fragments, its GPU time (timer queries) and the
+    fragments per second they give."""
+    frags, gpu = c.fragments(kernel), c.gpu_seconds(kernel)
+    return {"update_gpu_seconds": gpu, "update_fragments_per_second": frags / gpu if gpu > 0 else None}
+
+
+def limit_claims(rows: list, size_key: str, kernels: dict, key: str = "algorithm") -> list:
+    """For each algorithm -> (update kernel, texels it reads), at the largest size: the update
+    kernel's fragment rate (occlusion and timer queries) as a fraction of the fill limit that
+    ``python -m gpgpu bench`` measures for a pass with the same reads (gpgpu.bench.fill_limit),
+    measured now on the same GPU."""
+    from gpgpu.bench import fill_limit
+
+    rated = [r for r in rows if r.get("update_fragments_per_second")]
+    if not rated:
+        return []
+    n = max(r[size_key] for r in rated)
+    out = []
+    for algorithm, (kernel, reads) in kernels.items():
+        row = next((r for r in rated if r[size_key] == n and r.get(key) == algorithm), None)
+        if row is None:
+            continue
+        rate, limit = row["update_fragments_per_second"], fill_limit(reads)
+        out.append(Claim(f"{kernel} fragment rate / fill limit ({algorithm})",
+                         "no figure (beyond the papers): the fill limit of this GPU, "
+                         f"a full-screen R32F pass with {reads} reads",
+                         f"{rate / 1e9:.3g} / {limit / 1e9:.3g} Gfragments/s = {rate / limit:.0%} at "
+                         f"{size_key} = {n}", "occlusion and timer queries; gpgpu.bench.fill_limit"))
+    return out
 
 
 def fmt(value) -> str:
@@ -150,11 +215,11 @@ class Experiment:
     def parser(self) -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(prog=f"python -m experiments.{self.module_name()}",
                                     description=f"{self.paper}: {self.title}")
-        p.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",") if v.strip()],
+        p.add_argument("--sizes", type=size_list,
                        help=f"comma-separated sizes ({self.size_name}); default: chosen for the renderer "
                             f"(software: {self.sizes_software}; GPU: {self.sizes_gpu})")
-        p.add_argument("--repeat", type=int, help="repeats per measurement; the median is reported")
-        p.add_argument("--out", type=Path, default=Path(os.environ.get("GPGPU_RESULTS", "results")),
+        p.add_argument("--repeat", type=positive_int, help="repeats per measurement; the median is reported")
+        p.add_argument("--out", type=writable_dir, default=os.environ.get("GPGPU_RESULTS", "results"),
                        help="output folder (default: results/)")
         for flag, kwargs in self.arguments:
             p.add_argument(flag, **kwargs)

@@ -1,13 +1,14 @@
 """``python -m gpgpu info`` and ``python -m gpgpu bench``.
 
 info   renderer, vendor, GL version, max texture size, float render targets, timer queries
-bench  host time per pass for tiny passes, and fragments per second of a large copy
+bench  host time per pass for tiny passes, and the fill limit: fragments per second of
+       full-screen passes writing R32F or RGBA32F with 0 to 3 texture reads (gpgpu.bench)
 """
 from __future__ import annotations
 
 import argparse
 import sys
-import time
+from pathlib import Path
 
 
 def info() -> int:
@@ -24,87 +25,67 @@ def info() -> int:
     return 0
 
 
-def bench(passes: int = 20000, size: int = 4096, repeat: int = 10) -> dict:
-    """Measure the per-pass host overhead and the fill rate of the copy kernel."""
-    import numpy as np
-
-    from .blas1 import KERNELS, whole
-    from .context import get_context
-    from .geometry import Texel
-    from .stream import Stream
-
-    ctx = get_context()
-    copy = KERNELS["copy"]
-    src, dst = Stream(16, 16), Stream(16, 16)
-    texel = Texel.at(3, 3, T0=lambda x, y: (x, y))
-    for _ in range(100):  # warm up: compile, first draws
-        copy.draw(dst, texel, {"A": src})
-    ctx.finish()
-    t0 = time.perf_counter()
-    for _ in range(passes):
-        copy.draw(dst, texel, {"A": src})
-    t1 = time.perf_counter()
-    ctx.finish()
-    t2 = time.perf_counter()
-    host_us = (t1 - t0) / passes * 1e6
-    total_us = (t2 - t0) / passes * 1e6
-
-    # a new primitive per pass, as the algorithms build them (vertex table + upload)
-    t0 = time.perf_counter()
-    for k in range(passes):
-        copy.draw(dst, Texel.at(k % 16, 3, T0=lambda x, y: (x, y)), {"A": src})
-    t1 = time.perf_counter()
-    ctx.finish()
-    host_new_us = (t1 - t0) / passes * 1e6
-    src.release(), dst.release()
-
-    a = Stream(size, size, data=np.random.default_rng(0).random((size, size), dtype=np.float32))
-    b = Stream(size, size)
-    rect = whole(b)
-    copy.draw(b, rect, {"A": a})
-    ctx.finish()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        copy.draw(b, rect, {"A": a})
-        ctx.finish()
-        times.append(time.perf_counter() - t0)
-    a.release(), b.release()
-    best = float(np.median(times))
-    return {
-        "renderer": ctx.info["GL_RENDERER"],
-        "passes": passes,
-        "host_us_per_pass": host_us,
-        "host_us_per_pass_new_primitive": host_new_us,
-        "total_us_per_pass": total_us,
-        "copy_size": size,
-        "copy_seconds": best,
-        "fragments_per_second": size * size / best,
-        "copy_GBps": size * size * 8 / best / 1e9,
-    }
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpgpu", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="print the GL renderer and its capabilities")
-    b = sub.add_parser("bench", help="host time per pass and fragments per second")
-    b.add_argument("--passes", type=int, default=20000)
-    b.add_argument("--size", type=int, default=4096)
-    b.add_argument("--repeat", type=int, default=10)
+    b = sub.add_parser("bench", help="host time per pass and the fill limit (fragments per second)")
+    b.add_argument("--passes", type=_positive_int, default=20000, help="tiny passes timed (default 20000)")
+    b.add_argument("--size", type=_positive_int, default=None,
+                   help="side of the full-screen passes (default 4096 on a GPU, 512 on a software renderer)")
+    b.add_argument("--repeat", type=_positive_int, default=10, help="full-screen passes per measurement")
+    b.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     if args.command == "info":
         return info()
-    r = bench(args.passes, args.size, args.repeat)
-    print(f"renderer                 {r['renderer']}")
+    return bench(args.passes, args.size, args.repeat, args.json)
+
+
+def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = None) -> int:
+    import json
+
+    from .bench import default_fill_size, fill_limits, pass_overhead
+    from .context import ContextError, capabilities
+
+    try:
+        caps = capabilities()
+    except ContextError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    size = size or default_fill_size()
+    if size > caps["max_texture_size"]:
+        print(f"error: --size {size} is larger than GL_MAX_TEXTURE_SIZE = {caps['max_texture_size']}",
+              file=sys.stderr)
+        return 2
+    r = pass_overhead(passes)
+    print(f"renderer                 {caps['renderer']}")
     print(f"tiny passes              {r['passes']} one-texel copies")
     print(f"host time per pass       {r['host_us_per_pass']:.2f} us (same primitive)")
     print(f"host time per pass       {r['host_us_per_pass_new_primitive']:.2f} us (new primitive each pass)")
     print(f"host+GPU time per pass   {r['total_us_per_pass']:.2f} us")
-    print(f"{r['copy_size']} x {r['copy_size']} copy     {r['copy_seconds'] * 1e3:.3f} ms = "
-          f"{r['fragments_per_second'] / 1e9:.3f} Gfragments/s, {r['copy_GBps']:.1f} GB/s (8 bytes/fragment)")
+    limits = fill_limits(size, repeat)
+    print(f"fill limit, {size} x {size} full-screen passes (median of {repeat}), Gfragments/s and GB/s written:")
+    print(f"{'texture reads':>24s} {'0':>14s} {'1':>14s} {'2':>14s} {'3':>14s}")
+    for comps, name, nbytes in ((1, "R32F", 4), (4, "RGBA32F", 16)):
+        cells = [f"{limits[(comps, k)] / 1e9:6.2f} {limits[(comps, k)] * nbytes / 1e9:5.0f} GB/s"
+                 for k in range(4)]
+        print(f"{name:>24s} " + " ".join(f"{c:>14s}" for c in cells))
+    if json_path is not None:
+        data = {"renderer": caps["renderer"], "size": size, "repeat": repeat, **r,
+                "fill_limit": {f"{'R32F' if c == 1 else 'RGBA32F'}_reads{k}": v for (c, k), v in limits.items()}}
+        json_path.write_text(json.dumps(data, indent=1))
     return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 if __name__ == "__main__":

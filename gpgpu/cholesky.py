@@ -72,17 +72,26 @@ TRANSFERS = ("rtt", "ctt")
 
 # ---------------------------------------------------------------------------- geometry
 def outer_product_triangle(k: int, m: int, index: str = "swizzle") -> Triangle:
-    """The oversized triangle of Fig. 5(a) of 001 covering L(k+1:m, k+1:m), lower part.
+    """The oversized triangle covering L(k+1:m, k+1:m), lower part, for step k.
 
+    Fig. 5 of 000 draws it through P(k+1, k), P(k+1, n) and P(n+1, n); those printed
+    vertices lack the half-texel offsets: their hypotenuse y = x - 1 runs through the centres
+    of the superdiagonal texels, which the rasterizer may then shade or not. Fig. 5(a) of 001
+    gives the same triangle with the offsets, V(k+1, k+.5), V(k+1, m), V(m+.5, m) (hypotenuse
+    y = x - .5: diagonal centres inside, superdiagonal centres outside), and those are used.
     An active fragment at (j, i) gets T0 = (k+.5, i) (its neighbour L(i, k)) and T1 =
-    (j, k+.5), swizzled by the kernel to the pivot (k+.5, j) = L(j, k). With ``index="triad"``
-    the two pairs travel as one vec3 T0 = (k+.5, i, j) (section 3.2 of 000).
+    (j, k+.5), swizzled by the kernel to the pivot (k+.5, j) = L(j, k).
+
+    ``index="triad"`` (section 3.2 of 000): the two pairs share the invariant k, so they are
+    packed into one 3-D coordinate with k "at a z coordinate which is invariant to the x and y
+    coordinates": T0 = (j, i, k+.5), i.e. (T1.x, T0.y, k+.5) of the pair version, restored by
+    the swizzles .zy (neighbour, (k, i)) and .zx (pivot, (k, j)).
     """
     if index == "triad":
         return Triangle([
-            vertex((k + 1, k + .5), T0=(k + .5, k + .5, k + 1)),
-            vertex((k + 1, m),      T0=(k + .5, m,      k + 1)),
-            vertex((m + .5, m),     T0=(k + .5, m,      m + .5)),
+            vertex((k + 1, k + .5), T0=(k + 1,  k + .5, k + .5)),
+            vertex((k + 1, m),      T0=(k + 1,  m,      k + .5)),
+            vertex((m + .5, m),     T0=(m + .5, m,      k + .5)),
         ])
     # Fig. 5(a) of 001, vertices 1, 2, 3 (the computed-index kernel ignores T1)
     return Triangle([

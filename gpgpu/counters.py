@@ -23,6 +23,8 @@ __all__ = ["count", "Counter", "Pass", "KernelStats", "current"]
 
 # Counters are per thread, like contexts: a count() block sees the passes of its own thread.
 _local = threading.local()
+_open = 0  # count() blocks open in all threads: when 0, current() answers without a lookup
+_lock = threading.Lock()
 
 
 def _stack() -> list:
@@ -34,6 +36,8 @@ def _stack() -> list:
 
 def current():
     """The innermost active counter of this thread, or None (Kernel.draw's fast path)."""
+    if not _open:
+        return None
     st = getattr(_local, "stack", None)
     return st[-1] if st else None
 
@@ -56,6 +60,7 @@ class Pass:
     fragments: int = 0
     gpu_ns: int = 0
     query: object = field(default=None, repr=False, compare=False)
+    copied: bool = False  # a copy-to-texture pass: fragments are the texels copied
 
     @property
     def bytes(self) -> int:
@@ -97,11 +102,29 @@ class Counter:
             for c in stack:
                 c._resolve()
 
+    def measure_copy(self, label, primitive, target, copy) -> None:
+        """A pass that copies instead of shading (copy-to-texture): ``copy()`` returns the texels
+        copied, which are its fragments; GPU time from a timer query where there is one."""
+        from .context import get_context
+
+        q = get_context().query(time=True) if self.time else None
+        if q is not None:
+            with q:
+                copied = copy()
+        else:
+            copied = copy()
+        p = Pass(label, "copy", len(primitive), target.shape, 2, fragments=int(copied), query=q,
+                 copied=True)
+        stack = _stack()
+        for c in stack:
+            c._pending.append(p)
+
     def _resolve(self) -> None:
         for p in self._pending:
             q = p.query
             if q is not None:  # first counter to read it resolves it for all
-                p.fragments = int(q.samples)
+                if not p.copied:
+                    p.fragments = int(q.samples)
                 p.gpu_ns = int(q.elapsed) if self.time else 0
                 p.query = None
             self._add(p)
@@ -172,10 +195,15 @@ def count(time: bool = True, trace: bool = True):
     """Count every pass drawn inside the block (see module docstring)."""
     from .context import has_timer_query
 
+    global _open
     c = Counter(time=time and has_timer_query(), keep_trace=trace)
     stack = _stack()
     stack.append(c)
+    with _lock:
+        _open += 1
     try:
         yield c
     finally:
         stack.remove(c)
+        with _lock:
+            _open -= 1

@@ -12,6 +12,7 @@ These objects are pure and cheap; the algorithms build one per pass.
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Callable, Iterable, NamedTuple, Sequence, Union
 
@@ -143,6 +144,27 @@ class Primitive:
         pts = ", ".join(f"({v.V[0]:g}, {v.V[1]:g})" for v in self.vertices)  # noqa: E501
         return f"{type(self).__name__}({pts})"
 
+    def covered_spans(self, width: int, height: int) -> list:
+        """The texels this primitive covers in a width x height target, as row spans
+        ``(y, x0, x1)`` (texels x0 .. x1-1 of row y), computed from the vertices by the rule
+        the rasterizer applies: a fragment is shaded when its centre lies inside. The
+        half-texel offsets of the papers keep centres off the edges, so there are no ties.
+        Copy-to-texture uses it to know which region of the p-buffer to copy; the tests
+        check it against the GPU's own rasterization."""
+        raise NotImplementedError(f"{type(self).__name__} has no coverage rule")
+
+    def covered_rects(self, width: int, height: int) -> list:
+        """``covered_spans`` merged into rectangles ``(x, y, w, h)``: consecutive rows with the
+        same span become one rectangle (a Rect is always one)."""
+        rects = []
+        for y, x0, x1 in sorted(self.covered_spans(width, height), key=lambda t: (t[1], t[2], t[0])):
+            last = rects[-1] if rects else None
+            if last is not None and last[0] == x0 and last[2] == x1 - x0 and last[1] + last[3] == y:
+                rects[-1] = (x0, last[1], x1 - x0, last[3] + 1)
+            else:
+                rects.append((x0, y, x1 - x0, 1))
+        return rects
+
 
 class Triangle(Primitive):
     """One triangle (3 vertices) or several drawn in one pass (3k vertices, e.g. Fig. 4 of 001)."""
@@ -155,6 +177,26 @@ class Triangle(Primitive):
         if len(self) == 0 or len(self) % 3:
             raise ValueError(f"a Triangle needs 3 or 3k vertices, got {len(self)}")
 
+    def covered_spans(self, width: int, height: int) -> list:
+        pts = [v.V for v in self.vertices]
+        spans = []
+        for t in range(0, len(pts), 3):
+            tri = pts[t:t + 3]
+            ys = [p[1] for p in tri]
+            for y in range(max(0, math.floor(min(ys))), min(height, math.ceil(max(ys)))):
+                cy = y + 0.5
+                xs = []
+                for (xa, ya), (xb, yb) in ((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])):
+                    if (ya <= cy < yb) or (yb <= cy < ya):
+                        xs.append(xa + (cy - ya) * (xb - xa) / (yb - ya))
+                if len(xs) < 2:
+                    continue
+                x0 = max(0, math.floor(min(xs) - 0.5) + 1)       # first centre right of the left edge
+                x1 = min(width, math.ceil(max(xs) - 0.5))        # one past the last centre left of the right edge
+                if x1 > x0:
+                    spans.append((y, x0, x1))
+        return spans
+
 
 class Rect(Primitive):
     """A quadrilateral given by its 4 corners in order around it (drawn as a triangle fan)."""
@@ -166,6 +208,22 @@ class Rect(Primitive):
     def _validate(self) -> None:
         if len(self) != 4:
             raise ValueError(f"a Rect needs 4 vertices, got {len(self)}")
+
+    def covered_spans(self, width: int, height: int) -> list:
+        """An axis-aligned rectangle covers the centres strictly inside its bounding box."""
+        xs = [v.V[0] for v in self.vertices]
+        ys = [v.V[1] for v in self.vertices]
+        x0 = max(0, math.floor(min(xs) - 0.5) + 1)
+        x1 = min(width, math.ceil(max(xs) - 0.5))
+        y0 = max(0, math.floor(min(ys) - 0.5) + 1)
+        y1 = min(height, math.ceil(max(ys) - 0.5))
+        return [(y, x0, x1) for y in range(y0, y1)] if x1 > x0 else []
+
+    def covered_rects(self, width: int, height: int) -> list:
+        spans = self.covered_spans(width, height)
+        if not spans:
+            return []
+        return [(spans[0][1], spans[0][0], spans[0][2] - spans[0][1], len(spans))]
 
     @classmethod
     def covering(cls, x0: Coord, y0: Coord, x1: Coord, y1: Coord, T0: TexGen = None,
@@ -208,6 +266,26 @@ class Line(Primitive):
     def _validate(self) -> None:
         if len(self) % 2 or not len(self):
             raise ValueError(f"a Line needs 2 (or 2k) vertices, got {len(self)}")
+
+    def covered_spans(self, width: int, height: int) -> list:
+        """Axis-aligned segments from texel centre to texel centre: by the diamond-exit rule
+        the first texel is shaded and the last one, where the segment ends, is not."""
+        pts = [v.V for v in self.vertices]
+        spans = []
+        for (xa, ya), (xb, yb) in zip(pts[0::2], pts[1::2]):
+            a = (math.floor(xa), math.floor(ya))
+            b = (math.floor(xb), math.floor(yb))
+            if ya == yb:                                   # a row
+                lo, hi = (a[0], b[0]) if xb >= xa else (b[0] + 1, a[0] + 1)
+                if 0 <= a[1] < height:
+                    spans.append((a[1], max(0, lo), min(width, hi)))
+            elif xa == xb:                                 # a column
+                lo, hi = (a[1], b[1]) if yb >= ya else (b[1] + 1, a[1] + 1)
+                if 0 <= a[0] < width:
+                    spans += [(y, a[0], a[0] + 1) for y in range(max(0, lo), min(height, hi))]
+            else:
+                raise NotImplementedError("coverage of a slanted line")
+        return [t for t in spans if t[2] > t[1]]
 
     @classmethod
     def row(cls, y: Coord, x0: Coord, x1: Coord, T0: TexGen = None, T1: TexGen = None) -> "Line":

@@ -23,6 +23,7 @@ import moderngl
 
 from . import counters
 from .context import get_context
+from .gl import copy_tex_sub_image_2d
 from .stream import Stream
 
 __all__ = ["Kernel", "GLSL_DIR", "KernelCompileError"]
@@ -97,27 +98,37 @@ class Kernel:
     label : str
         The name the counters and the trace use (default ``name``): one file can serve two
         roles that a table counts apart, e.g. "Copy A to S" and the copies of each step.
+    defines : dict
+        Compile-time constants, ``#define NAME value`` before the file: one template file
+        makes a family of programs (each distinct ``defines`` is its own program, compiled
+        once per context), as paper 003 generates one fragment program per non-zero count.
     """
 
-    __slots__ = ("name", "texels", "doc", "path", "label")
+    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "_key")
 
-    def __init__(self, name: str, texels: int = 2, doc: str = "", label: str | None = None):
+    def __init__(self, name: str, texels: int = 2, doc: str = "", label: str | None = None,
+                 defines: dict | None = None):
         self.name = name
         self.texels = texels
         self.doc = doc
-        self.label = label or name
+        self.defines = dict(defines or {})
+        suffix = "".join(f"_{k}{v}" for k, v in sorted(self.defines.items()))
+        self.label = label or name + suffix
         self.path = GLSL_DIR / f"{name}.frag"
+        self._key = (name, tuple(sorted(self.defines.items())))
 
     def __repr__(self) -> str:
-        return f"Kernel({self.name!r}, texels={self.texels})"
+        extra = f", defines={self.defines}" if self.defines else ""
+        return f"Kernel({self.name!r}, texels={self.texels}{extra})"
 
     # ------------------------------------------------------------------ compile
     def source(self) -> str:
         st = _state()
-        return _HEADER + st.common + "\n#line 1\n" + self.path.read_text()
+        defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
+        return _HEADER + defines + st.common + "\n#line 1\n" + self.path.read_text()
 
     def _compiled(self, st: _ContextState):
-        entry = st.programs.get(self.name)
+        entry = st.programs.get(self._key)
         if entry is None:
             if not self.path.exists():
                 raise FileNotFoundError(f"kernel {self.name!r}: no file {self.path}")
@@ -130,7 +141,7 @@ class Kernel:
                 ) from exc
             vao = st.ctx.vertex_array(prog, [(st.vbo, "2f 3f 3f", "V", "in_T0", "in_T1")],
                                       skip_errors=True)
-            entry = st.programs[self.name] = (prog, vao, {})
+            entry = st.programs[self._key] = (prog, vao, {})
         return entry
 
     def program(self) -> moderngl.Program:
@@ -146,14 +157,15 @@ class Kernel:
         constant over the pass. Never pass the target as an input (paper 000, section 3.1).
         ``texels`` overrides the declared texels per fragment for this pass (the inner
         product subtraction reads more at each step). ``transfer="ctt"`` renders into a
-        separate framebuffer and then copies the rendered fragments into ``target``
-        (copy-to-texture, section 6.1.1 of 000) instead of rendering into it directly.
+        separate framebuffer (BrookGPU's p-buffer) and then copies the rendered region of it
+        into ``target`` with ``glCopyTexSubImage2D`` (copy-to-texture, section 6.1.1 of 000)
+        instead of rendering into the texture directly.
         """
         st = _state()
         if transfer == "ctt":
             scratch = _scratch(st, target)
             self.draw(scratch, primitive, inputs, uniforms, texels)
-            COPY_TO_TEXTURE.draw(target, primitive, {"A": scratch})
+            copy_to_texture(scratch, target, primitive)
             return
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
@@ -210,5 +222,18 @@ def _scratch(st: _ContextState, target: Stream) -> Stream:
     return s
 
 
-#: The copy that completes a copy-to-texture pass: each fragment takes its own texel.
-COPY_TO_TEXTURE = Kernel("copy_to_texture", texels=2, doc="000 section 6.1.1: CTT through a p-buffer")
+def copy_to_texture(pbuffer: Stream, target: Stream, primitive) -> None:
+    """The second half of a copy-to-texture pass: the region ``primitive`` rendered into the
+    p-buffer is copied into ``target``'s texture by ``glCopyTexSubImage2D`` (one call per
+    rectangle of the region: one for a rectangle, one per row for a triangle). The counters
+    record it as a ``copy_to_texture`` pass whose fragments are the texels copied."""
+    rects = primitive.covered_rects(target.cols, target.rows)
+    counter = counters.current()
+
+    def copy():
+        return copy_tex_sub_image_2d(pbuffer.fbo, target.texture, rects)
+
+    if counter is None:
+        copy()
+    else:
+        counter.measure_copy("copy_to_texture", primitive, target, copy)

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from experiments.harness import Claim, Experiment, counted, line_plot, median_by, release, timed
+from experiments.harness import (Claim, Experiment, counted, limit_claims, line_plot, median_by, release,
+                                 timed, update_rate)
 from gpgpu import Stream
 from gpgpu.adat import form
 
@@ -89,7 +90,8 @@ def run(ctx):
                     row["seconds"] = timed(fn, ctx.repeat, release)
                     c = counted(fn, release)
                     row.update(update_fragments=c.fragments("outer_product_addition"),
-                               expected_update=outer_fragments(m), fragments=c.fragments(), passes=c.passes())
+                               expected_update=outer_fragments(m), fragments=c.fragments(), passes=c.passes(),
+                               **update_rate(c, "outer_product_addition"))
                 rows.append(row)
                 ctx.progress(f"m={m} {name}: {row['seconds']:.4f} s")
     return rows, claims(rows, ctx.sizes), [cpu_note()]
@@ -124,7 +126,8 @@ def claims(rows, sizes):
               crossover(rows, sizes), "GPU full vs scipy ssyrk, float32"),
         Claim("GPU full / CPU ssyrk time", "below 1 for m > 768",
               f"{t['gpu_full'] / t['cpu_ssyrk']:.2f} at m = {m}"),
-    ]
+    ] + limit_claims(rows, "m", {"gpu_full": ("outer_product_addition", 3),
+                                 "gpu_packed": ("outer_product_addition", 3)})
 
 
 def plot(rows, fig, renderer):

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from experiments.common import general_matrix, lu_gpu
-from experiments.harness import Claim, counted, line_plot, median_by, release, timed
+from experiments.harness import Claim, counted, limit_claims, line_plot, median_by, release, timed, update_rate
 from gpgpu import Stream
 
 GPU = "gpu"
@@ -136,7 +136,8 @@ def measure(ctx, pivoting: str, cpu: str, cpu_max_n: int | None = None,
                      "elimination_fragments": c.fragments("elimination"),
                      "formula_elimination": elimination_formula(n),
                      "fragments": c.fragments(), "passes": c.passes(),
-                     "pivot_readbacks": info["readbacks"], "residual": info["residual"]})
+                     "pivot_readbacks": info["readbacks"], "residual": info["residual"],
+                     **update_rate(c, "elimination")})
         ctx.progress(f"n={n} gpu: {seconds:.4f} s")
         if cpu_max_n is not None and n > cpu_max_n:
             skipped.append(n)
@@ -188,6 +189,11 @@ def common_notes(ctx, pivoting: str) -> list:
 
 
 # ---------------------------------------------------------------------- claims
+def rate_claims(rows) -> list:
+    """The elimination kernel's fragment rate as a fraction of the fill limit (3 reads)."""
+    return limit_claims(rows, "n", {GPU: ("elimination", 3)}, key="implementation")
+
+
 def largest_common_n(rows, cpu_impl: str):
     gpu = {r["n"] for r in rows if r["implementation"] == GPU}
     cpu = {r["n"] for r in rows if r["implementation"] == cpu_impl}

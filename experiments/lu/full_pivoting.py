@@ -18,8 +18,8 @@ elimination kernel are checked against (n-1)n(2n-1)/6, Table 1(a) of paper 000.
 from __future__ import annotations
 
 from experiments.harness import Claim, Experiment
-from experiments.lu.common import (SCALING_POINTER, common_notes, fragments_claim, growth_text, largest_common_n,
-                                   measure, no_data_claim, plot_lu, times_at)
+from experiments.lu.common import (SCALING_POINTER, common_notes, fragments_claim, growth_text,
+                                   largest_common_n, measure, no_data_claim, plot_lu, rate_claims, times_at)
 
 PIVOTING = "full"
 CPU_IMPL = "cpu_sgetc2"
@@ -47,7 +47,7 @@ def claims(rows):
     return [first,
             Claim("growth of the running time (log-log slope)", "O(n^3) (not stated; for reference)",
                   growth_text(rows, CPU_IMPL), "least squares over the upper half of the sizes"),
-            fragments_claim(rows)]
+            fragments_claim(rows)] + rate_claims(rows)
 
 
 def plot(rows, fig, renderer):

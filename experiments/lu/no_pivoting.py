@@ -20,8 +20,8 @@ measure the CPU instead. The figure is left out, and a note in the report says s
 from __future__ import annotations
 
 from experiments.harness import Claim, Experiment
-from experiments.lu.common import (SCALING_NOTE, common_notes, fragments_claim, growth_text, largest_common_n,
-                                   measure, no_data_claim, plot_lu, times_at)
+from experiments.lu.common import (SCALING_NOTE, common_notes, fragments_claim, growth_text,
+                                   largest_common_n, measure, no_data_claim, plot_lu, rate_claims, times_at)
 
 PIVOTING = "none"
 CPU_IMPL = "cpu_sgetrf"
@@ -47,7 +47,7 @@ def claims(rows):
     return [first,
             Claim("growth of the running time (log-log slope)", "O(n^3) for GPU and CPU (slope 3)",
                   growth_text(rows, CPU_IMPL), "least squares over the upper half of the sizes"),
-            fragments_claim(rows)]
+            fragments_claim(rows)] + rate_claims(rows)
 
 
 def plot(rows, fig, renderer):

@@ -14,8 +14,8 @@ closely" (log-log slopes). The fragments of the elimination kernel are checked a
 from __future__ import annotations
 
 from experiments.harness import Claim, Experiment
-from experiments.lu.common import (SCALING_POINTER, common_notes, fragments_claim, growth_text, largest_common_n,
-                                   measure, no_data_claim, plot_lu, times_at)
+from experiments.lu.common import (SCALING_POINTER, common_notes, fragments_claim, growth_text,
+                                   largest_common_n, measure, no_data_claim, plot_lu, rate_claims, times_at)
 
 PIVOTING = "partial"
 CPU_IMPL = "cpu_sgetrf"
@@ -38,7 +38,7 @@ def claims(rows):
     return [first,
             Claim("growth of the running time (log-log slope)", "the GPU follows ATLAS' growth rate closely",
                   growth_text(rows, CPU_IMPL), "least squares over the upper half of the sizes"),
-            fragments_claim(rows)]
+            fragments_claim(rows)] + rate_claims(rows)
 
 
 def plot(rows, fig, renderer):

@@ -1,0 +1,115 @@
+"""What one pass costs on the GPU found: host time per pass, and the fill limit.
+
+``python -m gpgpu bench`` prints both. The fill limit is the rate at which the fragment
+pipeline retires full-screen passes that write one texel per fragment (R32F, 4 bytes, or
+RGBA32F, 16 bytes) with 0 to 3 texture reads (``glsl/fill_rate.frag``): no kernel of the
+papers can shade faster, so the experiments report their update kernels' fragment rates as a
+fraction of it (``fill_limit``). On an NVIDIA H200 only a small part of the chip runs the
+graphics pipeline, and this limit, not the card's memory bandwidth, is what the papers'
+kernels meet.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from .context import get_context, is_software_renderer
+from .geometry import Rect, Texel
+from .kernel import Kernel
+from .stream import Stream
+
+__all__ = ["pass_overhead", "fill_rate", "fill_limits", "fill_limit", "default_fill_size"]
+
+_PROBES: dict = {}
+
+
+def _probe(reads: int, components: int) -> Kernel:
+    key = (reads, components)
+    if key not in _PROBES:
+        _PROBES[key] = Kernel("fill_rate", texels=reads + 1, doc="fill-rate probe",
+                              defines={"READS": reads, "COMPONENTS": components})
+    return _PROBES[key]
+
+
+def default_fill_size() -> int:
+    """4096 x 4096 on a GPU, 512 x 512 on a software renderer."""
+    return 512 if is_software_renderer() else 4096
+
+
+def pass_overhead(passes: int = 20000) -> dict:
+    """Host microseconds per pass for one-texel copies: the same primitive each pass, a new
+    primitive (vertex table) each pass as the algorithms build them, and host + GPU."""
+    from .blas1 import KERNELS
+
+    ctx = get_context()
+    copy = KERNELS["copy"]
+    with Stream(16, 16) as src, Stream(16, 16) as dst:
+        texel = Texel.at(3, 3, T0=lambda x, y: (x, y))
+        for _ in range(100):  # warm up: compile, first draws
+            copy.draw(dst, texel, {"A": src})
+        ctx.finish()
+        t0 = time.perf_counter()
+        for _ in range(passes):
+            copy.draw(dst, texel, {"A": src})
+        t1 = time.perf_counter()
+        ctx.finish()
+        t2 = time.perf_counter()
+        t3 = time.perf_counter()
+        for k in range(passes):
+            copy.draw(dst, Texel.at(k % 16, 3, T0=lambda x, y: (x, y)), {"A": src})
+        t4 = time.perf_counter()
+        ctx.finish()
+    return {"passes": passes, "host_us_per_pass": (t1 - t0) / passes * 1e6,
+            "host_us_per_pass_new_primitive": (t4 - t3) / passes * 1e6,
+            "total_us_per_pass": (t2 - t0) / passes * 1e6}
+
+
+def fill_rate(size: int, reads: int = 0, components: int = 1, repeat: int = 10) -> float:
+    """Fragments per second of a full-screen ``size`` x ``size`` pass with ``reads`` texture
+    reads per fragment, writing ``components`` channels (median of ``repeat`` passes, each
+    timed from an idle GPU to ``finish()``)."""
+    if reads not in (0, 1, 2, 3) or components not in (1, 4):
+        raise ValueError("reads must be 0..3 and components 1 or 4")
+    ctx = get_context()
+    kernel = _probe(reads, components)
+    rng = np.random.default_rng(0)
+    inputs = [Stream(size, size, components=components,
+                     data=rng.random((size, size, components), dtype=np.float32)) for _ in range(reads)]
+    target = Stream(size, size, components=components)
+    try:
+        rect = Rect.covering(0, 0, size, size)
+        bound = dict(zip("ABC", inputs))
+        kernel.draw(target, rect, bound)  # compile and warm up
+        ctx.finish()
+        times = []
+        for _ in range(max(1, repeat)):
+            t0 = time.perf_counter()
+            kernel.draw(target, rect, bound)
+            ctx.finish()
+            times.append(time.perf_counter() - t0)
+    finally:
+        target.release()
+        for s in inputs:
+            s.release()
+    return size * size / statistics.median(times)
+
+
+def fill_limits(size: int | None = None, repeat: int = 10) -> dict:
+    """{(components, reads): fragments per second} for R32F and RGBA32F, 0 to 3 reads."""
+    size = size or default_fill_size()
+    return {(c, r): fill_rate(size, r, c, repeat) for c in (1, 4) for r in range(4)}
+
+
+_LIMITS: dict = {}
+
+
+def fill_limit(reads: int = 3, components: int = 1, size: int | None = None, repeat: int = 5) -> float:
+    """The fill limit (fragments/s) for a kernel that reads ``reads`` texels and writes one,
+    measured once per renderer and process (what the experiments compare against)."""
+    renderer = get_context().info["GL_RENDERER"]
+    key = (renderer, reads, components)
+    if key not in _LIMITS:
+        _LIMITS[key] = fill_rate(size or default_fill_size(), reads, components, repeat)
+    return _LIMITS[key]
