@@ -75,3 +75,21 @@ def test_errors():
         gpgpu.adat(np.ones((2, 3)), domain="circle")
     with pytest.raises(ValueError, match="packed"):
         gpgpu.adat(np.ones((2, 3)), storage="packed", domain="square")
+
+
+@pytest.mark.parametrize("storage", ["full", "packed"])
+@pytest.mark.parametrize("m", [4, 5])
+def test_copy_to_texture_forms_the_same_matrix(storage, m, rng):
+    """adat(transfer="ctt"): every pass rendered into the p-buffer and its region copied by
+    glCopyTexSubImage2D; the texels copied equal the fragments each pass shaded."""
+    A = rng.standard_normal((m, 2 * m))
+    d = rng.random(2 * m)
+    with counters.count() as c:
+        C = gpgpu.adat(A, d, storage=storage, transfer="ctt")
+    ref = np.tril((A * d) @ A.T)
+    np.testing.assert_allclose(np.tril(C), ref, rtol=1e-5, atol=1e-5)
+    trace = c.trace
+    copies = [(prev, p) for prev, p in zip(trace, trace[1:]) if p.kernel == "copy_to_texture"]
+    assert len(copies) == 2 * (2 * m)            # column scaling and outer product addition, n = 2m steps
+    assert all(p.fragments == prev.fragments for prev, p in copies)
+    assert c.fragments("copy_to_texture") == 2 * m * (m + m * (m + 1) // 2)

@@ -4,7 +4,7 @@ import pytest
 import gpgpu
 from gpgpu import NotPositiveDefiniteError, Stream, counters
 from gpgpu import packed as pk
-from gpgpu.cholesky import cholesky_plan
+from gpgpu.cholesky import cholesky_plan, outer_product_triangle
 from gpgpu.kernel import Kernel
 from gpgpu.passes import SWAP
 
@@ -149,6 +149,48 @@ def test_copy_to_texture_adds_one_copy_per_pass(rng):
     algorithm = rtt.fragments() - rtt.fragments("copy_input") - rtt.fragments("pivot_check") - rtt.fragments("min_reduction")
     assert ctt.fragments("copy_to_texture") == algorithm
     assert ctt.fragments("outer_product_subtraction") == rtt.fragments("outer_product_subtraction")
+
+
+def _copies_follow_their_passes(trace):
+    """In a copy-to-texture run every shaded pass into a work stream is followed by one copy of
+    the region it covered: the copy's texels (glCopyTexSubImage2D, from covered_spans) equal
+    the pass's fragments (occlusion query)."""
+    copies = 0
+    for prev, p in zip(trace, trace[1:]):
+        if p.kernel == "copy_to_texture":
+            assert p.primitive == "copy" and p.copied
+            assert p.fragments == prev.fragments, (prev.kernel, prev.primitive, prev.fragments, p.fragments)
+            copies += 1
+    return copies
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(update="square"), dict(update="columns"), dict(form="inner"),
+                                dict(storage="packed"), dict(index="triad")])
+@pytest.mark.parametrize("n", [6, 7])
+def test_copy_to_texture_copies_exactly_the_region_each_pass_rendered(kw, n, rng):
+    A = spd(n, rng)
+    with counters.count() as c:
+        L = gpgpu.cholesky(A, transfer="ctt", **kw)
+    trace = c.trace
+    shaded = [p for p in trace if p.kernel not in ("copy_to_texture", "copy_input", "pivot_check", "min_reduction")]
+    assert _copies_follow_their_passes(trace) == len(shaded)
+    assert rel_err(L, np.linalg.cholesky(A)) < 1e-5
+
+
+def test_copy_to_texture_is_a_copy_call_not_a_shader():
+    from gpgpu.kernel import GLSL_DIR
+
+    assert not (GLSL_DIR / "copy_to_texture.frag").exists()
+
+
+def test_index_triad_carries_k_in_z():
+    """Section 3.2 of 000: the invariant k "at a z coordinate"; x and y interpolate like the
+    window position, so the swizzles .zy and .zx give (k, i) and (k, j)."""
+    for k, m in ((0, 5), (3, 9)):
+        tri = outer_product_triangle(k, m, "triad")
+        for v in tri.vertices:
+            assert v.T0 == (v.V[0], v.V[1], k + 0.5)
+            assert v.T1 == (0.0, 0.0, 0.0)
 
 
 def test_stream_in_stream_out_full_and_packed(rng):

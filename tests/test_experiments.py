@@ -78,7 +78,7 @@ def test_table3_runs_on_one_problem(tmp_path):
     assert row["problem"] == "afiro"
     for run in ("gpu_inner", "gpu_outer_square", "gpu_outer"):    # both outer updates run
         assert row[f"{run}_status"] == "optimal"
-        assert float(row[f"{run}_rel_error"]) <= 10 * float(row["eps"])
+        assert float(row[f"{run}_rel_error"]) <= float(row["eps"])
     assert int(row["gpu_outer_iterations"]) == int(row["paper_iterations"]) == 7
     assert abs(int(row["gpu_outer_square_iterations"]) - 7) <= 1
     assert (tmp_path / "table3.png").read_bytes()[:8] == PNG

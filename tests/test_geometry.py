@@ -100,3 +100,65 @@ def test_vertex_buffer_grows_for_large_primitives():
         verts += [a, b, c, a, c, d]
     mask, c = cover((2, 150), Triangle(verts))
     assert c.fragments() == 150 and mask[0].all() and not mask[1].any()
+
+
+@pytest.mark.parametrize("axis", ["row", "column"])
+def test_lines_at_every_start_and_length_up_to_64(axis):
+    """Every line of every start x0 and length 1 .. 64 - x0: exactly texels x0 .. x0 + length - 1,
+    as the GPU rasterizes it and as covered_spans (what copy-to-texture copies) predicts.
+    The stream is 97 texels long, not a power of two, so that the window transform rounds: a
+    line ending on the pixel diamond's corner instead of the next texel's centre then shades
+    a wrong texel at about half of these positions on llvmpipe."""
+    N = 64
+    with Stream(N + 6, 97) if axis == "row" else Stream(97, N + 6) as s:
+        for x0 in range(N):
+            FILL.draw(s, Rect.covering(0, 0, s.cols, s.rows), uniforms={"value": 0.0})
+            lengths = range(1, N - x0 + 1)
+            if axis == "row":   # length L in row L
+                prim = Line.join(*(Line.row(L, x0, x0 + L) for L in lengths))
+            else:               # length L in column L
+                prim = Line.join(*(Line.column(L, x0, x0 + L) for L in lengths))
+            with counters.count() as c:
+                FILL.draw(s, prim, uniforms={"value": 1.0})
+            got = s.to_array() == 1.0
+            want = np.zeros(s.shape, bool)
+            for L in lengths:
+                if axis == "row":
+                    want[L, x0:x0 + L] = True
+                else:
+                    want[x0:x0 + L, L] = True
+            np.testing.assert_array_equal(got, want, err_msg=f"x0 = {x0}")
+            assert c.fragments() == want.sum()
+            spans = prim.covered_spans(s.cols, s.rows)
+            predicted = np.zeros(s.shape, bool)
+            for y, a, b in spans:
+                predicted[y, a:b] = True
+            np.testing.assert_array_equal(predicted, want)
+
+
+def test_texels_at_every_position_of_a_64_x_64_stream():
+    """Texel.at(x, y) shades exactly texel (x, y): each texel gets its own value in one stream."""
+    N = 64
+    with Stream(N, N) as s:
+        for y in range(N):
+            for x in range(N):
+                FILL.draw(s, Texel.at(x, y), uniforms={"value": float(1 + x + N * y)})
+        np.testing.assert_array_equal(s.to_array(), 1 + np.arange(N * N, dtype=np.float32).reshape(N, N))
+
+
+@pytest.mark.parametrize("x0", range(0, 64, 7))
+def test_rects_at_every_start_and_size(x0):
+    """Rect.covering(x0, y0, x1, y1) for y0 = x0 and every end up to 64: one pass per rectangle
+    with its own value on a fresh stream; exactly the texels [y0, y1) x [x0, x1)."""
+    N = 64
+    with Stream(N, N) as s:
+        for x1 in range(x0 + 1, N + 1, 3):
+            FILL.draw(s, Rect.covering(0, 0, N, N), uniforms={"value": 0.0})
+            y1 = N - (x1 - x0) // 2
+            rect = Rect.covering(x0, x0 // 2, x1, y1)
+            FILL.draw(s, rect, uniforms={"value": 1.0})
+            want = np.zeros((N, N), bool)
+            want[x0 // 2:y1, x0:x1] = True
+            np.testing.assert_array_equal(s.to_array() == 1.0, want)
+            (r,) = rect.covered_rects(N, N)
+            assert r == (x0, x0 // 2, x1 - x0, y1 - x0 // 2)

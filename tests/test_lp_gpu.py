@@ -32,7 +32,9 @@ def test_netlib_on_the_gpu_reaches_the_papers_eps(name):
     ref = highs_objective(path)
     gpu = solve(problem, backend="gpu", eps=eps)
     assert gpu.status == "optimal", gpu.message
-    assert abs(gpu.objective - ref) / max(1.0, abs(ref)) <= 10 * eps
+    assert gpu.backend == "gpu"                    # the paper's algorithm: no refinement at its eps
+    # (6.1)-(6.3) at eps bound the relative objective error by about eps (measured <= 0.6 eps)
+    assert abs(gpu.objective - ref) / max(1.0, abs(ref)) <= eps
     assert gpu.iterations <= 1.5 * PAPER_TABLE3[name]["iterations"]
     cpu = solve(problem, backend="numpy32", eps=eps)
     assert abs(gpu.iterations - cpu.iterations) <= 2

@@ -124,3 +124,58 @@ def test_lu_factor_of_a_stream(rng):
     with Stream.from_array(A) as s, lu_factor(s) as f:
         P, L, U = scipy.linalg.lu(A)
         np.testing.assert_array_equal(f.row_perm, P.argmax(axis=0))
+
+
+def doolittle(A):
+    """LU without pivoting in float64, the textbook loop: the independent reference."""
+    U = np.array(A, dtype=np.float64)
+    n = U.shape[0]
+    L = np.eye(n)
+    for k in range(n - 1):
+        L[k + 1:, k] = U[k + 1:, k] / U[k, k]
+        U[k + 1:, k:] -= np.outer(L[k + 1:, k], U[k, k:])
+    return L, np.triu(U)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 17])
+def test_no_pivoting_with_negative_pivots(n, rng):
+    """Every pivot negative (a negated diagonally dominant matrix): a pivot check that took
+    the sign instead of the magnitude would call these zero."""
+    A = -(rng.standard_normal((n, n)) + 2 * n * np.eye(n))
+    P, L, U = gpgpu.lu(A, pivoting="none")
+    Lr, Ur = doolittle(A)
+    assert np.all(np.diag(Ur) < 0)
+    np.testing.assert_array_equal(P, np.eye(n))
+    np.testing.assert_allclose(L, Lr, atol=2e-6)
+    np.testing.assert_allclose(U, Ur, rtol=2e-6, atol=2e-6 * n)
+    x = gpgpu.lu_solve(lu_factor(A, pivoting="none"), np.ones(n))
+    np.testing.assert_allclose(x, np.linalg.solve(A, np.ones(n)), rtol=1e-5, atol=1e-7)
+
+
+def test_partial_pivoting_with_negative_pivots(rng):
+    A = -np.abs(rng.standard_normal((9, 9))) - 9 * np.eye(9)
+    P, L, U = gpgpu.lu(A)
+    Pr, Lr, Ur = scipy.linalg.lu(A)
+    np.testing.assert_array_equal(P, Pr)
+    np.testing.assert_allclose(U, Ur, rtol=1e-5, atol=1e-5)
+
+
+def test_lu_solve_and_gauss_jordan_with_streams(rng):
+    n = 11
+    A = rng.standard_normal((n, n)) + n * np.eye(n)
+    b = rng.standard_normal(n)
+    B = rng.standard_normal((n, 3))
+    ref = np.linalg.solve(A, b)
+    with Stream.from_array(A) as As, Stream.from_array(b) as bs, Stream.from_array(B) as Bs:
+        f = lu_factor(As)
+        x = gpgpu.lu_solve(f, bs)
+        assert isinstance(x, Stream) and x.shape == (1, n)
+        np.testing.assert_allclose(x.to_array(), ref, rtol=1e-5, atol=1e-6)
+        x.release()
+        f.release()
+        X = gpgpu.gauss_jordan(As, Bs)
+        assert isinstance(X, Stream) and X.shape == (n, 3)
+        np.testing.assert_allclose(X.to_array(), np.linalg.solve(A, B), rtol=1e-5, atol=1e-6)
+        X.release()
+        with pytest.raises(ValueError, match="n x r stream"):
+            gpgpu.gauss_jordan(As, bs)

@@ -92,3 +92,50 @@ def test_unknown_op_and_bad_strategy_raise():
         gpgpu.reduce(np.ones(3), "sum", strategy="tree")
     with pytest.raises(ValueError, match="pyramid"):
         gpgpu.reduce(np.ones(3), "max", strategy="pyramid")
+
+
+# Regions that touch no edge of the stream: a kernel that checks the partner texel against the
+# region's end on one axis only reads texels outside the region and gets these wrong.
+INTERIOR = [(1, 1, 4, 4), (2, 1, 5, 2), (1, 3, 2, 6), (0, 0, 5, 3), (0, 2, 6, 3), (3, 0, 4, 7),
+            (1, 2, 6, 5)]
+
+
+@pytest.mark.parametrize("region", INTERIOR)
+@pytest.mark.parametrize("op", ["sum", "max", "min", "absmax"])
+def test_reduce_region_inside_the_stream(region, op, rng):
+    a = rng.integers(-9, 10, (7, 8)).astype(np.float64)
+    x0, y0, x1, y1 = region
+    sub = a[y0:y1, x0:x1]
+    with Stream.from_array(a) as s:
+        for axis, want in ((None, NUMPY[op](sub)), (1, NUMPY[op](sub, axis=1)), (0, NUMPY[op](sub, axis=0))):
+            r = reduce_region(s, op, region, axis=axis)
+            got = r.to_array().reshape(-1)
+            r.release()
+            np.testing.assert_array_equal(got, np.ravel(want), err_msg=f"axis={axis}")
+
+
+@pytest.mark.parametrize("region", INTERIOR)
+def test_argmax_region_inside_the_stream(region, rng):
+    a = rng.integers(-9, 10, (7, 8)).astype(np.float64)
+    a[a == 9] = 8              # the only 9s are planted: one inside, one just outside the region
+    x0, y0, x1, y1 = region
+    a[y1 - 1, x1 - 1] = 9.0
+    a[min(y1, 6), min(x1, 7)] = 9.5 if (y1 < 7 or x1 < 8) else a[min(y1, 6), min(x1, 7)]
+    with Stream.from_array(a) as s:
+        value, x, y = argmax_region(s, region)
+    assert (value, x, y) == (9.0, x1 - 1, y1 - 1)
+
+
+def test_pyramid_sum_of_an_interior_row(rng):
+    a = rng.integers(-9, 10, (3, 11)).astype(np.float64)
+    with Stream.from_array(a) as s:
+        r = reduce_region(s, "sum", (2, 1, 9, 2), strategy="pyramid")
+        assert r.item() == a[1, 2:9].sum()
+        r.release()
+
+
+def test_reduce_argmax_op(rng):
+    x = rng.integers(0, 50, 37).astype(np.float64)
+    assert gpgpu.reduce(x, "argmax") == (x.max(), int(np.argmax(x)))
+    with pytest.raises(ValueError, match="axis must be None"):
+        gpgpu.reduce(x, "argmax", axis=0)

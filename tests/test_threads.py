@@ -19,7 +19,7 @@ def _spd(rng, n):
 def _work(seed: int) -> list:
     """One repetition: Cholesky, an LU solve and a dot product, each checked against float64."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(5, 33))
+    n = int(rng.integers(5, 25))
     A = _spd(rng, n)
     L = gpgpu.cholesky(A)
     ref = np.linalg.cholesky(A)
