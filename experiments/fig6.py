@@ -113,7 +113,9 @@ def claims_ctt(rows, sizes):
         Claim("extra copy-to-texture fragments, outer - inner",
               "about (n-k)² more copies per iteration (section 6.1.1)",
               ("equal to sum (n-1-k)² = (n-1)n(2n-1)/6 at every size" if extra_ok else "DIFFERENT (see CSV)")
-              + f"; {outer_ctt} vs {inner_ctt} copies at n = {n}", "occlusion queries"),
+              + f"; {outer_ctt} vs {inner_ctt} copies at n = {n}",
+              "texels copied by glCopyTexSubImage2D, from each pass's region (the tests check that they "
+              "equal the fragments each pass shaded)", kind="by construction"),
     ] + shared
 
 

@@ -28,12 +28,16 @@ __all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "count
 
 @dataclass
 class Claim:
-    """A claim of the paper, the paper's figure, ours, and how ours was computed."""
+    """A claim of the paper, the paper's figure, ours, how ours was computed, and its kind:
+    "measured" (times, fragment counts from occlusion queries, iterations, errors) or
+    "by construction" (follows from other numbers by the code's own formulas, e.g. bytes =
+    declared texels per fragment x counted fragments: it can only disagree if those do)."""
 
     text: str
     paper: str
     measured: str
     how: str = ""
+    kind: str = "measured"
 
 
 @dataclass
@@ -291,7 +295,8 @@ def write_claims(o: Outcome) -> None:
     data = {"name": o.name, "title": o.title, "renderer": o.renderer, "size_name": o.size_name,
             "sizes": sort_sizes({r[o.size_name] for r in o.rows if r.get(o.size_name) is not None}),
             "seconds": o.seconds, "notes": o.notes,
-            "claims": [{"text": c.text, "paper": c.paper, "measured": c.measured, "how": c.how} for c in o.claims]}
+            "claims": [{"text": c.text, "paper": c.paper, "measured": c.measured, "how": c.how, "kind": c.kind}
+                       for c in o.claims]}
     o.csv.with_suffix(".claims.json").write_text(json.dumps(data, indent=1, default=str))
 
 
@@ -319,7 +324,8 @@ def print_outcome(exp: Experiment, o: Outcome) -> None:
     if o.claims:
         print("\nclaims (paper vs here):")
         for c in o.claims:
-            print(f"  - {c.text}: paper {c.paper}; here {c.measured}" + (f" ({c.how})" if c.how else ""))
+            print(f"  - {c.text}: paper {c.paper}; here {c.measured}" + (f" ({c.how})" if c.how else "")
+                  + ("" if c.kind == "measured" else f" [{c.kind}]"))
     for n in o.notes:
         print(f"  note: {n}")
     print(f"\nwrote {o.csv} and {o.png} ({o.seconds:.1f} s)")
