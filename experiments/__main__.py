@@ -3,7 +3,7 @@ writes REPORT.md (every claim, the paper's number, ours, the renderer) into the 
 
     python -m experiments                 # list
     python -m experiments all [--out DIR] [--repeat R] [--only fig8,lu.partial_pivoting]
-    python -m experiments report [--out DIR]   # REPORT.md from the NAME.claims.json files in DIR
+    python -m experiments report [--out DIR] [--to FILE]   # REPORT.md from the NAME.claims.json in DIR
     python -m experiments fig8 [...]      # same as python -m experiments.fig8
 """
 from __future__ import annotations
@@ -46,9 +46,11 @@ def list_experiments() -> None:
     print("\npython -m experiments all   runs every one and writes REPORT.md")
 
 
-def report(out: Path, failures: list = (), seconds: float | None = None) -> Path:
-    """Write REPORT.md from the NAME.claims.json files in ``out`` (in the registry's order)."""
+def report(out: Path, failures: list = (), seconds: float | None = None, to: Path | None = None) -> Path:
+    """Write REPORT.md from the NAME.claims.json files in ``out`` (in the registry's order), into
+    ``out`` or to the file ``to`` (the data and figures are then linked relative to it)."""
     import json
+    import os
 
     found = {}
     for path in out.glob("*.claims.json"):
@@ -73,10 +75,13 @@ def report(out: Path, failures: list = (), seconds: float | None = None) -> Path
              "by copy-to-texture, from each pass's region), so agreeing with the paper there "
              "checks the bookkeeping, not the hardware. Where the paper gives no figure the "
              "paper column says so.", ""]
+    path = Path(to) if to is not None else out / "REPORT.md"
+    rel = Path(os.path.relpath(out, path.parent))
     for o in outcomes:
         shown = f"Sizes ({o['size_name']}): {sort_sizes(o['sizes'])}. " if o.get("sizes") else ""
+        data, png = (rel / f"{o['name']}.csv").as_posix(), (rel / f"{o['name']}.png").as_posix()
         lines += [f"## {o['name']}: {o['title']}", "",
-                  f"Renderer: {o['renderer']}. {shown}Data: `{o['name']}.csv`, figure: `{o['name']}.png`.", ""]
+                  f"Renderer: {o['renderer']}. {shown}Data: [`{data}`]({data}), figure: [`{png}`]({png}).", ""]
         if o["claims"]:
             lines += ["| claim | paper | here | kind |", "| --- | --- | --- | --- |"]
             for c in o["claims"]:
@@ -89,7 +94,6 @@ def report(out: Path, failures: list = (), seconds: float | None = None) -> Path
         lines += ["## Experiments that did not run", ""]
         lines += [f"- {name}: {err}" for name, err in failures]
         lines.append("")
-    path = out / "REPORT.md"
     path.write_text("\n".join(lines))
     return path
 
@@ -131,8 +135,12 @@ def main(argv=None) -> int:
         return run_all(argv[1:])
     if argv[0] == "report":
         p = argparse.ArgumentParser(prog="python -m experiments report")
-        p.add_argument("--out", type=writable_dir, default="results")
-        print(f"wrote {report(p.parse_args(argv[1:]).out)}")
+        p.add_argument("--out", type=writable_dir, default="results",
+                       help="the folder with the NAME.claims.json, CSV and PNG files")
+        p.add_argument("--to", type=Path, default=None,
+                       help="write the report to this file instead of OUT/REPORT.md")
+        args = p.parse_args(argv[1:])
+        print(f"wrote {report(args.out, to=args.to)}")
         return 0
     if argv[0] in REGISTRY:
         return load(argv[0]).main(argv[1:])

@@ -96,7 +96,7 @@ def claims(rows, sizes):
               f"(update fragments {f['factor_triangle'] / f['factor_square']:.2f})"),
         Claim("update fragments equal the formulas", "n m², n m(m+1)/2; (m-1)m(2m-1)/6, (m-1)m(m+1)/6",
               "equal at every size" if exact else "DIFFERENT (see CSV)", "occlusion queries"),
-    ] + limit_claims(rows, "m", {a: (k, 3) for a, (k, _, _, _) in ALGORITHMS.items()})
+    ] + limit_claims(rows, "m", {a: k for a, (k, _, _, _) in ALGORITHMS.items()})
 
 
 def plot(rows, fig, renderer):

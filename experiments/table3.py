@@ -10,8 +10,8 @@ HiGHS's objective and our relative objective error, and the paper's numbers besi
 last pair of columns runs the GPU with mixed-precision refinement (``refine=True``, beyond the
 paper) at eps = 1e-8. Times include reading nothing from disk: the problem is read first.
 
-Claims checked (issue 5): every problem reaches the paper's eps on the GPU with relative
-objective error at most 10 eps; iterations within a factor 1.5 of the paper's; GPU and
+Claims checked: every problem reaches the paper's eps on the GPU with relative objective
+error at most eps (the gap test (6.3) bounds it by about eps); iterations within a factor 1.5 of the paper's; GPU and
 numpy32 iteration counts within 2; with refinement every problem reaches 1e-8 with relative
 objective error at most 1e-7.
 """
@@ -92,9 +92,9 @@ def claims(rows, refine):
     out = []
     runs = ("gpu_inner", "gpu_outer_square", "gpu_outer")
     bad = [r["problem"] for r in rows for k in runs
-           if not (r[f"{k}_status"] == "optimal" and r[f"{k}_rel_error"] <= 10 * r["eps"])]
+           if not (r[f"{k}_status"] == "optimal" and r[f"{k}_rel_error"] <= r["eps"])]
     worst = max(r[f"{k}_rel_error"] / r["eps"] for r in rows for k in runs)
-    out.append(Claim("GPU reaches the paper's eps with relative objective error <= 10 eps",
+    out.append(Claim("GPU reaches the paper's eps with relative objective error <= eps",
                      "all ten problems solved (Table 3)",
                      f"{len(rows) * len(runs) - len(bad)} of {len(rows) * len(runs)} runs (inner, outer "
                      f"square, outer triangle); largest error {worst:.2g} eps"

@@ -17,6 +17,7 @@ by 4). The program is compiled once per context, with ``glsl/common.glsl`` prepe
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import moderngl
@@ -67,19 +68,29 @@ class _ContextState:
         self.scratch.clear()
 
 
+_tls = threading.local()  # this thread's _ContextState, the fast path of every draw
+
+
 def _state() -> _ContextState:
     """The kernel state of this thread's context (kept in its ``extra`` record)."""
+    st = getattr(_tls, "state", None)
+    if st is not None:
+        return st
     ctx = get_context()
     inf = ctx.extra
     st = inf.kernel_state
     if st is None:
         st = inf.kernel_state = _ContextState(ctx)
+    _tls.state = st
     return st
 
 
 def _forget_context(ctx) -> None:
+    """Called in the owning thread when its context is released."""
     inf = ctx.extra
     st, inf.kernel_state = inf.kernel_state, None
+    if getattr(_tls, "state", None) is st:
+        _tls.state = None
     if st is not None:
         st.release()
 

@@ -110,7 +110,7 @@ def claims(rows, sizes):
                       "equal at every size" if same else "DIFFERENT (see CSV)", "occlusion queries")]
     out.append(Claim("GPU Cholesky (full) / CPU spotrf time", "compared in Fig. 9; the text gives no ratio",
                      f"{t['cholesky_full'] / t['cpu_spotrf']:.2f} at m = {m}", "float32 LAPACK via scipy"))
-    return out + limit_claims(rows, "m", {a: (k, 3) for a, k in ALGORITHMS.items() if k})
+    return out + limit_claims(rows, "m", {a: k for a, k in ALGORITHMS.items() if k})
 
 
 def plot(rows, fig, renderer):
