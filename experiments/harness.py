@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from gpgpu.cli import positive_int
+
 __all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted", "finish", "release",
            "positive_int", "size_list", "writable_dir", "update_rate", "limit_claims"]
 
@@ -63,17 +65,6 @@ class Outcome:
     notes: list = field(default_factory=list)
     seconds: float = 0.0
     size_name: str = "n"
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def size_list(text: str) -> list:

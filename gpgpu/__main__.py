@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .cli import positive_int
+
 
 def info() -> int:
     from .context import ContextError, capabilities
@@ -31,10 +33,10 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("info", help="print the GL renderer and its capabilities")
     b = sub.add_parser("bench", help="host time per pass and the fill limit (fragments per second)")
-    b.add_argument("--passes", type=_positive_int, default=20000, help="tiny passes timed (default 20000)")
-    b.add_argument("--size", type=_positive_int, default=None,
+    b.add_argument("--passes", type=positive_int, default=20000, help="tiny passes timed (default 20000)")
+    b.add_argument("--size", type=positive_int, default=None,
                    help="side of the full-screen passes (default 4096 on a GPU, 512 on a software renderer)")
-    b.add_argument("--repeat", type=_positive_int, default=10, help="full-screen passes per measurement")
+    b.add_argument("--repeat", type=positive_int, default=10, help="full-screen passes per measurement")
     b.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     if args.command == "info":
@@ -76,16 +78,6 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
                 "fill_limit": {f"{'R32F' if c == 1 else 'RGBA32F'}_reads{k}": v for (c, k), v in limits.items()}}
         json_path.write_text(json.dumps(data, indent=1))
     return 0
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cli import positive_int, tolerance
 from ..context import ContextError
 from . import BACKENDS, REFINE_BELOW, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
@@ -21,30 +22,10 @@ def _resolve(name: str) -> Path:
     return netlib_path(name)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (0.0 < value < 1.0):
-        raise argparse.ArgumentTypeError(f"eps must satisfy 0 < eps < 1, got {text}")
-    return value
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__.split("\n")[0])
     ap.add_argument("file", help="MPS file, or a NETLIB problem name of Table 3")
-    ap.add_argument("--eps", type=_tolerance, default=None,
+    ap.add_argument("--eps", type=tolerance, default=None,
                     help="tolerance of (6.1)-(6.3) (default: Table 3's for its problems, "
                          "else 1e-6)")
     ap.add_argument("--backend", choices=BACKENDS, default="gpu")
@@ -52,7 +33,7 @@ def main(argv=None) -> int:
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")
-    ap.add_argument("--max-iter", type=_positive_int, default=100)
+    ap.add_argument("--max-iter", type=positive_int, default=100)
     ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     args = ap.parse_args(argv)
 
