@@ -13,3 +13,10 @@ float texRECT(sampler2D A, vec2 c) {
 vec4 texRECT4(sampler2D A, vec2 c) {
     return texelFetch(A, ivec2(floor(c)), 0);
 }
+
+// A vector longer than one texture row is folded into rows `width` texels wide: entry i at
+// texel (i mod width, i div width). texVECTOR fetches entry i (given as a float index).
+float texVECTOR(sampler2D X, float i, int width) {
+    int j = int(i);
+    return texelFetch(X, ivec2(j % width, j / width), 0).r;
+}

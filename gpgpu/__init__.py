@@ -9,12 +9,15 @@ from . import counters, geometry, packed
 from .adat import adat
 from .blas1 import add_scalar, copy, divide, dot, fill, max_step, multiply, norm_inf, saxpy, scale
 from .blas2 import gemv, trsv
+from .cg import cg
 from .cholesky import NotPositiveDefiniteError, cho_solve, cholesky
+from .errors import CGBreakdownError
 from .context import ContextError, WrongThreadError, capabilities, get_context, release_context
 from .kernel import Kernel, KernelCompileError
 from .lsq import lstsq_weighted
 from .lu import SingularMatrixError, gauss_jordan, lu, lu_factor, lu_solve
 from .reduce import argmax, reduce
+from .sparse import SparseStream
 from .stream import PingPong, Stream, free_temporaries, set_pool_limit
 
 __version__ = "0.1.0"
@@ -26,5 +29,5 @@ __all__ = [
     "copy", "fill", "saxpy", "scale", "add_scalar", "multiply", "divide", "dot", "norm_inf",
     "max_step", "reduce", "argmax", "gemv", "trsv",
     "cholesky", "cho_solve", "NotPositiveDefiniteError", "lu", "lu_factor", "lu_solve", "gauss_jordan",
-    "SingularMatrixError", "adat", "packed", "lstsq_weighted",
+    "SingularMatrixError", "adat", "packed", "lstsq_weighted", "SparseStream", "cg", "CGBreakdownError",
 ]

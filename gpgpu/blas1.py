@@ -7,7 +7,7 @@ renders into a given stream instead of a new one (it must not be an input).
 """
 from __future__ import annotations
 
-from .geometry import Rect
+from .geometry import Rect, Triangle
 from .kernel import Kernel
 from .reduce import reduce_region
 from .stream import Operands, Stream, borrow, give_back
@@ -29,9 +29,14 @@ KERNELS = {
 }
 
 
-def whole(s: Stream) -> Rect:
-    """The rectangle over every texel of ``s``, with T0 = the window position."""
-    return Rect.covering(0, 0, s.cols, s.rows, T0=lambda x, y: (x, y))
+def whole(s: Stream):
+    """The rectangle over every texel of ``s``, with T0 = the window position; for a folded
+    vector, the texels that hold its entries (full rows and the used part of the last row, two
+    rectangles as four triangles), so that element-wise kernels leave the zero tail alone."""
+    regions = s.regions()
+    if len(regions) == 1:
+        return Rect.covering(*regions[0], T0=lambda x, y: (x, y))
+    return Triangle.from_rects(regions, T0=lambda x, y: (x, y))
 
 
 def _same_shape(*streams: Stream) -> None:
@@ -42,7 +47,7 @@ def _same_shape(*streams: Stream) -> None:
 
 def _target(like: Stream, out: Stream | None) -> Stream:
     if out is None:
-        return Stream(like.rows, like.cols, vector=like.vector)
+        return Stream.like(like)
     if out.shape != like.shape:
         raise ValueError(f"out has shape {out.shape}, expected {like.shape}")
     return out
@@ -68,7 +73,7 @@ def fill(shape, value: float, out: Stream | None = None) -> Stream:
     """A new stream of ``shape`` (rows, cols) or length n, every texel ``value``."""
     if out is None:
         if isinstance(shape, int):
-            out = Stream(1, shape, vector=True)
+            out = Stream.vector_of(shape)
         else:
             out = Stream(*shape)
     KERNELS["fill"].draw(out, whole(out), uniforms={"value": float(value)})

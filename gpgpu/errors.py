@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NotPositiveDefiniteError", "SingularMatrixError", "UNIT_ROUNDOFF"]
+__all__ = ["NotPositiveDefiniteError", "SingularMatrixError", "CGBreakdownError", "UNIT_ROUNDOFF"]
 
 #: float32's unit roundoff, 2^-24: the size of one rounding error in the GPU's arithmetic.
 UNIT_ROUNDOFF = 2.0 ** -24
@@ -41,3 +41,14 @@ class SingularMatrixError(np.linalg.LinAlgError):
         else:
             head = "matrix is singular: zero pivot"
         super().__init__(f"{head} at step k = {k} (0-based) of {where}{hint}")
+
+
+class CGBreakdownError(np.linalg.LinAlgError):
+    """Conjugate gradients broke down at ``iteration`` (0-based): dᵀ A d was not positive."""
+
+    def __init__(self, iteration: int, n: int, detail: str | None = None):
+        self.iteration = iteration
+        why = detail or "d^T A d <= 0, so A is not positive definite"
+        super().__init__(f"conjugate gradients broke down at iteration {iteration} (0-based) of the "
+                         f"{n} x {n} system: {why}. CG needs a symmetric positive definite matrix; "
+                         "use gpgpu.lu_solve (dense) or a method for indefinite systems.")

@@ -177,6 +177,16 @@ class Triangle(Primitive):
         if len(self) == 0 or len(self) % 3:
             raise ValueError(f"a Triangle needs 3 or 3k vertices, got {len(self)}")
 
+    @classmethod
+    def from_rects(cls, rects, T0: TexGen = None, T1: TexGen = None) -> "Triangle":
+        """Several rectangles (x0, y0, x1, y1) drawn in one pass, two triangles each. The shared
+        diagonal of a rectangle's triangles is covered once: GL's fill rule assigns a centre on
+        a shared edge to exactly one of the two."""
+        corners = []
+        for x0, y0, x1, y1 in rects:
+            corners += [(x0, y0), (x0, y1), (x1, y1), (x0, y0), (x1, y1), (x1, y0)]
+        return cls(_data=_flat(corners, T0, T1))
+
     def covered_spans(self, width: int, height: int) -> list:
         pts = [v.V for v in self.vertices]
         spans = []

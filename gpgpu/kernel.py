@@ -113,12 +113,16 @@ class Kernel:
         Compile-time constants, ``#define NAME value`` before the file: one template file
         makes a family of programs (each distinct ``defines`` is its own program, compiled
         once per context), as paper 003 generates one fragment program per non-zero count.
+    vertex : str
+        The vertex program, ``glsl/<vertex>.vert``: ``pass`` (the default, the project's one
+        vertex program for rasterized primitives) or a program that places points itself from
+        ``gl_VertexID`` and textures (drawn with ``draw_points``, no vertex buffer).
     """
 
-    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "_key")
+    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "vertex", "_key")
 
     def __init__(self, name: str, texels: int = 2, doc: str = "", label: str | None = None,
-                 defines: dict | None = None):
+                 defines: dict | None = None, vertex: str = "pass"):
         self.name = name
         self.texels = texels
         self.doc = doc
@@ -126,7 +130,8 @@ class Kernel:
         suffix = "".join(f"_{k}{v}" for k, v in sorted(self.defines.items()))
         self.label = label or name + suffix
         self.path = GLSL_DIR / f"{name}.frag"
-        self._key = (name, tuple(sorted(self.defines.items())))
+        self.vertex = vertex
+        self._key = (name, tuple(sorted(self.defines.items())), vertex)
 
     def __repr__(self) -> str:
         extra = f", defines={self.defines}" if self.defines else ""
@@ -143,15 +148,19 @@ class Kernel:
         if entry is None:
             if not self.path.exists():
                 raise FileNotFoundError(f"kernel {self.name!r}: no file {self.path}")
+            vertex = st.vertex_source if self.vertex == "pass" else (GLSL_DIR / f"{self.vertex}.vert").read_text()
             try:
-                prog = st.ctx.program(vertex_shader=st.vertex_source, fragment_shader=self.source())
+                prog = st.ctx.program(vertex_shader=vertex, fragment_shader=self.source())
             except Exception as exc:  # moderngl.Error
                 raise KernelCompileError(
-                    f"kernel {self.name!r} ({self.path}) failed to compile; driver line numbers "
-                    f"count from the first line of the file:\n{exc}"
+                    f"kernel {self.name!r} ({self.path}, vertex program {self.vertex}.vert) failed to "
+                    f"compile; driver line numbers count from the first line of the file:\n{exc}"
                 ) from exc
-            vao = st.ctx.vertex_array(prog, [(st.vbo, "2f 3f 3f", "V", "in_T0", "in_T1")],
-                                      skip_errors=True)
+            if self.vertex == "pass":
+                vao = st.ctx.vertex_array(prog, [(st.vbo, "2f 3f 3f", "V", "in_T0", "in_T1")],
+                                          skip_errors=True)
+            else:
+                vao = st.ctx.vertex_array(prog, [])
             entry = st.programs[self._key] = (prog, vao, {})
         return entry
 
@@ -180,6 +189,36 @@ class Kernel:
             return
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
+        prog, vao, cache = self._bind(st, target, inputs, uniforms)
+        data = primitive.data()
+        n = len(data) // 32
+        if n > st.capacity:
+            st.grow(n)
+        st.vbo.write(data)
+        counter = counters.current()
+        if counter is None:
+            vao.render(primitive.mode, vertices=n)
+        else:
+            counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n))
+
+    def draw_points(self, target: Stream, count: int, inputs: dict | None = None,
+                    uniforms: dict | None = None, texels: int | None = None) -> None:
+        """Run one pass of ``count`` points placed by this kernel's own vertex program (no vertex
+        buffer: each point computes its position from ``gl_VertexID``). With additive blending
+        on (``additive_blending``) the points scatter-add into ``target``."""
+        if self.vertex == "pass":
+            raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place points")
+        st = _state()
+        prog, vao, cache = self._bind(st, target, inputs, uniforms)
+        counter = counters.current()
+        points = _Points(count)
+        if counter is None:
+            vao.render(points.mode, vertices=count)
+        else:
+            counter.measure(self, points, target, texels, lambda: vao.render(points.mode, vertices=count))
+
+    def _bind(self, st, target: Stream, inputs, uniforms):
+        """Bind the program, the target's framebuffer, the input textures and the uniforms."""
         prog, vao, cache = self._compiled(st)
         ctx = st.ctx
         if target.ctx is not ctx or target.texture is None:
@@ -212,16 +251,36 @@ class Kernel:
                         raise KeyError(f"kernel {self.name!r} has no uniform named {name!r} "
                                        "(or the compiler removed it as unused)") from None
                     cache[name] = value
-        data = primitive.data()
-        n = len(data) // 32
-        if n > st.capacity:
-            st.grow(n)
-        st.vbo.write(data)
-        counter = counters.current()
-        if counter is None:
-            vao.render(primitive.mode, vertices=n)
-        else:
-            counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n))
+        return prog, vao, cache
+
+
+class _Points:
+    """What the counters and the trace see of a draw_points pass."""
+
+    mode = moderngl.POINTS
+    kind = "points"
+    __slots__ = ("count",)
+
+    def __init__(self, count: int):
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+
+class additive_blending:
+    """``with additive_blending():`` every pass adds its fragments into the target (GL_FUNC_ADD,
+    GL_ONE, GL_ONE) instead of replacing it: how points scatter-add (FSATY from one copy)."""
+
+    def __enter__(self):
+        ctx = _state().ctx
+        ctx.enable(moderngl.BLEND)
+        ctx.blend_func = moderngl.ONE, moderngl.ONE
+        ctx.blend_equation = moderngl.FUNC_ADD
+        return self
+
+    def __exit__(self, *exc):
+        _state().ctx.disable(moderngl.BLEND)
 
 
 def _scratch(st: _ContextState, target: Stream) -> Stream:

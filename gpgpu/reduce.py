@@ -30,7 +30,7 @@ from .geometry import Rect
 from .kernel import Kernel
 from .stream import Operands, Stream, borrow, give_back
 
-__all__ = ["reduce", "argmax", "OPS", "reduce_region", "argmax_region"]
+__all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region"]
 
 #: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
 OPS = {
@@ -82,34 +82,39 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
 
 
 def _pyramid_sum(src: Stream, region, out: Stream | None) -> Stream:
-    """Corrigan's pyramid (paper 003, Figs. 2-3) over a 1-row region: pad to 2^p, then halve."""
+    """Corrigan's pyramid (paper 003, Figs. 2-3): the region is copied into a texture whose sides
+    are the next powers of two, padded with the additive identity (Fig. 2), then pairs are
+    combined level by level (Fig. 3), along the rows first and then down the one column left,
+    until one texel is left. The levels come from the pool of temporaries, so the pyramid is
+    built once per size and reused, as the paper's RenderTextures were."""
     x0, y0, x1, y1 = region
-    n = x1 - x0
-    p = max(0, math.ceil(math.log2(n)))
-    size = 2 ** p
-    base = borrow(1, size)
-    if size > n:  # padding with the additive identity (paper 003, Fig. 2)
-        FILL.draw(base, Rect.covering(n, 0, size, 1), uniforms={"value": 0.0})
-    COPY.draw(base, Rect.covering(0, 0, n, 1, T0=lambda X, Y: (x0 + X, y0 + Y)), {"A": src})
-    levels = [base]
-    cur = base
-    for level in range(p - 1, -1, -1):
-        length = 2 ** level
-        target = out if (length == 1 and out is not None) else (
-            Stream(1, 1) if length == 1 else Stream(1, length))
-        OPS["sum"].draw(target, Rect.covering(0, 0, length, 1,
-                                              T0=lambda X, Y: (2 * X - 0.5, Y),
-                                              T1=lambda X, Y: (2 * X + 0.5, Y)),
-                        {"S": cur}, {"limit": (float(2 * length), 1.0)})
+    w, h = x1 - x0, y1 - y0
+    pw, ph = 1 << max(0, math.ceil(math.log2(w))), 1 << max(0, math.ceil(math.log2(h)))
+    base = borrow(ph, pw)
+    if pw > w:   # padding with the additive identity (paper 003, Fig. 2)
+        FILL.draw(base, Rect.covering(w, 0, pw, ph), uniforms={"value": 0.0})
+    if ph > h:
+        FILL.draw(base, Rect.covering(0, h, w, ph), uniforms={"value": 0.0})
+    COPY.draw(base, Rect.covering(0, 0, w, h, T0=lambda X, Y: (x0 + X, y0 + Y)), {"A": src})
+    cur, temps = base, [base]
+    while cur.cols > 1 or cur.rows > 1:
+        if cur.cols > 1:
+            shape = (cur.rows, cur.cols // 2)
+            T0, T1 = (lambda X, Y: (2 * X - 0.5, Y)), (lambda X, Y: (2 * X + 0.5, Y))
+        else:
+            shape = (cur.rows // 2, 1)
+            T0, T1 = (lambda X, Y: (X, 2 * Y - 0.5)), (lambda X, Y: (X, 2 * Y + 0.5))
+        last = shape == (1, 1)
+        target = out if (last and out is not None) else (Stream(1, 1) if last else borrow(*shape))
+        OPS["sum"].draw(target, Rect.covering(0, 0, shape[1], shape[0], T0=T0, T1=T1), {"S": cur},
+                        {"limit": (float(cur.cols), float(cur.rows))})
         cur = target
-        levels.append(target)
-    if p == 0:  # a single element: the pyramid is the padded copy itself
+        if not last:
+            temps.append(target)
+    if cur is base:  # a single element: the pyramid is the padded copy itself
         cur = out if out is not None else Stream(1, 1)
         COPY.draw(cur, Rect.covering(0, 0, 1, 1, T0=lambda X, Y: (X, Y)), {"A": base})
-    give_back(base)
-    for s in levels[1:]:
-        if s is not cur:
-            s.release()
+    give_back(*temps)
     return cur
 
 
@@ -124,11 +129,13 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
         raise ValueError(f"unknown reduction {op!r}; use one of {sorted(OPS)} (or argmax())")
     if strategy not in ("pingpong", "pyramid"):
         raise ValueError(f"strategy must be 'pingpong' or 'pyramid', got {strategy!r}")
+    if region is None and axis is None and len(src.regions()) > 1:
+        return reduce_regions(src, op, src.regions(), strategy, out)
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
     k = OPS[op]
     if strategy == "pyramid":
-        if op != "sum" or y1 - y0 != 1 or axis == 0:
-            raise ValueError("the pyramid strategy (paper 003) reduces a vector with op='sum' only")
+        if op != "sum" or axis is not None:
+            raise ValueError("the pyramid strategy (paper 003) is a sum over everything (op='sum', axis=None)")
         return _pyramid_sum(src, (x0, y0, x1, y1), out)
     if axis == 1:
         return _halving(k, k, src, (x0, y0, x1, y1), "x", 1, out)
@@ -143,6 +150,27 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
     cols = _halving(k, k, src, (x0, y0, x1, y1), "y", 1, borrow(1, x1 - x0))
     res = _halving(k, k, cols, (0, 0, x1 - x0, 1), "x", 1, out)
     give_back(cols)
+    return res
+
+
+def reduce_regions(src: Stream, op: str, regions: list, strategy: str = "pingpong",
+                   out: Stream | None = None) -> Stream:
+    """Reduce the union of several rectangles of ``src`` to 1 x 1 (a folded vector's full rows
+    and the used part of its last row)."""
+    if len(regions) == 1:
+        return reduce_region(src, op, regions[0], strategy=strategy, out=out)
+    return _combine([reduce_region(src, op, r, strategy=strategy) for r in regions], op, out)
+
+
+def _combine(parts: list, op: str, out: Stream | None) -> Stream:
+    """Reduce the 1 x 1 results of several regions (a folded vector's full rows and its last
+    row) to one: copied side by side into a 1 x k stream, then reduced."""
+    row = borrow(1, len(parts))
+    for i, part in enumerate(parts):
+        COPY.draw(row, Rect.covering(i, 0, i + 1, 1, T0=(0.5, 0.5)), {"A": part})
+        part.release()
+    res = reduce_region(row, op, out=out)
+    give_back(row)
     return res
 
 

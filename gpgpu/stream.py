@@ -7,6 +7,12 @@ x-coordinates correspond to column indexes, and y-coordinates to row indexes."
 So element ``A[i, j]`` of a numpy array lives in texel ``(x=j, y=i)``, whose centre is at
 ``(j + 0.5, i + 0.5)``; ``Stream.shape`` is ``(rows, cols) = (height, width)``, and a vector
 of length n is a 1-row stream (width n, height 1), as the papers store b.
+
+A vector longer than the GPU's widest texture (the sparse problems of papers 002 and 003 have
+vectors of 10^5 entries; paper 003 lists "use of 2D textures" as its way past the 1-D limit) is
+folded row by row into a texture W = GL_MAX_TEXTURE_SIZE wide: entry i at texel
+(i mod W, i div W), the tail of the last row zero. ``Stream.length`` is the vector's length;
+``to_array`` answers the 1-D vector.
 """
 from __future__ import annotations
 
@@ -19,8 +25,8 @@ import numpy as np
 
 from .context import check_owner, collect_garbage, current_context, get_context, max_texture_size, park
 
-__all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "Operands", "borrow",
-           "give_back", "free_temporaries", "set_pool_limit", "pool_bytes"]
+__all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "vector_shape", "Operands",
+           "borrow", "give_back", "free_temporaries", "set_pool_limit", "pool_bytes"]
 
 
 def check_array(a, name: str = "input", ndim=(1, 2), texture: bool = True) -> np.ndarray:
@@ -65,16 +71,46 @@ def _check_size(rows: int, cols: int, what: str = "stream") -> None:
         )
 
 
+#: Width of a folded vector's rows; None: GL_MAX_TEXTURE_SIZE. Tests set it small to fold
+#: short vectors and reach the row boundaries cheaply.
+FOLD_WIDTH = None
+
+
+def fold_width() -> int:
+    limit = max_texture_size()
+    return limit if FOLD_WIDTH is None else min(int(FOLD_WIDTH), limit)
+
+
+def vector_shape(n: int) -> tuple:
+    """(rows, cols) of the texture that holds a vector of length n: (1, n) when n fits one
+    texture row, else n folded into rows W = GL_MAX_TEXTURE_SIZE wide."""
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"a vector needs at least 1 entry, got {n}")
+    width = fold_width()
+    if n <= width:
+        return (1, n)
+    rows = -(-n // width)
+    if rows > max_texture_size():
+        raise ValueError(f"a vector of length {n} does not fit a texture of {width} x "
+                         f"{max_texture_size()} (GL_MAX_TEXTURE_SIZE = {max_texture_size()}); "
+                         "use a smaller problem")
+    return (rows, width)
+
+
 def check_shape(shape, what: str = "input") -> None:
     """Refuse a texture shape (rows, cols) that this GPU cannot hold, before any data is copied.
 
     The public functions call this first, on ``np.shape`` of their input (free for an array),
     so that an input too large for GL_MAX_TEXTURE_SIZE fails at once instead of after the
-    conversions and copies that come before the upload.
+    conversions and copies that come before the upload. A 1-D shape is a vector (folded when
+    longer than a texture row).
     """
     shape = tuple(int(v) for v in shape)
     if len(shape) == 1:
-        shape = (1, shape[0])
+        if shape[0] >= 1:
+            vector_shape(shape[0])
+        return
     if len(shape) == 2 and min(shape) >= 1:
         _check_size(*shape, what=what)
 
@@ -104,21 +140,27 @@ class Stream:
     Use as a context manager, or call ``release()``, to free the GL objects deterministically.
     """
 
-    __slots__ = ("rows", "cols", "components", "vector", "texture", "_fbo", "ctx", "__weakref__")
+    __slots__ = ("rows", "cols", "components", "vector", "length", "texture", "_fbo", "ctx", "__weakref__")
 
     def __init__(self, rows: int, cols: int, *, components: int = 1, vector: bool = False,
-                 data: np.ndarray | None = None):
+                 data: np.ndarray | None = None, length: int | None = None):
         if components not in (1, 4):
             raise ValueError("components must be 1 (R32F) or 4 (RGBA32F)")
         rows, cols = _count(rows, "rows"), _count(cols, "cols")
         _check_size(rows, cols)
         self.rows, self.cols, self.components, self.vector = rows, cols, components, vector
+        self.length = (rows * cols if length is None else int(length)) if vector else None
+        if vector and not 0 < self.length <= rows * cols:
+            raise ValueError(f"Stream: a vector of length {self.length} does not fit {rows} x {cols} texels")
         self.texture = self._fbo = None
         ctx = self.ctx = get_context()
         collect_garbage(ctx)  # free what was dropped without release() before allocating more
         payload = None
         if data is not None:
             data = np.ascontiguousarray(data, dtype=np.float32)
+            if vector and data.size == self.length * components and self.length < rows * cols:
+                data = np.concatenate([data.reshape(-1), np.zeros((rows * cols - self.length) * components,
+                                                                  dtype=np.float32)])
             if data.size != rows * cols * components:
                 raise ValueError(f"Stream: data of shape {data.shape} does not fill a {rows} x {cols} "
                                  f"stream of {components} component(s)")
@@ -134,11 +176,18 @@ class Stream:
     # ------------------------------------------------------------------ creation
     @classmethod
     def from_array(cls, a, name: str = "input") -> "Stream":
-        """Upload a 1-D (as a 1-row stream) or 2-D real, finite array."""
+        """Upload a 1-D (as a 1-row stream, folded when longer than the widest texture) or a 2-D
+        real, finite array."""
         arr = check_array(a, name)
         if arr.ndim == 1:
-            return cls(1, arr.shape[0], vector=True, data=arr)
+            return cls.vector_of(arr.shape[0], data=arr)
         return cls(arr.shape[0], arr.shape[1], data=arr)
+
+    @classmethod
+    def vector_of(cls, n: int, data=None) -> "Stream":
+        """A vector of length n: one row, or folded rows when n exceeds GL_MAX_TEXTURE_SIZE."""
+        rows, cols = vector_shape(n)
+        return cls(rows, cols, vector=True, data=data, length=n)
 
     @classmethod
     def zeros(cls, rows: int, cols: int, **kw) -> "Stream":
@@ -147,7 +196,13 @@ class Stream:
     @classmethod
     def like(cls, other: "Stream") -> "Stream":
         """A zero stream of the same shape and kind."""
-        return cls(other.rows, other.cols, components=other.components, vector=other.vector)
+        return cls(other.rows, other.cols, components=other.components, vector=other.vector,
+                   length=other.length)
+
+    @property
+    def folded(self) -> bool:
+        """A vector that spans more than one texture row."""
+        return self.vector and self.rows > 1
 
     # ------------------------------------------------------------------ properties
     @property
@@ -176,8 +231,12 @@ class Stream:
     def write(self, a) -> None:
         """Overwrite the whole stream from an array of the same shape."""
         self._check_alive()
-        arr = check_array(a, "write")
-        if arr.reshape(-1).size != self.rows * self.cols * self.components:
+        arr = check_array(a, "write", texture=False)
+        size = arr.reshape(-1).size
+        if self.vector and size == self.length * self.components and self.length < self.rows * self.cols:
+            arr = np.concatenate([arr.reshape(-1), np.zeros(self.rows * self.cols * self.components - size,
+                                                            dtype=np.float32)])
+        elif size != self.rows * self.cols * self.components:
             raise ValueError(f"write: array of shape {arr.shape} does not fit stream of shape {self.shape}")
         self.texture.write(arr.tobytes())
 
@@ -186,8 +245,9 @@ class Stream:
         self._check_alive()
         data = np.frombuffer(self.texture.read(), dtype=np.float32)
         if self.components == 1:
-            out = data.reshape(self.rows, self.cols).copy()
-            return out[0] if self.vector else out
+            if self.vector:
+                return data[:self.length].copy()
+            return data.reshape(self.rows, self.cols).copy()
         return data.reshape(self.rows, self.cols, self.components).copy()
 
     def item(self) -> float:
@@ -237,9 +297,18 @@ class Stream:
         self.release()
 
     def __repr__(self) -> str:
-        kind = "vector" if self.vector else "matrix"
+        kind = f"vector of {self.length}" if self.vector else "matrix"
         state = " released" if self.texture is None else ""
         return f"<Stream {kind} {self.rows}x{self.cols}{'' if self.components == 1 else ' rgba'}{state}>"
+
+    def regions(self) -> list:
+        """The rectangles (x0, y0, x1, y1) of the texels that hold data: the whole texture, or
+        for a folded vector its full rows and the used part of the last row."""
+        if not self.vector or self.length == self.rows * self.cols:
+            return [(0, 0, self.cols, self.rows)]
+        full, rest = divmod(self.length, self.cols)
+        out = [(0, 0, self.cols, full)] if full else []
+        return out + ([(0, full, rest, full + 1)] if rest else [])
 
 
 class PingPong:

@@ -1,0 +1,588 @@
+"""Sparse matrices as textures, and the sparse products of papers 002 and 003.
+
+Paper 003 (Corrigan), Figs. 4-7: "only nonzero values are stored (Figure 4) ... which column
+each entry is stored in ... is also stored (Figure 5). The number of nonzero entries is hard
+coded into each fragment program" (Fig. 6); rows are sorted by their number of non-zeros "to
+allow for as many rows to be drawn at once", and the columns with them so that a symmetric
+positive definite matrix stays one (Fig. 7). Paper 002 (Smith, Gondzio, Hall), section 3:
+FSAX y = A x, FSATY x = Aᵀ y and FSAAT z = A Θ Aᵀ y (9) with A in ELLPACK ("full coalescing at
+one thread per row"), transposed ELLPACK for large problems, and "the dense rows extracted to
+be treated separately" (the HYB idea).
+
+``SparseStream.from_scipy(A, format=...)`` puts a ``scipy.sparse`` matrix on the GPU:
+
+``format="corrigan"`` (003)
+    The non-zeros row after row in one texture (values) and their column indexes in another,
+    ``store_width`` texels wide. Rows are grouped into runs of consecutive rows with the same
+    non-zero count; each run is one rectangle over its part of y, drawn with the program for
+    its count (``glsl/sparse_corrigan.frag`` with ``NNZ`` defined). ``sort=True`` permutes
+    rows and columns by count (a square matrix only), so each count is one run.
+``format="ellpack"`` (002)
+    Values and column indexes in m x K textures (K the longest row, shorter rows padded with
+    zeros): row i's entries along texture row i. One rectangle, one program, one fragment per
+    row (``glsl/sparse_ellpack.frag``).
+``format="tell"`` (002, transposed ELLPACK)
+    The same entries in K x m textures: row i's entries down texture column i, so that
+    neighbouring rows read neighbouring texels (``glsl/sparse_tell.frag``).
+
+Dense rows and columns (``dense``): a row or column with more non-zeros than the threshold
+leaves the sparse part. A dense column is stored as a full column (a plane of its own) and
+added by one pass; a dense row's product is an inner product (003's component-wise product and
+pyramid sum) written into its texel. By default the threshold is ``max(32, 10 x`` the median
+non-zeros of a row or column).
+
+Vectors longer than the widest texture are folded into rows (see ``gpgpu.stream``); ELLPACK
+layouts fold the same way: the m rows are cut into R = ceil(m / W) blocks of W, block r in
+texture columns r K .. r K + K - 1 (TELL: texture rows).
+
+Products (``matvec``, ``rmatvec``, ``normal_matvec``) take numpy vectors (and answer numpy) or
+vector Streams (and answer Streams). ``rmatvec`` (FSATY) works from a second, row-wise copy of
+Aᵀ (``transpose="copy"``, the default: built on first use, doubling the memory, as 002 says a
+GPU code must), or from the one copy of A (``transpose="scatter"``: a point per stored entry,
+placed on its column by the vertex program and summed by additive blending; ELLPACK and TELL).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .blas1 import KERNELS as L1, whole
+from .context import max_texture_size
+from .geometry import Rect, Texel, Triangle
+from .kernel import Kernel, additive_blending
+from .reduce import reduce_regions
+from .stream import Stream, borrow, check_shape, fold_width, give_back, vector_shape
+
+__all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel"]
+
+FORMATS = ("corrigan", "ellpack", "tell")
+TRANSPOSES = ("copy", "scatter")
+
+#: The longest row the corrigan format unrolls into one program (003: "the Cg compiler simply
+#: fails when compiling the corresponding fragment programs for those rows"); longer rows must
+#: go to the dense part.
+CORRIGAN_MAX_NNZ = 1024
+
+KERNELS = {
+    "ellpack": Kernel("sparse_ellpack", texels=3, doc="002 section 3.2 ELLPACK, one fragment per row"),
+    "tell": Kernel("sparse_tell", texels=3, doc="002 section 3.2 transposed ELLPACK"),
+    "dense_part": Kernel("sparse_dense_part", texels=4, doc="002 section 3.2 dense rows and columns"),
+    "gather": Kernel("gather_vector", texels=3, doc="003 Fig. 7: permutation of a vector"),
+    "scatter": Kernel("sparse_scatter", texels=4, doc="FSATY from one copy: points, additive blending",
+                      vertex="sparse_scatter"),
+    "row_add": Kernel("scaled_row", texels=3, doc="a dense row of A times y(i), added into x"),
+    "plane_product": Kernel("plane_product", texels=3, doc="a dense column of A times y, element-wise"),
+}
+
+_CORRIGAN: dict = {}
+
+
+def corrigan_kernel(nnz: int) -> Kernel:
+    """The fragment program for rows of ``nnz`` non-zeros (003: hard-coded count), one per count."""
+    k = _CORRIGAN.get(nnz)
+    if k is None:
+        k = _CORRIGAN[nnz] = Kernel("sparse_corrigan", texels=2 * nnz + 1,
+                                    doc=f"003 Fig. 6: rows of {nnz} non-zeros", defines={"NNZ": nnz})
+    return k
+
+
+def _as_csr(A, name="A"):
+    """A real, finite scipy CSR matrix (float64, sorted indices, explicit zeros removed)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(A):
+        M = sp.csr_matrix(A)
+    else:
+        arr = np.asarray(A)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise ValueError(f"{name}: expected a real matrix, got dtype {arr.dtype}")
+        if arr.ndim != 2:
+            raise ValueError(f"{name}: expected a 2-D matrix, got shape {arr.shape}")
+        M = sp.csr_matrix(arr)
+    if np.iscomplexobj(M.data):
+        raise ValueError(f"{name}: complex values are not supported (streams are real float32)")
+    if M.shape[0] < 1 or M.shape[1] < 1:
+        raise ValueError(f"{name}: empty matrix (shape {M.shape})")
+    M = M.astype(np.float64)
+    if M.nnz and not np.all(np.isfinite(M.data)):
+        bad = np.flatnonzero(~np.isfinite(M.data))[0]
+        row = int(np.searchsorted(M.indptr, bad, side="right") - 1)
+        raise ValueError(f"{name}: contains NaN or infinity (row {row}, column {int(M.indices[bad])})")
+    with np.errstate(over="ignore"):
+        if M.nnz and not np.all(np.isfinite(M.data.astype(np.float32))):
+            raise ValueError(f"{name}: values overflow float32 (|a| > 3.4e38)")
+    M.eliminate_zeros()
+    M.sort_indices()
+    return M
+
+
+def _auto_threshold(counts: np.ndarray) -> int:
+    return int(max(32, 10 * float(np.median(counts)) if counts.size else 0))
+
+
+def _folded_index(n: int) -> np.ndarray:
+    """float32 entry numbers 0 .. n-1 (a permutation or slot vector) laid out as a folded vector."""
+    if n >= 2 ** 24:
+        raise ValueError(f"{n} entries: their indexes are not exact in float32 (2^24 = 16777216)")
+    return np.arange(n, dtype=np.float32)
+
+
+class SparseStream:
+    """A sparse m x n matrix on the GPU (see the module notes for the formats).
+
+    Use ``SparseStream.from_scipy(A, format=..., sort=..., dense=..., transpose=...)``;
+    ``release()`` (or ``with``) frees the textures. Attributes: ``shape``, ``nnz``,
+    ``format``, ``dense_rows`` and ``dense_cols`` (indexes moved to the dense part), ``perm``
+    (the sort permutation, new -> old, or None), ``programs`` (distinct fragment programs of
+    one product) and ``rectangles`` (passes of the sparse part of one product).
+    """
+
+    def __init__(self):  # use from_scipy
+        self.format = None
+        self.shape = (0, 0)
+        self.nnz = 0
+        self._streams: dict = {}
+        self._T = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_scipy(cls, A, format: str = "ellpack", sort: bool = False, dense=None,
+                   transpose: str = "copy") -> "SparseStream":
+        """Upload ``A`` (any scipy.sparse matrix, or a dense 2-D array).
+
+        Parameters
+        ----------
+        format : {"ellpack", "tell", "corrigan"}
+        sort : bool
+            Corrigan format: permute rows and columns by non-zero count (003, Fig. 7); A must
+            be square. Products still take and answer vectors in the original order.
+        dense : None, False or int
+            Rows and columns with more non-zeros than this go to the dense part; None picks
+            max(32, 10 x median), False keeps everything sparse.
+        transpose : {"copy", "scatter"}
+            How ``rmatvec`` computes Aᵀ y (module notes).
+        """
+        if format not in FORMATS:
+            raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+        if transpose not in TRANSPOSES:
+            raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
+        if transpose == "scatter" and format == "corrigan":
+            raise ValueError("transpose='scatter' walks the ELLPACK layouts; the corrigan format "
+                             "computes A^T y from a transposed copy (transpose='copy')")
+        M = _as_csr(A)
+        m, n = M.shape
+        check_shape((m,), "A's rows (as a vector)")
+        check_shape((n,), "A's columns (as a vector)")
+        self = cls()
+        self.format, self.shape, self.nnz, self.transpose = format, (m, n), int(M.nnz), transpose
+        self._source_dense, self._sort = dense, sort
+        perm = None
+        if sort:
+            if format != "corrigan":
+                raise ValueError("sort=True is the row and column sorting of the corrigan format "
+                                 "(paper 003, Fig. 7); the ELLPACK formats draw every row in one pass")
+            if m != n:
+                raise ValueError(f"sort=True permutes rows and columns alike (paper 003, Fig. 7), so "
+                                 f"A must be square; it is {m} x {n}")
+            counts = np.diff(M.indptr)
+            perm = np.argsort(counts, kind="stable")          # new position -> old index
+            M = M[perm][:, perm].tocsr()
+            M.sort_indices()
+        self.perm = perm
+        # --- the dense part
+        row_nnz = np.diff(M.indptr)
+        col_nnz = np.bincount(M.indices, minlength=n)
+        if dense is False:
+            rows_t = cols_t = None
+        elif dense is None:
+            rows_t, cols_t = _auto_threshold(row_nnz), _auto_threshold(col_nnz)
+        else:
+            if isinstance(dense, bool) or not isinstance(dense, (int, np.integer)) or dense < 1:
+                raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")
+            rows_t = cols_t = int(dense)
+        if rows_t is None:
+            dense_rows = dense_cols = np.zeros(0, dtype=np.int64)
+        else:
+            dense_rows = np.flatnonzero(row_nnz > rows_t)
+            dense_cols = np.flatnonzero(col_nnz > cols_t)
+        self.dense_rows, self.dense_cols = dense_rows, dense_cols
+        coo = M.tocoo()
+        in_row = np.isin(coo.row, dense_rows)
+        in_col = np.isin(coo.col, dense_cols) & ~in_row      # a dense row keeps its whole row
+        sparse = ~(in_row | in_col)
+        self._upload_sparse(coo.row[sparse], coo.col[sparse], coo.data[sparse])
+        self._upload_dense(M, coo, in_row, in_col)
+        if perm is not None:
+            self._streams["perm"] = Stream.vector_of(m, data=perm.astype(np.float32))
+            inverse = np.empty_like(perm)
+            inverse[perm] = np.arange(m)
+            self._streams["inverse"] = Stream.vector_of(m, data=inverse.astype(np.float32))
+        return self
+
+    def _upload_sparse(self, rows, cols, vals) -> None:
+        m, n = self.shape
+        order = np.lexsort((cols, rows))
+        rows, cols, vals = rows[order], cols[order], vals[order]
+        counts = np.bincount(rows, minlength=m)
+        self.row_counts = counts
+        limit = max_texture_size()
+        if self.format == "corrigan":
+            big = np.flatnonzero(counts > CORRIGAN_MAX_NNZ)
+            if big.size:
+                raise ValueError(f"row {int(big[0])} has {int(counts[big[0]])} non-zeros, more than one "
+                                 f"fragment program of the corrigan format unrolls ({CORRIGAN_MAX_NNZ}); "
+                                 "leave dense=None (or set a threshold) to treat long rows as dense rows")
+            nnz = vals.size
+            if nnz >= 2 ** 24:
+                raise ValueError(f"{nnz} non-zeros: the storage index is not exact in float32 beyond 2^24")
+            width = max(1, min(nnz, fold_width()))
+            height = max(1, -(-nnz // width))
+            if height > limit:
+                raise ValueError(f"{nnz} non-zeros do not fit a {width} x {limit} texture "
+                                 f"(GL_MAX_TEXTURE_SIZE = {limit})")
+            store = np.zeros(width * height, dtype=np.float32)
+            store[:nnz] = vals
+            index = np.zeros(width * height, dtype=np.float32)
+            index[:nnz] = cols
+            self._streams["values"] = Stream(height, width, data=store)
+            self._streams["columns"] = Stream(height, width, data=index)
+            self.store_width = width
+            # runs of consecutive rows with the same count: one rectangle (or a few, where the
+            # run wraps to the next texture row of the folded y) per run
+            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+            change = np.flatnonzero(np.diff(counts)) + 1
+            bounds = np.concatenate([[0], change, [m]])
+            self.runs = [(int(counts[a]), int(a), int(b), int(starts[a]))
+                         for a, b in zip(bounds[:-1], bounds[1:]) if counts[a] > 0]
+            self.programs = len({c for c, *_ in self.runs})
+            self.rectangles = len(self.runs)
+            self.empty_rows = int(np.count_nonzero(counts == 0))
+            self.K = None
+            return
+        # ELLPACK / TELL
+        K = int(counts.max()) if counts.size and counts.max() > 0 else 1
+        rows_y, W = vector_shape(m)                          # y folded: R blocks of W rows
+        slots = np.zeros((m, K), dtype=np.float32)
+        idx = np.zeros((m, K), dtype=np.float32)
+        pos = np.arange(rows.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[rows]
+        slots[rows, pos] = vals
+        idx[rows, pos] = cols
+        pad = rows_y * W - m
+        if pad:
+            slots = np.vstack([slots, np.zeros((pad, K), np.float32)])
+            idx = np.vstack([idx, np.zeros((pad, K), np.float32)])
+        # block r of W rows -> texture columns r K .. r K + K - 1 (ELLPACK: entry k of row
+        # r W + x at texel (r K + k, x)); TELL transposes each block (texel (x, r K + k))
+        blocks_v = slots.reshape(rows_y, W, K)
+        blocks_i = idx.reshape(rows_y, W, K)
+        if self.format == "ellpack":
+            if rows_y * K > limit:
+                raise ValueError(f"ELLPACK needs a {rows_y * K} x {W} texture (rows of up to {K} "
+                                 f"non-zeros, {rows_y} blocks), larger than GL_MAX_TEXTURE_SIZE = {limit}; "
+                                 "treat long rows as dense (dense=...)")
+            tex_v = np.concatenate(list(blocks_v), axis=1)   # W x (R K)
+            tex_i = np.concatenate(list(blocks_i), axis=1)
+        else:
+            if rows_y * K > limit:
+                raise ValueError(f"TELL needs a {W} x {rows_y * K} texture, larger than "
+                                 f"GL_MAX_TEXTURE_SIZE = {limit}; treat long rows as dense (dense=...)")
+            tex_v = np.concatenate([b.T for b in blocks_v], axis=0)   # (R K) x W
+            tex_i = np.concatenate([b.T for b in blocks_i], axis=0)
+        self._streams["values"] = Stream(*tex_v.shape, data=tex_v)
+        self._streams["columns"] = Stream(*tex_i.shape, data=tex_i)
+        self.K = K
+        self.programs = 1
+        self.rectangles = 1
+        self.empty_rows = int(np.count_nonzero(counts == 0))
+        self.runs = None
+
+    def _upload_dense(self, M, coo, in_row, in_col) -> None:
+        m, n = self.shape
+        kc, kr = self.dense_cols.size, self.dense_rows.size
+        self.kc, self.kr = kc, kr
+        if not kc and not kr:
+            return
+        rows_y, W = vector_shape(m)
+        # dense columns: one folded plane each, stacked down the texture
+        C = np.zeros((max(kc, 1) * rows_y, W), dtype=np.float32)
+        if kc:
+            where = {int(j): c for c, j in enumerate(self.dense_cols)}
+            cc = np.array([where[int(j)] for j in coo.col[in_col]], dtype=np.int64)
+            flat = coo.row[in_col]
+            C[cc * rows_y + flat // W, flat % W] = coo.data[in_col]
+        self._streams["C"] = Stream(*C.shape, data=C)
+        self._streams["J"] = Stream(1, max(kc, 1), data=np.resize(self.dense_cols.astype(np.float32), max(kc, 1)))
+        # dense rows: each a folded n-vector; their products land in V; slot maps y's entries
+        self._dense_row_streams = []
+        for i in self.dense_rows:
+            row = M.getrow(int(i)).toarray().ravel().astype(np.float32)
+            self._dense_row_streams.append(Stream.vector_of(n, data=row))
+        slot = np.zeros(m, dtype=np.float32)
+        slot[self.dense_rows] = np.arange(1, kr + 1, dtype=np.float32)
+        self._streams["slot"] = Stream.vector_of(m, data=slot)
+        self._streams["V"] = Stream(1, max(kr, 1))
+
+    # ------------------------------------------------------------------ memory
+    @property
+    def nbytes(self) -> int:
+        """Texture memory of this matrix (its transposed copy not included)."""
+        total = sum(s.nbytes for s in self._streams.values())
+        return total + sum(s.nbytes for s in getattr(self, "_dense_row_streams", []))
+
+    @property
+    def nbytes_with_transpose(self) -> int:
+        """Texture memory including the transposed copy, when ``rmatvec`` has built one."""
+        return self.nbytes + (self._T.nbytes if self._T is not None else 0)
+
+    # ------------------------------------------------------------------ products
+    def _check(self, s: Stream, length: int, what: str) -> None:
+        if not s.vector or s.length != length:
+            raise ValueError(f"{what}: expected a vector of length {length}, got {s!r}")
+
+    def _product(self, xs: Stream, out: Stream | None = None, permuted: bool = False) -> Stream:
+        """y = A x on the GPU for vector streams; with a sorted matrix, x and y are permuted
+        in and out (two gathers) unless ``permuted`` (CG works on the sorted system)."""
+        m, n = self.shape
+        S = self._streams
+        if self.perm is not None and not permuted:
+            xp = _gather(xs, S["perm"])
+            y = self._product(xp, permuted=True)
+            xp.release()
+            res = _gather(y, S["inverse"], out)
+            y.release()
+            return res
+        has_dense = self.kc or self.kr
+        y = out if (out is not None and not has_dense) else Stream.vector_of(m)
+        rows_y, W = y.rows, y.cols
+        xw = xs.cols
+        if self.format == "corrigan":
+            if y is out and self.empty_rows:  # rows without a run must read zero
+                L1["fill"].draw(y, whole(y), uniforms={"value": 0.0})
+            for count, r0, r1, first in self.runs:
+                prim = _run_rectangles(r0, r1, W)
+                corrigan_kernel(count).draw(y, prim, {"values": S["values"], "columns": S["columns"], "X": xs},
+                                            {"first": first, "store_width": self.store_width, "x_width": xw})
+        else:
+            K = self.K
+            kernel = KERNELS[self.format]
+            # T0 at the row's first entry, affine in the window position (X, Y) so that the
+            # rasterizer interpolates it: (r K + .5, x + .5) at the centre of texel (x, r)
+            # for ELLPACK, (x + .5, r K + .5) for TELL
+            if self.format == "ellpack":
+                T0 = lambda X, Y: ((Y - 0.5) * K + 0.5, X)          # noqa: E731
+            else:
+                T0 = lambda X, Y: (X, (Y - 0.5) * K + 0.5)          # noqa: E731
+            prim = _rows_primitive(y, T0)
+            kernel.draw(y, prim, {"values": S["values"], "columns": S["columns"], "X": xs},
+                        {"K": K, "x_width": xw})
+        if not has_dense:
+            return y
+        # dense rows: inner products (003: product pass + sum reduction) into V
+        V = S["V"]
+        for r, row in enumerate(self._dense_row_streams):
+            prod = borrow(row.rows, row.cols)
+            L1["elementwise_product"].draw(prod, whole(row), {"X": row, "Y": xs})
+            res = reduce_regions(prod, "sum", row.regions())
+            L1["copy"].draw(V, Texel.at(r, 0, T0=(0.5, 0.5)), {"A": res})
+            res.release()
+            give_back(prod)
+        target = out if out is not None else Stream.vector_of(m)
+        KERNELS["dense_part"].draw(target, whole(target),
+                                   {"S": y, "C": S["C"], "J": S["J"], "V": V, "slot": S["slot"], "X": xs},
+                                   {"kc": int(self.kc), "plane_rows": rows_y, "x_width": xw})
+        y.release()
+        return target
+
+    def matvec(self, x, out: Stream | None = None):
+        """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out."""
+        return self._apply(x, self.shape[1], "matvec x", lambda xs: self._product(xs, out))
+
+    def rmatvec(self, y, out: Stream | None = None):
+        """FSATY: x = Aᵀ y (002 (9)), from the transposed copy or by scattering (``transpose``)."""
+        def run(ys):
+            if self.transpose == "scatter":
+                return self._scatter_transpose(ys, out)
+            return self.transposed()._product(ys, out)
+        return self._apply(y, self.shape[0], "rmatvec y", run)
+
+    def normal_matvec(self, theta, y, out: Stream | None = None):
+        """FSAAT: z = A Θ Aᵀ y (002 (9)), as the compound the paper uses on the GPU: FSATY, the
+        scaling by Θ's diagonal (an element-wise product pass), FSAX; all on the GPU."""
+        m, n = self.shape
+        numpy = not isinstance(y, Stream)
+        ys = Stream.from_array(np.asarray(y, dtype=np.float64), "y") if numpy else y
+        ts = Stream.from_array(np.asarray(theta, dtype=np.float64), "theta") if not isinstance(theta, Stream) else theta
+        try:
+            self._check(ys, m, "normal_matvec y")
+            self._check(ts, n, "normal_matvec theta")
+            t = self.rmatvec(ys)
+            scaled = Stream.like(t)
+            L1["elementwise_product"].draw(scaled, whole(scaled), {"X": t, "Y": ts})
+            t.release()
+            z = self._product(scaled, out)
+            scaled.release()
+        finally:
+            if numpy:
+                ys.release()
+            if not isinstance(theta, Stream):
+                ts.release()
+        if numpy:
+            res = z.to_array()
+            z.release()
+            return res
+        return z
+
+    def _apply(self, v, length, what, fn):
+        if isinstance(v, Stream):
+            self._check(v, length, what)
+            return fn(v)
+        arr = np.asarray(v)
+        if arr.ndim != 1 or arr.shape[0] != length:
+            raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}")
+        with Stream.from_array(arr, what) as vs:
+            res = fn(vs)
+        out = res.to_array()
+        res.release()
+        return out
+
+    def transposed(self) -> "SparseStream":
+        """The second, row-wise copy of Aᵀ (002 section 3.1), built on first use from the stored
+        textures (read back once), in the same format; ``release()`` frees both."""
+        if self._T is None:
+            self._T = SparseStream.from_scipy(self.to_scipy().T, format=self.format, sort=False,
+                                              dense=self._source_dense)
+        return self._T
+
+    def _scatter_transpose(self, ys: Stream, out: Stream | None) -> Stream:
+        """x = Aᵀ y from the one ELLPACK/TELL copy: points scatter-add a(i,k) y(i) into x."""
+        m, n = self.shape
+        S = self._streams
+        x = out if out is not None else Stream.vector_of(n)
+        L1["fill"].draw(x, whole(x), uniforms={"value": 0.0})
+        rows_y, W = vector_shape(m)
+        with additive_blending():
+            KERNELS["scatter"].draw_points(
+                x, rows_y * W * self.K, {"values": S["values"], "columns": S["columns"], "Y": ys},
+                {"K": self.K, "fold": W, "y_width": ys.cols, "x_width": x.cols,
+                 "transposed": self.format == "tell"})
+            for r, row in enumerate(self._dense_row_streams if self.kr else []):
+                KERNELS["row_add"].draw(x, whole(x), {"R": row, "Y": ys},
+                                        {"i": float(self.dense_rows[r]), "y_width": ys.cols})
+        if self.kc:  # dense columns: x(j_c) = a_c^T y, an inner product each, added into x(j_c)
+            C = S["C"]
+            for c, j in enumerate(self.dense_cols):
+                prod = borrow(rows_y, W)
+                KERNELS["plane_product"].draw(prod, whole(ys), {"C": C, "Y": ys}, {"offset": c * rows_y})
+                res = reduce_regions(prod, "sum", ys.regions())
+                give_back(prod)
+                with additive_blending():
+                    L1["copy"].draw(x, Texel.at(int(j) % x.cols, int(j) // x.cols, T0=(0.5, 0.5)), {"A": res})
+                res.release()
+        return x
+
+    # ------------------------------------------------------------------ back to scipy
+    def to_scipy(self):
+        """The matrix as scipy.sparse CSR (float32 values, original row and column order), read
+        back from the textures."""
+        import scipy.sparse as sp
+
+        m, n = self.shape
+        S = self._streams
+        rows, cols, vals = [], [], []
+        if self.format == "corrigan":
+            nnz = int(self.row_counts.sum())
+            v = S["values"].to_array().reshape(-1)[:nnz]
+            c = S["columns"].to_array().reshape(-1)[:nnz]
+            r = np.repeat(np.arange(m), self.row_counts)
+            rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
+        else:
+            K = self.K
+            rows_y, W = vector_shape(m)
+            tv, ti = S["values"].to_array(), S["columns"].to_array()
+            if self.format == "ellpack":
+                bv = tv.reshape(W, rows_y, K).transpose(1, 0, 2).reshape(-1, K)[:m]
+                bi = ti.reshape(W, rows_y, K).transpose(1, 0, 2).reshape(-1, K)[:m]
+            else:
+                bv = tv.reshape(rows_y, K, W).transpose(0, 2, 1).reshape(-1, K)[:m]
+                bi = ti.reshape(rows_y, K, W).transpose(0, 2, 1).reshape(-1, K)[:m]
+            keep = np.arange(K)[None, :] < self.row_counts[:, None]
+            r = np.repeat(np.arange(m)[:, None], K, axis=1)[keep]
+            rows.append(r), cols.append(bi[keep].astype(np.int64)), vals.append(bv[keep])
+        if self.kc:
+            rows_y, W = vector_shape(m)
+            C = S["C"].to_array().reshape(-1, rows_y * W)[:, :m]
+            for c, j in enumerate(self.dense_cols):
+                nz = np.flatnonzero(C[c])
+                rows.append(nz), cols.append(np.full(nz.size, j)), vals.append(C[c][nz])
+        for i, row in zip(self.dense_rows, getattr(self, "_dense_row_streams", [])):
+            a = row.to_array()
+            nz = np.flatnonzero(a)
+            rows.append(np.full(nz.size, i)), cols.append(nz), vals.append(a[nz])
+        r, c, v = (np.concatenate(a) if a else np.zeros(0) for a in (rows, cols, vals))
+        M = sp.csr_matrix((v.astype(np.float32), (r.astype(np.int64), c.astype(np.int64))), shape=(m, n))
+        if self.perm is not None:
+            inverse = np.empty_like(self.perm)
+            inverse[self.perm] = np.arange(m)
+            M = M[inverse][:, inverse].tocsr()
+        M.sort_indices()
+        return M
+
+    # ------------------------------------------------------------------ lifetime
+    def release(self) -> None:
+        for s in list(self._streams.values()) + list(getattr(self, "_dense_row_streams", [])):
+            s.release()
+        self._streams.clear()
+        self._dense_row_streams = []
+        if self._T is not None:
+            self._T.release()
+            self._T = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __repr__(self) -> str:
+        m, n = self.shape
+        extra = f", {self.kr} dense rows, {self.kc} dense columns" if (self.kr or self.kc) else ""
+        return f"<SparseStream {self.format} {m}x{n}, {self.nnz} non-zeros{extra}>"
+
+
+# ---------------------------------------------------------------------- geometry
+def _rows_primitive(y: Stream, T0):
+    """The rectangles over the entries of the (folded) y, with T0 generated per corner."""
+    regions = y.regions()
+    if len(regions) == 1:
+        return Rect.covering(*regions[0], T0=T0)
+    return Triangle.from_rects(regions, T0=T0)
+
+
+def _run_rectangles(r0: int, r1: int, W: int):
+    """The rectangles over entries r0 .. r1-1 of a y folded W wide (one when they share a
+    texture row, else up to three), with T0.x interpolated to the row's index in the run:
+    index + .5 at the fragment's centre."""
+    rects = []
+    i = r0
+    while i < r1:
+        y, x = divmod(i, W)
+        if x == 0 and r1 - i >= W:                       # whole texture rows
+            full = (r1 - i) // W
+            rects.append((0, y, W, y + full))
+            i += full * W
+        else:
+            end = min(r1, (y + 1) * W)
+            rects.append((x, y, x + end - i, y + 1))
+            i = end
+    # T0.x = (Y - .5) W + (X - .5) - r0 + .5, affine in the window position
+    T0 = lambda X, Y: ((Y - 0.5) * W + X - r0, 0.0)     # noqa: E731
+    if len(rects) == 1:
+        return Rect.covering(*rects[0], T0=T0)
+    return Triangle.from_rects(rects, T0=T0)
+
+
+def _gather(v: Stream, index: Stream, out: Stream | None = None) -> Stream:
+    """out(i) = v(index(i)) for folded vectors (003: the sort permutation and its undoing)."""
+    res = out if out is not None else Stream.like(index)
+    KERNELS["gather"].draw(res, whole(res), {"B": v, "P": index}, {"b_width": v.cols})
+    return res
+
