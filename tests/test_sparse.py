@@ -1,0 +1,250 @@
+"""Sparse matrices as textures (papers 002 and 003): every format's products against scipy in
+float64, at awkward shapes, folded vectors, dense rows and columns, and every NETLIB matrix."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gpgpu
+from gpgpu import SparseStream, Stream, counters, stream
+from gpgpu.sparse import corrigan_kernel
+
+U32 = 2.0 ** -24
+VARIANTS = [("ellpack", "copy"), ("ellpack", "scatter"), ("tell", "copy"), ("tell", "scatter"),
+            ("corrigan", "copy")]
+
+
+def close(got, A, x, what):
+    """|got - A x| <= 2 k u (|A| |x|) entry by entry, k the most non-zeros summed into an entry
+    (the standard bound for a float32 sum of products), A x in float64."""
+    A = sp.csr_matrix(A)
+    ref = A @ x
+    k = max(1, int(np.diff(A.indptr).max()) if A.nnz else 1)
+    bound = 2 * (k + 2) * U32 * (abs(A) @ np.abs(x)) + 1e-30
+    err = np.abs(np.asarray(got, dtype=np.float64) - ref)
+    assert np.all(err <= bound), (what, float((err / bound).max()))
+
+
+def products(S, A, rng):
+    m, n = A.shape
+    x, y, theta = rng.standard_normal(n), rng.standard_normal(m), rng.random(n) + 0.1
+    close(S.matvec(x), A, x, "A x")
+    close(S.rmatvec(y), A.T, y, "A^T y")
+    # FSAAT: the bound composes: A^T y first (float32), then theta, then A
+    z = S.normal_matvec(theta, y)
+    t = A.T @ y
+    ref = A @ (theta * t)
+    kA = max(1, int(np.diff(sp.csr_matrix(A).indptr).max()))
+    kT = max(1, int(np.diff(sp.csr_matrix(A.T).indptr).max()))
+    bound = 2 * (kA + kT + 4) * U32 * (abs(A) @ (theta * (abs(A.T) @ np.abs(y)))) + 1e-30
+    assert np.all(np.abs(z - ref) <= bound), float((np.abs(z - ref) / bound).max())
+
+
+def awkward(name, rng):
+    """The shapes the issue names: 1 x 1, one row, one column, empty rows, one dense row and one
+    dense column, m > n, m < n, non-powers of two."""
+    if name == "1x1":
+        return sp.csr_matrix([[2.5]])
+    if name == "one row":
+        return sp.random(1, 13, density=0.6, random_state=1, format="csr")
+    if name == "one column":
+        return sp.random(11, 1, density=0.7, random_state=2, format="csr")
+    if name == "empty rows":
+        A = sp.random(19, 23, density=0.2, random_state=3, format="lil")
+        A[0, :] = 0
+        A[7, :] = 0
+        A[18, :] = 0
+        return A.tocsr()
+    if name == "dense row and column":
+        A = sp.random(37, 37, density=0.08, random_state=4, format="lil")
+        A[5, :] = rng.standard_normal(37)
+        A[:, 11] = rng.standard_normal((37, 1))
+        return A.tocsr()
+    if name == "tall":
+        return sp.random(45, 17, density=0.15, random_state=5, format="csr")
+    if name == "wide":
+        return sp.random(17, 45, density=0.15, random_state=6, format="csr")
+    raise KeyError(name)
+
+
+SHAPES = ["1x1", "one row", "one column", "empty rows", "dense row and column", "tall", "wide"]
+
+
+@pytest.mark.parametrize("fold", [None, 5])
+@pytest.mark.parametrize("name", SHAPES)
+@pytest.mark.parametrize("fmt, transpose", VARIANTS)
+def test_products_match_scipy(fmt, transpose, name, fold, rng, monkeypatch):
+    """fold=5 folds every vector longer than 5 into rows of 5 texels, so row boundaries of the
+    folded layouts fall inside every matrix."""
+    monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    A = awkward(name, rng)
+    for dense in (None, False, 3):
+        with SparseStream.from_scipy(A, format=fmt, transpose=transpose, dense=dense) as S:
+            products(S, A, rng)
+            back = S.to_scipy()
+            assert back.shape == A.shape and abs(back - A.astype(np.float32)).max() == 0
+
+
+@pytest.mark.parametrize("fold", [None, 6])
+def test_corrigan_sorted_products_and_round_trip(fold, rng, monkeypatch):
+    monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    B = sp.random(41, 41, density=0.1, random_state=7, format="csr")
+    A = (B + B.T + 41 * sp.eye(41)).tocsr()
+    for dense in (None, False):
+        with SparseStream.from_scipy(A, format="corrigan", sort=True, dense=dense) as S:
+            assert sorted(S.perm) == list(range(41))
+            products(S, A, rng)
+            assert abs(S.to_scipy() - A.astype(np.float32)).max() == 0
+
+
+def test_one_program_per_nonzero_count_and_one_rectangle_per_run():
+    """003: "each row has a different fragment program based on its number of nonzero entries";
+    sorting makes the rows of one count a single rectangle."""
+    counts = [3, 1, 3, 3, 2, 1, 0, 2, 3]          # 3 distinct counts, 7 runs (row 6 empty)
+    rows, cols = [], []
+    for i, c in enumerate(counts):
+        rows += [i] * c
+        cols += list(range(c))
+    A = sp.csr_matrix((np.arange(1.0, len(rows) + 1), (rows, cols)), shape=(9, 9))
+    with SparseStream.from_scipy(A, format="corrigan", dense=False) as S:
+        assert S.programs == 3 and S.rectangles == 7 and S.empty_rows == 1
+        with counters.count() as c:
+            y = S.matvec(np.ones(9))
+        np.testing.assert_allclose(y, A @ np.ones(9))
+        passes = [p for p in c.trace if p.kernel.startswith("sparse_corrigan")]
+        assert len(passes) == 7 and len({p.kernel for p in passes}) == 3
+        assert sum(p.fragments for p in passes) == 8          # every non-empty row once
+        assert {corrigan_kernel(k).label for k in (1, 2, 3)} == {p.kernel for p in passes}
+    with SparseStream.from_scipy(A, format="corrigan", sort=True, dense=False) as S:
+        assert S.programs == 3 and S.rectangles == 3
+        with counters.count() as c:
+            S._product(Stream.from_array(np.ones(9)), permuted=True).release()
+        assert c.passes() == 3 and c.fragments() == 8
+
+
+@pytest.mark.parametrize("fmt", ["ellpack", "tell"])
+def test_ellpack_shades_one_fragment_per_row(fmt):
+    A = sp.random(23, 30, density=0.2, random_state=8, format="csr")
+    with SparseStream.from_scipy(A, format=fmt, dense=False) as S, counters.count() as c:
+        S.matvec(np.ones(30))
+    (p,) = [p for p in c.trace if p.kernel.startswith("sparse_")]
+    assert p.fragments == 23 and S.K == np.diff(A.indptr).max()
+
+
+def test_scatter_draws_one_point_per_stored_entry():
+    A = sp.random(12, 9, density=0.3, random_state=9, format="csr")
+    with SparseStream.from_scipy(A, format="ellpack", transpose="scatter", dense=False) as S:
+        with counters.count() as c:
+            S.rmatvec(np.ones(12))
+        (p,) = [p for p in c.trace if p.kernel == "sparse_scatter"]
+        assert p.primitive == "points" and p.vertices == 12 * S.K
+        assert p.fragments == 12 * S.K                 # padding entries add zeros to x(0)
+
+
+def test_transposed_copy_doubles_the_memory():
+    A = sp.random(50, 80, density=0.1, random_state=10, format="csr")
+    with SparseStream.from_scipy(A, format="ellpack") as S:
+        before = S.nbytes
+        assert S.nbytes_with_transpose == before
+        S.rmatvec(np.ones(50))
+        assert S.nbytes_with_transpose > before and S.transposed().shape == (80, 50)
+    with SparseStream.from_scipy(A, format="ellpack", transpose="scatter") as S:
+        S.rmatvec(np.ones(50))
+        assert S.nbytes_with_transpose == S.nbytes
+
+
+def test_dense_threshold_moves_rows_and_columns():
+    A = sp.random(40, 40, density=0.05, random_state=11, format="lil")
+    A[3, :] = 1.0
+    A[:, 17] = 2.0
+    A = A.tocsr()
+    with SparseStream.from_scipy(A, format="tell") as S:       # automatic threshold
+        assert list(S.dense_rows) == [3] and list(S.dense_cols) == [17]
+        assert S.K < 40
+    with SparseStream.from_scipy(A, format="tell", dense=False) as S:
+        assert S.dense_rows.size == 0 and S.K == 40
+
+
+def test_stream_in_stream_out(rng):
+    A = sp.random(20, 15, density=0.3, random_state=12, format="csr")
+    x = rng.standard_normal(15)
+    with SparseStream.from_scipy(A) as S, Stream.from_array(x) as xs:
+        y = S.matvec(xs)
+        assert isinstance(y, Stream) and y.vector and y.length == 20
+        close(y.to_array(), A, x, "A x")
+        t = S.rmatvec(y)
+        assert isinstance(t, Stream) and t.length == 15
+        y.release(), t.release()
+
+
+@pytest.mark.parametrize("bad, match", [
+    (sp.csr_matrix(np.array([[1.0, np.nan]])), "NaN or infinity"),
+    (sp.csr_matrix(np.array([[1.0 + 2j, 0]])), "complex"),
+    (np.zeros((0, 3)), "empty"),
+    (np.ones((2, 2, 2)), "2-D"),
+    (sp.csr_matrix(np.array([[1e39, 0.0]])), "overflow float32"),
+])
+def test_bad_matrices_are_named(bad, match):
+    with pytest.raises(ValueError, match=match):
+        SparseStream.from_scipy(bad)
+
+
+def test_bad_options_and_vectors():
+    A = sp.random(6, 8, density=0.5, random_state=13, format="csr")
+    with pytest.raises(ValueError, match="format must be"):
+        SparseStream.from_scipy(A, format="csr")
+    with pytest.raises(ValueError, match="square"):
+        SparseStream.from_scipy(A, format="corrigan", sort=True)
+    with pytest.raises(ValueError, match="corrigan"):
+        SparseStream.from_scipy(A, format="ellpack", sort=True)
+    with pytest.raises(ValueError, match="transposed copy"):
+        SparseStream.from_scipy(A, format="corrigan", transpose="scatter")
+    long_row = sp.csr_matrix(np.ones((2, 1100)))
+    with pytest.raises(ValueError, match="non-zeros, more than"):
+        SparseStream.from_scipy(long_row, format="corrigan", dense=False)
+    with SparseStream.from_scipy(A) as S:
+        with pytest.raises(ValueError, match="length 8"):
+            S.matvec(np.ones(6))
+        with pytest.raises(ValueError, match="length 6"):
+            S.rmatvec(np.ones(8))
+
+
+def test_folded_vector_stream_round_trip(monkeypatch):
+    monkeypatch.setattr(stream, "FOLD_WIDTH", 7)
+    x = np.arange(1.0, 24.0)
+    with Stream.from_array(x) as s:
+        assert s.shape == (4, 7) and s.length == 23 and s.folded
+        np.testing.assert_array_equal(s.to_array(), x)
+        assert gpgpu.reduce(s, "min").item() == 1.0          # the zero tail is not a minimum
+        y = gpgpu.add_scalar(s, 1.0)
+        np.testing.assert_array_equal(y.to_array(), x + 1)
+        assert gpgpu.dot(y, s, stream=False) == (x + 1) @ x
+        assert gpgpu.reduce(s, "sum", strategy="pyramid").item() == x.sum()
+        y.release()
+
+
+# --------------------------------------------------------------------------- NETLIB
+def netlib_problems():
+    from gpgpu.lp.netlib import netlib_dir
+
+    try:
+        base = netlib_dir()
+    except FileNotFoundError:
+        return []
+    more = base.parent / "netlib-more"
+    files = sorted(base.glob("*.mps.gz")) + (sorted(more.glob("*.mps.gz")) if more.is_dir() else [])
+    return files
+
+
+@pytest.mark.parametrize("path", netlib_problems(), ids=lambda p: p.name.split(".")[0])
+def test_every_netlib_matrix(path, rng):
+    pytest.importorskip("highspy")
+    from gpgpu.lp import read_mps
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        A = read_mps(path).A
+    for fmt, transpose in (("ellpack", "scatter"), ("tell", "copy"), ("corrigan", "copy")):
+        with SparseStream.from_scipy(A, format=fmt, transpose=transpose) as S:
+            products(S, A, rng)
