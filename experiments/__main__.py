@@ -32,6 +32,10 @@ REGISTRY = {
     "lu.no_pivoting": "004: LU without pivoting vs CPU sgetrf",
     "lu.partial_pivoting": "004: LU with partial pivoting vs CPU sgetrf",
     "lu.full_pivoting": "004: LU with full pivoting vs CPU sgetc2",
+    "cg.spmv": "003 Figs. 4-6, 002 Table 3: sparse products, every format vs scipy CSR",
+    "cg.convergence": "003: GPU CG vs scipy cg (float32, float64) on 2-D Poisson",
+    "cg.sorting": "003 Fig. 7: rows sorted by non-zero count, programs and passes",
+    "cg.rbf_surface": "003's application: implicit surfaces with compactly supported RBFs",
 }
 
 

@@ -112,10 +112,17 @@ def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, to
     return centres, res[0], A, res
 
 
-def evaluate(grid, centres, lam, support: float, format: str = "ellpack"):
-    """s(g) = sum_j lambda_j phi(||g - c_j|| / support) at the grid points, on the GPU."""
+def evaluate(grid, centres, lam, support: float, format: str = "ellpack", outside=np.nan):
+    """s(g) = sum_j lambda_j phi(||g - c_j|| / support) at the grid points, on the GPU. Points
+    farther than ``support`` from every centre get ``outside`` (NaN by default): s is 0 there
+    only because no basis function reaches, and its zero set is not the surface."""
     from .sparse import SparseStream
 
     E = evaluation_matrix(grid, centres, support)
     with SparseStream.from_scipy(E, format=format) as S:
-        return S.matvec(np.asarray(lam, dtype=np.float64))
+        s = S.matvec(np.asarray(lam, dtype=np.float64))
+    far = np.diff(E.indptr) == 0
+    if far.any():
+        s = s.astype(np.float64)
+        s[far] = outside
+    return s

@@ -26,7 +26,26 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["read_qaplib", "qap_lp", "qap_sizes"]
+__all__ = ["read_qaplib", "qap_lp", "qap_sizes", "qaplib_dir"]
+
+
+def qaplib_dir() -> Path:
+    """The folder of the QAPLIB files: ``$GPGPU_QAPLIB_DIR``, else ``qaplib`` beside the NETLIB
+    folder (``../shared/data/qaplib``)."""
+    import os
+
+    from .netlib import netlib_dir
+
+    env = os.environ.get("GPGPU_QAPLIB_DIR")
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_dir():
+            raise FileNotFoundError(f"GPGPU_QAPLIB_DIR={env} is not a directory")
+        return p
+    p = netlib_dir().parent / "qaplib"
+    if not p.is_dir():
+        raise FileNotFoundError(f"QAPLIB files not found: set GPGPU_QAPLIB_DIR or put them in {p}")
+    return p
 
 
 class QAPLIBFormatError(ValueError):

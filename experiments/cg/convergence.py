@@ -1,0 +1,112 @@
+"""Conjugate gradients on the GPU against scipy's cg in float32 and float64 (paper 003, which
+solved its systems by CG on the GPU following Shewchuk's listing).
+
+2-D Poisson on a k x k grid (sizes = k), b random, x0 = 0, tol 1e-5 (scipy's meaning). Every
+solver's true residual ||b - A x_k|| / ||b|| is computed in float64 from its iterate after each
+iteration (the callback), so the histories compare like with like; the GPU runs twice, summing
+its dot products over 003's pyramid and over ping-pong passes. The CSV has one row per
+(k, solver, iteration); the last row of each run carries its iteration count and time (the
+timed runs have no callback).
+
+Claims: the GPU takes scipy float32's iteration count to within 10% and reaches its residual.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse.linalg as spl
+
+from experiments.cg.common import poisson2d
+from experiments.harness import Claim, Experiment, finish
+
+TOL = 1e-5
+SOLVERS = ("gpu_pyramid", "gpu_pingpong", "scipy_float32", "scipy_float64")
+
+
+def solve(A, b, solver, callback=None):
+    import gpgpu
+
+    if solver.startswith("gpu"):
+        res = gpgpu.cg(A, b, tol=TOL, reduction=solver.split("_")[1], callback=callback)
+        return res[0], res[1], res.iterations
+    dtype = np.float32 if solver.endswith("32") else np.float64
+    count = []
+
+    def cb(xk):
+        count.append(1)
+        if callback is not None:
+            callback(xk)
+    x, info = spl.cg(A.astype(dtype), b.astype(dtype), rtol=TOL, callback=cb, maxiter=10 * A.shape[0])
+    return x, info, len(count)
+
+
+def run(ctx):
+    rows = []
+    for k in ctx.sizes:
+        A = poisson2d(k)
+        b = np.random.default_rng(k).standard_normal(A.shape[0])
+        bn = np.linalg.norm(b)
+        for solver in SOLVERS:
+            hist = []
+            solve(A, b, solver, callback=lambda xk: hist.append(np.linalg.norm(b - A @ xk) / bn))
+            times = []
+            for _ in range(ctx.repeat):
+                finish()
+                t0 = time.perf_counter()
+                x, info, its = solve(A, b, solver)
+                finish()
+                times.append(time.perf_counter() - t0)
+            for i, r in enumerate(hist, start=1):
+                rows.append({"k": k, "unknowns": k * k, "solver": solver, "iteration": i, "relative_residual": r})
+            rows[-1].update(iterations=its, info=info, seconds=float(np.median(times)),
+                            final_residual=float(np.linalg.norm(b - A @ x) / bn))
+            ctx.progress(f"k={k} {solver}: {its} iterations, {rows[-1]['seconds']:.3f} s, "
+                         f"residual {rows[-1]['final_residual']:.2e}")
+    return rows, claims(rows)
+
+
+def claims(rows):
+    last = {(r["k"], r["solver"]): r for r in rows if "iterations" in r}
+    ks = sorted({k for k, _ in last})
+    k = ks[-1]
+    g, s32, s64 = last[(k, "gpu_pyramid")], last[(k, "scipy_float32")], last[(k, "scipy_float64")]
+    within = [abs(last[(kk, "gpu_pyramid")]["iterations"] - last[(kk, "scipy_float32")]["iterations"])
+              <= 0.1 * last[(kk, "scipy_float32")]["iterations"] for kk in ks]
+    return [
+        Claim("GPU CG iterations / scipy float32 cg iterations to tol 1e-5",
+              "the same algorithm (Shewchuk's CG, 003)",
+              f"{g['iterations']} / {s32['iterations']} at k = {k} (within 10% at {sum(within)} of {len(ks)} sizes); "
+              f"float64: {s64['iterations']}"),
+        Claim("final true relative residual, GPU vs scipy float32", "same precision, same answer",
+              f"{g['final_residual']:.2e} vs {s32['final_residual']:.2e} at k = {k}"),
+        Claim("GPU time per CG iteration / scipy float32's", "no figure in 003",
+              f"{g['seconds'] / g['iterations'] / (s32['seconds'] / s32['iterations']):.2f} at k = {k}"),
+        Claim("pyramid / ping-pong dot products, CG time", "003 chose the pyramid, \"intuitive (yet inefficient)\"",
+              f"{g['seconds'] / last[(k, 'gpu_pingpong')]['seconds']:.2f} at k = {k}"),
+    ]
+
+
+def plot(rows, fig, renderer):
+    ax = fig.subplots()
+    k = max(r["k"] for r in rows)
+    for solver, style in zip(SOLVERS, ("-", "--", ":", "-.")):
+        pts = [(r["iteration"], r["relative_residual"]) for r in rows if r["k"] == k and r["solver"] == solver]
+        if pts:
+            ax.plot(*zip(*pts), style, label=solver.replace("_", " "))
+    ax.axhline(TOL, color="grey", lw=0.5)
+    ax.set_yscale("log")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("||b - A x_k|| / ||b||")
+    ax.set_title(f"2-D Poisson, {k} x {k} grid", fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+
+
+EXPERIMENT = Experiment(
+    name="cg_convergence", title="conjugate gradients: GPU vs scipy float32 and float64", paper="003 (CG)",
+    sizes_software=[32, 64], sizes_gpu=[64, 128, 256], run=run, plot=plot,
+    repeat_software=1, repeat_gpu=3, size_name="k")
+
+if __name__ == "__main__":
+    raise SystemExit(EXPERIMENT.main())
