@@ -5,7 +5,7 @@
 uniform sampler2D S;
 uniform sampler2D C;        // dense columns, plane c at rows c * plane_rows ..
 uniform sampler2D J;        // 1 x kc: their column indexes
-uniform sampler2D V;        // 1 x kr: the dense rows' inner products
+uniform sampler2D V;        // kr x 1: the dense rows' inner products
 uniform sampler2D slot;     // folded like y: r + 1 for the r-th dense row, else 0
 uniform sampler2D X;
 uniform int kc;
@@ -20,6 +20,6 @@ void main() {
         sum += texRECT(C, WPOS + vec2(0.0, c * plane_rows)) * texVECTOR(X, j, x_width);
     }
     float r = texRECT(slot, WPOS);
-    if (r > 0.5) sum += texRECT(V, vec2(r - 0.5, 0.5));
+    if (r > 0.5) sum += texRECT(V, vec2(0.5, r - 0.5));
     result = sum;
 }

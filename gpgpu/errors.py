@@ -44,11 +44,17 @@ class SingularMatrixError(np.linalg.LinAlgError):
 
 
 class CGBreakdownError(np.linalg.LinAlgError):
-    """Conjugate gradients broke down at ``iteration`` (0-based): dᵀ A d was not positive."""
+    """Conjugate gradients broke down at ``iteration`` (0-based): dᵀ A d was not positive
+    (``diverged`` False: A is not positive definite), or it overflowed float32 (``diverged`` True:
+    the iteration blew up, e.g. on a system too ill-conditioned for float32)."""
 
-    def __init__(self, iteration: int, n: int, detail: str | None = None):
+    def __init__(self, iteration: int, n: int, detail: str | None = None, diverged: bool = False):
         self.iteration = iteration
+        self.diverged = diverged
         why = detail or "d^T A d <= 0, so A is not positive definite"
+        fix = ("A may be too ill-conditioned for float32 CG: precondition it (M = 1 / diag(A)), "
+               "loosen tol, or regularise A" if diverged else
+               "CG needs a symmetric positive definite matrix; use gpgpu.lu_solve (dense) or a "
+               "method for indefinite systems")
         super().__init__(f"conjugate gradients broke down at iteration {iteration} (0-based) of the "
-                         f"{n} x {n} system: {why}. CG needs a symmetric positive definite matrix; "
-                         "use gpgpu.lu_solve (dense) or a method for indefinite systems.")
+                         f"{n} x {n} system: {why}. {fix}.")

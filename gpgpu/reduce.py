@@ -159,7 +159,7 @@ def reduce_regions(src: Stream, op: str, regions: list, strategy: str = "pingpon
     and the used part of its last row)."""
     if len(regions) == 1:
         return reduce_region(src, op, regions[0], strategy=strategy, out=out)
-    return _combine([reduce_region(src, op, r, strategy=strategy) for r in regions], op, out)
+    return _combine([reduce_region(src, op, r, strategy=strategy, out=borrow(1, 1)) for r in regions], op, out)
 
 
 def _combine(parts: list, op: str, out: Stream | None) -> Stream:
@@ -168,7 +168,7 @@ def _combine(parts: list, op: str, out: Stream | None) -> Stream:
     row = borrow(1, len(parts))
     for i, part in enumerate(parts):
         COPY.draw(row, Rect.covering(i, 0, i + 1, 1, T0=(0.5, 0.5)), {"A": part})
-        part.release()
+        give_back(part)
     res = reduce_region(row, op, out=out)
     give_back(row)
     return res

@@ -27,9 +27,11 @@ be treated separately" (the HYB idea).
 
 Dense rows and columns (``dense``): a row or column with more non-zeros than the threshold
 leaves the sparse part. A dense column is stored as a full column (a plane of its own) and
-added by one pass; a dense row's product is an inner product (003's component-wise product and
-pyramid sum) written into its texel. By default the threshold is ``max(32, 10 x`` the median
-non-zeros of a row or column).
+added by one pass; a dense row is stored as a full row (a plane folded like x) and its product
+is an inner product (003's component-wise product, then sums) written into its texel. The
+inner products of all dense rows are done together (``_plane_dots``): one product pass over
+every plane and halving sums, a number of passes that does not grow with the dense rows. By
+default the threshold is ``max(32, 10 x`` the median non-zeros of a row or column).
 
 Vectors longer than the widest texture are folded into rows (see ``gpgpu.stream``); ELLPACK
 layouts fold the same way: the m rows are cut into R = ceil(m / W) blocks of W, block r in
@@ -47,10 +49,10 @@ import numpy as np
 
 from .blas1 import KERNELS as L1, whole
 from .context import max_texture_size
-from .geometry import Rect, Texel, Triangle
+from .geometry import Rect, Triangle
 from .kernel import Kernel, additive_blending
-from .reduce import reduce_regions
-from .stream import Stream, borrow, check_shape, fold_width, give_back, vector_shape
+from .reduce import reduce_region
+from .stream import Stream, borrow, check_shape, fold_width, give_back, vector_regions, vector_shape
 
 __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel"]
 
@@ -69,8 +71,8 @@ KERNELS = {
     "gather": Kernel("gather_vector", texels=3, doc="003 Fig. 7: permutation of a vector"),
     "scatter": Kernel("sparse_scatter", texels=4, doc="FSATY from one copy: points, additive blending",
                       vertex="sparse_scatter"),
-    "row_add": Kernel("scaled_row", texels=3, doc="a dense row of A times y(i), added into x"),
-    "plane_product": Kernel("plane_product", texels=3, doc="a dense column of A times y, element-wise"),
+    "row_add": Kernel("scaled_rows", texels=4, doc="the dense rows of A times their y(i), added into x"),
+    "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
 }
 
 _CORRIGAN: dict = {}
@@ -311,22 +313,24 @@ class SparseStream:
             C[cc * rows_y + flat // W, flat % W] = coo.data[in_col]
         self._streams["C"] = Stream(*C.shape, data=C)
         self._streams["J"] = Stream(1, max(kc, 1), data=np.resize(self.dense_cols.astype(np.float32), max(kc, 1)))
-        # dense rows: each a folded n-vector; their products land in V; slot maps y's entries
-        self._dense_row_streams = []
-        for i in self.dense_rows:
-            row = M.getrow(int(i)).toarray().ravel().astype(np.float32)
-            self._dense_row_streams.append(Stream.vector_of(n, data=row))
+        # dense rows: one folded plane each (folded like x), stacked down the texture; their
+        # inner products with x land in a kr x 1 column V; slot maps y's entries to them
+        rows_x, Wx = vector_shape(n)
+        R = np.zeros((max(kr, 1), rows_x * Wx), dtype=np.float32)
+        if kr:
+            R[:, :n] = M[self.dense_rows].toarray()
+        self._streams["R"] = Stream(max(kr, 1) * rows_x, Wx, data=R.reshape(-1, Wx))
+        self._streams["I"] = Stream(1, max(kr, 1), data=np.resize(self.dense_rows.astype(np.float32), max(kr, 1)))
         slot = np.zeros(m, dtype=np.float32)
         slot[self.dense_rows] = np.arange(1, kr + 1, dtype=np.float32)
         self._streams["slot"] = Stream.vector_of(m, data=slot)
-        self._streams["V"] = Stream(1, max(kr, 1))
+        self._streams["no_rows"] = Stream(1, 1)   # bound as V when there are no dense rows
 
     # ------------------------------------------------------------------ memory
     @property
     def nbytes(self) -> int:
         """Texture memory of this matrix (its transposed copy not included)."""
-        total = sum(s.nbytes for s in self._streams.values())
-        return total + sum(s.nbytes for s in getattr(self, "_dense_row_streams", []))
+        return sum(s.nbytes for s in self._streams.values())
 
     @property
     def nbytes_with_transpose(self) -> int:
@@ -351,11 +355,12 @@ class SparseStream:
             y.release()
             return res
         has_dense = self.kc or self.kr
-        y = out if (out is not None and not has_dense) else Stream.vector_of(m)
+        # with a dense part the sparse part's product is a pooled temporary (no allocation)
+        y = borrow(*vector_shape(m)) if has_dense else (out if out is not None else Stream.vector_of(m))
         rows_y, W = y.rows, y.cols
         xw = xs.cols
         if self.format == "corrigan":
-            if y is out and self.empty_rows:  # rows without a run must read zero
+            if (y is out or has_dense) and self.empty_rows:  # rows without a run must read zero
                 L1["fill"].draw(y, whole(y), uniforms={"value": 0.0})
             for count, r0, r1, first in self.runs:
                 prim = _run_rectangles(r0, r1, W)
@@ -371,25 +376,20 @@ class SparseStream:
                 T0 = lambda X, Y: ((Y - 0.5) * K + 0.5, X)          # noqa: E731
             else:
                 T0 = lambda X, Y: (X, (Y - 0.5) * K + 0.5)          # noqa: E731
-            prim = _rows_primitive(y, T0)
+            prim = _rows_primitive(vector_regions(m), T0)
             kernel.draw(y, prim, {"values": S["values"], "columns": S["columns"], "X": xs},
                         {"K": K, "x_width": xw})
         if not has_dense:
             return y
-        # dense rows: inner products (003: product pass + sum reduction) into V
-        V = S["V"]
-        for r, row in enumerate(self._dense_row_streams):
-            prod = borrow(row.rows, row.cols)
-            L1["elementwise_product"].draw(prod, whole(row), {"X": row, "Y": xs})
-            res = reduce_regions(prod, "sum", row.regions())
-            L1["copy"].draw(V, Texel.at(r, 0, T0=(0.5, 0.5)), {"A": res})
-            res.release()
-            give_back(prod)
+        # dense rows: their inner products with x, all at once, into the kr x 1 column V
+        V = _plane_dots(S["R"], self.kr, xs) if self.kr else S["no_rows"]
         target = out if out is not None else Stream.vector_of(m)
         KERNELS["dense_part"].draw(target, whole(target),
                                    {"S": y, "C": S["C"], "J": S["J"], "V": V, "slot": S["slot"], "X": xs},
                                    {"kc": int(self.kc), "plane_rows": rows_y, "x_width": xw})
-        y.release()
+        give_back(y)
+        if self.kr:
+            give_back(V)
         return target
 
     def matvec(self, x, out: Stream | None = None):
@@ -464,19 +464,17 @@ class SparseStream:
                 x, rows_y * W * self.K, {"values": S["values"], "columns": S["columns"], "Y": ys},
                 {"K": self.K, "fold": W, "y_width": ys.cols, "x_width": x.cols,
                  "transposed": self.format == "tell"})
-            for r, row in enumerate(self._dense_row_streams if self.kr else []):
-                KERNELS["row_add"].draw(x, whole(x), {"R": row, "Y": ys},
-                                        {"i": float(self.dense_rows[r]), "y_width": ys.cols})
-        if self.kc:  # dense columns: x(j_c) = a_c^T y, an inner product each, added into x(j_c)
-            C = S["C"]
-            for c, j in enumerate(self.dense_cols):
-                prod = borrow(rows_y, W)
-                KERNELS["plane_product"].draw(prod, whole(ys), {"C": C, "Y": ys}, {"offset": c * rows_y})
-                res = reduce_regions(prod, "sum", ys.regions())
-                give_back(prod)
-                with additive_blending():
-                    L1["copy"].draw(x, Texel.at(int(j) % x.cols, int(j) // x.cols, T0=(0.5, 0.5)), {"A": res})
-                res.release()
+            if self.kr:   # dense rows: x += y(i_r) a_r for every dense row r, one pass
+                KERNELS["row_add"].draw(x, whole(x), {"R": S["R"], "I": S["I"], "Y": ys},
+                                        {"kr": int(self.kr), "plane_rows": x.rows, "y_width": ys.cols})
+        if self.kc:  # dense columns: x(j_c) += a_c^T y, their inner products all at once
+            dots = _plane_dots(S["C"], self.kc, ys)
+            texels = Triangle.join(*(Triangle.from_rects([(j % x.cols, j // x.cols, j % x.cols + 1, j // x.cols + 1)],
+                                                         T0=(0.5, c + 0.5))
+                                     for c, j in enumerate(int(j) for j in self.dense_cols)))
+            with additive_blending():
+                L1["copy"].draw(x, texels, {"A": dots})
+            give_back(dots)
         return x
 
     # ------------------------------------------------------------------ back to scipy
@@ -513,10 +511,11 @@ class SparseStream:
             for c, j in enumerate(self.dense_cols):
                 nz = np.flatnonzero(C[c])
                 rows.append(nz), cols.append(np.full(nz.size, j)), vals.append(C[c][nz])
-        for i, row in zip(self.dense_rows, getattr(self, "_dense_row_streams", [])):
-            a = row.to_array()
-            nz = np.flatnonzero(a)
-            rows.append(np.full(nz.size, i)), cols.append(nz), vals.append(a[nz])
+        if self.kr:
+            Rd = S["R"].to_array().reshape(self.kr, -1)[:, :n]
+            for i, a in zip(self.dense_rows, Rd):
+                nz = np.flatnonzero(a)
+                rows.append(np.full(nz.size, i)), cols.append(nz), vals.append(a[nz])
         r, c, v = (np.concatenate(a) if a else np.zeros(0) for a in (rows, cols, vals))
         M = sp.csr_matrix((v.astype(np.float32), (r.astype(np.int64), c.astype(np.int64))), shape=(m, n))
         if self.perm is not None:
@@ -528,10 +527,9 @@ class SparseStream:
 
     # ------------------------------------------------------------------ lifetime
     def release(self) -> None:
-        for s in list(self._streams.values()) + list(getattr(self, "_dense_row_streams", [])):
+        for s in self._streams.values():
             s.release()
         self._streams.clear()
-        self._dense_row_streams = []
         if self._T is not None:
             self._T.release()
             self._T = None
@@ -549,9 +547,41 @@ class SparseStream:
 
 
 # ---------------------------------------------------------------------- geometry
-def _rows_primitive(y: Stream, T0):
-    """The rectangles over the entries of the (folded) y, with T0 generated per corner."""
-    regions = y.regions()
+def _plane_dots(P: Stream, k: int, v: Stream) -> Stream:
+    """The inner products of the k planes of P with the vector stream v, as a k x 1 stream.
+
+    Plane r is a vector folded like v (v.rows x v.cols) at texture rows r v.rows .. of P (the
+    dense rows or columns of a SparseStream). 003's dot product (Fig. 1: a component-wise
+    product, then sums) for all planes at once: one pass of rectangles, one per plane and region
+    of v, whose T0 is v's texel (the plane's rows shifted up by r v.rows, interpolated by the
+    rasterizer); then each texture row is summed by halving along x (000's level-1 sum), and for
+    a folded v each plane's row sums are moved into one row of a k x v.rows texture (T0 affine
+    in the window position) and summed the same way. About log2(v.cols) + log2(v.rows) + 2
+    passes, whatever k. The result is a pooled temporary: give_back() it."""
+    h, W = v.rows, v.cols
+    regions = v.regions()
+    prod = borrow(k * h, W)
+    if h > 1 and len(regions) > 1:        # the unused tail of a folded vector's last row reads 0
+        L1["fill"].draw(prod, Rect.covering(0, 0, W, k * h), uniforms={"value": 0.0})
+    planes = [Triangle.from_rects([(x0, y0 + r * h, x1, y1 + r * h) for x0, y0, x1, y1 in regions],
+                                  T0=lambda X, Y, o=r * h: (X, Y - o)) for r in range(k)]
+    KERNELS["plane_product"].draw(prod, Triangle.join(*planes), {"P": P, "Y": v})
+    width = regions[0][2] if h == 1 else W
+    row_sums = reduce_region(prod, "sum", (0, 0, width, k * h), axis=1, out=borrow(k * h, 1))
+    give_back(prod)
+    if h == 1:
+        return row_sums
+    by_plane = borrow(k, h)        # texel (i, r) <- row sum r h + i: (0.5, (Y - .5) h + X)
+    L1["copy"].draw(by_plane, Rect.covering(0, 0, h, k, T0=lambda X, Y: (0.5, (Y - 0.5) * h + X)),
+                    {"A": row_sums})
+    give_back(row_sums)
+    dots = reduce_region(by_plane, "sum", (0, 0, h, k), axis=1, out=borrow(k, 1))
+    give_back(by_plane)
+    return dots
+
+
+def _rows_primitive(regions: list, T0):
+    """The rectangles over the entries of a (folded) vector, with T0 generated per corner."""
     if len(regions) == 1:
         return Rect.covering(*regions[0], T0=T0)
     return Triangle.from_rects(regions, T0=T0)

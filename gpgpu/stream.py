@@ -98,6 +98,19 @@ def vector_shape(n: int) -> tuple:
     return (rows, width)
 
 
+def vector_regions(n: int, cols: int | None = None) -> list:
+    """The rectangles (x0, y0, x1, y1) that hold a vector of length n folded ``cols`` wide
+    (default: its vector_shape(n)): its full rows and the used part of the last row."""
+    if cols is None:
+        cols = vector_shape(n)[1]
+    rows = -(-n // cols)
+    if n == rows * cols:
+        return [(0, 0, cols, rows)]
+    full, rest = divmod(n, cols)
+    out = [(0, 0, cols, full)] if full else []
+    return out + ([(0, full, rest, full + 1)] if rest else [])
+
+
 def check_shape(shape, what: str = "input") -> None:
     """Refuse a texture shape (rows, cols) that this GPU cannot hold, before any data is copied.
 
@@ -304,11 +317,9 @@ class Stream:
     def regions(self) -> list:
         """The rectangles (x0, y0, x1, y1) of the texels that hold data: the whole texture, or
         for a folded vector its full rows and the used part of the last row."""
-        if not self.vector or self.length == self.rows * self.cols:
+        if not self.vector:
             return [(0, 0, self.cols, self.rows)]
-        full, rest = divmod(self.length, self.cols)
-        out = [(0, 0, self.cols, full)] if full else []
-        return out + ([(0, full, rest, full + 1)] if rest else [])
+        return vector_regions(self.length, self.cols)
 
 
 class PingPong:

@@ -166,6 +166,35 @@ def test_dense_threshold_moves_rows_and_columns():
         assert S.dense_rows.size == 0 and S.K == 40
 
 
+@pytest.mark.parametrize("fold", [None, 8])
+def test_dense_rows_and_columns_take_the_same_passes_however_many(fold, rng, monkeypatch):
+    """All dense rows' inner products (matvec) and all dense columns' (rmatvec by scattering)
+    are done together: the passes do not grow with their number, and the product pass shades
+    one fragment per entry of every plane (k planes x n)."""
+    monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    passes = {}
+    for k in (2, 9):
+        A = sp.random(60, 50, density=0.04, random_state=13, format="lil")
+        for r in range(k):
+            A[4 * r + 1, :] = rng.standard_normal(50)
+            A[:, 3 * r + 2] = rng.standard_normal((60, 1))
+        A = A.tocsr()
+        with SparseStream.from_scipy(A, format="ellpack", transpose="scatter", dense=20) as S:
+            assert S.dense_rows.size == k and S.dense_cols.size == k
+            x, y = rng.standard_normal(50), rng.standard_normal(60)
+            with counters.count() as c:
+                got = S.matvec(x)
+            assert np.all(np.abs(got - A @ x) <= 60 * U32 * (abs(A) @ np.abs(x)))
+            assert c.fragments("plane_product") == k * 50
+            with counters.count() as d:
+                back = S.rmatvec(y)
+            assert np.all(np.abs(back - A.T @ y) <= 60 * U32 * (abs(A.T) @ np.abs(y)))
+            assert d.fragments("plane_product") == k * 60
+            assert d.fragments("scaled_rows") == 50
+            passes[k] = (c.passes(), d.passes())
+    assert passes[2] == passes[9]
+
+
 def test_stream_in_stream_out(rng):
     A = sp.random(20, 15, density=0.3, random_state=12, format="csr")
     x = rng.standard_normal(15)

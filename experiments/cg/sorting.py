@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.cg.common import median_time, netlib_matrices, poisson2d, poisson3d
+from experiments.cg.rbf_surface import scaled_parameters
 from experiments.harness import Claim, Experiment, counted
 
 
@@ -26,8 +27,10 @@ def matrices(ctx):
         k2, k3 = max(2, round(N ** 0.5)), max(2, round(N ** (1 / 3)))
         out += [(f"poisson2d_{k2}x{k2}", poisson2d(k2)), (f"poisson3d_{k3}^3", poisson3d(k3))]
     n2, n3 = (300, 800) if ctx.software else (2000, 10000)
-    out.append((f"rbf2d_{n2}", rbf.rbf_system(*rbf.blob_2d(n2), 0.1, 0.2)[2]))
-    out.append((f"rbf3d_{n3}", rbf.rbf_system(*rbf.torus_3d(n3, noise=0.005), 0.08, 0.3)[2]))
+    for name, pts, case in ((f"rbf2d_{n2}", rbf.blob_2d(n2), "curve_2d"),
+                            (f"rbf3d_{n3}", rbf.torus_3d(n3, noise=0.005), "torus_3d")):
+        par = scaled_parameters(case, len(pts[0]))
+        out.append((name, rbf.rbf_system(*pts, par["eps"], par["support"])[2]))
     for name, A in netlib_matrices(True):
         if name in ("afiro", "sc50b"):
             out.append((f"{name}_AAT", (A @ A.T).tocsr()))
