@@ -15,8 +15,12 @@ def test_spmv_poisson(tmp_path):
 
     o = EXPERIMENT.execute(sizes=[64, 256], repeat=1, out=tmp_path, quiet=True, poisson_only=True)
     r = rows(tmp_path / "cg_spmv.csv")
-    assert {x["format"] for x in r} == {"ellpack", "tell", "corrigan"}
-    assert len(r) == 2 * 2 * 3
+    assert {x["format"] for x in r} == {"ellpack", "tell", "corrigan", "corrigan_sorted"}
+    assert len(r) == 2 * 2 * 4
+    # Poisson's rows have 3 (2-D) or 4 (3-D) distinct counts: sorted, one pass per count
+    srt = [x for x in r if x["format"] == "corrigan_sorted"]
+    assert all(x["passes"] == x["programs"] for x in srt)
+    assert all(int(x["passes"]) > int(x["programs"]) for x in r if x["format"] == "corrigan")
     assert all(float(x["nnz_per_second"]) > 0 and float(x["cpu_seconds"]) > 0 for x in r)
     ell = [x for x in r if x["format"] == "ellpack"]
     assert all(float(x["bytes_with_transpose"]) > float(x["bytes"]) for x in ell)
