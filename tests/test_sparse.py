@@ -166,6 +166,15 @@ def test_dense_threshold_moves_rows_and_columns():
         assert S.dense_rows.size == 0 and S.K == 40
 
 
+def poison_pool(*shapes):
+    """Leave NaN-filled temporaries of these shapes in the pool, so that a pass that forgets to
+    fill a borrowed texture before reading it gives NaN (a fresh texture would read 0)."""
+    from gpgpu.stream import give_back
+
+    for rows, cols in shapes:
+        give_back(*(Stream(rows, cols, data=np.full((rows, cols), np.nan, np.float32)) for _ in range(4)))
+
+
 @pytest.mark.parametrize("fold", [None, 8])
 def test_dense_rows_and_columns_take_the_same_passes_however_many(fold, rng, monkeypatch):
     """All dense rows' inner products (matvec) and all dense columns' (rmatvec by scattering)
@@ -182,6 +191,9 @@ def test_dense_rows_and_columns_take_the_same_passes_however_many(fold, rng, mon
         with SparseStream.from_scipy(A, format="ellpack", transpose="scatter", dense=20) as S:
             assert S.dense_rows.size == k and S.dense_cols.size == k
             x, y = rng.standard_normal(50), rng.standard_normal(60)
+            (hx, wx), (hy, wy) = stream.vector_shape(50), stream.vector_shape(60)
+            poison_pool((k * hx, wx), (k * hy, wy), (k * hx, 1), (k * hy, 1), (k, hx), (k, hy),
+                        (hy, wy), (hx, wx))
             with counters.count() as c:
                 got = S.matvec(x)
             assert np.all(np.abs(got - A @ x) <= 60 * U32 * (abs(A) @ np.abs(x)))
@@ -193,6 +205,23 @@ def test_dense_rows_and_columns_take_the_same_passes_however_many(fold, rng, mon
             assert d.fragments("scaled_rows") == 50
             passes[k] = (c.passes(), d.passes())
     assert passes[2] == passes[9]
+
+
+@pytest.mark.parametrize("fold", [None, 5])
+def test_corrigan_with_dense_rows_zeroes_its_empty_rows(fold, rng, monkeypatch):
+    """With a dense part, the sparse part's product goes to a pooled temporary: rows without a
+    run (empty rows) must be filled with 0 there, not read as whatever the pool held."""
+    monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    A = awkward("empty rows", rng).tolil()
+    A[4, :] = rng.standard_normal(23)                     # a dense row beside the empty ones
+    A = A.tocsr()
+    with SparseStream.from_scipy(A, format="corrigan", dense=10) as S:
+        assert S.dense_rows.tolist() == [4] and S.empty_rows
+        poison_pool(stream.vector_shape(19))
+        x = rng.standard_normal(23)
+        got = S.matvec(x)
+        assert np.all(np.abs(got - A @ x) <= 30 * U32 * (abs(A) @ np.abs(x)))
+        assert np.all(got[[0, 7, 18]] == 0)
 
 
 def test_stream_in_stream_out(rng):
