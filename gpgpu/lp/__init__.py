@@ -19,9 +19,13 @@ import numpy as np
 
 from .backend import BACKENDS, Backend, get_backend
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
+from .gruca import gruca_like
 from .mps import Problem, read_mps, standardize
 
-__all__ = ["solve", "read_mps", "Problem", "standardize", "LPResult", "Backend",
+#: the interior point methods of ``solve``
+METHODS = ("mehrotra", "matrix-free")
+
+__all__ = ["solve", "METHODS", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
            "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW"]
 
 
@@ -72,14 +76,23 @@ def _trivial(problem, backend) -> LPResult | None:
 
 
 def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
-          callback=None, **backend_options) -> LPResult:
-    """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method).
+          callback=None, method="mehrotra", **backend_options) -> LPResult:
+    """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
+    with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
     Parameters
     ----------
     problem : Problem or str or Path
         A standard-form problem, or an MPS file (``.mps`` / ``.mps.gz``) to read.
     backend : {"gpu", "numpy32", "numpy64"} or Backend
+        The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
+    method : {"mehrotra", "matrix-free"}
+        "mehrotra" (default): paper 000's dense normal equations, formed (adat) and factored
+        (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
+        equations are solved by PCG with a partial Cholesky preconditioner, A used only
+        through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
+        ``pcg_maxiter``, ``reg_min``, ``reg_max`` and ``profile`` as options, and ignores
+        ``cholesky``.
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
     eps : float
@@ -110,6 +123,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
                         f"{type(problem).__name__}")
     eps, max_iter = _check_options(eps, max_iter)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if refine is None:
         name = backend if isinstance(backend, str) else getattr(backend, "name", "")
         refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
@@ -122,6 +137,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     trivial = _trivial(problem, backend)
     if trivial is not None:
         return trivial
+    if method == "matrix-free":
+        return _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options)
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
     try:
         return mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback)
@@ -129,3 +146,31 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):
             release()                                   # GPU streams, deterministically
+
+
+def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
+    from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
+
+    algo = {k: options.pop(k) for k in ("rank", "pcg_maxiter", "reg_min", "reg_max") if k in options}
+    for name in ("rank", "pcg_maxiter"):
+        v = algo.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    for name in ("reg_min", "reg_max"):
+        v = algo.get(name)
+        if v is not None and not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    if algo.get("reg_min", 1e-8) > algo.get("reg_max", 1e-2):
+        raise ValueError("reg_min must not exceed reg_max")
+    name = backend if isinstance(backend, str) else getattr(backend, "name", "")
+    if isinstance(backend, str) and backend not in ("gpu", "numpy64"):
+        raise ValueError(f"the matrix-free method runs on backend 'gpu' or 'numpy64', got {backend!r}")
+    if refine and name == "numpy64":
+        refine = False                                  # its PCG is float64 already
+    be = get_matrix_free_backend(backend, problem, **options)
+    try:
+        return matrix_free(be, problem, eps=eps, max_iter=max_iter, callback=callback,
+                           refine=bool(refine), **algo)
+    finally:
+        if not isinstance(backend, MatrixFreeBackend):
+            be.release()

@@ -1,0 +1,481 @@
+"""The matrix-free interior point method of paper 002 (Smith, Gondzio, Hall), section 2.1.
+
+A primal-dual interior point method for the standard form min c^T x, A x = b, x >= 0 that
+touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7] of 002):
+
+* **Regularisation** (002 (5)): proximal terms 1/2 (x - x0)^T R_p (x - x0) in the primal and
+  1/2 (y - y0)^T R_d (y - y0) in the dual, with R_p = rho I, R_d = delta I and the reference
+  points chosen dynamically as the current iterate (x0 = x_k, y0 = y_k, the proximal-point
+  choice of Friedlander and Orban and of Pougkakiotis and Gondzio's IP-PMM). The terms then
+  vanish from the right-hand side and only change the matrix; the iteration converges to a
+  solution of the LP itself. rho = delta = clip(mu_k, reg_min, reg_max): strong while the
+  iterate is far from the optimum, small near it.
+* **Normal equations** (002 (6)): with Theta = X S^-1 and Theta~ = (Theta^-1 + R_p)^-1 the
+  Newton system of the regularised pair,
+
+      A dx + R_d dy = xi_p,   -R_p dx + A^T dy + ds = xi_d,   S dx + X ds = xi_mu,
+
+  reduces to G_R dy = xi_p + A Theta~ (xi_d - X^-1 xi_mu), G_R = A Theta~ A^T + R_d, then
+  dx = Theta~ (A^T dy - xi_d + X^-1 xi_mu), ds = X^-1 (xi_mu - S dx). G_R is never formed:
+  preconditioned conjugate gradients (:func:`pcg`) multiply by it as A (Theta~ (A^T v)) + delta v.
+* **Preconditioner** (002 (7)-(8)): the partial Cholesky factorization of G_R with the k
+  columns of largest diagonal entries pivoted first (Gondzio's choice; the diagonal of G_R is
+  (A .* A) Theta~ + delta, a product with the squared entries): G11 = L11 D_L L11^T (k x k),
+  L21 = G21 L11^-T D_L^-1, D_S the diagonal of the Schur complement G22 - L21 D_L L21^T, and
+  P = [L11 0; L21 I] diag(D_L, D_S) [L11 0; L21 I]^T. k is ``rank``: by default
+  min(m, 100) -- the k of the matrix-free literature (tens to hundreds of columns); for
+  m <= k the preconditioner is the complete factor and PCG converges in a step or two.
+* **Outer iteration**: Mehrotra's predictor-corrector (as paper 000's solver, :mod:`.mehrotra`):
+  an affine-scaling predictor, sigma = (mu_aff / mu)^3, then the combined direction with
+  xi_mu = sigma mu e - X S e - dX_aff dS_aff e; two PCG solves per iteration with the same
+  preconditioner; steps 0.995 of the way to the boundary.
+* **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
+  complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
+  error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
+  ||r|| <= min(1e-2 ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
+  keeps falling. A solve whose PCG reaches its iteration limit is kept (the direction is still
+  a descent direction for the residuals) but counted: in the history entry (``pcg_converged``)
+  and in ``LPResult.pcg_unconverged``; it is never a silent step.
+
+Precision: the outer iteration (x, y, s and the residuals b - A x, c - A^T y - s) is float64 on
+the CPU for every back end, as in 002, whose GPU computed the sparse products while the IPM ran
+on the CPU. The back end does the PCG: :class:`~gpgpu.lp.matrix_free_numpy.NumpyMatrixFree`
+in float64, :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree` in float32 on the GPU (FSAX,
+FSATY, the scaling, P^-1, the dot products: kernels of this project). A float32 PCG cannot
+drive ||r|| below about 1e-5 ||rhs||; with ``refine`` (the default for eps < 3e-5, as the
+Mehrotra solver) the solve is repeated on the float64 residual rhs - G_R dy (computed on the
+CPU) until the target above is met: mixed-precision iterative refinement around the GPU PCG.
+
+The back-end interface (:class:`MatrixFreeBackend`) is small: vectors of length m in the back
+end's storage, ``dot``, ``axpy``, ``set_weights`` (Theta~ and delta), ``normal_matvec``
+(G_R v), ``build_preconditioner`` and ``precondition`` (P^-1 v). The back end times its parts
+(``timers``: FSAX, FSATY, P^-1, the preconditioner's construction) for 002's Table 2.
+"""
+from __future__ import annotations
+
+import abc
+import math
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .mehrotra import MESSAGES, STATUS, LPResult, _diverged
+
+__all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
+           "DEFAULT_RANK"]
+
+MF_BACKENDS = ("gpu", "numpy64")
+#: Default number k of pivoted columns of the partial Cholesky preconditioner (min(m, k)).
+DEFAULT_RANK = 100
+STEP_TO_BOUNDARY = 0.995
+
+
+class MatrixFreeBackend(abc.ABC):
+    """The operations the matrix-free method asks of a back end (module notes).
+
+    Vectors (handles) have length m, the rows of A: the space of the normal equations.
+    ``readbacks`` counts numbers brought back to the CPU; ``timers`` accumulates seconds per
+    part ("fsax", "fsaty", "precondition", "build"), ``counts`` the calls.
+    """
+
+    name = "abstract"
+    #: smallest relative PCG residual this back end's precision reaches dependably
+    pcg_floor = 1e-14
+
+    def __init__(self, problem, profile: bool = False):
+        self.problem = problem
+        self.m, self.n = problem.A.shape
+        self.readbacks = 0
+        self.profile = bool(profile)
+        self.timers = {"fsax": 0.0, "fsaty": 0.0, "precondition": 0.0, "build": 0.0}
+        self.counts = {"fsax": 0, "fsaty": 0, "precondition": 0, "build": 0}
+
+    def sync(self) -> None:
+        """Wait for queued work (the GPU's), so that a timer stops when its work is done."""
+
+    @contextmanager
+    def timed(self, part: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.profile:
+                self.sync()
+            self.timers[part] += time.perf_counter() - t0
+            self.counts[part] += 1
+
+    def release(self) -> None:
+        """Free the back end's storage (GPU textures)."""
+
+    @abc.abstractmethod
+    def vector(self, arr):
+        """Upload a float64 array of length m."""
+
+    @abc.abstractmethod
+    def to_numpy(self, v) -> np.ndarray:
+        """Download as float64 (one read-back)."""
+
+    def free(self, v) -> None:
+        """Release a vector."""
+
+    @abc.abstractmethod
+    def dot(self, x, y) -> float:
+        """x^T y (one read-back)."""
+
+    @abc.abstractmethod
+    def axpy(self, a: float, x, y):
+        """a x + y, a new vector."""
+
+    @abc.abstractmethod
+    def set_weights(self, theta, delta: float) -> None:
+        """Theta~ = (Theta^-1 + R_p)^-1 (float64, length n) and delta = R_d for G_R."""
+
+    @abc.abstractmethod
+    def normal_matvec(self, v):
+        """G_R v = A (Theta~ (A^T v)) + delta v: FSATY, the scaling, FSAX (002 (9))."""
+
+    @abc.abstractmethod
+    def build_preconditioner(self, rank: int) -> dict:
+        """The partial Cholesky preconditioner (7)-(8) of the current G_R with k = rank pivoted
+        columns; answers facts about it (``k``, ``replaced`` pivots)."""
+
+    @abc.abstractmethod
+    def precondition(self, r):
+        """P^-1 r, a new vector."""
+
+
+def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
+    """Preconditioned conjugate gradients on G_R dy = b with the back end's operations
+    (Hestenes-Stiefel with a preconditioner; [9] of 002), x0 = 0.
+
+    Stops when ||r||_2 <= target or after ``maxiter`` iterations. Answers a dict: ``x`` (a
+    back-end vector, the iterate with the smallest residual seen; the caller frees it),
+    ``iterations``, ``residual`` (its ||r||_2), ``converged``, ``breakdown`` (p^T G p <= 0 or
+    not finite). Three read-backs per iteration: p^T q, r^T r and r^T z.
+    """
+    x = be.vector(np.zeros(be.m))
+    rnorm = math.sqrt(max(be.dot(b, b), 0.0))
+    out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
+    if out["converged"]:
+        out["x"] = x
+        return out
+    best_x, best_norm = x, rnorm
+    r, r_owned = b, False
+    with be.timed("precondition"):
+        p = be.precondition(r)
+    rz = be.dot(r, p)
+    it = 0
+    while it < maxiter:
+        q = be.normal_matvec(p)
+        pq = be.dot(p, q)
+        if not (math.isfinite(pq) and pq > 0.0 and math.isfinite(rz) and rz > 0.0):
+            out["breakdown"] = True
+            be.free(q)
+            break
+        alpha = rz / pq
+        x_new = be.axpy(alpha, p, x)
+        r_new = be.axpy(-alpha, q, r)
+        be.free(q)
+        if r_owned:
+            be.free(r)
+        r, r_owned = r_new, True
+        if x is not best_x:
+            be.free(x)
+        x = x_new
+        it += 1
+        rr = be.dot(r, r)
+        rnorm = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
+        if rnorm < best_norm:
+            be.free(best_x)
+            best_x, best_norm = x, rnorm
+        if rnorm <= target:
+            out["converged"] = True
+            break
+        with be.timed("precondition"):
+            z = be.precondition(r)
+        rz_new = be.dot(r, z)
+        p_new = be.axpy(rz_new / rz, p, z)
+        be.free(z)
+        be.free(p)
+        p, rz = p_new, rz_new
+    be.free(p)
+    if r_owned:
+        be.free(r)
+    if x is not best_x:
+        be.free(x)
+    out.update(x=best_x, residual=best_norm, iterations=it)
+    return out
+
+
+def _regularisation(mu: float, reg_min: float, reg_max: float) -> float:
+    return float(min(reg_max, max(reg_min, mu)))
+
+
+class _Solver:
+    """The outer iteration's view of the normal equations: PCG solves (with float64 refinement
+    rounds when the back end's precision asks for them) and the statistics of the run."""
+
+    def __init__(self, be, A, AT, refine, maxiter, rounds=8):
+        self.be, self.A, self.AT = be, A, AT
+        self.refine, self.maxiter, self.rounds = refine, maxiter, rounds
+        self.theta = None
+        self.delta = 0.0
+        self.iterations = 0
+        self.unconverged = 0
+        self.outer_seconds = 0.0
+        self.outer_products = 0
+
+    def set_weights(self, theta, delta, rank):
+        self.theta, self.delta = theta, delta
+        self.be.set_weights(theta, delta)
+        with self.be.timed("build"):
+            return self.be.build_preconditioner(rank)
+
+    def G64(self, v):
+        """G_R v in float64 on the CPU (the refinement residual)."""
+        t0 = time.perf_counter()
+        out = self.A @ (self.theta * (self.AT @ v)) + self.delta * v
+        self.outer_seconds += time.perf_counter() - t0
+        self.outer_products += 2
+        return out
+
+    def solve(self, rhs, target) -> tuple:
+        """dy with ||rhs - G_R dy|| <= target, as far as PCG gets; (dy, facts)."""
+        be = self.be
+        rnorm0 = float(np.linalg.norm(rhs))
+        dy = np.zeros_like(rhs)
+        r = rhs
+        facts = {"iterations": 0, "rounds": 0, "converged": False, "breakdown": False}
+        rounds = self.rounds if self.refine else 1
+        rnorm = rnorm0
+        for _ in range(rounds):
+            tol = max(target, be.pcg_floor * rnorm)
+            rv = be.vector(r)
+            res = pcg(be, rv, tol, self.maxiter)
+            be.free(rv)
+            dy = dy + be.to_numpy(res["x"])
+            be.free(res["x"])
+            facts["iterations"] += res["iterations"]
+            facts["rounds"] += 1
+            facts["breakdown"] |= res["breakdown"]
+            if not self.refine:
+                rnorm = res["residual"]
+                facts["converged"] = res["converged"]
+                break
+            r_new = rhs - self.G64(dy)
+            rnorm_new = float(np.linalg.norm(r_new))
+            if rnorm_new <= target:
+                facts["converged"] = True
+                rnorm = rnorm_new
+                break
+            if not rnorm_new < 0.9 * rnorm:                  # the rounds stopped helping
+                rnorm = min(rnorm, rnorm_new)
+                break
+            r, rnorm = r_new, rnorm_new
+        facts["residual"] = rnorm / rnorm0 if rnorm0 > 0 else 0.0
+        self.iterations += facts["iterations"]
+        if not facts["converged"]:
+            self.unconverged += 1
+        return dy, facts
+
+
+def _max_step(v, dv) -> float:
+    neg = dv < 0
+    if not neg.any():
+        return 1.0
+    return float(min(1.0, np.min(-v[neg] / dv[neg])))
+
+
+def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
+                pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
+                collapse=1e-10, stall_window=8) -> LPResult:
+    """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
+
+    Parameters
+    ----------
+    eps : float
+        Tolerance of the termination tests (6.1)-(6.3) of paper 000, as the Mehrotra solver.
+    rank : int, optional
+        k, the pivoted columns of the partial Cholesky preconditioner (default min(m, 100)).
+    pcg_maxiter : int, optional
+        PCG iterations per solve (default max(200, min(4 m, 2000))).
+    refine : bool
+        Float64 refinement rounds around the back end's PCG (module notes).
+    reg_min, reg_max : float
+        Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
+
+    The statuses, the infeasibility and unboundedness tests and the stall test are those of
+    :func:`gpgpu.lp.mehrotra.mehrotra`. History entries add ``pcg_iterations`` (predictor,
+    corrector), ``pcg_converged``, ``pcg_residual`` (relative, the worse of the two), ``rank``
+    and ``regularisation``.
+    """
+    t0 = time.perf_counter()
+    A = problem.A.tocsr()
+    AT = A.T.tocsr()
+    m, n = A.shape
+    b, c = problem.b, problem.c
+    nb = float(np.max(np.abs(b))) if m else 0.0
+    nc = float(np.max(np.abs(c))) if n else 0.0
+    k = min(m, DEFAULT_RANK if rank is None else int(rank))
+    maxiter = max(200, min(4 * m, 2000)) if pcg_maxiter is None else int(pcg_maxiter)
+    sol = _Solver(be, A, AT, refine, maxiter)
+
+    def outer(f, v):
+        t = time.perf_counter()
+        out = f @ v
+        sol.outer_seconds += time.perf_counter() - t
+        sol.outer_products += 1
+        return out
+
+    # --- starting point: Mehrotra's ([Wri97] p. 210), the least-squares solves by PCG on
+    #     A A^T + delta I (Theta~ = e)
+    rho = delta = reg_max
+    sol.set_weights(np.ones(n), reg_max, k)
+    tiny = 1e-10 * (1.0 + nb)
+    w, _ = sol.solve(b, tiny)
+    x = outer(AT, w)
+    lam, _ = sol.solve(outer(A, c), 1e-10 * (1.0 + float(np.linalg.norm(A @ c))))
+    s = c - outer(AT, lam)
+    x = x + max(-1.5 * float(x.min()), 0.0)
+    s = s + max(-1.5 * float(s.min()), 0.0)
+    xs = float(x @ s)
+    if not xs > 0.0:
+        x, s = x + 1.0, s + 1.0
+        xs = float(x @ s)
+    x = x + max(0.5 * xs / s.sum(), 1e-3 * (1.0 + np.abs(x).max()))
+    s = s + max(0.5 * xs / x.sum(), 1e-3 * (1.0 + np.abs(s).max()))
+
+    history = []
+    worst_hist = []
+    best = (math.inf, 0, x, lam, s)
+    first = None
+    code = 1
+    it = 0
+    replaced_total = 0
+    while True:
+        rb = b - outer(A, x)
+        rc = c - outer(AT, lam) - s
+        cx, by = float(c @ x), float(b @ lam)
+        nrb = float(np.abs(rb).max()) if m else 0.0
+        nrc = float(np.abs(rc).max()) if n else 0.0
+        mu = float(x @ s) / n
+        pres, dres = nrb / (1.0 + nb), nrc / (1.0 + nc)
+        gap = abs(cx - by) / (1.0 + abs(cx))
+        entry = {"iteration": it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
+                 "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
+                 "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
+                 "pcg_iterations": None, "pcg_converged": None, "pcg_residual": None, "rank": k,
+                 "regularisation": None, "time": time.perf_counter() - t0}
+        history.append(entry)
+        finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
+        worst = max(pres, dres, gap) if finite else math.inf
+        if worst < best[0]:
+            best = (worst, it, x, lam, s)
+        if first is None:
+            first = {"mu": mu, "pres": pres, "dres": dres, "m": m, "min_pres": pres, "min_dres": dres}
+        if finite:
+            first["min_pres"] = min(first["min_pres"], pres)
+            first["min_dres"] = min(first["min_dres"], dres)
+        stop = None
+        if not finite:
+            stop = 4
+        elif pres <= eps and dres <= eps and gap <= eps:
+            stop = 0
+        else:
+            stop = _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, collapse,
+                             lambda: float(x.sum()), lambda: float(np.abs(lam).max()))
+        if stop is None:
+            worst_hist.append(worst)
+            if len(worst_hist) > 2 * stall_window and \
+                    min(worst_hist[-stall_window:]) > 0.5 * min(worst_hist[:-stall_window]):
+                stop = 4
+            elif it >= max_iter:
+                stop = 1
+        if stop is not None:
+            code = stop
+            if callback is not None:
+                callback(entry)
+            break
+
+        rho_k = _regularisation(min(rho, mu), reg_min, reg_max)
+        delta_k = _regularisation(min(delta, mu), reg_min, reg_max)
+        theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
+        info = sol.set_weights(theta, delta_k, k)
+        replaced_total += int(info.get("replaced", 0))
+        cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * eps * (1.0 + nb))
+
+        def newton(xi_mu):
+            f = rc - xi_mu / x                                # xi_d - X^-1 xi_mu
+            rhs = rb + outer(A, theta * f)
+            tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
+            dy, facts = sol.solve(rhs, tol)
+            dx = theta * (outer(AT, dy) - f)
+            ds = (xi_mu - s * dx) / x
+            return dx, dy, ds, facts
+
+        # predictor: xi_mu = -X S e
+        dx_a, dy_a, ds_a, f1 = newton(-x * s)
+        ap, ad = _max_step(x, dx_a), _max_step(s, ds_a)
+        mu_aff = float((x + ap * dx_a) @ (s + ad * ds_a)) / n
+        sigma = (mu_aff / mu) ** 3
+        # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
+        dx, dy, ds, f2 = newton(sigma * mu - x * s - dx_a * ds_a)
+        ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
+        ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
+        # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
+        # would hold them back, the next iteration regularises ten times less
+        if rho_k * float(np.abs(dx).max()) > 0.1 * max(nrc, eps * (1.0 + nc)):
+            rho = max(reg_min, rho_k / 10.0)
+        if delta_k * float(np.abs(dy).max()) > 0.1 * max(nrb, eps * (1.0 + nb)):
+            delta = max(reg_min, delta_k / 10.0)
+        x = x + ap * dx
+        lam = lam + ad * dy
+        s = s + ad * ds
+        entry.update(alpha_pri=ap, alpha_dual=ad, sigma=sigma, replaced_pivots=int(info.get("replaced", 0)),
+                     pcg_iterations=(f1["iterations"], f2["iterations"]),
+                     pcg_converged=bool(f1["converged"] and f2["converged"]),
+                     pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k))
+        if callback is not None:
+            callback(entry)
+        it += 1
+
+    elapsed = time.perf_counter() - t0
+    point_k = it
+    if code in (1, 4):
+        _, point_k, x, lam, s = best
+    message = MESSAGES[code]
+    if code == 0:
+        message += f" ({it} iterations, eps = {eps:g}, {sol.iterations} PCG iterations)"
+    elif code == 4 and point_k < it:
+        message += f" The point returned is that of iteration {point_k}."
+    if sol.unconverged:
+        message += (f" {sol.unconverged} of the normal-equation solves stopped at the PCG iteration "
+                    f"limit ({maxiter}) before their tolerance (see history['pcg_converged']).")
+    res = LPResult(status=STATUS[code], status_code=code, message=message, x=problem.to_original(x),
+                   x_std=x, y=lam, s=s, objective=problem.original_objective(x), iterations=it,
+                   history=history, readbacks_per_iteration=be.readbacks / max(it, 1),
+                   replaced_pivots=replaced_total, backend=be.name, elapsed=elapsed,
+                   readbacks=be.readbacks, point_iteration=point_k)
+    res.method = "matrix-free"
+    res.pcg_iterations = sol.iterations
+    res.pcg_unconverged = sol.unconverged
+    res.rank = k
+    res.timers = dict(be.timers, outer_products=sol.outer_seconds, total=elapsed)
+    res.counts = dict(be.counts, outer_products=sol.outer_products)
+    return res
+
+
+def get_matrix_free_backend(name, problem, **kw) -> MatrixFreeBackend:
+    """The matrix-free back end called ``name`` ("gpu" or "numpy64"); an instance passes."""
+    if isinstance(name, MatrixFreeBackend):
+        return name
+    if name == "numpy64":
+        from .matrix_free_numpy import NumpyMatrixFree
+
+        return NumpyMatrixFree(problem, **kw)
+    if name == "gpu":
+        from .matrix_free_gpu import GPUMatrixFree
+
+        return GPUMatrixFree(problem, **kw)
+    raise ValueError(f"unknown matrix-free backend {name!r}; choose one of {', '.join(MF_BACKENDS)}")

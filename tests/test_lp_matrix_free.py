@@ -1,0 +1,344 @@
+"""The matrix-free interior point method of paper 002 (section 2.1): its preconditioner, its PCG,
+both back ends, the problems of 002's Tables 1-3 and the statuses and errors it shares with the
+Mehrotra solver."""
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+highspy = pytest.importorskip("highspy")
+
+from gpgpu import stream  # noqa: E402
+from gpgpu.lp import METHODS, Problem, gruca_like, solve  # noqa: E402
+from gpgpu.lp.gruca import GRUCA_TABLE1, gruca_sizes  # noqa: E402
+from gpgpu.lp.matrix_free import MatrixFreeBackend, get_matrix_free_backend, pcg  # noqa: E402
+from gpgpu.lp.matrix_free_gpu import GPUMatrixFree  # noqa: E402
+from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree, partial_cholesky  # noqa: E402
+from gpgpu.lp.mehrotra import MESSAGES  # noqa: E402
+from gpgpu.lp.netlib import PROBLEMS  # noqa: E402
+from gpgpu.lp.qap import qap_lp  # noqa: E402
+
+from test_lp_mehrotra import INFEASIBLE, UNBOUNDED, netlib, rel  # noqa: E402
+
+#: HiGHS 1.16 (its IPM, default tolerances) on gruca_like(1024, seed=0), computed once
+#: (highspy.Highs, solver="ipm", 3.1 s); the problem is built from its seed, so this is fixed.
+GRUCA_1024_SEED0 = 781.0911780286774
+
+
+def highs_objective(p: Problem) -> float:
+    A = p.A.tocsc()
+    m, n = A.shape
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = p.c
+    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, highspy.kHighsInf)
+    lp.row_lower_ = lp.row_upper_ = p.b
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(lp)
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    return h.getInfo().objective_function_value + p.c0
+
+
+def random_qap(n, seed):
+    rng = np.random.default_rng(seed)
+    F = rng.integers(0, 6, (n, n)).astype(float)
+    D = rng.integers(1, 6, (n, n)).astype(float)
+    np.fill_diagonal(F, 0)
+    np.fill_diagonal(D, 0)
+    return qap_lp((F + F.T, D + D.T), name=f"qap{n}_{seed}")
+
+
+# --------------------------------------------------------------------------- Gruca-like problems
+@pytest.mark.parametrize("N", [16, 64, 1024])
+def test_gruca_like_has_the_structure_of_002_table_1(N):
+    p = gruca_like(N, seed=3)
+    r = math.isqrt(N)
+    rows, cols, nnz = gruca_sizes(N)
+    assert p.A.shape == (rows, cols) == (N + 1, N + 1) and p.A.nnz == nnz == N * r + 2 * N + 1
+    if N in GRUCA_TABLE1:
+        assert GRUCA_TABLE1[N][:3] == (rows, cols, nnz)
+    A = p.A.tocsr()
+    row_nnz = np.diff(A.indptr)
+    col_nnz = np.diff(A.tocsc().indptr)
+    # N regular rows with sqrt(N) entries and the dense column's one; one full row; same for columns
+    assert (row_nnz[:N] == r + 1).all() and row_nnz[N] == N + 1
+    assert (col_nnz[:N] == r + 1).all() and col_nnz[N] == N + 1
+    assert (A[:, N].toarray() > 0).all()
+
+
+def test_gruca_like_is_feasible_and_bounded_by_construction():
+    # x0 > 0 feasible and (y0, s0 > 0) dual feasible, rebuilt from the same seed's draws
+    N = 64
+    p = gruca_like(N, seed=5)
+    A = p.A.toarray()
+    x = np.linalg.solve(A, p.b)                     # A is square and non-singular: x0 itself
+    assert x.min() >= 0.5 - 1e-9 and x.max() <= 1.5 + 1e-9
+    assert np.linalg.cond(A) < 1e3
+    assert highs_objective(p) == pytest.approx(p.c @ x, rel=1e-9)
+    assert gruca_like(N, seed=5).A.nnz == p.A.nnz and not np.array_equal(gruca_like(N, seed=6).b, p.b)
+
+
+@pytest.mark.parametrize("N", [0, 3, 15, 1.5, True])
+def test_gruca_like_rejects_bad_sizes(N):
+    with pytest.raises(ValueError, match="gruca_like: N must be"):
+        gruca_like(N)
+
+
+# --------------------------------------------------------------------------- the preconditioner
+def normal_matrix(A, theta, delta):
+    A = A.toarray() if sp.issparse(A) else A
+    return (A * theta) @ A.T + delta * np.eye(A.shape[0])
+
+
+def reference_P(G, K):
+    """002 (7)-(8) from its definitions: P = L diag(D_L, D_S) L^T, with G11 = L11 D_L L11^T,
+    L21 = G21 L11^-T D_L^-1 and D_S = diag(G22 - L21 D_L L21^T), in float64, with K first."""
+    m = G.shape[0]
+    rest = np.setdiff1d(np.arange(m), K)
+    order = np.concatenate([K, rest])
+    Gp = G[np.ix_(order, order)]
+    k = len(K)
+    C = np.linalg.cholesky(Gp[:k, :k])
+    DL = np.diag(C) ** 2
+    L11 = C / np.diag(C)
+    L21 = Gp[k:, :k] @ np.linalg.inv(L11).T / DL
+    DS = np.diag(Gp[k:, k:] - (L21 * DL) @ L21.T)
+    L = np.eye(m)
+    L[:k, :k] = L11
+    L[k:, :k] = L21
+    Pp = L @ np.diag(np.concatenate([DL, DS])) @ L.T
+    P = np.empty_like(Pp)
+    P[np.ix_(order, order)] = Pp
+    return P
+
+
+def small_lp(rng, m=30, n=70, density=0.15):
+    A = sp.random(m, n, density=density, random_state=np.random.RandomState(1), format="csr")
+    A = A + sp.eye(m, n, format="csr")               # full row rank
+    x0 = rng.uniform(0.5, 1.5, n)
+    return Problem.from_arrays(A.tocsr(), A @ x0, rng.uniform(0.5, 2.0, n), name="small")
+
+
+@pytest.mark.parametrize("k", [1, 7, 30])
+def test_numpy_preconditioner_is_002_partial_cholesky(rng, k):
+    p = small_lp(rng)
+    theta = rng.uniform(1e-3, 1e2, p.A.shape[1])
+    delta = 1e-4
+    be = NumpyMatrixFree(p)
+    be.set_weights(theta, delta)
+    info = be.build_preconditioner(k)
+    G = normal_matrix(p.A, theta, delta)
+    K = np.sort(np.argsort(-np.diag(G))[:k])           # the k largest diagonal entries
+    np.testing.assert_array_equal(be.pre[0], K)
+    P = reference_P(G, K)
+    for _ in range(3):
+        r = rng.standard_normal(p.A.shape[0])
+        np.testing.assert_allclose(be.precondition(r.copy()), np.linalg.solve(P, r), rtol=1e-9,
+                                   atol=1e-9 * np.abs(np.linalg.solve(P, r)).max())
+    assert info == {"k": k, "replaced": 0, "schur_floor": 0}
+    if k == p.A.shape[0]:                             # the complete factor: P = G
+        np.testing.assert_allclose(P, G, rtol=1e-12, atol=1e-12)
+
+
+def test_partial_cholesky_replaces_a_non_positive_pivot():
+    G = np.array([[4.0, 2.0, 2.0], [2.0, 1.0, 1.0], [2.0, 1.0, 3.0]])   # G[:2,:2] singular
+    C, B, d_s, replaced = partial_cholesky(G[:, :2], np.array([0, 1]), np.diag(G))
+    assert replaced == 1 and C[1, 1] == pytest.approx(2.0)              # sqrt(max diag) = 2
+    assert np.isfinite(B).all() and d_s[2] > 0
+
+
+@pytest.mark.parametrize("fold", [None, 8])
+@pytest.mark.parametrize("k", [1, 5, 30])
+def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k):
+    """P^-1 r, G_R v and v^T w on the GPU against the float64 reference; with fold=8 every
+    vector (31 rows of A with a dense row and column: gruca_like(30)) is folded 8 wide, so
+    the planes span several texture rows and the last row has a tail."""
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    p = small_lp(rng) if k != 5 else gruca_like(36, seed=2)
+    m, n = p.A.shape
+    theta = np.exp(rng.uniform(-3, 3, n))
+    delta = 1e-2
+    G = normal_matrix(p.A, theta, delta)
+    K = np.sort(np.argsort(-np.diag(G))[:k])
+    P = reference_P(G, K)
+    be = GPUMatrixFree(p)
+    try:
+        be.set_weights(theta, delta)
+        info = be.build_preconditioner(k)
+        assert info["k"] == k and info["replaced"] == 0
+        for _ in range(2):
+            r = rng.standard_normal(m)
+            ref = np.linalg.solve(P, r)
+            rv = be.vector(r)
+            z = be.to_numpy(be.precondition(rv))
+            assert np.abs(z - ref).max() <= 2e-5 * np.abs(ref).max() * max(1.0, np.linalg.cond(P) / 1e3)
+            Gv = be.to_numpy(be.normal_matvec(rv))
+            assert np.abs(Gv - G @ r).max() <= 1e-5 * np.abs(G @ r).max()
+            assert be.dot(rv, rv) == pytest.approx(float(r @ r), rel=1e-5)
+            w = rng.standard_normal(m)
+            assert be.to_numpy(be.axpy(-0.5, rv, be.vector(w))) == pytest.approx(w - 0.5 * r, abs=1e-6)
+    finally:
+        be.release()
+
+
+def test_gpu_preconditioner_counts_replaced_pivots(rng):
+    """Rows 0 and 1 of A are equal and have the largest diagonal entries of G, and delta = 0:
+    G11 is exactly singular (in float32 too), its second pivot is replaced on both back ends."""
+    A = sp.random(10, 24, density=0.3, random_state=np.random.RandomState(4), format="lil")
+    A = sp.lil_matrix(A + sp.eye(10, 24))
+    for i in (0, 1):
+        A[i, :] = 0
+        A[i, :6] = 3.0
+    A = sp.csr_matrix(A)
+    p = Problem.from_arrays(A, A @ np.ones(24), np.ones(24))
+    for be in (NumpyMatrixFree(p), GPUMatrixFree(p)):
+        be.set_weights(np.ones(24), 0.0)
+        info = be.build_preconditioner(2)
+        assert info["replaced"] == 1, be.name
+        z = be.to_numpy(be.precondition(be.vector(rng.standard_normal(10))))
+        assert np.isfinite(z).all()
+        be.release()
+
+
+# --------------------------------------------------------------------------- PCG
+def test_pcg_solves_and_reports_its_limit(rng):
+    p = small_lp(rng)
+    be = NumpyMatrixFree(p)
+    theta = np.exp(rng.uniform(-4, 4, p.A.shape[1]))
+    be.set_weights(theta, 1e-6)
+    be.build_preconditioner(3)
+    G = normal_matrix(p.A, theta, 1e-6)
+    b = rng.standard_normal(p.A.shape[0])
+    res = pcg(be, b, 1e-10 * np.linalg.norm(b), 500)
+    assert res["converged"] and not res["breakdown"] and 1 < res["iterations"] < 500
+    np.testing.assert_allclose(res["x"], np.linalg.solve(G, b), rtol=1e-7)
+    short = pcg(be, b, 1e-10 * np.linalg.norm(b), 2)
+    assert not short["converged"] and short["iterations"] == 2
+    assert short["residual"] == pytest.approx(np.linalg.norm(b - G @ short["x"]), rel=1e-8)
+    zero = pcg(be, np.zeros_like(b), 1e-12, 10)
+    assert zero["converged"] and zero["iterations"] == 0 and not zero["x"].any()
+
+
+# --------------------------------------------------------------------------- solving
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_numpy64_solves_table3_netlib(name):
+    p, ref = netlib(name)
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+    assert r.method == "matrix-free" and r.pcg_iterations > 0 and r.pcg_unconverged == 0
+    assert r.rank == min(100, p.A.shape[0])
+
+
+GPU_NETLIB = ["afiro", "sc50b", "adlittle", "blend"]
+
+
+@pytest.mark.parametrize("name", GPU_NETLIB)
+def test_gpu_solves_netlib(name):
+    p, ref = netlib(name)
+    r = solve(p, method="matrix-free", backend="gpu", eps=1e-8)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+    assert r.backend == "gpu" and r.readbacks > 0
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_gruca_like_1024_reaches_highs(backend):
+    p = gruca_like(1024, seed=0)
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, GRUCA_1024_SEED0) <= 1e-6
+    # rank 100 of 1025 rows: the preconditioner is partial, PCG does iterate
+    assert r.rank == 100 and r.pcg_iterations > 2 * r.iterations
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_small_qap_relaxation_reaches_highs(backend):
+    """A rank-deficient QAP LP (the relaxation of a random size-4 QAP: 104 rows, 88 columns)
+    with a partial preconditioner (k = 20 of 104)."""
+    p = random_qap(4, seed=1)
+    ref = highs_objective(p)
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, rank=20)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+
+
+def test_history_result_and_profile():
+    p, _ = netlib("afiro")
+    seen = []
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, callback=seen.append, profile=True)
+    assert len(seen) == len(r.history) == r.iterations + 1
+    step = r.history[0]
+    assert len(step["pcg_iterations"]) == 2 and step["pcg_converged"] is True
+    assert 0 < step["regularisation"][0] <= 1e-2 and step["rank"] == 27
+    assert r.history[-1]["pcg_iterations"] is None
+    # the starting point's two solves are counted in the total, not in the history
+    assert 0 < sum(sum(h["pcg_iterations"]) for h in r.history[:-1]) <= r.pcg_iterations
+    assert r.timers["total"] >= r.timers["fsax"] > 0 and r.counts["fsax"] == r.counts["fsaty"] > 0
+    assert r.counts["precondition"] >= r.pcg_iterations
+
+
+def test_pcg_limit_is_reported_never_silent():
+    p = gruca_like(64, seed=1)
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, rank=1, pcg_maxiter=2, max_iter=5)
+    assert r.pcg_unconverged > 0
+    assert f"stopped at the PCG iteration limit (2)" in r.message
+    assert any(h["pcg_converged"] is False for h in r.history[:-1])
+    assert r.status != "optimal"
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+@pytest.mark.parametrize("case", sorted(INFEASIBLE))
+def test_infeasible(backend, case):
+    p = Problem.from_inequalities(**INFEASIBLE[case])
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=50)
+    assert r.status == "infeasible" and r.message.startswith(MESSAGES[2])
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+@pytest.mark.parametrize("case", sorted(UNBOUNDED))
+def test_unbounded(backend, case):
+    p = Problem.from_inequalities(**UNBOUNDED[case])
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=50)
+    assert r.status == "unbounded"
+
+
+def test_tiny_problem_and_iteration_limit():
+    p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, 3]], b_ub=[4, 6])
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-10)
+    assert r.status == "optimal"
+    np.testing.assert_allclose(r.x, [3, 1], atol=1e-8)
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-10, max_iter=1)
+    assert r.status == "iteration_limit" and r.iterations == 1
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_options_are_named():
+    p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, 3]], b_ub=[4, 6])
+    assert METHODS == ("mehrotra", "matrix-free")
+    with pytest.raises(ValueError, match="unknown method 'cg'; choose one of mehrotra, matrix-free"):
+        solve(p, method="cg")
+    with pytest.raises(ValueError, match="runs on backend 'gpu' or 'numpy64', got 'numpy32'"):
+        solve(p, method="matrix-free", backend="numpy32")
+    for bad in (0, -3, 1.5, True):
+        with pytest.raises(ValueError, match="rank must be a positive integer"):
+            solve(p, method="matrix-free", backend="numpy64", rank=bad)
+        with pytest.raises(ValueError, match="pcg_maxiter must be a positive integer"):
+            solve(p, method="matrix-free", backend="numpy64", pcg_maxiter=bad)
+    with pytest.raises(ValueError, match="reg_min must be a positive number"):
+        solve(p, method="matrix-free", backend="numpy64", reg_min=0.0)
+    with pytest.raises(ValueError, match="reg_min must not exceed reg_max"):
+        solve(p, method="matrix-free", backend="numpy64", reg_min=1e-1, reg_max=1e-3)
+    with pytest.raises(ValueError, match="eps"):
+        solve(p, method="matrix-free", backend="numpy64", eps=-1)
+    with pytest.raises(ValueError, match="unknown matrix-free backend 'tpu'"):
+        get_matrix_free_backend("tpu", p)
+    with pytest.raises(TypeError):
+        solve(p, method="matrix-free", backend="numpy64", colour="red")
+    assert issubclass(NumpyMatrixFree, MatrixFreeBackend) and issubclass(GPUMatrixFree, MatrixFreeBackend)
