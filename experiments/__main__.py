@@ -36,6 +36,9 @@ REGISTRY = {
     "cg.convergence": "003: GPU CG vs scipy cg (float32, float64) on 2-D Poisson",
     "cg.sorting": "003 Fig. 7: rows sorted by non-zero count, programs and passes",
     "cg.rbf_surface": "003's application: implicit surfaces with compactly supported RBFs",
+    "mfipm.table1": "002 Table 1: QAP and Gruca-like problem sizes, Cholesky fill of a direct IPM",
+    "mfipm.table2": "002 Table 2: shares of the matrix-free IPM's time (PCG, P^-1, A x, A^T y)",
+    "mfipm.table3": "002 Table 3: matrix-free IPM and SpMV time, CPU (numpy/scipy) vs GPU",
 }
 
 

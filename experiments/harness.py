@@ -225,7 +225,7 @@ class Experiment:
         return p
 
     def module_name(self) -> str:
-        return self.name.replace("_", ".", 1) if self.name.startswith(("adat_", "lu_", "cg_")) else self.name
+        return self.name.replace("_", ".", 1) if self.name.startswith(("adat_", "lu_", "cg_", "mfipm_")) else self.name
 
     def execute(self, sizes=None, repeat=None, out: Path = Path("results"), quiet: bool = False,
                 **options) -> Outcome:

@@ -2,6 +2,7 @@
 both back ends, the problems of 002's Tables 1-3 and the statuses and errors it shares with the
 Mehrotra solver."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from gpgpu.lp.mehrotra import MESSAGES  # noqa: E402
 from gpgpu.lp.netlib import PROBLEMS  # noqa: E402
 from gpgpu.lp.qap import qap_lp  # noqa: E402
 
+from experiments.mfipm.common import highs_objective as highs_lp  # noqa: E402
 from test_lp_mehrotra import INFEASIBLE, UNBOUNDED, netlib, rel  # noqa: E402
 
 #: HiGHS 1.16 (its IPM, default tolerances) on gruca_like(1024, seed=0), computed once
@@ -27,21 +29,7 @@ GRUCA_1024_SEED0 = 781.0911780286774
 
 
 def highs_objective(p: Problem) -> float:
-    A = p.A.tocsc()
-    m, n = A.shape
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = n, m
-    lp.col_cost_ = p.c
-    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, highspy.kHighsInf)
-    lp.row_lower_ = lp.row_upper_ = p.b
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(lp)
-    h.run()
-    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-    return h.getInfo().objective_function_value + p.c0
+    return highs_lp(p)[0]
 
 
 def random_qap(n, seed):
@@ -177,7 +165,7 @@ def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k
             ref = np.linalg.solve(P, r)
             rv = be.vector(r)
             z = be.to_numpy(be.precondition(rv))
-            assert np.abs(z - ref).max() <= 2e-5 * np.abs(ref).max() * max(1.0, np.linalg.cond(P) / 1e3)
+            assert np.abs(z - ref).max() <= 2e-6 * np.abs(ref).max()      # measured <= 5e-7, cond(P) <= 300
             Gv = be.to_numpy(be.normal_matvec(rv))
             assert np.abs(Gv - G @ r).max() <= 1e-5 * np.abs(G @ r).max()
             assert be.dot(rv, rv) == pytest.approx(float(r @ r), rel=1e-5)
@@ -236,11 +224,15 @@ def test_numpy64_solves_table3_netlib(name):
     assert r.rank == min(100, p.A.shape[0])
 
 
-GPU_NETLIB = ["afiro", "sc50b", "adlittle", "blend"]
+GPU_NETLIB = ["afiro", "sc50b", "adlittle", "blend", "beaconfd"]
+#: the other five take 15-95 s each on llvmpipe (4 minutes in all): run with GPGPU_LONG_TESTS=1
+GPU_NETLIB_LONG = [p for p in PROBLEMS if p not in GPU_NETLIB]
 
 
-@pytest.mark.parametrize("name", GPU_NETLIB)
-def test_gpu_solves_netlib(name):
+@pytest.mark.parametrize("name", GPU_NETLIB + [pytest.param(
+    p, marks=pytest.mark.skipif(not os.environ.get("GPGPU_LONG_TESTS"),
+                                reason="15-95 s on llvmpipe; set GPGPU_LONG_TESTS=1")) for p in GPU_NETLIB_LONG])
+def test_gpu_solves_table3_netlib(name):
     p, ref = netlib(name)
     r = solve(p, method="matrix-free", backend="gpu", eps=1e-8)
     assert r.status == "optimal", r.message

@@ -225,6 +225,7 @@ class _Solver:
         self.unconverged = 0
         self.outer_seconds = 0.0
         self.outer_products = 0
+        self.pcg_seconds = 0.0
 
     def set_weights(self, theta, delta, rank):
         self.theta, self.delta = theta, delta
@@ -251,9 +252,13 @@ class _Solver:
         rnorm = rnorm0
         for _ in range(rounds):
             tol = max(target, be.pcg_floor * rnorm)
+            t0 = time.perf_counter()
             rv = be.vector(r)
             res = pcg(be, rv, tol, self.maxiter)
             be.free(rv)
+            if be.profile:
+                be.sync()
+            self.pcg_seconds += time.perf_counter() - t0
             dy = dy + be.to_numpy(res["x"])
             be.free(res["x"])
             facts["iterations"] += res["iterations"]
@@ -461,7 +466,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.pcg_iterations = sol.iterations
     res.pcg_unconverged = sol.unconverged
     res.rank = k
-    res.timers = dict(be.timers, outer_products=sol.outer_seconds, total=elapsed)
+    res.timers = dict(be.timers, pcg=sol.pcg_seconds, outer_products=sol.outer_seconds, total=elapsed)
     res.counts = dict(be.counts, outer_products=sol.outer_products)
     return res
 

@@ -1,0 +1,95 @@
+"""The problems of paper 002's Tables 1-3 and the solve settings the experiments share.
+
+QAP LP relaxations from QAPLIB (``--qap``, default nug12 on a software renderer, nug12, nug20
+and nug30 on a GPU) and the Gruca-like stand-ins (``--sizes`` = N). Solve settings: the
+Gruca-like problems to eps = 1e-8 with the defaults of ``gpgpu.lp.solve``; the QAP LPs, on
+which the partial Cholesky preconditioner is weak (PCG stalls as Theta spreads, see the
+README), for a fixed amount of work: ``QAP_BUDGET`` (at most 10 interior point iterations and
+300 PCG iterations a solve, no float64 refinement rounds: they could not reach their target
+within the budget), the same for every back end, and their accuracy is reported.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+#: 002's Table 1 for the QAP problems: rows, columns, non-zeros, Cplex's Cholesky non-zeros
+QAP_TABLE1 = {"nug20": (15240, 72600, 304800, 38e6), "nug30": (52260, 379350, 1567800, 459e6)}
+#: 002's Table 2 (percent of the solution time): PCG, P^-1, A x, A^T y
+PAPER_TABLE2 = {"nug20": (89, 55, 17, 15), "nug30": (90, 54, 18, 17), 1024: (62, 41, 12, 11),
+                4096: (89, 42, 19, 28), 16384: (87, 30, 30, 29), 65536: (87, 19, 37, 34)}
+#: 002's Table 3: solve time serial, 8 core, GPU; SpMV time serial, 8 core, GPU (seconds)
+PAPER_TABLE3 = {"nug20": (2.19, 1.18, 1.60, 1.49, 0.495, 0.945), "nug30": (20.5, 15.8, 15.4, 15.1, 9.69, 9.45),
+                1024: (0.244, 0.177, 0.217, 0.0360, 0.0128, 0.0506), 4096: (3.03, 2.06, 2.15, 1.06, 0.218, 0.336),
+                16384: (24.9, 18.4, 13.5, 13.1, 6.70, 1.72), 65536: (170.0, 109.0, 74.0, 115.0, 47.4, 12.2)}
+#: HiGHS 1.16's IPM on the QAP LPs (computed once with highspy; nug12 3.5 s, nug15 23.8 s)
+HIGHS_QAP = {"nug12": 522.8943505590742, "nug15": 1040.9940409579829}
+QAP_BUDGET = {"max_iter": 10, "pcg_maxiter": 300, "refine": False}
+QAP_OPTION = ("--qap", {"type": str, "default": None,
+                        "help": "comma-separated QAPLIB problems (default: nug12 on a software renderer, "
+                                "nug12,nug20,nug30 on a GPU; 'none' for none)"})
+
+
+def qap_names(ctx) -> list:
+    text = ctx.options.get("qap")
+    if text is None:
+        return ["nug12"] if ctx.software else ["nug12", "nug20", "nug30"]
+    return [] if text.strip().lower() == "none" else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def problems(ctx) -> list:
+    """[(label, family, key, Problem)]: key is the N or the QAP name (the papers' row)."""
+    from gpgpu.lp import gruca_like
+    from gpgpu.lp.qap import qap_lp, qaplib_dir
+
+    out = []
+    for name in qap_names(ctx):
+        out.append((name, "qap", name, qap_lp(qaplib_dir() / f"{name}.dat")))
+    for N in ctx.sizes:
+        out.append((f"gruca_like_{N}", "gruca", N, gruca_like(N, seed=0)))
+    return out
+
+
+def settings(family: str) -> dict:
+    return dict(QAP_BUDGET) if family == "qap" else {}
+
+
+def highs_objective(p, solver: str = "ipm") -> tuple:
+    """(objective, seconds) of HiGHS on the standard-form Problem p (its IPM by default)."""
+    import highspy
+
+    A = p.A.tocsc()
+    m, n = A.shape
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = p.c
+    lp.col_lower_, lp.col_upper_ = np.zeros(n), np.full(n, highspy.kHighsInf)
+    lp.row_lower_ = lp.row_upper_ = p.b
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("solver", solver)
+    h.passModel(lp)
+    t0 = time.perf_counter()
+    h.run()
+    seconds = time.perf_counter() - t0
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"HiGHS did not solve {p.name}: {h.modelStatusToString(h.getModelStatus())}")
+    return h.getInfo().objective_function_value + p.c0, seconds
+
+
+def highs_reference(p, family, key, limit_rows=5000):
+    """(objective, seconds) from HiGHS's IPM where it solves the problem in this run's time:
+    the QAP constants above; Gruca-like problems up to ``limit_rows`` rows solved here."""
+    if family == "qap":
+        return HIGHS_QAP.get(key), None
+    if p.A.shape[0] > limit_rows:
+        return None, None
+    return highs_objective(p)
+
+
+def worst_residual(res) -> float:
+    h = res.history[res.point_iteration] if res.point_iteration < len(res.history) else res.history[-1]
+    return max(h["primal_residual"], h["dual_residual"], h["gap"])

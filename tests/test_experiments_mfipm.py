@@ -1,0 +1,49 @@
+"""The experiments of paper 002's Tables 1-3 at CI sizes: they run, write their files, and their
+rows and claims carry the measured figures."""
+import csv
+
+import pytest
+
+pytest.importorskip("highspy")
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def rows(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def test_table1_sizes_and_fill(tmp_path):
+    from experiments.mfipm.table1 import EXPERIMENT, factor_estimates
+    import numpy as np
+    import scipy.sparse as sp
+
+    o = EXPERIMENT.execute(sizes=[16, 1024], repeat=1, out=tmp_path, quiet=True, qap="none")
+    r = {x["problem"]: x for x in rows(tmp_path / "mfipm_table1.csv")}
+    assert r["gruca_like_1024"]["nonzeros"] == r["gruca_like_1024"]["paper_nonzeros"] == "34817"
+    assert r["gruca_like_16"]["dense_factor_nnz"] == str(17 * 18 // 2)
+    assert "equal for 1 of 1" in o.claims[0].measured and "gruca_like_1024 5.26e+05 vs 5e+05" in o.claims[1].measured
+    assert (tmp_path / "mfipm_table1.png").read_bytes()[:8] == PNG
+    # the sparse path: a tridiagonal A A^T has a factor of 2m - 1 entries, and so has its envelope
+    A = sp.diags([1.0, 1.0], [0, 1], shape=(50, 51)).tocsr()
+    est = factor_estimates(A)
+    assert est["aat_nnz"] == 3 * 50 - 2 and est["mmd_factor_nnz"] == 2 * 50 - 1 and est["rcm_envelope"] == 2 * 50 - 1
+    assert not est["dense_normal"] and np.isfinite(est["mmd_seconds"])
+
+
+def test_table3_and_table2(tmp_path):
+    from experiments.mfipm import table2, table3
+
+    o = table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
+    r = rows(tmp_path / "mfipm_table3.csv")
+    assert [x["backend"] for x in r] == ["numpy64", "gpu"]
+    for x in r:
+        assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6
+        assert int(x["products"]) > 0 and float(x["spmv_seconds"]) > 0 and float(x["seconds"]) > 0
+    assert o.claims[0].text.startswith("GPU SpMV speed-up") and "gruca_like_16" in o.claims[1].measured
+    o = table2.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
+    for x in rows(tmp_path / "mfipm_table2.csv"):
+        shares = [float(x[f"{p}_percent"]) for p in ("pcg", "precondition", "fsax", "fsaty")]
+        assert all(0 < s < 100 for s in shares) and shares[1] < shares[0]
+    assert "gruca_like_16 gpu" in o.claims[0].measured
