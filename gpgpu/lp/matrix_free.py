@@ -60,7 +60,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .mehrotra import MESSAGES, STATUS, LPResult, _diverged
+from .mehrotra import MESSAGES, STATUS, LPResult, _diverged, _stop_code
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
@@ -382,21 +382,9 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         if finite:
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
-        stop = None
-        if not finite:
-            stop = 4
-        elif pres <= eps and dres <= eps and gap <= eps:
-            stop = 0
-        else:
-            stop = _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, collapse,
-                             lambda: float(x.sum()), lambda: float(np.abs(lam).max()))
-        if stop is None:
-            worst_hist.append(worst)
-            if len(worst_hist) > 2 * stall_window and \
-                    min(worst_hist[-stall_window:]) > 0.5 * min(worst_hist[:-stall_window]):
-                stop = 4
-            elif it >= max_iter:
-                stop = 1
+        stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
+                          lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
+                                            collapse, lambda: float(x.sum()), lambda: float(np.abs(lam).max())))
         if stop is not None:
             code = stop
             if callback is not None:

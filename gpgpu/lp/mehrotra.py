@@ -238,6 +238,25 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
     return None
 
 
+def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter, diverged):
+    """The termination decision of an iteration, or None to go on: 4 when not finite, 0 when the
+    tests (6.1)-(6.3) hold, else ``diverged()`` (infeasible / unbounded / collapse), else 4 when
+    the worst residual stalled over ``stall_window`` iterations, 1 at the iteration limit."""
+    if not finite:
+        return 4
+    if pres <= eps and dres <= eps and gap <= eps:            # (6.1)-(6.3)
+        return 0
+    stop = diverged()
+    if stop is None:
+        worst_hist.append(worst)
+        if len(worst_hist) > 2 * stall_window and \
+                min(worst_hist[-stall_window:]) > 0.5 * min(worst_hist[:-stall_window]):
+            return 4
+        if k >= max_iter:
+            return 1
+    return stop
+
+
 def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
              collapse=1e-10, stall_window=8):
     """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
@@ -312,21 +331,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
         # --- termination (6.1)-(6.3) and the other stops
-        stop = None
-        if not finite:
-            stop = 4
-        elif pres <= eps and dres <= eps and gap <= eps:      # (6.1)-(6.3)
-            stop = 0
-        else:
-            stop = _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
-                             collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam))
-        if stop is None:
-            worst_hist.append(worst)
-            if len(worst_hist) > 2 * stall_window and \
-                    min(worst_hist[-stall_window:]) > 0.5 * min(worst_hist[:-stall_window]):
-                stop = 4
-            elif k >= max_iter:
-                stop = 1
+        stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter,
+                          lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
+                                            collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam)))
         if stop is not None:
             code = stop
             if callback is not None:
