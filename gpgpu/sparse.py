@@ -31,7 +31,12 @@ added by one pass; a dense row is stored as a full row (a plane folded like x) a
 is an inner product (003's component-wise product, then sums) written into its texel. The
 inner products of all dense rows are done together (``_plane_dots``): one product pass over
 every plane and halving sums, a number of passes that does not grow with the dense rows. By
-default the threshold is ``max(32, 10 x`` the median non-zeros of a row or column).
+default (ELLPACK, TELL) the threshold is the one that stores the fewest texels (and at least 32): rows of up to t non-zeros pad
+every row of the layout to t texels, a row moved out costs a full row (n texels; a column m),
+so a row goes dense only where it is long beside the others *and* the full row is cheaper than
+the padding it would cause (a measured case: nug30's 900 columns of 60 non-zeros, among
+columns of 4, stay sparse; as dense columns they took 2 s a product on llvmpipe, 100 x nug20's).
+The corrigan format pads nothing; its threshold is ``max(32, 10 x`` the median count).
 
 Vectors longer than the widest texture are folded into rows (see ``gpgpu.stream``); ELLPACK
 layouts fold the same way: the m rows are cut into R = ceil(m / W) blocks of W, block r in
@@ -117,8 +122,26 @@ def _as_csr(A, name="A"):
     return M
 
 
-def _auto_threshold(counts: np.ndarray) -> int:
-    return int(max(32, 10 * float(np.median(counts)) if counts.size else 0))
+def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True) -> int:
+    """The non-zeros above which a row (a column) goes to the dense part, by texels: keeping
+    rows of up to t non-zeros makes every row of the padded layout t texels long (count x t),
+    moving a longer one makes it a full row of ``length`` texels. Answers the t of least
+    count x t + (rows above t) x length (the largest such t on a tie, fewer dense passes),
+    and never less than 32: a row that short is cheaper in the layout than as a dense pass.
+
+    A row of 60 non-zeros among rows of 4 (nug30's columns) stays sparse when the full row
+    would hold 52260 texels; a full row among rows of sqrt(N) (a Gruca-like LP) goes dense.
+    The corrigan format pads nothing (a program per row length): there the threshold is
+    max(32, 10 x the median count).
+    """
+    if counts.size == 0:
+        return 0
+    if not padded:
+        return int(max(32, 10 * float(np.median(counts))))
+    t = np.unique(counts)
+    above = counts.size - np.searchsorted(np.sort(counts), t, side="right")
+    cost = counts.size * t.astype(np.float64) + above * float(length)
+    return int(max(32, t[len(t) - 1 - int(np.argmin(cost[::-1]))]))
 
 
 def _folded_index(n: int) -> np.ndarray:
@@ -159,7 +182,7 @@ class SparseStream:
             be square. Products still take and answer vectors in the original order.
         dense : None, False or int
             Rows and columns with more non-zeros than this go to the dense part; None picks
-            max(32, 10 x median), False keeps everything sparse.
+            the threshold of fewest texels (module notes), False keeps everything sparse.
         transpose : {"copy", "scatter"}
             How ``rmatvec`` computes Aᵀ y (module notes).
         """
@@ -196,7 +219,8 @@ class SparseStream:
         if dense is False:
             rows_t = cols_t = None
         elif dense is None:
-            rows_t, cols_t = _auto_threshold(row_nnz), _auto_threshold(col_nnz)
+            padded = format != "corrigan"
+            rows_t, cols_t = _auto_threshold(row_nnz, n, padded), _auto_threshold(col_nnz, m, padded)
         else:
             if isinstance(dense, bool) or not isinstance(dense, (int, np.integer)) or dense < 1:
                 raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")

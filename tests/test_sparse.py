@@ -166,6 +166,35 @@ def test_dense_threshold_moves_rows_and_columns():
         assert S.dense_rows.size == 0 and S.K == 40
 
 
+def test_automatic_threshold_counts_texels_not_ratios():
+    """Columns of 60 non-zeros among columns of 4 in a 2000-row matrix (nug30's pattern) stay
+    sparse in the padded layouts (as 12 full columns they would cost 12 x 2000 texels, more than
+    the 300 x 56 of padding they cause; a third of them would go dense), while the corrigan format, which pads nothing, moves them out by
+    its 10 x median rule; a full row among short rows goes dense in every format."""
+    rng = np.random.default_rng(5)
+    m, n, long_cols = 2000, 300, list(range(5, 300, 25))       # 12 long columns: 4 % of them
+    rows, cols = [], []
+    for j in range(n):
+        k = 60 if j in long_cols else 4
+        rows += list(rng.choice(m, k, replace=False))
+        cols += [j] * k
+    A = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, n))
+    with SparseStream.from_scipy(A, format="ellpack") as S:
+        assert S.dense_cols.size == 0 and S.dense_rows.size == 0
+        x = rng.standard_normal(n)
+        np.testing.assert_allclose(S.matvec(x), A @ x, rtol=1e-5, atol=1e-5)
+    with SparseStream.from_scipy(A, format="corrigan") as S:
+        assert list(S.dense_cols) == long_cols
+    B = sp.lil_matrix(A[:300])
+    B[11, :] = 1.0
+    for fmt in ("ellpack", "tell", "corrigan"):
+        with SparseStream.from_scipy(B.tocsr(), format=fmt) as S:
+            assert list(S.dense_rows) == [11], fmt
+    C = sp.csr_matrix(A[:, [j for j in range(n) if j not in long_cols[4:]]])
+    with SparseStream.from_scipy(C, format="ellpack") as S:    # 4 long columns of 292: dense
+        assert S.dense_cols.size == 4
+
+
 def poison_pool(*shapes):
     """Leave NaN-filled temporaries of these shapes in the pool, so that a pass that forgets to
     fill a borrowed texture before reading it gives NaN (a fresh texture would read 0)."""
