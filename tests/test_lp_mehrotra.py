@@ -23,13 +23,17 @@ def netlib(name):
     except FileNotFoundError as e:
         pytest.skip(str(e))
     if name not in _CACHE:
-        path = netlib_path(name)
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.readModel(str(path))
-        h.run()
-        _CACHE[name] = (read_mps(path), h.getInfo().objective_function_value)
+        _CACHE[name] = with_highs_objective(netlib_path(name))
     return _CACHE[name]
+
+
+def with_highs_objective(path):
+    """(Problem, HiGHS's objective) of the MPS file at ``path``."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    h.run()
+    return read_mps(path), h.getInfo().objective_function_value
 
 
 def rel(a, b):

@@ -384,7 +384,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             first["min_dres"] = min(first["min_dres"], dres)
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
-                                            collapse, lambda: float(x.sum()), lambda: float(np.abs(lam).max())))
+                                            collapse, lambda: float(x.sum()), lambda: float(np.abs(lam).max())),
+                          feasibility=True)
         if stop is not None:
             code = stop
             if callback is not None:

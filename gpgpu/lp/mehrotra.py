@@ -238,19 +238,26 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
     return None
 
 
-def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter, diverged):
+def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter, diverged,
+               feasibility=False):
     """The termination decision of an iteration, or None to go on: 4 when not finite, 0 when the
     tests (6.1)-(6.3) hold, else ``diverged()`` (infeasible / unbounded / collapse), else 4 when
-    the worst residual stalled over ``stall_window`` iterations, 1 at the iteration limit."""
+    the worst residual stalled over ``stall_window`` iterations, 1 at the iteration limit.
+
+    Stalled: the smallest worst residual of the last ``stall_window`` iterations is not half
+    the smallest before them. With ``feasibility`` the larger of (6.1) and (6.2) must have
+    stalled too: an iteration whose relative gap grows while the residuals still fall (the
+    gap test means little before the iterate is nearly feasible) is progress."""
     if not finite:
         return 4
     if pres <= eps and dres <= eps and gap <= eps:            # (6.1)-(6.3)
         return 0
     stop = diverged()
     if stop is None:
-        worst_hist.append(worst)
-        if len(worst_hist) > 2 * stall_window and \
-                min(worst_hist[-stall_window:]) > 0.5 * min(worst_hist[:-stall_window]):
+        worst_hist.append((worst, max(pres, dres) if feasibility else worst))
+        if len(worst_hist) > 2 * stall_window and all(
+                min(h[i] for h in worst_hist[-stall_window:]) > 0.5 * min(h[i] for h in worst_hist[:-stall_window])
+                for i in (0, 1)):
             return 4
         if k >= max_iter:
             return 1
