@@ -311,7 +311,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
-    :func:`gpgpu.lp.mehrotra.mehrotra`. History entries add ``pcg_iterations`` (predictor,
+    :func:`gpgpu.lp.mehrotra.mehrotra`, the stall test with its feasibility clause
+    (``_stop_code(feasibility=True)``: a growing gap while (6.1)-(6.2) fall is progress). History entries add ``pcg_iterations`` (predictor,
     corrector), ``pcg_converged``, ``pcg_residual`` (relative, the worse of the two), ``rank``
     and ``regularisation``.
     """
