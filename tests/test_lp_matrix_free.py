@@ -21,7 +21,7 @@ from gpgpu.lp.netlib import PROBLEMS  # noqa: E402
 from gpgpu.lp.qap import qap_lp  # noqa: E402
 
 from experiments.mfipm.common import highs_objective as highs_lp  # noqa: E402
-from test_lp_mehrotra import INFEASIBLE, UNBOUNDED, netlib, rel, with_highs_objective  # noqa: E402
+from test_lp_mehrotra import INFEASIBLE, UNBOUNDED, netlib, netlib_more, rel  # noqa: E402
 
 #: HiGHS 1.16 (its IPM, default tolerances) on gruca_like(1024, seed=0), computed once
 #: (highspy.Highs, solver="ipm", 3.1 s); the problem is built from its seed, so this is fixed.
@@ -219,19 +219,6 @@ def test_pcg_solves_and_reports_its_limit(rng):
 #: first four end in numerical_trouble at iteration 16-20 without the feasibility clause of the
 #: stall test (their relative gap grows while the residuals fall)
 MORE_SOLVED = ["forplan", "grow15", "scrs8", "standmps", "bore3d", "scsd6", "ship04l", "scorpion"]
-
-
-def netlib_more(name):
-    """(Problem, HiGHS objective) of a netlib-more problem; skips when the folder is absent."""
-    from gpgpu.lp.netlib import netlib_dir
-
-    try:
-        path = netlib_dir().parent / "netlib-more" / f"{name}.mps.gz"
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    return with_highs_objective(path)
 
 
 @pytest.mark.parametrize("source,name", [("table3", p) for p in PROBLEMS] + [("more", p) for p in MORE_SOLVED])

@@ -36,6 +36,35 @@ def with_highs_objective(path):
     return read_mps(path), h.getInfo().objective_function_value
 
 
+def netlib_more(name):
+    """(Problem, HiGHS objective) of a netlib-more problem; skips when the folder is absent."""
+    from gpgpu.lp.netlib import netlib_dir
+
+    try:
+        path = netlib_dir().parent / "netlib-more" / f"{name}.mps.gz"
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    return with_highs_objective(path)
+
+
+def test_stall_test_lets_falling_residuals_go_on(monkeypatch):
+    """etamacro (netlib-more): its relative gap grows for 8 iterations while (6.1)-(6.2) fall;
+    with the feasibility clause of the stall test the solver goes on to the optimum, without it
+    it stops in numerical trouble at iteration 16."""
+    import importlib
+
+    p, ref = netlib_more("etamacro")
+    r = solve(p, backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+    mod = importlib.import_module("gpgpu.lp.mehrotra")
+    stop = mod._stop_code
+    monkeypatch.setattr(mod, "_stop_code", lambda *a, **k: stop(*a, **{**k, "feasibility": False}))
+    r = solve(p, backend="numpy64", eps=1e-8)
+    assert r.status == "numerical_trouble" and r.iterations == 16
+
+
 def rel(a, b):
     return abs(a - b) / abs(b)
 

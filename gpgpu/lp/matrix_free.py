@@ -311,8 +311,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
-    :func:`gpgpu.lp.mehrotra.mehrotra`, the stall test with its feasibility clause
-    (``_stop_code(feasibility=True)``: a growing gap while (6.1)-(6.2) fall is progress). History entries add ``pcg_iterations`` (predictor,
+    :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
+    gap while (6.1)-(6.2) fall is progress). History entries add ``pcg_iterations`` (predictor,
     corrector), ``pcg_converged``, ``pcg_residual`` (relative, the worse of the two), ``rank``
     and ``regularisation``.
     """
@@ -385,8 +385,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             first["min_dres"] = min(first["min_dres"], dres)
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
-                                            collapse, lambda: float(x.sum()), lambda: float(np.abs(lam).max())),
-                          feasibility=True)
+                                            collapse, lambda: float(x.sum()), lambda: float(np.abs(lam).max())))
         if stop is not None:
             code = stop
             if callback is not None:

