@@ -496,3 +496,46 @@ def test_collapse_test_names_the_residual_that_never_came_down():
     assert diverged(mu=1e-11, first=stuck_dual) == 3
     assert diverged(mu=1e-11, first=both_fine) is None
     assert diverged(mu=1e-9, first=stuck_primal) is None      # mu has not collapsed yet
+
+
+# --------------------------------------------------------------------------- precision exhausted
+def test_gpu_refined_normal_equations_refuse_theta_beyond_float32():
+    """Theta = x/s above float32's range stops factor_normal with PrecisionExhausted (which the
+    solver turns into numerical trouble) instead of the upload's overflow ValueError; 1e30
+    still fits and is factored."""
+    from gpgpu.lp.backend import PrecisionExhausted
+
+    p, _ = netlib("afiro")
+    m, n = p.A.shape
+    be = get_backend("gpu", p, refine=True)
+    try:
+        d = np.ones(n)
+        d[5] = 1e39
+        with pytest.raises(PrecisionExhausted, match="beyond float32's range"):
+            be.factor_normal(d)
+        d[5] = 1e30
+        assert be.factor_normal(d) >= 0
+    finally:
+        be.release()
+
+
+def test_precision_exhausted_ends_in_numerical_trouble_with_the_best_point():
+    from gpgpu.lp.backend import PrecisionExhausted
+    from gpgpu.lp.numpy_backend import NumpyBackend
+
+    class RunsOut(NumpyBackend):
+        calls = 0
+
+        def factor_normal(self, d):
+            RunsOut.calls += 1
+            if RunsOut.calls == 5:                    # the start point's, then iterations 0-2
+                raise PrecisionExhausted("Theta = x/s reaches 1e39 (planted)")
+            return super().factor_normal(d)
+
+    p, ref = netlib("afiro")
+    r = solve(p, backend=RunsOut(p, dtype=np.float64))
+    assert r.status == "numerical_trouble" and r.status_code == 4
+    assert "Stopped at iteration 3: Theta = x/s reaches 1e39 (planted)" in r.message
+    assert r.iterations == 3 and r.point_iteration <= 3
+    assert np.all(np.isfinite(r.x)) and rel(r.objective, ref) < 1.0
+    assert len(r.history) == 4

@@ -57,9 +57,17 @@ import abc
 
 import numpy as np
 
-__all__ = ["Backend", "refine_solve", "get_backend", "BACKENDS"]
+__all__ = ["Backend", "refine_solve", "get_backend", "BACKENDS", "PrecisionExhausted"]
 
 BACKENDS = ("gpu", "numpy32", "numpy64")
+#: the largest finite float32
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+class PrecisionExhausted(ArithmeticError):
+    """A quantity the method needs does not fit the backend's precision (Theta = x/s beyond
+    float32's range for the GPU's normal equations). The solver answers numerical trouble with
+    the best point met and this message; it never lets the error out of ``solve``."""
 
 
 class Backend(abc.ABC):

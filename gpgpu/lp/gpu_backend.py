@@ -35,7 +35,7 @@ from ..blas2 import gemv
 from ..cholesky import count_replaced, factor, solve_with_factor
 from ..reduce import argmax_region, reduce_region
 from ..stream import Stream
-from .backend import Backend, refine_solve
+from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
 __all__ = ["GPUBackend", "upload_dense"]
@@ -210,6 +210,10 @@ class GPUBackend(Backend):
             self.L = None
         if self._cpu is not None:
             self.d64 = np.asarray(d, dtype=np.float64)
+            big = float(np.max(np.abs(self.d64), initial=0.0))
+            if not big <= FLOAT32_MAX:
+                raise PrecisionExhausted(f"Theta = x/s reaches {big:.1e}, beyond float32's range (3.4e38): "
+                                         "the GPU's normal equations A Theta A^T cannot hold it")
             ds, owned = Stream.from_array(self.d64, "d"), True
         else:
             ds, owned = d, False

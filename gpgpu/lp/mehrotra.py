@@ -43,6 +43,8 @@ from typing import Optional
 
 import numpy as np
 
+from .backend import PrecisionExhausted
+
 __all__ = ["mehrotra", "LPResult", "STATUS", "STATUS_CODES", "MESSAGES"]
 
 #: status code -> status name
@@ -309,6 +311,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     rb0 = be.readbacks
     history = []
     code = 1
+    trouble = None                                             # why the precision ran out
     worst_hist = []                                            # worst criterion per iteration
     best = (math.inf, 0, x, lam, s)                            # (worst, k, x, lam, s)
     first = None
@@ -353,7 +356,12 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
 
         # --- predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e
         d = be.div(x, s)                                      # D^2 = S^{-1} X
-        replaced = be.factor_normal(d)                        # adat + chol
+        try:
+            replaced = be.factor_normal(d)                    # adat + chol
+        except PrecisionExhausted as e:                       # e.g. Theta beyond float32
+            code, trouble = 4, str(e)
+            be.free(d)
+            break
         replaced_total += replaced
         dx_a, dl_a, ds_a = _newton(be, d, rb, rc, x)          # S^{-1} r_xs = S^{-1} X S e = x
         a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
@@ -399,6 +407,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         message += f" ({k} iterations, eps = {eps:g})"
     elif code == 4 and point_k < k:
         message += f" The point returned is that of iteration {point_k}."
+    if trouble is not None:
+        message += f" Stopped at iteration {k}: {trouble}."
     return LPResult(status=STATUS[code], status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
