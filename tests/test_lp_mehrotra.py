@@ -352,6 +352,20 @@ def test_cli(capsys):
 def test_cli_errors(tmp_path, capsys):
     assert cli_main([str(tmp_path / "none.mps"), "--backend", "numpy64"]) == 2
     assert "none.mps" in capsys.readouterr().err
+    netlib("afiro")
+    assert cli_main(["afiro", "--backend", "numpy32", "--method", "matrix-free"]) == 2
+    assert "gpu or numpy64" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--rank", "5"]) == 2
+    assert "--method matrix-free" in capsys.readouterr().err
+
+
+def test_cli_matrix_free(capsys):
+    netlib("afiro")
+    assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--rank", "7",
+                     "--eps", "1e-8", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "method matrix-free, backend numpy64, refine False" in out
+    assert "status: optimal" in out and "rank k = 7;" in out and "0 solves at the PCG limit" in out
 
 
 # --------------------------------------------------------------------------- the heuristics,

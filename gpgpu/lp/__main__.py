@@ -1,4 +1,5 @@
-"""``python -m gpgpu.lp FILE``: solve an LP with Algorithm 3 of paper 000 and show its progress.
+"""``python -m gpgpu.lp FILE``: solve an LP with Algorithm 3 of paper 000 (or, with ``--method
+matrix-free``, paper 002's matrix-free method) and show its progress.
 
 FILE is an MPS file (``.mps`` / ``.mps.gz``) or the name of a NETLIB problem of Table 3
 (``afiro``, looked up in :func:`gpgpu.lp.netlib.netlib_dir`).
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from ..cli import positive_int, tolerance
 from ..context import ContextError
-from . import BACKENDS, REFINE_BELOW, read_mps, solve
+from . import BACKENDS, METHODS, REFINE_BELOW, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
 
 
@@ -28,7 +29,12 @@ def main(argv=None) -> int:
     ap.add_argument("--eps", type=tolerance, default=None,
                     help="tolerance of (6.1)-(6.3) (default: Table 3's for its problems, "
                          "else 1e-6)")
-    ap.add_argument("--backend", choices=BACKENDS, default="gpu")
+    ap.add_argument("--backend", choices=BACKENDS, default="gpu",
+                    help="gpu, numpy32 or numpy64 (the matrix-free method: gpu or numpy64)")
+    ap.add_argument("--method", choices=METHODS, default="mehrotra",
+                    help="mehrotra (paper 000, default) or matrix-free (paper 002, PCG)")
+    ap.add_argument("--rank", type=positive_int, default=None,
+                    help="matrix-free: columns k of the partial Cholesky preconditioner (default 100)")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
@@ -54,8 +60,9 @@ def main(argv=None) -> int:
     refine = args.refine
     if refine is None:
         refine = args.backend in ("gpu", "numpy32") and eps < REFINE_BELOW
-    print(f"backend {args.backend}, cholesky {args.cholesky}, refine {refine}, "
-          f"eps {eps:g}")
+    print(f"method {args.method}, backend {args.backend}, "
+          + (f"cholesky {args.cholesky}, " if args.method == "mehrotra" else "")
+          + f"refine {refine}, eps {eps:g}")
     if not args.quiet:
         print(f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
               f"{'a_pri':>7} {'a_dual':>7} {'sigma':>9} {'time':>7}")
@@ -68,10 +75,20 @@ def main(argv=None) -> int:
               f"{f(h['alpha_dual'], '7.4f'):>7} {f(h['sigma'], '9.2e'):>9} "
               f"{h['time']:>7.3f}", flush=True)
 
+    extra = {}
+    if args.method == "matrix-free":
+        if args.backend == "numpy32":
+            print("error: the matrix-free method runs on --backend gpu or numpy64", file=sys.stderr)
+            return 2
+        if args.rank is not None:
+            extra["rank"] = args.rank
+    elif args.rank is not None:
+        print("error: --rank is an option of --method matrix-free", file=sys.stderr)
+        return 2
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
-                    refine=refine, max_iter=args.max_iter,
-                    callback=None if args.quiet else show)
+                    refine=refine, max_iter=args.max_iter, method=args.method,
+                    callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
         return 2
@@ -80,6 +97,9 @@ def main(argv=None) -> int:
         return 2
     print(f"status: {res.status} ({res.message})")
     print(f"objective: {res.objective:.12g}")
+    if args.method == "matrix-free":
+        print(f"PCG iterations: {res.pcg_iterations} (rank k = {res.rank}; "
+              f"{res.pcg_unconverged} solves at the PCG limit)")
     print(f"iterations: {res.iterations}   time: {res.elapsed:.3f} s   "
           f"read-backs per iteration: {res.readbacks_per_iteration:.1f}   "
           f"replaced pivots: {res.replaced_pivots}")
