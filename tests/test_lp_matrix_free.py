@@ -232,6 +232,47 @@ def test_numpy64_solves_netlib(source, name):
     assert r.rank == min(100, p.A.shape[0])
 
 
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_rank_doubles_after_a_failed_pcg_up_to_rank_max(backend):
+    """With 3 PCG iterations a solve, k = 2 soon fails; after each iteration with a failed
+    solve k doubles (2, 4, 8, 16) up to rank_max = 20, after a converged one it stays; with
+    k = 20 of m = 27 PCG converges and the answer is HiGHS's. Without rank_max, k stays 2."""
+    p, ref = netlib("afiro")
+    hist = []
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, rank=2, rank_max=20, pcg_maxiter=3,
+              callback=hist.append)
+    for a, b in zip(hist, hist[1:]):
+        assert b["rank"] == (a["rank"] if a["pcg_converged"] else min(20, 2 * a["rank"]))
+    assert [h["rank"] for h in hist if not h["pcg_converged"]][:4] == [2, 4, 8, 16]
+    assert hist[-1]["rank"] == r.rank == 20
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+    fixed = []
+    solve(p, method="matrix-free", backend=backend, eps=1e-8, rank=2, pcg_maxiter=3, max_iter=6,
+          callback=lambda e: fixed.append(e["rank"]))
+    assert set(fixed) == {2}
+    with pytest.raises(ValueError, match="rank_max must be a positive integer"):
+        solve(p, method="matrix-free", backend=backend, rank_max=0)
+
+
+@pytest.mark.skipif(not os.environ.get("GPGPU_LONG_TESTS"), reason="40-70 s; set GPGPU_LONG_TESTS=1")
+def test_nug12_with_the_rank_grown_to_m():
+    """nug12 reaches HiGHS's objective to 1e-6 (measured 8.2e-10) only when k grows to m: the
+    complete factor (k = 1600 still ends in numerical trouble, README)."""
+    from experiments.mfipm.common import HIGHS_QAP
+    from gpgpu.lp.qap import qaplib_dir
+
+    try:
+        path = qaplib_dir() / "nug12.dat"
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    p = qap_lp(path)
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, rank_max=p.A.shape[0])
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, HIGHS_QAP["nug12"]) <= 1e-6
+    assert r.rank == p.A.shape[0]
+
+
 def test_stall_test_counts_falling_residuals_as_progress():
     """The stall test of both methods (mehrotra._stop_code): the worst residual (here the gap)
     stalls over the window while the feasibility residuals halve every iteration. Without the

@@ -91,7 +91,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
         equations are solved by PCG with a partial Cholesky preconditioner, A used only
         through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
-        ``pcg_maxiter``, ``reg_min``, ``reg_max`` and ``profile`` as options, and ignores
+        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max`` and ``profile`` as options, and ignores
         ``cholesky``.
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
@@ -151,8 +151,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
 def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
     from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
 
-    algo = {k: options.pop(k) for k in ("rank", "pcg_maxiter", "reg_min", "reg_max") if k in options}
-    for name in ("rank", "pcg_maxiter"):
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "reg_min", "reg_max") if k in options}
+    for name in ("rank", "rank_max", "pcg_maxiter"):
         v = algo.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")

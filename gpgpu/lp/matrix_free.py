@@ -29,6 +29,7 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   an affine-scaling predictor, sigma = (mu_aff / mu)^3, then the combined direction with
   xi_mu = sigma mu e - X S e - dX_aff dS_aff e; two PCG solves per iteration with the same
   preconditioner; steps 0.995 of the way to the boundary.
+* **Growing rank** (``rank_max``, beyond 002): k doubles after an iteration whose PCG failed.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -294,7 +295,7 @@ def _max_step(v, dv) -> float:
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
-                collapse=1e-10, stall_window=8) -> LPResult:
+                collapse=1e-10, stall_window=8, rank_max=None) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -303,6 +304,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Tolerance of the termination tests (6.1)-(6.3) of paper 000, as the Mehrotra solver.
     rank : int, optional
         k, the pivoted columns of the partial Cholesky preconditioner (default min(m, 100)).
+    rank_max : int, optional
+        Beyond 002: after an iteration in which a PCG solve reached its limit, k doubles (up
+        to ``rank_max``, at most m) for the next iteration. Default None: k stays ``rank``,
+        002's method. With ``rank_max = m`` a problem whose spectrum no k << m columns tame
+        (nug12) ends with the complete factor: then the method is a direct normal-equations
+        IPM that forms G_R's columns by products, no longer matrix-free.
     pcg_maxiter : int, optional
         PCG iterations per solve (default max(200, min(4 m, 2000))).
     refine : bool
@@ -324,6 +331,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     nb = float(np.max(np.abs(b))) if m else 0.0
     nc = float(np.max(np.abs(c))) if n else 0.0
     k = min(m, DEFAULT_RANK if rank is None else int(rank))
+    k_max = k if rank_max is None else max(k, min(m, int(rank_max)))
     maxiter = max(200, min(4 * m, 2000)) if pcg_maxiter is None else int(pcg_maxiter)
     sol = _Solver(be, A, AT, refine, maxiter)
 
@@ -423,6 +431,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             rho = max(reg_min, rho_k / 10.0)
         if delta_k * float(np.abs(dy).max()) > 0.1 * max(nrb, eps * (1.0 + nb)):
             delta = max(reg_min, delta_k / 10.0)
+        if k < k_max and not (f1["converged"] and f2["converged"]):
+            k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
         lam = lam + ad * dy
         s = s + ad * ds
