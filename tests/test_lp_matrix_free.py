@@ -214,6 +214,35 @@ def test_pcg_solves_and_reports_its_limit(rng):
     assert zero["converged"] and zero["iterations"] == 0 and not zero["x"].any()
 
 
+def test_refinement_rounds_stop_when_pcg_runs_out():
+    """Float64 refinement rounds (_Solver.solve): a back end whose PCG only reaches 1e-3 of its
+    right-hand side (pcg_floor) needs several rounds to meet a 1e-10 target and gets there; when
+    PCG itself stops at its iteration limit, the first round is the last (another would meet
+    the same conditioning)."""
+    from gpgpu.lp.matrix_free import _Solver
+
+    class Coarse(NumpyMatrixFree):
+        pcg_floor = 1e-3
+
+    p = gruca_like(64, seed=3)
+    A = p.A.tocsr()
+    rhs = np.random.default_rng(0).standard_normal(A.shape[0])
+    theta = np.random.default_rng(1).uniform(0.1, 10.0, A.shape[1])
+    target = 1e-10 * np.linalg.norm(rhs)
+    G = (A.toarray() * theta) @ A.toarray().T + 1e-3 * np.eye(A.shape[0])
+    for maxiter, converged in ((500, True), (2, False)):
+        be = Coarse(p)
+        sol = _Solver(be, A, A.T.tocsr(), refine=True, maxiter=maxiter)
+        sol.set_weights(theta, 1e-3, 4)
+        dy, facts = sol.solve(rhs, target)
+        assert facts["converged"] is converged
+        if converged:
+            assert facts["rounds"] >= 3 and np.linalg.norm(rhs - G @ dy) <= 1.01 * target
+        else:
+            assert facts["rounds"] == 1 and facts["iterations"] == 2
+            assert facts["residual"] == pytest.approx(np.linalg.norm(rhs - G @ dy) / np.linalg.norm(rhs), rel=1e-6)
+
+
 # --------------------------------------------------------------------------- solving
 #: netlib-more problems the numpy64 matrix-free method solves to 1e-8 in under a second each; the
 #: first four end in numerical_trouble at iteration 16-20 without the feasibility clause of the
