@@ -321,6 +321,40 @@ def test_scaling_b_and_c_changes_nothing(c_factor, b_factor):
         assert a["mu"] == pytest.approx(b["mu"] * c_factor * b_factor, rel=1e-6)
 
 
+def test_a_breakdown_in_the_back_end_is_numerical_trouble_not_a_traceback():
+    """An arithmetic error of the back end inside an iteration (the numpy factor of a singular
+    G11 once overflowed to inf and scipy raised ValueError) ends the solve in numerical trouble,
+    with the best point and the reason in the message."""
+    class BreaksDown(NumpyMatrixFree):
+        builds = 0
+
+        def build_preconditioner(self, rank):
+            BreaksDown.builds += 1
+            if BreaksDown.builds == 4:                 # the start point's, then iterations 0, 1, 2
+                raise ValueError("array must not contain infs or NaNs (planted)")
+            return super().build_preconditioner(rank)
+
+    p, ref = netlib("afiro")
+    seen = []
+    r = solve(p, method="matrix-free", backend=BreaksDown(p), eps=1e-8, callback=seen.append)
+    assert r.status == "numerical_trouble"
+    assert "Stopped at iteration 2: ValueError: array must not contain infs or NaNs (planted)" in r.message
+    assert r.iterations == 2 and len(r.history) == len(seen) == 3
+    assert np.all(np.isfinite(r.x)) and rel(r.objective, ref) < 1.0
+
+
+def test_partial_cholesky_replaces_a_tiny_pivot_instead_of_overflowing():
+    """A pivot 1e-13 of its diagonal entry (a numerically singular G11) is replaced, so that
+    no multiplier explodes: C, B and d_s stay finite and bounded by the data."""
+    v = np.array([1.0, 2.0, 3.0])
+    G = np.outer(v, v) + np.diag([0.0, 1e-13 * 4.0, 0.0])          # rank one + a hair
+    G = np.block([[G, v[:, None]], [v[None, :], np.array([[20.0]])]])
+    C, B, d_s, replaced = partial_cholesky(G[:, :3], np.arange(3), np.diag(G))
+    assert replaced == 2
+    assert np.isfinite(C).all() and np.isfinite(B).all() and np.isfinite(d_s).all()
+    assert np.abs(B).max() <= 10.0 and d_s[3] > 0
+
+
 def test_stall_test_counts_falling_residuals_as_progress():
     """The stall test of both methods (mehrotra._stop_code): the worst residual (here the gap)
     stalls over the window while the feasibility residuals halve every iteration. Without the

@@ -384,6 +384,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     code = 1
     it = 0
     replaced_total = 0
+    trouble = None
     while True:
         rb = b - outer(A, x)
         rc = c - outer(AT, lam) - s
@@ -419,37 +420,45 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                 callback(entry)
             break
 
-        rho_k = _regularisation(min(rho, mu_n), reg_min, reg_max)
-        delta_k = _regularisation(min(delta, mu_n), reg_min, reg_max)
-        theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
-        info = sol.set_weights(theta, delta_k, k)
-        replaced_total += int(info.get("replaced", 0))
-        cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * eps * (1.0 + nb) / bs)
+        try:
+            rho_k = _regularisation(min(rho, mu_n), reg_min, reg_max)
+            delta_k = _regularisation(min(delta, mu_n), reg_min, reg_max)
+            theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
+            info = sol.set_weights(theta, delta_k, k)
+            replaced_total += int(info.get("replaced", 0))
+            cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * eps * (1.0 + nb) / bs)
 
-        def newton(xi_mu):
-            f = rc - xi_mu / x                                # xi_d - X^-1 xi_mu
-            rhs = rb + outer(A, theta * f)
-            tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
-            dy, facts = sol.solve(rhs, tol)
-            dx = theta * (outer(AT, dy) - f)
-            ds = (xi_mu - s * dx) / x
-            return dx, dy, ds, facts
+            def newton(xi_mu):
+                f = rc - xi_mu / x                                # xi_d - X^-1 xi_mu
+                rhs = rb + outer(A, theta * f)
+                tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
+                dy, facts = sol.solve(rhs, tol)
+                dx = theta * (outer(AT, dy) - f)
+                ds = (xi_mu - s * dx) / x
+                return dx, dy, ds, facts
 
-        # predictor: xi_mu = -X S e
-        dx_a, dy_a, ds_a, f1 = newton(-x * s)
-        ap, ad = _max_step(x, dx_a), _max_step(s, ds_a)
-        mu_aff = float((x + ap * dx_a) @ (s + ad * ds_a)) / n
-        sigma = (mu_aff / mu_n) ** 3
-        # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
-        dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a)
-        ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
-        ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
-        # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
-        # would hold them back, the next iteration regularises ten times less
-        if rho_k * float(np.abs(dx).max()) > 0.1 * max(nrc_n, eps * (1.0 + nc) / cs):
-            rho = max(reg_min, rho_k / 10.0)
-        if delta_k * float(np.abs(dy).max()) > 0.1 * max(nrb_n, eps * (1.0 + nb) / bs):
-            delta = max(reg_min, delta_k / 10.0)
+            # predictor: xi_mu = -X S e
+            dx_a, dy_a, ds_a, f1 = newton(-x * s)
+            ap, ad = _max_step(x, dx_a), _max_step(s, ds_a)
+            mu_aff = float((x + ap * dx_a) @ (s + ad * ds_a)) / n
+            sigma = (mu_aff / mu_n) ** 3
+            # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
+            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a)
+            ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
+            ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
+            # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
+            # would hold them back, the next iteration regularises ten times less
+            if rho_k * float(np.abs(dx).max()) > 0.1 * max(nrc_n, eps * (1.0 + nc) / cs):
+                rho = max(reg_min, rho_k / 10.0)
+            if delta_k * float(np.abs(dy).max()) > 0.1 * max(nrb_n, eps * (1.0 + nb) / bs):
+                delta = max(reg_min, delta_k / 10.0)
+        except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
+            # the back end's arithmetic broke down (a factor with inf or NaN): the precision
+            # is exhausted, never a traceback out of solve
+            code, trouble = 4, f"{type(e).__name__}: {e}"
+            if callback is not None:
+                callback(entry)
+            break
         if k < k_max and not (f1["converged"] and f2["converged"]):
             k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
@@ -472,6 +481,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         message += f" ({it} iterations, eps = {eps:g}, {sol.iterations} PCG iterations)"
     elif code == 4 and point_k < it:
         message += f" The point returned is that of iteration {point_k}."
+    if trouble is not None:
+        message += f" Stopped at iteration {it}: {trouble}."
     if sol.unconverged:
         message += (f" {sol.unconverged} of the normal-equation solves stopped at the PCG iteration "
                     f"limit ({maxiter}) before their tolerance (see history['pcg_converged']).")

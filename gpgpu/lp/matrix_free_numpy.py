@@ -13,7 +13,10 @@ import scipy.linalg as sla
 
 from .matrix_free import MatrixFreeBackend
 
-__all__ = ["NumpyMatrixFree", "partial_cholesky"]
+__all__ = ["NumpyMatrixFree", "partial_cholesky", "PIVOT_TOLERANCE"]
+
+#: pivots of G11 at or below this fraction of their diagonal entry are replaced (float64)
+PIVOT_TOLERANCE = 1e-10
 
 
 def partial_cholesky(G_cols, K, diag):
@@ -24,7 +27,8 @@ def partial_cholesky(G_cols, K, diag):
     B = G[:, K] C^-T (its rows at K hold C itself and are not used), and d_s the diagonal of the
     Schur complement G22 - B2 B2^T at the other rows (entries at K are 0). A pivot that is not
     positive is replaced by the largest diagonal entry (the preconditioner stays positive
-    definite; PCG then needs more iterations, it does not fail).
+    definite; PCG then needs more iterations, it does not fail); a pivot at or below
+    ``PIVOT_TOLERANCE`` times its diagonal entry counts as not positive.
     """
     G11 = G_cols[K]
     G11 = 0.5 * (G11 + G11.T)
@@ -39,7 +43,10 @@ def partial_cholesky(G_cols, K, diag):
         big = float(np.max(np.diag(G11))) if k else 1.0
         for j in range(k):
             p = S[j, j]
-            if not p > 1e-14 * max(G11[j, j], 0.0):
+            # relative to the pivot's own diagonal entry, as the GPU's guarded factor (there 1e-6,
+            # for float32): a pivot of 1e-14 once let the multipliers of nug12's complete,
+            # numerically singular factor (k = m, delta = 1e-8) overflow to inf
+            if not p > PIVOT_TOLERANCE * max(G11[j, j], 0.0):
                 p, replaced = big, replaced + 1
             C[j, j] = np.sqrt(p)
             C[j + 1:, j] = S[j + 1:, j] / C[j, j]
