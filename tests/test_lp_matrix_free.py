@@ -285,9 +285,9 @@ def test_rank_doubles_after_a_failed_pcg_up_to_rank_max(backend):
         solve(p, method="matrix-free", backend=backend, rank_max=0)
 
 
-@pytest.mark.skipif(not os.environ.get("GPGPU_LONG_TESTS"), reason="40-70 s; set GPGPU_LONG_TESTS=1")
+@pytest.mark.skipif(not os.environ.get("GPGPU_LONG_TESTS"), reason="40-140 s; set GPGPU_LONG_TESTS=1")
 def test_nug12_with_the_rank_grown_to_m():
-    """nug12 reaches HiGHS's objective to 1e-6 (measured 8.2e-10) only when k grows to m: the
+    """nug12 reaches HiGHS's objective to 1e-6 (measured 4.0e-9) only when k grows to m: the
     complete factor (k = 1600 still ends in numerical trouble, README)."""
     from experiments.mfipm.common import HIGHS_QAP
     from gpgpu.lp.qap import qaplib_dir
