@@ -93,3 +93,16 @@ def highs_reference(p, family, key, limit_rows=5000):
 def worst_residual(res) -> float:
     h = res.history[res.point_iteration] if res.point_iteration < len(res.history) else res.history[-1]
     return max(h["primal_residual"], h["dual_residual"], h["gap"])
+
+
+def bar_axis(ax, labels, title, ylabel=None, log=False) -> None:
+    """The look the mfipm figures share: problem names under the bars, a small title and
+    legend, a light grid (log scale with ``log``)."""
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=20, fontsize=7)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(True, axis="y", alpha=0.3)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.harness import Claim, Experiment
-from experiments.mfipm.common import PAPER_TABLE2, QAP_OPTION, problems, settings
+from experiments.mfipm.common import PAPER_TABLE2, QAP_OPTION, bar_axis, problems, settings
 from experiments.mfipm.table3 import BACKENDS, warm_up
 
 PARTS = ("pcg", "precondition", "fsax", "fsaty", "build")
@@ -59,11 +59,7 @@ def plot(rows, fig, renderer):
         x = np.arange(len(sel))
         for i, part in enumerate(PARTS[:4]):
             ax.bar(x + (i - 1.5) * 0.2, [r[f"{part}_percent"] for r in sel], 0.2, label=part)
-        ax.set_xticks(x, [r["problem"] for r in sel], rotation=20, fontsize=7)
-        ax.set_ylabel("% of solve time")
-        ax.set_title(be, fontsize=9)
-        ax.legend(fontsize=7)
-        ax.grid(True, axis="y", alpha=0.3)
+        bar_axis(ax, [r["problem"] for r in sel], be, ylabel="% of solve time")
 
 
 EXPERIMENT = Experiment(

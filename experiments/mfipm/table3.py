@@ -20,7 +20,8 @@ import time
 import numpy as np
 
 from experiments.harness import Claim, Experiment, finish
-from experiments.mfipm.common import PAPER_TABLE3, QAP_OPTION, highs_reference, problems, settings, worst_residual
+from experiments.mfipm.common import (PAPER_TABLE3, QAP_OPTION, bar_axis, highs_reference, problems, settings,
+                                      worst_residual)
 
 BACKENDS = ("numpy64", "gpu")
 
@@ -142,11 +143,7 @@ def plot(rows, fig, renderer):
         ax1.bar(x + (i - 0.5) * 0.4, vals, 0.4, label=be)
         ax2.bar(x + (i - 0.5) * 0.4, sp, 0.4, label=be)
     for ax, t in ((ax1, "solve time (s)"), (ax2, "SpMV time in the solve (s)")):
-        ax.set_xticks(x, names, rotation=20, fontsize=7)
-        ax.set_yscale("log")
-        ax.set_title(t, fontsize=9)
-        ax.legend(fontsize=7)
-        ax.grid(True, axis="y", alpha=0.3)
+        bar_axis(ax, names, t, log=True)
 
 
 EXPERIMENT = Experiment(

@@ -68,7 +68,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .mehrotra import MESSAGES, STATUS, LPResult, _diverged, _stop_code
+from .mehrotra import STATUS, LPResult, _diverged, _result_message, _stop_code
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
@@ -476,13 +476,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     point_k = it
     if code in (1, 4):
         _, point_k, x, lam, s = best
-    message = MESSAGES[code]
-    if code == 0:
-        message += f" ({it} iterations, eps = {eps:g}, {sol.iterations} PCG iterations)"
-    elif code == 4 and point_k < it:
-        message += f" The point returned is that of iteration {point_k}."
-    if trouble is not None:
-        message += f" Stopped at iteration {it}: {trouble}."
+    message = _result_message(code, it, eps, point_k, trouble, f", {sol.iterations} PCG iterations")
     if sol.unconverged:
         message += (f" {sol.unconverged} of the normal-equation solves stopped at the PCG iteration "
                     f"limit ({maxiter}) before their tolerance (see history['pcg_converged']).")

@@ -269,6 +269,20 @@ def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k,
     return stop
 
 
+def _result_message(code, iterations, eps, point_k, trouble, detail="") -> str:
+    """The result's message (both methods): the status's text, then the iterations and eps
+    (``detail`` added) for optimal, the point's iteration when an earlier one is returned, and
+    why the precision ran out (``trouble``) when it did."""
+    message = MESSAGES[code]
+    if code == 0:
+        message += f" ({iterations} iterations, eps = {eps:g}{detail})"
+    elif code == 4 and point_k < iterations:
+        message += f" The point returned is that of iteration {point_k}."
+    if trouble is not None:
+        message += f" Stopped at iteration {iterations}: {trouble}."
+    return message
+
+
 def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
              collapse=1e-10, stall_window=8):
     """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
@@ -402,13 +416,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     x_std = be.to_numpy(x)
     y = be.to_numpy(lam)
     s_np = be.to_numpy(s)
-    message = MESSAGES[code]
-    if code == 0:
-        message += f" ({k} iterations, eps = {eps:g})"
-    elif code == 4 and point_k < k:
-        message += f" The point returned is that of iteration {point_k}."
-    if trouble is not None:
-        message += f" Stopped at iteration {k}: {trouble}."
+    message = _result_message(code, k, eps, point_k, trouble)
     return LPResult(status=STATUS[code], status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
