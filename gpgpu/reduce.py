@@ -14,6 +14,12 @@ Two strategies:
 ``"pyramid"`` (sum only; Corrigan, paper 003)
     The vector is copied into a texture of the next power-of-two length padded with zeros,
     then reduced through a pyramid of textures of lengths 2^(p-1), ..., 2, 1, one per level.
+``"fan"`` (sum only; beyond the papers, a speed option)
+    As ``"pingpong"``, but each fragment adds ``FAN`` (32) consecutive texels, whose first the
+    rasterizer interpolates into T0 (T0.x = 32 V.x - 15.5): ceil(log32 n) passes instead of
+    ceil(log2 n) (a row of 4096: 3 instead of 12). On a GPU where a pass costs more than the
+    texels it reads (the NVIDIA H200 here) fewer passes are faster; the sums differ from
+    pingpong's only by float32 rounding (another order of the additions).
 
 Along a whole vector, along each row (``axis=1``) or each column (``axis=0``) of a matrix,
 or over a whole matrix (columns first, then the row of column results). Argmax carries the
@@ -41,6 +47,11 @@ OPS = {
 }
 ARGMAX_FIRST = Kernel("argmax_reduction_first", texels=3, doc="004 pivot search, first pass")
 ARGMAX_STEP = Kernel("argmax_reduction", texels=9, doc="004 pivot search, (value, x, y) pairs")
+#: texels added per fragment by the "fan" strategy
+FAN = 32
+SUM_FAN = Kernel("sum_reduction_fan", texels=FAN + 1, doc="sum of FAN texels a fragment (beyond the papers)",
+                 defines={"FAN": FAN}, label="sum_reduction_fan")
+STRATEGIES = ("pingpong", "pyramid", "fan")
 COPY = Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel")
 FILL = Kernel("fill", texels=1, doc="fill with a constant")
 
@@ -76,6 +87,35 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
         if n_out == 1:
             break
         cur, kernel, n = target, step, n_out
+        x0, y0, x1, y1 = 0, 0, cols, rows
+    give_back(*temps)
+    return target
+
+
+def _fan_sum(src: Stream, region, axis: str, out: Stream | None) -> Stream:
+    """Sum ``region`` of ``src`` along ``axis`` ('x' or 'y'), FAN texels a fragment a pass
+    (the ``"fan"`` strategy): as :func:`_halving`, with T0 = FAN V - (FAN - 1) / 2 along the axis."""
+    x0, y0, x1, y1 = region
+    w, h = x1 - x0, y1 - y0
+    n = w if axis == "x" else h
+    cur, temps = src, []
+    while True:
+        n_out = -(-n // FAN)
+        rows, cols = (h, n_out) if axis == "x" else (n_out, w)
+        if n_out == 1:
+            target = out if out is not None else Stream(rows, cols)
+        else:
+            target = borrow(rows, cols)
+            temps.append(target)
+        if axis == "x":
+            T0 = lambda X, Y, x0=x0, y0=y0: (x0 + FAN * X - (FAN - 1) / 2, y0 + Y)
+        else:
+            T0 = lambda X, Y, x0=x0, y0=y0: (x0 + X, y0 + FAN * Y - (FAN - 1) / 2)
+        SUM_FAN.draw(target, Rect.covering(0, 0, cols, rows, T0), {"S": cur},
+                     {"limit": (float(x1), float(y1)), "step": (1.0, 0.0) if axis == "x" else (0.0, 1.0)})
+        if n_out == 1:
+            break
+        cur, n = target, n_out
         x0, y0, x1, y1 = 0, 0, cols, rows
     give_back(*temps)
     return target
@@ -127,8 +167,8 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
     """
     if op not in OPS:
         raise ValueError(f"unknown reduction {op!r}; use one of {sorted(OPS)} (or argmax())")
-    if strategy not in ("pingpong", "pyramid"):
-        raise ValueError(f"strategy must be 'pingpong' or 'pyramid', got {strategy!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}, got {strategy!r}")
     if region is None and axis is None and len(src.regions()) > 1:
         return reduce_regions(src, op, src.regions(), strategy, out)
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
@@ -137,6 +177,19 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
         if op != "sum" or axis is not None:
             raise ValueError("the pyramid strategy (paper 003) is a sum over everything (op='sum', axis=None)")
         return _pyramid_sum(src, (x0, y0, x1, y1), out)
+    if strategy == "fan":
+        if op != "sum":
+            raise ValueError(f"the fan strategy adds: op must be 'sum', got {op!r}")
+        if axis == 1 or (axis is None and y1 - y0 == 1):
+            return _fan_sum(src, (x0, y0, x1, y1), "x", out)
+        if axis == 0 or (axis is None and x1 - x0 == 1):
+            return _fan_sum(src, (x0, y0, x1, y1), "y", out)
+        if axis is not None:
+            raise ValueError(f"axis must be None, 0 or 1, got {axis!r}")
+        cols = _fan_sum(src, (x0, y0, x1, y1), "y", borrow(1, x1 - x0))
+        res = _fan_sum(cols, (0, 0, x1 - x0, 1), "x", out)
+        give_back(cols)
+        return res
     if axis == 1:
         return _halving(k, k, src, (x0, y0, x1, y1), "x", 1, out)
     if axis == 0:

@@ -171,7 +171,7 @@ class SparseStream:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_scipy(cls, A, format: str = "ellpack", sort: bool = False, dense=None,
-                   transpose: str = "copy") -> "SparseStream":
+                   transpose: str = "copy", sums: str = "pingpong") -> "SparseStream":
         """Upload ``A`` (any scipy.sparse matrix, or a dense 2-D array).
 
         Parameters
@@ -185,9 +185,14 @@ class SparseStream:
             the threshold of fewest texels (module notes), False keeps everything sparse.
         transpose : {"copy", "scatter"}
             How ``rmatvec`` computes Aᵀ y (module notes).
+        sums : {"pingpong", "fan"}
+            The reduction strategy of the dense part's inner products (:mod:`gpgpu.reduce`:
+            000's halving sums, or the fan sums beyond the papers, fewer passes).
         """
         if format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+        if sums not in ("pingpong", "fan"):
+            raise ValueError(f"sums must be 'pingpong' or 'fan', got {sums!r}")
         if transpose not in TRANSPOSES:
             raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
         if transpose == "scatter" and format == "corrigan":
@@ -199,6 +204,7 @@ class SparseStream:
         check_shape((n,), "A's columns (as a vector)")
         self = cls()
         self.format, self.shape, self.nnz, self.transpose = format, (m, n), int(M.nnz), transpose
+        self.sums = sums
         self._source_dense, self._sort = dense, sort
         perm = None
         if sort:
@@ -406,7 +412,7 @@ class SparseStream:
         if not has_dense:
             return y
         # dense rows: their inner products with x, all at once, into the kr x 1 column V
-        V = _plane_dots(S["R"], self.kr, xs) if self.kr else S["no_rows"]
+        V = _plane_dots(S["R"], self.kr, xs, self.sums) if self.kr else S["no_rows"]
         target = out if out is not None else Stream.vector_of(m)
         KERNELS["dense_part"].draw(target, whole(target),
                                    {"S": y, "C": S["C"], "J": S["J"], "V": V, "slot": S["slot"], "X": xs},
@@ -473,7 +479,7 @@ class SparseStream:
         textures (read back once), in the same format; ``release()`` frees both."""
         if self._T is None:
             self._T = SparseStream.from_scipy(self.to_scipy().T, format=self.format, sort=False,
-                                              dense=self._source_dense)
+                                              dense=self._source_dense, sums=self.sums)
         return self._T
 
     def _scatter_transpose(self, ys: Stream, out: Stream | None) -> Stream:
@@ -492,7 +498,7 @@ class SparseStream:
                 KERNELS["row_add"].draw(x, whole(x), {"R": S["R"], "I": S["I"], "Y": ys},
                                         {"kr": int(self.kr), "plane_rows": x.rows, "y_width": ys.cols})
         if self.kc:  # dense columns: x(j_c) += a_c^T y, their inner products all at once
-            dots = _plane_dots(S["C"], self.kc, ys)
+            dots = _plane_dots(S["C"], self.kc, ys, self.sums)
             texels = Triangle.join(*(Triangle.from_rects([(j % x.cols, j // x.cols, j % x.cols + 1, j // x.cols + 1)],
                                                          T0=(0.5, c + 0.5))
                                      for c, j in enumerate(int(j) for j in self.dense_cols)))
@@ -571,7 +577,7 @@ class SparseStream:
 
 
 # ---------------------------------------------------------------------- geometry
-def _plane_dots(P: Stream, k: int, v: Stream) -> Stream:
+def _plane_dots(P: Stream, k: int, v: Stream, sums: str = "pingpong") -> Stream:
     """The inner products of the k planes of P with the vector stream v, as a k x 1 stream.
 
     Plane r is a vector folded like v (v.rows x v.cols) at texture rows r v.rows .. of P (the
@@ -581,7 +587,8 @@ def _plane_dots(P: Stream, k: int, v: Stream) -> Stream:
     rasterizer); then each texture row is summed by halving along x (000's level-1 sum), and for
     a folded v each plane's row sums are moved into one row of a k x v.rows texture (T0 affine
     in the window position) and summed the same way. About log2(v.cols) + log2(v.rows) + 2
-    passes, whatever k. The result is a pooled temporary: give_back() it."""
+    passes, whatever k (``sums="fan"``: the fan sums of :mod:`gpgpu.reduce`, about
+    log32(v.cols) + log32(v.rows) + 2). The result is a pooled temporary: give_back() it."""
     h, W = v.rows, v.cols
     regions = v.regions()
     prod = borrow(k * h, W)
@@ -591,7 +598,7 @@ def _plane_dots(P: Stream, k: int, v: Stream) -> Stream:
                                   T0=lambda X, Y, o=r * h: (X, Y - o)) for r in range(k)]
     KERNELS["plane_product"].draw(prod, Triangle.join(*planes), {"P": P, "Y": v})
     width = regions[0][2] if h == 1 else W
-    row_sums = reduce_region(prod, "sum", (0, 0, width, k * h), axis=1, out=borrow(k * h, 1))
+    row_sums = reduce_region(prod, "sum", (0, 0, width, k * h), axis=1, strategy=sums, out=borrow(k * h, 1))
     give_back(prod)
     if h == 1:
         return row_sums
@@ -599,7 +606,7 @@ def _plane_dots(P: Stream, k: int, v: Stream) -> Stream:
     L1["copy"].draw(by_plane, Rect.covering(0, 0, h, k, T0=lambda X, Y: (0.5, (Y - 0.5) * h + X)),
                     {"A": row_sums})
     give_back(row_sums)
-    dots = reduce_region(by_plane, "sum", (0, 0, h, k), axis=1, out=borrow(k, 1))
+    dots = reduce_region(by_plane, "sum", (0, 0, h, k), axis=1, strategy=sums, out=borrow(k, 1))
     give_back(by_plane)
     return dots
 

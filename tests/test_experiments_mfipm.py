@@ -37,11 +37,12 @@ def test_table3_and_table2(tmp_path):
 
     o = table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     r = rows(tmp_path / "mfipm_table3.csv")
-    assert [x["backend"] for x in r] == ["numpy64", "gpu"]
+    assert [x["backend"] for x in r] == ["numpy64", "gpu", "gpu-fan"]
     for x in r:
         assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6
         assert int(x["products"]) > 0 and float(x["spmv_seconds"]) > 0 and float(x["seconds"]) > 0
     assert o.claims[0].text.startswith("GPU SpMV speed-up") and "gruca_like_16" in o.claims[1].measured
+    assert "fan sums" in o.claims[2].text and o.claims[2].measured.startswith("gruca_like_16 ")
     o = table2.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     for x in rows(tmp_path / "mfipm_table2.csv"):
         shares = [float(x[f"{p}_percent"]) for p in ("pcg", "precondition", "fsax", "fsaty")]

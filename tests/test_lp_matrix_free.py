@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 highspy = pytest.importorskip("highspy")
 
-from gpgpu import stream  # noqa: E402
+from gpgpu import counters, stream  # noqa: E402
 from gpgpu.lp import METHODS, Problem, gruca_like, solve  # noqa: E402
 from gpgpu.lp.gruca import GRUCA_TABLE1, gruca_sizes  # noqa: E402
 from gpgpu.lp.matrix_free import MatrixFreeBackend, get_matrix_free_backend, pcg  # noqa: E402
@@ -140,12 +140,14 @@ def test_partial_cholesky_replaces_a_non_positive_pivot():
     assert np.isfinite(B).all() and d_s[2] > 0
 
 
+@pytest.mark.parametrize("sums", ["pingpong", "fan"])
 @pytest.mark.parametrize("fold", [None, 8])
 @pytest.mark.parametrize("k", [1, 5, 30])
-def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k):
+def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k, sums):
     """P^-1 r, G_R v and v^T w on the GPU against the float64 reference; with fold=8 every
     vector (31 rows of A with a dense row and column: gruca_like(30)) is folded 8 wide, so
-    the planes span several texture rows and the last row has a tail."""
+    the planes span several texture rows and the last row has a tail. With sums="fan" every
+    sum is a fan sum (none of 000's halving passes is left)."""
     if fold:
         monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
     p = small_lp(rng) if k != 5 else gruca_like(36, seed=2)
@@ -155,7 +157,7 @@ def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k
     G = normal_matrix(p.A, theta, delta)
     K = np.sort(np.argsort(-np.diag(G))[:k])
     P = reference_P(G, K)
-    be = GPUMatrixFree(p)
+    be = GPUMatrixFree(p, sums=sums)
     try:
         be.set_weights(theta, delta)
         info = be.build_preconditioner(k)
@@ -164,7 +166,12 @@ def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k
             r = rng.standard_normal(m)
             ref = np.linalg.solve(P, r)
             rv = be.vector(r)
-            z = be.to_numpy(be.precondition(rv))
+            with counters.count() as c:
+                z = be.to_numpy(be.precondition(rv))
+                be.normal_matvec(rv)
+                be.dot(rv, rv)
+            halving, fan = c.passes("sum_reduction"), c.passes("sum_reduction_fan")
+            assert (halving > 0 and fan == 0) if sums == "pingpong" else (fan > 0 and halving == 0)
             # measured up to 2.1e-6; float32 rounding times cond(P) <= 300 bounds it by ~2e-5
             assert np.abs(z - ref).max() <= 5e-6 * np.abs(ref).max()
             Gv = be.to_numpy(be.normal_matvec(rv))
@@ -394,10 +401,10 @@ def test_gpu_solves_table3_netlib(name):
     assert r.backend == "gpu" and r.readbacks > 0
 
 
-@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
-def test_gruca_like_1024_reaches_highs(backend):
+@pytest.mark.parametrize("backend, options", [("numpy64", {}), ("gpu", {}), ("gpu", {"sums": "fan"})])
+def test_gruca_like_1024_reaches_highs(backend, options):
     p = gruca_like(1024, seed=0)
-    r = solve(p, method="matrix-free", backend=backend, eps=1e-8)
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, **options)
     assert r.status == "optimal", r.message
     assert rel(r.objective, GRUCA_1024_SEED0) <= 1e-6
     # rank 100 of 1025 rows: the preconditioner is partial, PCG does iterate
@@ -437,6 +444,10 @@ def test_pcg_limit_is_reported_never_silent():
     assert f"stopped at the PCG iteration limit (2)" in r.message
     assert any(h["pcg_converged"] is False for h in r.history[:-1])
     assert r.status != "optimal"
+    assert "k = 1 of 65 columns" in r.message and "rank_max" in r.message
+    # a preconditioner of every column: nothing to suggest
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, rank=65, pcg_maxiter=2, max_iter=2)
+    assert r.status == "iteration_limit" and "rank_max" not in r.message
 
 
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])

@@ -356,7 +356,11 @@ def test_cli_errors(tmp_path, capsys):
     assert cli_main(["afiro", "--backend", "numpy32", "--method", "matrix-free"]) == 2
     assert "gpu or numpy64" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "numpy64", "--rank", "5"]) == 2
-    assert "--method matrix-free" in capsys.readouterr().err
+    assert "--rank is an option of --method matrix-free" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--rank-max", "5"]) == 2
+    assert "--rank-max is an option of --method matrix-free" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--sums", "fan"]) == 2
+    assert "--sums is an option of the gpu back end" in capsys.readouterr().err
 
 
 def test_cli_matrix_free(capsys):
@@ -366,6 +370,10 @@ def test_cli_matrix_free(capsys):
     out = capsys.readouterr().out
     assert "method matrix-free, backend numpy64, refine False" in out
     assert "status: optimal" in out and "rank k = 7;" in out and "0 solves at the PCG limit" in out
+    # k = 1 cannot solve afiro's normal equations in 3 PCG iterations: k doubles to rank_max
+    assert cli_main(["afiro", "--backend", "gpu", "--method", "matrix-free", "--rank", "1", "--rank-max", "4",
+                     "--pcg-maxiter", "3", "--sums", "fan", "--eps", "1e-8", "--max-iter", "4", "--quiet"]) in (0, 1)
+    assert "rank k = 4;" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- the heuristics,

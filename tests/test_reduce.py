@@ -31,6 +31,52 @@ def test_pingpong_takes_ceil_log2_passes():
     assert [p.fragments for p in c.trace] == [129, 65, 33, 17, 9, 5, 3, 2, 1]
 
 
+@pytest.mark.parametrize("n", LENGTHS + [32, 33, 1025])
+def test_fan_sum_exact_on_integers(n, rng):
+    x = rng.integers(-50, 50, n).astype(np.float64)
+    assert gpgpu.reduce(x, "sum", strategy="fan") == x.sum()
+
+
+def test_fan_sum_counts_every_position_once():
+    """A one-hot vector at every position of a three-level fan (70 -> 3 -> 1): a texel read
+    twice, skipped or read past the end (T0 off by one, the limit test wrong) gives 0 or 2."""
+    n = 70
+    for j in range(n):
+        e = np.zeros(n)
+        e[j] = 1.0
+        assert gpgpu.reduce(e, "sum", strategy="fan") == 1.0, j
+    a = np.zeros((40, 3))
+    for j in range(40):               # down a column, each row in turn
+        a[:] = 0.0
+        a[j, 1] = 1.0
+        np.testing.assert_array_equal(gpgpu.reduce(a, "sum", axis=0, strategy="fan"), [0.0, 1.0, 0.0])
+
+
+def test_fan_takes_ceil_log32_passes():
+    with counters.count() as c:
+        assert gpgpu.reduce(np.ones(4097), "sum", strategy="fan") == 4097.0
+    assert [p.fragments for p in c.trace] == [129, 5, 1]
+
+
+@pytest.mark.parametrize("shape", [(3, 70), (40, 2), (1, 5), (6, 1)])
+def test_fan_matrix_sums_along_rows_columns_and_whole(shape, rng):
+    a = rng.integers(-9, 9, shape).astype(np.float64)
+    np.testing.assert_array_equal(gpgpu.reduce(a, "sum", axis=0, strategy="fan"), a.sum(axis=0))
+    np.testing.assert_array_equal(gpgpu.reduce(a, "sum", axis=1, strategy="fan"), a.sum(axis=1))
+    assert gpgpu.reduce(a, "sum", strategy="fan") == a.sum()
+
+
+def test_fan_sum_of_an_interior_region(rng):
+    a = rng.integers(-9, 10, (50, 70)).astype(np.float64)
+    with Stream.from_array(a) as s:
+        r = reduce_region(s, "sum", (3, 2, 68, 47), axis=1, strategy="fan")
+        np.testing.assert_array_equal(r.to_array().reshape(-1), a[2:47, 3:68].sum(axis=1))
+        r.release()
+        r = reduce_region(s, "sum", (3, 2, 68, 47), strategy="fan")
+        assert r.item() == a[2:47, 3:68].sum()
+        r.release()
+
+
 def test_pyramid_pads_to_power_of_two():
     with counters.count() as c:
         assert gpgpu.reduce(np.ones(5), "sum", strategy="pyramid") == 5.0
@@ -92,6 +138,8 @@ def test_unknown_op_and_bad_strategy_raise():
         gpgpu.reduce(np.ones(3), "sum", strategy="tree")
     with pytest.raises(ValueError, match="pyramid"):
         gpgpu.reduce(np.ones(3), "max", strategy="pyramid")
+    with pytest.raises(ValueError, match="fan strategy adds"):
+        gpgpu.reduce(np.ones(3), "max", strategy="fan")
 
 
 # Regions that touch no edge of the stream: a kernel that checks the partner texel against the

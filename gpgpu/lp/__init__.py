@@ -91,8 +91,10 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
         equations are solved by PCG with a partial Cholesky preconditioner, A used only
         through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
-        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max`` and ``profile`` as options, and ignores
-        ``cholesky``.
+        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max`` and ``profile`` as options (the
+        "gpu" back end also ``format``, ``dense`` and ``sums``: "pingpong" or, beyond the
+        papers and faster, "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and
+        ignores ``cholesky``.
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
     eps : float

@@ -35,6 +35,14 @@ def main(argv=None) -> int:
                     help="mehrotra (paper 000, default) or matrix-free (paper 002, PCG)")
     ap.add_argument("--rank", type=positive_int, default=None,
                     help="matrix-free: columns k of the partial Cholesky preconditioner (default 100)")
+    ap.add_argument("--rank-max", type=positive_int, default=None,
+                    help="matrix-free (beyond 002): k doubles after an iteration whose PCG hit its "
+                         "limit, up to this (default: k stays --rank)")
+    ap.add_argument("--pcg-maxiter", type=positive_int, default=None,
+                    help="matrix-free: PCG iterations per solve (default max(200, min(4 m, 2000)))")
+    ap.add_argument("--sums", choices=("pingpong", "fan"), default=None,
+                    help="matrix-free on the gpu: the inner products' reductions, 000's halving "
+                         "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
@@ -80,11 +88,18 @@ def main(argv=None) -> int:
         if args.backend == "numpy32":
             print("error: the matrix-free method runs on --backend gpu or numpy64", file=sys.stderr)
             return 2
-        if args.rank is not None:
-            extra["rank"] = args.rank
-    elif args.rank is not None:
-        print("error: --rank is an option of --method matrix-free", file=sys.stderr)
-        return 2
+        extra = {k: v for k, v in (("rank", args.rank), ("rank_max", args.rank_max),
+                                                 ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums))
+                 if v is not None}
+        if "sums" in extra and args.backend != "gpu":
+            print("error: --sums is an option of the gpu back end", file=sys.stderr)
+            return 2
+    else:
+        for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
+                        ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums)):
+            if v is not None:
+                print(f"error: {flag} is an option of --method matrix-free", file=sys.stderr)
+                return 2
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
                     refine=refine, max_iter=args.max_iter, method=args.method,

@@ -480,6 +480,9 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     if sol.unconverged:
         message += (f" {sol.unconverged} of the normal-equation solves stopped at the PCG iteration "
                     f"limit ({maxiter}) before their tolerance (see history['pcg_converged']).")
+        if code != 0 and k < m:
+            message += (f" The preconditioner had k = {k} of {m} columns: a larger rank, or rank_max "
+                        "(k doubles after such an iteration), may let PCG converge.")
     x, lam, s = x * bs, lam * cs, s * cs                       # back to the problem's units
     res = LPResult(status=STATUS[code], status_code=code, message=message, x=problem.to_original(x),
                    x_std=x, y=lam, s=s, objective=problem.original_objective(x), iterations=it,

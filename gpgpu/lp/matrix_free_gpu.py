@@ -78,21 +78,28 @@ class GPUMatrixFree(MatrixFreeBackend):
     profile : bool
         Wait for the GPU (``glFinish``) at the end of each timed part, so that the timers hold
         GPU time and not only the time to queue the passes (002's Table 2).
+    sums : {"pingpong", "fan"}
+        The reductions of the inner products (PCG's dots, P^-1's plane dots, the dense part's):
+        "pingpong" (default) is 000's level-1 halving sum (ceil(log2) passes); "fan", beyond
+        the papers, adds 32 texels a fragment (ceil(log32) passes; a P^-1 of nug12 in 9 passes
+        instead of 29). The results differ by float32 rounding only.
     """
 
     name = "gpu"
     pcg_floor = 1e-5
 
-    def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False):
+    def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
+                 sums: str = "pingpong"):
         super().__init__(problem, profile=profile)
         m, n = self.m, self.n
         if m == 0 or n == 0:
             raise ValueError(f"{problem.name}: an empty constraint matrix ({m} x {n}) has nothing to "
                              "put on the GPU; gpgpu.lp.solve answers such problems without a backend")
         A = problem.A.tocsr()
-        self.A = SparseStream.from_scipy(A, format=format, dense=dense)
+        self.sums = sums
+        self.A = SparseStream.from_scipy(A, format=format, dense=dense, sums=sums)
         self.AT = self.A.transposed()
-        self.A2 = SparseStream.from_scipy(A.multiply(A).tocsr(), format=format, dense=dense)
+        self.A2 = SparseStream.from_scipy(A.multiply(A).tocsr(), format=format, dense=dense, sums=sums)
         self.rows, self.width = vector_shape(m)
         self._free = {m: [], n: []}
         self.theta = self._new(n)
@@ -133,7 +140,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         # the whole texture: the tails of folded vectors are zero in every vector of the pool
         L1["elementwise_product"].draw(tmp, Rect.covering(0, 0, x.cols, x.rows, T0=lambda X, Y: (X, Y)),
                                        {"X": x, "Y": y})
-        res = reduce_region(tmp, "sum", (0, 0, x.cols, x.rows), out=borrow(1, 1))
+        res = reduce_region(tmp, "sum", (0, 0, x.cols, x.rows), strategy=self.sums, out=borrow(1, 1))
         give_back(tmp)
         self.readbacks += 1
         value = res.item()
@@ -257,11 +264,11 @@ class GPUMatrixFree(MatrixFreeBackend):
     def precondition(self, r):
         B, E, dinv, k = self.pre
         h = self.rows
-        u1 = _plane_dots(E, k, r)                               # C^-1 r1
+        u1 = _plane_dots(E, k, r, self.sums)                   # C^-1 r1
         w = self._new(self.m)                                   # D_S^-1 (r - B u1), 0 at K
         KERNELS["plane_combination"].draw(w, whole(w), {"Y": r, "P": B, "U": u1, "D": dinv},
                                           {"k": k, "plane_rows": h, "sign": -1.0, "scaled": True})
-        g = _plane_dots(B, k, w)                                # B2^T w
+        g = _plane_dots(B, k, w, self.sums)                   # B2^T w
         v = borrow(k, 1)                                        # u1 - B2^T w
         L1["saxpy"].draw(v, Rect.covering(0, 0, 1, k, T0=lambda X, Y: (X, Y)), {"X": g, "Y": u1},
                          {"alpha": -1.0})
