@@ -47,6 +47,12 @@ def main(argv=None) -> int:
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")
+    ap.add_argument("--presolve", action="store_true",
+                    help="HiGHS's presolve before and postsolve after the interior point method "
+                         "(beyond the papers)")
+    ap.add_argument("--correct-primal", action="store_true",
+                    help="mehrotra: one more solve an iteration puts the direction back on "
+                         "A dx = r_b (beyond the paper)")
     ap.add_argument("--max-iter", type=positive_int, default=100)
     ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     args = ap.parse_args(argv)
@@ -102,7 +108,8 @@ def main(argv=None) -> int:
                 return 2
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
-                    refine=refine, max_iter=args.max_iter, method=args.method,
+                    refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
+                    correct_primal=args.correct_primal,
                     callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
@@ -112,6 +119,9 @@ def main(argv=None) -> int:
         return 2
     print(f"status: {res.status} ({res.message})")
     print(f"objective: {res.objective:.12g}")
+    if res.presolve is not None:
+        (m0, m1), (n0, n1) = res.presolve["rows"], res.presolve["columns"]
+        print(f"presolve (HiGHS): {res.presolve['status']}, {m0} x {n0} -> {m1} x {n1}")
     if args.method == "matrix-free":
         print(f"PCG iterations: {res.pcg_iterations} (rank k = {res.rank}; "
               f"{res.pcg_unconverged} solves at the PCG limit)")

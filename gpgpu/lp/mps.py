@@ -97,6 +97,9 @@ class Problem:
     _pos: np.ndarray = field(default=None, repr=False)
     _neg: np.ndarray = field(default=None, repr=False)   # -1 where the variable is not split
     _general: dict = field(default=None, repr=False)     # presolved general form (from_original)
+    #: the general form given to :func:`standardize` (c, A, row/column bounds, offset, sense),
+    #: before any presolve: what ``solve(..., presolve=True)`` gives HiGHS's presolve
+    source: dict = field(default=None, repr=False)
 
     def __post_init__(self):
         self.A = _as_sparse(self.A, "A").tocsr()
@@ -332,6 +335,8 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
         raise ValueError(f"sense must be 1 or -1, got {sense!r}")
     if not np.isfinite(offset):
         raise ValueError(f"the objective constant {offset} is not finite")
+    source = {"c": c.copy(), "A": A.tocsc(copy=True), "row_lower": rl.copy(), "row_upper": ru.copy(),
+              "col_lower": cl.copy(), "col_upper": cu.copy(), "offset": float(offset), "sense": int(sense)}
     cmin = sense * c                         # minimise cmin^T x + sense*offset
     c0 = sense * float(offset)
     status, messages = None, []
@@ -388,6 +393,7 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
         status = "infeasible"
         messages.append(f"empty row {i} needs 0 in [{rl[i]:g}, {ru[i]:g}]")
     keep_row = ~(is_free | is_empty_row)
+    kept_rows = np.flatnonzero(keep_row)
     A = A.tocsr()[keep_row].tocsc()
     rl, ru = rl[keep_row], ru[keep_row]
     m, nk = A.shape
@@ -437,13 +443,13 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     stats.update(slacks=int(ineq.size), upper_bound_rows=int(nb), free_splits=int(free.size))
 
     general = {"A": A.tocsr(), "ineq": ineq, "kind": kind, "lo": lo, "up": up,
-               "pos": pos, "neg": neg, "wcol": wcol}
+               "pos": pos, "neg": neg, "wcol": wcol, "rows": kept_rows, "bound_cols": bk}
     orig_kind = kind[:nk]
     prob = Problem(A=A_std, b=b_std, c=c_std, c0=c0, name=name, original_size=(m0, n0),
                    sense=int(sense), status=status, message="; ".join(messages), presolve=stats,
                    warnings=list(warnings), _n_orig=n0, _fixed=fixed, _kept=kept,
                    _shift=shift[:nk], _sign=sign[:nk], _pos=pos[:nk],
-                   _neg=np.where(orig_kind == _FREE, neg[:nk], -1), _general=general)
+                   _neg=np.where(orig_kind == _FREE, neg[:nk], -1), _general=general, source=source)
     return prob
 
 

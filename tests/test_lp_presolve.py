@@ -1,0 +1,227 @@
+"""solve(..., presolve=True): HiGHS's presolve, the interior point method on the reduced LP,
+HiGHS's postsolve (gpgpu.lp.presolve). The references are scipy's linprog (HiGHS's own
+solvers, not this project's IPM) and hand-worked optima; the duals are checked against
+linprog's marginals, which the postsolved row duals must equal where the optimum is unique."""
+import numpy as np
+import pytest
+
+highspy = pytest.importorskip("highspy")
+from scipy.optimize import linprog  # noqa: E402
+
+from gpgpu.lp import Problem, solve  # noqa: E402
+from gpgpu.lp.mehrotra import LPResult  # noqa: E402
+from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree  # noqa: E402
+
+from test_lp_mehrotra import INFEASIBLE, UNBOUNDED, netlib, netlib_more, rel  # noqa: E402
+
+
+def general_lp(seed):
+    """A random LP with what a presolve removes (a singleton row, a doubleton equation, a
+    duplicate row) and what the standard form must carry (a free variable, upper bounds that
+    are active at the optimum, a maximisation): unique optimum for these seeds."""
+    rng = np.random.default_rng(seed)
+    n = 8
+    A_ub = rng.uniform(0.2, 2.0, (5, n)) * (rng.random((5, n)) < 0.7)
+    A_ub[1] = 0.0
+    A_ub[1, 2] = 1.0                                    # singleton row: x2 <= 3
+    A_ub[4] = A_ub[3] * 2.0                             # a duplicate of row 3, scaled
+    b_ub = np.array([20.0, 3.0, 15.0, 12.0, 24.0])
+    A_eq = np.zeros((1, n))
+    A_eq[0, 0], A_eq[0, 1] = 1.0, -1.0                  # doubleton: x0 = x1 + 0.5
+    b_eq = np.array([0.5])
+    bounds = [(0, None)] * n
+    bounds[5] = (None, None)
+    A_ub[0, 5] = 1.0
+    A_ub[2, 5] = -1.0
+    bounds[6] = (0.0, 1.5)
+    bounds[7] = (-1.0, 2.0)
+    c = rng.uniform(0.5, 3.0, n)                        # maximised: the upper bounds bind
+    return dict(c=c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds), rng
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_presolved_solve_equals_linprog_primal_and_dual(seed, backend):
+    data, _ = general_lp(seed)
+    ref = linprog(-data["c"], data["A_ub"], data["b_ub"], data["A_eq"], data["b_eq"], bounds=data["bounds"],
+                  method="highs")
+    assert ref.status == 0
+    p = Problem.from_inequalities(**data, maximize=True)
+    r = solve(p, backend=backend, eps=1e-8, presolve=True)
+    assert r.status == "optimal", r.message
+    assert r.presolve["status"] == "Reduced"
+    assert r.presolve["rows"][1] < r.presolve["rows"][0]        # the singleton and the duplicate went
+    assert "on the presolved problem" in r.message
+    tol = 1e-6 if backend == "numpy64" else 2e-5
+    assert rel(r.objective, -ref.fun) <= tol
+    np.testing.assert_allclose(r.x, ref.x, atol=tol * 10)
+    # the user's standard form: feasible point, dual slacks >= 0, complementary
+    x, y, s = r.x_std, r.y, r.s
+    assert np.abs(p.A @ x - p.b).max() <= tol * (1 + np.abs(p.b).max())
+    assert x.min() >= -tol and s.min() >= -tol * 10
+    assert abs(x @ s) <= tol * 10 * (1 + abs(r.objective))
+    # the row duals of the source rows are linprog's marginals (min sense, maximisation flipped)
+    m_ub = data["A_ub"].shape[0]
+    np.testing.assert_allclose(y[:m_ub + 1], np.concatenate([ref.ineqlin.marginals, ref.eqlin.marginals]),
+                               atol=tol * 100)
+
+
+def test_presolve_of_a_standard_form_problem():
+    """from_arrays (no general form): the rows are A x = b and the columns x >= 0; the
+    duals are linprog's equality marginals."""
+    rng = np.random.default_rng(5)
+    A = rng.uniform(-1, 2, (6, 14))
+    A[2] = 0.0
+    A[2, 3] = 2.0                                       # a singleton equation fixes x3 = 1
+    x0 = rng.uniform(0.5, 2, 14)
+    x0[3] = 1.0
+    b = A @ x0
+    c = rng.uniform(0.1, 2.0, 14)
+    ref = linprog(c, A_eq=A, b_eq=b, method="highs")
+    p = Problem.from_arrays(A, b, c)
+    r = solve(p, backend="numpy64", eps=1e-9, presolve=True)
+    assert r.status == "optimal" and r.presolve["columns"][1] < 14
+    assert rel(r.objective, ref.fun) <= 1e-8
+    np.testing.assert_allclose(r.x, ref.x, atol=1e-7)
+    np.testing.assert_allclose(r.y, ref.eqlin.marginals, atol=1e-6)
+    np.testing.assert_allclose(r.s, c - A.T @ r.y, atol=1e-12)
+    assert r.x[3] == pytest.approx(1.0)
+
+
+def test_presolve_that_decides_everything():
+    """min x0 + 2 x1, x0 >= 1, x0 = x1: HiGHS's presolve leaves nothing; by hand x = (1, 1),
+    objective 3, row duals -3 (the bound -x0 <= -1) and -2 (x0 - x1 = 0)."""
+    p = Problem.from_inequalities([1, 2], A_ub=[[-1, 0]], b_ub=[-1], A_eq=[[1, -1]], b_eq=[0])
+    r = solve(p, backend="numpy64", eps=1e-10, presolve=True)
+    assert r.status == "optimal" and r.iterations == 0
+    assert r.presolve["status"] == "ReducedToEmpty" and "decided every variable" in r.message
+    np.testing.assert_allclose(r.x, [1.0, 1.0])
+    assert r.objective == pytest.approx(3.0)
+    np.testing.assert_allclose(r.y, [-3.0, -2.0])
+    assert r.s.min() >= 0 and abs(r.x_std @ r.s) < 1e-12
+
+
+@pytest.mark.parametrize("case", sorted(INFEASIBLE))
+def test_presolve_infeasible(case):
+    r = solve(Problem.from_inequalities(**INFEASIBLE[case]), backend="numpy64", eps=1e-8, presolve=True)
+    assert r.status == "infeasible" and r.x is None and r.presolve is not None
+
+
+@pytest.mark.parametrize("case", sorted(UNBOUNDED))
+def test_presolve_unbounded(case):
+    """HiGHS's presolve says "infeasible or unbounded" (or reduces): the IPM tells which."""
+    r = solve(Problem.from_inequalities(**UNBOUNDED[case]), backend="numpy64", eps=1e-8, presolve=True)
+    assert r.status == "unbounded", r.message
+    assert isinstance(r, LPResult) and r.presolve is not None
+
+
+def test_presolve_solves_stair_which_the_unreduced_problem_does_not():
+    """Measured: stair (netlib-more) ends in numerical trouble at eps = 1e-8 on numpy64, and is
+    optimal in 14 iterations after HiGHS's presolve (356 x 467 -> 245 x 273)."""
+    p, ref = netlib_more("stair")
+    r = solve(p, backend="numpy64", eps=1e-8, presolve=True)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+    assert r.presolve["rows"] == (356, 245)
+
+
+@pytest.mark.parametrize("method, backend", [("mehrotra", "gpu"), ("matrix-free", "numpy64"), ("matrix-free", "gpu")])
+def test_presolve_with_every_method_and_back_end(method, backend):
+    p, ref = netlib("afiro")
+    r = solve(p, backend=backend, method=method, eps=1e-8, presolve=True)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+    assert r.presolve["columns"] == (32, 10)
+    if method == "matrix-free":
+        assert r.method == "matrix-free" and r.pcg_iterations > 0      # the method's own fields kept
+
+
+def test_presolve_options_are_checked():
+    p, _ = netlib("afiro")
+    with pytest.raises(TypeError, match="presolve must be True or False"):
+        solve(p, backend="numpy64", presolve="yes")
+    with pytest.raises(ValueError, match="needs a back end by name"):
+        solve(p, backend=NumpyMatrixFree(p), method="matrix-free", presolve=True)
+
+
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_presolve_with_a_ranged_row_active_at_either_side(side):
+    """A ranged row 1 <= x0 + x1 + x2 <= 4 (a slack with both bounds: the standard form adds
+    a bound row for it) binding at its upper side (maximise) or its lower side (minimise), and a
+    redundant singleton row x2 <= 5 that the presolve removes: the row duals are linprog's
+    marginals (the ranged row's of its binding side), and the user's standard form is
+    complementary (a wrong multiplier of the slack's bound row leaves s < 0 or x^T s > 0)."""
+    from gpgpu.lp import standardize
+
+    A = np.array([[1.0, 1.0, 1.0], [1.0, -1.0, 0.0], [0.0, 1.0, -2.0], [0.0, 0.0, 1.0]])
+    rl, ru = np.array([1.0, -np.inf, -np.inf, -np.inf]), np.array([4.0, 3.0, 0.5, 5.0])
+    c = np.array([1.0, 2.0, 1.5]) * (1 if side == "lower" else -1)
+    ref = linprog(c, A_ub=np.vstack([A, -A[:1]]), b_ub=np.concatenate([ru, [-1.0]]), method="highs")
+    p = standardize(c, A, rl, ru, np.zeros(3), np.full(3, np.inf))
+    r = solve(p, backend="numpy64", eps=1e-10, presolve=True)
+    assert r.status == "optimal", r.message
+    assert r.presolve["status"] == "Reduced" and r.presolve["rows"] == (4, 3)
+    assert r.objective == pytest.approx(ref.fun, rel=1e-8)
+    marg = ref.ineqlin.marginals
+    ranged = marg[0] if side == "upper" else -marg[4]
+    assert ranged != 0.0                                  # the ranged row binds
+    np.testing.assert_allclose(r.y[:4], [ranged, marg[1], marg[2], marg[3]], atol=1e-7)
+    assert r.s.min() >= -1e-9 and abs(r.x_std @ r.s) <= 1e-8
+
+
+def test_cli_presolve(capsys):
+    from gpgpu.lp.__main__ import main as cli_main
+
+    netlib("afiro")
+    assert cli_main(["afiro", "--backend", "numpy64", "--presolve", "--correct-primal", "--eps", "1e-8", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "status: optimal" in out and "presolve (HiGHS): Reduced, 27 x 32 -> 7 x 10" in out
+    assert "objective: -464.75314" in out
+    assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--correct-primal"]) == 2
+    assert "correct_primal is an option of method='mehrotra'" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- correct_primal
+def test_correct_primal_puts_the_direction_on_a_dx_equal_rb():
+    """_correct_primal against an independent reference: the smallest D^-1-norm correction
+    that makes A dx = r_b is D z with z the minimum-norm solution of (A D) z = r_b - A dx
+    (numpy's SVD least squares), here with D^2 spanning 1e-10 .. 1e10 as near an optimum."""
+    from gpgpu.lp import mehrotra as _  # noqa: F401  (the package exports the function)
+    import sys
+
+    M = sys.modules["gpgpu.lp.mehrotra"]
+    from gpgpu.lp.numpy_backend import NumpyBackend
+
+    rng = np.random.default_rng(3)
+    m, n = 8, 20
+    A = rng.standard_normal((m, n))
+    p = Problem.from_arrays(A, rng.standard_normal(m), rng.standard_normal(n))
+    be = NumpyBackend(p, dtype=np.float64)
+    d = 10.0 ** rng.uniform(-10, 10, n)
+    be.factor_normal(d)
+    Dh = np.sqrt(d)
+    for rb in (rng.standard_normal(m), None):            # the predictor's r_b; the corrector's 0
+        target = np.zeros(m) if rb is None else rb
+        dx = rng.standard_normal(n) * Dh
+        out = M._correct_primal(be, d, rb, dx.copy())
+        assert np.abs(A @ out - target).max() <= 1e-8 * np.abs(A).max() * np.abs(out).max() + 1e-10
+        z = np.linalg.lstsq(A * Dh, target - A @ dx, rcond=None)[0]
+        np.testing.assert_allclose(out - dx, Dh * z, rtol=1e-6, atol=1e-9 * np.abs(Dh * z).max())
+
+
+def test_correct_primal_solves_scfxm2_which_algorithm_3_does_not():
+    """Measured (numpy64, eps = 1e-8, after HiGHS's presolve): without the correction scfxm2
+    stalls with its primal residual at 8e-6 (numerical trouble); with it, optimal."""
+    p, ref = netlib_more("scfxm2")
+    r = solve(p, backend="numpy64", eps=1e-8, presolve=True)
+    assert r.status == "numerical_trouble"
+    r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+
+
+def test_correct_primal_is_an_option_of_mehrotra_only():
+    p, _ = netlib("afiro")
+    with pytest.raises(ValueError, match="correct_primal is an option of method='mehrotra'"):
+        solve(p, backend="numpy64", method="matrix-free", correct_primal=True)
+    with pytest.raises(TypeError, match="correct_primal must be True or False"):
+        solve(p, backend="numpy64", correct_primal=1)
