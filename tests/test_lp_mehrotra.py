@@ -561,3 +561,28 @@ def test_precision_exhausted_ends_in_numerical_trouble_with_the_best_point():
     assert r.iterations == 3 and r.point_iteration <= 3
     assert np.all(np.isfinite(r.x)) and rel(r.objective, ref) < 1.0
     assert len(r.history) == 4
+
+
+@pytest.mark.parametrize("error", [ValueError("rhs: contains NaN or infinity (planted)"),
+                                   FloatingPointError("overflow (planted)")])
+def test_a_breakdown_inside_a_solve_is_numerical_trouble_not_a_traceback(error):
+    """Measured on the H200: perold and pilot4 (presolved, refined, corrected) once stopped
+    with a traceback out of solve, a refinement residual with inf uploaded in solve_normal.
+    Any arithmetic breakdown of a direction's solve now ends in numerical trouble with the
+    best point and the reason."""
+    from gpgpu.lp.numpy_backend import NumpyBackend
+
+    class BreaksDown(NumpyBackend):
+        calls = 0
+
+        def solve_normal(self, r):
+            BreaksDown.calls += 1
+            if BreaksDown.calls == 8:                 # the start's two, then 2 an iteration: it. 2
+                raise error
+            return super().solve_normal(r)
+
+    p, _ = netlib("afiro")
+    r = solve(p, backend=BreaksDown(p, dtype=np.float64))
+    assert r.status == "numerical_trouble"
+    assert f"Stopped at iteration 2: {type(error).__name__}: {error}" in r.message
+    assert r.iterations == 2 and np.all(np.isfinite(r.x))

@@ -399,34 +399,36 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                 callback(entry)
             break
 
-        # --- predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e
-        d = be.div(x, s)                                      # D^2 = S^{-1} X
         try:
-            replaced = be.factor_normal(d)                    # adat + chol
-        except PrecisionExhausted as e:                       # e.g. Theta beyond float32
-            code, trouble = 4, str(e)
-            be.free(d)
+            # --- predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e
+            d = be.div(x, s)                                      # D^2 = S^{-1} X
+            replaced = be.factor_normal(d)                        # adat + chol
+            replaced_total += replaced
+            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, x, correct_primal)   # S^{-1} r_xs = x
+            a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
+            a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
+            mu_aff = be.dot(be.axpy(a_pri_aff, dx_a, x), be.axpy(a_dual_aff, ds_a, s)) / n
+            sigma = (mu_aff / mu) ** 3                            # sigma = (mu_aff / mu)^3
+
+            # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
+            #     r_xs = -sigma mu e + dX_aff dS_aff e
+            rxs = be.add_scalar(be.mul(dx_a, ds_a), -sigma * mu)
+            q = be.div(rxs, s)                                    # S^{-1} r_xs
+            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal)
+
+            # --- search direction = predictor + corrector
+            dx = be.axpy(1.0, dx_a, dx_c)
+            dl = be.axpy(1.0, dl_a, dl_c)
+            ds = be.axpy(1.0, ds_a, ds_c)
+            a_pri_max, i_pri = be.max_step(x, dx, index=True)     # (4.15)
+            a_dual_max, i_dual = be.max_step(s, ds, index=True)   # (4.16)
+            a_pri, a_dual = _mehrotra_step(be, x, dx, s, ds, a_pri_max, i_pri, a_dual_max, i_dual, n)
+        except (PrecisionExhausted, ValueError, FloatingPointError, np.linalg.LinAlgError) as e:
+            # Theta beyond float32, a refinement residual that overflowed, a factor with inf:
+            # the precision is exhausted -- numerical trouble with the best point, never a
+            # traceback out of solve
+            code, trouble = 4, str(e) if isinstance(e, PrecisionExhausted) else f"{type(e).__name__}: {e}"
             break
-        replaced_total += replaced
-        dx_a, dl_a, ds_a = _newton(be, d, rb, rc, x, correct_primal)   # S^{-1} r_xs = x
-        a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
-        a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
-        mu_aff = be.dot(be.axpy(a_pri_aff, dx_a, x), be.axpy(a_dual_aff, ds_a, s)) / n
-        sigma = (mu_aff / mu) ** 3                            # sigma = (mu_aff / mu)^3
-
-        # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
-        #     r_xs = -sigma mu e + dX_aff dS_aff e
-        rxs = be.add_scalar(be.mul(dx_a, ds_a), -sigma * mu)
-        q = be.div(rxs, s)                                    # S^{-1} r_xs
-        dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal)
-
-        # --- search direction = predictor + corrector
-        dx = be.axpy(1.0, dx_a, dx_c)
-        dl = be.axpy(1.0, dl_a, dl_c)
-        ds = be.axpy(1.0, ds_a, ds_c)
-        a_pri_max, i_pri = be.max_step(x, dx, index=True)     # (4.15)
-        a_dual_max, i_dual = be.max_step(s, ds, index=True)   # (4.16)
-        a_pri, a_dual = _mehrotra_step(be, x, dx, s, ds, a_pri_max, i_pri, a_dual_max, i_dual, n)
 
         # --- update
         x = be.axpy(a_pri, dx, x)
