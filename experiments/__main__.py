@@ -25,6 +25,7 @@ REGISTRY = {
     "fig10": "000 Fig. 10: forming AD²Aᵀ vs factoring it, square domains vs triangles",
     "table3": "000 Table 3: interior-point LP on ten NETLIB problems",
     "fig11": "000 Fig. 11: interior-point LP on random dense problems",
+    "netlib": "beyond the papers: every NETLIB problem (netlib, netlib-more) with every back end",
     "adat.fig8": "001 Fig. 8: assembling AD²Aᵀ, packed vs full vs CPU ssyrk",
     "adat.fig9": "001 Fig. 9: Cholesky full vs packed vs LU vs CPU spotrf",
     "adat.table1": "001 Table 1: weighted least squares, random problems",

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from experiments.__main__ import REGISTRY, main as experiments_main
 from experiments.fig8 import EXPERIMENT as FIG8
 
@@ -93,3 +95,30 @@ def test_fig11_tiny(tmp_path):
     assert len(rows) == 2 * 3
     assert all(r["status"] == "optimal" and float(r["seconds"]) > 0 for r in rows)
     assert (tmp_path / "fig11.png").read_bytes()[:8] == PNG
+
+
+def test_netlib_experiment_runs_every_back_end_on_two_problems(tmp_path):
+    """experiments.netlib on afiro and sc50b: a row per problem and run, the GPU without
+    refinement at the smallest eps it reaches, the claims counting what was right."""
+    from experiments.netlib import EXPERIMENT as NETLIB, RUNS
+
+    try:
+        from gpgpu.lp.netlib import netlib_dir
+
+        netlib_dir()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    o = NETLIB.execute(out=tmp_path, quiet=True, problems="afiro,sc50b")
+    rows = read_csv(tmp_path / "netlib.csv")
+    assert [(r["problem"], r["run"]) for r in rows] == [(p, k) for p in ("afiro", "sc50b") for k in RUNS]
+    for r in rows:
+        assert r["status"] == "optimal" and r["right"] == "True", r
+        assert float(r["objective_error"]) <= max(1e-6, float(r["eps"]))
+        if r["run"] != "gpu":
+            assert float(r["eps"]) == 1e-8 and float(r["accuracy"]) <= 1e-8
+    gpu = [r for r in rows if r["run"] == "gpu"]
+    assert all(float(r["eps"]) in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8) for r in gpu)
+    assert o.claims[0].measured.startswith("2 of 2")
+    assert (tmp_path / "netlib.png").read_bytes()[:8] == PNG
+    with pytest.raises(ValueError, match="no MPS file"):
+        NETLIB.execute(out=tmp_path, quiet=True, problems="nosuch")

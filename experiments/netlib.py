@@ -1,0 +1,197 @@
+"""Every NETLIB problem of ``../shared/data/netlib`` and ``netlib-more`` with every back end
+(issue 11; beyond the papers, whose Table 3 has ten of them).
+
+For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and run:
+
+=================  ======================================================================
+``numpy64``        float64, eps = 1e-8, ``presolve=True, correct_primal=True``
+``numpy64-paper``  float64, eps = 1e-8, Algorithm 3 as printed (no presolve, no correction)
+``gpu-refine``     the GPU's float32 factor with float64 refinement, eps = 1e-8, presolve and
+                   correction
+``gpu``            the GPU without refinement, presolve and correction: eps = 1e-4, 1e-5, ...
+                   1e-8 in turn, the smallest at which it ends optimal with the objective
+                   within max(eps, 1e-6) of HiGHS's is reported
+=================  ======================================================================
+
+Each row: status, iterations, the accuracy reached (the worst of (6.1)-(6.3) at the point
+returned), the objective's error relative to HiGHS's (max(1, |objective|)), the solve's seconds
+and HiGHS's (its default solver, same machine). On a software renderer the GPU runs only on
+the problems of at most ``--gpu-rows`` standard-form rows (default 200 there, all on a GPU):
+llvmpipe takes minutes for the larger ones; the notes list what was left out.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from experiments.harness import Claim, Experiment
+
+TARGET = 1e-6              # relative objective error counted as right
+GPU_EPS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
+ROBUST = {"presolve": True, "correct_primal": True}
+RUNS = {
+    "numpy64": dict(backend="numpy64", eps=1e-8, **ROBUST),
+    "numpy64-paper": dict(backend="numpy64", eps=1e-8),
+    "gpu-refine": dict(backend="gpu", eps=1e-8, refine=True, **ROBUST),
+    "gpu": dict(backend="gpu", refine=False, **ROBUST),
+}
+PROBLEMS_OPTION = ("--problems", {"type": str, "default": None,
+                                  "help": "comma-separated problem names (default: every file of both folders)"})
+RUNS_OPTION = ("--runs", {"type": str, "default": None,
+                          "help": f"comma-separated runs among {', '.join(RUNS)} (default: all)"})
+GPU_ROWS_OPTION = ("--gpu-rows", {"type": int, "default": None,
+                                  "help": "GPU runs only for problems of at most this many standard-form rows "
+                                          "(default: 200 on a software renderer, no limit on a GPU)"})
+
+
+def problem_files() -> list:
+    """[(name, folder label, path)] of every .mps.gz of netlib and netlib-more, sorted by name."""
+    from gpgpu.lp.netlib import netlib_dir
+
+    base = netlib_dir()
+    out = []
+    for folder in (base, base.parent / "netlib-more"):
+        if folder.is_dir():
+            out += [(p.name.split(".")[0], folder.name, p) for p in sorted(folder.glob("*.mps.gz"))]
+    return sorted(out)
+
+
+def highs_reference(path) -> tuple:
+    """(objective, seconds) of HiGHS's default solver on the MPS file."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(path))
+    t0 = time.perf_counter()
+    h.run()
+    return float(h.getInfo().objective_function_value), time.perf_counter() - t0
+
+
+def accuracy(r) -> float:
+    """The worst of (6.1)-(6.3) at the point returned (inf when there is none)."""
+    if not r.history:
+        return 0.0 if r.status == "optimal" else float("inf")
+    h = r.history[min(r.point_iteration, len(r.history) - 1)]
+    return max(h["primal_residual"], h["dual_residual"], h["gap"])
+
+
+def _one(problem, ref, tol=TARGET, **kw) -> dict:
+    """One solve; ``right``: optimal with the objective within ``tol`` of HiGHS's."""
+    from gpgpu.lp import solve
+
+    t0 = time.perf_counter()
+    r = solve(problem, **kw)
+    seconds = time.perf_counter() - t0
+    err = abs(r.objective - ref) / max(1.0, abs(ref)) if np.isfinite(r.objective) else float("inf")
+    return {"status": r.status, "iterations": r.iterations, "accuracy": accuracy(r), "objective_error": err,
+            "seconds": seconds, "right": r.status == "optimal" and err <= tol, "eps": kw.get("eps")}
+
+
+def run(ctx):
+    from gpgpu.lp import read_mps
+
+    wanted = ctx.options.get("problems")
+    runs = [s.strip() for s in (ctx.options.get("runs") or ",".join(RUNS)).split(",") if s.strip()]
+    unknown = [s for s in runs if s not in RUNS]
+    if unknown:
+        raise ValueError(f"unknown runs {unknown}; choose among {', '.join(RUNS)}")
+    gpu_rows = ctx.options.get("gpu_rows")
+    if gpu_rows is None:
+        gpu_rows = 200 if ctx.software else None
+    files = problem_files()
+    if wanted:
+        names = [s.strip() for s in wanted.split(",") if s.strip()]
+        missing = sorted(set(names) - {f[0] for f in files})
+        if missing:
+            raise ValueError(f"no MPS file for {missing} in the netlib folders")
+        files = [f for f in files if f[0] in names]
+    rows, notes, left_out = [], [], []
+    for name, folder, path in files:
+        problem = read_mps(path)
+        ref, highs_s = highs_reference(path)
+        m, n = problem.standard_size
+        for label in runs:
+            kw = dict(RUNS[label])
+            if kw["backend"] == "gpu" and gpu_rows is not None and m > gpu_rows:
+                left_out.append(f"{name} ({m} rows)")
+                continue
+            if label == "gpu":                     # the smallest eps it reaches, coarse to fine
+                res = None
+                for eps in GPU_EPS:
+                    r = _one(problem, ref, tol=max(TARGET, eps), eps=eps, **kw)   # (6.3) bounds it by ~eps
+                    if not r["right"]:
+                        res = res or r
+                        break
+                    res = r
+            else:
+                res = _one(problem, ref, **kw)
+            row = {"problem": name, "folder": folder, "rows": m, "columns": n, "run": label, **res,
+                   "highs_objective": ref, "highs_seconds": highs_s}
+            rows.append(row)
+            ctx.progress(f"{name} {label}: {res['status']}, {res['iterations']} it, accuracy "
+                         f"{res['accuracy']:.1e}, objective error {res['objective_error']:.1e}, "
+                         f"{res['seconds']:.2f} s")
+    if left_out:
+        notes.append(f"GPU runs left out on this renderer (more than {gpu_rows} standard-form rows): "
+                     + ", ".join(sorted(set(left_out))))
+    return rows, claims(rows), notes
+
+
+def claims(rows) -> list:
+    out = []
+    for label in RUNS:
+        sel = [r for r in rows if r["run"] == label]
+        if not sel:
+            continue
+        right = [r for r in sel if r["right"]]
+        misses = [f"{r['problem']} ({r['status']}, {r['objective_error']:.1e})" for r in sel if not r["right"]]
+        if label == "gpu":
+            text = ("GPU without refinement: optimal, objective within max(eps, 1e-6) of HiGHS, at some eps of "
+                    "1e-4 .. 1e-8")
+            smallest = [f"{r['problem']} {r['eps']:g}" for r in right]
+            measured = (f"{len(right)} of {len(sel)}; smallest eps reached: " + "; ".join(smallest)
+                        + (f"; misses: {', '.join(misses)}" if misses else ""))
+        else:
+            text = f"{label}: optimal at eps = 1e-8, objective within 1e-6 of HiGHS"
+            measured = f"{len(right)} of {len(sel)}" + (f"; misses: {', '.join(misses)}" if misses else "")
+        out.append(Claim(text, "no figure in the papers (issue 11: every problem)", measured))
+    for label in ("numpy64", "gpu-refine"):
+        sel = [r for r in rows if r["run"] == label]
+        if sel:
+            ours, highs = sum(r["seconds"] for r in sel), sum(r["highs_seconds"] for r in sel)
+            out.append(Claim(f"{label}: total solve time / HiGHS's", "no figure in the papers",
+                             f"{ours:.1f} s / {highs:.2f} s = {ours / max(highs, 1e-9):.0f} x ({len(sel)} problems)"))
+    return out
+
+
+def plot(rows, fig, renderer):
+    ax1, ax2 = fig.subplots(1, 2)
+    labels = [k for k in RUNS if any(r["run"] == k for r in rows)]
+    right = [sum(r["right"] for r in rows if r["run"] == k) for k in labels]
+    total = [sum(1 for r in rows if r["run"] == k) for k in labels]
+    x = np.arange(len(labels))
+    ax1.bar(x, total, 0.6, color="lightgray", label="problems run")
+    ax1.bar(x, right, 0.6, label="optimal, objective within 1e-6")
+    ax1.set_xticks(x, labels, rotation=20, fontsize=7)
+    ax1.legend(fontsize=7)
+    ax1.set_title("problems solved", fontsize=9)
+    for k in labels:
+        sel = [r for r in rows if r["run"] == k]
+        ax2.scatter([r["highs_seconds"] for r in sel], [r["seconds"] for r in sel], s=10, label=k)
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("HiGHS (s)")
+    ax2.set_ylabel("this project (s)")
+    ax2.legend(fontsize=7)
+    ax2.set_title("solve time per problem", fontsize=9)
+
+
+EXPERIMENT = Experiment(
+    name="netlib", title="every NETLIB problem with every back end", paper="000 section 4 (issue 11)",
+    sizes_software=[], sizes_gpu=[], run=run, plot=plot, size_name="problem",
+    arguments=[PROBLEMS_OPTION, RUNS_OPTION, GPU_ROWS_OPTION])
+
+if __name__ == "__main__":
+    raise SystemExit(EXPERIMENT.main())
