@@ -23,14 +23,17 @@ from .reduce import reduce_region
 from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["adat", "column_scaling_rect", "outer_product_addition_triangle",
-           "outer_product_addition_square", "outer_product_addition_packed", "KERNELS"]
+           "outer_product_addition_square", "outer_product_addition_packed", "inner_product_triangle",
+           "inner_product_square", "KERNELS", "PRODUCTS"]
 
 KERNELS = {
     "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
     "outer_product_addition": Kernel("outer_product_addition", texels=4, doc="001 Kernel 2"),
+    "inner_product": Kernel("adat_inner_product", texels=3, doc="000 level 3 adat, singlepass inner product"),
 }
 
 DOMAINS = ("triangle", "square")
+PRODUCTS = ("outer", "inner")
 
 
 def column_scaling_rect(k: int, m: int) -> Rect:
@@ -88,19 +91,51 @@ def outer_product_addition_packed(k: int, m: int) -> Triangle:
     ])
 
 
+def inner_product_triangle(m: int) -> Triangle:
+    """The triangle of Fig. 2(b) of 001 over the lower triangle of C, for the singlepass
+    inner-product adat of 000: a fragment at (j, i) gets T0 = (.5, i) (row i of A) and
+    T1 = (.5, j) (row j of A)."""
+    return Triangle([
+        vertex((0, -.5),    T0=(.5, -.5), T1=(.5, 0)),         # 1
+        vertex((0, m),      T0=(.5, m),   T1=(.5, 0)),         # 2
+        vertex((m + .5, m), T0=(.5, m),   T1=(.5, m + .5)),    # 3
+    ])
+
+
+def inner_product_square(m: int) -> Rect:
+    """The whole m x m square for the singlepass inner-product adat (both triangles of C)."""
+    return Rect.covering(0, 0, m, m, T0=lambda x, y: (.5, y), T1=lambda x, y: (.5, x))
+
+
 def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
-         transfer: str = "rtt") -> Stream:
-    """Algorithm 3 of 001 on streams: returns a new stream with C (lower triangle, full or packed)."""
+         transfer: str = "rtt", product: str = "outer") -> Stream:
+    """A D² Aᵀ on streams: returns a new stream with C (lower triangle, full or packed).
+
+    ``product="outer"``: Algorithm 3 of 001, two passes per column of A (column scaling,
+    outer product addition). ``product="inner"``: the singlepass inner-product form that 000
+    lists for aat and adat (section 4.2, level 3): one pass, each fragment an inner product
+    of two rows of A weighted by d (full storage).
+    """
     if storage not in ("full", "packed"):
         raise ValueError(f"storage must be 'full' or 'packed', got {storage!r}")
     if domain not in DOMAINS:
         raise ValueError(f"domain must be one of {DOMAINS}, got {domain!r}")
+    if product not in PRODUCTS:
+        raise ValueError(f"product must be one of {PRODUCTS}, got {product!r}")
     if storage == "packed" and domain != "triangle":
         raise ValueError("storage='packed' draws the two triangles of Fig. 4 of paper 001; "
                          "use domain='triangle'")
+    if storage == "packed" and product == "inner":
+        raise ValueError("product='inner' forms the full m x m texture; the packed format is "
+                         "built by the outer-product passes of 001 (product='outer')")
     m, n = A.shape
     if d.shape != (1, n):
         raise ValueError(f"adat: d must be a vector of length {n} (the columns of A), got shape {d.shape}")
+    if product == "inner":
+        C = Stream(m, m)                              # cleared: the upper triangle stays 0
+        prim = inner_product_triangle(m) if domain == "triangle" else inner_product_square(m)
+        KERNELS["inner_product"].draw(C, prim, {"A": A, "d": d}, {"n": int(n)}, transfer=transfer)
+        return C
     shape = pk.packed_shape(m) if storage == "packed" else (m, m)
     K = KERNELS
     b = Stream(1, m)
@@ -124,7 +159,8 @@ def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
     return pp.S
 
 
-def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: str = "rtt"):
+def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: str = "rtt",
+         product: str = "outer"):
     """C = A D² Aᵀ on the GPU, A of shape m x n and d the diagonal of D² (length n).
 
     Parameters
@@ -137,6 +173,9 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
     domain : {"triangle", "square"}
         Rasterize the lower triangle (Fig. 2(b)) or the whole square (Fig. 10 of 000).
     transfer : {"rtt", "ctt"}
+    product : {"outer", "inner"}
+        001's multipass outer products (two passes per column of A), or the singlepass inner
+        products 000 lists for adat (one pass; full storage only).
 
     Returns
     -------
@@ -172,7 +211,7 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
             if dmin < 0:
                 raise ValueError(f"adat: d is the diagonal of D², a square, so it must be non-negative; "
                                  f"its smallest entry is {dmin:g}")
-        C = form(As, ds, storage, domain, transfer)
+        C = form(As, ds, storage, domain, transfer, product)
         largest = reduce_region(C, "absmax")
         cmax = largest.item()
         largest.release()

@@ -20,7 +20,11 @@ KERNELS = {
     "update": Kernel("substitution_update", texels=4, doc="000 level 2 substitution, b_i -= T_ik x_k"),
     "update_transposed": Kernel("substitution_update_transposed", texels=4,
                                 doc="000 level 2 substitution with T^T by the swizzle .yx"),
+    "inner_substitution": Kernel("substitution_inner_product", texels=3,
+                                 doc="000 level 2 substitution, inner-product form, one pass a step"),
 }
+
+SUBSTITUTION_FORMS = ("outer", "inner")
 
 
 def _vector(s: Stream, n: int, what: str) -> None:
@@ -96,18 +100,37 @@ class FullLayout:
 
 
 def substitute(Ts: Stream, bs: Stream, forward: bool, by_rows: bool, unit_diagonal: bool,
-               layout, out: Stream | None = None) -> Stream:
+               layout, out: Stream | None = None, form: str = "outer") -> Stream:
     """Forward (``forward``) or backward substitution, multipass, with ping-pong.
 
-    Step k: (1) the texel x_k = b_k / T(k, k) into T, (2) a copy of that texel back into S,
-    (3) a rectangle over the remaining entries b_i -= T(i, k) x_k (``by_rows``: T(k, i)) into
-    T, (4) swap. Every finished x_k is written to both streams, as the finished columns are in
-    Algorithm 2 of paper 000, so after the last step either stream holds x.
+    ``form="outer"`` (column-oriented, the default): step k (1) the texel x_k = b_k / T(k, k)
+    into T, (2) a copy of that texel back into S, (3) a rectangle over the remaining entries
+    b_i -= T(i, k) x_k (``by_rows``: T(k, i)) into T, (4) swap. Every finished x_k is written
+    to both streams, as the finished columns are in Algorithm 2 of paper 000, so after the
+    last step either stream holds x. Three passes a step.
+
+    ``form="inner"`` (row-oriented; beyond the paper's listing, full layout only): step k is
+    one pass over the whole vector into T, whose fragment k computes x_k = (b_k - sum_j T(k, j)
+    x_j) / T(k, k) over the finished j as an inner product and whose other fragments copy S;
+    then swap. One pass a step (n fragments each), no update rectangles.
     """
+    if form not in SUBSTITUTION_FORMS:
+        raise ValueError(f"substitution form must be one of {SUBSTITUTION_FORMS}, got {form!r}")
     n = bs.cols
     pp = PingPong(borrow(1, n), borrow(1, n))
     L1["copy"].draw(pp.S, whole(pp.S), {"A": bs})
     steps = range(n) if forward else range(n - 1, -1, -1)
+    if form == "inner":
+        if not isinstance(layout, FullLayout):
+            raise ValueError("the inner-product substitution reads the full m x m layout; the packed "
+                             "format uses form='outer'")
+        for k in steps:
+            KERNELS["inner_substitution"].draw(
+                pp.T, whole(pp.T), {"X": pp.S, "T": Ts},
+                {"k": k, "n": n, "forward": bool(forward), "by_rows": bool(by_rows),
+                 "unit_diagonal": bool(unit_diagonal)})
+            pp.swap()
+        steps = ()
     for k in steps:
         KERNELS["division"].draw(pp.T, Texel.at(k, 0, T0=layout.diagonal(k)), {"B": pp.S, "T": Ts},
                                  {"unit_diagonal": bool(unit_diagonal)})
@@ -125,13 +148,14 @@ def substitute(Ts: Stream, bs: Stream, forward: bool, by_rows: bool, unit_diagon
 
 
 def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool = False,
-         out: Stream | None = None):
+         out: Stream | None = None, form: str = "outer"):
     """Solve op(T) x = b for a triangular T (n x n stream or array), op(T) = T or T^T.
 
     Forward substitution for a lower T (or T^T with T upper), backward for an upper T (or
     T^T with T lower). With ``transpose`` the kernel reads row k of T through the swizzle
     ``.yx`` of the column coordinates, so L^T x = y is solved while only L is stored. Only the
-    triangle named by ``lower`` is read. Returns the kind of T.
+    triangle named by ``lower`` is read. ``form``: "outer" (three passes a step) or "inner"
+    (one, see :func:`substitute`). Returns the kind of T.
 
     Raises ``SingularMatrixError`` when a diagonal entry is zero (checked on the GPU first,
     unless ``unit_diagonal``).
@@ -153,5 +177,5 @@ def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool 
                                           f"matrix T (T[{k}, {k}] is zero or not finite)")
         forward = lower != transpose
         x = substitute(Ts, bs, forward=forward, by_rows=transpose, unit_diagonal=unit_diagonal,
-                       layout=FullLayout(n), out=out)
+                       layout=FullLayout(n), out=out, form=form)
         return ops.result(x)

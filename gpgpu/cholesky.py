@@ -450,14 +450,16 @@ class PackedLayout:
         return pieces
 
 
-def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: Stream | None = None) -> Stream:
+def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: Stream | None = None,
+                      form: str = "outer") -> Stream:
     """x with L Lᵀ x = b on the GPU: forward substitution L y = b, then backward Lᵀ x = y,
-    reading L only (full: the swizzle ``.yx`` gives its rows; packed: ``PackedLayout``)."""
+    reading L only (full: the swizzle ``.yx`` gives its rows; packed: ``PackedLayout``).
+    ``form``: the substitution's form (:func:`gpgpu.blas2.substitute`; "inner" full only)."""
     from .blas2 import FullLayout, substitute
 
     layout = FullLayout(m) if storage == "full" else PackedLayout(m)
-    y = substitute(L, b, forward=True, by_rows=False, unit_diagonal=False, layout=layout)
-    x = substitute(L, y, forward=False, by_rows=True, unit_diagonal=False, layout=layout, out=out)
+    y = substitute(L, b, forward=True, by_rows=False, unit_diagonal=False, layout=layout, form=form)
+    x = substitute(L, y, forward=False, by_rows=True, unit_diagonal=False, layout=layout, out=out, form=form)
     y.release()
     return x
 

@@ -4,8 +4,9 @@ import pytest
 import gpgpu
 from gpgpu import Stream, counters
 from gpgpu import packed as pk
-from gpgpu.adat import (column_scaling_rect, outer_product_addition_packed,
-                        outer_product_addition_square, outer_product_addition_triangle)
+from gpgpu.adat import (column_scaling_rect, inner_product_square, inner_product_triangle,
+                        outer_product_addition_packed, outer_product_addition_square,
+                        outer_product_addition_triangle)
 from gpgpu.kernel import Kernel
 
 from conftest import rel_err
@@ -28,6 +29,8 @@ def test_primitives_cover_exactly(m):
                                       np.tril(np.ones((m, m), bool)))
         np.testing.assert_array_equal(covered((m, m), outer_product_addition_square(k, m)), np.ones((m, m), bool))
         np.testing.assert_array_equal(covered(pk.packed_shape(m), outer_product_addition_packed(k, m)), pk.mask(m))
+    np.testing.assert_array_equal(covered((m, m), inner_product_triangle(m)), np.tril(np.ones((m, m), bool)))
+    np.testing.assert_array_equal(covered((m, m), inner_product_square(m)), np.ones((m, m), bool))
 
 
 @pytest.mark.parametrize("m, n", SHAPES)
@@ -40,6 +43,23 @@ def test_matches_numpy_in_every_storage(m, n, rng):
     assert rel_err(gpgpu.adat(A, d, domain="square"), C) < 1e-6
     assert rel_err(gpgpu.adat(A, d, storage="packed"), np.tril(C)) < 1e-6
     assert rel_err(gpgpu.adat(A), np.tril(A @ A.T)) < 1e-6
+
+
+@pytest.mark.parametrize("m, n", SHAPES)
+def test_singlepass_inner_product_form_matches_numpy(m, n, rng):
+    """000's singlepass inner-product adat: one pass, m(m+1)/2 fragments (the lower triangle)
+    each an inner product of rows i and j of A weighted by d; integers make it exact, so a
+    skipped or repeated column, a row i for j, or d read at the wrong column shows."""
+    A = rng.integers(-4, 5, (m, n)).astype(np.float64)
+    d = rng.integers(1, 4, n).astype(np.float64)
+    C = A @ np.diag(d) @ A.T
+    with counters.count() as c:
+        got = gpgpu.adat(A, d, product="inner")
+    np.testing.assert_array_equal(got, np.tril(C))
+    assert c.passes("adat_inner_product") == 1 and c.fragments("adat_inner_product") == m * (m + 1) // 2
+    assert c.passes("column_scaling") == c.passes("outer_product_addition") == 0
+    np.testing.assert_array_equal(gpgpu.adat(A, d, product="inner", domain="square"), C)
+    np.testing.assert_array_equal(gpgpu.adat(A, product="inner"), np.tril(A @ A.T))
 
 
 @pytest.mark.parametrize("m, n", [(4, 8), (7, 3), (16, 32)])
@@ -75,6 +95,10 @@ def test_errors():
         gpgpu.adat(np.ones((2, 3)), domain="circle")
     with pytest.raises(ValueError, match="packed"):
         gpgpu.adat(np.ones((2, 3)), storage="packed", domain="square")
+    with pytest.raises(ValueError, match="product must be one of"):
+        gpgpu.adat(np.ones((2, 3)), product="middle")
+    with pytest.raises(ValueError, match="product='inner' forms the full"):
+        gpgpu.adat(np.ones((2, 3)), storage="packed", product="inner")
 
 
 @pytest.mark.parametrize("storage", ["full", "packed"])

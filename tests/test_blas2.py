@@ -51,32 +51,53 @@ def well_conditioned_triangle(n, rng, lower=True):
     return np.tril(t) if lower else np.triu(t)
 
 
+@pytest.mark.parametrize("form", ["outer", "inner"])
 @pytest.mark.parametrize("n", LENGTHS)
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("transpose", [False, True])
-def test_trsv_all_forms(n, lower, transpose, rng):
+def test_trsv_all_forms(n, lower, transpose, form, rng):
     t = well_conditioned_triangle(n, rng, lower)
     b = rng.standard_normal(n)
     ref = scipy.linalg.solve_triangular(t, b, lower=lower, trans=1 if transpose else 0)
-    assert rel_err(gpgpu.trsv(t, b, lower=lower, transpose=transpose), ref) < 1e-5
+    assert rel_err(gpgpu.trsv(t, b, lower=lower, transpose=transpose, form=form), ref) < 1e-5
 
 
-def test_trsv_reads_only_its_triangle(rng):
+@pytest.mark.parametrize("form", ["outer", "inner"])
+def test_trsv_reads_only_its_triangle(form, rng):
     n = 9
-    lower = well_conditioned_triangle(n, rng)
-    full = lower + np.triu(rng.standard_normal((n, n)), 1) * 100  # garbage above the diagonal
-    b = rng.standard_normal(n)
-    ref = scipy.linalg.solve_triangular(lower, b, lower=True, trans=1)
-    assert rel_err(gpgpu.trsv(full, b, lower=True, transpose=True), ref) < 1e-5
+    for lower, transpose in ((True, True), (True, False), (False, True), (False, False)):
+        t = well_conditioned_triangle(n, rng, lower)
+        other = (np.triu if lower else np.tril)(rng.standard_normal((n, n)), 1 if lower else -1) * 100
+        b = rng.standard_normal(n)
+        ref = scipy.linalg.solve_triangular(t, b, lower=lower, trans=1 if transpose else 0)
+        got = gpgpu.trsv(t + other, b, lower=lower, transpose=transpose, form=form)   # garbage in the other triangle
+        assert rel_err(got, ref) < 1e-5, (lower, transpose)
 
 
-def test_trsv_unit_diagonal(rng):
+def test_trsv_inner_form_is_one_pass_a_step(rng):
+    """The inner-product form: n passes of n fragments (one a step), against 3 passes a step
+    (division, copy, update) of the outer form; exact on a unit triangle with integers."""
+    n = 12
+    t = np.tril(rng.integers(-3, 4, (n, n)), -1) + np.eye(n)
+    x = rng.integers(-5, 6, n).astype(np.float64)
+    b = t @ x
+    with counters.count() as c:
+        got = gpgpu.trsv(t, b, form="inner")
+    np.testing.assert_array_equal(got, x)
+    assert c.passes("substitution_inner_product") == n and c.fragments("substitution_inner_product") == n * n
+    assert c.passes("substitution_division") == c.passes("substitution_update") == 0
+    with pytest.raises(ValueError, match="substitution form"):
+        gpgpu.trsv(t, b, form="diagonal")
+
+
+@pytest.mark.parametrize("form", ["outer", "inner"])
+def test_trsv_unit_diagonal(form, rng):
     n = 17
     t = np.tril(rng.uniform(-1, 1, (n, n)) / n, -1) + np.diag(rng.uniform(5, 6, n))
     b = rng.standard_normal(n)
     unit = np.tril(t, -1) + np.eye(n)
     ref = scipy.linalg.solve_triangular(unit, b, lower=True)
-    assert rel_err(gpgpu.trsv(t, b, unit_diagonal=True), ref) < 1e-5
+    assert rel_err(gpgpu.trsv(t, b, unit_diagonal=True, form=form), ref) < 1e-5
 
 
 def test_trsv_stream_in_stream_out(rng):

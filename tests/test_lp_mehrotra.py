@@ -361,6 +361,12 @@ def test_cli_errors(tmp_path, capsys):
     assert "--rank-max is an option of --method matrix-free" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--sums", "fan"]) == 2
     assert "--sums is an option of the gpu back end" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--adat", "inner"]) == 2
+    assert "options of the gpu back end" in capsys.readouterr().err
+    assert cli_main(["afiro", "--method", "matrix-free", "--substitution", "inner"]) == 2
+    assert "options of --method mehrotra" in capsys.readouterr().err
+    assert cli_main(["afiro", "--adat", "inner", "--substitution", "inner", "--quiet"]) == 0
+    assert "status: optimal" in capsys.readouterr().out
 
 
 def test_cli_matrix_free(capsys):

@@ -44,6 +44,12 @@ def main(argv=None) -> int:
                     help="matrix-free on the gpu: the inner products' reductions, 000's halving "
                          "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
+    ap.add_argument("--adat", choices=("outer", "inner"), default=None,
+                    help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default) or 000's "
+                         "singlepass inner products (one pass)")
+    ap.add_argument("--substitution", choices=("outer", "inner"), default=None,
+                    help="mehrotra on the gpu: substitutions three passes a step (default) or one "
+                         "(inner-product form, beyond the paper)")
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")
@@ -95,12 +101,18 @@ def main(argv=None) -> int:
             print("error: the matrix-free method runs on --backend gpu or numpy64", file=sys.stderr)
             return 2
         extra = {k: v for k, v in (("rank", args.rank), ("rank_max", args.rank_max),
-                                                 ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums))
-                 if v is not None}
+                                   ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums)) if v is not None}
         if "sums" in extra and args.backend != "gpu":
             print("error: --sums is an option of the gpu back end", file=sys.stderr)
             return 2
+        if args.adat or args.substitution:
+            print("error: --adat and --substitution are options of --method mehrotra", file=sys.stderr)
+            return 2
     else:
+        if (args.adat or args.substitution) and args.backend != "gpu":
+            print("error: --adat and --substitution are options of the gpu back end", file=sys.stderr)
+            return 2
+        extra = {k: v for k, v in (("adat", args.adat), ("substitution", args.substitution)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
                         ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums)):
             if v is not None:

@@ -11,10 +11,12 @@ saxpy and variants     ``saxpy``, ``scale``, ``elementwise_product``, ``elementw
 line search            ``step_ratio`` kernel, then a min reduction (or an argmin, for the
                        blocking index of Mehrotra's step-length heuristic)
 sgemv                  ``gemv`` in the singlepass inner-product form, A and Aᵀ (swizzled rows)
-adat                   ``adat.form`` (Algorithm 3 of 001, the triangle of Fig. 2(b))
+adat                   ``adat.form`` (Algorithm 3 of 001, the triangle of Fig. 2(b)); with
+                       ``adat="inner"`` 000's singlepass inner-product form (one pass)
 chol                   ``cholesky.factor``: outer form (triangle update) or inner form, with the
                        guarded square root of Wright ch. 11 replacing tiny or negative pivots
-forward/backward       ``cholesky.solve_with_factor`` (multipass substitution)
+forward/backward       ``cholesky.solve_with_factor`` (multipass substitution; with
+                       ``substitution="inner"`` one pass a step)
 =====================  =====================================================================
 
 A stays on the GPU as an m x n stream; vectors are 1-row streams. Every scalar read back
@@ -75,13 +77,28 @@ class GPUBackend(Backend):
         squares.
     pivot_tol : float
         Relative pivot tolerance of the guarded square root (default as numpy32).
+    adat : {"outer", "inner"}
+        How A D² Aᵀ is formed: 001's multipass outer products (default; two passes per
+        column of A) or the singlepass inner-product form 000 lists for adat (one pass).
+    substitution : {"outer", "inner"}
+        The forward and backward substitutions: column-oriented, three passes a step
+        (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
+        beyond the paper's listing).
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
-                 refine_method="cg"):
+                 refine_method="cg", adat="outer", substitution="outer"):
         super().__init__(problem, cholesky=cholesky, refine=refine)
+        if adat not in ("outer", "inner"):
+            raise ValueError(f"adat must be 'outer' (001's multipass outer products) or 'inner' (000's "
+                             f"singlepass inner products), got {adat!r}")
+        if substitution not in ("outer", "inner"):
+            raise ValueError(f"substitution must be 'outer' (three passes a step) or 'inner' (one), "
+                             f"got {substitution!r}")
         self.name = "gpu" + ("+refine" if refine else "")
         self.update = update
+        self.adat = adat
+        self.substitution = substitution
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
         self.A = self.L = None
@@ -218,7 +235,7 @@ class GPUBackend(Backend):
         else:
             ds, owned = d, False
         try:
-            M = form_adat(self.A, ds)
+            M = form_adat(self.A, ds, product=self.adat)
         finally:
             if owned:
                 ds.release()
@@ -232,7 +249,7 @@ class GPUBackend(Backend):
     def _solve_gpu(self, r: Stream) -> Stream:
         if self.L is None:
             raise RuntimeError("solve_normal before factor_normal")
-        return solve_with_factor(self.L, r, self.m)
+        return solve_with_factor(self.L, r, self.m, form=self.substitution)
 
     def solve_normal(self, r):
         if self._cpu is None:
