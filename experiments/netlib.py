@@ -4,11 +4,12 @@
 For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and run:
 
 =================  ======================================================================
-``numpy64``        float64, eps = 1e-8, ``presolve=True, correct_primal=True``
+``numpy64``        float64, eps = 1e-8, the robustness options: ``presolve=True,
+                   correct_primal=True, free_safeguard=True``
 ``numpy64-paper``  float64, eps = 1e-8, Algorithm 3 as printed (no presolve, no correction)
-``gpu-refine``     the GPU's float32 factor with float64 refinement, eps = 1e-8, presolve and
-                   correction
-``gpu``            the GPU without refinement, presolve and correction: eps = 1e-4, 1e-5, ...
+``gpu-refine``     the GPU's float32 factor with float64 refinement, eps = 1e-8, the same
+                   three options
+``gpu``            the GPU without refinement, the three options: eps = 1e-4, 1e-5, ...
                    1e-8 in turn, the smallest at which it ends optimal with the objective
                    within max(eps, 1e-6) of HiGHS's is reported
 =================  ======================================================================
@@ -29,7 +30,7 @@ from experiments.harness import Claim, Experiment
 
 TARGET = 1e-6              # relative objective error counted as right
 GPU_EPS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
-ROBUST = {"presolve": True, "correct_primal": True}
+ROBUST = {"presolve": True, "correct_primal": True, "free_safeguard": True}
 RUNS = {
     "numpy64": dict(backend="numpy64", eps=1e-8, **ROBUST),
     "numpy64-paper": dict(backend="numpy64", eps=1e-8),

@@ -77,7 +77,7 @@ def _trivial(problem, backend) -> LPResult | None:
 
 def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
           callback=None, method="mehrotra", presolve=False, correct_primal=False,
-          **backend_options) -> LPResult:
+          free_safeguard=False, **backend_options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
@@ -119,8 +119,11 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     correct_primal : bool
         Beyond the paper (Mehrotra's method only): one more solve per iteration puts the
         direction back on A dx = r_b (:func:`~gpgpu.lp.mehrotra.mehrotra`). ``False``
-        (default) is Algorithm 3 as printed. With both options on, numpy64 solves 40 of the
-        42 NETLIB problems at eps = 1e-8 (README, "Robustness").
+        (default) is Algorithm 3 as printed.
+    free_safeguard : bool
+        Beyond the paper (Mehrotra's method only): both halves of each split free variable
+        are kept from growing together (:func:`~gpgpu.lp.mehrotra.mehrotra`). With the three
+        options on, numpy64 solves all 42 NETLIB problems at eps = 1e-8 (README, "Robustness").
     **backend_options
         Passed to the backend (e.g. ``pivot_tol``).
 
@@ -138,12 +141,15 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     eps, max_iter = _check_options(eps, max_iter)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    for name, v in (("presolve", presolve), ("correct_primal", correct_primal)):
+    for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard)):
         if not isinstance(v, bool):
             raise TypeError(f"{name} must be True or False, got {v!r}")
     if correct_primal and method != "mehrotra":
         raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
                          "computes dx from dy and keeps its PCG residual in the primal equation)")
+    if free_safeguard and method != "mehrotra":
+        raise ValueError("free_safeguard is an option of method='mehrotra' (the matrix-free method's "
+                         "primal regularisation R_p already bounds Theta)")
     if presolve and problem.status is None:
         if not isinstance(backend, str):
             raise ValueError("presolve=True solves a reduced problem, so it needs a back end by name "
@@ -153,7 +159,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         return presolve_and_solve(problem, lambda p: solve(
             p, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
             callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-            **backend_options))
+            free_safeguard=free_safeguard, **backend_options))
     if refine is None:
         name = backend if isinstance(backend, str) else getattr(backend, "name", "")
         refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
@@ -171,7 +177,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
     try:
         return mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
-                        correct_primal=correct_primal)
+                        correct_primal=correct_primal, free_safeguard=free_safeguard)
     finally:
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):

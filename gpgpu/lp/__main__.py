@@ -59,6 +59,9 @@ def main(argv=None) -> int:
     ap.add_argument("--correct-primal", action="store_true",
                     help="mehrotra: one more solve an iteration puts the direction back on "
                          "A dx = r_b (beyond the paper)")
+    ap.add_argument("--free-safeguard", action="store_true",
+                    help="mehrotra: keep both halves of a split free variable from growing together "
+                         "(beyond the paper)")
     ap.add_argument("--max-iter", type=positive_int, default=100)
     ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     args = ap.parse_args(argv)
@@ -121,7 +124,7 @@ def main(argv=None) -> int:
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
                     refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
-                    correct_primal=args.correct_primal,
+                    correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
                     callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)

@@ -35,10 +35,13 @@ from .. import blas1
 from ..adat import form as form_adat
 from ..blas2 import gemv
 from ..cholesky import count_replaced, factor, solve_with_factor
+from ..kernel import Kernel
 from ..reduce import argmax_region, reduce_region
 from ..stream import Stream
 from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
+
+SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safeguard (beyond 000)")
 
 __all__ = ["GPUBackend", "upload_dense"]
 
@@ -101,7 +104,7 @@ class GPUBackend(Backend):
         self.substitution = substitution
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
-        self.A = self.L = None
+        self.A = self.L = self._partner = None
         self.A = upload_dense(problem, "the gpu backend")
         self.L = None
         self.refine_method = refine_method
@@ -111,10 +114,10 @@ class GPUBackend(Backend):
         self.d64 = None
 
     def release(self) -> None:
-        for s in (self.A, self.L):
+        for s in (self.A, self.L, self._partner):
             if s is not None:
                 s.release()
-        self.A = self.L = None
+        self.A = self.L = self._partner = None
 
     def __del__(self):  # the algorithm does not know about GL objects; free them when dropped
         try:
@@ -180,6 +183,15 @@ class GPUBackend(Backend):
 
     def add_scalar(self, x, a):
         return self._cpu.add_scalar(x, a) if self._cpu is not None else blas1.add_scalar(x, a)
+
+    def bound_free_splits(self, x, partner, bound=1.0):
+        if self._cpu is not None:
+            return super().bound_free_splits(x, partner, bound)
+        if self._partner is None:
+            self._partner = Stream.from_array(np.asarray(partner, dtype=np.float64), "partner")
+        out = Stream(1, x.cols, vector=True)
+        SAFEGUARD.draw(out, blas1.whole(out), {"X": x, "partner": self._partner}, {"bound": float(bound)})
+        return out
 
     def max_step(self, x, dx, index=False):
         if self._cpu is not None:
