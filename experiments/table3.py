@@ -9,7 +9,8 @@ paper's "MATLAB version implementing exactly the same algorithm ... with single 
 HiGHS's objective (and its time) and our relative objective error, and the paper's numbers
 beside ours. Beyond the paper: ``gpu_fast``, the outer form with A D² Aᵀ by 000's singlepass
 inner products and the substitutions one pass a step (``FAST``), and a last pair of columns
-with mixed-precision refinement (``refine=True``) at eps = 1e-8. Times include reading nothing from disk: the problem is read first.
+with mixed-precision refinement (``refine=True``) at eps = 1e-8. Times include reading nothing
+from disk: the problem is read first.
 
 Claims checked: every problem reaches the paper's eps on the GPU with relative objective
 error at most eps (the gap test (6.3) bounds it by about eps); iterations within a factor 1.5 of the paper's; GPU and
@@ -128,7 +129,8 @@ def claims(rows, refine):
                      f"{square:.2f} s / {outer:.2f} s = {square / outer:.2f}"))
     fast = sum(r["gpu_fast_seconds"] for r in rows)
     highs = sum(r["highs_seconds"] for r in rows)
-    slow = [r["problem"] for r in rows if not (r["gpu_fast_status"] == "optimal" and r["gpu_fast_rel_error"] <= r["eps"])]
+    slow = [r["problem"] for r in rows
+            if not (r["gpu_fast_status"] == "optimal" and r["gpu_fast_rel_error"] <= r["eps"])]
     out.append(Claim("total GPU time, outer triangle / the same with adat and substitution in one-pass forms "
                      "(beyond the paper; issue 11's target: 10x on a GPU, 2x on llvmpipe)", "not in Table 3",
                      f"{outer:.2f} s / {fast:.2f} s = {outer / fast:.2f} (HiGHS: {highs:.2f} s; "

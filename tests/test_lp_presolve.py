@@ -172,7 +172,8 @@ def test_cli_presolve(capsys):
     from gpgpu.lp.__main__ import main as cli_main
 
     netlib("afiro")
-    assert cli_main(["afiro", "--backend", "numpy64", "--presolve", "--correct-primal", "--eps", "1e-8", "--quiet"]) == 0
+    assert cli_main(["afiro", "--backend", "numpy64", "--presolve", "--correct-primal", "--eps", "1e-8",
+                     "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "status: optimal" in out and "presolve (HiGHS): Reduced, 27 x 32 -> 7 x 10" in out
     assert "objective: -464.75314" in out

@@ -351,13 +351,14 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         of (6.1)-(6.2) has improved by a factor 2 over this many iterations (checked after
         2 * stall_window iterations; see ``_stop_code``).
     correct_primal : bool
-        Beyond the paper: correct the combined direction so that A dx = r_b holds to the
-        solve's accuracy, dx += D^2 A^T (A D^2 A^T)^-1 (r_b - A dx), for the predictor and
-        (with r_b = 0) the corrector -- two more solves with the same factor per iteration,
-        and products with A and A^T. (4.14) forms dx = -q - D^2 ds, a
+        Beyond the paper: correct each direction so that A dx = r_b holds to the solve's
+        accuracy, dx += D^2 A^T (A D^2 A^T)^-1 (r_b - A dx), the predictor's with its r_b and
+        the corrector's with r_b = 0 (so their sum meets r_b) -- two more solves with the same
+        factor per iteration, and products with A and A^T. (4.14) forms dx = -q - D^2 ds, a
         difference of terms that grow like D^2 near the optimum, so A dx misses r_b by
         rounding times |A| |D^2 ds| and the primal residual (6.1) stalls (measured: scfxm2 and
-        modszk1 at 1e-5 .. 1e-10, numpy64, eps = 1e-8; both optimal with the correction).
+        modszk1 at 1e-5 .. 1e-10, numpy64, eps = 1e-8; both optimal with the correction; one
+        correction of the summed direction instead gained modszk1 only).
     free_safeguard : bool
         Beyond the paper: after each step, both halves of every split free variable v = x+ - x-
         (:func:`~gpgpu.lp.mps.standardize`) are lowered by the same amount so that

@@ -133,8 +133,8 @@ def presolve_and_solve(problem: Problem, run) -> LPResult:
     pstatus = h.getModelPresolveStatus()
     P = highspy.HighsPresolveStatus
     m0, n0 = g["A"].shape
-    info = {"rows": (m0, m0), "columns": (n0, n0), "status": pstatus.name[1:] if pstatus.name.startswith("k") else pstatus.name,
-            "seconds": time.perf_counter() - t0}
+    name = pstatus.name[1:] if pstatus.name.startswith("k") else pstatus.name     # kReduced -> Reduced
+    info = {"rows": (m0, m0), "columns": (n0, n0), "status": name, "seconds": time.perf_counter() - t0}
 
     def finish(res: LPResult) -> LPResult:
         res.presolve = info
@@ -174,10 +174,10 @@ def presolve_and_solve(problem: Problem, run) -> LPResult:
     sol.col_dual, sol.row_dual = cdr, rdr
     sol.value_valid = sol.dual_valid = True
     h.postsolve(sol)
-    out = h.getSolution()
-    x = np.asarray(out.col_value, dtype=np.float64)
-    rd = np.asarray(out.row_dual, dtype=np.float64)
-    cd = np.asarray(out.col_dual, dtype=np.float64)
+    post = h.getSolution()
+    x = np.asarray(post.col_value, dtype=np.float64)
+    rd = np.asarray(post.row_dual, dtype=np.float64)
+    cd = np.asarray(post.col_dual, dtype=np.float64)
     if x.size != n0 or rd.size != m0:
         raise RuntimeError("HiGHS's postsolve gave no solution of the original size")
     info["seconds"] = time.perf_counter() - t0 - (res.elapsed if res is not None else 0.0)
