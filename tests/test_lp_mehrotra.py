@@ -196,7 +196,9 @@ def test_infeasible(backend, case):
     p = Problem.from_inequalities(**INFEASIBLE[case])
     r = solve(p, backend=backend, eps=1e-8, max_iter=50)
     assert r.status == "infeasible" and r.status_code == 2
-    assert r.iterations < 50 and r.message == MESSAGES[2]
+    assert r.iterations < 50 and r.message.startswith(MESSAGES[2])
+    # the certificate's sizes: a Farkas ray whose bound on ||x||_1 exceeds the iterates' by far
+    assert "Certificate, at iteration" in r.message and "a Farkas ray: b^T lambda = " in r.message
 
 
 @pytest.mark.parametrize("backend", ["numpy64", "numpy32"])
@@ -206,6 +208,7 @@ def test_unbounded(backend, case):
     r = solve(p, backend=backend, eps=1e-8, max_iter=50)
     assert r.status == "unbounded" and r.status_code == 3
     assert r.iterations < 50
+    assert "Certificate, at iteration" in r.message and "a primal ray: c^T x = -" in r.message
 
 
 def test_tiny_feasible_and_iteration_limit():
@@ -491,9 +494,11 @@ def diverged(pres=1e-3, dres=1e-3, mu=1.0, by=0.0, cx=0.0, nrb=0.0, nrc=0.0, nb=
     from gpgpu.lp.mehrotra import _diverged
 
     reads = []   # e^T x and ||lambda|| cost a read-back each: only after the cheap test holds
+    why = {}
     out = _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first or _first(), eps, 1e4, 1e-10,
-                    lambda: reads.append("sum_x") or sum_x, lambda: reads.append("lam") or lam_inf)
+                    lambda: reads.append("sum_x") or sum_x, lambda: reads.append("lam") or lam_inf, why)
     diverged.reads = reads
+    diverged.certificate = why.get("certificate")
     return out
 
 
@@ -504,6 +509,10 @@ def test_farkas_test_counts_the_dual_residual():
     assert diverged.reads == []                                # decided without a read-back
     assert diverged(by=5e4, nrc=0.0) == 2                     # the same without ||r_c||
     assert diverged(by=2e5, nrc=10.0, sum_x=0.5) == 2          # 2e5 > 1.1e5 x 1.5
+    # the certificate's sizes, by hand: ||x||_1 >= 2e5 / (1 + 10) = 1.82e4 for any feasible x
+    assert diverged.certificate.startswith("a Farkas ray: b^T lambda = 2e+05 with s >= 0 and ")
+    assert "<= ||c||_inf + ||r_c||_inf = 11, so no x >= 0 with A x = b has ||x||_1 below 1.82e+04" in \
+        diverged.certificate and "(the iterates' ||x||_1: 0.5;" in diverged.certificate
     assert diverged(by=2e5, nrc=10.0, sum_x=1.0) is None       # 2e5 < 1.1e5 x 2
     assert diverged(by=2e5, nrc=10.0, pres=1e-7) is None       # primal feasible: no certificate
 
@@ -511,6 +520,10 @@ def test_farkas_test_counts_the_dual_residual():
 def test_primal_ray_test_counts_the_primal_residual():
     assert diverged(cx=-5e4, nrb=10.0) is None
     assert diverged(cx=-2e5, nrb=10.0, lam_inf=0.1) == 3       # 2e5 > 1.1e5 x (1 + 3 x 0.1)
+    assert diverged.certificate.startswith("a primal ray: c^T x = -2e+05 with x >= 0 and ||A x||_inf <= ")
+    assert "= 11, so no dual-feasible lambda has ||lambda||_1 below 1.82e+04 (the iterates' m " \
+           "||lambda||_inf: 0.3;" in diverged.certificate
+    assert diverged(cx=-2e5, nb=0.0, dres=1.0, lam_inf=0.0) == 3 and "below inf" in diverged.certificate   # b = 0
     assert diverged(cx=-2e5, nrb=10.0, dres=1e-7) is None
 
 
@@ -521,7 +534,10 @@ def test_collapse_test_names_the_residual_that_never_came_down():
     stuck_dual = _first(mu=1.0, dres=1.0, min_pres=1e-9, min_dres=0.5)
     both_fine = _first(mu=1.0, min_pres=1e-9, min_dres=1e-9)
     assert diverged(mu=1e-11, first=stuck_primal) == 2
+    assert diverged.certificate == ("mu fell to 1.00e-11 (1e-10 of its start) while the primal residual "
+                                    "(6.1) never came below 5.00e-01 (it started at 1.00e+00)")
     assert diverged(mu=1e-11, first=stuck_dual) == 3
+    assert "the dual residual (6.2) never came below 5.00e-01" in diverged.certificate
     assert diverged(mu=1e-11, first=both_fine) is None
     assert diverged(mu=1e-9, first=stuck_primal) is None      # mu has not collapsed yet
 

@@ -379,6 +379,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
 
     history = []
     worst_hist = []
+    why = {}                                                  # the certificate of 2 or 3
     best = (math.inf, 0, x, lam, s)
     first = None
     code = 1
@@ -413,7 +414,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
                                             collapse, lambda: float(x.sum()) * bs,
-                                            lambda: float(np.abs(lam).max()) * cs))
+                                            lambda: float(np.abs(lam).max()) * cs, why))
         if stop is not None:
             code = stop
             if callback is not None:
@@ -476,7 +477,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     point_k = it
     if code in (1, 4):
         _, point_k, x, lam, s = best
-    message = _result_message(code, it, eps, point_k, trouble, f", {sol.iterations} PCG iterations")
+    message = _result_message(code, it, eps, point_k, trouble, f", {sol.iterations} PCG iterations",
+                              certificate=why.get("certificate"))
     if sol.unconverged:
         message += (f" {sol.unconverged} of the normal-equation solves stopped at the PCG iteration "
                     f"limit ({maxiter}) before their tolerance (see history['pcg_converged']).")

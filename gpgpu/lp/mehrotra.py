@@ -259,27 +259,47 @@ def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GA
     return alpha_pri, alpha_dual
 
 
+def _quotient(a: float, b: float) -> float:
+    return a / b if b > 0 else math.inf
+
+
 def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, collapse,
-              sum_x, lam_inf):
+              sum_x, lam_inf, why=None):
     """Infeasibility / unboundedness tests of the module notes; a status code or None.
 
     ``sum_x`` and ``lam_inf`` are callables (each costs a read-back) evaluated only when a
-    cheap necessary condition already holds.
+    cheap necessary condition already holds. ``why`` (a dict), when given, gets
+    ``"certificate"``: the sizes behind a status 2 or 3, for the result's message.
     """
+    why = {} if why is None else why
     # Farkas ray of the dual: no feasible x with ||x||_1 < b^T lambda / (||c|| + ||r_c||)
     if pres > eps and by > ray_ratio * (nc + nrc):
-        if by > ray_ratio * (nc + nrc) * (1.0 + sum_x()):
+        sx = sum_x()
+        if by > ray_ratio * (nc + nrc) * (1.0 + sx):
+            why["certificate"] = (f"a Farkas ray: b^T lambda = {by:.3g} with s >= 0 and ||A^T lambda + s||_inf "
+                                  f"<= ||c||_inf + ||r_c||_inf = {nc + nrc:.3g}, so no x >= 0 with A x = b "
+                                  f"has ||x||_1 below "
+                                  f"{_quotient(by, nc + nrc):.3g} (the iterates' ||x||_1: {sx:.3g}; primal residual "
+                                  f"(6.1) {pres:.2e})")
             return 2
     # ray of the primal: no dual-feasible lambda with ||lambda||_1 < -c^T x / (||b|| + ||r_b||)
     if dres > eps and -cx > ray_ratio * (nb + nrb):
-        if -cx > ray_ratio * (nb + nrb) * (1.0 + first["m"] * lam_inf()):
+        li = lam_inf()
+        if -cx > ray_ratio * (nb + nrb) * (1.0 + first["m"] * li):
+            why["certificate"] = (f"a primal ray: c^T x = {cx:.3g} with x >= 0 and ||A x||_inf <= ||b||_inf + "
+                                  f"||r_b||_inf = {nb + nrb:.3g}, so no dual-feasible lambda has ||lambda||_1 "
+                                  f"below {_quotient(-cx, nb + nrb):.3g} (the "
+                                  f"iterates' m ||lambda||_inf: {first['m'] * li:.3g}; dual residual (6.2) "
+                                  f"{dres:.2e})")
             return 3
     # complementarity has vanished while one residual never came down
     if mu <= collapse * first["mu"]:
-        if first["min_pres"] > max(0.01 * first["pres"], 1e3 * eps):
-            return 2
-        if first["min_dres"] > max(0.01 * first["dres"], 1e3 * eps):
-            return 3
+        for code, key, name in ((2, "pres", "primal residual (6.1)"), (3, "dres", "dual residual (6.2)")):
+            if first["min_" + key] > max(0.01 * first[key], 1e3 * eps):
+                why["certificate"] = (f"mu fell to {mu:.2e} ({collapse:g} of its start) while the {name} "
+                                      f"never came below {first['min_' + key]:.2e} (it started at "
+                                      f"{first[key]:.2e})")
+                return code
     return None
 
 
@@ -312,13 +332,16 @@ def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k,
     return stop
 
 
-def _result_message(code, iterations, eps, point_k, trouble, detail="") -> str:
+def _result_message(code, iterations, eps, point_k, trouble, detail="", certificate=None) -> str:
     """The result's message (both methods): the status's text, then the iterations and eps
-    (``detail`` added) for optimal, the point's iteration when an earlier one is returned, and
-    why the precision ran out (``trouble``) when it did."""
+    (``detail`` added) for optimal, the certificate's sizes for infeasible and unbounded, the
+    point's iteration when an earlier one is returned, and why the precision ran out
+    (``trouble``) when it did."""
     message = MESSAGES[code]
     if code == 0:
         message += f" ({iterations} iterations, eps = {eps:g}{detail})"
+    elif code in (2, 3) and certificate:
+        message += f" Certificate, at iteration {iterations}: {certificate}."
     elif code == 4 and point_k < iterations:
         message += f" The point returned is that of iteration {point_k}."
     if trouble is not None:
@@ -382,6 +405,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     ones_n = be.vector(np.ones(n))
     x, lam, s, replaced_total = starting_point(be, b, c, ones_n)
     partner = _split_partners(problem) if free_safeguard else None
+    why = {}                                                  # the certificate of 2 or 3
     rb0 = be.readbacks
     history = []
     code = 1
@@ -421,7 +445,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         # --- termination (6.1)-(6.3) and the other stops
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
-                                            collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam)))
+                                            collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam),
+                                            why))
         if stop is not None:
             code = stop
             if callback is not None:
@@ -482,7 +507,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     x_std = be.to_numpy(x)
     y = be.to_numpy(lam)
     s_np = be.to_numpy(s)
-    message = _result_message(code, k, eps, point_k, trouble)
+    message = _result_message(code, k, eps, point_k, trouble, certificate=why.get("certificate"))
     return LPResult(status=STATUS[code], status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
