@@ -59,6 +59,7 @@ KERNELS = {
     "triad": Kernel("outer_product_subtraction_triad", texels=4, doc="000 section 3.2 index triads"),
     "inner_product_subtraction": Kernel("inner_product_subtraction", texels=4,
                                         doc="000 Algorithm 1; Table 1(b) 4(2k+2) bytes/frag"),
+    "pivot_column": Kernel("pivot_column", texels=3, doc="square root and normalization in one pass"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
 }
@@ -68,6 +69,8 @@ UPDATES = ("triangle", "square", "columns")
 INDEXES = ("swizzle", "computed", "triad")
 STORAGES = ("full", "packed")
 TRANSFERS = ("rtt", "ctt")
+#: the pivot steps of the outer form: Algorithm 2's four passes, or one pass and one copy
+PIVOTS = ("separate", "fused")
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -194,11 +197,23 @@ def _sqrt_inputs(sqrt: Kernel) -> dict:
     return {"L": "S", "M0": "M0"} if sqrt is KERNELS["square_root_guarded"] else {"L": "S"}
 
 
-def _pivot_steps(k: int, m: int, storage: str, sqrt: Kernel) -> list:
-    """Square root, copy back, normalization, copy back (Algorithm 2 of 000, steps 1-4)."""
+def _pivot_steps(k: int, m: int, storage: str, sqrt: Kernel, pivot_mode: str = "separate") -> list:
+    """Square root, copy back, normalization, copy back (Algorithm 2 of 000, steps 1-4); with
+    ``pivot_mode="fused"`` (beyond the paper) one ``pivot_column`` pass over the pivot and the
+    column below it, then one copy back of both."""
     K = KERNELS
     px, py = (k, k) if storage == "full" else pk.position(k, k, m)
     column, pivot = column_below_diagonal(k, m, storage)
+    if pivot_mode == "fused":
+        # the pivot and its column are one vertical run of texels in both storages
+        x0, y0, x1, y1 = column
+        run_ = (x0, min(y0, py), x1, max(y1, py + 1))
+        guarded = sqrt is KERNELS["square_root_guarded"]
+        return [
+            Draw(K["pivot_column"], "T", Rect.covering(*run_, T0=pivot),
+                 {"L": "S", "M0": "M0" if guarded else "S"}, {"guarded": guarded, "tolerance": 0.0, "huge": 0.0}),
+            Draw(K["copy"], "S", Rect.covering(*run_, T0=WPOS), {"A": "T"}),
+        ]
     return [
         Draw(sqrt, "T", Texel.at(px, py), _sqrt_inputs(sqrt)),
         Draw(K["copy"], "S", Texel.at(px, py, T0=WPOS), {"A": "T"}),
@@ -208,13 +223,18 @@ def _pivot_steps(k: int, m: int, storage: str, sqrt: Kernel) -> list:
 
 
 def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
-                  storage: str = "full", guarded: bool = False) -> list:
+                  storage: str = "full", guarded: bool = False, pivot: str = "separate") -> list:
     """The passes of a factorization of order m, as ``Draw`` items and ``SWAP`` (see passes.py).
 
     Roles: "S" starts with the lower triangle of the matrix (for ``form="inner"`` so does
     "T"); the factor ends in "T".
     """
     _check_variant(form, update, index, storage)
+    if pivot not in PIVOTS:
+        raise ValueError(f"pivot must be one of {PIVOTS}, got {pivot!r}")
+    if pivot == "fused" and form != "outer":
+        raise ValueError("pivot='fused' joins the pivot steps of the outer-product form; form='inner' "
+                         "has its own (leave pivot='separate')")
     K = KERNELS
     sqrt = K["square_root_guarded"] if guarded else K["square_root"]
     plan = []
@@ -234,7 +254,7 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
 
     if storage == "full":
         for k in range(m - 1):
-            plan += _pivot_steps(k, m, storage, sqrt)
+            plan += _pivot_steps(k, m, storage, sqrt, pivot)
             if update == "triangle":
                 plan.append(Draw(K[index], "T", outer_product_triangle(k, m, index), {"L": "S"}))
             elif update == "square":
@@ -249,13 +269,13 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
     h, w = pk.packed_shape(m)
     odd = m % 2
     for k in range(min(w, m - 1)):
-        plan += _pivot_steps(k, m, storage, sqrt)
+        plan += _pivot_steps(k, m, storage, sqrt, pivot)
         plan.append(Draw(K["swizzle"], "T", packed_triangles_first_half(k, m), {"L": "S"}))
         plan.append(SWAP)
     last = 2 if odd else 1
     for k in range(w - 1, last - 1, -1):
         Kcol = m - k if odd else m - 1 - k  # the pivot column whose texel column is k
-        plan += _pivot_steps(Kcol, m, storage, sqrt)
+        plan += _pivot_steps(Kcol, m, storage, sqrt, pivot)
         plan.append(Draw(K["swizzle"], "T", packed_triangle_second_half(k, m), {"L": "S"}))
         plan.append(SWAP)
     x, y = pk.position(m - 1, m - 1, m)
@@ -308,20 +328,24 @@ def count_replaced(L: Stream, m: int, storage: str, huge: float) -> int:
 
 def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
            storage: str = "full", transfer: str = "rtt", guarded: dict | None = None,
-           check: bool = True) -> Stream:
+           check: bool = True, pivot: str = "separate") -> Stream:
     """Factor the lower triangle held by stream ``S`` (full m x m or packed); returns a new
     stream with L (its upper part is not meaningful for the square update).
 
     ``guarded={"tolerance": t, "huge": H}`` uses the IPM safeguard square root instead of
     raising on breakdown: a pivot not above t times its diagonal entry of ``S`` becomes H
     (its square root, sqrt(H), is what ``count_replaced`` finds). ``S`` is left unchanged.
+    ``pivot="fused"`` (outer form, beyond the paper): each step's square root and
+    normalization in one pass and one copy instead of Algorithm 2's four passes.
     """
     if transfer not in TRANSFERS:
         raise ValueError(f"transfer must be one of {TRANSFERS}, got {transfer!r}")
-    plan = cholesky_plan(m, form, update, index, storage, guarded=guarded is not None)
+    plan = cholesky_plan(m, form, update, index, storage, guarded=guarded is not None, pivot=pivot)
     if guarded is not None:
-        plan = [d._replace(uniforms={"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])})
-                if d is not SWAP and d.kernel is KERNELS["square_root_guarded"] else d for d in plan]
+        u = {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
+        plan = [d._replace(uniforms=dict(d.uniforms or {}, **u))
+                if d is not SWAP and d.kernel in (KERNELS["square_root_guarded"], KERNELS["pivot_column"]) else d
+                for d in plan]
     from .blas1 import copy as copy_stream
 
     work = copy_stream(S, label="copy_input")  # "Copy A to S" (Algorithm 2 of 000)

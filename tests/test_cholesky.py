@@ -79,6 +79,77 @@ def test_every_primitive_of_the_outer_form_covers_exactly_its_texels(m, variant)
                                           err_msg=f"step {k}, kernel {draw.kernel.name}")
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 7, 8, 11])
+@pytest.mark.parametrize("storage", ["full", "packed"])
+def test_fused_pivot_steps_cover_the_pivot_and_its_column(m, storage):
+    """pivot="fused" (beyond the paper): step k is pivot_column and one copy, each over L(k, k)
+    and the column below it (a vertical run in both storages), then the update as before."""
+    plan = cholesky_plan(m, storage=storage, pivot="fused")
+    shape = pk.packed_shape(m) if storage == "packed" else (m, m)
+    steps, current = [], []
+    for item in plan:
+        if item is SWAP:
+            steps.append(current)
+            current = []
+        else:
+            current.append(item)
+    assert len(steps) == m - 1
+    for step, draws in enumerate(steps):
+        k = step
+        if storage == "packed":                # the second half counts the texel columns down
+            h, w = pk.packed_shape(m)
+            half = min(w, m - 1)
+            if step >= half:
+                kt = w - 1 - (step - half)
+                k = m - kt if m % 2 else m - 1 - kt
+        assert [d.kernel.name for d in draws[:2]] == ["pivot_column", "copy"]
+        cells = [(k, k)] + [(i, k) for i in range(k + 1, m)]
+        for draw in draws[:2]:
+            np.testing.assert_array_equal(covered(shape, draw.primitive), texels(cells, m, storage),
+                                          err_msg=f"step {step} (column {k}), {draw.kernel.name}")
+    with pytest.raises(ValueError, match="pivot must be one of"):
+        cholesky_plan(4, pivot="joined")
+    with pytest.raises(ValueError, match="pivot='fused' joins"):
+        cholesky_plan(4, form="inner", pivot="fused")
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 16, 33])
+@pytest.mark.parametrize("storage", ["full", "packed"])
+def test_fused_pivot_steps_factor_as_numpy_in_fewer_passes(m, storage, rng):
+    from gpgpu.cholesky import factor
+
+    B = rng.standard_normal((m, m))
+    A = B @ B.T + m * np.eye(m)
+    src = pk.pack(np.tril(A)) if storage == "packed" else np.tril(A)
+    with Stream.from_array(src) as S:
+        with counters.count() as c:
+            L = factor(S, m, storage=storage, pivot="fused")
+        out = L.to_array()
+        L.release()
+    got = pk.unpack(out, m) if storage == "packed" else np.tril(out)
+    assert rel_err(got, np.linalg.cholesky(A)) < 1e-5
+    # 3 passes a step (pivot column, copy, update) instead of 5, and the last square root
+    assert c.passes("pivot_column") == m - 1 and c.passes("normalization") == 0
+    steps = sum(c.passes(k) for k in ("pivot_column", "copy", "outer_product_subtraction", "square_root"))
+    assert steps == 3 * (m - 1) + 1                            # Algorithm 2's passes: 5 (m - 1) + 1
+
+
+def test_fused_pivot_column_guards_tiny_pivots():
+    from gpgpu.cholesky import count_replaced, factor
+
+    v = np.array([1.0, 2.0, 3.0, 4.0])
+    A = np.outer(v, v) + np.diag([0.0, 0.0, 1.0, 1.0])  # step 1's pivot is 4 - 2^2 = 0
+    huge = 1e30
+    with Stream.from_array(np.tril(A)) as S:
+        L = factor(S, 4, guarded={"tolerance": 1e-6, "huge": huge}, pivot="fused")
+        assert count_replaced(L, 4, "full", huge) == 1
+        out = np.tril(L.to_array())
+        L.release()
+    assert out[1, 1] == pytest.approx(np.sqrt(huge), rel=1e-6)
+    assert abs(out[2, 1]) < 1e-10 and abs(out[3, 1]) < 1e-10
+    assert out[0, 0] == 1.0 and out[2, 0] == 3.0                # an unguarded step as before
+
+
 @pytest.mark.parametrize("m", [1, 2, 5, 9])
 def test_every_primitive_of_the_inner_form_covers_exactly_its_texels(m):
     plan = cholesky_plan(m, form="inner")

@@ -368,7 +368,7 @@ def test_cli_errors(tmp_path, capsys):
     assert "options of the gpu back end" in capsys.readouterr().err
     assert cli_main(["afiro", "--method", "matrix-free", "--substitution", "inner"]) == 2
     assert "options of --method mehrotra" in capsys.readouterr().err
-    assert cli_main(["afiro", "--adat", "inner", "--substitution", "inner", "--quiet"]) == 0
+    assert cli_main(["afiro", "--adat", "inner", "--substitution", "inner", "--pivot", "fused", "--quiet"]) == 0
     assert "status: optimal" in capsys.readouterr().out
 
 

@@ -47,6 +47,9 @@ def main(argv=None) -> int:
     ap.add_argument("--adat", choices=("outer", "inner"), default=None,
                     help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default) or 000's "
                          "singlepass inner products (one pass)")
+    ap.add_argument("--pivot", choices=("separate", "fused"), default=None,
+                    help="mehrotra on the gpu, outer Cholesky: the pivot steps as Algorithm 2's four "
+                         "passes (default) or one pass and a copy (beyond the paper)")
     ap.add_argument("--substitution", choices=("outer", "inner"), default=None,
                     help="mehrotra on the gpu: substitutions three passes a step (default) or one "
                          "(inner-product form, beyond the paper)")
@@ -108,14 +111,15 @@ def main(argv=None) -> int:
         if "sums" in extra and args.backend != "gpu":
             print("error: --sums is an option of the gpu back end", file=sys.stderr)
             return 2
-        if args.adat or args.substitution:
-            print("error: --adat and --substitution are options of --method mehrotra", file=sys.stderr)
+        if args.adat or args.substitution or args.pivot:
+            print("error: --adat, --substitution and --pivot are options of --method mehrotra", file=sys.stderr)
             return 2
     else:
-        if (args.adat or args.substitution) and args.backend != "gpu":
-            print("error: --adat and --substitution are options of the gpu back end", file=sys.stderr)
+        if (args.adat or args.substitution or args.pivot) and args.backend != "gpu":
+            print("error: --adat, --substitution and --pivot are options of the gpu back end", file=sys.stderr)
             return 2
-        extra = {k: v for k, v in (("adat", args.adat), ("substitution", args.substitution)) if v}
+        extra = {k: v for k, v in (("adat", args.adat), ("substitution", args.substitution),
+                                   ("pivot", args.pivot)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
                         ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums)):
             if v is not None:

@@ -87,10 +87,13 @@ class GPUBackend(Backend):
         The forward and backward substitutions: column-oriented, three passes a step
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
         beyond the paper's listing).
+    pivot : {"separate", "fused"}
+        The outer Cholesky's pivot steps: Algorithm 2's square root, copy, normalization, copy
+        (default), or one ``pivot_column`` pass and one copy (beyond the paper).
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
-                 refine_method="cg", adat="outer", substitution="outer"):
+                 refine_method="cg", adat="outer", substitution="outer", pivot="separate"):
         super().__init__(problem, cholesky=cholesky, refine=refine)
         if adat not in ("outer", "inner"):
             raise ValueError(f"adat must be 'outer' (001's multipass outer products) or 'inner' (000's "
@@ -100,8 +103,12 @@ class GPUBackend(Backend):
                              f"got {substitution!r}")
         self.name = "gpu" + ("+refine" if refine else "")
         self.update = update
+        if pivot not in ("separate", "fused"):
+            raise ValueError(f"pivot must be 'separate' (Algorithm 2's four passes a step) or 'fused' "
+                             f"(one pass and a copy), got {pivot!r}")
         self.adat = adat
         self.substitution = substitution
+        self.pivot = pivot
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
         self.A = self.L = self._partner = None
@@ -253,7 +260,8 @@ class GPUBackend(Backend):
                 ds.release()
         try:
             self.L = factor(M, self.m, form=self.cholesky, update=self.update if self.cholesky == "outer" else "triangle",
-                            guarded={"tolerance": self.pivot_tol, "huge": self.huge})
+                            guarded={"tolerance": self.pivot_tol, "huge": self.huge},
+                            pivot=self.pivot if self.cholesky == "outer" else "separate")
         finally:
             M.release()
         return count_replaced(self.L, self.m, "full", self.huge)
