@@ -50,6 +50,19 @@ def expected_outer(k, m, update):
     return passes
 
 
+def split_steps(plan):
+    """The draws of each step of an outer-form plan (up to each SWAP), and the draws after the
+    last SWAP (the last square root)."""
+    steps, current = [], []
+    for item in plan:
+        if item is SWAP:
+            steps.append(current)
+            current = []
+        else:
+            current.append(item)
+    return steps, current
+
+
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 7, 8, 11, 16])
 @pytest.mark.parametrize("variant", [
     dict(update="triangle", index="swizzle"), dict(update="triangle", index="computed"),
@@ -61,13 +74,7 @@ def test_every_primitive_of_the_outer_form_covers_exactly_its_texels(m, variant)
     update = variant.get("update", "triangle")
     plan = cholesky_plan(m, **variant)
     shape = pk.packed_shape(m) if storage == "packed" else (m, m)
-    steps, current = [], []
-    for item in plan:
-        if item is SWAP:
-            steps.append(current)
-            current = []
-        else:
-            current.append(item)
+    steps, current = split_steps(plan)
     assert len(steps) == m - 1  # the last square root stands alone
     assert len(current) == 1 and current[0].kernel.name == "square_root"
     np.testing.assert_array_equal(covered(shape, current[0].primitive), texels([(m - 1, m - 1)], m, storage))
@@ -86,13 +93,7 @@ def test_fused_pivot_steps_cover_the_pivot_and_its_column(m, storage):
     and the column below it (a vertical run in both storages), then the update as before."""
     plan = cholesky_plan(m, storage=storage, pivot="fused")
     shape = pk.packed_shape(m) if storage == "packed" else (m, m)
-    steps, current = [], []
-    for item in plan:
-        if item is SWAP:
-            steps.append(current)
-            current = []
-        else:
-            current.append(item)
+    steps, current = split_steps(plan)
     assert len(steps) == m - 1
     for step, draws in enumerate(steps):
         k = step
