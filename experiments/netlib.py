@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from experiments.harness import Claim, Experiment
+from experiments.table3 import highs_objective
 
 TARGET = 1e-6              # relative objective error counted as right
 GPU_EPS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
@@ -56,18 +57,6 @@ def problem_files() -> list:
         if folder.is_dir():
             out += [(p.name.split(".")[0], folder.name, p) for p in sorted(folder.glob("*.mps.gz"))]
     return sorted(out)
-
-
-def highs_reference(path) -> tuple:
-    """(objective, seconds) of HiGHS's default solver on the MPS file."""
-    import highspy
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.readModel(str(path))
-    t0 = time.perf_counter()
-    h.run()
-    return float(h.getInfo().objective_function_value), time.perf_counter() - t0
 
 
 def accuracy(r) -> float:
@@ -111,7 +100,7 @@ def run(ctx):
     rows, notes, left_out = [], [], []
     for name, folder, path in files:
         problem = read_mps(path)
-        ref, highs_s = highs_reference(path)
+        ref, highs_s = highs_objective(path)
         m, n = problem.standard_size
         for label in runs:
             kw = dict(RUNS[label])

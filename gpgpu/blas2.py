@@ -130,17 +130,17 @@ def substitute(Ts: Stream, bs: Stream, forward: bool, by_rows: bool, unit_diagon
                 {"k": k, "n": n, "forward": bool(forward), "by_rows": bool(by_rows),
                  "unit_diagonal": bool(unit_diagonal)})
             pp.swap()
-        steps = ()
-    for k in steps:
-        KERNELS["division"].draw(pp.T, Texel.at(k, 0, T0=layout.diagonal(k)), {"B": pp.S, "T": Ts},
-                                 {"unit_diagonal": bool(unit_diagonal)})
-        L1["copy"].draw(pp.S, Texel.at(k, 0, T0=lambda X, Y: (X, Y)), {"A": pp.T})
-        i0, i1 = (k + 1, n) if forward else (0, k)
-        if i1 > i0:
-            pieces = layout.row(k, i0, i1) if by_rows else layout.column(k, i0, i1)
-            for x0, x1, T0, kernel in pieces:
-                kernel.draw(pp.T, Rect.covering(x0, 0, x1, 1, T0=T0, T1=(k + 0.5, 0.5)), {"B": pp.S, "T": Ts})
-        pp.swap()
+    else:
+        for k in steps:
+            KERNELS["division"].draw(pp.T, Texel.at(k, 0, T0=layout.diagonal(k)), {"B": pp.S, "T": Ts},
+                                     {"unit_diagonal": bool(unit_diagonal)})
+            L1["copy"].draw(pp.S, Texel.at(k, 0, T0=lambda X, Y: (X, Y)), {"A": pp.T})
+            i0, i1 = (k + 1, n) if forward else (0, k)
+            if i1 > i0:
+                pieces = layout.row(k, i0, i1) if by_rows else layout.column(k, i0, i1)
+                for x0, x1, T0, kernel in pieces:
+                    kernel.draw(pp.T, Rect.covering(x0, 0, x1, 1, T0=T0, T1=(k + 0.5, 0.5)), {"B": pp.S, "T": Ts})
+            pp.swap()
     target = out if out is not None else Stream(1, n, vector=True)
     L1["copy"].draw(target, whole(target), {"A": pp.S})
     give_back(pp.S, pp.T)
