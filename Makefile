@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 EXTRAS := test,experiments,lp
 
-.PHONY: test fig8 figures bench info clean-venv sysdeps
+.PHONY: test fig8 figures docs bench info clean-venv sysdeps
 
 test: $(VENV)/.installed sysdeps
 	$(PY) -m pytest -q
@@ -15,6 +15,9 @@ fig8: $(VENV)/.installed sysdeps
 
 figures: $(VENV)/.installed sysdeps
 	$(PY) -m experiments all
+
+docs: $(VENV)/.installed sysdeps
+	$(PY) -m gpgpu.show.docs docs/pipeline
 
 bench: $(VENV)/.installed sysdeps
 	$(PY) -m gpgpu bench

@@ -86,7 +86,10 @@ class Counter:
     _passes: list = field(default_factory=list)
     _stats: "OrderedDict[str, KernelStats]" = field(default_factory=OrderedDict)
 
-    def measure(self, kernel, primitive, target, texels, render) -> None:
+    def measure(self, kernel, primitive, target, texels, render, inputs=None, uniforms=None) -> Pass:
+        """Run ``render()`` (one pass) inside an occlusion (and timer) query and note the pass.
+        ``inputs`` and ``uniforms`` are the pass's, for subclasses that look at them
+        (:class:`gpgpu.record.Recorder`)."""
         from .context import get_context
 
         ctx = get_context()
@@ -101,8 +104,9 @@ class Counter:
         if len(self._pending) > 4096:
             for c in stack:
                 c._resolve()
+        return p
 
-    def measure_copy(self, label, primitive, target, copy) -> None:
+    def measure_copy(self, label, primitive, target, copy) -> Pass:
         """A pass that copies instead of shading (copy-to-texture): ``copy()`` returns the texels
         copied, which are its fragments; GPU time from a timer query where there is one."""
         from .context import get_context
@@ -118,6 +122,7 @@ class Counter:
         stack = _stack()
         for c in stack:
             c._pending.append(p)
+        return p
 
     def _resolve(self) -> None:
         for p in self._pending:
@@ -191,19 +196,39 @@ class Counter:
 
 
 @contextmanager
+def suspended():
+    """Inside the block no counter of this thread sees a pass: for passes that only look at
+    another pass (the recorder's coverage and fetch passes), which are not the algorithm's."""
+    stack = _stack()
+    saved = stack[:]
+    stack.clear()
+    try:
+        yield
+    finally:
+        stack[:] = saved
+
+
+@contextmanager
+def activated(counter: Counter):
+    """Make ``counter`` this thread's innermost counter inside the block (``count`` and
+    :func:`gpgpu.record.record` open theirs with it)."""
+    global _open
+    stack = _stack()
+    stack.append(counter)
+    with _lock:
+        _open += 1
+    try:
+        yield counter
+    finally:
+        stack.remove(counter)
+        with _lock:
+            _open -= 1
+
+
+@contextmanager
 def count(time: bool = True, trace: bool = True):
     """Count every pass drawn inside the block (see module docstring)."""
     from .context import has_timer_query
 
-    global _open
-    c = Counter(time=time and has_timer_query(), keep_trace=trace)
-    stack = _stack()
-    stack.append(c)
-    with _lock:
-        _open += 1
-    try:
+    with activated(Counter(time=time and has_timer_query(), keep_trace=trace)) as c:
         yield c
-    finally:
-        stack.remove(c)
-        with _lock:
-            _open -= 1

@@ -199,7 +199,8 @@ class Kernel:
         if counter is None:
             vao.render(primitive.mode, vertices=n)
         else:
-            counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n))
+            counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n),
+                            inputs, uniforms)
 
     def draw_points(self, target: Stream, count: int, inputs: dict | None = None,
                     uniforms: dict | None = None, texels: int | None = None) -> None:
@@ -215,7 +216,8 @@ class Kernel:
         if counter is None:
             vao.render(points.mode, vertices=count)
         else:
-            counter.measure(self, points, target, texels, lambda: vao.render(points.mode, vertices=count))
+            counter.measure(self, points, target, texels, lambda: vao.render(points.mode, vertices=count),
+                            inputs, uniforms)
 
     def _bind(self, st, target: Stream, inputs, uniforms):
         """Bind the program, the target's framebuffer, the input textures and the uniforms."""
