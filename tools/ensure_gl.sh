@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
 # Make sure the system libraries for headless OpenGL through EGL (Mesa's llvmpipe) are present.
 # On Debian/Ubuntu: installs them with apt-get when run as root, otherwise names the packages to install.
+# Also, optionally, Xvfb and xdotool, with which the tests open python -m gpgpu.show's GLFW window
+# on a virtual display and press its keys: installed as root, otherwise those tests are skipped.
 set -euo pipefail
 packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
+window_packages="xvfb xdotool xauth"
 if command -v dpkg-query >/dev/null 2>&1; then
+    missing=""
+    for p in $packages; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+    done
+    window_missing=""
+    for p in $window_packages; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || window_missing="$window_missing $p"
+    done
+    if [ -n "$window_missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing the window tests' packages:$window_missing"
+        export DEBIAN_FRONTEND=noninteractive
+        { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing $window_missing >/dev/null; } \
+            || echo "note: could not install$window_missing; the window tests will be skipped" >&2
+    fi
     missing=""
     for p in $packages; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -14,7 +14,8 @@ Figs. 2-7 of 001 and Fig. 5 of 000 do by hand:
   fetch as the kernel writes it (``texRECT(L, pivot_index.yx)``: the swizzle);
 * a caption: the pass, the kernel file and the paper's kernel, figure or algorithm.
 
-Frames are PNGs (matplotlib) and one animated GIF (Pillow, matplotlib's dependency).
+Frames are PNGs (matplotlib) and one animated GIF (Pillow, matplotlib's dependency);
+``--window`` draws them with OpenGL in a GLFW window instead (:mod:`gpgpu.show.window`).
 """
 from __future__ import annotations
 
@@ -92,6 +93,19 @@ def _xy(t) -> str:
     return "(" + ", ".join(c) + ")"
 
 
+def fetched_panels(frame, fragment):
+    """The inputs to draw beside the target: those the chosen fragment fetched from, one sampler
+    name per stream, in the order of the first fetch; and the fetches."""
+    fetches = frame.fetches_at(*fragment) if fragment else []
+    names, seen = [], set()
+    for sampler, _, _ in fetches:
+        sid = frame.input_ids[sampler]
+        if sid not in seen:
+            seen.add(sid)
+            names.append(sampler)
+    return names, fetches
+
+
 def draw_frame(frame, total: int, fragment=None, path=None, figsize=(11, 5.4), heading: str = ""):
     """One frame as a matplotlib figure (saved to ``path`` when given, then closed).
     ``fragment`` is (x, y) of the fragment to explain; default: ``frame.chosen_fragment()``."""
@@ -106,14 +120,7 @@ def draw_frame(frame, total: int, fragment=None, path=None, figsize=(11, 5.4), h
         fragment = frame.chosen_fragment()
     elif frame.covered is None or not frame.covered[fragment[1], fragment[0]]:
         fragment = frame.chosen_fragment()
-    fetches = frame.fetches_at(*fragment) if fragment else []
-    # inputs to draw: those the chosen fragment fetched from, one panel per stream
-    panels, seen = [], set()
-    for sampler, _, _ in fetches:
-        sid = frame.input_ids[sampler]
-        if sid not in seen:
-            seen.add(sid)
-            panels.append(sampler)
+    panels, fetches = fetched_panels(frame, fragment)
     fig, axes = plt.subplots(1, len(panels) + 1, figsize=figsize, squeeze=False)
     axes = axes[0]
     where = {}

@@ -1,0 +1,337 @@
+"""The recorded passes drawn by OpenGL itself, in a GLFW window (``python -m gpgpu.show ... --window``).
+
+The same frames as the PNGs, without the text: each texture a textured quad whose fragment
+program colours every texel by value (blue negative, red positive) and draws the cell grid,
+the shaded fragments outlined in orange, the chosen fragment and the texels it fetched in
+green; the primitive's outline, its vertices and the fetch arrows as lines and points. The
+caption (pass, kernel, paper) is the window's title and is printed, with the chosen
+fragment's T0, T1 and fetches, at every step.
+
+Keys: Right / Left (or N / P) the next / previous pass, Home / End the first / last, Space
+plays and pauses, F the next fragment of the pass (C the previous), Q or Escape closes.
+
+:class:`FrameRenderer` draws into whatever framebuffer is bound, so the window and a headless
+framebuffer (:func:`render_offscreen`) draw the same pixels: the tests compare the window's
+screenshot under Xvfb with the headless frame of the same pass.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import time
+
+import moderngl
+import numpy as np
+
+from . import fetched_panels
+
+__all__ = ["FrameRenderer", "render_offscreen", "run_window", "NoDisplayError", "DEFAULT_SIZE"]
+
+DEFAULT_SIZE = (1100, 560)
+
+_GRID_VS = """
+#version 330
+in vec2 in_pos;        // NDC
+in vec2 in_texel;      // texel coordinates (x = column, y = row) at this corner
+out vec2 texel;
+void main() { texel = in_texel; gl_Position = vec4(in_pos, 0.0, 1.0); }
+"""
+
+_GRID_FS = """
+#version 330
+uniform sampler2D values;   // R32F, the texture's values
+uniform sampler2D marks;    // R32F: 0 nothing, 1 shaded by the pass, 2 chosen fragment or fetched texel
+uniform float lim;          // |value| that gets the full colour
+uniform float line;         // width of a grid line, in texel units (one pixel)
+in vec2 texel;
+out vec4 color;
+void main() {
+    ivec2 cell = ivec2(floor(texel));
+    float v = clamp(texelFetch(values, cell, 0).r / lim, -1.0, 1.0);
+    vec3 c = v < 0.0 ? mix(vec3(0.93), vec3(0.23, 0.30, 0.75), -v) : mix(vec3(0.93), vec3(0.71, 0.02, 0.15), v);
+    vec2 f = fract(texel);
+    float edge = min(min(f.x, 1.0 - f.x), min(f.y, 1.0 - f.y));
+    float mark = texelFetch(marks, cell, 0).r;
+    if (mark > 1.5 && edge < 3.0 * line) c = vec3(0.0, 0.85, 0.0);
+    else if (mark > 0.5 && edge < 2.0 * line) c = vec3(1.0, 0.6, 0.0);
+    else if (edge < 0.5 * line) c = vec3(0.6);
+    color = vec4(c, 1.0);
+}
+"""
+
+_LINE_VS = """
+#version 330
+in vec2 in_pos;
+void main() { gl_Position = vec4(in_pos, 0.0, 1.0); }
+"""
+
+_LINE_FS = """
+#version 330
+uniform vec3 rgb;
+out vec4 color;
+void main() { color = vec4(rgb, 1.0); }
+"""
+
+
+class NoDisplayError(RuntimeError):
+    """No display to open a window on."""
+
+
+class FrameRenderer:
+    """Draws one recorded frame into the framebuffer bound in ``ctx`` (see module docstring)."""
+
+    def __init__(self, ctx: moderngl.Context):
+        self.ctx = ctx
+        self.grid = ctx.program(vertex_shader=_GRID_VS, fragment_shader=_GRID_FS)
+        self.lines = ctx.program(vertex_shader=_LINE_VS, fragment_shader=_LINE_FS)
+        self.quad = ctx.buffer(reserve=4 * 4 * 4)
+        self.grid_vao = ctx.vertex_array(self.grid, [(self.quad, "2f 2f", "in_pos", "in_texel")])
+        self.line_buf = ctx.buffer(reserve=1 << 16)
+        self.line_vao = ctx.vertex_array(self.lines, [(self.line_buf, "2f", "in_pos")])
+        self._textures = []
+
+    def release(self) -> None:
+        for o in (self.grid_vao, self.line_vao, self.quad, self.line_buf, self.grid, self.lines, *self._textures):
+            o.release()
+        self._textures = []
+
+    def _texture(self, a: np.ndarray):
+        a = np.ascontiguousarray(a, dtype=np.float32)
+        t = self.ctx.texture((a.shape[1], a.shape[0]), 1, a.tobytes(), dtype="f4")
+        t.filter = (moderngl.NEAREST, moderngl.NEAREST)
+        self._textures.append(t)
+        return t
+
+    def draw(self, frame, fragment, size) -> None:
+        """Draw ``frame`` with ``fragment`` (x, y) explained (None: no fragment) into a viewport of
+        ``size`` = (width, height) pixels of the bound framebuffer."""
+        W, H = size
+        ctx = self.ctx
+        ctx.viewport = (0, 0, W, H)
+        ctx.clear(1.0, 1.0, 1.0, 1.0)
+        ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
+        names, fetches = fetched_panels(frame, fragment)
+        panels = [(frame.inputs[n], n) for n in names] + [(frame.values, None)]
+        pw = W / len(panels)
+        boxes = {}
+        for i, (values, name) in enumerate(panels):
+            v = values if values.ndim == 2 else values[..., 0]
+            rows, cols = v.shape
+            cell = min((pw - 40) / (cols + 1.5), (H - 40) / (rows + 1.5))   # room for oversized primitives
+            x0 = i * pw + 20 + 0.5 * cell
+            y0 = 20 + 0.5 * cell
+            boxes[name] = (x0, y0, cell)
+            marks = np.zeros((rows, cols), np.float32)
+            if name is None:
+                if frame.covered is not None:
+                    marks[frame.covered] = 1.0
+                if fragment:
+                    marks[fragment[1], fragment[0]] = 2.0
+            else:
+                for sampler, (tx, ty), _ in fetches:
+                    if frame.input_ids[sampler] == frame.input_ids[name]:
+                        marks[ty, tx] = 2.0
+            finite = np.abs(v[np.abs(v) < 1e30])
+            lim = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+            tv, tm = self._texture(np.clip(v, -lim, lim)), self._texture(marks)
+            tv.use(0)
+            tm.use(1)
+            self.grid["values"].value, self.grid["marks"].value = 0, 1
+            self.grid["lim"].value = lim
+            self.grid["line"].value = 1.0 / cell
+            corners = [(0, 0), (0, rows), (cols, 0), (cols, rows)]
+            data = []
+            for u, w in corners:
+                data += [*self._ndc(x0 + u * cell, y0 + w * cell, W, H), u, w]
+            self.quad.write(struct.pack("16f", *data))
+            self.grid_vao.render(moderngl.TRIANGLE_STRIP)
+        for t in self._textures:
+            t.release()
+        self._textures = []
+        tx0, ty0, tc = boxes[None]
+
+        def at(box, u, w):
+            bx, by, c = box
+            return self._ndc(bx + u * c, by + w * c, W, H)
+
+        pts = [v.V for v in frame.vertices]
+        segs = []
+        if frame.primitive == "triangle":
+            for t in range(0, len(pts), 3):
+                tri = pts[t:t + 3]
+                segs += [p for a, b in zip(tri, tri[1:] + tri[:1]) for p in (a, b)]
+        elif frame.primitive in ("rect", "texel"):
+            segs += [p for a, b in zip(pts, pts[1:] + pts[:1]) for p in (a, b)]
+        elif frame.primitive == "line":
+            segs += pts
+        self._draw(moderngl.LINES, [at(boxes[None], *p) for p in segs], (0.0, 0.0, 0.0))
+        self._draw(moderngl.POINTS, [at(boxes[None], *p) for p in pts], (0.0, 0.0, 0.0), point=5.0)
+        if fragment:
+            fx, fy = fragment
+            arrows = []
+            for sampler, (tx, ty), _ in fetches:
+                box = boxes[next(n for n in names if frame.input_ids[n] == frame.input_ids[sampler])]
+                arrows += [at(boxes[None], fx + .5, fy + .5), at(box, tx + .5, ty + .5)]
+            self._draw(moderngl.LINES, arrows, (0.0, 0.45, 0.0))
+
+    def _draw(self, mode, points, rgb, point=1.0) -> None:
+        if not points:
+            return
+        self.ctx.point_size = point
+        self.lines["rgb"].value = rgb
+        self.line_buf.orphan(max(len(points) * 8, 8))
+        self.line_buf.write(np.asarray(points, np.float32).tobytes())
+        self.line_vao.render(mode, vertices=len(points))
+
+    @staticmethod
+    def _ndc(x, y, W, H):
+        return 2.0 * x / W - 1.0, 1.0 - 2.0 * y / H
+
+
+def render_offscreen(frame, fragment, size=DEFAULT_SIZE, ctx=None) -> np.ndarray:
+    """The frame as the window draws it, rendered headless: an (H, W, 3) uint8 array, top row first."""
+    from ..context import get_context, park
+
+    ctx = ctx or get_context()
+    W, H = size
+    tex = ctx.texture((W, H), 4)
+    fbo = ctx.framebuffer(color_attachments=[tex])
+    r = FrameRenderer(ctx)
+    try:
+        fbo.use()
+        r.draw(frame, fragment, size)
+        img = np.frombuffer(fbo.read(components=3, alignment=1), np.uint8).reshape(H, W, 3)[::-1].copy()
+    finally:
+        r.release()
+        park(ctx)
+        fbo.release()
+        tex.release()
+    return img
+
+
+def _fragments(frame) -> list:
+    if frame.covered is None:
+        return []
+    ys, xs = np.nonzero(frame.covered)
+    return [(int(x), int(y)) for y, x in sorted(zip(ys, xs))]
+
+
+def describe(frame, fragment, total) -> str:
+    """What the window's title and the terminal show for a step."""
+    from . import caption
+
+    lines = [caption(frame, total).replace("\n", "; ")]
+    if fragment:
+        x, y = fragment
+        lines.append(f"  fragment ({x}, {y}): T0 = {tuple(round(float(c), 4) for c in frame.T0[y, x])}, "
+                     f"T1 = {tuple(round(float(c), 4) for c in frame.T1[y, x])}")
+        for sampler, t, call in frame.fetches_at(x, y):
+            lines.append(f"    {call} -> {sampler}{t}")
+    return "\n".join(lines)
+
+
+def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | None = None,
+               play_seconds: float = 0.6) -> list:
+    """Open the window and step through ``frames`` until it is closed. Returns the steps shown,
+    [(pass index, fragment), ...]. With ``screenshots`` (a folder), each shown step is also saved
+    from the window's framebuffer as shot_NNNN.png (what the tests compare)."""
+    if not frames:
+        raise ValueError("nothing to show: the algorithm drew no passes")
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise NoDisplayError("--window needs a display (DISPLAY is not set); use --out DIR to write the "
+                             "frames as PNG files, which needs none")
+    import glfw
+
+    if not glfw.init():
+        raise NoDisplayError("--window: GLFW could not open the display "
+                             f"{os.environ.get('DISPLAY', '')!r}; use --out DIR to write the frames as PNG files")
+    glfw.window_hint(glfw.CONTEXT_VERSION_MAJOR, 3)
+    glfw.window_hint(glfw.CONTEXT_VERSION_MINOR, 3)
+    glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
+    glfw.window_hint(glfw.OPENGL_FORWARD_COMPAT, glfw.TRUE)
+    glfw.window_hint(glfw.RESIZABLE, glfw.FALSE)
+    win = glfw.create_window(size[0], size[1], "gpgpu.show", None, None)
+    if not win:
+        glfw.terminate()
+        raise NoDisplayError("--window: could not open an OpenGL 3.3 window; use --out DIR instead")
+    glfw.make_context_current(win)
+    ctx = moderngl.create_context(require=330)
+    renderer = FrameRenderer(ctx)
+    state = {"i": 0, "frag": 0, "play": False, "dirty": True, "next": 0.0, "keys": []}
+    shown = []
+
+    def on_key(window, key, scancode, action, mods):
+        if action in (glfw.PRESS, glfw.REPEAT):
+            state["keys"].append(key)   # one key a step: each is drawn before the next is applied
+
+    def apply(key):
+        i = state["i"]
+        if key in (glfw.KEY_RIGHT, glfw.KEY_N):
+            i = min(i + 1, len(frames) - 1)
+        elif key in (glfw.KEY_LEFT, glfw.KEY_P):
+            i = max(i - 1, 0)
+        elif key == glfw.KEY_HOME:
+            i = 0
+        elif key == glfw.KEY_END:
+            i = len(frames) - 1
+        elif key == glfw.KEY_SPACE:
+            state["play"] = not state["play"]
+            state["next"] = time.monotonic() + play_seconds
+        elif key in (glfw.KEY_F, glfw.KEY_C):
+            state["frag"] += 1 if key == glfw.KEY_F else -1
+            state["dirty"] = True
+        elif key in (glfw.KEY_Q, glfw.KEY_ESCAPE):
+            glfw.set_window_should_close(win, True)
+        if i != state["i"]:
+            state["i"], state["frag"], state["dirty"] = i, 0, True
+
+    glfw.set_key_callback(win, on_key)
+    try:
+        while not glfw.window_should_close(win):
+            if state["keys"]:
+                apply(state["keys"].pop(0))
+            if state["play"] and time.monotonic() >= state["next"]:
+                state["next"] = time.monotonic() + play_seconds
+                if state["i"] < len(frames) - 1:
+                    state["i"], state["frag"], state["dirty"] = state["i"] + 1, 0, True
+                else:
+                    state["play"] = False
+            if state["dirty"]:
+                state["dirty"] = False
+                f = frames[state["i"]]
+                frags = _fragments(f)
+                fragment = None
+                if frags:
+                    chosen = f.chosen_fragment()
+                    fragment = frags[(frags.index(chosen) + state["frag"]) % len(frags)]
+                ctx.screen.use()
+                W, H = glfw.get_framebuffer_size(win)
+                renderer.draw(f, fragment, (W, H))
+                shown.append((f.index, fragment))
+                if screenshots:              # the back buffer, just drawn, is what the swap shows
+                    _screenshot(ctx, (W, H), screenshots, len(shown))
+                glfw.swap_buffers(win)
+                text = describe(f, fragment, len(frames))
+                glfw.set_window_title(win, "gpgpu.show: " + (heading + " | " if heading else "") + text.split("\n")[0][:200])
+                print(text, flush=True)
+            if state["keys"]:
+                glfw.poll_events()
+            else:
+                glfw.wait_events_timeout(0.05)
+    finally:
+        renderer.release()
+        glfw.destroy_window(win)
+        glfw.terminate()
+    return shown
+
+
+def _screenshot(ctx, size, folder, n) -> None:
+    """Save the window's framebuffer (read back before the swap) as folder/shot_NNNN.png."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    W, H = size
+    raw = ctx.screen.read(viewport=(0, 0, W, H), components=3, alignment=1)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.frombuffer(raw, np.uint8).reshape(H, W, 3)[::-1]).save(Path(folder) / f"shot_{n:04d}.png")
