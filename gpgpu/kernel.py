@@ -207,16 +207,28 @@ class Kernel:
         """Run one pass of ``count`` points placed by this kernel's own vertex program (no vertex
         buffer: each point computes its position from ``gl_VertexID``). With additive blending
         on (``additive_blending``) the points scatter-add into ``target``."""
+        self.draw_generated(target, _Points(count), inputs, uniforms, texels)
+
+    def draw_lines(self, target: Stream, count: int, inputs: dict | None = None,
+                   uniforms: dict | None = None, texels: int | None = None) -> None:
+        """Run one pass of ``count`` // 2 lines whose ``count`` vertices this kernel's own vertex
+        program places from ``gl_VertexID`` and textures (e.g. a swap whose rows it reads on the
+        GPU, ``glsl/swap_lines.vert``)."""
+        self.draw_generated(target, _Generated(count), inputs, uniforms, texels)
+
+    def draw_generated(self, target: Stream, primitive, inputs=None, uniforms=None, texels=None) -> None:
+        """One pass of ``primitive`` (a :class:`_Points` or :class:`_Generated`: a mode and a
+        vertex count) with no vertex buffer, placed by this kernel's own vertex program."""
         if self.vertex == "pass":
-            raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place points")
+            raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place its vertices")
         st = _state()
         prog, vao, cache = self._bind(st, target, inputs, uniforms)
         counter = counters.current()
-        points = _Points(count)
+        mode, count = primitive.mode, len(primitive)
         if counter is None:
-            vao.render(points.mode, vertices=count)
+            vao.render(mode, vertices=count)
         else:
-            counter.measure(self, points, target, texels, lambda: vao.render(points.mode, vertices=count),
+            counter.measure(self, primitive, target, texels, lambda: vao.render(mode, vertices=count),
                             inputs, uniforms)
 
     def _bind(self, st, target: Stream, inputs, uniforms):
@@ -268,6 +280,14 @@ class _Points:
 
     def __len__(self) -> int:
         return self.count
+
+
+class _Generated(_Points):
+    """What the counters and the trace see of a draw_lines pass."""
+
+    mode = moderngl.LINES
+    kind = "lines (vertex program)"
+    __slots__ = ()
 
 
 class additive_blending:

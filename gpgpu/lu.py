@@ -24,10 +24,10 @@ from .blas1 import copy as copy_stream, whole
 from .blas2 import trsv
 from .cholesky import first_bad_pivot, WPOS
 from .errors import UNIT_ROUNDOFF, SingularMatrixError
-from .geometry import Line, Rect
+from .geometry import Line, Rect, Texel
 from .kernel import Kernel
-from .reduce import argmax_region, reduce_region
-from .stream import Operands, PingPong, Stream, check_array
+from .reduce import argmax_region, argmax_stream, reduce_region
+from .stream import Operands, PingPong, Stream, check_array, give_back
 
 __all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError", "LUFactor", "KERNELS"]
 
@@ -36,9 +36,15 @@ KERNELS = {
     "normalization": Kernel("normalization", texels=3, doc="004 normalization; 000 Table 1(a) 12 bytes/frag"),
     "elimination": Kernel("elimination", texels=4, doc="004 elimination; 000 Table 1(a) 16 bytes/frag"),
     "gather": Kernel("gather", texels=3, doc="row permutation of a right-hand side"),
+    "swap": Kernel("copy", texels=2, vertex="swap_lines", label="copy_swap_gpu",
+                   doc="004 row/column swap, lines placed by the vertex program from the GPU's pivot"),
+    "pivot_record": Kernel("pivot_record", texels=2, doc="step k's pivot kept on the GPU"),
 }
 
 PIVOTING = ("none", "partial", "full")
+#: where the pivot's position goes: "readback", paper 004's (read back at every step to place
+#: the swap lines), or "gpu" (beyond the papers: kept on the GPU, read once at the end)
+PIVOTS = ("readback", "gpu")
 
 
 class LUFactor:
@@ -81,15 +87,47 @@ def swap_lines(pp: PingPong, a: int, b: int, length: int, axis: str) -> None:
     KERNELS["copy"].draw(pp.S, back, {"A": pp.T})
 
 
-def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True) -> LUFactor:
+def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str) -> None:
+    """:func:`swap_lines` of row (or column) k with the one whose index is in ``pivot`` (the 1 x 1
+    argmax result, (value, x, y, 0)), without reading it back: ``glsl/swap_lines.vert`` places
+    the two lines from it (beyond the papers)."""
+    u = {"k": k, "length": length, "rows": axis == "row"}
+    KERNELS["swap"].draw_lines(pp.T, 4, {"A": pp.S, "pivot": pivot}, dict(u, back=False))
+    KERNELS["swap"].draw_lines(pp.S, 4, {"A": pp.T, "pivot": pivot}, dict(u, back=True))
+
+
+def _eliminate(pp: PingPong, k: int, n: int, transfer: str) -> None:
+    """Step k after its pivoting: the row of U, the normalized column, the elimination, and the
+    swap of S and T (none after the last step, whose row of U is the last pass: T holds L\\U)."""
+    K = KERNELS
+    # copy the row of U: row k, columns k .. n-1 (a line)
+    K["copy"].draw(pp.T, Line.row(k, k, n, T0=WPOS), {"A": pp.S}, transfer=transfer)
+    if k == n - 1:
+        return
+    column = (k, k + 1, k + 1, n)
+    K["normalization"].draw(pp.T, Rect.covering(*column, T0=(k + .5, k + .5)), {"L": pp.S},
+                            transfer=transfer)
+    K["copy"].draw(pp.S, Rect.covering(*column, T0=WPOS), {"A": pp.T}, transfer=transfer)
+    # elimination over the square trailing submatrix: T0 down column k, T1 along row k
+    K["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, n, n, T0=lambda x, y: (k + .5, y),
+                                              T1=lambda x, y: (x, k + .5)),
+                          {"A": pp.S}, transfer=transfer)
+    pp.swap()
+
+
+def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True,
+            pivots: str = "readback") -> LUFactor:
     if pivoting not in PIVOTING:
         raise ValueError(f"pivoting must be one of {PIVOTING}, got {pivoting!r}")
+    if pivots not in PIVOTS:
+        raise ValueError(f"pivots must be one of {PIVOTS}, got {pivots!r}")
     n = A.rows
     if A.cols != n:
         raise ValueError(f"lu: A must be square, got shape {A.shape}")
-    K = KERNELS
     # a pivot not above n u max|A| is rounding noise: the matrix is singular to float32 precision
     threshold = singular_threshold(A, n) if check else 0.0
+    if pivots == "gpu" and pivoting != "none":
+        return _factor_gpu_pivots(A, pivoting, transfer, threshold)
     pp = PingPong(copy_stream(A, label="copy_input"), Stream.like(A))
     row_perm, col_perm = np.arange(n), np.arange(n)
     row_swaps, col_swaps = [], []
@@ -109,19 +147,7 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True)
                     if q != k:
                         swap_lines(pp, k, q, n, "column")
                         col_perm[[k, q]] = col_perm[[q, k]]
-            # copy the row of U: row k, columns k .. n-1 (a line)
-            K["copy"].draw(pp.T, Line.row(k, k, n, T0=WPOS), {"A": pp.S}, transfer=transfer)
-            if k == n - 1:
-                break
-            column = (k, k + 1, k + 1, n)
-            K["normalization"].draw(pp.T, Rect.covering(*column, T0=(k + .5, k + .5)), {"L": pp.S},
-                                    transfer=transfer)
-            K["copy"].draw(pp.S, Rect.covering(*column, T0=WPOS), {"A": pp.T}, transfer=transfer)
-            # elimination over the square trailing submatrix: T0 down column k, T1 along row k
-            K["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, n, n, T0=lambda x, y: (k + .5, y),
-                                                      T1=lambda x, y: (x, k + .5)),
-                                  {"A": pp.S}, transfer=transfer)
-            pp.swap()
+            _eliminate(pp, k, n, transfer)
     except BaseException:
         pp.release()
         raise
@@ -133,6 +159,49 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True)
             pivot = float(abs(LU.read_texel(k, k)[0]))
             LU.release()
             raise SingularMatrixError(k, n, pivoting, pivot, threshold)
+    return LUFactor(LU, row_perm, col_perm, pivoting, row_swaps, col_swaps)
+
+
+def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float) -> LUFactor:
+    """``_factor`` with ``pivots="gpu"``: the same passes, except that each step's argmax stays
+    on the GPU (recorded into a 1 x n RGBA stream by ``pivot_record``) and the swap lines are
+    placed by the vertex program from it, so no step waits for a read-back. The pivots are
+    read once at the end: the permutations are replayed from them, and a pivot not above the
+    singularity threshold raises SingularMatrixError for its step as the read-back path does
+    (the steps after it ran on, on meaningless values)."""
+    n = A.rows
+    pp = PingPong(copy_stream(A, label="copy_input"), Stream.like(A))
+    record = Stream(1, n, components=4)
+    try:
+        for k in range(n):
+            region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
+            best = argmax_stream(pp.S, region, absolute=True)
+            KERNELS["pivot_record"].draw(record, Texel.at(k, 0), {"pivot": best})
+            swap_lines_gpu(pp, k, best, n, "row")
+            if pivoting == "full":
+                swap_lines_gpu(pp, k, best, n, "column")
+            give_back(best)
+            _eliminate(pp, k, n, transfer)
+        piv = record.to_array().reshape(n, 4)            # the one read-back of the pivots
+    except BaseException:
+        pp.release()
+        raise
+    finally:
+        record.release()
+    LU, spare = pp.T, pp.S
+    spare.release()
+    row_perm, col_perm = np.arange(n), np.arange(n)
+    row_swaps, col_swaps = [], []
+    for k in range(n):
+        value, q, p = float(piv[k, 0]), int(piv[k, 1]), int(piv[k, 2])
+        if not value > threshold:
+            LU.release()
+            raise SingularMatrixError(k, n, pivoting, value, threshold)
+        row_swaps.append(p)
+        row_perm[[k, p]] = row_perm[[p, k]]
+        if pivoting == "full":
+            col_swaps.append(q)
+            col_perm[[k, q]] = col_perm[[q, k]]
     return LUFactor(LU, row_perm, col_perm, pivoting, row_swaps, col_swaps)
 
 
@@ -153,18 +222,19 @@ def _validate_square(a, what="A") -> np.ndarray:
     return arr
 
 
-def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool = True) -> LUFactor:
+def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool = True,
+              pivots: str = "readback") -> LUFactor:
     """Factor A on the GPU; the factor stays there (``LUFactor``) for ``lu_solve``.
 
     ``check=False`` skips the zero-pivot scan of ``pivoting="none"`` (a reduction and one
-    read-back at the end), as the timings of the papers do."""
+    read-back at the end), as the timings of the papers do. ``pivots`` as in :func:`lu`."""
     if isinstance(A, Stream):
-        return _factor(A, pivoting, transfer, check)
+        return _factor(A, pivoting, transfer, check, pivots)
     with Stream.from_array(_validate_square(A), "A") as S:
-        return _factor(S, pivoting, transfer, check)
+        return _factor(S, pivoting, transfer, check, pivots)
 
 
-def lu(A, pivoting: str = "partial", transfer: str = "rtt"):
+def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readback"):
     """LU decomposition on the GPU (paper 004), returned like ``scipy.linalg.lu``.
 
     Parameters
@@ -175,6 +245,12 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt"):
         LAPACK getrf); full pivoting the largest in the trailing submatrix (as LAPACK getc2).
     transfer : {"rtt", "ctt"}
         Render to texture or copy to texture (section 6.1.1 of 000).
+    pivots : {"readback", "gpu"}
+        ``"readback"`` (default, paper 004): each step reads the pivot's position back to place
+        the swap lines, a GPU-CPU synchronisation per column. ``"gpu"`` (beyond the papers): the
+        position stays on the GPU and the swap lines' vertex program reads it (vertex texture
+        fetch); the pivots are read back once at the end. The same passes and results; the CPU
+        issues them without waiting.
 
     Returns
     -------
@@ -185,7 +261,7 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt"):
     SingularMatrixError
         A zero pivot (exactly zero, or NaN/inf without pivoting), naming the step k.
     """
-    with lu_factor(A, pivoting, transfer) as f:
+    with lu_factor(A, pivoting, transfer, pivots=pivots) as f:
         LU = f.LU.to_array().astype(np.float64)
         n = f.n
         L = np.tril(LU, -1) + np.eye(n)

@@ -234,6 +234,15 @@ def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool
     Columns are reduced first, then the row of column winners, so a tie goes to the first
     element in column-major order. One read-back of one texel.
     """
+    res = argmax_stream(src, region, absolute, negate)
+    v = res.read_texel(0, 0)
+    give_back(res)
+    return float(v[0]), int(v[1]), int(v[2])
+
+
+def argmax_stream(src: Stream, region=None, absolute: bool = False, negate: bool = False) -> Stream:
+    """As :func:`argmax_region`, but the answer stays on the GPU: a borrowed 1 x 1 RGBA stream
+    (value, x, y, 0) that the caller gives back (``gpgpu.stream.give_back``)."""
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
     u = {"absolute": bool(absolute), "negate": bool(negate)}
     if y1 - y0 == 1:
@@ -244,9 +253,7 @@ def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool
         cols = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "y", 4, borrow(1, x1 - x0, 4), u)
         res = _halving(ARGMAX_STEP, ARGMAX_STEP, cols, (0, 0, x1 - x0, 1), "x", 4, borrow(1, 1, 4))
         give_back(cols)
-    v = res.read_texel(0, 0)
-    give_back(res)
-    return float(v[0]), int(v[1]), int(v[2])
+    return res
 
 
 def reduce(x, op: str = "sum", axis=None, strategy: str = "pingpong"):

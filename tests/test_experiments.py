@@ -123,3 +123,24 @@ def test_netlib_experiment_runs_every_back_end_on_two_problems(tmp_path):
     assert (tmp_path / "netlib.png").read_bytes()[:8] == PNG
     with pytest.raises(ValueError, match="no MPS file"):
         NETLIB.execute(out=tmp_path, quiet=True, problems="nosuch")
+
+
+def test_speed_experiment_rows_and_claims(tmp_path):
+    from experiments.speed import EXPERIMENT as SPEED, GPU_ROWS
+
+    o = SPEED.execute(sizes=[16, 32], repeat=1, out=tmp_path, quiet=True)
+    rows = read_csv(tmp_path / "speed.csv")
+    for n in (16, 32):
+        got = {r["algorithm"] for r in rows if int(r["n"]) == n}
+        assert set(GPU_ROWS) | {"spotrf", "sgetrf", "sgetc2"} <= got
+        for r in rows:
+            if int(r["n"]) == n and r["device"] == "gpu":
+                assert float(r["residual"]) < 1e-5            # every timed factor is right
+                assert int(r["fragments"]) > 0 and 0 < float(r["fill_fraction"])
+                flops = n ** 3 / 3 if r["algorithm"] == "cholesky" else 2 * n ** 3 / 3
+                assert float(r["gflops"]) == pytest.approx(flops / float(r["seconds"]) / 1e9, rel=1e-6)
+    # the pivot kept on the GPU draws its swap lines and a record pass at every step
+    by = {(int(r["n"]), r["algorithm"]): r for r in rows}
+    assert int(by[32, "lu_partial_gpu"]["passes"]) > int(by[32, "lu_partial"]["passes"])
+    assert any("pivot on the GPU" in c.text for c in o.claims)
+    assert (tmp_path / "speed.png").read_bytes()[:8] == PNG

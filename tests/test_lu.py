@@ -179,3 +179,62 @@ def test_lu_solve_and_gauss_jordan_with_streams(rng):
         X.release()
         with pytest.raises(ValueError, match="n x r stream"):
             gpgpu.gauss_jordan(As, bs)
+
+
+# ---------------------------------------------------------------- pivots kept on the GPU (issue 13)
+@pytest.mark.parametrize("pivoting", ["partial", "full"])
+@pytest.mark.parametrize("n", [1, 2, 3, 17, 64])
+def test_gpu_pivots_give_the_readback_paths_factor_bit_for_bit(pivoting, n):
+    rng = np.random.default_rng(n)
+    for A in (rng.standard_normal((n, n)),                       # swaps at most steps
+              rng.standard_normal((n, n)) + 4 * n * np.eye(n),   # no swap at all
+              rng.integers(-2, 3, (n, n)).astype(float) + 7 * np.eye(n)[::-1]):  # ties, swaps
+        want = gpgpu.lu(A, pivoting)
+        got = gpgpu.lu(A, pivoting, pivots="gpu")
+        for w, g in zip(want, got):
+            assert np.array_equal(w, g)
+        if pivoting == "partial":                               # scipy's rows, independently
+            P, L, U = got
+            Ps = scipy.linalg.lu(A.astype(np.float32))[0]
+            assert np.array_equal(P, Ps)
+            np.testing.assert_allclose(P @ L @ U, A, atol=4 * n * 6e-8 * np.abs(A).max() * max(1, n ** 0.5))
+
+
+def test_gpu_pivots_read_back_once():
+    A = np.random.default_rng(0).standard_normal((24, 24))
+    calls = {"n": 0}
+    originals = {name: getattr(Stream, name) for name in ("read_texel", "to_array", "item")}
+
+    def counting(name):
+        def f(self, *a, **k):
+            calls["n"] += 1
+            return originals[name](self, *a, **k)
+        return f
+
+    try:
+        for name in originals:
+            setattr(Stream, name, counting(name))
+        with Stream.from_array(A) as S:
+            for pivots, expected in (("gpu", 2), ("readback", 25)):   # threshold + pivots | + one a step
+                calls["n"] = 0
+                gpgpu.lu_factor(S, "partial", pivots=pivots).release()
+                assert calls["n"] == expected, pivots
+    finally:
+        for name, f in originals.items():
+            setattr(Stream, name, f)
+
+
+def test_gpu_pivots_singular_and_solve():
+    A = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])
+    with pytest.raises(SingularMatrixError, match="step k = 2") as e:
+        gpgpu.lu(A, pivots="gpu")
+    assert e.value.k == 2
+    with pytest.raises(SingularMatrixError, match="step k = 2"):
+        gpgpu.lu(np.diag([1.0, 1.0, 0.0]), pivoting="full", pivots="gpu")
+    with pytest.raises(ValueError, match="pivots must be one of"):
+        gpgpu.lu(np.eye(2), pivots="cpu")
+    B = np.random.default_rng(3).standard_normal((9, 9))
+    b = np.arange(9.0)
+    with gpgpu.lu_factor(B, "full", pivots="gpu") as f:
+        x = gpgpu.lu_solve(f, b)
+    np.testing.assert_allclose(x, np.linalg.solve(B, b), rtol=2e-4, atol=2e-4)
