@@ -36,7 +36,7 @@ from . import packed as pk
 from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Texel, Triangle, vertex
 from .kernel import Kernel
-from .passes import SWAP, Draw, run
+from .passes import SWAP, Draw, compiled, run
 from .reduce import reduce_region
 from .stream import PingPong, Stream, borrow, check_array, give_back
 
@@ -328,7 +328,7 @@ def count_replaced(L: Stream, m: int, storage: str, huge: float) -> int:
 
 def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
            storage: str = "full", transfer: str = "rtt", guarded: dict | None = None,
-           check: bool = True, pivot: str = "separate") -> Stream:
+           check: bool = True, pivot: str = "separate", vertex_buffer: bool = True) -> Stream:
     """Factor the lower triangle held by stream ``S`` (full m x m or packed); returns a new
     stream with L (its upper part is not meaningful for the square update).
 
@@ -337,15 +337,26 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     (its square root, sqrt(H), is what ``count_replaced`` finds). ``S`` is left unchanged.
     ``pivot="fused"`` (outer form, beyond the paper): each step's square root and
     normalization in one pass and one copy instead of Algorithm 2's four passes.
+    ``vertex_buffer`` (default True; beyond the papers, host cost only): the plan's vertices
+    are written into one vertex buffer the first time this order and variant is factored in
+    the thread's context (:func:`gpgpu.passes.compiled`) and every pass is drawn as a range
+    of it; ``False`` builds the primitives and writes each pass's vertices as it draws it.
+    The passes and the results are the same.
     """
     if transfer not in TRANSFERS:
         raise ValueError(f"transfer must be one of {TRANSFERS}, got {transfer!r}")
-    plan = cholesky_plan(m, form, update, index, storage, guarded=guarded is not None, pivot=pivot)
-    if guarded is not None:
-        u = {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
-        plan = [d._replace(uniforms=dict(d.uniforms or {}, **u))
+    u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
+
+    def build():
+        plan = cholesky_plan(m, form, update, index, storage, guarded=guarded is not None, pivot=pivot)
+        if u is None:
+            return plan
+        return [d._replace(uniforms=dict(d.uniforms or {}, **u))
                 if d is not SWAP and d.kernel in (KERNELS["square_root_guarded"], KERNELS["pivot_column"]) else d
                 for d in plan]
+
+    key = ("cholesky", m, form, update, index, storage, pivot, None if u is None else tuple(sorted(u.items())))
+    plan = compiled(key, build) if vertex_buffer else build()
     from .blas1 import copy as copy_stream
 
     work = copy_stream(S, label="copy_input")  # "Copy A to S" (Algorithm 2 of 000)

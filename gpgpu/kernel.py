@@ -47,6 +47,7 @@ class _ContextState:
         self.vbo = ctx.buffer(reserve=self.capacity * 32, dynamic=True)
         self.programs = {}  # kernel name -> (program, vao, uniform cache)
         self.scratch = {}  # shape -> Stream, for copy-to-texture
+        self.plans = {}    # key -> passes.CompiledPlan (vertex buffers of whole plans), LRU order
         self.vertex_source = (GLSL_DIR / "pass.vert").read_text()
         self.common = (GLSL_DIR / "common.glsl").read_text()
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
@@ -63,9 +64,12 @@ class _ContextState:
             prog.release()
         for s in self.scratch.values():
             s.release()
+        for plan in self.plans.values():
+            plan.release_buffer()
         self.vbo.release()
         self.programs.clear()
         self.scratch.clear()
+        self.plans.clear()
 
 
 _tls = threading.local()  # this thread's _ContextState, the fast path of every draw
@@ -201,6 +205,28 @@ class Kernel:
         else:
             counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n),
                             inputs, uniforms)
+
+    def draw_range(self, target: Stream, vao, primitive, first: int, inputs: dict | None = None,
+                   uniforms: dict | None = None, texels: int | None = None) -> None:
+        """Run one pass whose vertices are already in a buffer: ``primitive``'s vertices at
+        ``first`` .. of the buffer behind ``vao`` (a vertex array of this kernel's program, made
+        by :class:`gpgpu.passes.CompiledPlan`). The same pass as ``draw(target, primitive, ...)``
+        without building and writing the vertices (beyond the papers: host cost, issue 13)."""
+        st = _state()
+        self._bind(st, target, inputs, uniforms)
+        n = len(primitive)
+        counter = counters.current()
+        if counter is None:
+            vao.render(primitive.mode, vertices=n, first=first)
+        else:
+            counter.measure(self, primitive, target, texels,
+                            lambda: vao.render(primitive.mode, vertices=n, first=first), inputs, uniforms)
+
+    def vertex_array(self, buffer):
+        """A vertex array of this kernel's program over ``buffer`` (vertices as ``draw`` writes them)."""
+        st = _state()
+        prog = self._compiled(st)[0]
+        return st.ctx.vertex_array(prog, [(buffer, "2f 3f 3f", "V", "in_T0", "in_T1")], skip_errors=True)
 
     def draw_points(self, target: Stream, count: int, inputs: dict | None = None,
                     uniforms: dict | None = None, texels: int | None = None) -> None:

@@ -373,3 +373,59 @@ def test_argmin_by_negated_argmax():
     with Stream.from_array(x) as s:
         value, i, _ = argmax_region(s, negate=True)
     assert (-value, i) == (0.5, 1)
+
+
+# ---------------------------------------------------------------- plans drawn from one vertex buffer
+VARIANTS = [dict(), dict(update="square"), dict(update="columns"), dict(form="inner"), dict(index="computed"),
+            dict(index="triad"), dict(pivot="fused"), dict(guarded={"tolerance": 1e-8, "huge": 1e30}),
+            dict(storage="packed")]
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 33])
+def test_vertex_buffer_plans_give_the_same_passes_and_factor_bit_for_bit(m):
+    from gpgpu.cholesky import factor
+
+    A = spd(m, np.random.default_rng(m))
+    for kw in VARIANTS:
+        if kw.get("storage") == "packed" and m == 1:
+            continue
+        data = pk.pack(np.tril(A)) if kw.get("storage") == "packed" else np.tril(A)
+        with Stream.from_array(data) as S:
+            with counters.count(time=False) as plain:
+                want = factor(S, m, vertex_buffer=False, **kw)
+            for _ in range(2):                          # building the buffer, then reusing it
+                with counters.count(time=False) as drawn:
+                    got = factor(S, m, **kw)
+                assert np.array_equal(got.to_array(), want.to_array()), kw
+                assert [(p.kernel, p.primitive, p.vertices, p.fragments, p.target) for p in drawn.trace] == \
+                       [(p.kernel, p.primitive, p.vertices, p.fragments, p.target) for p in plain.trace], kw
+                got.release()
+            got = factor(S, m, transfer="ctt", **kw)     # copy-to-texture: the plan's passes one by one
+            assert np.array_equal(got.to_array(), want.to_array()), kw
+            got.release()
+            want.release()
+
+
+def test_plans_are_built_once_per_order_and_kept_lru(monkeypatch):
+    import importlib
+
+    from gpgpu import passes
+    from gpgpu.kernel import _state
+
+    ch = importlib.import_module("gpgpu.cholesky")   # the module, not the function gpgpu.cholesky
+    built = []
+    real = ch.cholesky_plan
+    monkeypatch.setattr(ch, "cholesky_plan", lambda m, *a, **k: built.append(m) or real(m, *a, **k))
+    monkeypatch.setattr(passes, "PLAN_CACHE", 3)
+    _state().plans.clear()
+    rng = np.random.default_rng(0)
+    mats = {m: spd(m, rng) for m in (5, 6, 7, 8)}
+    for m in (5, 5, 6, 5, 7, 8, 5, 6):
+        L = ch.factor(Stream.from_array(np.tril(mats[m])), m)
+        np.testing.assert_allclose(np.tril(L.to_array()), np.linalg.cholesky(mats[m]), atol=1e-5)
+        L.release()
+    # 5 once; 6; 7; 8 evicts 6 (least recent), 5 still there; 6 rebuilt
+    assert built == [5, 6, 7, 8, 6]
+    plans = _state().plans
+    assert len(plans) == 3 and [k[1] for k in plans] == [8, 5, 6]
+    assert all(p.buffer is not None for p in plans.values())
