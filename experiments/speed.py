@@ -2,7 +2,9 @@
 
 Beyond the papers: one process runs, per size n, on the GPU found
 
-* Cholesky, outer form with the oversized-triangle update (001 Algorithm 5, the faithful path);
+* Cholesky, outer form with the oversized-triangle update (001 Algorithm 5, the faithful path),
+  and the blocked Cholesky of :mod:`gpgpu.blocked` with panels of 8 and 16 columns (beyond the
+  papers: RGBA 2 x 2 blocks, one rank-b pass per panel);
 * LU without pivoting, with partial and with full pivoting (paper 004), the pivot read back at
   every step as LU-GPU did (``pivots="readback"``), and partial and full pivoting with the
   pivot kept on the GPU (``pivots="gpu"``, beyond the papers: the swap lines placed by the
@@ -26,6 +28,7 @@ import numpy as np
 from experiments.common import cholesky_gpu, general_matrix, spd_matrix, upload_lower
 from experiments.harness import Claim, Experiment, counted, line_plot, release, timed
 from gpgpu import Stream
+from gpgpu.blocked import blocked_cholesky
 from gpgpu.lu import lu_factor
 
 GPU_ROWS = {
@@ -35,6 +38,8 @@ GPU_ROWS = {
     "lu_partial_gpu": "LU, partial pivoting, pivot on the GPU (beyond)",
     "lu_full": "LU, full pivoting, pivot read back (faithful)",
     "lu_full_gpu": "LU, full pivoting, pivot on the GPU (beyond)",
+    "cholesky_blocked8": "Cholesky, blocked, b = 8 (beyond)",
+    "cholesky_blocked16": "Cholesky, blocked, b = 16 (beyond)",
 }
 CPU_ROWS = {"spotrf": "LAPACK spotrf (CPU)", "sgetrf": "LAPACK sgetrf (CPU)", "sgetc2": "LAPACK sgetc2 (CPU)"}
 CUDA_ROWS = {"cusolver_potrf": "cuSOLVER potrf (torch)", "cusolver_getrf": "cuSOLVER getrf (torch)"}
@@ -45,7 +50,8 @@ FULL_MAX = 2048
 
 
 def _flops(algorithm: str, n: int) -> float:
-    return n ** 3 / 3 if algorithm in ("cholesky", "spotrf", "cusolver_potrf") else 2 * n ** 3 / 3
+    chol = algorithm.startswith("cholesky") or algorithm in ("spotrf", "cusolver_potrf")
+    return n ** 3 / 3 if chol else 2 * n ** 3 / 3
 
 
 def _lu_residual(A, f) -> float:
@@ -63,6 +69,8 @@ def _gpu_rows(n, repeat, limit):
     with upload_lower(A) as S, Stream.from_array(G) as GS, Stream.from_array(G + np.float32(n) * np.eye(n, dtype=np.float32)) as GD:
         runs = {
             "cholesky": lambda: cholesky_gpu(S, n),
+            "cholesky_blocked8": lambda: blocked_cholesky(S, 8, check=False),
+            "cholesky_blocked16": lambda: blocked_cholesky(S, 16, check=False),
             "lu_none": lambda: lu_factor(GD, "none", check=False),
             "lu_partial": lambda: lu_factor(GS, "partial", check=False),
             "lu_partial_gpu": lambda: lu_factor(GS, "partial", check=False, pivots="gpu"),
@@ -74,7 +82,7 @@ def _gpu_rows(n, repeat, limit):
             seconds = timed(fn, repeat, release)
             c = counted(fn, release)
             out = fn()
-            if name == "cholesky":
+            if name.startswith("cholesky"):
                 L = np.tril(out.to_array().astype(np.float64))
                 residual = float(np.linalg.norm(L @ L.T - A) / np.linalg.norm(A))
             else:
@@ -177,8 +185,13 @@ def claims(rows, sizes, limit):
         Claim("LU full pivoting: pivot on the GPU / read back", "no figure (beyond the papers)",
               f"{t['lu_full_gpu'] / t['lu_full']:.2f} at n = {n}" if "lu_full" in t else
               f"not run at n = {n} (full pivoting only up to {FULL_MAX})"),
-        Claim("Cholesky GPU / CPU spotrf time", "goal of issue 13 (blocked variant, not built): < 1",
+        Claim("Cholesky GPU (faithful) / CPU spotrf time", "no figure",
               f"{t['cholesky'] / t['spotrf']:.2f} at n = {n}"),
+        Claim("blocked Cholesky speed-up over the faithful one", "goal of issue 13: >= 4 at n = 4096",
+              f"{t['cholesky'] / t['cholesky_blocked8']:.2f} (b = 8), {t['cholesky'] / t['cholesky_blocked16']:.2f} "
+              f"(b = 16) at n = {n}"),
+        Claim("blocked Cholesky / CPU spotrf time", "goal of issue 13: < 1",
+              f"{min(t['cholesky_blocked8'], t['cholesky_blocked16']) / t['spotrf']:.2f} at n = {n} (the better b)"),
     ]
     if "cusolver_potrf" in t:
         out.append(Claim("Cholesky GPU (faithful) / cuSOLVER potrf time", "no figure",

@@ -387,7 +387,7 @@ def _validate_spd_input(a) -> np.ndarray:
 
 
 def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swizzle",
-             storage: str = "full", transfer: str = "rtt"):
+             storage: str = "full", transfer: str = "rtt", variant: str = "faithful", block: int = 8):
     """The lower Cholesky factor L of a symmetric positive definite A (A = L Lᵀ), on the GPU.
 
     Parameters
@@ -407,6 +407,13 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         Full m x m texture or the rectangular packed format of 001 (section 3.3).
     transfer : {"rtt", "ctt"}
         Render to texture, or copy to texture (section 6.1.1 of 000).
+    variant : {"faithful", "blocked"}
+        ``"faithful"`` (default): the papers' algorithms, as chosen by the options above.
+        ``"blocked"`` (beyond the papers, :mod:`gpgpu.blocked`): the matrix in RGBA 2 x 2
+        blocks, panels of ``block`` columns factored by the faithful kernels, and one rank-b
+        update pass per panel over the blocks (needs the other options at their defaults).
+    block : {4, 8, 16, 32}
+        The panel width of ``variant="blocked"``.
 
     Returns
     -------
@@ -421,6 +428,15 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         A not square, not symmetric, not finite, or too large for the GPU's textures.
     """
     _check_variant(form, update, index, storage)
+    if variant not in ("faithful", "blocked"):
+        raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
+    if variant == "blocked":
+        if (form, update, index, storage, transfer) != ("outer", "triangle", "swizzle", "full", "rtt"):
+            raise ValueError("variant='blocked' has its own storage and passes; leave form, update, index, "
+                             "storage and transfer at their defaults")
+        from .blocked import blocked_cholesky
+
+        return blocked_cholesky(A, block)
     if isinstance(A, Stream):
         m = pk.order_from_shape(*A.shape) if storage == "packed" else A.rows
         if storage == "full" and A.cols != A.rows:

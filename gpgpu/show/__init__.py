@@ -56,7 +56,7 @@ def _grid(ax, values, title, labels: bool):
     ax.tick_params(which="minor", length=0)
     ax.set_xlim(0, cols)
     ax.set_ylim(rows, 0)
-    ax.set_title(title, fontsize=8)
+    ax.set_title(title + (" -- RGBA, .r shown" if values.ndim == 3 else ""), fontsize=8)
     if labels and rows <= LABEL_LIMIT and cols <= LABEL_LIMIT:
         for y in range(rows):
             for x in range(cols):
