@@ -5,6 +5,7 @@ Beyond the papers: one process runs, per size n, on the GPU found
 * Cholesky, outer form with the oversized-triangle update (001 Algorithm 5, the faithful path),
   and the blocked Cholesky of :mod:`gpgpu.blocked` with panels of 8 and 16 columns (beyond the
   papers: RGBA 2 x 2 blocks, one rank-b pass per panel);
+* the blocked LU with partial pivoting of :mod:`gpgpu.blocked` (b = 8 and 16; beyond the papers);
 * LU without pivoting, with partial and with full pivoting (paper 004), the pivot read back at
   every step as LU-GPU did (``pivots="readback"``), and partial and full pivoting with the
   pivot kept on the GPU (``pivots="gpu"``, beyond the papers: the swap lines placed by the
@@ -40,6 +41,8 @@ GPU_ROWS = {
     "lu_full_gpu": "LU, full pivoting, pivot on the GPU (beyond)",
     "cholesky_blocked8": "Cholesky, blocked, b = 8 (beyond)",
     "cholesky_blocked16": "Cholesky, blocked, b = 16 (beyond)",
+    "lu_partial_blocked8": "LU, partial pivoting, blocked, b = 8 (beyond)",
+    "lu_partial_blocked16": "LU, partial pivoting, blocked, b = 16 (beyond)",
 }
 CPU_ROWS = {"spotrf": "LAPACK spotrf (CPU)", "sgetrf": "LAPACK sgetrf (CPU)", "sgetc2": "LAPACK sgetc2 (CPU)"}
 CUDA_ROWS = {"cusolver_potrf": "cuSOLVER potrf (torch)", "cusolver_getrf": "cuSOLVER getrf (torch)"}
@@ -74,6 +77,8 @@ def _gpu_rows(n, repeat, limit):
             "lu_none": lambda: lu_factor(GD, "none", check=False),
             "lu_partial": lambda: lu_factor(GS, "partial", check=False),
             "lu_partial_gpu": lambda: lu_factor(GS, "partial", check=False, pivots="gpu"),
+            "lu_partial_blocked8": lambda: lu_factor(GS, "partial", check=False, variant="blocked", block=8),
+            "lu_partial_blocked16": lambda: lu_factor(GS, "partial", check=False, variant="blocked", block=16),
         }
         if n <= FULL_MAX:
             runs["lu_full"] = lambda: lu_factor(GS, "full", check=False)
@@ -189,6 +194,9 @@ def claims(rows, sizes, limit):
               f"{t['cholesky'] / t['spotrf']:.2f} at n = {n}"),
         Claim("blocked Cholesky speed-up over the faithful one", "goal of issue 13: >= 4 at n = 4096",
               f"{t['cholesky'] / t['cholesky_blocked8']:.2f} (b = 8), {t['cholesky'] / t['cholesky_blocked16']:.2f} "
+              f"(b = 16) at n = {n}"),
+        Claim("blocked LU (partial pivoting) speed-up over the faithful one (pivot read back)", "no figure",
+              f"{t['lu_partial'] / t['lu_partial_blocked8']:.2f} (b = 8), {t['lu_partial'] / t['lu_partial_blocked16']:.2f} "
               f"(b = 16) at n = {n}"),
         Claim("blocked Cholesky / CPU spotrf time", "goal of issue 13: < 1",
               f"{min(t['cholesky_blocked8'], t['cholesky_blocked16']) / t['spotrf']:.2f} at n = {n} (the better b)"),

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from .cholesky import KERNELS as CHOLESKY_KERNELS, NotPositiveDefiniteError, _pivot_steps, first_bad_pivot
+from .errors import SingularMatrixError
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel
 from .passes import SWAP, Draw, run
@@ -48,11 +49,12 @@ KERNELS = {
 }
 
 
-def _update_kernel(b: int) -> Kernel:
-    key = f"update_{b}"
+def _update_kernel(b: int, name: str = "blocked_update", what: str = "001 Fig. 5's triangle") -> Kernel:
+    """The rank-b update program for panel width b (one program per b: the loop unrolls)."""
+    key = f"{name}_{b}"
     if key not in KERNELS:
-        KERNELS[key] = Kernel("blocked_update", texels=b + 8, defines={"BLOCK": b},
-                              doc="beyond the papers: rank-b update of 2 x 2 blocks, 001 Fig. 5's triangle")
+        KERNELS[key] = Kernel(name, texels=b + 2, defines={"BLOCK": b},
+                              doc=f"beyond the papers: rank-b update of 2 x 2 blocks, {what}")
     return KERNELS[key]
 
 
@@ -121,18 +123,18 @@ def _factor(S: Stream, n: int, b: int, check: bool) -> Stream:
         K["pack"].draw(blocks.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
         for c0 in range(0, N, b):
             R = N - c0
-            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": blocks.S}, {"offset": c0})
+            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": blocks.S}, {"origin": (c0, c0)})
             run(_panel_plan(b, R), panel)
             K["panel_rgba"].draw(P4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
             region = Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M)
             for target in (blocks.S, blocks.T):
-                K["pack_panel"].draw(target, region, {"L": panel.S}, {"c0": c0})
+                K["pack_panel"].draw(target, region, {"L": panel.S}, {"origin": (c0, c0)})
             x0 = (c0 + b) // 2
             if x0 < M:
                 update.draw(blocks.T, _trailing_triangle(x0, M), {"A": blocks.S, "P": P4}, {"c0": c0})
                 blocks.swap()
         L = Stream(n, n)
-        K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks.S}, {"offset": 0})
+        K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks.S}, {"origin": (0, 0)})
     finally:
         blocks.release()
         panel.release()
@@ -143,3 +145,129 @@ def _factor(S: Stream, n: int, b: int, check: bool) -> Stream:
             L.release()
             raise NotPositiveDefiniteError(k, n)
     return L
+
+
+# ---------------------------------------------------------------------------- LU
+KERNELS.update({
+    "permute": Kernel("permute_rows_2x2", texels=3, doc="beyond the papers: row swaps of 2 x 2 blocks by a gather"),
+    "row_panel": Kernel("row_panel_elimination", texels=4, doc="beyond the papers: U12 = L11^-1 A12, one step"),
+    "rows_rgba": Kernel("panel_rows_rgba", texels=5, doc="beyond the papers: the row panel 4 rows a texel"),
+})
+
+
+
+def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int) -> list:
+    """LU-GPU (paper 004) on the R x b column panel, with the faithful passes of gpgpu.lu: per
+    column the pivot search (one read-back), the swap drawn as two lines across the panel, the
+    row of U, the normalization and the elimination over the panel's remaining columns. Returns
+    the panel's row swaps (k <-> p, panel rows); the factored panel ends in S."""
+    from .lu import _eliminate, swap_lines
+    from .reduce import argmax_region
+
+    swaps = []
+    for k in range(b):
+        if pivoting == "partial":
+            value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
+            if not value > threshold and c0 + k < n:
+                raise SingularMatrixError(c0 + k, n, pivoting, value, threshold)
+            swaps.append(p)
+            if p != k:
+                swap_lines(panel, k, p, b, "row")
+        _eliminate(panel, k, R, "rtt", cols=b)
+    return swaps
+
+
+def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True):
+    """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers;
+    issue 13): the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
+    faithful passes (``_panel_lu``), its row swaps applied to the columns right of it by one
+    gather pass, U12 = L11^-1 A12 by b row-panel passes, and the trailing matrix's rank-b update
+    in one pass (``lu_blocked_update``). The swaps of later panels reach the L columns of
+    earlier ones at the end, in one gather pass (as LAPACK's deferred laswp). Returns an
+    :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``)."""
+    from .lu import PIVOTING, _validate_square
+
+    if block not in BLOCKS:
+        raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
+    if pivoting not in ("partial", "none"):
+        raise ValueError(f"the blocked LU pivots by rows: pivoting must be 'partial' or 'none' "
+                         f"(of {PIVOTING}), got {pivoting!r}")
+    if isinstance(A, Stream):
+        return _lu(A, A.rows, pivoting, block, check)
+    with Stream.from_array(_validate_square(A), "A") as S:
+        return _lu(S, S.rows, pivoting, block, check)
+
+
+def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
+    from .lu import LUFactor, singular_threshold
+
+    if S.rows != S.cols or S.components != 1:
+        raise ValueError(f"blocked LU needs a square R32F stream, got {S!r}")
+    K = KERNELS
+    N = padded_order(n, b)
+    M = N // 2
+    threshold = singular_threshold(S, n) if check else 0.0
+    work = PingPong(Stream(M, M, components=4), Stream(M, M, components=4))
+    F = Stream(M, M, components=4)                      # the finished rows and columns
+    panel = PingPong(Stream(N, b), Stream(N, b))
+    rows = PingPong(Stream(b, max(N - b, 1)), Stream(b, max(N - b, 1)))
+    L4 = Stream(N, b // 4, components=4)
+    U4 = Stream(b // 4, max(N - b, 1), components=4)
+    update = _update_kernel(b, "lu_blocked_update", "LU's trailing square")
+    order = np.arange(N)                                 # row r of the factor is row order[r] of A
+    perms = []                                           # per panel: its gather, rows c0 ..
+    try:
+        K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
+        for c0 in range(0, N, b):
+            R, W = N - c0, N - c0 - b
+            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
+            swaps = _panel_lu(panel, R, b, pivoting, threshold, c0, n)
+            g = np.arange(N)                             # the panel's swaps as one gather of rows
+            for k, p in enumerate(swaps):
+                g[[c0 + k, c0 + p]] = g[[c0 + p, c0 + k]]
+            perms.append(g)
+            order = order[g]
+            K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
+                                 {"origin": (c0, c0)})
+            if W == 0:
+                break
+            x0 = (c0 + b) // 2
+            with Stream.from_array(g.astype(np.float32)[None, :]) as gp:
+                K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": gp}, {"group": 0})
+            # U12: the row panel (rows c0 .. c0+b-1, columns c0+b ..), b - 1 elimination steps with L11
+            K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
+            for k in range(b - 1):
+                K["row_panel"].draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L": panel.S}, {"k": k})
+                rows.swap()
+            K["pack_panel"].draw(F, Rect.covering(x0, c0 // 2, M, x0), {"L": rows.S}, {"origin": (c0 + b, c0)})
+            K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
+            K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
+            update.draw(work.S, Rect.covering(x0, x0, M, M), {"A": work.T, "L": L4, "U": U4}, {"c0": c0})
+        # the later panels' swaps reach each panel's L columns: one gather with a row of
+        # source rows per panel (identity above the panel's own rows)
+        groups = np.tile(np.arange(N, dtype=np.float32), (len(perms), 1))
+        for p in range(len(perms)):
+            src = np.arange(N)
+            for g in perms[p + 1:]:
+                src = src[g]
+            groups[p] = src
+        done = Stream(M, M, components=4)
+        try:
+            with Stream.from_array(groups) as gp:
+                K["permute"].draw(done, Rect.covering(0, 0, M, M), {"A": F, "perm": gp}, {"group": b})
+            LU = Stream(n, n)
+            K["unpack"].draw(LU, Rect.covering(0, 0, n, n), {"P": done}, {"origin": (0, 0)})
+        finally:
+            done.release()
+    finally:
+        for s in (work, F, panel, rows, L4, U4):
+            s.release()
+    row_perm = order[:n]
+    if pivoting == "none" and check:
+        from .cholesky import first_bad_pivot
+
+        k = first_bad_pivot(LU, n, "full", magnitude=True, threshold=threshold)
+        if k is not None:
+            LU.release()
+            raise SingularMatrixError(k, n, pivoting, None, threshold)
+    return LUFactor(LU, row_perm, np.arange(n), pivoting, [], [])

@@ -96,20 +96,25 @@ def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str) 
     KERNELS["swap"].draw_lines(pp.S, 4, {"A": pp.T, "pivot": pivot}, dict(u, back=True))
 
 
-def _eliminate(pp: PingPong, k: int, n: int, transfer: str) -> None:
-    """Step k after its pivoting: the row of U, the normalized column, the elimination, and the
-    swap of S and T (none after the last step, whose row of U is the last pass: T holds L\\U)."""
+def _eliminate(pp: PingPong, k: int, n: int, transfer: str, cols: int | None = None) -> None:
+    """Step k after its pivoting, on an n-row matrix of ``cols`` columns (default n): the row
+    of U, the normalized column, the elimination, and the swap of S and T. The square matrix's
+    last step is its row of U only (T then holds L\\U); a tall panel's last column (``cols``
+    < n, gpgpu.blocked) has its normalization and no elimination, and no swap: S holds it."""
     K = KERNELS
-    # copy the row of U: row k, columns k .. n-1 (a line)
-    K["copy"].draw(pp.T, Line.row(k, k, n, T0=WPOS), {"A": pp.S}, transfer=transfer)
+    cols = n if cols is None else cols
+    # copy the row of U: row k, columns k .. cols-1 (a line)
+    K["copy"].draw(pp.T, Line.row(k, k, cols, T0=WPOS), {"A": pp.S}, transfer=transfer)
     if k == n - 1:
         return
     column = (k, k + 1, k + 1, n)
     K["normalization"].draw(pp.T, Rect.covering(*column, T0=(k + .5, k + .5)), {"L": pp.S},
                             transfer=transfer)
     K["copy"].draw(pp.S, Rect.covering(*column, T0=WPOS), {"A": pp.T}, transfer=transfer)
-    # elimination over the square trailing submatrix: T0 down column k, T1 along row k
-    K["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, n, n, T0=lambda x, y: (k + .5, y),
+    if k + 1 == cols:
+        return
+    # elimination over the trailing submatrix: T0 down column k, T1 along row k
+    K["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, cols, n, T0=lambda x, y: (k + .5, y),
                                               T1=lambda x, y: (x, k + .5)),
                           {"A": pp.S}, transfer=transfer)
     pp.swap()
@@ -223,18 +228,28 @@ def _validate_square(a, what="A") -> np.ndarray:
 
 
 def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool = True,
-              pivots: str = "readback") -> LUFactor:
+              pivots: str = "readback", variant: str = "faithful", block: int = 8) -> LUFactor:
     """Factor A on the GPU; the factor stays there (``LUFactor``) for ``lu_solve``.
 
     ``check=False`` skips the zero-pivot scan of ``pivoting="none"`` (a reduction and one
-    read-back at the end), as the timings of the papers do. ``pivots`` as in :func:`lu`."""
+    read-back at the end), as the timings of the papers do. ``pivots``, ``variant`` and
+    ``block`` as in :func:`lu`."""
+    if variant not in ("faithful", "blocked"):
+        raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
+    if variant == "blocked":
+        if transfer != "rtt" or pivots != "readback":
+            raise ValueError("variant='blocked' has its own passes; leave transfer and pivots at their defaults")
+        from .blocked import blocked_lu
+
+        return blocked_lu(A, pivoting, block, check)
     if isinstance(A, Stream):
         return _factor(A, pivoting, transfer, check, pivots)
     with Stream.from_array(_validate_square(A), "A") as S:
         return _factor(S, pivoting, transfer, check, pivots)
 
 
-def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readback"):
+def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readback",
+       variant: str = "faithful", block: int = 8):
     """LU decomposition on the GPU (paper 004), returned like ``scipy.linalg.lu``.
 
     Parameters
@@ -251,6 +266,12 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
         position stays on the GPU and the swap lines' vertex program reads it (vertex texture
         fetch); the pivots are read back once at the end. The same passes and results; the CPU
         issues them without waiting.
+    variant : {"faithful", "blocked"}
+        ``"blocked"`` (beyond the papers, :func:`gpgpu.blocked.blocked_lu`; pivoting "partial"
+        or "none"): RGBA 2 x 2 blocks, panels of ``block`` columns factored by LU-GPU's passes,
+        one rank-b update pass per panel.
+    block : {4, 8, 16, 32}
+        The panel width of ``variant="blocked"``.
 
     Returns
     -------
@@ -261,7 +282,7 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
     SingularMatrixError
         A zero pivot (exactly zero, or NaN/inf without pivoting), naming the step k.
     """
-    with lu_factor(A, pivoting, transfer, pivots=pivots) as f:
+    with lu_factor(A, pivoting, transfer, pivots=pivots, variant=variant, block=block) as f:
         LU = f.LU.to_array().astype(np.float64)
         n = f.n
         L = np.tril(LU, -1) + np.eye(n)

@@ -3,10 +3,11 @@ one rank-b pass per panel. Checked against float64 numpy, against float32 LAPACK
 error, and the fragment counts of its update passes against a brute-force count."""
 import numpy as np
 import pytest
+import scipy.linalg
 from scipy.linalg import lapack
 
 import gpgpu
-from gpgpu import NotPositiveDefiniteError, Stream, counters
+from gpgpu import NotPositiveDefiniteError, SingularMatrixError, Stream, counters
 from gpgpu.blocked import BLOCKS, KERNELS, blocked_cholesky, padded_order
 from gpgpu.geometry import Rect
 
@@ -43,10 +44,12 @@ def test_pack_and_unpack_2x2_blocks_with_identity_padding():
             for X in range(M):
                 block = full[2 * Y:2 * Y + 2, 2 * X:2 * X + 2]
                 assert list(got[Y, X]) == [block[0, 0], block[0, 1], block[1, 0], block[1, 1]], (X, Y)
-        KERNELS["unpack"].draw(back, Rect.covering(0, 0, n, n), {"P": P}, {"offset": 0})
+        KERNELS["unpack"].draw(back, Rect.covering(0, 0, n, n), {"P": P}, {"origin": (0, 0)})
         assert np.array_equal(back.to_array(), A)
-        KERNELS["unpack"].draw(part, Rect.covering(0, 0, 3, 3), {"P": P}, {"offset": 2})
+        KERNELS["unpack"].draw(part, Rect.covering(0, 0, 3, 3), {"P": P}, {"origin": (2, 2)})
         assert np.array_equal(part.to_array(), full[2:5, 2:5])
+        KERNELS["unpack"].draw(part, Rect.covering(0, 0, 3, 3), {"P": P}, {"origin": (4, 2)})
+        assert np.array_equal(part.to_array(), full[2:5, 4:7])          # columns 4.., rows 2..
 
 
 @pytest.mark.parametrize("n,b", [(8, 4), (21, 4), (40, 8), (33, 16)])
@@ -92,3 +95,67 @@ def test_stream_input_and_argument_errors():
         gpgpu.cholesky(A, variant="blocked", form="inner")
     with pytest.raises(ValueError, match="not symmetric"):
         gpgpu.cholesky(np.triu(A), variant="blocked")
+
+
+# ---------------------------------------------------------------- blocked LU
+@pytest.mark.parametrize("b", BLOCKS)
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 17, 33, 64, 100])
+def test_blocked_lu_chooses_lapacks_rows_within_its_backward_error(n, b):
+    A = np.random.default_rng(n + b).standard_normal((n, n))
+    A32 = A.astype(np.float32)
+    P, L, U = gpgpu.lu(A, variant="blocked", block=b)
+    Ps, Ls, Us = scipy.linalg.lu(A32)
+    assert np.array_equal(P, Ps)                      # the same pivot rows as LAPACK's getrf
+    assert np.array_equal(L, np.tril(L)) and np.all(np.diag(L) == 1) and np.array_equal(U, np.triu(U))
+    lu, piv, info = lapack.sgetrf(A32)
+    Lc, Uc = np.tril(lu, -1).astype(np.float64) + np.eye(n), np.triu(lu).astype(np.float64)
+    err = np.linalg.norm(P @ L @ U - A) / np.linalg.norm(A)
+    lapack_err = np.linalg.norm(Ps @ Lc @ Uc - A) / np.linalg.norm(A)
+    assert err <= max(2.5 * lapack_err, 2 * n * 2 ** -24), (err, lapack_err)
+
+
+def test_blocked_lu_without_pivoting_and_solve():
+    n = 23
+    A = np.random.default_rng(5).standard_normal((n, n)) + n * np.eye(n)
+    P, L, U = gpgpu.lu(A, pivoting="none", variant="blocked", block=8)
+    assert np.array_equal(P, np.eye(n))
+    P2, L2, U2 = gpgpu.lu(A, pivoting="none")
+    np.testing.assert_allclose(L, L2, atol=1e-6)
+    np.testing.assert_allclose(U, U2, rtol=1e-6, atol=1e-5)
+    b = np.arange(float(n))
+    with gpgpu.lu_factor(np.random.default_rng(6).standard_normal((n, n)), variant="blocked", block=4) as f:
+        x = gpgpu.lu_solve(f, b)
+    np.testing.assert_allclose(np.random.default_rng(6).standard_normal((n, n)) @ x, b, atol=5e-4)
+
+
+@pytest.mark.parametrize("n,b", [(8, 4), (21, 4), (40, 8)])
+def test_blocked_lu_update_passes_shade_each_trailing_square(n, b):
+    with counters.count(time=False) as c:
+        gpgpu.lu(np.random.default_rng(n).standard_normal((n, n)), variant="blocked", block=b)
+    updates = [p.fragments for p in c.trace if p.kernel == f"lu_blocked_update_BLOCK{b}"]
+    N = padded_order(n, b)
+    assert updates == [((N - c0 - b) // 2) ** 2 for c0 in range(0, N - b, b)]
+
+
+@pytest.mark.parametrize("singular_step", [2, 6])
+def test_blocked_lu_singular_names_the_step(singular_step):
+    rng = np.random.default_rng(1)
+    A = rng.integers(-3, 4, (10, 10)).astype(float) + 8 * np.eye(10)
+    A[:, singular_step] = A[:, :singular_step] @ rng.integers(-2, 3, singular_step)   # dependent column
+    with pytest.raises(SingularMatrixError, match=f"step k = {singular_step}") as e:
+        gpgpu.lu(A, variant="blocked", block=4)
+    assert e.value.k == singular_step
+    with pytest.raises(SingularMatrixError, match="step k = 0"):
+        gpgpu.lu(np.array([[0.0, 1.0], [1.0, 0.0]]), pivoting="none", variant="blocked", block=4)
+
+
+def test_blocked_lu_argument_errors():
+    A = np.eye(4)
+    with pytest.raises(ValueError, match="pivoting must be 'partial' or 'none'"):
+        gpgpu.lu(A, pivoting="full", variant="blocked")
+    with pytest.raises(ValueError, match="leave transfer and pivots"):
+        gpgpu.lu(A, pivots="gpu", variant="blocked")
+    with pytest.raises(ValueError, match="variant must be"):
+        gpgpu.lu(A, variant="tiled")
+    with pytest.raises(ValueError, match="block must be one of"):
+        gpgpu.lu(A, variant="blocked", block=12)

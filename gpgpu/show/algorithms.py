@@ -43,6 +43,11 @@ def _lu(pivoting):
     return go
 
 
+def _lu_blocked(n, rng):
+    import gpgpu
+    gpgpu.lu(_general(n, rng), variant="blocked", block=4)
+
+
 def _gauss_jordan(n, rng):
     import gpgpu
     gpgpu.gauss_jordan(_general(n, rng), rng.standard_normal((n, 1)))
@@ -95,6 +100,8 @@ ALGORITHMS = {
                          "per panel (beyond the papers)", "issue 13", _cholesky(variant="blocked", block=4)),
     "lu-partial": ("LU with partial pivoting (row swaps drawn as lines)", "004 (LU-GPU)", _lu("partial")),
     "lu-full": ("LU with full pivoting (row and column swaps)", "004 (LU-GPU)", _lu("full")),
+    "lu-blocked": ("blocked LU with partial pivoting: RGBA 2 x 2 blocks, panels of 4 columns, one rank-4 "
+                   "pass per panel (beyond the papers)", "issue 13", _lu_blocked),
     "gauss-jordan": ("Gauss-Jordan elimination with partial pivoting", "004", _gauss_jordan),
     "adat": ("A D^2 A^T by column scaling and outer-product addition", "001 Algorithm 3, Fig. 2", _adat("full")),
     "adat-packed": ("A D^2 A^T into the packed format", "001 Fig. 4", _adat("packed")),
