@@ -1,4 +1,4 @@
-"""Blocked Cholesky on the same pipeline (beyond the papers; issue 13).
+"""Blocked Cholesky and LU on the same pipeline (beyond the papers; issue 13).
 
 The papers' kernels do one multiply-add a fragment, and on a modern GPU the fragment pipeline's
 rate, not the arithmetic, bounds them (``python -m gpgpu bench``). Later GPGPU work packed four
@@ -8,7 +8,8 @@ project's own means -- fragment shaders started by rasterized primitives, no com
 * the matrix lives in an RGBA32F texture of 2 x 2 blocks (``glsl/pack_2x2.frag``: texel (X, Y)
   holds rows 2Y, 2Y+1 and columns 2X, 2X+1), padded with the identity to a multiple of the
   block size b (the factor of diag(A, I) is diag(L, I));
-* per panel of b columns c0 .. c0+b-1 (right-looking, as LAPACK's potrf):
+* Cholesky, per panel of b columns c0 .. c0+b-1 (right-looking: each panel updates the whole
+  trailing matrix at once):
 
   1. the panel, rows c0 .. N-1, is unpacked into an R32F ping-pong pair (``unpack_2x2``);
   2. it is factored there by the faithful kernels of 000/001 -- square root, copy,
@@ -24,6 +25,10 @@ project's own means -- fragment shaders started by rasterized primitives, no com
 A fragment of the update writes 4 elements, so the trailing updates shade about n³/(24 b)
 fragments instead of the faithful n³/6. Numerically it is the same right-looking algorithm in
 float32, the sums of each update in a different order.
+
+LU with partial pivoting (:func:`blocked_lu`) has the same structure with LU-GPU's passes on
+the panel, a gather pass for the panel's row swaps, b - 1 passes for U12 = L11⁻¹A12 and one
+rank-b pass over the trailing square; see its docstring.
 """
 from __future__ import annotations
 
@@ -115,11 +120,17 @@ def _factor(S: Stream, n: int, b: int, check: bool) -> Stream:
     K = KERNELS
     N = padded_order(n, b)
     M = N // 2
-    blocks = PingPong(Stream(M, M, components=4), Stream(M, M, components=4))
-    panel = PingPong(Stream(N, b), Stream(N, b))
-    P4 = Stream(N, b // 4, components=4)
     update = _update_kernel(b)
+    made = []
+
+    def stream(*shape, **kw):
+        made.append(Stream(*shape, **kw))
+        return made[-1]
+
     try:
+        blocks = PingPong(stream(M, M, components=4), stream(M, M, components=4))
+        panel = PingPong(stream(N, b), stream(N, b))
+        P4 = stream(N, b // 4, components=4)
         K["pack"].draw(blocks.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
         for c0 in range(0, N, b):
             R = N - c0
@@ -134,11 +145,14 @@ def _factor(S: Stream, n: int, b: int, check: bool) -> Stream:
                 update.draw(blocks.T, _trailing_triangle(x0, M), {"A": blocks.S, "P": P4}, {"c0": c0})
                 blocks.swap()
         L = Stream(n, n)
-        K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks.S}, {"origin": (0, 0)})
+        try:
+            K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks.S}, {"origin": (0, 0)})
+        except BaseException:
+            L.release()
+            raise
     finally:
-        blocks.release()
-        panel.release()
-        P4.release()
+        for st in made:
+            st.release()
     if check:
         k = first_bad_pivot(L, n, "full")
         if k is not None:
@@ -181,7 +195,7 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True)
     """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers;
     issue 13): the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
     faithful passes (``_panel_lu``), its row swaps applied to the columns right of it by one
-    gather pass, U12 = L11^-1 A12 by b row-panel passes, and the trailing matrix's rank-b update
+    gather pass, U12 = L11^-1 A12 by b - 1 row-panel passes, and the trailing matrix's rank-b update
     in one pass (``lu_blocked_update``). The swaps of later panels reach the L columns of
     earlier ones at the end, in one gather pass (as LAPACK's deferred laswp). Returns an
     :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``)."""
@@ -207,16 +221,22 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
     N = padded_order(n, b)
     M = N // 2
     threshold = singular_threshold(S, n) if check else 0.0
-    work = PingPong(Stream(M, M, components=4), Stream(M, M, components=4))
-    F = Stream(M, M, components=4)                      # the finished rows and columns
-    panel = PingPong(Stream(N, b), Stream(N, b))
-    rows = PingPong(Stream(b, max(N - b, 1)), Stream(b, max(N - b, 1)))
-    L4 = Stream(N, b // 4, components=4)
-    U4 = Stream(b // 4, max(N - b, 1), components=4)
     update = _update_kernel(b, "lu_blocked_update", "LU's trailing square")
     order = np.arange(N)                                 # row r of the factor is row order[r] of A
     perms = []                                           # per panel: its gather, rows c0 ..
+    made = []
+
+    def stream(*shape, **kw):
+        made.append(Stream(*shape, **kw))
+        return made[-1]
+
     try:
+        work = PingPong(stream(M, M, components=4), stream(M, M, components=4))
+        F = stream(M, M, components=4)                   # the finished rows and columns
+        panel = PingPong(stream(N, b), stream(N, b))
+        rows = PingPong(stream(b, max(N - b, 1)), stream(b, max(N - b, 1)))
+        L4 = stream(N, b // 4, components=4)
+        U4 = stream(b // 4, max(N - b, 1), components=4)
         K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
         for c0 in range(0, N, b):
             R, W = N - c0, N - c0 - b
@@ -251,17 +271,18 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
             for g in perms[p + 1:]:
                 src = src[g]
             groups[p] = src
-        done = Stream(M, M, components=4)
+        done = stream(M, M, components=4)
+        with Stream.from_array(groups) as gp:
+            K["permute"].draw(done, Rect.covering(0, 0, M, M), {"A": F, "perm": gp}, {"group": b})
+        LU = Stream(n, n)
         try:
-            with Stream.from_array(groups) as gp:
-                K["permute"].draw(done, Rect.covering(0, 0, M, M), {"A": F, "perm": gp}, {"group": b})
-            LU = Stream(n, n)
             K["unpack"].draw(LU, Rect.covering(0, 0, n, n), {"P": done}, {"origin": (0, 0)})
-        finally:
-            done.release()
+        except BaseException:
+            LU.release()
+            raise
     finally:
-        for s in (work, F, panel, rows, L4, U4):
-            s.release()
+        for st in made:
+            st.release()
     row_perm = order[:n]
     if pivoting == "none" and check:
         from .cholesky import first_bad_pivot

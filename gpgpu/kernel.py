@@ -119,8 +119,9 @@ class Kernel:
         once per context), as paper 003 generates one fragment program per non-zero count.
     vertex : str
         The vertex program, ``glsl/<vertex>.vert``: ``pass`` (the default, the project's one
-        vertex program for rasterized primitives) or a program that places points itself from
-        ``gl_VertexID`` and textures (drawn with ``draw_points``, no vertex buffer).
+        vertex program for rasterized primitives) or a program that places its vertices itself
+        from ``gl_VertexID`` and textures (drawn with ``draw_points`` or ``draw_lines``, no
+        vertex buffer).
     """
 
     __slots__ = ("name", "texels", "doc", "path", "label", "defines", "vertex", "_key")
@@ -142,10 +143,14 @@ class Kernel:
         return f"Kernel({self.name!r}, texels={self.texels}{extra})"
 
     # ------------------------------------------------------------------ compile
+    def text(self) -> str:
+        """The kernel's own text (its file; the recorder's instrumented copy overrides it)."""
+        return self.path.read_text()
+
     def source(self) -> str:
         st = _state()
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        return _HEADER + defines + st.common + "\n#line 1\n" + self.path.read_text()
+        return _HEADER + defines + st.common + "\n#line 1\n" + self.text()
 
     def _compiled(self, st: _ContextState):
         entry = st.programs.get(self._key)
@@ -199,11 +204,16 @@ class Kernel:
         if n > st.capacity:
             st.grow(n)
         st.vbo.write(data)
+        self._render(target, primitive, vao, n, 0, inputs, uniforms, texels)
+
+    def _render(self, target, primitive, vao, count, first, inputs, uniforms, texels) -> None:
+        """Draw, inside the counters' queries when a counter is active."""
+        mode = primitive.mode
         counter = counters.current()
         if counter is None:
-            vao.render(primitive.mode, vertices=n)
+            vao.render(mode, vertices=count, first=first)
         else:
-            counter.measure(self, primitive, target, texels, lambda: vao.render(primitive.mode, vertices=n),
+            counter.measure(self, primitive, target, texels, lambda: vao.render(mode, vertices=count, first=first),
                             inputs, uniforms)
 
     def draw_range(self, target: Stream, vao, primitive, first: int, inputs: dict | None = None,
@@ -212,15 +222,8 @@ class Kernel:
         ``first`` .. of the buffer behind ``vao`` (a vertex array of this kernel's program, made
         by :class:`gpgpu.passes.CompiledPlan`). The same pass as ``draw(target, primitive, ...)``
         without building and writing the vertices (beyond the papers: host cost, issue 13)."""
-        st = _state()
-        self._bind(st, target, inputs, uniforms)
-        n = len(primitive)
-        counter = counters.current()
-        if counter is None:
-            vao.render(primitive.mode, vertices=n, first=first)
-        else:
-            counter.measure(self, primitive, target, texels,
-                            lambda: vao.render(primitive.mode, vertices=n, first=first), inputs, uniforms)
+        self._bind(_state(), target, inputs, uniforms)
+        self._render(target, primitive, vao, len(primitive), first, inputs, uniforms, texels)
 
     def vertex_array(self, buffer):
         """A vertex array of this kernel's program over ``buffer`` (vertices as ``draw`` writes them)."""
@@ -247,15 +250,8 @@ class Kernel:
         vertex count) with no vertex buffer, placed by this kernel's own vertex program."""
         if self.vertex == "pass":
             raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place its vertices")
-        st = _state()
-        prog, vao, cache = self._bind(st, target, inputs, uniforms)
-        counter = counters.current()
-        mode, count = primitive.mode, len(primitive)
-        if counter is None:
-            vao.render(mode, vertices=count)
-        else:
-            counter.measure(self, primitive, target, texels, lambda: vao.render(mode, vertices=count),
-                            inputs, uniforms)
+        prog, vao, cache = self._bind(_state(), target, inputs, uniforms)
+        self._render(target, primitive, vao, len(primitive), 0, inputs, uniforms, texels)
 
     def _bind(self, st, target: Stream, inputs, uniforms):
         """Bind the program, the target's framebuffer, the input textures and the uniforms."""

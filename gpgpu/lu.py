@@ -181,11 +181,13 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
         for k in range(n):
             region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
             best = argmax_stream(pp.S, region, absolute=True)
-            KERNELS["pivot_record"].draw(record, Texel.at(k, 0), {"pivot": best})
-            swap_lines_gpu(pp, k, best, n, "row")
-            if pivoting == "full":
-                swap_lines_gpu(pp, k, best, n, "column")
-            give_back(best)
+            try:
+                KERNELS["pivot_record"].draw(record, Texel.at(k, 0), {"pivot": best})
+                swap_lines_gpu(pp, k, best, n, "row")
+                if pivoting == "full":
+                    swap_lines_gpu(pp, k, best, n, "column")
+            finally:
+                give_back(best)
             _eliminate(pp, k, n, transfer)
         piv = record.to_array().reshape(n, 4)            # the one read-back of the pivots
     except BaseException:
@@ -264,8 +266,10 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
         ``"readback"`` (default, paper 004): each step reads the pivot's position back to place
         the swap lines, a GPU-CPU synchronisation per column. ``"gpu"`` (beyond the papers): the
         position stays on the GPU and the swap lines' vertex program reads it (vertex texture
-        fetch); the pivots are read back once at the end. The same passes and results; the CPU
-        issues them without waiting.
+        fetch); the pivots are read back once at the end. The same factor bit for bit; the
+        passes are the read-back path's plus a pivot record and the two swap passes at every
+        step (drawn even when the pivot is on the diagonal), which the CPU issues without
+        waiting.
     variant : {"faithful", "blocked"}
         ``"blocked"`` (beyond the papers, :func:`gpgpu.blocked.blocked_lu`; pivoting "partial"
         or "none"): RGBA 2 x 2 blocks, panels of ``block`` columns factored by LU-GPU's passes,

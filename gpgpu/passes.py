@@ -53,16 +53,17 @@ class CompiledPlan:
         from .kernel import _state
 
         st = _state()
-        data, first = [], 0
+        data, firsts, first = [], [], 0
         for item in self.plan:
             if item is SWAP:
-                self._firsts.append(None)
+                firsts.append(None)
                 continue
             d = item.primitive.data()
             data.append(d)
-            self._firsts.append(first)
+            firsts.append(first)
             first += len(d) // 32
         self.buffer = st.ctx.buffer(b"".join(data) or bytes(32))
+        self._firsts = firsts
 
     def release_buffer(self) -> None:
         for vao in self._vaos.values():

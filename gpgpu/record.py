@@ -25,9 +25,10 @@ primitive, target, fragments from the occlusion query) and keeps for it a :class
   nothing else of the kernel changes, and it reads the same inputs (a pass never renders
   into its own inputs, so they are what the real pass read).
 
-Points drawn by a kernel's own vertex program (the scatter of FSATY) and copy-to-texture
-passes are recorded with their snapshot but without the instrumented pass (``covered`` is
-None): their vertex programs place the points from textures, and a copy shades nothing.
+Passes whose vertices a kernel's own vertex program places (the points of FSATY's scatter,
+the swap lines of ``lu(..., pivots="gpu")``) and copy-to-texture passes are recorded with
+their snapshot but without the instrumented pass (``covered`` is None): their vertex programs
+read textures to place the primitive, and a copy shades nothing.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ class Frame:
     kernel: str          # the label the counters use
     file: str            # glsl/<name>.frag
     doc: str             # the kernel's paper reference
-    primitive: str       # rect, triangle, texel, line, points, copy
+    primitive: str       # the primitive's kind: rect, triangle, texel, line, points, lines (vertex program)
     mode: int
     vertices: tuple      # gpgpu.geometry.Vertex tuples (V, T0, T1)
     target: tuple        # (rows, cols)
@@ -98,13 +99,18 @@ class Frame:
         """The fetches of fragment (x, y) (column x, row y), in the order the kernel made them:
         [(sampler, (tx, ty), call), ...] with the texel (column tx, row ty) and the fetch call as
         the kernel's file writes it; at most MAX_FETCHES; [] where the pass did not shade it."""
-        if self.covered is None or not self.covered[y, x]:
+        if not self.shades(x, y):
             return []
         out = []
         for i in range(min(int(self.fetch_count[y, x]), MAX_FETCHES)):
             sampler, call = self.sites[int(self.fetch_sites[y, x, i])]
             out.append((sampler, (int(self.fetch_texels[y, x, i, 0]), int(self.fetch_texels[y, x, i, 1])), call))
         return out
+
+    def shades(self, x: int, y: int) -> bool:
+        """Whether this pass shaded fragment (x, y) (False off the target or unrecorded)."""
+        rows, cols = self.target
+        return self.covered is not None and 0 <= x < cols and 0 <= y < rows and bool(self.covered[y, x])
 
     def chosen_fragment(self):
         """A fragment inside the covered region (the middle covered cell of the middle covered
@@ -123,6 +129,7 @@ _SAMPLER = re.compile(r"uniform\s+sampler2D\s+(\w+)\s*;")
 _FETCH = re.compile(r"\b(texRECT4|texRECT|texVECTOR|texelFetch)\s*\(\s*(\w+)\s*,")
 _OUT = re.compile(r"^\s*out\s+(\w+)\s+(\w+)\s*;", re.M)
 _MAIN = re.compile(r"\bvoid\s+main\s*\(\s*\)")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 _PRELUDE = """
 // ---- recorder: the kernel below, with each fetch noted (gpgpu/record.py) ----
@@ -167,6 +174,7 @@ def _call_text(source: str, start: int) -> str:
 def instrument(kernel_source: str) -> tuple:
     """The instrumented copy of a kernel file's text, and its fetch sites: for each fetch call
     in the file, in the order of the text, (sampler name, the call as written)."""
+    kernel_source = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), kernel_source)  # keep line numbers
     samplers = set(_SAMPLER.findall(kernel_source))
     sites = []
 
@@ -191,19 +199,16 @@ def instrument(kernel_source: str) -> tuple:
 class _Instrumented(Kernel):
     """The instrumented copy of a kernel: compiled once per context like any kernel."""
 
-    __slots__ = ("sites",)
+    __slots__ = ("sites", "body")
 
     def __init__(self, kernel: Kernel):
         super().__init__(kernel.name, kernel.texels, kernel.doc, kernel.label,
                          dict(kernel.defines, MAX_FETCHES=MAX_FETCHES), kernel.vertex)
         self._key = ("recorder",) + kernel._key
-        self.sites = instrument(self.path.read_text())[1]
+        self.body, self.sites = instrument(self.path.read_text())
 
-    def source(self) -> str:
-        st = _state()
-        defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        body, _ = instrument(self.path.read_text())
-        return "#version 330\n" + defines + st.common + body
+    def text(self) -> str:
+        return self.body
 
 
 class _Targets:

@@ -417,15 +417,23 @@ def test_plans_are_built_once_per_order_and_kept_lru(monkeypatch):
     real = ch.cholesky_plan
     monkeypatch.setattr(ch, "cholesky_plan", lambda m, *a, **k: built.append(m) or real(m, *a, **k))
     monkeypatch.setattr(passes, "PLAN_CACHE", 3)
-    _state().plans.clear()
+    plans = _state().plans
+    for plan in plans.values():
+        plan.release_buffer()
+    plans.clear()
     rng = np.random.default_rng(0)
     mats = {m: spd(m, rng) for m in (5, 6, 7, 8)}
+    seen = {}
     for m in (5, 5, 6, 5, 7, 8, 5, 6):
-        L = ch.factor(Stream.from_array(np.tril(mats[m])), m)
+        with Stream.from_array(np.tril(mats[m])) as S:
+            L = ch.factor(S, m)
         np.testing.assert_allclose(np.tril(L.to_array()), np.linalg.cholesky(mats[m]), atol=1e-5)
         L.release()
+        seen.setdefault(m, []).append(next(p for k, p in plans.items() if k[1] == m))
     # 5 once; 6; 7; 8 evicts 6 (least recent), 5 still there; 6 rebuilt
     assert built == [5, 6, 7, 8, 6]
-    plans = _state().plans
     assert len(plans) == 3 and [k[1] for k in plans] == [8, 5, 6]
     assert all(p.buffer is not None for p in plans.values())
+    evicted = seen[6][0]
+    assert evicted is not seen[6][-1] and evicted.buffer is None       # its GL buffer was released
+    assert seen[5][0] is seen[5][-1]                                   # reused, never rebuilt

@@ -182,6 +182,11 @@ def test_show_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         show_main(["cholesky", "--fragment", "3"])
     assert "--fragment takes X,Y" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        show_main(["cholesky", "--fragment=-1,2"])
+    assert "--fragment takes X,Y" in capsys.readouterr().err
+    # a fragment off a pass's (smaller) target: that pass explains its own choice
+    assert show_main(["cholesky", "--n", "3", "--fragment", "2,2", "--out", str(tmp_path / "f"), "--no-gif"]) == 0
 
 
 def test_make_docs_draws_every_frame_of_the_tutorial(tmp_path):
@@ -195,3 +200,39 @@ def test_make_docs_draws_every_frame_of_the_tutorial(tmp_path):
     for name in docs.FRAMES:                      # every frame is on the page, and only those
         assert f"(pipeline/{name})" in page
     assert page.count("](pipeline/") == len(docs.FRAMES)
+
+
+def test_fetch_notes_of_texelfetch_texvector_and_texrect4():
+    # blocked_update (texelFetch): rows 2Y, 2Y+1 and columns 2X, 2X+1 of the panel, then A itself
+    rec = run("cholesky-blocked", 8)
+    updates = [f for f in rec.frames if f.kernel == "blocked_update_BLOCK4"]
+    assert updates
+    for f in updates:
+        c0 = f.uniforms["c0"]
+        for Y, X in zip(*np.nonzero(f.covered)):
+            i, j = 2 * Y - c0, 2 * X - c0
+            assert [(s, t) for s, t, _ in f.fetches_at(X, Y)] == [
+                ("P", (0, i)), ("P", (0, i + 1)), ("P", (0, j)), ("P", (0, j + 1)), ("A", (X, Y))]
+    # sparse_ellpack (texVECTOR): entry k of row i, its column index, then x at that column
+    f = run("sparse-product", 6).frames[0]
+    cols, w = f.inputs["columns"], f.uniforms["x_width"]
+    for y, i in zip(*np.nonzero(f.covered)):
+        c = int(cols[i, 0])
+        assert [(s, t) for s, t, _ in f.fetches_at(i, y)] == [
+            ("values", (0, i)), ("columns", (0, i)), ("X", (c % w, c // w)), ("values", (1, i)), ("columns", (1, i))]
+    # argmax_reduction (texRECT4): the pair 2y, 2y+1 down the column, the partner only inside the limit
+    for f in run("lu-partial", 6).frames:
+        if f.kernel != "argmax_reduction":
+            continue
+        lx, ly = f.uniforms["limit"]
+        for y, x in zip(*np.nonzero(f.covered)):
+            want = [(x, 2 * y)] + ([(x, 2 * y + 1)] if 2 * y + 1 < ly else [])
+            assert [t for _, t, _ in f.fetches_at(x, y)] == want
+
+
+def test_instrument_ignores_fetches_in_comments():
+    src = ("uniform sampler2D A;\nout float result;\n// texRECT(B, c) in a comment\n"
+           "/* and texRECT(C,\n   d) here */\nvoid main() { result = texRECT(A, WPOS); }\n")
+    body, sites = instrument(src)
+    assert sites == (("A", "texRECT(A, WPOS)"),)
+    assert body.count("\n") >= src.count("\n")           # comments blanked, line numbers kept

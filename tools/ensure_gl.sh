@@ -6,25 +6,23 @@
 set -euo pipefail
 packages="libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 window_packages="xvfb xdotool xauth"
+not_installed() {  # the packages among "$@" that dpkg does not have installed
+    local out="" p
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || out="$out $p"
+    done
+    echo "$out"
+}
 if command -v dpkg-query >/dev/null 2>&1; then
-    missing=""
-    for p in $packages; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-    done
-    window_missing=""
-    for p in $window_packages; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || window_missing="$window_missing $p"
-    done
+    missing=$(not_installed $packages)
+    window_missing=$(not_installed $window_packages)
     if [ -n "$window_missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing the window tests' packages:$window_missing"
         export DEBIAN_FRONTEND=noninteractive
         { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing $window_missing >/dev/null; } \
             || echo "note: could not install$window_missing; the window tests will be skipped" >&2
     fi
-    missing=""
-    for p in $packages; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-    done
+    missing=$(not_installed $packages)
     [ -z "$missing" ] && exit 0
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing system GL libraries:$missing"

@@ -116,9 +116,7 @@ def draw_frame(frame, total: int, fragment=None, path=None, figsize=(11, 5.4), h
     import matplotlib.pyplot as plt
     from matplotlib.patches import ConnectionPatch
 
-    if fragment is None:
-        fragment = frame.chosen_fragment()
-    elif frame.covered is None or not frame.covered[fragment[1], fragment[0]]:
+    if fragment is None or not frame.shades(*fragment):   # not shaded by this pass: its own choice
         fragment = frame.chosen_fragment()
     panels, fetches = fetched_panels(frame, fragment)
     fig, axes = plt.subplots(1, len(panels) + 1, figsize=figsize, squeeze=False)

@@ -15,8 +15,10 @@ from .algorithms import MAX_N
 def _fragment(text: str):
     try:
         x, y = (int(v) for v in text.split(","))
+        if x < 0 or y < 0:
+            raise ValueError
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--fragment takes X,Y (column, row), got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"--fragment takes X,Y (column, row, from 0), got {text!r}") from None
     return x, y
 
 

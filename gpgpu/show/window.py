@@ -195,16 +195,19 @@ def render_offscreen(frame, fragment, size=DEFAULT_SIZE, ctx=None) -> np.ndarray
     ctx = ctx or get_context()
     W, H = size
     tex = ctx.texture((W, H), 4)
-    fbo = ctx.framebuffer(color_attachments=[tex])
-    r = FrameRenderer(ctx)
+    fbo = r = None
     try:
+        fbo = ctx.framebuffer(color_attachments=[tex])
+        r = FrameRenderer(ctx)
         fbo.use()
         r.draw(frame, fragment, size)
         img = np.frombuffer(fbo.read(components=3, alignment=1), np.uint8).reshape(H, W, 3)[::-1].copy()
     finally:
-        r.release()
+        if r is not None:
+            r.release()
         park(ctx)
-        fbo.release()
+        if fbo is not None:
+            fbo.release()
         tex.release()
     return img
 
@@ -254,9 +257,14 @@ def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | 
     if not win:
         glfw.terminate()
         raise NoDisplayError("--window: could not open an OpenGL 3.3 window; use --out DIR instead")
-    glfw.make_context_current(win)
-    ctx = moderngl.create_context(require=330)
-    renderer = FrameRenderer(ctx)
+    try:
+        glfw.make_context_current(win)
+        ctx = moderngl.create_context(require=330)
+        renderer = FrameRenderer(ctx)
+    except BaseException:
+        glfw.destroy_window(win)
+        glfw.terminate()
+        raise
     state = {"i": 0, "frag": 0, "play": False, "dirty": True, "next": 0.0, "keys": []}
     shown = []
 
