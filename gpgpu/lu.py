@@ -180,7 +180,7 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
     try:
         for k in range(n):
             region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
-            best = argmax_stream(pp.S, region, absolute=True)
+            best = argmax_stream(pp.S, region, absolute=True, fan=True)
             try:
                 KERNELS["pivot_record"].draw(record, Texel.at(k, 0), {"pivot": best})
                 swap_lines_gpu(pp, k, best, n, "row")
@@ -266,7 +266,8 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
         ``"readback"`` (default, paper 004): each step reads the pivot's position back to place
         the swap lines, a GPU-CPU synchronisation per column. ``"gpu"`` (beyond the papers): the
         position stays on the GPU and the swap lines' vertex program reads it (vertex texture
-        fetch); the pivots are read back once at the end. The same factor bit for bit; the
+        fetch); the pivots are read back once at the end, and the pivot search compares 32
+        candidates a fragment (``argmax_stream(fan=True)``). The same factor bit for bit; the
         passes are the read-back path's plus a pivot record and the two swap passes at every
         step (drawn even when the pivot is on the diagonal), which the CPU issues without
         waiting.

@@ -51,6 +51,10 @@ ARGMAX_STEP = Kernel("argmax_reduction", texels=9, doc="004 pivot search, (value
 FAN = 32
 SUM_FAN = Kernel("sum_reduction_fan", texels=FAN + 1, doc="sum of FAN texels a fragment (beyond the papers)",
                  defines={"FAN": FAN}, label="sum_reduction_fan")
+ARGMAX_FAN_FIRST = Kernel("argmax_reduction_fan_first", texels=FAN + 1, defines={"FAN": FAN},
+                          label="argmax_reduction_fan_first", doc="pivot search, FAN texels a fragment (beyond)")
+ARGMAX_FAN = Kernel("argmax_reduction_fan", texels=4 * FAN + 4, defines={"FAN": FAN},
+                    label="argmax_reduction_fan", doc="pivot search, FAN (value, x, y) a fragment (beyond)")
 STRATEGIES = ("pingpong", "pyramid", "fan")
 COPY = Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel")
 FILL = Kernel("fill", texels=1, doc="fill with a constant")
@@ -95,27 +99,35 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
 def _fan_sum(src: Stream, region, axis: str, out: Stream | None) -> Stream:
     """Sum ``region`` of ``src`` along ``axis`` ('x' or 'y'), FAN texels a fragment a pass
     (the ``"fan"`` strategy): as :func:`_halving`, with T0 = FAN V - (FAN - 1) / 2 along the axis."""
+    return _fan(SUM_FAN, SUM_FAN, src, region, axis, 1, out)
+
+
+def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
+         out: Stream | None, uniforms=None) -> Stream:
+    """:func:`_halving` with FAN texels a fragment: ceil(log_FAN n) passes instead of ceil(log2 n)."""
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     n = w if axis == "x" else h
-    cur, temps = src, []
+    cur, kernel, temps = src, first, []
     while True:
         n_out = -(-n // FAN)
         rows, cols = (h, n_out) if axis == "x" else (n_out, w)
         if n_out == 1:
-            target = out if out is not None else Stream(rows, cols)
+            target = out if out is not None else Stream(rows, cols, components=components)
         else:
-            target = borrow(rows, cols)
+            target = borrow(rows, cols, components)
             temps.append(target)
         if axis == "x":
             T0 = lambda X, Y, x0=x0, y0=y0: (x0 + FAN * X - (FAN - 1) / 2, y0 + Y)
         else:
             T0 = lambda X, Y, x0=x0, y0=y0: (x0 + X, y0 + FAN * Y - (FAN - 1) / 2)
-        SUM_FAN.draw(target, Rect.covering(0, 0, cols, rows, T0), {"S": cur},
-                     {"limit": (float(x1), float(y1)), "step": (1.0, 0.0) if axis == "x" else (0.0, 1.0)})
+        u = {"limit": (float(x1), float(y1)), "step": (1.0, 0.0) if axis == "x" else (0.0, 1.0)}
+        if uniforms and kernel is first:
+            u.update(uniforms)
+        kernel.draw(target, Rect.covering(0, 0, cols, rows, T0), {"S": cur}, u)
         if n_out == 1:
             break
-        cur, n = target, n_out
+        cur, kernel, n = target, step, n_out
         x0, y0, x1, y1 = 0, 0, cols, rows
     give_back(*temps)
     return target
@@ -240,18 +252,22 @@ def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool
     return float(v[0]), int(v[1]), int(v[2])
 
 
-def argmax_stream(src: Stream, region=None, absolute: bool = False, negate: bool = False) -> Stream:
+def argmax_stream(src: Stream, region=None, absolute: bool = False, negate: bool = False,
+                  fan: bool = False) -> Stream:
     """As :func:`argmax_region`, but the answer stays on the GPU: a borrowed 1 x 1 RGBA stream
-    (value, x, y, 0) that the caller gives back (``gpgpu.stream.give_back``)."""
+    (value, x, y, 0) that the caller gives back (``gpgpu.stream.give_back``). ``fan=True``
+    (beyond the papers) compares FAN candidates a fragment instead of pairs: the same answer
+    (ties to the first, column-major) in ceil(log_32 n) passes instead of ceil(log2 n)."""
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
     u = {"absolute": bool(absolute), "negate": bool(negate)}
+    reduce_, first, step = (_fan, ARGMAX_FAN_FIRST, ARGMAX_FAN) if fan else (_halving, ARGMAX_FIRST, ARGMAX_STEP)
     if y1 - y0 == 1:
-        res = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "x", 4, borrow(1, 1, 4), u)
+        res = reduce_(first, step, src, (x0, y0, x1, y1), "x", 4, borrow(1, 1, 4), u)
     elif x1 - x0 == 1:
-        res = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "y", 4, borrow(1, 1, 4), u)
+        res = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, borrow(1, 1, 4), u)
     else:
-        cols = _halving(ARGMAX_FIRST, ARGMAX_STEP, src, (x0, y0, x1, y1), "y", 4, borrow(1, x1 - x0, 4), u)
-        res = _halving(ARGMAX_STEP, ARGMAX_STEP, cols, (0, 0, x1 - x0, 1), "x", 4, borrow(1, 1, 4))
+        cols = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, borrow(1, x1 - x0, 4), u)
+        res = reduce_(step, step, cols, (0, 0, x1 - x0, 1), "x", 4, borrow(1, 1, 4))
         give_back(cols)
     return res
 

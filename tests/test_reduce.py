@@ -187,3 +187,25 @@ def test_reduce_argmax_op(rng):
     assert gpgpu.reduce(x, "argmax") == (x.max(), int(np.argmax(x)))
     with pytest.raises(ValueError, match="axis must be None"):
         gpgpu.reduce(x, "argmax", axis=0)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (9, 1), (33, 1), (1, 100), (40, 70), (100, 3), (1100, 1)])
+def test_fan_argmax_is_numpys_first_maximum_in_column_major_order(shape):
+    from gpgpu.reduce import argmax_stream
+    from gpgpu.stream import give_back
+
+    rng = np.random.default_rng(shape[0] * 1000 + shape[1])
+    A = rng.integers(-5, 6, shape).astype(float)          # many ties
+    regions = [None] + ([(1, 2, shape[1] - 1, shape[0] - 1)] if min(shape) > 3 else [])
+    with Stream.from_array(A) as S:
+        for region in regions:
+            x0, y0, x1, y1 = region or (0, 0, shape[1], shape[0])
+            sub = A[y0:y1, x0:x1]
+            for absolute, negate in ((False, False), (True, False), (False, True)):
+                v = np.abs(sub) if absolute else (-sub if negate else sub)
+                j = int(np.argmax(v.T.ravel()))               # columns first, then rows: the first maximum
+                want = (float(v.T.ravel()[j]), x0 + j // v.shape[0], y0 + j % v.shape[0])
+                res = argmax_stream(S, region, absolute, negate, fan=True)
+                got = res.to_array().reshape(-1)
+                give_back(res)
+                assert (float(got[0]), int(got[1]), int(got[2])) == want, (region, absolute, negate)
