@@ -43,6 +43,7 @@ GPU_ROWS = {
     "cholesky_blocked16": "Cholesky, blocked, b = 16 (beyond)",
     "lu_partial_blocked8": "LU, partial pivoting, blocked, b = 8 (beyond)",
     "lu_partial_blocked16": "LU, partial pivoting, blocked, b = 16 (beyond)",
+    "lu_partial_blocked16_gpu": "LU, partial pivoting, blocked, b = 16, pivot on the GPU (beyond)",
 }
 CPU_ROWS = {"spotrf": "LAPACK spotrf (CPU)", "sgetrf": "LAPACK sgetrf (CPU)", "sgetc2": "LAPACK sgetc2 (CPU)"}
 CUDA_ROWS = {"cusolver_potrf": "cuSOLVER potrf (torch)", "cusolver_getrf": "cuSOLVER getrf (torch)"}
@@ -79,6 +80,8 @@ def _gpu_rows(n, repeat, limit):
             "lu_partial_gpu": lambda: lu_factor(GS, "partial", check=False, pivots="gpu"),
             "lu_partial_blocked8": lambda: lu_factor(GS, "partial", check=False, variant="blocked", block=8),
             "lu_partial_blocked16": lambda: lu_factor(GS, "partial", check=False, variant="blocked", block=16),
+            "lu_partial_blocked16_gpu": lambda: lu_factor(GS, "partial", check=False, variant="blocked", block=16,
+                                                          pivots="gpu"),
         }
         if n <= FULL_MAX:
             runs["lu_full"] = lambda: lu_factor(GS, "full", check=False)

@@ -9,19 +9,22 @@
 // row k reading row p, line 1 on row p reading row k, each from the centre of texel 0 to the
 // centre of texel `length` (the diamond-exit rule shades texels 0 .. length-1). With `back`
 // each line reads its own texels (the copy back). Columns alike with x and y exchanged. When
-// p == k both lines lie on row k and copy it onto itself.
+// p == k both lines lie on row k and copy it onto itself. (The lines may swap the entries of a
+// row vector by the pivot's row: pivot_row and rows are separate uniforms.)
 uniform sampler2D pivot;
 uniform vec2 viewport;
 uniform int k;
 uniform int length;
 uniform bool rows;
 uniform bool back;
+uniform int shift;          // added to the pivot's index (a panel's rows in a longer vector)
+uniform bool pivot_row;     // the pivot's row index (y) places the lines, else its column (x)
 noperspective out vec3 T0;
 noperspective out vec3 T1;
 
 void main() {
     vec4 p = texelFetch(pivot, ivec2(0, 0), 0);
-    float other = rows ? p.z : p.y;          // the pivot's row (y) or column (x)
+    float other = (pivot_row ? p.z : p.y) + float(shift);   // the pivot's row (y) or column (x)
     int line = gl_VertexID / 2;
     float at = line == 0 ? float(k) : other;
     float from = back ? at : (line == 0 ? other : float(k));

@@ -36,7 +36,7 @@ import numpy as np
 
 from .cholesky import KERNELS as CHOLESKY_KERNELS, NotPositiveDefiniteError, _pivot_steps, first_bad_pivot
 from .errors import SingularMatrixError
-from .geometry import Rect, Triangle, vertex
+from .geometry import Rect, Texel, Triangle, vertex
 from .kernel import Kernel
 from .passes import SWAP, Draw, run
 from .stream import PingPong, Stream
@@ -170,17 +170,33 @@ KERNELS.update({
 
 
 
-def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int) -> list:
+def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int,
+              gpu=None) -> list:
     """LU-GPU (paper 004) on the R x b column panel, with the faithful passes of gpgpu.lu: per
     column the pivot search (one read-back), the swap drawn as two lines across the panel, the
     row of U, the normalization and the elimination over the panel's remaining columns. Returns
-    the panel's row swaps (k <-> p, panel rows); the factored panel ends in S."""
-    from .lu import _eliminate, swap_lines
-    from .reduce import argmax_region
+    the panel's row swaps (k <-> p, panel rows); the factored panel ends in S.
+
+    With ``gpu = (record, perm)`` (``pivots="gpu"``) nothing is read back: the pivot search
+    compares 32 candidates a fragment, its result is recorded at texel c0 + k of ``record``,
+    the swap lines are placed by their vertex program, and the same swap is drawn on the
+    ping-pong pair ``perm`` (1 x N, the panel's gather of rows); the swaps are then []."""
+    from .lu import KERNELS as LU_KERNELS, _eliminate, swap_lines, swap_lines_gpu
+    from .reduce import argmax_region, argmax_stream
+    from .stream import give_back
 
     swaps = []
     for k in range(b):
-        if pivoting == "partial":
+        if pivoting == "partial" and gpu is not None:
+            record, perm = gpu
+            best = argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True)
+            try:
+                LU_KERNELS["pivot_record"].draw(record, Texel.at(c0 + k, 0), {"pivot": best})
+                swap_lines_gpu(panel, k, best, b, "row")
+                swap_lines_gpu(perm, c0 + k, best, 1, "column", shift=c0, by="row")
+            finally:
+                give_back(best)
+        elif pivoting == "partial":
             value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
             if not value > threshold and c0 + k < n:
                 raise SingularMatrixError(c0 + k, n, pivoting, value, threshold)
@@ -191,15 +207,30 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
     return swaps
 
 
-def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True):
+def _gather(swaps: list, c0: int, N: int) -> np.ndarray:
+    """A panel's row swaps (k <-> p in panel rows, in order) as one gather of the N rows."""
+    g = np.arange(N)
+    for k, p in enumerate(swaps):
+        g[[c0 + k, c0 + p]] = g[[c0 + p, c0 + k]]
+    return g
+
+
+def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True, pivots: str = "readback"):
     """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers;
     issue 13): the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
     faithful passes (``_panel_lu``), its row swaps applied to the columns right of it by one
     gather pass, U12 = L11^-1 A12 by b - 1 row-panel passes, and the trailing matrix's rank-b update
     in one pass (``lu_blocked_update``). The swaps of later panels reach the L columns of
     earlier ones at the end, in one gather pass (as LAPACK's deferred laswp). Returns an
-    :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``)."""
-    from .lu import PIVOTING, _validate_square
+    :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
+
+    ``pivots="gpu"``: no read-back per column (see :func:`_panel_lu`); the panel's swaps reach
+    the trailing columns through a permutation vector swapped on the GPU, and the pivots are
+    read back once at the end. The same factor bit for bit."""
+    from .lu import PIVOTING, PIVOTS, _validate_square
+
+    if pivots not in PIVOTS:
+        raise ValueError(f"pivots must be one of {PIVOTS}, got {pivots!r}")
 
     if block not in BLOCKS:
         raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
@@ -207,12 +238,12 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True)
         raise ValueError(f"the blocked LU pivots by rows: pivoting must be 'partial' or 'none' "
                          f"(of {PIVOTING}), got {pivoting!r}")
     if isinstance(A, Stream):
-        return _lu(A, A.rows, pivoting, block, check)
+        return _lu(A, A.rows, pivoting, block, check, pivots)
     with Stream.from_array(_validate_square(A), "A") as S:
-        return _lu(S, S.rows, pivoting, block, check)
+        return _lu(S, S.rows, pivoting, block, check, pivots)
 
 
-def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
+def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "readback"):
     from .lu import LUFactor, singular_threshold
 
     if S.rows != S.cols or S.components != 1:
@@ -222,8 +253,8 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
     M = N // 2
     threshold = singular_threshold(S, n) if check else 0.0
     update = _update_kernel(b, "lu_blocked_update", "LU's trailing square")
-    order = np.arange(N)                                 # row r of the factor is row order[r] of A
-    perms = []                                           # per panel: its gather, rows c0 ..
+    on_gpu = pivots == "gpu" and pivoting == "partial"
+    panel_swaps = {}                                     # c0 -> the panel's swaps (k <-> p, panel rows)
     made = []
 
     def stream(*shape, **kw):
@@ -237,23 +268,28 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
         rows = PingPong(stream(b, max(N - b, 1)), stream(b, max(N - b, 1)))
         L4 = stream(N, b // 4, components=4)
         U4 = stream(b // 4, max(N - b, 1), components=4)
+        if on_gpu:
+            record = stream(1, N, components=4)
+            perm = PingPong(stream(1, N), stream(1, N))
         K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
         for c0 in range(0, N, b):
             R, W = N - c0, N - c0 - b
             K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
-            swaps = _panel_lu(panel, R, b, pivoting, threshold, c0, n)
-            g = np.arange(N)                             # the panel's swaps as one gather of rows
-            for k, p in enumerate(swaps):
-                g[[c0 + k, c0 + p]] = g[[c0 + p, c0 + k]]
-            perms.append(g)
-            order = order[g]
+            if on_gpu:
+                perm.S.write(np.arange(N, dtype=np.float32)[None, :])
+            panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n,
+                                        (record, perm) if on_gpu else None)
             K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
                                  {"origin": (c0, c0)})
             if W == 0:
                 break
             x0 = (c0 + b) // 2
-            with Stream.from_array(g.astype(np.float32)[None, :]) as gp:
-                K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": gp}, {"group": 0})
+            if on_gpu:
+                K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": perm.S}, {"group": 0})
+            else:
+                with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
+                    K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": gp},
+                                      {"group": 0})
             # U12: the row panel (rows c0 .. c0+b-1, columns c0+b ..), b - 1 elimination steps with L11
             K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
             for k in range(b - 1):
@@ -263,6 +299,17 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool):
             K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
             K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
             update.draw(work.S, Rect.covering(x0, x0, M, M), {"A": work.T, "L": L4, "U": U4}, {"c0": c0})
+        if on_gpu:                                       # the one read-back of the pivots
+            piv = record.to_array().reshape(N, 4)
+            for c0 in panel_swaps:
+                for k in range(b):
+                    if c0 + k < n and check and not piv[c0 + k, 0] > threshold:
+                        raise SingularMatrixError(c0 + k, n, pivoting, float(piv[c0 + k, 0]), threshold)
+                panel_swaps[c0] = [int(piv[c0 + k, 2]) for k in range(b)]
+        perms = [_gather(panel_swaps[c0], c0, N) for c0 in sorted(panel_swaps)]
+        order = np.arange(N)                             # row r of the factor is row order[r] of A
+        for g in perms:
+            order = order[g]
         # the later panels' swaps reach each panel's L columns: one gather with a row of
         # source rows per panel (identity above the panel's own rows)
         groups = np.tile(np.arange(N, dtype=np.float32), (len(perms), 1))

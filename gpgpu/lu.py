@@ -87,11 +87,14 @@ def swap_lines(pp: PingPong, a: int, b: int, length: int, axis: str) -> None:
     KERNELS["copy"].draw(pp.S, back, {"A": pp.T})
 
 
-def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str) -> None:
+def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str, shift: int = 0,
+                   by: str | None = None) -> None:
     """:func:`swap_lines` of row (or column) k with the one whose index is in ``pivot`` (the 1 x 1
-    argmax result, (value, x, y, 0)), without reading it back: ``glsl/swap_lines.vert`` places
-    the two lines from it (beyond the papers)."""
-    u = {"k": k, "length": length, "rows": axis == "row"}
+    argmax result, (value, x, y, 0)) plus ``shift``, without reading it back:
+    ``glsl/swap_lines.vert`` places the two lines from it (beyond the papers). ``by`` ("row" or
+    "column", default ``axis``) says which of the pivot's indexes: a row vector's entries are
+    swapped as columns by the pivot's row."""
+    u = {"k": k, "length": length, "rows": axis == "row", "shift": shift, "pivot_row": (by or axis) == "row"}
     KERNELS["swap"].draw_lines(pp.T, 4, {"A": pp.S, "pivot": pivot}, dict(u, back=False))
     KERNELS["swap"].draw_lines(pp.S, 4, {"A": pp.T, "pivot": pivot}, dict(u, back=True))
 
@@ -239,11 +242,11 @@ def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool =
     if variant not in ("faithful", "blocked"):
         raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
     if variant == "blocked":
-        if transfer != "rtt" or pivots != "readback":
-            raise ValueError("variant='blocked' has its own passes; leave transfer and pivots at their defaults")
+        if transfer != "rtt":
+            raise ValueError("variant='blocked' has its own passes; leave transfer at its default")
         from .blocked import blocked_lu
 
-        return blocked_lu(A, pivoting, block, check)
+        return blocked_lu(A, pivoting, block, check, pivots)
     if isinstance(A, Stream):
         return _factor(A, pivoting, transfer, check, pivots)
     with Stream.from_array(_validate_square(A), "A") as S:

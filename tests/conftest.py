@@ -28,3 +28,25 @@ def rel_err(x, ref):
 
 
 LENGTHS = [1, 2, 3, 17, 100, 257]
+
+
+class ReadBacks:
+    """Counts the calls that read a Stream back to the CPU (read_texel, to_array, item)."""
+    n = 0
+
+
+@pytest.fixture
+def readbacks(monkeypatch):
+    """``readbacks.n``: the Stream read-backs since the test began (or since it set n = 0)."""
+    from gpgpu import Stream
+
+    counter = ReadBacks()
+    for name in ("read_texel", "to_array", "item"):
+        original = getattr(Stream, name)
+
+        def counting(self, *a, _original=original, **k):
+            counter.n += 1
+            return _original(self, *a, **k)
+
+        monkeypatch.setattr(Stream, name, counting)
+    return counter

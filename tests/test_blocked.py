@@ -153,9 +153,38 @@ def test_blocked_lu_argument_errors():
     A = np.eye(4)
     with pytest.raises(ValueError, match="pivoting must be 'partial' or 'none'"):
         gpgpu.lu(A, pivoting="full", variant="blocked")
-    with pytest.raises(ValueError, match="leave transfer and pivots"):
-        gpgpu.lu(A, pivots="gpu", variant="blocked")
+    with pytest.raises(ValueError, match="leave transfer at its default"):
+        gpgpu.lu(A, transfer="ctt", variant="blocked")
+    with pytest.raises(ValueError, match="pivots must be one of"):
+        gpgpu.lu(A, pivots="cpu", variant="blocked")
     with pytest.raises(ValueError, match="variant must be"):
         gpgpu.lu(A, variant="tiled")
     with pytest.raises(ValueError, match="block must be one of"):
         gpgpu.lu(A, variant="blocked", block=12)
+
+
+@pytest.mark.parametrize("b", BLOCKS)
+def test_blocked_lu_with_gpu_pivots_is_the_same_factor_read_back_once(b, readbacks):
+    for n in (1, 5, 17, 64, 100):
+        A = np.random.default_rng(n).standard_normal((n, n))
+        want = gpgpu.lu(A, variant="blocked", block=b)
+        with Stream.from_array(A) as S:
+            readbacks.n = 0
+            f = gpgpu.lu_factor(S, variant="blocked", block=b, pivots="gpu")
+            assert readbacks.n == 2          # the singularity threshold and the pivots, once
+        LU = f.LU.to_array()
+        f.release()
+        L, U = np.tril(LU, -1) + np.eye(n), np.triu(LU)
+        P = np.zeros((n, n))
+        P[f.row_perm, np.arange(n)] = 1.0
+        for w, g in zip(want, (P, L, U)):
+            assert np.array_equal(w, g), (n, b)
+
+
+@pytest.mark.parametrize("singular_step", [2, 6])
+def test_blocked_lu_gpu_pivots_singular_names_the_step(singular_step):
+    rng = np.random.default_rng(1)
+    A = rng.integers(-3, 4, (10, 10)).astype(float) + 8 * np.eye(10)
+    A[:, singular_step] = A[:, :singular_step] @ rng.integers(-2, 3, singular_step)
+    with pytest.raises(SingularMatrixError, match=f"step k = {singular_step}"):
+        gpgpu.lu(A, variant="blocked", block=4, pivots="gpu")
