@@ -39,6 +39,7 @@ GPU_ROWS = {
     "lu_partial_gpu": "LU, partial pivoting, pivot on the GPU (beyond)",
     "lu_full": "LU, full pivoting, pivot read back (faithful)",
     "lu_full_gpu": "LU, full pivoting, pivot on the GPU (beyond)",
+    "cholesky_onepass": "Cholesky, a whole step in one pass (beyond)",
     "cholesky_blocked8": "Cholesky, blocked, b = 8 (beyond)",
     "cholesky_blocked16": "Cholesky, blocked, b = 16 (beyond)",
     "lu_partial_blocked8": "LU, partial pivoting, blocked, b = 8 (beyond)",
@@ -73,6 +74,7 @@ def _gpu_rows(n, repeat, limit):
     with upload_lower(A) as S, Stream.from_array(G) as GS, Stream.from_array(G + np.float32(n) * np.eye(n, dtype=np.float32)) as GD:
         runs = {
             "cholesky": lambda: cholesky_gpu(S, n),
+            "cholesky_onepass": lambda: cholesky_gpu(S, n, pivot="onepass"),
             "cholesky_blocked8": lambda: blocked_cholesky(S, 8, check=False),
             "cholesky_blocked16": lambda: blocked_cholesky(S, 16, check=False),
             "lu_none": lambda: lu_factor(GD, "none", check=False),

@@ -60,6 +60,8 @@ KERNELS = {
     "inner_product_subtraction": Kernel("inner_product_subtraction", texels=4,
                                         doc="000 Algorithm 1; Table 1(b) 4(2k+2) bytes/frag"),
     "pivot_column": Kernel("pivot_column", texels=3, doc="square root and normalization in one pass"),
+    "cholesky_step": Kernel("cholesky_step", texels=5,
+                            doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
 }
@@ -70,7 +72,7 @@ INDEXES = ("swizzle", "computed", "triad")
 STORAGES = ("full", "packed")
 TRANSFERS = ("rtt", "ctt")
 #: the pivot steps of the outer form: Algorithm 2's four passes, or one pass and one copy
-PIVOTS = ("separate", "fused")
+PIVOTS = ("separate", "fused", "onepass")
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -235,6 +237,12 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
     if pivot == "fused" and form != "outer":
         raise ValueError("pivot='fused' joins the pivot steps of the outer-product form; form='inner' "
                          "has its own (leave pivot='separate')")
+    if pivot == "onepass":
+        if (form, update, index, storage) != ("outer", "triangle", "swizzle", "full"):
+            raise ValueError("pivot='onepass' draws each step of the outer form with the triangle update, "
+                             "swizzled index and full storage as one pass; leave form, update, index and "
+                             "storage at their defaults")
+        return onepass_plan(m, guarded)
     K = KERNELS
     sqrt = K["square_root_guarded"] if guarded else K["square_root"]
     plan = []
@@ -280,6 +288,31 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
         plan.append(SWAP)
     x, y = pk.position(m - 1, m - 1, m)
     plan.append(Draw(sqrt, "T", Texel.at(x, y), _sqrt_inputs(sqrt)))
+    return plan
+
+
+def onepass_step(k: int, m: int) -> Triangle:
+    """Step k of ``pivot="onepass"``: Fig. 5 of 001's oversized triangle moved one column left,
+    so that it covers the columns k .. i of the rows i >= k (the pivot, its column and the
+    update), joined with the rectangle over column k - 1's rows k-1 .. m-1 (the copy), in one
+    draw."""
+    tri = Triangle([vertex((k, k - .5)), vertex((k, m)), vertex((m + .5, m))])
+    if k == 0:
+        return tri
+    return Triangle.join(tri, Triangle.from_rects([(k - 1, k - 1, k, m)]))
+
+
+def onepass_plan(m: int, guarded: bool = False) -> list:
+    """The passes of ``pivot="onepass"`` (beyond the papers): one ``cholesky_step`` pass per
+    step, S and T swapped between them; the factor ends in T."""
+    K = KERNELS
+    u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0}
+    plan = []
+    for k in range(m):
+        plan.append(Draw(K["cholesky_step"], "T", onepass_step(k, m), {"L": "S", "M0": "M0" if guarded else "S"},
+                         dict(u, k=k)))
+        if k < m - 1:
+            plan.append(SWAP)
     return plan
 
 
@@ -336,7 +369,9 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     raising on breakdown: a pivot not above t times its diagonal entry of ``S`` becomes H
     (its square root, sqrt(H), is what ``count_replaced`` finds). ``S`` is left unchanged.
     ``pivot="fused"`` (outer form, beyond the paper): each step's square root and
-    normalization in one pass and one copy instead of Algorithm 2's four passes.
+    normalization in one pass and one copy instead of Algorithm 2's four passes;
+    ``pivot="onepass"`` (outer form, triangle update, full storage; beyond the paper): the whole
+    step, pivot, column and update, in one ``cholesky_step`` pass (:func:`onepass_plan`).
     ``vertex_buffer`` (default True; beyond the papers, host cost only): the plan's vertices
     are written into one vertex buffer the first time this order and variant is factored in
     the thread's context (:func:`gpgpu.passes.compiled`) and every pass is drawn as a range
@@ -352,7 +387,8 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
         if u is None:
             return plan
         return [d._replace(uniforms=dict(d.uniforms or {}, **u))
-                if d is not SWAP and d.kernel in (KERNELS["square_root_guarded"], KERNELS["pivot_column"]) else d
+                if d is not SWAP and d.kernel in (KERNELS["square_root_guarded"], KERNELS["pivot_column"],
+                                                  KERNELS["cholesky_step"]) else d
                 for d in plan]
 
     key = ("cholesky", m, form, update, index, storage, pivot, None if u is None else tuple(sorted(u.items())))

@@ -437,3 +437,76 @@ def test_plans_are_built_once_per_order_and_kept_lru(monkeypatch):
     evicted = seen[6][0]
     assert evicted is not seen[6][-1] and evicted.buffer is None       # its GL buffer was released
     assert seen[5][0] is seen[5][-1]                                   # reused, never rebuilt
+
+
+# ---------------------------------------------------------------- a whole step in one pass
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 33, 100])
+def test_onepass_steps_factor_like_the_separate_passes(m):
+    from gpgpu.cholesky import factor
+
+    A = spd(m, np.random.default_rng(m))
+    with Stream.from_array(np.tril(A)) as S:
+        with counters.count(time=False) as c:
+            L = factor(S, m, pivot="onepass")
+        got = np.tril(L.to_array()).astype(np.float64)
+        L.release()
+        ref = factor(S, m)
+        sep = np.tril(ref.to_array())
+        ref.release()
+    assert c.passes("cholesky_step") == m
+    np.testing.assert_allclose(got, sep, rtol=0, atol=8 * m * 6e-8 * np.abs(sep).max())
+    assert rel_err(got @ got.T, A) < 4 * m * 6e-8
+
+
+def test_onepass_step_covers_its_columns_and_copies_the_last_one():
+    from gpgpu.record import record
+
+    m = 6
+    from gpgpu.cholesky import factor
+
+    with record() as rec:
+        with Stream.from_array(np.tril(spd(m, np.random.default_rng(0)))) as S:
+            factor(S, m, pivot="onepass").release()
+    steps = [f for f in rec.frames if f.kernel == "cholesky_step"]
+    assert len(steps) == m
+    for k, f in enumerate(steps):
+        want = np.zeros((m, m), bool)
+        for i in range(k, m):
+            want[i, k:i + 1] = True                    # the pivot, its column and the update
+        if k:
+            want[k - 1:, k - 1] = True                 # column k - 1, copied
+        assert np.array_equal(f.covered, want), k
+        assert f.fragments == want.sum()
+        S = f.inputs["L"].astype(np.float64)
+        d = S[k, k]
+        for i in range(k, m):                          # every covered cell against float64
+            assert f.values[i, k] == pytest.approx(np.sqrt(d) if i == k else S[i, k] / np.sqrt(d), rel=2e-6)
+            for j in range(k + 1, i + 1):
+                assert f.values[i, j] == pytest.approx(S[i, j] - S[i, k] * S[j, k] / d, rel=1e-5, abs=1e-6)
+        if k:
+            assert np.array_equal(f.values[k - 1:, k - 1], f.inputs["L"][k - 1:, k - 1])
+
+
+def test_onepass_guarded_replaces_the_same_pivots_and_reports_breakdown():
+    from gpgpu.cholesky import count_replaced, factor
+
+    m = 8
+    A = np.zeros((m, m))
+    A[:5, :5] = spd(5, np.random.default_rng(2))      # pivots 5, 6, 7 exactly zero
+    A[5:, :5] = 0.0
+    huge = 1e30
+    with Stream.from_array(np.tril(A)) as S:
+        g = {"tolerance": 1e-6, "huge": huge}
+        L1, L2 = factor(S, m, guarded=g), factor(S, m, guarded=g, pivot="onepass")
+        assert count_replaced(L1, m, "full", huge) == count_replaced(L2, m, "full", huge) == 3
+        a, b = np.tril(L1.to_array()), np.tril(L2.to_array())
+        np.testing.assert_allclose(b[:, :5], a[:, :5], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np.diag(b)[5:], np.sqrt(huge), rtol=1e-6)
+        L1.release(), L2.release()
+    bad = spd(m, np.random.default_rng(3))
+    bad[4, 4] = -20.0
+    with Stream.from_array(np.tril(bad)) as S, pytest.raises(NotPositiveDefiniteError) as e:
+        factor(S, m, pivot="onepass")
+    assert e.value.k == 4
+    with pytest.raises(ValueError, match="pivot='onepass' draws each step"):
+        factor(Stream.from_array(np.tril(spd(4, np.random.default_rng(0)))), 4, pivot="onepass", update="square")

@@ -69,6 +69,28 @@ def test_one_pass_adat_and_substitution_solve_the_same_problems_in_fewer_passes(
     assert c.passes() / fast.iterations <= 0.5 * paper_passes
 
 
+@needs_netlib
+@pytest.mark.parametrize("name", ["afiro", "sc50b", "blend"])
+def test_onepass_cholesky_steps_solve_the_same_problems(name):
+    """pivot="onepass" (a whole Cholesky step in one pass, beyond the paper): the paper's eps and
+    HiGHS's objective, iterations within one of the faithful path's, one cholesky_step pass per
+    step of every factorization and none of Algorithm 2's pivot passes."""
+    from gpgpu import counters
+
+    path = NETLIB / f"{name}.mps.gz"
+    problem = read_mps(path)
+    eps = PAPER_TABLE3[name]["eps"]
+    paper = solve(problem, backend="gpu", eps=eps)
+    with counters.count(time=False) as c:
+        fast = solve(problem, backend="gpu", eps=eps, adat="inner", substitution="inner", pivot="onepass")
+    assert fast.status == "optimal", fast.message
+    assert abs(fast.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
+    assert abs(fast.iterations - paper.iterations) <= 1
+    m = problem.A.shape[0]
+    assert c.passes("cholesky_step") % m == 0 and c.passes("cholesky_step") >= m * fast.iterations
+    assert c.passes("normalization") == c.passes("square_root_guarded") == c.passes("pivot_column") == 0
+
+
 def test_gpu_backend_options_are_checked():
     p = Problem.from_arrays(np.eye(2), np.ones(2), np.ones(2))
     with pytest.raises(ValueError, match="adat must be 'outer'"):
@@ -77,6 +99,8 @@ def test_gpu_backend_options_are_checked():
         solve(p, backend="gpu", substitution="diagonal")
     with pytest.raises(ValueError, match="pivot must be 'separate'"):
         solve(p, backend="gpu", pivot="joined")
+    with pytest.raises(ValueError, match="pivot='onepass' is a variant of the outer form"):
+        solve(p, backend="gpu", pivot="onepass", cholesky="inner")
 
 
 @needs_netlib

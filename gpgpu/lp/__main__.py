@@ -47,9 +47,10 @@ def main(argv=None) -> int:
     ap.add_argument("--adat", choices=("outer", "inner"), default=None,
                     help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default) or 000's "
                          "singlepass inner products (one pass)")
-    ap.add_argument("--pivot", choices=("separate", "fused"), default=None,
+    ap.add_argument("--pivot", choices=("separate", "fused", "onepass"), default=None,
                     help="mehrotra on the gpu, outer Cholesky: the pivot steps as Algorithm 2's four "
-                         "passes (default) or one pass and a copy (beyond the paper)")
+                         "passes (default), one pass and a copy, or the whole step (pivot, column, "
+                         "update) in one pass (both beyond the paper)")
     ap.add_argument("--substitution", choices=("outer", "inner"), default=None,
                     help="mehrotra on the gpu: substitutions three passes a step (default) or one "
                          "(inner-product form, beyond the paper)")

@@ -87,9 +87,11 @@ class GPUBackend(Backend):
         The forward and backward substitutions: column-oriented, three passes a step
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
         beyond the paper's listing).
-    pivot : {"separate", "fused"}
+    pivot : {"separate", "fused", "onepass"}
         The outer Cholesky's pivot steps: Algorithm 2's square root, copy, normalization, copy
-        (default), or one ``pivot_column`` pass and one copy (beyond the paper).
+        (default), one ``pivot_column`` pass and one copy (beyond the paper), or, with
+        ``"onepass"`` (beyond the paper), the pivot, its column and the update of a step in one
+        ``cholesky_step`` pass.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
@@ -103,9 +105,11 @@ class GPUBackend(Backend):
                              f"got {substitution!r}")
         self.name = "gpu" + ("+refine" if refine else "")
         self.update = update
-        if pivot not in ("separate", "fused"):
-            raise ValueError(f"pivot must be 'separate' (Algorithm 2's four passes a step) or 'fused' "
-                             f"(one pass and a copy), got {pivot!r}")
+        if pivot not in ("separate", "fused", "onepass"):
+            raise ValueError(f"pivot must be 'separate' (Algorithm 2's four passes a step), 'fused' "
+                             f"(one pass and a copy) or 'onepass' (the whole step in one pass), got {pivot!r}")
+        if pivot == "onepass" and (cholesky != "outer" or update != "triangle"):
+            raise ValueError("pivot='onepass' is a variant of the outer form with the triangle update")
         self.adat = adat
         self.substitution = substitution
         self.pivot = pivot
