@@ -60,6 +60,8 @@ KERNELS = {
     "inner_product_subtraction": Kernel("inner_product_subtraction", texels=4,
                                         doc="000 Algorithm 1; Table 1(b) 4(2k+2) bytes/frag"),
     "pivot_column": Kernel("pivot_column", texels=3, doc="square root and normalization in one pass"),
+    "lower_inverse_step": Kernel("lower_inverse_step", texels=5,
+                                 doc="beyond the papers: step k of L^-1 by Gauss-Jordan, one pass"),
     "cholesky_step": Kernel("cholesky_step", texels=5,
                             doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
@@ -547,6 +549,36 @@ def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: 
     layout = FullLayout(m) if storage == "full" else PackedLayout(m)
     y = substitute(L, b, forward=True, by_rows=False, unit_diagonal=False, layout=layout, form=form)
     x = substitute(L, y, forward=False, by_rows=True, unit_diagonal=False, layout=layout, out=out, form=form)
+    y.release()
+    return x
+
+
+def lower_inverse(L: Stream, m: int) -> Stream:
+    """X = L^-1 of the lower triangular m x m factor in stream ``L`` (its lower triangle read),
+    on the GPU in m passes (beyond the papers; kernel ``lower_inverse_step``): Gauss-Jordan by
+    columns of L from the identity, each step one rectangle over the rows k .. m-1 and columns
+    0 .. k joined with the copy of row k - 1. The upper triangle of X is zero. With it a solve
+    with L Lᵀ is two one-pass products (:func:`solve_with_inverse`)."""
+    eye = np.eye(m, dtype=np.float32)
+    pp = PingPong(Stream(m, m, data=eye), Stream(m, m, data=eye))
+    try:
+        for k in range(m):
+            rects = [(0, k, k + 1, m)] + ([(0, k - 1, k, k)] if k else [])
+            KERNELS["lower_inverse_step"].draw(pp.T, Triangle.from_rects(rects), {"S": pp.S, "L": L}, {"k": k})
+            pp.swap()
+    except BaseException:
+        pp.release()
+        raise
+    pp.T.release()
+    return pp.S
+
+
+def solve_with_inverse(X: Stream, b: Stream, out: Stream | None = None) -> Stream:
+    """x with L Lᵀ x = b from X = L^-1 (:func:`lower_inverse`): y = X b, x = Xᵀ y, one pass each."""
+    from .blas2 import gemv
+
+    y = gemv(X, b)
+    x = gemv(X, y, transpose=True, out=out)
     y.release()
     return x
 

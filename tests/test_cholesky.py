@@ -510,3 +510,53 @@ def test_onepass_guarded_replaces_the_same_pivots_and_reports_breakdown():
     assert e.value.k == 4
     with pytest.raises(ValueError, match="pivot='onepass' draws each step"):
         factor(Stream.from_array(np.tril(spd(4, np.random.default_rng(0)))), 4, pivot="onepass", update="square")
+
+
+# ---------------------------------------------------------------- L^-1 on the GPU
+@pytest.mark.parametrize("m", [1, 2, 3, 17, 64])
+def test_lower_inverse_and_its_solves_against_numpy(m):
+    from gpgpu.cholesky import factor, lower_inverse, solve_with_inverse
+
+    A = spd(m, np.random.default_rng(m))
+    b = np.random.default_rng(m + 1).standard_normal(m)
+    with Stream.from_array(np.tril(A)) as S:
+        L = factor(S, m)
+        X = lower_inverse(L, m)
+        Ln = np.tril(L.to_array()).astype(np.float64)
+        Xn = X.to_array().astype(np.float64)
+        assert np.all(np.triu(Xn, 1) == 0)
+        np.testing.assert_allclose(Xn, np.linalg.inv(Ln), rtol=0, atol=4 * m * 6e-8 * np.abs(np.linalg.inv(Ln)).max()
+                                   * np.linalg.cond(Ln))
+        with Stream.from_array(b) as bs:
+            x = solve_with_inverse(X, bs)
+            got = x.to_array()
+            x.release()
+        X.release(), L.release()
+    want = np.linalg.solve(A, b)
+    assert np.abs(got - want).max() <= 8 * m * 6e-8 * np.linalg.cond(A) * np.abs(want).max()
+
+
+def test_lower_inverse_step_covers_its_rows_and_copies_the_last_one():
+    from gpgpu.cholesky import factor, lower_inverse
+    from gpgpu.record import record
+
+    m = 6
+    with Stream.from_array(np.tril(spd(m, np.random.default_rng(4)))) as S:
+        L = factor(S, m)
+        with record() as rec:
+            lower_inverse(L, m).release()
+        Ln = L.to_array().astype(np.float64)
+        L.release()
+    steps = [f for f in rec.frames if f.kernel == "lower_inverse_step"]
+    assert len(steps) == m
+    for k, f in enumerate(steps):
+        want = np.zeros((m, m), bool)
+        want[k:, :k + 1] = True                          # rows k .., columns 0 .. k
+        if k:
+            want[k - 1, :k] = True                       # row k - 1, copied
+        assert np.array_equal(f.covered, want), k
+        X = f.inputs["S"].astype(np.float64)
+        for i in range(k, m):
+            for j in range(k + 1):
+                xk = X[k, j] / Ln[k, k]
+                assert f.values[i, j] == pytest.approx(xk if i == k else X[i, j] - Ln[i, k] * xk, rel=1e-5, abs=1e-6)

@@ -51,9 +51,10 @@ def main(argv=None) -> int:
                     help="mehrotra on the gpu, outer Cholesky: the pivot steps as Algorithm 2's four "
                          "passes (default), one pass and a copy, or the whole step (pivot, column, "
                          "update) in one pass (both beyond the paper)")
-    ap.add_argument("--substitution", choices=("outer", "inner"), default=None,
-                    help="mehrotra on the gpu: substitutions three passes a step (default) or one "
-                         "(inner-product form, beyond the paper)")
+    ap.add_argument("--substitution", choices=("outer", "inner", "inverse"), default=None,
+                    help="mehrotra on the gpu: substitutions three passes a step (default), one "
+                         "(inner-product form), or L^-1 once per factorization and two passes a "
+                         "solve (both beyond the paper)")
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")

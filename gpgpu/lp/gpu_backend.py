@@ -34,7 +34,7 @@ import numpy as np
 from .. import blas1
 from ..adat import form as form_adat
 from ..blas2 import gemv
-from ..cholesky import count_replaced, factor, solve_with_factor
+from ..cholesky import count_replaced, factor, lower_inverse, solve_with_factor, solve_with_inverse
 from ..kernel import Kernel
 from ..reduce import argmax_region, reduce_region
 from ..stream import Stream
@@ -83,10 +83,12 @@ class GPUBackend(Backend):
     adat : {"outer", "inner"}
         How A D² Aᵀ is formed: 001's multipass outer products (default; two passes per
         column of A) or the singlepass inner-product form 000 lists for adat (one pass).
-    substitution : {"outer", "inner"}
+    substitution : {"outer", "inner", "inverse"}
         The forward and backward substitutions: column-oriented, three passes a step
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
-        beyond the paper's listing).
+        beyond the paper's listing); or, with ``"inverse"`` (beyond the paper), L⁻¹ formed on
+        the GPU once per factorization (m passes, :func:`gpgpu.cholesky.lower_inverse`) and each
+        solve two one-pass products.
     pivot : {"separate", "fused", "onepass"}
         The outer Cholesky's pivot steps: Algorithm 2's square root, copy, normalization, copy
         (default), one ``pivot_column`` pass and one copy (beyond the paper), or, with
@@ -100,9 +102,9 @@ class GPUBackend(Backend):
         if adat not in ("outer", "inner"):
             raise ValueError(f"adat must be 'outer' (001's multipass outer products) or 'inner' (000's "
                              f"singlepass inner products), got {adat!r}")
-        if substitution not in ("outer", "inner"):
-            raise ValueError(f"substitution must be 'outer' (three passes a step) or 'inner' (one), "
-                             f"got {substitution!r}")
+        if substitution not in ("outer", "inner", "inverse"):
+            raise ValueError(f"substitution must be 'outer' (three passes a step), 'inner' (one) or "
+                             f"'inverse' (L^-1 once per factorization, two passes a solve), got {substitution!r}")
         self.name = "gpu" + ("+refine" if refine else "")
         self.update = update
         if pivot not in ("separate", "fused", "onepass"):
@@ -115,9 +117,8 @@ class GPUBackend(Backend):
         self.pivot = pivot
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
-        self.A = self.L = self._partner = None
+        self.A = self.L = self.Linv = self._partner = None
         self.A = upload_dense(problem, "the gpu backend")
-        self.L = None
         self.refine_method = refine_method
         self.refine_stats = []
         # with refinement the vector work is float64 on the CPU (the numpy64 backend's ops)
@@ -125,10 +126,10 @@ class GPUBackend(Backend):
         self.d64 = None
 
     def release(self) -> None:
-        for s in (self.A, self.L, self._partner):
+        for s in (self.A, self.L, self.Linv, self._partner):
             if s is not None:
                 s.release()
-        self.A = self.L = self._partner = None
+        self.A = self.L = self.Linv = self._partner = None
 
     def __del__(self):  # the algorithm does not know about GL objects; free them when dropped
         try:
@@ -245,9 +246,10 @@ class GPUBackend(Backend):
     def factor_normal(self, d):
         """adat, then chol with the guarded square root; one read-back (the replaced count)."""
         self.readbacks += 1
-        if self.L is not None:
-            self.L.release()
-            self.L = None
+        for s in (self.L, self.Linv):
+            if s is not None:
+                s.release()
+        self.L = self.Linv = None
         if self._cpu is not None:
             self.d64 = np.asarray(d, dtype=np.float64)
             big = float(np.max(np.abs(self.d64), initial=0.0))
@@ -268,11 +270,15 @@ class GPUBackend(Backend):
                             pivot=self.pivot if self.cholesky == "outer" else "separate")
         finally:
             M.release()
+        if self.substitution == "inverse":
+            self.Linv = lower_inverse(self.L, self.m)
         return count_replaced(self.L, self.m, "full", self.huge)
 
     def _solve_gpu(self, r: Stream) -> Stream:
         if self.L is None:
             raise RuntimeError("solve_normal before factor_normal")
+        if self.Linv is not None:
+            return solve_with_inverse(self.Linv, r)
         return solve_with_factor(self.L, r, self.m, form=self.substitution)
 
     def solve_normal(self, r):
