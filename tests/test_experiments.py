@@ -78,7 +78,7 @@ def test_table3_runs_on_one_problem(tmp_path):
     o = TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True)
     (row,) = read_csv(tmp_path / "table3.csv")
     assert row["problem"] == "afiro"
-    for run in ("gpu_inner", "gpu_outer_square", "gpu_outer", "gpu_fast"):    # both outer updates run
+    for run in ("gpu_inner", "gpu_outer_square", "gpu_outer", "gpu_fast", "gpu_onepass"):   # both outer updates run
         assert row[f"{run}_status"] == "optimal"
         assert float(row[f"{run}_rel_error"]) <= float(row["eps"])
     assert int(row["gpu_outer_iterations"]) == int(row["paper_iterations"]) == 7
@@ -86,6 +86,7 @@ def test_table3_runs_on_one_problem(tmp_path):
     assert abs(int(row["gpu_fast_iterations"]) - 7) <= 1 and float(row["highs_seconds"]) > 0
     assert (tmp_path / "table3.png").read_bytes()[:8] == PNG
     assert any("one-pass forms" in c.text for c in o.claims)
+    assert any("one pass a Cholesky step" in c.text for c in o.claims)
 
 
 def test_fig11_tiny(tmp_path):
