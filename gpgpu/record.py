@@ -246,13 +246,19 @@ class Recorder(counters.Counter):
     def __init__(self, max_texels: int = DEFAULT_MAX_TEXELS):
         super().__init__(time=False, keep_trace=True)
         self.max_texels = int(max_texels)
-        self.frames: list = []
+        self._frames: list = []
         self._instrumented: dict = {}
+
+    @property
+    def frames(self) -> list:
+        """The frames so far, one per pass, their fragment counts read from the queries."""
+        self._resolve()
+        return list(self._frames)
 
     def _check(self, what: str, stream) -> None:
         if stream.rows * stream.cols > self.max_texels:
             raise SnapshotTooLarge(
-                f"recording pass {len(self.frames)}: {what} is {stream.rows} x {stream.cols} = "
+                f"recording pass {len(self._frames)}: {what} is {stream.rows} x {stream.cols} = "
                 f"{stream.rows * stream.cols} texels, above the snapshot limit of {self.max_texels} texels; "
                 "record a smaller problem (python -m gpgpu.show ... --n 8), or raise max_texels")
 
@@ -265,19 +271,19 @@ class Recorder(counters.Counter):
         frame = self._frame(kernel.label, kernel.path.name, kernel.doc, primitive, target, inputs, uniforms, p)
         if kernel.vertex == "pass":
             self._instrumented_pass(frame, kernel, primitive, target, inputs, uniforms)
-        self.frames.append(frame)
+        self._frames.append(frame)
         return p
 
     def measure_copy(self, label, primitive, target, copy):
         self._check(f"the target of {label}", target)
         p = super().measure_copy(label, primitive, target, copy)
-        self.frames.append(self._frame(label, "glCopyTexSubImage2D", "copy-to-texture, 000 section 6.1.1",
+        self._frames.append(self._frame(label, "glCopyTexSubImage2D", "copy-to-texture, 000 section 6.1.1",
                                        primitive, target, {}, None, p))
         return p
 
     def _frame(self, label, file, doc, primitive, target, inputs, uniforms, p) -> Frame:
         verts = tuple(primitive.vertices) if hasattr(primitive, "vertices") else ()
-        return Frame(index=len(self.frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
+        return Frame(index=len(self._frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
                      mode=primitive.mode, vertices=verts, target=target.shape, target_id=id(target),
                      values=_values(target), inputs={k: _values(s) for k, s in inputs.items()},
                      input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p)

@@ -119,6 +119,13 @@ def test_recorder_passes_are_not_counted_twice():
     np.testing.assert_allclose(np.tril(L), np.linalg.cholesky(A), rtol=0, atol=2e-6)
 
 
+def test_frames_inside_the_block_have_their_counts():
+    with record() as rec:
+        gpgpu.cholesky(_spd(4))
+        inside = rec.frames
+        assert inside and all(f.fragments == f.shaded_cells > 0 for f in inside)
+
+
 def test_fetches_beyond_the_limit_are_counted():
     with record() as rec:
         gpgpu.cholesky(_spd(8), form="inner")
