@@ -1,7 +1,7 @@
 """``python -m gpgpu info`` and ``python -m gpgpu bench``.
 
 info   renderer, vendor, GL version, max texture size, float render targets, timer queries
-bench  host time per pass for tiny passes, and the fill limit: fragments per second of
+bench  host time per pass for tiny passes and for a pre-built plan, and the fill limit: fragments per second of
        full-screen passes writing R32F or RGBA32F with 0 to 3 texture reads (gpgpu.bench)
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ def info() -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     for key in ("renderer", "vendor", "version", "glsl", "max_texture_size", "max_viewport_dims",
-                "float_render_target", "timer_query", "backend"):
+                "float_render_target", "timer_query", "backend", "threaded_gl"):
         print(f"{key:20s} {caps[key]}")
     return 0
 
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
 def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = None) -> int:
     import json
 
-    from .bench import default_fill_size, fill_limits, pass_overhead
+    from .bench import default_fill_size, fill_limits, pass_overhead, plan_overhead
     from .context import ContextError, capabilities
 
     try:
@@ -66,6 +66,13 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
     print(f"host time per pass       {r['host_us_per_pass']:.2f} us (same primitive)")
     print(f"host time per pass       {r['host_us_per_pass_new_primitive']:.2f} us (new primitive each pass)")
     print(f"host+GPU time per pass   {r['total_us_per_pass']:.2f} us")
+    plan = plan_overhead()
+    r.update(plan)
+    print(f"pre-built plan           Cholesky of order {plan['order']} from one vertex buffer, "
+          f"{plan['plan_passes']} passes")
+    print(f"host time per pass       {plan['plan_host_us_per_pass']:.2f} us (pre-built plan)")
+    print(f"host+GPU time per pass   {plan['plan_total_us_per_pass']:.2f} us (pre-built plan)")
+    print(f"threaded GL driver       {caps['threaded_gl']}")
     limits = fill_limits(size, repeat)
     print(f"fill limit, {size} x {size} full-screen passes (median of {repeat}), Gfragments/s and GB/s written:")
     print(f"{'texture reads':>24s} {'0':>14s} {'1':>14s} {'2':>14s} {'3':>14s}")

@@ -20,7 +20,7 @@ from .geometry import Rect, Texel
 from .kernel import Kernel
 from .stream import Stream
 
-__all__ = ["pass_overhead", "fill_rate", "fill_limits", "fill_limit", "default_fill_size"]
+__all__ = ["pass_overhead", "plan_overhead", "fill_rate", "fill_limits", "fill_limit", "default_fill_size"]
 
 _PROBES: dict = {}
 
@@ -64,6 +64,39 @@ def pass_overhead(passes: int = 20000) -> dict:
     return {"passes": passes, "host_us_per_pass": (t1 - t0) / passes * 1e6,
             "host_us_per_pass_new_primitive": (t4 - t3) / passes * 1e6,
             "total_us_per_pass": (t2 - t0) / passes * 1e6}
+
+
+def plan_overhead(m: int = 64, repeat: int = 20) -> dict:
+    """Host microseconds per pass of a pre-built plan (issue 13): the passes of an order-``m``
+    outer-product Cholesky (Algorithm 2 of 000 with the triangle update; five passes a step)
+    drawn from one vertex buffer (:class:`gpgpu.passes.CompiledPlan`) on a ping-pong pair,
+    ``repeat`` times. ``host_us_per_pass``: the time to issue them; ``total_us_per_pass``:
+    until the GPU has finished. Small passes, so that the host's cost per pass shows."""
+    from .cholesky import cholesky_plan
+    from .passes import SWAP, CompiledPlan
+    from .stream import PingPong
+
+    ctx = get_context()
+    plan = CompiledPlan(cholesky_plan(m))
+    passes = sum(d is not SWAP for d in plan.plan)
+    a = np.random.default_rng(0).random((m, m))
+    a = (a @ a.T + m * np.eye(m)).astype(np.float32)
+    try:
+        with Stream.from_array(a) as s0, Stream.from_array(a) as s, Stream(m, m) as t:
+            pp = PingPong(s, t)
+            plan.run(pp, {"M0": s0})  # warm up: compile, upload the vertex buffer
+            ctx.finish()
+            t0 = time.perf_counter()
+            for _ in range(repeat):  # factors garbage after the first: the passes cost the same
+                plan.run(pp, {"M0": s0})
+            t1 = time.perf_counter()
+            ctx.finish()
+            t2 = time.perf_counter()
+    finally:
+        plan.release_buffer()
+    n = passes * repeat
+    return {"order": m, "plan_passes": passes, "plan_host_us_per_pass": (t1 - t0) / n * 1e6,
+            "plan_total_us_per_pass": (t2 - t0) / n * 1e6}
 
 
 def fill_rate(size: int, reads: int = 0, components: int = 1, repeat: int = 10) -> float:

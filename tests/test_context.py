@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gpgpu import Kernel, KernelCompileError, Stream, capabilities
@@ -49,6 +50,41 @@ def test_bench_command_reports_pass_time_and_fill_rate():
     r = run("bench", "--passes", "200", "--size", "64", "--repeat", "2")
     assert r.returncode == 0, r.stderr
     assert "host time per pass" in r.stdout and "Gfragments/s" in r.stdout
+    assert re.search(r"host time per pass +\d+\.\d+ us \(pre-built plan\)", r.stdout), r.stdout
+    assert "Cholesky of order 64 from one vertex buffer, 316 passes" in r.stdout
+
+
+def test_plan_overhead_draws_the_cholesky_plan_passes():
+    """The pre-built plan row times exactly the passes of Algorithm 2's plan (5 a step, then
+    the last square root), as factor() draws them."""
+    from gpgpu import counters
+    from gpgpu.bench import plan_overhead
+    from gpgpu.cholesky import factor
+
+    for m in (1, 2, 9):
+        r = plan_overhead(m, repeat=1)
+        a = np.eye(m) * 4.0
+        with Stream.from_array(a) as s, counters.count(time=False) as c:
+            factor(s, m, check=False).release()  # no pivot check: only the plan
+        # factor() draws the "Copy A to S" pass before the plan's passes
+        assert r["plan_passes"] == c.passes() - 1 == 5 * (m - 1) + 1, (m, r, c.passes())
+        assert r["plan_host_us_per_pass"] > 0 and r["plan_total_us_per_pass"] >= r["plan_host_us_per_pass"]
+
+
+@pytest.mark.parametrize("setting,expected", [(None, "1"), ("0", None), ("off", None)])
+def test_threaded_gl_is_asked_of_the_driver_unless_turned_off(setting, expected):
+    """Importing gpgpu sets NVIDIA's __GL_THREADED_OPTIMIZATIONS=1 (host cost per pass) unless
+    GPGPU_THREADED_GL turns it off; a value the user set stays."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GPGPU_THREADED_GL", "__GL_THREADED_OPTIMIZATIONS")}
+    if setting is not None:
+        env["GPGPU_THREADED_GL"] = setting
+    code = "import os, gpgpu; print(os.environ.get('__GL_THREADED_OPTIMIZATIONS'))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(expected)
+    env["__GL_THREADED_OPTIMIZATIONS"] = "0"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "0"
 
 
 def test_compile_error_names_file_and_line(tmp_path):

@@ -1,8 +1,10 @@
 import numpy as np
 import pytest
 
+import gpgpu
 from gpgpu import PingPong, Stream
 from gpgpu.context import max_texture_size
+from gpgpu.stream import pool_bytes, set_pool_limit
 
 
 def test_roundtrip_vector_is_one_row_stream(rng):
@@ -83,3 +85,66 @@ def test_item_only_for_single_texel():
         assert s.item() == 2.5
     with Stream(1, 2) as s, pytest.raises(ValueError, match="1 x 1"):
         s.item()
+
+
+# --------------------------------------------------------------------------- recycled GL objects
+def test_released_stream_texture_is_reused_and_reads_zero(rng):
+    """A released stream's texture serves the next stream of its shape; that stream reads zeros
+    (as a new one) or the data it was made with, never the old contents."""
+    gpgpu.free_temporaries()
+    old = Stream.from_array(rng.random((5, 7)) + 1.0)
+    texture = old.texture
+    old.release()
+    new = Stream(5, 7)
+    try:
+        assert new.texture is texture
+        assert np.array_equal(new.to_array(), np.zeros((5, 7), np.float32))
+    finally:
+        new.release()
+    data = rng.random((5, 7)).astype(np.float32)
+    with Stream.from_array(data) as again:
+        assert again.texture is texture
+        assert np.array_equal(again.to_array(), data)
+
+
+def test_recycled_textures_keep_their_shape_and_kind(rng):
+    gpgpu.free_temporaries()
+    s = Stream.from_array(rng.random((4, 6)) + 1.0)
+    texture = s.texture
+    s.release()
+    for shape, kw in (((6, 4), {}), ((4, 6), {"components": 4}), ((4, 5), {})):
+        with Stream(*shape, **kw) as other:
+            assert other.texture is not texture
+            assert np.count_nonzero(other.to_array()) == 0
+    with Stream(4, 6) as same:
+        assert same.texture is texture
+
+
+def test_recycling_counts_in_the_pool_and_its_limit():
+    gpgpu.free_temporaries()
+    Stream(8, 8).release()
+    assert pool_bytes() == 8 * 8 * 4
+    assert gpgpu.free_temporaries() == 8 * 8 * 4
+    assert pool_bytes() == 0
+    old = set_pool_limit(0)
+    try:
+        s = Stream(8, 8)
+        texture = s.texture
+        s.release()
+        assert pool_bytes() == 0
+        with Stream(8, 8) as t:
+            assert t.texture is not texture
+    finally:
+        set_pool_limit(old)
+
+
+def test_folded_vector_reuses_and_keeps_its_zero_tail(rng, monkeypatch):
+    import gpgpu.stream as stream_module
+    monkeypatch.setattr(stream_module, "FOLD_WIDTH", 8)
+    gpgpu.free_temporaries()
+    Stream.from_array(rng.random(21) + 1.0).release()      # 3 x 8 texels, all non-zero but 3
+    x = rng.random(21).astype(np.float32)
+    with Stream.vector_of(21, data=x) as v:
+        assert v.shape == (3, 8)
+        assert np.array_equal(v.to_array(), x)
+        assert np.array_equal(np.frombuffer(v.texture.read(), np.float32)[21:], np.zeros(3, np.float32))
