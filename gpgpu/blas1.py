@@ -105,19 +105,20 @@ def divide(x, y, out: Stream | None = None):
     return _elementwise("elementwise_quotient", x, {"X": x, "Y": y}, out=out)
 
 
-def _reduce(first, kernel: str | None, arrays: dict, op: str, stream: bool | None):
-    """Optional element-wise kernel, then a reduction to 1 x 1. Answers a float for numpy input
-    (one read-back) and the 1 x 1 Stream for Stream input, unless ``stream`` says otherwise."""
+def _reduce(first, kernel: str | None, arrays: dict, op: str, stream: bool | None, strategy: str = "pingpong"):
+    """Optional element-wise kernel, then a reduction to 1 x 1 (``strategy`` as in
+    :func:`gpgpu.reduce.reduce_region`). Answers a float for numpy input (one read-back) and the
+    1 x 1 Stream for Stream input, unless ``stream`` says otherwise."""
     with Operands(first) as ops:
         streams = {name: ops.stream(a, name.lower()) for name, a in arrays.items()}
         _same_shape(*streams.values())
         like = next(iter(streams.values()))
         if kernel is None:
-            res = reduce_region(like, op)
+            res = reduce_region(like, op, strategy=strategy)
         else:
             tmp = borrow(like.rows, like.cols)
             KERNELS[kernel].draw(tmp, whole(tmp), streams)
-            res = reduce_region(tmp, op)
+            res = reduce_region(tmp, op, strategy=strategy)
             give_back(tmp)
         if (not ops.numpy) if stream is None else stream:
             return res
@@ -126,16 +127,18 @@ def _reduce(first, kernel: str | None, arrays: dict, op: str, stream: bool | Non
         return value
 
 
-def dot(x, y, stream: bool | None = None):
+def dot(x, y, stream: bool | None = None, strategy: str = "pingpong"):
     """The inner product: element-wise product, then sum reduction (paper 000 level 1;
     paper 003 Figs. 1-3). A float for numpy input (one read-back); for Stream input the 1 x 1
-    stream that holds it (no read-back). ``stream=True/False`` forces either."""
-    return _reduce(x, "elementwise_product", {"X": x, "Y": y}, "sum", stream)
+    stream that holds it (no read-back). ``stream=True/False`` forces either. ``strategy``:
+    the reduction's, 000's halving passes ("pingpong") or, beyond the papers, "fan"
+    (:mod:`gpgpu.reduce`)."""
+    return _reduce(x, "elementwise_product", {"X": x, "Y": y}, "sum", stream, strategy)
 
 
-def norm_inf(x, stream: bool | None = None):
+def norm_inf(x, stream: bool | None = None, strategy: str = "pingpong"):
     """max_i |x_i| by the abs-max reduction (paper 000 inf_norm); returns like ``dot``."""
-    return _reduce(x, None, {"X": x}, "absmax", stream)
+    return _reduce(x, None, {"X": x}, "absmax", stream, strategy)
 
 
 def max_step(x, dx, stream: bool | None = None):

@@ -64,6 +64,8 @@ KERNELS = {
                                  doc="beyond the papers: step k of L^-1 by Gauss-Jordan, one pass"),
     "cholesky_step": Kernel("cholesky_step", texels=5,
                             doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
+    "cholesky_inverse_step": Kernel("cholesky_inverse_step", texels=5,
+                                    doc="beyond the papers: cholesky_step and lower_inverse_step of step k in one pass"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
 }
@@ -318,6 +320,28 @@ def onepass_plan(m: int, guarded: bool = False) -> list:
     return plan
 
 
+def inverse_step_rectangles(k: int, m: int, x0: int = 0) -> list:
+    """Step k of X = L^-1 (:func:`lower_inverse`): the rows k .. m-1 over columns 0 .. k, and row
+    k - 1 (finished at the step before, copied), with X's column 0 at texel column ``x0``."""
+    return [(x0, k, x0 + k + 1, m)] + ([(x0, k - 1, x0 + k, k)] if k else [])
+
+
+def cholesky_inverse_plan(m: int, guarded: bool = False) -> list:
+    """The passes of :func:`factor_with_inverse` (beyond the papers): step k draws
+    :func:`onepass_step` (the Cholesky half, columns 0 .. m-1) joined with
+    :func:`inverse_step_rectangles` moved m columns right (the inverse half), one
+    ``cholesky_inverse_step`` pass, S and T swapped between steps; the result ends in T."""
+    u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
+    plan = []
+    for k in range(m):
+        primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
+        plan.append(Draw(KERNELS["cholesky_inverse_step"], "T", primitive,
+                         {"L": "S", "M0": "M0" if guarded else "S"}, dict(u, k=k)))
+        if k < m - 1:
+            plan.append(SWAP)
+    return plan
+
+
 def _check_variant(form, update, index, storage):
     for name, value, allowed in (("form", form, FORMS), ("update", update, UPDATES),
                                  ("index", index, INDEXES), ("storage", storage, STORAGES)):
@@ -350,12 +374,13 @@ def first_bad_pivot(L: Stream, m: int, storage: str, magnitude: bool = False,
     return None if value > 1e38 else int(value)
 
 
-def count_replaced(L: Stream, m: int, storage: str, huge: float) -> int:
-    """How many pivots the guarded square root replaced (a flag kernel, a sum, one read-back)."""
+def count_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str = "pingpong") -> int:
+    """How many pivots the guarded square root replaced (a flag kernel, a sum by ``strategy``'s
+    passes (:func:`gpgpu.reduce.reduce_region`), one read-back)."""
     flags = borrow(1, m)
     for piece in diagonal_pieces(m, storage):
         KERNELS["huge_pivot_flag"].draw(flags, piece, {"L": L}, {"threshold": float(np.sqrt(huge)) * 0.5})
-    res = reduce_region(flags, "sum", out=borrow(1, 1))
+    res = reduce_region(flags, "sum", strategy=strategy, out=borrow(1, 1))
     value = res.item()
     give_back(flags, res)
     return int(round(value))
@@ -563,14 +588,60 @@ def lower_inverse(L: Stream, m: int) -> Stream:
     pp = PingPong(Stream(m, m, data=eye), Stream(m, m, data=eye))
     try:
         for k in range(m):
-            rects = [(0, k, k + 1, m)] + ([(0, k - 1, k, k)] if k else [])
-            KERNELS["lower_inverse_step"].draw(pp.T, Triangle.from_rects(rects), {"S": pp.S, "L": L}, {"k": k})
+            KERNELS["lower_inverse_step"].draw(pp.T, Triangle.from_rects(inverse_step_rectangles(k, m)),
+                                               {"S": pp.S, "L": L}, {"k": k})
             pp.swap()
     except BaseException:
         pp.release()
         raise
     pp.T.release()
     return pp.S
+
+
+def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None) -> tuple:
+    """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 3 passes (beyond
+    the papers): the one-pass Cholesky steps of ``factor(pivot="onepass")`` and the steps of
+    :func:`lower_inverse` drawn together, step k of both in one ``cholesky_inverse_step`` pass
+    over a 2m-wide texture that holds the working matrix beside X (:func:`cholesky_inverse_plan`),
+    then the two halves copied out. The same operations as the two separate calls, so the same
+    factor and inverse up to float32 rounding (a compiler may round ``a / sqrt(d)`` differently
+    in the two kernels); 2m + 2 passes fewer than the separate calls' 2m. ``guarded`` as
+    :func:`factor`'s (no breakdown check: the guard replaces bad pivots).
+
+    Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
+    :func:`lower_inverse`)."""
+    from .blas1 import KERNELS as BLAS1
+    from .context import max_texture_size
+
+    if 2 * m > max_texture_size():
+        raise ValueError(f"factor_with_inverse keeps the factor and its inverse side by side in one {m} x {2 * m} "
+                         f"texture, wider than GL_MAX_TEXTURE_SIZE = {max_texture_size()}; factor and invert "
+                         "separately (factor(..., pivot='onepass'), lower_inverse)")
+    u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
+
+    def build():
+        plan = cholesky_inverse_plan(m, guarded=u is not None)
+        return plan if u is None else [d if d is SWAP else d._replace(uniforms=dict(d.uniforms, **u)) for d in plan]
+
+    plan = compiled(("cholesky_inverse", m, None if u is None else tuple(sorted(u.items()))), build)
+    start = np.zeros((m, 2 * m), dtype=np.float32)
+    start[:, m:] = np.eye(m, dtype=np.float32)   # [A | I] (the inverse half of both buffers is read)
+    pp = PingPong(Stream(m, 2 * m, data=start), Stream(m, 2 * m, data=start))
+    L = X = None
+    try:
+        BLAS1["copy_input"].draw(pp.S, Rect.covering(0, 0, m, m, T0=WPOS), {"A": S})
+        run(plan, pp, others={"M0": S})
+        L, X = Stream(m, m), Stream(m, m)
+        BLAS1["copy"].draw(L, Rect.covering(0, 0, m, m, T0=WPOS), {"A": pp.T})
+        BLAS1["copy"].draw(X, Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": pp.T})
+    except BaseException:
+        for s in (L, X):
+            if s is not None:
+                s.release()
+        raise
+    finally:
+        pp.release()
+    return L, X
 
 
 def solve_with_inverse(X: Stream, b: Stream, out: Stream | None = None) -> Stream:

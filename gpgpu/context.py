@@ -210,14 +210,25 @@ def _create() -> moderngl.Context:
     return ctx
 
 
+#: ids of the GL objects that the stream pool keeps for reuse in a context (set by
+#: gpgpu.stream): moderngl queues a texture for deletion when its Python object is finalized,
+#: which the cyclic garbage collector does even to a texture that a collected Stream has just
+#: handed to the pool (Stream.__del__); those must not be deleted.
+pooled_objects = lambda ctx: ()  # noqa: E731
+
+
 def collect_garbage(ctx: moderngl.Context | None = None) -> int:
     """Free the GL objects of this thread's context that were dropped without ``release()``."""
     ctx = ctx or current_context()
     if ctx is None:
         return 0
-    objects, count = ctx.objects, 0
+    objects, count, kept = ctx.objects, 0, None
     while objects:
         obj = objects.popleft()
+        if kept is None:
+            kept = pooled_objects(ctx)
+        if id(obj) in kept:
+            continue
         # moderngl queues objects that were released explicitly too (as InvalidObject)
         release = getattr(obj, "release", None)
         if release is not None:

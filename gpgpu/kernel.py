@@ -253,13 +253,21 @@ class Kernel:
         prog, vao, cache = self._bind(_state(), target, inputs, uniforms)
         self._render(target, primitive, vao, len(primitive), 0, inputs, uniforms, texels)
 
-    def _bind(self, st, target: Stream, inputs, uniforms):
-        """Bind the program, the target's framebuffer, the input textures and the uniforms."""
+    def _bind(self, st, target: Stream, inputs, uniforms, bound: dict | None = None):
+        """Bind the program, the target's framebuffer, the input textures and the uniforms.
+
+        ``bound`` (a dict kept by the caller over a sequence of passes in which nothing else
+        binds framebuffers or textures: a pre-built plan's run) remembers the framebuffer and
+        the texture of each unit bound by the previous pass, and skips binding them again."""
         prog, vao, cache = self._compiled(st)
         ctx = st.ctx
         if target.ctx is not ctx or target.texture is None:
             target._check_alive()
-        target.fbo.use()
+        if bound is None:
+            target.fbo.use()
+        elif bound.get("target") is not target:
+            target.fbo.use()
+            bound["target"] = target
         size = (target.cols, target.rows)
         if cache.get("viewport") != size:
             prog["viewport"].value = size
@@ -271,7 +279,11 @@ class Kernel:
                                      "reading and rendering one texture in a pass is undefined")
                 if stream.ctx is not ctx or stream.texture is None:
                     stream._check_alive()
-                stream.texture.use(unit)
+                if bound is None:
+                    stream.texture.use(unit)
+                elif bound.get(unit) is not stream:
+                    stream.texture.use(unit)
+                    bound[unit] = stream
                 if cache.get(name) != unit:
                     try:
                         prog[name].value = unit

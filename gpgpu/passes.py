@@ -73,21 +73,37 @@ class CompiledPlan:
         self.buffer, self._vaos, self._firsts = None, {}, []
 
     def run(self, pp: PingPong, others: dict | None = None) -> None:
+        from . import counters
+        from .kernel import _state
+
         if self.buffer is None:
             self._upload()
         others = others or {}
         vaos = self._vaos
+        st = _state()
+        # nothing else binds a framebuffer or a texture between the passes of this loop, so a
+        # pass binds only what differs from the previous pass's (host cost, issue 13)
+        bound = {}
+        counted = counters.current() is not None
+        S, T = pp.S, pp.T
         for item, first in zip(self.plan, self._firsts):
             if item is SWAP:
-                pp.swap()
+                S, T = T, S
                 continue
-            roles = {"S": pp.S, "T": pp.T, **others}
             k = item.kernel
             vao = vaos.get(k._key)
             if vao is None:
                 vao = vaos[k._key] = k.vertex_array(self.buffer)
-            k.draw_range(roles[item.target], vao, item.primitive, first,
-                         {name: roles[role] for name, role in item.inputs.items()}, item.uniforms, item.texels)
+            roles = {"S": S, "T": T, **others} if others else {"S": S, "T": T}
+            inputs = {name: roles[role] for name, role in item.inputs.items()}
+            if counted:  # the counters' (and recorder's) path: each pass measured as draw_range's
+                pp.S, pp.T = S, T
+                k.draw_range(roles[item.target], vao, item.primitive, first, inputs, item.uniforms, item.texels)
+                bound.clear()
+                continue
+            k._bind(st, roles[item.target], inputs, item.uniforms, bound)
+            vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
+        pp.S, pp.T = S, T
 
 
 def compiled(key, build) -> CompiledPlan:

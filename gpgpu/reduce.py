@@ -14,12 +14,12 @@ Two strategies:
 ``"pyramid"`` (sum only; Corrigan, paper 003)
     The vector is copied into a texture of the next power-of-two length padded with zeros,
     then reduced through a pyramid of textures of lengths 2^(p-1), ..., 2, 1, one per level.
-``"fan"`` (sum only; beyond the papers, a speed option)
-    As ``"pingpong"``, but each fragment adds ``FAN`` (32) consecutive texels, whose first the
-    rasterizer interpolates into T0 (T0.x = 32 V.x - 15.5): ceil(log32 n) passes instead of
-    ceil(log2 n) (a row of 4096: 3 instead of 12). On a GPU where a pass costs more than the
-    texels it reads (the NVIDIA H200 here) fewer passes are faster; the sums differ from
-    pingpong's only by float32 rounding (another order of the additions).
+``"fan"`` (beyond the papers, a speed option)
+    As ``"pingpong"``, but each fragment combines ``FAN`` (32) consecutive texels, whose first
+    the rasterizer interpolates into T0 (T0.x = 32 V.x - 15.5): ceil(log32 n) passes instead
+    of ceil(log2 n) (a row of 4096: 3 instead of 12). On a GPU where a pass costs more than the
+    texels it reads (the NVIDIA H200 here) fewer passes are faster; max, min and absmax equal
+    pingpong's, sums differ only by float32 rounding (another order of the additions).
 
 Along a whole vector, along each row (``axis=1``) or each column (``axis=0``) of a matrix,
 or over a whole matrix (columns first, then the row of column results). Argmax carries the
@@ -49,8 +49,11 @@ ARGMAX_FIRST = Kernel("argmax_reduction_first", texels=3, doc="004 pivot search,
 ARGMAX_STEP = Kernel("argmax_reduction", texels=9, doc="004 pivot search, (value, x, y) pairs")
 #: texels added per fragment by the "fan" strategy
 FAN = 32
-SUM_FAN = Kernel("sum_reduction_fan", texels=FAN + 1, doc="sum of FAN texels a fragment (beyond the papers)",
-                 defines={"FAN": FAN}, label="sum_reduction_fan")
+#: op -> kernel for one fan pass (the "fan" strategy): each fragment combines FAN texels
+FAN_OPS = {op: Kernel("reduction_fan", texels=FAN + 1, defines={"FAN": FAN, "OP": i}, label=f"{op}_reduction_fan",
+                      doc=f"{op} of FAN texels a fragment (beyond the papers)")
+           for i, op in enumerate(("sum", "max", "min", "absmax"))}
+SUM_FAN = FAN_OPS["sum"]
 ARGMAX_FAN_FIRST = Kernel("argmax_reduction_fan_first", texels=FAN + 1, defines={"FAN": FAN},
                           label="argmax_reduction_fan_first", doc="pivot search, FAN texels a fragment (beyond)")
 ARGMAX_FAN = Kernel("argmax_reduction_fan", texels=4 * FAN + 4, defines={"FAN": FAN},
@@ -96,10 +99,10 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
     return target
 
 
-def _fan_sum(src: Stream, region, axis: str, out: Stream | None) -> Stream:
-    """Sum ``region`` of ``src`` along ``axis`` ('x' or 'y'), FAN texels a fragment a pass
+def _fan_reduce(op: str, src: Stream, region, axis: str, out: Stream | None) -> Stream:
+    """Reduce ``region`` of ``src`` along ``axis`` ('x' or 'y'), FAN texels a fragment a pass
     (the ``"fan"`` strategy): as :func:`_halving`, with T0 = FAN V - (FAN - 1) / 2 along the axis."""
-    return _fan(SUM_FAN, SUM_FAN, src, region, axis, 1, out)
+    return _fan(FAN_OPS[op], FAN_OPS[op], src, region, axis, 1, out)
 
 
 def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
@@ -190,16 +193,14 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
             raise ValueError("the pyramid strategy (paper 003) is a sum over everything (op='sum', axis=None)")
         return _pyramid_sum(src, (x0, y0, x1, y1), out)
     if strategy == "fan":
-        if op != "sum":
-            raise ValueError(f"the fan strategy adds: op must be 'sum', got {op!r}")
         if axis == 1 or (axis is None and y1 - y0 == 1):
-            return _fan_sum(src, (x0, y0, x1, y1), "x", out)
+            return _fan_reduce(op, src, (x0, y0, x1, y1), "x", out)
         if axis == 0 or (axis is None and x1 - x0 == 1):
-            return _fan_sum(src, (x0, y0, x1, y1), "y", out)
+            return _fan_reduce(op, src, (x0, y0, x1, y1), "y", out)
         if axis is not None:
             raise ValueError(f"axis must be None, 0 or 1, got {axis!r}")
-        cols = _fan_sum(src, (x0, y0, x1, y1), "y", borrow(1, x1 - x0))
-        res = _fan_sum(cols, (0, 0, x1 - x0, 1), "x", out)
+        cols = _fan_reduce(op, src, (x0, y0, x1, y1), "y", borrow(1, x1 - x0))
+        res = _fan_reduce(op, cols, (0, 0, x1 - x0, 1), "x", out)
         give_back(cols)
         return res
     if axis == 1:
@@ -239,14 +240,16 @@ def _combine(parts: list, op: str, out: Stream | None) -> Stream:
     return res
 
 
-def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool = False) -> tuple:
+def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool = False,
+                  fan: bool = False) -> tuple:
     """(value, x, y) of the largest element (largest magnitude with ``absolute``; of the negated
     values with ``negate``, so -value is the minimum and (x, y) the first argmin) of a region.
 
     Columns are reduced first, then the row of column winners, so a tie goes to the first
-    element in column-major order. One read-back of one texel.
+    element in column-major order. One read-back of one texel. ``fan``: as
+    :func:`argmax_stream`'s.
     """
-    res = argmax_stream(src, region, absolute, negate)
+    res = argmax_stream(src, region, absolute, negate, fan)
     v = res.read_texel(0, 0)
     give_back(res)
     return float(v[0]), int(v[1]), int(v[2])

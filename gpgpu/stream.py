@@ -23,6 +23,7 @@ from collections import OrderedDict
 import moderngl
 import numpy as np
 
+from . import context as _context_module
 from .context import check_owner, collect_garbage, current_context, get_context, max_texture_size, park
 
 __all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "vector_shape", "Operands",
@@ -168,6 +169,7 @@ class Stream:
         self.texture = self._fbo = None
         ctx = self.ctx = get_context()
         collect_garbage(ctx)  # free what was dropped without release() before allocating more
+        _shrink(_pools.get(ctx), _pool_limit)  # and what collected streams left in the pool
         payload = None
         if data is not None:
             data = np.ascontiguousarray(data, dtype=np.float32)
@@ -303,6 +305,21 @@ class Stream:
         if tex is not None and _recycle(self.ctx, (self.rows, self.cols, self.components), self.nbytes, tex, fbo):
             return
         _release_gl(self.ctx, tex, fbo)
+
+    def __del__(self):
+        # a stream dropped without release(): its texture and framebuffer go to the pool for the
+        # next stream of its shape when this is the owning thread. No GL call here: a collection
+        # can happen between a pass's binding and its draw. Otherwise moderngl queues them for
+        # the owner to free (collect_garbage).
+        try:
+            tex = self.texture
+            if tex is not None and self.ctx is current_context() and not self.ctx.extra.released:
+                self.texture = None
+                if not _recycle(self.ctx, (self.rows, self.cols, self.components), self.nbytes, tex, self._fbo,
+                                shrink=False):
+                    self.texture = tex
+        except Exception:  # interpreter shutdown, half-made stream
+            pass
 
     def _release_now(self) -> None:
         """Free the texture and framebuffer, never keeping them for reuse (the pool's own
@@ -446,9 +463,11 @@ def _release_gl(ctx, texture, fbo) -> None:
         texture.release()
 
 
-def _recycle(ctx, key, nbytes: int, texture, fbo) -> bool:
+def _recycle(ctx, key, nbytes: int, texture, fbo, shrink: bool = True) -> bool:
     """Keep a released stream's GL objects for a new stream of its shape; False when the pool
-    has no room for them (the caller releases them)."""
+    has no room for them (the caller releases them). ``shrink=False`` makes no GL call (a
+    garbage-collected stream, which may be collected between two GL calls of a pass): the
+    pool is brought back under its limit when the next stream is made."""
     if nbytes > _pool_limit:
         return False
     pool = _pools.get(ctx)
@@ -462,7 +481,8 @@ def _recycle(ctx, key, nbytes: int, texture, fbo) -> bool:
     kept.append((texture, fbo))
     pool.gl.move_to_end(key)
     pool.bytes += nbytes
-    _shrink(pool, _pool_limit)
+    if shrink:
+        _shrink(pool, _pool_limit)
     return True
 
 
@@ -477,6 +497,17 @@ def _take_recycled(ctx, key):
     if fbo is None:
         fbo = ctx.framebuffer(color_attachments=[texture])
     return texture, fbo
+
+
+def _pooled_objects(ctx) -> set:
+    """ids of the moderngl objects (``mglo``) of the textures and framebuffers kept in ctx's pool."""
+    pool = _pools.get(ctx)
+    if pool is None:
+        return set()
+    return {id(o.mglo) for kept in pool.gl.values() for pair in kept for o in pair if o is not None}
+
+
+_context_module.pooled_objects = _pooled_objects
 
 
 def set_pool_limit(nbytes: int) -> int:

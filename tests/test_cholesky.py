@@ -560,3 +560,102 @@ def test_lower_inverse_step_covers_its_rows_and_copies_the_last_one():
             for j in range(k + 1):
                 xk = X[k, j] / Ln[k, k]
                 assert f.values[i, j] == pytest.approx(xk if i == k else X[i, j] - Ln[i, k] * xk, rel=1e-5, abs=1e-6)
+
+
+# ---------------------------------------------------------------- factor and L^-1 together
+@pytest.mark.parametrize("m", [1, 2, 3, 17, 64])
+def test_factor_with_inverse_equals_the_separate_passes_and_numpy(m):
+    """Beyond the papers: cholesky_step and lower_inverse_step of each step in one pass. The
+    factor and the inverse against the two separate calls (the same float32 operations: equal
+    up to a compiler's rounding of a / sqrt(d), measured bit-identical on llvmpipe) and against
+    numpy float64, upper triangles included; m passes of the joined kernel, 3 copies."""
+    from gpgpu.cholesky import factor, factor_with_inverse, lower_inverse
+
+    A = spd(m, np.random.default_rng(m))
+    with Stream.from_array(np.tril(A)) as S:
+        with counters.count(time=False) as c:
+            L, X = factor_with_inverse(S, m)
+        L1 = factor(S, m, pivot="onepass")
+        X1 = lower_inverse(L1, m)
+        got_L, got_X, sep_L, sep_X = (s.to_array().astype(np.float64) for s in (L, X, L1, X1))
+        for s in (L, X, L1, X1):
+            s.release()
+    assert c.passes("cholesky_inverse_step") == m and c.passes() == m + 3
+    assert c.passes("cholesky_step") == c.passes("lower_inverse_step") == 0
+    u = 6e-8
+    np.testing.assert_allclose(got_L, sep_L, rtol=0, atol=4 * u * np.abs(sep_L).max())
+    np.testing.assert_allclose(got_X, sep_X, rtol=0, atol=4 * u * np.abs(sep_X).max())
+    assert np.all(np.triu(got_X, 1) == 0)
+    Lr = np.linalg.cholesky(A)
+    Ln = np.tril(got_L)
+    assert rel_err(Ln @ Ln.T, A) < 4 * m * u
+    Xr = np.linalg.inv(Ln)
+    np.testing.assert_allclose(got_X, Xr, rtol=0, atol=4 * m * u * np.abs(Xr).max() * np.linalg.cond(Ln))
+    np.testing.assert_allclose(Ln, Lr, rtol=0, atol=4 * m * u * np.linalg.cond(A) * np.abs(Lr).max())
+
+
+def test_factor_with_inverse_covers_both_halves_and_copies_the_last_row_and_column():
+    """Every cell of the joined pass against float64: the Cholesky half as cholesky_step's
+    (columns k .. i of rows i >= k, column k - 1 copied), the inverse half moved m columns
+    right as lower_inverse_step's (rows >= k over columns 0 .. k, row k - 1 copied), with the
+    factor's column k computed in the same pass from the state before the step."""
+    from gpgpu.cholesky import factor_with_inverse
+    from gpgpu.record import record
+
+    m = 6
+    with Stream.from_array(np.tril(spd(m, np.random.default_rng(5)))) as S:
+        with record() as rec:
+            L, X = factor_with_inverse(S, m)
+        L.release(), X.release()
+    steps = [f for f in rec.frames if f.kernel == "cholesky_inverse_step"]
+    assert len(steps) == m
+    for k, f in enumerate(steps):
+        want = np.zeros((m, 2 * m), bool)
+        for i in range(k, m):
+            want[i, k:i + 1] = True
+        if k:
+            want[k - 1:, k - 1] = True
+        want[k:, m:m + k + 1] = True
+        if k:
+            want[k - 1, m:m + k] = True
+        assert np.array_equal(f.covered, want), k
+        S0 = f.inputs["L"].astype(np.float64)
+        d = S0[k, k]
+        lk = S0[:, k] / np.sqrt(d)
+        for i in range(k, m):
+            assert f.values[i, k] == pytest.approx(np.sqrt(d) if i == k else lk[i], rel=2e-6)
+            for j in range(k + 1, i + 1):
+                assert f.values[i, j] == pytest.approx(S0[i, j] - S0[i, k] * S0[j, k] / d, rel=1e-5, abs=1e-6)
+            for j in range(k + 1):
+                xk = S0[k, m + j] / np.sqrt(d)
+                assert f.values[i, m + j] == pytest.approx(xk if i == k else S0[i, m + j] - lk[i] * xk,
+                                                           rel=1e-5, abs=1e-6)
+        if k:
+            assert np.array_equal(f.values[k - 1:, k - 1], f.inputs["L"][k - 1:, k - 1])
+            assert np.array_equal(f.values[k - 1, m:m + k], f.inputs["L"][k - 1, m:m + k])
+
+
+def test_factor_with_inverse_guard_and_width_limit(monkeypatch):
+    """Guarded as factor(): the same replaced pivots (huge), counted on L; and a clear error when
+    the 2m-wide texture would not fit."""
+    import importlib
+
+    ch = importlib.import_module("gpgpu.cholesky")   # the module (gpgpu.cholesky is also the function)
+    m = 8
+    A = np.zeros((m, m))
+    A[:5, :5] = spd(5, np.random.default_rng(2))      # pivots 5, 6, 7 exactly zero
+    huge = 1e30
+    g = {"tolerance": 1e-6, "huge": huge}
+    with Stream.from_array(np.tril(A)) as S:
+        L1 = ch.factor(S, m, guarded=g, pivot="onepass")
+        X1 = ch.lower_inverse(L1, m)
+        L, X = ch.factor_with_inverse(S, m, guarded=g)
+        assert ch.count_replaced(L, m, "full", huge) == 3
+        np.testing.assert_allclose(np.diag(L.to_array())[5:], np.sqrt(huge), rtol=1e-6)
+        np.testing.assert_allclose(L.to_array(), L1.to_array(), rtol=1e-6, atol=1e-30)
+        np.testing.assert_allclose(X.to_array(), X1.to_array(), rtol=1e-6, atol=1e-30)
+        for s in (L, X, L1, X1):
+            s.release()
+        monkeypatch.setattr("gpgpu.context.max_texture_size", lambda: 2 * m - 1)
+        with pytest.raises(ValueError, match="wider than GL_MAX_TEXTURE_SIZE"):
+            ch.factor_with_inverse(S, m)

@@ -107,8 +107,45 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
     assert r.status == "optimal", r.message
     assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
     m = problem.A.shape[0]
-    assert c.passes("lower_inverse_step") == c.passes("cholesky_step") >= m * r.iterations
+    # with the one-pass steps, each step of L and of L^-1 is one joined pass
+    assert c.passes("cholesky_inverse_step") >= m * r.iterations and c.passes("cholesky_inverse_step") % m == 0
+    assert c.passes("lower_inverse_step") == c.passes("cholesky_step") == 0
     assert c.passes("substitution_inner_product") == c.passes("substitution_update") == 0
+    with counters.count(time=False) as c:
+        r2 = solve(problem, backend="gpu", eps=eps, adat="inner", substitution="inverse", pivot="fused")
+    assert r2.status == "optimal", r2.message
+    assert abs(r2.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
+    assert c.passes("lower_inverse_step") >= m * r2.iterations and c.passes("cholesky_inverse_step") == 0
+
+
+@needs_netlib
+@pytest.mark.parametrize("name", ["afiro", "sc50b"])
+def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name):
+    """reductions="fan" (beyond the paper): every inner product, norm, minimum and step length
+    of the iteration by 32-texel fan passes. The paper's eps and HiGHS's objective, iterations
+    within one of the faithful path's, no halving reduction pass left and the same read-backs."""
+    from gpgpu import counters
+
+    path = NETLIB / f"{name}.mps.gz"
+    problem = read_mps(path)
+    eps = PAPER_TABLE3[name]["eps"]
+    with counters.count(time=False) as c0:
+        paper = solve(problem, backend="gpu", eps=eps)
+    with counters.count(time=False) as c:
+        fan = solve(problem, backend="gpu", eps=eps, reductions="fan")
+    assert fan.status == "optimal", fan.message
+    ref = highs_objective(path)
+    assert abs(fan.objective - ref) / max(1.0, abs(ref)) <= eps
+    assert abs(fan.iterations - paper.iterations) <= 1
+    halving = ("sum_reduction", "min_reduction", "absmax_reduction", "argmax_reduction", "argmax_reduction_first")
+    assert all(c.passes(k) == 0 for k in halving), c.report()
+    assert all(c0.passes(k) > 0 for k in halving[:4]), c0.report()
+    for k in ("sum_reduction_fan", "min_reduction_fan", "absmax_reduction_fan", "argmax_reduction_fan_first"):
+        assert c.passes(k) > 0, (k, c.report())
+    fan_passes = sum(c.passes(k) for k in c.stats if "reduction" in k) / fan.iterations
+    paper_passes = sum(c0.passes(k) for k in c0.stats if "reduction" in k) / paper.iterations
+    assert fan_passes < 0.5 * paper_passes
+    assert fan.readbacks_per_iteration == pytest.approx(paper.readbacks_per_iteration, rel=0.2)
 
 
 def test_gpu_backend_options_are_checked():
@@ -121,6 +158,8 @@ def test_gpu_backend_options_are_checked():
         solve(p, backend="gpu", pivot="joined")
     with pytest.raises(ValueError, match="pivot='onepass' is a variant of the outer form"):
         solve(p, backend="gpu", pivot="onepass", cholesky="inner")
+    with pytest.raises(ValueError, match="reductions must be 'pingpong'"):
+        solve(p, backend="gpu", reductions="tree")
 
 
 @needs_netlib

@@ -370,6 +370,12 @@ def test_cli_errors(tmp_path, capsys):
     assert "options of --method mehrotra" in capsys.readouterr().err
     assert cli_main(["afiro", "--adat", "inner", "--substitution", "inner", "--pivot", "fused", "--quiet"]) == 0
     assert "status: optimal" in capsys.readouterr().out
+    assert cli_main(["afiro", "--backend", "numpy64", "--reductions", "fan"]) == 2
+    assert "options of the gpu back end" in capsys.readouterr().err
+    assert cli_main(["afiro", "--method", "matrix-free", "--reductions", "fan"]) == 2
+    assert "options of --method mehrotra" in capsys.readouterr().err
+    assert cli_main(["afiro", "--reductions", "fan", "--quiet"]) == 0
+    assert "status: optimal" in capsys.readouterr().out
 
 
 def test_cli_matrix_free(capsys):

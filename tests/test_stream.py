@@ -148,3 +148,36 @@ def test_folded_vector_reuses_and_keeps_its_zero_tail(rng, monkeypatch):
         assert v.shape == (3, 8)
         assert np.array_equal(v.to_array(), x)
         assert np.array_equal(np.frombuffer(v.texture.read(), np.float32)[21:], np.zeros(3, np.float32))
+
+
+def test_stream_dropped_without_release_gives_its_texture_to_the_pool(rng):
+    gpgpu.free_temporaries()
+    s = Stream.from_array(rng.random((6, 5)) + 1.0)
+    texture = s.texture
+    del s                                   # no release(): Stream.__del__
+    with Stream(6, 5) as t:
+        assert t.texture is texture
+        assert np.count_nonzero(t.to_array()) == 0
+
+
+def test_stream_collected_in_a_cycle_keeps_its_pooled_texture_alive(rng, ctx):
+    """The cyclic collector finalizes a Stream and its moderngl texture together: moderngl then
+    queues the texture for deletion although the Stream handed it to the pool. The pool's
+    texture must survive collect_garbage (else the next stream of the shape gets a deleted
+    texture: GL_INVALID_OPERATION and wrong values)."""
+    import gc
+
+    gpgpu.free_temporaries()
+    s = Stream.from_array(rng.random((6, 5)) + 1.0)
+    name = s.texture.glo                   # the GL name only: no reference to the texture object
+    cycle = [s]
+    cycle.append(cycle)
+    del s, cycle
+    gc.collect()
+    data = rng.random((6, 5)).astype(np.float32)
+    with Stream.from_array(data) as t:
+        assert t.texture.glo == name
+        Stream(2, 3).release()             # runs collect_garbage again
+        assert np.array_equal(t.to_array(), data)
+        assert gpgpu.reduce(t, "sum").item() == pytest.approx(float(data.sum()), rel=1e-6)
+    assert ctx.error == "GL_NO_ERROR"

@@ -34,7 +34,9 @@ import numpy as np
 from .. import blas1
 from ..adat import form as form_adat
 from ..blas2 import gemv
-from ..cholesky import count_replaced, factor, lower_inverse, solve_with_factor, solve_with_inverse
+from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inverse, solve_with_factor,
+                        solve_with_inverse)
+from ..context import max_texture_size
 from ..kernel import Kernel
 from ..reduce import argmax_region, reduce_region
 from ..stream import Stream
@@ -88,16 +90,23 @@ class GPUBackend(Backend):
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
         beyond the paper's listing); or, with ``"inverse"`` (beyond the paper), L⁻¹ formed on
         the GPU once per factorization (m passes, :func:`gpgpu.cholesky.lower_inverse`) and each
-        solve two one-pass products.
+        solve two one-pass products; with ``pivot="onepass"`` each step of the factor and of its
+        inverse is one pass (:func:`gpgpu.cholesky.factor_with_inverse`).
     pivot : {"separate", "fused", "onepass"}
         The outer Cholesky's pivot steps: Algorithm 2's square root, copy, normalization, copy
         (default), one ``pivot_column`` pass and one copy (beyond the paper), or, with
         ``"onepass"`` (beyond the paper), the pivot, its column and the update of a step in one
         ``cholesky_step`` pass.
+    reductions : {"pingpong", "fan"}
+        The reductions of the inner products, norms, minima and step lengths: 000's halving
+        passes (default) or, beyond the paper, 32 texels a fragment (:mod:`gpgpu.reduce`'s
+        ``"fan"``): ceil(log32 n) passes instead of ceil(log2 n); the same minima and maxima,
+        sums up to float32 rounding.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
-                 refine_method="cg", adat="outer", substitution="outer", pivot="separate"):
+                 refine_method="cg", adat="outer", substitution="outer", pivot="separate",
+                 reductions="pingpong"):
         super().__init__(problem, cholesky=cholesky, refine=refine)
         if adat not in ("outer", "inner"):
             raise ValueError(f"adat must be 'outer' (001's multipass outer products) or 'inner' (000's "
@@ -112,6 +121,10 @@ class GPUBackend(Backend):
                              f"(one pass and a copy) or 'onepass' (the whole step in one pass), got {pivot!r}")
         if pivot == "onepass" and (cholesky != "outer" or update != "triangle"):
             raise ValueError("pivot='onepass' is a variant of the outer form with the triangle update")
+        if reductions not in ("pingpong", "fan"):
+            raise ValueError(f"reductions must be 'pingpong' (000's halving passes) or 'fan' (32 texels a "
+                             f"fragment), got {reductions!r}")
+        self.reductions = reductions
         self.adat = adat
         self.substitution = substitution
         self.pivot = pivot
@@ -169,17 +182,17 @@ class GPUBackend(Backend):
     def dot(self, x, y):
         if self._cpu is not None:
             return self._cpu_or("dot", x, y)
-        return self._read(blas1.dot(x, y, stream=True))
+        return self._read(blas1.dot(x, y, stream=True, strategy=self.reductions))
 
     def norm_inf(self, x):
         if self._cpu is not None:
             return self._cpu_or("norm_inf", x)
-        return self._read(blas1.norm_inf(x, stream=True))
+        return self._read(blas1.norm_inf(x, stream=True, strategy=self.reductions))
 
     def vmin(self, x):
         if self._cpu is not None:
             return self._cpu_or("vmin", x)
-        return self._read(reduce_region(x, "min"))
+        return self._read(reduce_region(x, "min", strategy=self.reductions))
 
     def axpy(self, a, x, y):
         return self._cpu.axpy(a, x, y) if self._cpu is not None else blas1.saxpy(a, x, y)
@@ -214,12 +227,12 @@ class GPUBackend(Backend):
         blas1.KERNELS[kernel].draw(ratio, blas1.whole(ratio), {"X": x, "DX": dx})
         try:
             if not index:
-                res = reduce_region(ratio, "min")
+                res = reduce_region(ratio, "min", strategy=self.reductions)
                 alpha = res.item()
                 res.release()
                 return alpha
             # the argmin of the uncapped ratios: the argmax of their negation, first on ties
-            value, i, _ = argmax_region(ratio, negate=True)
+            value, i, _ = argmax_region(ratio, negate=True, fan=self.reductions == "fan")
             return (-value, i) if -value <= 1.0 else (1.0, -1)
         finally:
             ratio.release()
@@ -264,15 +277,20 @@ class GPUBackend(Backend):
         finally:
             if owned:
                 ds.release()
+        guarded = {"tolerance": self.pivot_tol, "huge": self.huge}
         try:
-            self.L = factor(M, self.m, form=self.cholesky, update=self.update if self.cholesky == "outer" else "triangle",
-                            guarded={"tolerance": self.pivot_tol, "huge": self.huge},
-                            pivot=self.pivot if self.cholesky == "outer" else "separate")
+            if self.substitution == "inverse" and self.pivot == "onepass" and 2 * self.m <= max_texture_size():
+                # both beyond the paper: each step of L and of L^-1 in one pass (m + 3 passes, not 2m)
+                self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded)
+            else:
+                self.L = factor(M, self.m, form=self.cholesky,
+                                update=self.update if self.cholesky == "outer" else "triangle",
+                                guarded=guarded, pivot=self.pivot if self.cholesky == "outer" else "separate")
         finally:
             M.release()
-        if self.substitution == "inverse":
+        if self.substitution == "inverse" and self.Linv is None:
             self.Linv = lower_inverse(self.L, self.m)
-        return count_replaced(self.L, self.m, "full", self.huge)
+        return count_replaced(self.L, self.m, "full", self.huge, self.reductions)
 
     def _solve_gpu(self, r: Stream) -> Stream:
         if self.L is None:
