@@ -22,7 +22,7 @@ from .kernel import Kernel
 from .reduce import reduce_region
 from .stream import Operands, PingPong, Stream, check_array
 
-__all__ = ["adat", "column_scaling_rect", "outer_product_addition_triangle",
+__all__ = ["adat", "pack_4x1", "column_scaling_rect", "outer_product_addition_triangle",
            "outer_product_addition_square", "outer_product_addition_packed", "inner_product_triangle",
            "inner_product_square", "KERNELS", "PRODUCTS"]
 
@@ -30,10 +30,13 @@ KERNELS = {
     "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
     "outer_product_addition": Kernel("outer_product_addition", texels=4, doc="001 Kernel 2"),
     "inner_product": Kernel("adat_inner_product", texels=3, doc="000 level 3 adat, singlepass inner product"),
+    "inner_product_4x1": Kernel("adat_inner_product_4x1", texels=3,
+                                doc="000 level 3 adat, singlepass inner product over 4 x 1 packed texels (beyond)"),
+    "pack_4x1": Kernel("pack_4x1", texels=5, doc="four elements of a row in one RGBA texel (beyond the papers)"),
 }
 
 DOMAINS = ("triangle", "square")
-PRODUCTS = ("outer", "inner")
+PRODUCTS = ("outer", "inner", "inner4")
 
 
 def column_scaling_rect(k: int, m: int) -> Rect:
@@ -107,6 +110,22 @@ def inner_product_square(m: int) -> Rect:
     return Rect.covering(0, 0, m, m, T0=lambda x, y: (.5, y), T1=lambda x, y: (.5, x))
 
 
+def pack_4x1(A: Stream, out: Stream | None = None) -> Stream:
+    """A (m x n, R32F) packed four columns a texel: an m x ceil(n / 4) RGBA stream whose texel
+    (q, i) holds A(i, 4q .. 4q+3), zeros past column n (beyond the papers; kernel
+    ``pack_4x1``, one pass). A vector (1 x n) packs the same way."""
+    if A.components != 1 or (A.vector and A.folded):
+        raise ValueError("pack_4x1 packs an R32F matrix or one-row vector")
+    m, n = A.shape
+    n4 = -(-n // 4)
+    if out is None:
+        out = Stream(m, n4, components=4)
+    elif out.shape != (m, n4) or out.components != 4:
+        raise ValueError(f"pack_4x1: out must be an RGBA {m} x {n4} stream, got {out.shape}")
+    KERNELS["pack_4x1"].draw(out, Rect.covering(0, 0, n4, m), {"A": A}, {"n": int(n)})
+    return out
+
+
 def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
          transfer: str = "rtt", product: str = "outer") -> Stream:
     """A D² Aᵀ on streams: returns a new stream with C (lower triangle, full or packed).
@@ -114,7 +133,10 @@ def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
     ``product="outer"``: Algorithm 3 of 001, two passes per column of A (column scaling,
     outer product addition). ``product="inner"``: the singlepass inner-product form that 000
     lists for aat and adat (section 4.2, level 3): one pass, each fragment an inner product
-    of two rows of A weighted by d (full storage).
+    of two rows of A weighted by d (full storage). ``product="inner4"`` (beyond the papers):
+    the same inner products over A and d packed four columns a texel (:func:`pack_4x1`), a
+    quarter of the fetches; ``A`` may then be given already packed (an RGBA stream of
+    ceil(n / 4) texels a row, the caller keeping n's multiple of 4 in ``d``'s length).
     """
     if storage not in ("full", "packed"):
         raise ValueError(f"storage must be 'full' or 'packed', got {storage!r}")
@@ -129,6 +151,28 @@ def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
         raise ValueError("product='inner' forms the full m x m texture; the packed format is "
                          "built by the outer-product passes of 001 (product='outer')")
     m, n = A.shape
+    if product == "inner4":
+        if storage == "packed":
+            raise ValueError("product='inner4' forms the full m x m texture; the packed format is "
+                             "built by the outer-product passes of 001 (product='outer')")
+        n4 = -(-d.shape[1] // 4)
+        if A.components == 4:      # A packed already: n texels of four columns
+            if d.shape[0] != 1 or n4 != n:
+                raise ValueError(f"adat: d must be a vector of {4 * n - 3} .. {4 * n} entries (the columns "
+                                 f"of the packed A, {n} texels a row), got shape {d.shape}")
+        elif d.shape != (1, n):
+            raise ValueError(f"adat: d must be a vector of length {n} (the columns of A), got shape {d.shape}")
+        A4 = A if A.components == 4 else pack_4x1(A)
+        d4 = pack_4x1(d)
+        try:
+            C = Stream(m, m)                          # cleared: the upper triangle stays 0
+            prim = inner_product_triangle(m) if domain == "triangle" else inner_product_square(m)
+            KERNELS["inner_product_4x1"].draw(C, prim, {"A": A4, "d": d4}, {"n4": int(n4)}, transfer=transfer)
+        finally:
+            d4.release()
+            if A4 is not A:
+                A4.release()
+        return C
     if d.shape != (1, n):
         raise ValueError(f"adat: d must be a vector of length {n} (the columns of A), got shape {d.shape}")
     if product == "inner":
@@ -173,9 +217,11 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
     domain : {"triangle", "square"}
         Rasterize the lower triangle (Fig. 2(b)) or the whole square (Fig. 10 of 000).
     transfer : {"rtt", "ctt"}
-    product : {"outer", "inner"}
+    product : {"outer", "inner", "inner4"}
         001's multipass outer products (two passes per column of A), or the singlepass inner
-        products 000 lists for adat (one pass; full storage only).
+        products 000 lists for adat (one pass; full storage only), or (beyond the papers) those
+        inner products over A and d packed four columns an RGBA texel (``pack_4x1``; a quarter
+        of the fetches; three passes: two packings and the products).
 
     Returns
     -------

@@ -29,14 +29,26 @@ KERNELS = {
 }
 
 
+_WHOLE: dict = {}   # (rows, cols, length) -> the primitive; primitives are immutable
+
+
 def whole(s: Stream):
     """The rectangle over every texel of ``s``, with T0 = the window position; for a folded
     vector, the texels that hold its entries (full rows and the used part of the last row, two
-    rectangles as four triangles), so that element-wise kernels leave the zero tail alone."""
-    regions = s.regions()
-    if len(regions) == 1:
-        return Rect.covering(*regions[0], T0=lambda x, y: (x, y))
-    return Triangle.from_rects(regions, T0=lambda x, y: (x, y))
+    rectangles as four triangles), so that element-wise kernels leave the zero tail alone.
+    Built once per shape (host cost: the interior point methods draw thousands)."""
+    key = (s.rows, s.cols, s.length if s.vector else None)
+    prim = _WHOLE.get(key)
+    if prim is None:
+        regions = s.regions()
+        if len(regions) == 1:
+            prim = Rect.covering(*regions[0], T0=lambda x, y: (x, y))
+        else:
+            prim = Triangle.from_rects(regions, T0=lambda x, y: (x, y))
+        if len(_WHOLE) > 256:
+            _WHOLE.clear()
+        _WHOLE[key] = prim
+    return prim
 
 
 def _same_shape(*streams: Stream) -> None:

@@ -62,6 +62,54 @@ def test_singlepass_inner_product_form_matches_numpy(m, n, rng):
     np.testing.assert_array_equal(gpgpu.adat(A, product="inner"), np.tril(A @ A.T))
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 17, 257])
+def test_pack_4x1_puts_four_columns_in_a_texel_and_zeros_past_the_end(n, rng):
+    """Beyond the papers: texel (q, i) = A(i, 4q .. 4q+3) exactly, zeros past column n (a
+    column off by one, a channel order swapped or garbage in the tail shows)."""
+    from gpgpu.adat import pack_4x1
+
+    A = rng.standard_normal((3, n)).astype(np.float32)
+    want = np.zeros((3, -(-n // 4) * 4), np.float32)
+    want[:, :n] = A
+    with Stream.from_array(A) as s:
+        p = pack_4x1(s)
+        assert p.shape == (3, -(-n // 4)) and p.components == 4
+        np.testing.assert_array_equal(p.to_array().reshape(3, -1), want)
+        p.release()
+    x = rng.standard_normal(n).astype(np.float32)
+    with Stream.from_array(x) as v:
+        p = pack_4x1(v)
+        np.testing.assert_array_equal(p.to_array().reshape(-1), np.pad(x, (0, want.shape[1] - n)))
+        p.release()
+
+
+@pytest.mark.parametrize("m, n", SHAPES + [(5, 1), (6, 2), (7, 3), (9, 5)])
+def test_inner_product_form_over_4x1_texels_matches_numpy(m, n, rng):
+    """product="inner4" (beyond the papers): the singlepass inner products over 4 x 1 packed
+    A and d, exact on integers (a packed column skipped or repeated, d's channels out of step
+    with A's, or the zero tail read as data shows); one product pass over the lower triangle
+    and two packings; A given packed already gives the same."""
+    from gpgpu.adat import form, pack_4x1
+
+    A = rng.integers(-4, 5, (m, n)).astype(np.float64)
+    d = rng.integers(1, 4, n).astype(np.float64)
+    C = A @ np.diag(d) @ A.T
+    with counters.count() as c:
+        got = gpgpu.adat(A, d, product="inner4")
+    np.testing.assert_array_equal(got, np.tril(C))
+    assert c.passes("adat_inner_product_4x1") == 1 and c.fragments("adat_inner_product_4x1") == m * (m + 1) // 2
+    assert c.passes("pack_4x1") == 2 and c.passes("adat_inner_product") == 0
+    np.testing.assert_array_equal(gpgpu.adat(A, d, product="inner4", domain="square"), C)
+    with Stream.from_array(A) as As, Stream.from_array(d) as ds:
+        A4 = pack_4x1(As)
+        C4 = form(A4, ds, product="inner4")
+        np.testing.assert_array_equal(np.tril(C4.to_array()), np.tril(C))
+        C4.release()
+        with Stream.from_array(np.ones(n + 4)) as too_long, pytest.raises(ValueError, match="packed A"):
+            form(A4, too_long, product="inner4")
+        A4.release()
+
+
 @pytest.mark.parametrize("m, n", [(4, 8), (7, 3), (16, 32)])
 def test_fragment_counts(m, n, rng):
     A, d = rng.random((m, n)), rng.random(n)
@@ -99,6 +147,10 @@ def test_errors():
         gpgpu.adat(np.ones((2, 3)), product="middle")
     with pytest.raises(ValueError, match="product='inner' forms the full"):
         gpgpu.adat(np.ones((2, 3)), storage="packed", product="inner")
+    with pytest.raises(ValueError, match="product='inner4' forms the full"):
+        gpgpu.adat(np.ones((2, 3)), storage="packed", product="inner4")
+    with pytest.raises(ValueError, match="length 3"):
+        gpgpu.adat(np.ones((2, 3)), np.ones(2), product="inner4")
 
 
 @pytest.mark.parametrize("storage", ["full", "packed"])

@@ -148,6 +148,27 @@ def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name
     assert fan.readbacks_per_iteration == pytest.approx(paper.readbacks_per_iteration, rel=0.2)
 
 
+@needs_netlib
+@pytest.mark.parametrize("name", ["afiro", "blend"])
+def test_packed_inner_product_adat_solves_the_same_problems(name):
+    """adat="inner4" (beyond the paper): A packed once, d each iteration, one product pass: the
+    paper's eps and HiGHS's objective, iterations within one of adat="inner"'s."""
+    from gpgpu import counters
+
+    path = NETLIB / f"{name}.mps.gz"
+    problem = read_mps(path)
+    eps = PAPER_TABLE3[name]["eps"]
+    inner = solve(problem, backend="gpu", eps=eps, adat="inner")
+    with counters.count(time=False) as c:
+        r = solve(problem, backend="gpu", eps=eps, adat="inner4")
+    assert r.status == "optimal", r.message
+    assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
+    assert abs(r.iterations - inner.iterations) <= 1
+    factorizations = c.passes("adat_inner_product_4x1")
+    assert factorizations >= r.iterations and c.passes("adat_inner_product") == 0
+    assert c.passes("pack_4x1") == factorizations + 1          # d each time, A once
+
+
 def test_gpu_backend_options_are_checked():
     p = Problem.from_arrays(np.eye(2), np.ones(2), np.ones(2))
     with pytest.raises(ValueError, match="adat must be 'outer'"):

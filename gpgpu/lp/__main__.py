@@ -44,9 +44,10 @@ def main(argv=None) -> int:
                     help="matrix-free on the gpu: the inner products' reductions, 000's halving "
                          "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
-    ap.add_argument("--adat", choices=("outer", "inner"), default=None,
-                    help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default) or 000's "
-                         "singlepass inner products (one pass)")
+    ap.add_argument("--adat", choices=("outer", "inner", "inner4"), default=None,
+                    help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default), 000's "
+                         "singlepass inner products (one pass), or those over 4 x 1 packed RGBA "
+                         "texels (inner4, beyond the paper)")
     ap.add_argument("--pivot", choices=("separate", "fused", "onepass"), default=None,
                     help="mehrotra on the gpu, outer Cholesky: the pivot steps as Algorithm 2's four "
                          "passes (default), one pass and a copy, or the whole step (pivot, column, "

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import blas1
 from ..adat import form as form_adat
+from ..adat import pack_4x1
 from ..blas2 import gemv
 from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inverse, solve_with_factor,
                         solve_with_inverse)
@@ -82,9 +83,11 @@ class GPUBackend(Backend):
         squares.
     pivot_tol : float
         Relative pivot tolerance of the guarded square root (default as numpy32).
-    adat : {"outer", "inner"}
+    adat : {"outer", "inner", "inner4"}
         How A D² Aᵀ is formed: 001's multipass outer products (default; two passes per
-        column of A) or the singlepass inner-product form 000 lists for adat (one pass).
+        column of A) or the singlepass inner-product form 000 lists for adat (one pass), or,
+        beyond the paper, those inner products over A and d packed four columns an RGBA texel
+        (A packed once, d each iteration: a quarter of the fetches, two passes).
     substitution : {"outer", "inner", "inverse"}
         The forward and backward substitutions: column-oriented, three passes a step
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
@@ -108,9 +111,9 @@ class GPUBackend(Backend):
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
                  reductions="pingpong"):
         super().__init__(problem, cholesky=cholesky, refine=refine)
-        if adat not in ("outer", "inner"):
-            raise ValueError(f"adat must be 'outer' (001's multipass outer products) or 'inner' (000's "
-                             f"singlepass inner products), got {adat!r}")
+        if adat not in ("outer", "inner", "inner4"):
+            raise ValueError(f"adat must be 'outer' (001's multipass outer products), 'inner' (000's "
+                             f"singlepass inner products) or 'inner4' (those over 4 x 1 packed texels), got {adat!r}")
         if substitution not in ("outer", "inner", "inverse"):
             raise ValueError(f"substitution must be 'outer' (three passes a step), 'inner' (one) or "
                              f"'inverse' (L^-1 once per factorization, two passes a solve), got {substitution!r}")
@@ -130,7 +133,7 @@ class GPUBackend(Backend):
         self.pivot = pivot
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
-        self.A = self.L = self.Linv = self._partner = None
+        self.A = self.A4 = self.L = self.Linv = self._partner = None
         self.A = upload_dense(problem, "the gpu backend")
         self.refine_method = refine_method
         self.refine_stats = []
@@ -139,10 +142,10 @@ class GPUBackend(Backend):
         self.d64 = None
 
     def release(self) -> None:
-        for s in (self.A, self.L, self.Linv, self._partner):
+        for s in (self.A, self.A4, self.L, self.Linv, self._partner):
             if s is not None:
                 s.release()
-        self.A = self.L = self.Linv = self._partner = None
+        self.A = self.A4 = self.L = self.Linv = self._partner = None
 
     def __del__(self):  # the algorithm does not know about GL objects; free them when dropped
         try:
@@ -273,7 +276,12 @@ class GPUBackend(Backend):
         else:
             ds, owned = d, False
         try:
-            M = form_adat(self.A, ds, product=self.adat)
+            if self.adat == "inner4":
+                if self.A4 is None:
+                    self.A4 = pack_4x1(self.A)          # A is constant: packed once
+                M = form_adat(self.A4, ds, product="inner4")
+            else:
+                M = form_adat(self.A, ds, product=self.adat)
         finally:
             if owned:
                 ds.release()
