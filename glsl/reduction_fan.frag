@@ -3,41 +3,39 @@
 // passes instead of ceil(log2 n)). Fragment i of the output combines the input texels FAN i ..
 // FAN i + FAN - 1 along `step` ((1, 0): along rows; (0, 1): down columns). The rasterizer
 // interpolates the first of them into T0 (T0 = FAN WPOS - (FAN - 1) / 2 along the axis, the
-// halving pass's 2 WPOS - 0.5 for FAN = 2); texels at or past `limit` lie beyond the input
-// and count as the identity. OP (a compile-time constant) picks the reduction, each as its
-// halving kernel combines a pair: 0 sum (sum_reduction), 1 max (max_reduction), 2 min
-// (min_reduction), 3 absmax (absmax_reduction, which passes a NaN on).
+// halving pass's 2 WPOS - 0.5 for FAN = 2); the first always lies inside the input (the
+// output has ceil(n / FAN) fragments), texels at or past `limit` lie beyond it and are
+// skipped. OP (a compile-time constant) picks the reduction, each as its halving kernel
+// combines a pair: 0 sum (sum_reduction), 1 max (max_reduction), 2 min (min_reduction), 3
+// absmax (absmax_reduction, which passes a NaN on). Starting from the first texel rather than
+// an identity keeps an infinity (the min of +inf's is +inf, not the largest float).
 uniform sampler2D S;
 uniform vec2 limit;     // first (x, y) past the input region
 uniform vec2 step;      // (1, 0) or (0, 1)
 out float result;
 
 #if OP == 0
-#define IDENTITY 0.0
 #define COMBINE(a, b) ((a) + (b))
 #elif OP == 1
-#define IDENTITY -3.402823466e38
 #define COMBINE(a, b) max(a, b)
 #elif OP == 2
-#define IDENTITY 3.402823466e38
 #define COMBINE(a, b) min(a, b)
 #else
-#define IDENTITY 0.0
 #define COMBINE(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : max(a, b))
 #endif
 
-void main() {
-    float r = IDENTITY;
-    for (int i = 0; i < FAN; i++) {
-        vec2 c = T0.xy + float(i) * step;
-        if (all(lessThan(c, limit))) {
 #if OP == 3
-            float v = abs(texRECT(S, c));
+#define VALUE(c) abs(texRECT(S, c))
 #else
-            float v = texRECT(S, c);
+#define VALUE(c) texRECT(S, c)
 #endif
-            r = COMBINE(r, v);
-        }
+
+void main() {
+    float r = VALUE(T0.xy);
+    for (int i = 1; i < FAN; i++) {
+        vec2 c = T0.xy + float(i) * step;
+        if (all(lessThan(c, limit)))
+            r = COMBINE(r, VALUE(c));
     }
     result = r;
 }

@@ -222,12 +222,10 @@ def collect_garbage(ctx: moderngl.Context | None = None) -> int:
     ctx = ctx or current_context()
     if ctx is None:
         return 0
-    objects, count, kept = ctx.objects, 0, None
+    objects, count = ctx.objects, 0
     while objects:
         obj = objects.popleft()
-        if kept is None:
-            kept = pooled_objects(ctx)
-        if id(obj) in kept:
+        if id(obj) in pooled_objects(ctx):   # asked each time: a collection may pool more meanwhile
             continue
         # moderngl queues objects that were released explicitly too (as InvalidObject)
         release = getattr(obj, "release", None)

@@ -18,8 +18,10 @@ Two strategies:
     As ``"pingpong"``, but each fragment combines ``FAN`` (32) consecutive texels, whose first
     the rasterizer interpolates into T0 (T0.x = 32 V.x - 15.5): ceil(log32 n) passes instead
     of ceil(log2 n) (a row of 4096: 3 instead of 12). On a GPU where a pass costs more than the
-    texels it reads (the NVIDIA H200 here) fewer passes are faster; max, min and absmax equal
-    pingpong's, sums differ only by float32 rounding (another order of the additions).
+    texels it reads (the NVIDIA H200 here) fewer passes are faster; max, min and absmax of
+    finite values equal pingpong's, sums differ only by float32 rounding (another order of the
+    additions). (An infinite extreme stays infinite here; pingpong's padding of an odd length
+    by the largest float can turn it into that float.)
 
 Along a whole vector, along each row (``axis=1``) or each column (``axis=0``) of a matrix,
 or over a whole matrix (columns first, then the row of column results). Argmax carries the

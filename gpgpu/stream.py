@@ -316,7 +316,7 @@ class Stream:
             if tex is not None and self.ctx is current_context() and not self.ctx.extra.released:
                 self.texture = None
                 if not _recycle(self.ctx, (self.rows, self.cols, self.components), self.nbytes, tex, self._fbo,
-                                shrink=False):
+                                collected=True):
                     self.texture = tex
         except Exception:  # interpreter shutdown, half-made stream
             pass
@@ -442,12 +442,17 @@ _PER_SHAPE_GL = 16           # at most this many released textures of one shape
 
 
 class _Pool:
-    __slots__ = ("free", "gl", "bytes")
+    __slots__ = ("free", "gl", "ids", "bytes")
 
     def __init__(self):
         self.free = OrderedDict()   # (rows, cols, components) -> [Stream], least recent first
         self.gl = OrderedDict()     # (rows, cols, components) -> [(texture, framebuffer or None)]
+        self.ids = set()            # id() of the moderngl objects (mglo) of the pairs in gl
         self.bytes = 0
+
+
+def _mglos(pair) -> list:
+    return [o.mglo for o in pair if o is not None]
 
 
 def _nbytes(key) -> int:
@@ -463,27 +468,35 @@ def _release_gl(ctx, texture, fbo) -> None:
         texture.release()
 
 
-def _recycle(ctx, key, nbytes: int, texture, fbo, shrink: bool = True) -> bool:
+def _recycle(ctx, key, nbytes: int, texture, fbo, collected: bool = False) -> bool:
     """Keep a released stream's GL objects for a new stream of its shape; False when the pool
-    has no room for them (the caller releases them). ``shrink=False`` makes no GL call (a
-    garbage-collected stream, which may be collected between two GL calls of a pass): the
-    pool is brought back under its limit when the next stream is made."""
+    has no room for them (the caller releases them). ``collected`` (a garbage-collected stream,
+    which may be collected between two GL calls of a pass): no GL call, so nothing is evicted
+    either, and the pair is kept only if it fits under the limit as it is."""
     if nbytes > _pool_limit:
         return False
     pool = _pools.get(ctx)
     if pool is None:
         pool = _pools[ctx] = _Pool()
+    if collected and pool.bytes + nbytes > _pool_limit:
+        return False
     kept = pool.gl.get(key)
     if kept is None:
         kept = pool.gl[key] = []
     elif len(kept) >= _PER_SHAPE_GL:
         return False
     kept.append((texture, fbo))
+    pool.ids.update(id(o) for o in _mglos((texture, fbo)))
     pool.gl.move_to_end(key)
     pool.bytes += nbytes
-    if shrink:
+    if not collected:
         _shrink(pool, _pool_limit)
     return True
+
+
+def _unpool(pool, pair) -> None:
+    for o in _mglos(pair):
+        pool.ids.discard(id(o))
 
 
 def _take_recycled(ctx, key):
@@ -493,18 +506,25 @@ def _take_recycled(ctx, key):
     if not kept:
         return None
     pool.bytes -= _nbytes(key)
-    texture, fbo = kept.pop()
+    texture, fbo = pair = kept.pop()
+    _unpool(pool, pair)
+    # the cyclic collector may have finalized these objects while they were pooled, which
+    # queued them for deletion (collect_garbage skips pooled ones): out of the queue now
+    mglos = _mglos(pair)
+    if ctx.objects and any(o is m for o in ctx.objects for m in mglos):
+        kept_queue = [o for o in ctx.objects if not any(o is m for m in mglos)]
+        ctx.objects.clear()
+        ctx.objects.extend(kept_queue)
     if fbo is None:
         fbo = ctx.framebuffer(color_attachments=[texture])
     return texture, fbo
 
 
-def _pooled_objects(ctx) -> set:
-    """ids of the moderngl objects (``mglo``) of the textures and framebuffers kept in ctx's pool."""
+def _pooled_objects(ctx):
+    """ids of the moderngl objects (``mglo``) of the textures and framebuffers kept in ctx's
+    pool (the pool's own set, kept up to date as pairs come and go)."""
     pool = _pools.get(ctx)
-    if pool is None:
-        return set()
-    return {id(o.mglo) for kept in pool.gl.values() for pair in kept for o in pair if o is not None}
+    return () if pool is None else pool.ids
 
 
 _context_module.pooled_objects = _pooled_objects
@@ -535,8 +555,9 @@ def _shrink(pool, limit: int) -> None:
     while pool is not None and pool.bytes > limit and pool.gl:
         key, kept = next(iter(pool.gl.items()))
         if kept:
-            texture, fbo = kept.pop(0)
+            texture, fbo = pair = kept.pop(0)
             pool.bytes -= _nbytes(key)
+            _unpool(pool, pair)
             _release_gl(texture.ctx, texture, fbo)
         if not kept:
             del pool.gl[key]

@@ -659,3 +659,30 @@ def test_factor_with_inverse_guard_and_width_limit(monkeypatch):
         monkeypatch.setattr("gpgpu.context.max_texture_size", lambda: 2 * m - 1)
         with pytest.raises(ValueError, match="wider than GL_MAX_TEXTURE_SIZE"):
             ch.factor_with_inverse(S, m)
+
+
+@pytest.mark.parametrize("joined", [False, True])
+def test_prebuilt_plan_draws_the_same_without_and_with_counters(joined):
+    """A pre-built plan skips binding what the previous pass bound, except under the counters
+    and the recorder, which draw each pass as draw_range does: both paths give the same factor
+    bit for bit (a stale framebuffer or texture in the fast path would not)."""
+    from gpgpu.cholesky import factor, factor_with_inverse
+
+    m = 17
+    A = spd(m, np.random.default_rng(11))
+    with Stream.from_array(np.tril(A)) as S:
+        def run():
+            if joined:
+                L, X = factor_with_inverse(S, m)
+                out = (L.to_array(), X.to_array())
+                L.release(), X.release()
+                return out
+            L = factor(S, m, pivot="onepass")
+            out = (L.to_array(),)
+            L.release()
+            return out
+        fast = run()
+        with counters.count(time=False):
+            counted = run()
+    for a, b in zip(fast, counted):
+        np.testing.assert_array_equal(a, b)

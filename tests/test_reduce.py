@@ -105,6 +105,21 @@ def test_fan_max_min_absmax_equal_numpy_at_every_position(op, ref):
         r.release()
 
 
+def test_fan_min_and_max_keep_an_infinity():
+    """The fan starts from each fragment's first texel, not from an identity: the min of +inf's
+    is +inf and the max of -inf's is -inf (an identity of +-3.4e38 would answer that)."""
+    for n in (5, 70):
+        with Stream(1, n) as s:
+            s.texture.write(np.full(n, np.inf, np.float32).tobytes())      # past the checks
+            r = reduce_region(s, "min", strategy="fan")
+            assert r.item() == np.inf
+            r.release()
+            s.texture.write(np.full(n, -np.inf, np.float32).tobytes())
+            r = reduce_region(s, "max", strategy="fan")
+            assert r.item() == -np.inf
+            r.release()
+
+
 def test_fan_absmax_passes_a_nan_on():
     """As the halving absmax: an infinity norm never hides a NaN (GLSL's max may drop it)."""
     with Stream(1, 70) as s:

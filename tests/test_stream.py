@@ -181,3 +181,83 @@ def test_stream_collected_in_a_cycle_keeps_its_pooled_texture_alive(rng, ctx):
         assert np.array_equal(t.to_array(), data)
         assert gpgpu.reduce(t, "sum").item() == pytest.approx(float(data.sum()), rel=1e-6)
     assert ctx.error == "GL_NO_ERROR"
+
+
+def test_collection_inside_stream_creation_does_not_free_the_texture_it_takes(rng, ctx):
+    """The cyclic collector may run inside Stream() itself, after its collect_garbage and
+    before it takes a pooled texture (any allocation there can trigger it): the texture that a
+    collected stream just pooled, and that moderngl just queued for deletion, must leave the
+    queue with the new stream, or the next collect_garbage deletes it under the stream."""
+    import gc
+
+    gpgpu.free_temporaries()
+    s = Stream.from_array(rng.random((6, 5)) + 1.0)
+    name = s.texture.glo
+    cycle = [s]
+    cycle.append(cycle)
+    del s, cycle
+    data = rng.random((6, 5)).astype(np.float32)
+
+    class CollectsWhenRead:
+        def __array__(self, dtype=None, copy=None):
+            gc.collect()
+            return data
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        t = Stream(6, 5, data=CollectsWhenRead())
+        assert t.texture.glo == name
+        Stream(2, 3).release()                        # collect_garbage again
+        assert np.array_equal(t.to_array(), data)
+        t.release()
+    finally:
+        if enabled:
+            gc.enable()
+    assert ctx.error == "GL_NO_ERROR"
+
+
+def test_collection_while_garbage_is_freed_keeps_the_pool_intact(ctx):
+    """A collection that pools a texture while collect_garbage empties the queue: the pooled
+    texture is skipped there too (the pool's set is asked for every queued object)."""
+    import gc
+
+    from gpgpu.context import collect_garbage
+
+    gpgpu.free_temporaries()
+    s = Stream.from_array(np.ones((6, 5)))
+    cycle = [s]
+    cycle.append(cycle)
+    del s, cycle
+
+    class CollectsWhenReleased:
+        def release(self):
+            gc.collect()
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        ctx.objects.append(CollectsWhenReleased())
+        ctx.objects.append(CollectsWhenReleased())
+        collect_garbage(ctx)
+        with Stream(6, 5, data=np.full((6, 5), 3.0)) as t:
+            assert np.array_equal(t.to_array(), np.full((6, 5), 3.0, np.float32))
+    finally:
+        if enabled:
+            gc.enable()
+    assert ctx.error == "GL_NO_ERROR"
+
+
+def test_dropped_streams_stay_within_the_pool_limit():
+    """Streams dropped without release() are pooled only while the pool stays under its byte
+    limit (their finalizer may not evict: no GL call there)."""
+    gpgpu.free_temporaries()
+    old = set_pool_limit(3 * 10 * 10 * 4)
+    try:
+        streams = [Stream(10, 10) for _ in range(6)]
+        del streams
+        assert pool_bytes() <= 3 * 10 * 10 * 4
+        assert pool_bytes() == 3 * 10 * 10 * 4      # three kept, the others left to moderngl's queue
+    finally:
+        set_pool_limit(old)
+        gpgpu.free_temporaries()

@@ -141,17 +141,14 @@ class GPUBackend(Backend):
         self._cpu = NumpyBackend(problem, dtype=np.float64) if refine else None
         self.d64 = None
 
+    # No __del__: a backend that is dropped lets go of its streams, whose own finalizers keep
+    # their textures for reuse or queue them for the owning thread, without a GL call (a
+    # finalizer may run between two GL calls of a pass). release() frees them now.
     def release(self) -> None:
         for s in (self.A, self.A4, self.L, self.Linv, self._partner):
             if s is not None:
                 s.release()
         self.A = self.A4 = self.L = self.Linv = self._partner = None
-
-    def __del__(self):  # the algorithm does not know about GL objects; free them when dropped
-        try:
-            self.release()
-        except Exception:
-            pass
 
     # -------------------------------------------------------------- vectors
     def vector(self, arr):
