@@ -3,7 +3,9 @@
 // issue 13): paper 004 reads the pivot back to the CPU at every step to place the two lines of
 // the "parallel data transfer"; here the vertex program places them itself from the 1 x 1
 // RGBA result of the argmax reduction (value, x, y, 0), so the CPU issues the passes without
-// waiting for the GPU (vertex texture fetch, core in OpenGL 3.3).
+// waiting for the GPU (vertex texture fetch, core in OpenGL 3.3). The pivot is read at texel
+// (at, 0): of the 1 x 1 argmax result, or of the 1 x n record of pivots that the argmax's last
+// pass renders into at step k.
 //
 // Four vertices, two lines, exactly as gpgpu.lu.swap_lines builds them on the CPU: line 0 on
 // row k reading row p, line 1 on row p reading row k, each from the centre of texel 0 to the
@@ -19,11 +21,12 @@ uniform bool rows;
 uniform bool back;
 uniform int shift;          // added to the pivot's index (a panel's rows in a longer vector)
 uniform bool pivot_row;     // the pivot's row index (y) places the lines, else its column (x)
+uniform int at;             // the pivot's texel (at, 0): 0 for an argmax result, k in a record
 noperspective out vec3 T0;
 noperspective out vec3 T1;
 
 void main() {
-    vec4 p = texelFetch(pivot, ivec2(0, 0), 0);
+    vec4 p = texelFetch(pivot, ivec2(at, 0), 0);
     float other = (pivot_row ? p.z : p.y) + float(shift);   // the pivot's row (y) or column (x)
     int line = gl_VertexID / 2;
     float at = line == 0 ? float(k) : other;

@@ -59,7 +59,8 @@ def _same_shape(*streams: Stream) -> None:
 
 def _target(like: Stream, out: Stream | None) -> Stream:
     if out is None:
-        return Stream.like(like)
+        # whole() covers every texel unless the vector is folded with a tail (kept zero)
+        return Stream.like(like, zero=like.vector and like.length < like.rows * like.cols)
     if out.shape != like.shape:
         raise ValueError(f"out has shape {out.shape}, expected {like.shape}")
     return out

@@ -52,7 +52,7 @@ def gemv(A, x, y=None, alpha: float = 1.0, beta: float = 0.0, transpose: bool = 
         if y is not None and beta != 0.0:
             ys = ops.stream(y, "y")
             _vector(ys, rows_out, "gemv y")
-        target = out if out is not None else Stream(1, rows_out, vector=True)
+        target = out if out is not None else Stream(1, rows_out, vector=True, zero=False)   # covered whole
         _vector(target, rows_out, "gemv out")
         if form == "inner":
             # T0 at vertex x: the start of row x of A, (0, x), or of column x for A^T, (x, 0)

@@ -36,7 +36,7 @@ import numpy as np
 
 from .cholesky import KERNELS as CHOLESKY_KERNELS, NotPositiveDefiniteError, _pivot_steps, first_bad_pivot
 from .errors import SingularMatrixError
-from .geometry import Rect, Texel, Triangle, vertex
+from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel
 from .passes import SWAP, Draw, run
 from .stream import PingPong, Stream
@@ -178,25 +178,22 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
     the panel's row swaps (k <-> p, panel rows); the factored panel ends in S.
 
     With ``gpu = (record, perm)`` (``pivots="gpu"``) nothing is read back: the pivot search
-    compares 32 candidates a fragment, its result is recorded at texel c0 + k of ``record``,
-    the swap lines are placed by their vertex program, and the same swap is drawn on the
+    compares 32 candidates a fragment, its last pass renders the result into texel c0 + k of
+    ``record``, the swap lines are placed by their vertex program from there, and the same swap is drawn on the
     ping-pong pair ``perm`` (1 x N, the panel's gather of rows); the swaps are then []."""
     from .lu import KERNELS as LU_KERNELS, _eliminate, swap_lines, swap_lines_gpu
     from .reduce import argmax_region, argmax_stream
-    from .stream import give_back
 
     swaps = []
     for k in range(b):
         if pivoting == "partial" and gpu is not None:
             record, perm = gpu
-            best = argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True)
-            try:
-                LU_KERNELS["pivot_record"].draw(record, Texel.at(c0 + k, 0), {"pivot": best})
-                swap_lines_gpu(panel, k, best, b, "row")
-                swap_lines_gpu(perm, c0 + k, best, 1, "column", shift=c0, by="row")
-            finally:
-                give_back(best)
-        elif pivoting == "partial":
+            argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True, out=record, at=c0 + k)
+            swap_lines_gpu(panel, k, record, b, "row", at=c0 + k)
+            swap_lines_gpu(perm, c0 + k, record, 1, "column", shift=c0, by="row", at=c0 + k)
+            _eliminate(panel, k, R, "rtt", cols=b, row_copied=True)
+            continue
+        if pivoting == "partial":
             value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
             if not value > threshold and c0 + k < n:
                 raise SingularMatrixError(c0 + k, n, pivoting, value, threshold)

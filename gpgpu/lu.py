@@ -24,10 +24,10 @@ from .blas1 import copy as copy_stream, whole
 from .blas2 import trsv
 from .cholesky import first_bad_pivot, WPOS
 from .errors import UNIT_ROUNDOFF, SingularMatrixError
-from .geometry import Line, Rect, Texel
+from .geometry import Line, Rect
 from .kernel import Kernel
 from .reduce import argmax_region, argmax_stream, reduce_region
-from .stream import Operands, PingPong, Stream, check_array, give_back
+from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError", "LUFactor", "KERNELS"]
 
@@ -38,7 +38,6 @@ KERNELS = {
     "gather": Kernel("gather", texels=3, doc="row permutation of a right-hand side"),
     "swap": Kernel("copy", texels=2, vertex="swap_lines", label="copy_swap_gpu",
                    doc="004 row/column swap, lines placed by the vertex program from the GPU's pivot"),
-    "pivot_record": Kernel("pivot_record", texels=2, doc="step k's pivot kept on the GPU"),
 }
 
 PIVOTING = ("none", "partial", "full")
@@ -88,26 +87,31 @@ def swap_lines(pp: PingPong, a: int, b: int, length: int, axis: str) -> None:
 
 
 def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str, shift: int = 0,
-                   by: str | None = None) -> None:
-    """:func:`swap_lines` of row (or column) k with the one whose index is in ``pivot`` (the 1 x 1
-    argmax result, (value, x, y, 0)) plus ``shift``, without reading it back:
+                   by: str | None = None, at: int = 0) -> None:
+    """:func:`swap_lines` of row (or column) k with the one whose index is in texel (``at``, 0)
+    of ``pivot`` (an argmax result, (value, x, y, 0)) plus ``shift``, without reading it back:
     ``glsl/swap_lines.vert`` places the two lines from it (beyond the papers). ``by`` ("row" or
     "column", default ``axis``) says which of the pivot's indexes: a row vector's entries are
     swapped as columns by the pivot's row."""
-    u = {"k": k, "length": length, "rows": axis == "row", "shift": shift, "pivot_row": (by or axis) == "row"}
+    u = {"k": k, "length": length, "rows": axis == "row", "shift": shift, "pivot_row": (by or axis) == "row",
+         "at": at}
     KERNELS["swap"].draw_lines(pp.T, 4, {"A": pp.S, "pivot": pivot}, dict(u, back=False))
     KERNELS["swap"].draw_lines(pp.S, 4, {"A": pp.T, "pivot": pivot}, dict(u, back=True))
 
 
-def _eliminate(pp: PingPong, k: int, n: int, transfer: str, cols: int | None = None) -> None:
+def _eliminate(pp: PingPong, k: int, n: int, transfer: str, cols: int | None = None,
+               row_copied: bool = False) -> None:
     """Step k after its pivoting, on an n-row matrix of ``cols`` columns (default n): the row
     of U, the normalized column, the elimination, and the swap of S and T. The square matrix's
     last step is its row of U only (T then holds L\\U); a tall panel's last column (``cols``
-    < n, gpgpu.blocked) has its normalization and no elimination, and no swap: S holds it."""
+    < n, gpgpu.blocked) has its normalization and no elimination, and no swap: S holds it.
+    ``row_copied``: row k of T already equals row k of S over columns k .. cols-1 (a row swap
+    was just drawn: its first pass wrote the whole new row k into T), so its copy is skipped."""
     K = KERNELS
     cols = n if cols is None else cols
     # copy the row of U: row k, columns k .. cols-1 (a line)
-    K["copy"].draw(pp.T, Line.row(k, k, cols, T0=WPOS), {"A": pp.S}, transfer=transfer)
+    if not row_copied:
+        K["copy"].draw(pp.T, Line.row(k, k, cols, T0=WPOS), {"A": pp.S}, transfer=transfer)
     if k == n - 1:
         return
     column = (k, k + 1, k + 1, n)
@@ -172,7 +176,7 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True,
 
 def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float) -> LUFactor:
     """``_factor`` with ``pivots="gpu"``: the same passes, except that each step's argmax stays
-    on the GPU (recorded into a 1 x n RGBA stream by ``pivot_record``) and the swap lines are
+    on the GPU (the argmax's last pass renders it into a 1 x n RGBA record) and the swap lines are
     placed by the vertex program from it, so no step waits for a read-back. The pivots are
     read once at the end: the permutations are replayed from them, and a pivot not above the
     singularity threshold raises SingularMatrixError for its step as the read-back path does
@@ -183,15 +187,14 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
     try:
         for k in range(n):
             region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
-            best = argmax_stream(pp.S, region, absolute=True, fan=True)
-            try:
-                KERNELS["pivot_record"].draw(record, Texel.at(k, 0), {"pivot": best})
-                swap_lines_gpu(pp, k, best, n, "row")
-                if pivoting == "full":
-                    swap_lines_gpu(pp, k, best, n, "column")
-            finally:
-                give_back(best)
-            _eliminate(pp, k, n, transfer)
+            # the search's last pass writes step k's pivot into the record, where the swap
+            # lines read it (no pivot_record copy); the row swap's first pass writes the new
+            # row k into T whole, which is the row of U (no copy of it)
+            argmax_stream(pp.S, region, absolute=True, fan=True, out=record, at=k)
+            swap_lines_gpu(pp, k, record, n, "row", at=k)
+            if pivoting == "full":
+                swap_lines_gpu(pp, k, record, n, "column", at=k)
+            _eliminate(pp, k, n, transfer, row_copied=True)
         piv = record.to_array().reshape(n, 4)            # the one read-back of the pivots
     except BaseException:
         pp.release()
@@ -270,9 +273,10 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
         the swap lines, a GPU-CPU synchronisation per column. ``"gpu"`` (beyond the papers): the
         position stays on the GPU and the swap lines' vertex program reads it (vertex texture
         fetch); the pivots are read back once at the end, and the pivot search compares 32
-        candidates a fragment (``argmax_stream(fan=True)``). The same factor bit for bit; the
-        passes are the read-back path's plus a pivot record and the two swap passes at every
-        step (drawn even when the pivot is on the diagonal), which the CPU issues without
+        candidates a fragment (``argmax_stream(fan=True)``) and renders its answer into a 1 x n
+        record of pivots. The same factor bit for bit; the two swap passes are drawn at every
+        step (even when the pivot is on the diagonal), and the first of them writes the new
+        row k whole, so the row of U is not copied again: the CPU issues the passes without
         waiting.
     variant : {"faithful", "blocked"}
         ``"blocked"`` (beyond the papers, :func:`gpgpu.blocked.blocked_lu`; pivoting "partial"

@@ -65,11 +65,22 @@ COPY = Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel")
 FILL = Kernel("fill", texels=1, doc="fill with a constant")
 
 
+def _last(rows: int, cols: int, at, T0, T1=None) -> Rect:
+    """The rectangle of a reduction's last pass: its rows x cols results at texel ``at`` of the
+    output (the indexes interpolated as if the results began at (0, 0))."""
+    ax, ay = at
+    if (ax, ay) == (0, 0):
+        return Rect.covering(0, 0, cols, rows, T0, T1)
+    shift = lambda T: None if T is None else (lambda X, Y: T(X - ax, Y - ay))
+    return Rect.covering(ax, ay, ax + cols, ay + rows, shift(T0), shift(T1))
+
+
 def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
-             out: Stream | None, uniforms=None) -> Stream:
+             out: Stream | None, uniforms=None, at=(0, 0)) -> Stream:
     """Reduce ``region`` (x0, y0, x1, y1) of ``src`` along ``axis`` ('x' or 'y') by ping-pong halving.
 
-    Returns ``out`` (or a new stream) holding one texel per row (axis 'x') or per column.
+    Returns ``out`` (or a new stream) holding one texel per row (axis 'x') or per column, from
+    texel ``at`` of ``out`` on (its last pass renders there).
     """
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
@@ -79,7 +90,7 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
         n_out = (n + 1) // 2
         rows, cols = (h, n_out) if axis == "x" else (n_out, w)
         if n_out == 1:
-            target = out if out is not None else Stream(rows, cols, components=components)
+            target = out if out is not None else Stream(rows, cols, components=components, zero=False)
         else:
             target = borrow(rows, cols, components)
             temps.append(target)
@@ -92,7 +103,8 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
         u = {"limit": (float(x1), float(y1))}
         if uniforms and kernel is first:
             u.update(uniforms)
-        kernel.draw(target, Rect.covering(0, 0, cols, rows, T0, T1), {"S": cur}, u)
+        rect = _last(rows, cols, at, T0, T1) if n_out == 1 else Rect.covering(0, 0, cols, rows, T0, T1)
+        kernel.draw(target, rect, {"S": cur}, u)
         if n_out == 1:
             break
         cur, kernel, n = target, step, n_out
@@ -108,7 +120,7 @@ def _fan_reduce(op: str, src: Stream, region, axis: str, out: Stream | None) -> 
 
 
 def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
-         out: Stream | None, uniforms=None) -> Stream:
+         out: Stream | None, uniforms=None, at=(0, 0)) -> Stream:
     """:func:`_halving` with FAN texels a fragment: ceil(log_FAN n) passes instead of ceil(log2 n)."""
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
@@ -118,7 +130,7 @@ def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components
         n_out = -(-n // FAN)
         rows, cols = (h, n_out) if axis == "x" else (n_out, w)
         if n_out == 1:
-            target = out if out is not None else Stream(rows, cols, components=components)
+            target = out if out is not None else Stream(rows, cols, components=components, zero=False)
         else:
             target = borrow(rows, cols, components)
             temps.append(target)
@@ -129,7 +141,8 @@ def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components
         u = {"limit": (float(x1), float(y1)), "step": (1.0, 0.0) if axis == "x" else (0.0, 1.0)}
         if uniforms and kernel is first:
             u.update(uniforms)
-        kernel.draw(target, Rect.covering(0, 0, cols, rows, T0), {"S": cur}, u)
+        rect = _last(rows, cols, at, T0) if n_out == 1 else Rect.covering(0, 0, cols, rows, T0)
+        kernel.draw(target, rect, {"S": cur}, u)
         if n_out == 1:
             break
         cur, kernel, n = target, step, n_out
@@ -258,21 +271,27 @@ def argmax_region(src: Stream, region=None, absolute: bool = False, negate: bool
 
 
 def argmax_stream(src: Stream, region=None, absolute: bool = False, negate: bool = False,
-                  fan: bool = False) -> Stream:
+                  fan: bool = False, out: Stream | None = None, at: int = 0) -> Stream:
     """As :func:`argmax_region`, but the answer stays on the GPU: a borrowed 1 x 1 RGBA stream
     (value, x, y, 0) that the caller gives back (``gpgpu.stream.give_back``). ``fan=True``
     (beyond the papers) compares FAN candidates a fragment instead of pairs: the same answer
-    (ties to the first, column-major) in ceil(log_32 n) passes instead of ceil(log2 n)."""
+    (ties to the first, column-major) in ceil(log_32 n) passes instead of ceil(log2 n).
+    ``out`` (an RGBA stream of one row, kept by the caller): the last pass renders the answer
+    into its texel (``at``, 0) instead, and ``out`` is returned (an LU's record of pivots)."""
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
     u = {"absolute": bool(absolute), "negate": bool(negate)}
     reduce_, first, step = (_fan, ARGMAX_FAN_FIRST, ARGMAX_FAN) if fan else (_halving, ARGMAX_FIRST, ARGMAX_STEP)
+    if out is not None and (out.components != 4 or out.rows != 1 or not 0 <= at < out.cols):
+        raise ValueError(f"argmax_stream: out must be an RGBA stream of one row with texel {at}, got "
+                         f"{out.rows} x {out.cols} of {out.components} component(s)")
+    target, place = (borrow(1, 1, 4), (0, 0)) if out is None else (out, (at, 0))
     if y1 - y0 == 1:
-        res = reduce_(first, step, src, (x0, y0, x1, y1), "x", 4, borrow(1, 1, 4), u)
+        res = reduce_(first, step, src, (x0, y0, x1, y1), "x", 4, target, u, place)
     elif x1 - x0 == 1:
-        res = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, borrow(1, 1, 4), u)
+        res = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, target, u, place)
     else:
         cols = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, borrow(1, x1 - x0, 4), u)
-        res = reduce_(step, step, cols, (0, 0, x1 - x0, 1), "x", 4, borrow(1, 1, 4))
+        res = reduce_(step, step, cols, (0, 0, x1 - x0, 1), "x", 4, target, None, place)
         give_back(cols)
     return res
 

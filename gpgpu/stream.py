@@ -150,6 +150,11 @@ class Stream:
         carry a value and its position).
     vector : bool
         Remember that the stream holds a 1-D vector, so that ``to_array`` returns 1-D.
+    zero : bool
+        Start from zeros (default). ``zero=False`` is for a kernel's output that its pass
+        covers whole: a texture reused from a released stream of the same shape then keeps
+        its old contents instead of being cleared (a clear is a framebuffer switch more for
+        the driver: the interior point methods make thousands of such outputs).
 
     Use as a context manager, or call ``release()``, to free the GL objects deterministically.
     """
@@ -157,7 +162,7 @@ class Stream:
     __slots__ = ("rows", "cols", "components", "vector", "length", "texture", "_fbo", "ctx", "__weakref__")
 
     def __init__(self, rows: int, cols: int, *, components: int = 1, vector: bool = False,
-                 data: np.ndarray | None = None, length: int | None = None):
+                 data: np.ndarray | None = None, length: int | None = None, zero: bool = True):
         if components not in (1, 4):
             raise ValueError("components must be 1 (R32F) or 4 (RGBA32F)")
         rows, cols = _count(rows, "rows"), _count(cols, "cols")
@@ -185,7 +190,7 @@ class Stream:
             self.texture, self._fbo = recycled
             if payload is not None:
                 self.texture.write(payload)
-            else:
+            elif zero:
                 self.fbo.clear()  # zeros, as a new stream's
             return
         self.texture = ctx.texture((cols, rows), components, payload, dtype="f4")
@@ -217,10 +222,10 @@ class Stream:
         return cls(rows, cols, **kw)
 
     @classmethod
-    def like(cls, other: "Stream") -> "Stream":
-        """A zero stream of the same shape and kind."""
+    def like(cls, other: "Stream", zero: bool = True) -> "Stream":
+        """A zero stream of the same shape and kind (``zero`` as the constructor's)."""
         return cls(other.rows, other.cols, components=other.components, vector=other.vector,
-                   length=other.length)
+                   length=other.length, zero=zero)
 
     @property
     def folded(self) -> bool:

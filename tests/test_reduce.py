@@ -260,3 +260,24 @@ def test_fan_argmax_is_numpys_first_maximum_in_column_major_order(shape):
                 got = res.to_array().reshape(-1)
                 give_back(res)
                 assert (float(got[0]), int(got[1]), int(got[2])) == want, (region, absolute, negate)
+
+
+@pytest.mark.parametrize("fan", [False, True])
+@pytest.mark.parametrize("shape", [(1, 5), (40, 1), (1100, 1), (9, 13)])
+def test_argmax_into_a_record_writes_its_texel_only(fan, shape):
+    """argmax_stream(out=record, at=k) renders the answer into texel (k, 0) of the record (LU's
+    record of pivots, issue 13) and leaves every other texel as it was: the last pass placed by
+    its rectangle, the other passes in their own temporaries."""
+    from gpgpu.reduce import argmax_stream
+
+    rng = np.random.default_rng(shape[0] + shape[1])
+    A = rng.standard_normal(shape)
+    want = np.full((1, 7, 4), -3.0)
+    with Stream.from_array(A) as S, Stream(1, 7, components=4, data=want.astype(np.float32)) as record:
+        for at in (0, 3, 6):
+            assert argmax_stream(S, None, absolute=True, fan=fan, out=record, at=at) is record
+            j = int(np.argmax(np.abs(A).T.ravel()))
+            want[0, at] = (np.float32(np.abs(A).T.ravel()[j]), j // shape[0], j % shape[0], 0.0)
+            np.testing.assert_array_equal(record.to_array(), want.astype(np.float32))
+        with pytest.raises(ValueError, match="RGBA stream of one row with texel 7"):
+            argmax_stream(S, out=record, at=7)

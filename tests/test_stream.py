@@ -120,6 +120,43 @@ def test_recycled_textures_keep_their_shape_and_kind(rng):
         assert same.texture is texture
 
 
+def test_outputs_made_without_zeroing_are_covered_whole_by_their_pass():
+    """Kernel outputs made with zero=False (element-wise results, reductions, gemv, the LP's step
+    ratios) reuse released textures without clearing them: every texel must still be written
+    by the pass. Released textures of each shape are filled with NaN first; a folded vector's
+    tail, which its pass does not cover, must still come out zero."""
+    from gpgpu import blas1, blas2
+    from gpgpu.reduce import reduce_region
+    from gpgpu.stream import fold_width, vector_shape
+
+    gpgpu.free_temporaries()
+    rng = np.random.default_rng(5)
+    n_folded = fold_width() + 3
+    for n in (1, 17, 100, n_folded):
+        x, y = rng.standard_normal(n), rng.standard_normal(n)
+        rows, cols = vector_shape(n)
+        dirty = [Stream(*shape, data=np.full(shape, np.nan, np.float32))
+                 for shape in ((rows, cols), (1, 1), (1, 4), (4, 1), (1, 3), (3, 1)) for _ in range(3)]
+        for s in dirty:
+            s.release()
+        with Stream.from_array(x) as xs, Stream.from_array(y) as ys:
+            for f, want in ((lambda: blas1.saxpy(2.0, xs, ys), 2.0 * x + y),
+                            (lambda: blas1.multiply(xs, ys), x * y), (lambda: blas1.scale(-1.0, xs), -x)):
+                with f() as out:
+                    np.testing.assert_allclose(out.to_array(), want, rtol=1e-6, atol=1e-6)
+                    raw = out.texture.read()
+                    assert np.count_nonzero(np.isnan(np.frombuffer(raw, np.float32))) == 0
+            for op, want in (("sum", x.sum()), ("absmax", np.abs(x).max())):
+                with reduce_region(xs, op, strategy="fan") as r:
+                    np.testing.assert_allclose(r.item(), want, rtol=1e-5, atol=1e-5)
+    A = rng.standard_normal((3, 4))
+    for s in [Stream(1, 3, vector=True, data=np.full(3, np.nan, np.float32)) for _ in range(3)]:
+        s.release()
+    v = rng.standard_normal(4)
+    with Stream.from_array(A) as As, Stream.from_array(v) as vs, blas2.gemv(As, vs) as out:
+        np.testing.assert_allclose(out.to_array(), A @ v, rtol=1e-6, atol=1e-6)
+
+
 def test_recycling_counts_in_the_pool_and_its_limit():
     gpgpu.free_temporaries()
     Stream(8, 8).release()

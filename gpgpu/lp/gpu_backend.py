@@ -214,7 +214,7 @@ class GPUBackend(Backend):
             return super().bound_free_splits(x, partner, bound)
         if self._partner is None:
             self._partner = Stream.from_array(np.asarray(partner, dtype=np.float64), "partner")
-        out = Stream(1, x.cols, vector=True)
+        out = Stream(1, x.cols, vector=True, zero=False)     # covered whole
         SAFEGUARD.draw(out, blas1.whole(out), {"X": x, "partner": self._partner}, {"bound": float(bound)})
         return out
 
@@ -222,7 +222,7 @@ class GPUBackend(Backend):
         if self._cpu is not None:
             return self._cpu_or("max_step", x, dx, index=index)
         self.readbacks += 1
-        ratio = Stream(1, x.cols)
+        ratio = Stream(1, x.cols, zero=False)
         kernel = "blocking_ratio" if index else "step_ratio"
         blas1.KERNELS[kernel].draw(ratio, blas1.whole(ratio), {"X": x, "DX": dx})
         try:
