@@ -12,7 +12,9 @@
 // centre of texel `length` (the diamond-exit rule shades texels 0 .. length-1). With `back`
 // each line reads its own texels (the copy back). Columns alike with x and y exchanged. When
 // p == k both lines lie on row k and copy it onto itself. (The lines may swap the entries of a
-// row vector by the pivot's row: pivot_row and rows are separate uniforms.)
+// row vector by the pivot's row: pivot_row and rows are separate uniforms.) Six vertices add a
+// third line, column k below the diagonal (rows k+1 .. length-1), read in place: LU's
+// normalized column, written with the swap by swap_normalization.frag and copied back with it.
 uniform sampler2D pivot;
 uniform vec2 viewport;
 uniform int k;
@@ -29,11 +31,17 @@ void main() {
     vec4 p = texelFetch(pivot, ivec2(at, 0), 0);
     float other = (pivot_row ? p.z : p.y) + float(shift);   // the pivot's row (y) or column (x)
     int line = gl_VertexID / 2;
-    float at = line == 0 ? float(k) : other;
-    float from = back ? at : (line == 0 ? other : float(k));
+    float on = line == 0 ? float(k) : other;                // the line's row (or column)
+    float from = back ? on : (line == 0 ? other : float(k));
     float s = gl_VertexID % 2 == 0 ? 0.5 : float(length) + 0.5;
-    vec2 V = rows ? vec2(s, at + 0.5) : vec2(at + 0.5, s);
+    vec2 V = rows ? vec2(s, on + 0.5) : vec2(on + 0.5, s);
     T0 = rows ? vec3(s, from + 0.5, 0.0) : vec3(from + 0.5, s, 0.0);
+    if (line == 2) {            // six vertices: a third line, column k below the diagonal (rows
+                                // k+1 .. length-1) copied in place (LU's normalized column)
+        s = gl_VertexID % 2 == 0 ? float(k) + 1.5 : float(length) + 0.5;
+        V = vec2(float(k) + 0.5, s);
+        T0 = vec3(V, 0.0);
+    }
     T1 = vec3(0.0);
     gl_Position = vec4(2.0 * V / viewport - 1.0, 0.0, 1.0);
 }

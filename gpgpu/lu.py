@@ -36,6 +36,8 @@ KERNELS = {
     "normalization": Kernel("normalization", texels=3, doc="004 normalization; 000 Table 1(a) 12 bytes/frag"),
     "elimination": Kernel("elimination", texels=4, doc="004 elimination; 000 Table 1(a) 16 bytes/frag"),
     "gather": Kernel("gather", texels=3, doc="row permutation of a right-hand side"),
+    "swap_normalization": Kernel("swap_normalization", texels=4, vertex="swap_lines",
+                                 doc="004 row swap and normalization in one pass, pivot on the GPU (beyond)"),
     "swap": Kernel("copy", texels=2, vertex="swap_lines", label="copy_swap_gpu",
                    doc="004 row/column swap, lines placed by the vertex program from the GPU's pivot"),
 }
@@ -97,6 +99,24 @@ def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str, 
          "at": at}
     KERNELS["swap"].draw_lines(pp.T, 4, {"A": pp.S, "pivot": pivot}, dict(u, back=False))
     KERNELS["swap"].draw_lines(pp.S, 4, {"A": pp.T, "pivot": pivot}, dict(u, back=True))
+
+
+def _partial_step_gpu(pp: PingPong, k: int, n: int, record: Stream) -> None:
+    """Step k of LU with partial pivoting, its pivot at texel k of ``record`` (beyond the
+    papers): three passes where a swap and :func:`_eliminate` draw six. One pass of three
+    lines writes rows k and p of T from S, swapped -- row k whole is the row of U -- and column
+    k below the diagonal normalized, read through the swap (``swap_normalization``); one pass
+    of the same three lines copies them back into S (the swap's copy back and the column's copy
+    joined); then the elimination. S and T end as after the separate passes, bit for bit."""
+    u = {"k": k, "length": n, "rows": True, "shift": 0, "pivot_row": True, "at": k}
+    if k == n - 1:      # the last row of U: the swap's first pass only
+        KERNELS["swap"].draw_lines(pp.T, 4, {"A": pp.S, "pivot": record}, dict(u, back=False))
+        return
+    KERNELS["swap_normalization"].draw_lines(pp.T, 6, {"A": pp.S, "pivot": record}, dict(u, back=False))
+    KERNELS["swap"].draw_lines(pp.S, 6, {"A": pp.T, "pivot": record}, dict(u, back=True))
+    KERNELS["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, n, n, T0=lambda x, y: (k + .5, y),
+                                                    T1=lambda x, y: (x, k + .5)), {"A": pp.S})
+    pp.swap()
 
 
 def _eliminate(pp: PingPong, k: int, n: int, transfer: str, cols: int | None = None,
@@ -191,6 +211,9 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
             # lines read it (no pivot_record copy); the row swap's first pass writes the new
             # row k into T whole, which is the row of U (no copy of it)
             argmax_stream(pp.S, region, absolute=True, fan=True, out=record, at=k)
+            if pivoting == "partial" and transfer == "rtt":
+                _partial_step_gpu(pp, k, n, record)
+                continue
             swap_lines_gpu(pp, k, record, n, "row", at=k)
             if pivoting == "full":
                 swap_lines_gpu(pp, k, record, n, "column", at=k)

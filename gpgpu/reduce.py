@@ -58,8 +58,11 @@ FAN_OPS = {op: Kernel("reduction_fan", texels=FAN + 1, defines={"FAN": FAN, "OP"
 SUM_FAN = FAN_OPS["sum"]
 ARGMAX_FAN_FIRST = Kernel("argmax_reduction_fan_first", texels=FAN + 1, defines={"FAN": FAN},
                           label="argmax_reduction_fan_first", doc="pivot search, FAN texels a fragment (beyond)")
-ARGMAX_FAN = Kernel("argmax_reduction_fan", texels=4 * FAN + 4, defines={"FAN": FAN},
-                    label="argmax_reduction_fan", doc="pivot search, FAN (value, x, y) a fragment (beyond)")
+#: (value, x, y) candidates compared a fragment by the pivot search's later passes: 2 FAN, so
+#: that a column of up to 2048 (32 x 64) is searched in two passes
+ARGMAX_FAN_STEP = 2 * FAN
+ARGMAX_FAN = Kernel("argmax_reduction_fan", texels=4 * ARGMAX_FAN_STEP + 4, defines={"FAN": ARGMAX_FAN_STEP},
+                    label="argmax_reduction_fan", doc="pivot search, 2 FAN (value, x, y) a fragment (beyond)")
 STRATEGIES = ("pingpong", "pyramid", "fan")
 COPY = Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel")
 FILL = Kernel("fill", texels=1, doc="fill with a constant")
@@ -121,13 +124,16 @@ def _fan_reduce(op: str, src: Stream, region, axis: str, out: Stream | None) -> 
 
 def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
          out: Stream | None, uniforms=None, at=(0, 0)) -> Stream:
-    """:func:`_halving` with FAN texels a fragment: ceil(log_FAN n) passes instead of ceil(log2 n)."""
+    """:func:`_halving` with FAN texels a fragment: ceil(log_FAN n) passes instead of ceil(log2 n).
+    (A kernel compiled with another FAN define combines that many: the pivot search's later
+    passes.)"""
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     n = w if axis == "x" else h
     cur, kernel, temps = src, first, []
     while True:
-        n_out = -(-n // FAN)
+        fan = kernel.defines.get("FAN", FAN)
+        n_out = -(-n // fan)
         rows, cols = (h, n_out) if axis == "x" else (n_out, w)
         if n_out == 1:
             target = out if out is not None else Stream(rows, cols, components=components, zero=False)
@@ -135,9 +141,9 @@ def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components
             target = borrow(rows, cols, components)
             temps.append(target)
         if axis == "x":
-            T0 = lambda X, Y, x0=x0, y0=y0: (x0 + FAN * X - (FAN - 1) / 2, y0 + Y)
+            T0 = lambda X, Y, x0=x0, y0=y0, f=fan: (x0 + f * X - (f - 1) / 2, y0 + Y)
         else:
-            T0 = lambda X, Y, x0=x0, y0=y0: (x0 + X, y0 + FAN * Y - (FAN - 1) / 2)
+            T0 = lambda X, Y, x0=x0, y0=y0, f=fan: (x0 + X, y0 + f * Y - (f - 1) / 2)
         u = {"limit": (float(x1), float(y1)), "step": (1.0, 0.0) if axis == "x" else (0.0, 1.0)}
         if uniforms and kernel is first:
             u.update(uniforms)
@@ -274,8 +280,9 @@ def argmax_stream(src: Stream, region=None, absolute: bool = False, negate: bool
                   fan: bool = False, out: Stream | None = None, at: int = 0) -> Stream:
     """As :func:`argmax_region`, but the answer stays on the GPU: a borrowed 1 x 1 RGBA stream
     (value, x, y, 0) that the caller gives back (``gpgpu.stream.give_back``). ``fan=True``
-    (beyond the papers) compares FAN candidates a fragment instead of pairs: the same answer
-    (ties to the first, column-major) in ceil(log_32 n) passes instead of ceil(log2 n).
+    (beyond the papers) compares FAN (32) candidates a fragment in the first pass and 2 FAN in
+    the later ones, instead of pairs: the same answer (ties to the first, column-major) in
+    1 + ceil(log_64 (n / 32)) passes instead of ceil(log2 n) (two up to n = 2048).
     ``out`` (an RGBA stream of one row, kept by the caller): the last pass renders the answer
     into its texel (``at``, 0) instead, and ``out`` is returned (an LU's record of pivots)."""
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)

@@ -200,6 +200,21 @@ def test_gpu_pivots_give_the_readback_paths_factor_bit_for_bit(pivoting, n):
             np.testing.assert_allclose(P @ L @ U, A, atol=4 * n * 6e-8 * np.abs(A).max() * max(1, n ** 0.5))
 
 
+def test_gpu_partial_pivots_draw_four_passes_a_step_after_the_search():
+    """Partial pivoting with the pivot on the GPU: per step (but the last) one pass of the swap
+    and the normalization through it, one back copy of the same three lines and the
+    elimination; no separate copies (the bit-for-bit test above checks their values)."""
+    n = 9
+    A = np.random.default_rng(2).standard_normal((n, n))
+    with Stream.from_array(A) as S, gpgpu.counters.count(time=False) as c:
+        gpgpu.lu_factor(S, "partial", pivots="gpu").release()
+    passes = {str(k): s.passes for k, s in c.stats.items()}
+    assert passes["copy_swap_gpu"] == n
+    assert passes["swap_normalization"] == passes["elimination"] == n - 1
+    assert "normalization" not in passes and passes.get("copy", 0) == 0
+    assert passes["argmax_reduction_fan_first"] == n
+
+
 def test_gpu_pivots_read_back_once(readbacks):
     A = np.random.default_rng(0).standard_normal((24, 24))
     with Stream.from_array(A) as S:

@@ -240,7 +240,7 @@ def test_reduce_argmax_op(rng):
         gpgpu.reduce(x, "argmax", axis=0)
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (9, 1), (33, 1), (1, 100), (40, 70), (100, 3), (1100, 1)])
+@pytest.mark.parametrize("shape", [(1, 1), (1, 7), (9, 1), (33, 1), (1, 100), (40, 70), (100, 3), (1100, 1), (2200, 1), (1, 2200)])
 def test_fan_argmax_is_numpys_first_maximum_in_column_major_order(shape):
     from gpgpu.reduce import argmax_stream
     from gpgpu.stream import give_back
