@@ -66,6 +66,7 @@ KERNELS = {
                             doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
     "cholesky_inverse_step": Kernel("cholesky_inverse_step", texels=5,
                                     doc="beyond the papers: cholesky_step and lower_inverse_step of step k in one pass"),
+    "identity": Kernel("identity", texels=1, doc="beyond the papers: I drawn, not uploaded"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
 }
@@ -578,14 +579,26 @@ def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: 
     return x
 
 
+def _identity(m: int, cols: int, offset: int) -> Stream:
+    """An m x ``cols`` stream of zeros with the m x m identity from column ``offset`` on, drawn
+    on the GPU (kernel ``identity``)."""
+    s = Stream(m, cols, zero=offset > 0)      # the pass covers columns offset .. offset + m - 1
+    try:
+        KERNELS["identity"].draw(s, Rect.covering(offset, 0, offset + m, m), uniforms={"offset": float(offset)})
+    except BaseException:
+        s.release()
+        raise
+    return s
+
+
 def lower_inverse(L: Stream, m: int) -> Stream:
     """X = L^-1 of the lower triangular m x m factor in stream ``L`` (its lower triangle read),
-    on the GPU in m passes (beyond the papers; kernel ``lower_inverse_step``): Gauss-Jordan by
+    on the GPU in m passes and two that draw the identity (beyond the papers; kernel
+    ``lower_inverse_step``): Gauss-Jordan by
     columns of L from the identity, each step one rectangle over the rows k .. m-1 and columns
     0 .. k joined with the copy of row k - 1. The upper triangle of X is zero. With it a solve
     with L Lᵀ is two one-pass products (:func:`solve_with_inverse`)."""
-    eye = np.eye(m, dtype=np.float32)
-    pp = PingPong(Stream(m, m, data=eye), Stream(m, m, data=eye))
+    pp = PingPong(_identity(m, m, 0), _identity(m, m, 0))
     try:
         for k in range(m):
             KERNELS["lower_inverse_step"].draw(pp.T, Triangle.from_rects(inverse_step_rectangles(k, m)),
@@ -599,13 +612,13 @@ def lower_inverse(L: Stream, m: int) -> Stream:
 
 
 def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None) -> tuple:
-    """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 3 passes (beyond
+    """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 5 passes (beyond
     the papers): the one-pass Cholesky steps of ``factor(pivot="onepass")`` and the steps of
     :func:`lower_inverse` drawn together, step k of both in one ``cholesky_inverse_step`` pass
     over a 2m-wide texture that holds the working matrix beside X (:func:`cholesky_inverse_plan`),
     then the two halves copied out. The same operations as the two separate calls, so the same
     factor and inverse up to float32 rounding (a compiler may round ``a / sqrt(d)`` differently
-    in the two kernels); 2m + 2 passes fewer than the separate calls' 2m. ``guarded`` as
+    in the two kernels); about m passes fewer than the two separate calls. ``guarded`` as
     :func:`factor`'s (no breakdown check: the guard replaces bad pivots).
 
     Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
@@ -624,9 +637,8 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None) -> tuple
         return plan if u is None else [d if d is SWAP else d._replace(uniforms=dict(d.uniforms, **u)) for d in plan]
 
     plan = compiled(("cholesky_inverse", m, None if u is None else tuple(sorted(u.items()))), build)
-    start = np.zeros((m, 2 * m), dtype=np.float32)
-    start[:, m:] = np.eye(m, dtype=np.float32)   # [A | I] (the inverse half of both buffers is read)
-    pp = PingPong(Stream(m, 2 * m, data=start), Stream(m, 2 * m, data=start))
+    # [0 | I] in both buffers (the inverse half of both is read), then A into S's left half
+    pp = PingPong(_identity(m, 2 * m, m), _identity(m, 2 * m, m))
     L = X = None
     try:
         BLAS1["copy_input"].draw(pp.S, Rect.covering(0, 0, m, m, T0=WPOS), {"A": S})

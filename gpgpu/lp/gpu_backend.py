@@ -285,7 +285,7 @@ class GPUBackend(Backend):
         guarded = {"tolerance": self.pivot_tol, "huge": self.huge}
         try:
             if self.substitution == "inverse" and self.pivot == "onepass" and 2 * self.m <= max_texture_size():
-                # both beyond the paper: each step of L and of L^-1 in one pass (m + 3 passes, not 2m)
+                # both beyond the paper: each step of L and of L^-1 in one pass (m + 5 passes, not 2m + 2)
                 self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded)
             else:
                 self.L = factor(M, self.m, form=self.cholesky,
