@@ -66,6 +66,8 @@ KERNELS = {
                             doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
     "cholesky_inverse_step": Kernel("cholesky_inverse_step", texels=5,
                                     doc="beyond the papers: cholesky_step and lower_inverse_step of step k in one pass"),
+    "cholesky_inverse_two_steps": Kernel("cholesky_inverse_two_steps", texels=11,
+                                         doc="beyond the papers: steps k and k + 1 of cholesky_inverse_step in one pass"),
     "identity": Kernel("identity", texels=1, doc="beyond the papers: I drawn, not uploaded"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
@@ -327,18 +329,37 @@ def inverse_step_rectangles(k: int, m: int, x0: int = 0) -> list:
     return [(x0, k, x0 + k + 1, m)] + ([(x0, k - 1, x0 + k, k)] if k else [])
 
 
-def cholesky_inverse_plan(m: int, guarded: bool = False) -> list:
-    """The passes of :func:`factor_with_inverse` (beyond the papers): step k draws
-    :func:`onepass_step` (the Cholesky half, columns 0 .. m-1) joined with
+def two_steps_primitive(k: int, m: int) -> Triangle:
+    """Steps k and k + 1 of :func:`factor_with_inverse` in one pass (``steps=2``): Fig. 5's
+    triangle moved to column k (columns k .. i of the rows i >= k: both pivots, both columns and
+    the update), the copies of columns k - 2 and k - 1 (rows from the diagonal down), and m
+    columns right the inverse's rows k .. m-1 over its columns 0 .. k + 1 and the copies of rows
+    k - 2 and k - 1 (columns 0 .. the diagonal)."""
+    tri = Triangle([vertex((k, k - .5)), vertex((k, m)), vertex((m + .5, m))])
+    rects = [(c, c, c + 1, m) for c in (k - 2, k - 1) if c >= 0]
+    rects += [(m, k, m + min(k + 2, m), m)] + [(m, r, m + r + 1, r + 1) for r in (k - 2, k - 1) if r >= 0]
+    return Triangle.join(tri, Triangle.from_rects(rects))
+
+
+def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1) -> list:
+    """The passes of :func:`factor_with_inverse` (beyond the papers): with ``steps=1`` step k
+    draws :func:`onepass_step` (the Cholesky half, columns 0 .. m-1) joined with
     :func:`inverse_step_rectangles` moved m columns right (the inverse half), one
-    ``cholesky_inverse_step`` pass, S and T swapped between steps; the result ends in T."""
+    ``cholesky_inverse_step`` pass; with ``steps=2`` steps k and k + 1 are one
+    ``cholesky_inverse_two_steps`` pass over :func:`two_steps_primitive` (k = 0, 2, 4, ...;
+    ceil(m / 2) passes). S and T are swapped between passes; the result ends in T."""
+    if steps not in (1, 2):
+        raise ValueError(f"steps must be 1 or 2 (Cholesky steps a pass), got {steps!r}")
     u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
     plan = []
-    for k in range(m):
-        primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
-        plan.append(Draw(KERNELS["cholesky_inverse_step"], "T", primitive,
-                         {"L": "S", "M0": "M0" if guarded else "S"}, dict(u, k=k)))
-        if k < m - 1:
+    for k in range(0, m, steps):
+        if steps == 1:
+            kernel = KERNELS["cholesky_inverse_step"]
+            primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
+        else:
+            kernel, primitive = KERNELS["cholesky_inverse_two_steps"], two_steps_primitive(k, m)
+        plan.append(Draw(kernel, "T", primitive, {"L": "S", "M0": "M0" if guarded else "S"}, dict(u, k=k)))
+        if k + steps < m:
             plan.append(SWAP)
     return plan
 
@@ -611,7 +632,7 @@ def lower_inverse(L: Stream, m: int) -> Stream:
     return pp.S
 
 
-def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None) -> tuple:
+def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: int = 1) -> tuple:
     """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 5 passes (beyond
     the papers): the one-pass Cholesky steps of ``factor(pivot="onepass")`` and the steps of
     :func:`lower_inverse` drawn together, step k of both in one ``cholesky_inverse_step`` pass
@@ -619,7 +640,10 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None) -> tuple
     then the two halves copied out. The same operations as the two separate calls, so the same
     factor and inverse up to float32 rounding (a compiler may round ``a / sqrt(d)`` differently
     in the two kernels); about m passes fewer than the two separate calls. ``guarded`` as
-    :func:`factor`'s (no breakdown check: the guard replaces bad pivots).
+    :func:`factor`'s (no breakdown check: the guard replaces bad pivots). ``steps=2`` (beyond
+    the papers too) draws two steps a pass (kernel ``cholesky_inverse_two_steps``): ceil(m/2)
+    + 5 passes, each fragment computing both steps from the state before them with the same
+    float32 operations as the one-step passes.
 
     Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
     :func:`lower_inverse`)."""
@@ -633,10 +657,10 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None) -> tuple
     u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
 
     def build():
-        plan = cholesky_inverse_plan(m, guarded=u is not None)
+        plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps)
         return plan if u is None else [d if d is SWAP else d._replace(uniforms=dict(d.uniforms, **u)) for d in plan]
 
-    plan = compiled(("cholesky_inverse", m, None if u is None else tuple(sorted(u.items()))), build)
+    plan = compiled(("cholesky_inverse", m, steps, None if u is None else tuple(sorted(u.items()))), build)
     # [0 | I] in both buffers (the inverse half of both is read), then A into S's left half
     pp = PingPong(_identity(m, 2 * m, m), _identity(m, 2 * m, m))
     L = X = None

@@ -93,8 +93,8 @@ class GPUBackend(Backend):
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
         beyond the paper's listing); or, with ``"inverse"`` (beyond the paper), L⁻¹ formed on
         the GPU once per factorization (m passes, :func:`gpgpu.cholesky.lower_inverse`) and each
-        solve two one-pass products; with ``pivot="onepass"`` each step of the factor and of its
-        inverse is one pass (:func:`gpgpu.cholesky.factor_with_inverse`).
+        solve two one-pass products; with ``pivot="onepass"`` two steps of the factor and of its
+        inverse are one pass (:func:`gpgpu.cholesky.factor_with_inverse` with ``steps=2``).
     pivot : {"separate", "fused", "onepass"}
         The outer Cholesky's pivot steps: Algorithm 2's square root, copy, normalization, copy
         (default), one ``pivot_column`` pass and one copy (beyond the paper), or, with
@@ -285,8 +285,9 @@ class GPUBackend(Backend):
         guarded = {"tolerance": self.pivot_tol, "huge": self.huge}
         try:
             if self.substitution == "inverse" and self.pivot == "onepass" and 2 * self.m <= max_texture_size():
-                # both beyond the paper: each step of L and of L^-1 in one pass (m + 5 passes, not 2m + 2)
-                self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded)
+                # both beyond the paper: two steps of L and of L^-1 in one pass (ceil(m/2) + 5 passes,
+                # not 2m + 2)
+                self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded, steps=2)
             else:
                 self.L = factor(M, self.m, form=self.cholesky,
                                 update=self.update if self.cholesky == "outer" else "triangle",
