@@ -665,6 +665,18 @@ def test_two_steps_a_pass_equal_one_step_a_pass_and_numpy(m):
         cholesky_inverse_plan(4, steps=3)
 
 
+def _joined_step(S, k, m):
+    """Step k of the joined Cholesky and L^-1 in float64, on the m x 2m state S."""
+    S, d = S.copy(), S[k, k]
+    X_k = S[k, m:m + k + 1] / np.sqrt(d)
+    S[k:, k] = S[k:, k] / np.sqrt(d)
+    for i in range(k + 1, m):
+        S[i, k + 1:i + 1] -= S[i, k] * S[k + 1:i + 1, k]          # S(i,k) S(j,k) / d, normalized
+        S[i, m:m + k + 1] -= S[i, k] * X_k
+    S[k, m:m + k + 1] = X_k
+    return S
+
+
 def test_two_steps_a_pass_cover_and_compute_every_cell():
     """Every cell of every two-step pass against float64 from the pass's input: both pivots and
     columns, the update by both steps, the inverse's rows by both steps, the copies of the two
@@ -690,27 +702,9 @@ def test_two_steps_a_pass_cover_and_compute_every_cell():
         want[k:, m:m + min(k + 2, m)] = True
         assert np.array_equal(f.covered, want), k
         S0 = f.inputs["L"].astype(np.float64)
-        d0 = S0[k, k]
-        S1 = S0.copy()                                   # the state after step k, in float64
-        S1[:, k] = S0[:, k] / np.sqrt(d0)
-        S1[k, k] = np.sqrt(d0)
-        for i in range(k + 1, m):
-            for j in range(k + 1, i + 1):
-                S1[i, j] = S0[i, j] - S0[i, k] * S0[j, k] / d0
-            for j in range(k + 1):
-                S1[i, m + j] = S0[i, m + j] - S1[i, k] * S0[k, m + j] / np.sqrt(d0)
-        S1[k, m:m + k + 1] = S0[k, m:m + k + 1] / np.sqrt(d0)
-        want_v = S1.copy()
+        want_v = _joined_step(S0, k, m)
         if k + 1 < m:
-            k1, d1 = k + 1, S1[k + 1, k + 1]
-            want_v[:, k1] = S1[:, k1] / np.sqrt(d1)
-            want_v[k1, k1] = np.sqrt(d1)
-            for i in range(k1 + 1, m):
-                for j in range(k1 + 1, i + 1):
-                    want_v[i, j] = S1[i, j] - S1[i, k1] * S1[j, k1] / d1
-                for j in range(k1 + 1):
-                    want_v[i, m + j] = S1[i, m + j] - want_v[i, k1] * S1[k1, m + j] / np.sqrt(d1)
-            want_v[k1, m:m + k1 + 1] = S1[k1, m:m + k1 + 1] / np.sqrt(d1)
+            want_v = _joined_step(want_v, k + 1, m)
         np.testing.assert_allclose(f.values[want], want_v[want], rtol=1e-5, atol=1e-6)
         for c in (k - 2, k - 1):
             if c >= 0:
