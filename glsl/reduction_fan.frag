@@ -9,6 +9,10 @@
 // combines a pair: 0 sum (sum_reduction), 1 max (max_reduction), 2 min (min_reduction), 3
 // absmax (absmax_reduction, which passes a NaN on). Starting from the first texel rather than
 // an identity keeps an infinity (the min of +inf's is +inf, not the largest float).
+// TERM (a compile-time constant, default 0) lets the first pass reduce an element-wise term of
+// S and a second stream Y instead of S itself, so that the term needs no pass of its own:
+// 1 the product S Y (an inner product, with OP 0), 2 the line search's ratio of
+// step_ratio.frag, x = S, dx = Y (with OP 2).
 uniform sampler2D S;
 uniform vec2 limit;     // first (x, y) past the input region
 uniform vec2 step;      // (1, 0) or (0, 1)
@@ -24,7 +28,22 @@ out float result;
 #define COMBINE(a, b) ((isnan(a) || isnan(b)) ? (a) + (b) : max(a, b))
 #endif
 
-#if OP == 3
+#ifndef TERM
+#define TERM 0
+#endif
+
+#if TERM == 1
+uniform sampler2D Y;
+#define VALUE(c) (texRECT(S, c) * texRECT(Y, c))
+#elif TERM == 2
+uniform sampler2D Y;
+float step_ratio(vec2 c) {
+    float x = texRECT(S, c);
+    float dx = texRECT(Y, c);
+    return dx < 0.0 ? min(1.0, max(0.0, -x / dx)) : 1.0;
+}
+#define VALUE(c) step_ratio(c)
+#elif OP == 3
 #define VALUE(c) abs(texRECT(S, c))
 #else
 #define VALUE(c) texRECT(S, c)

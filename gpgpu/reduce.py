@@ -38,7 +38,8 @@ from .geometry import Rect
 from .kernel import Kernel
 from .stream import Operands, Stream, borrow, give_back
 
-__all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region"]
+__all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region", "reduce_terms",
+           "argmin_blocking_ratio"]
 
 #: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
 OPS = {
@@ -58,6 +59,17 @@ FAN_OPS = {op: Kernel("reduction_fan", texels=FAN + 1, defines={"FAN": FAN, "OP"
 SUM_FAN = FAN_OPS["sum"]
 ARGMAX_FAN_FIRST = Kernel("argmax_reduction_fan_first", texels=FAN + 1, defines={"FAN": FAN},
                           label="argmax_reduction_fan_first", doc="pivot search, FAN texels a fragment (beyond)")
+#: (term, op) -> the first pass of a fan reduction of an element-wise term of two streams
+#: (beyond the papers): the term computed where it is reduced, not in a pass of its own
+FAN_TERMS = {
+    ("product", "sum"): Kernel("reduction_fan", texels=2 * FAN + 1, defines={"FAN": FAN, "OP": 0, "TERM": 1},
+                               label="dot_reduction_fan", doc="inner product, FAN products a fragment (beyond)"),
+    ("step_ratio", "min"): Kernel("reduction_fan", texels=2 * FAN + 1, defines={"FAN": FAN, "OP": 2, "TERM": 2},
+                                  label="step_ratio_min_fan", doc="000 line search, FAN ratios a fragment (beyond)"),
+}
+ARGMAX_FAN_FIRST_BLOCKING = Kernel("argmax_reduction_fan_first", texels=2 * FAN + 1,
+                                   defines={"FAN": FAN, "BLOCKING": 1}, label="blocking_ratio_argmax_fan_first",
+                                   doc="the blocking index's search, FAN ratios a fragment (beyond)")
 #: (value, x, y) candidates compared a fragment by the pivot search's later passes: 2 FAN, so
 #: that a column of up to 2048 (32 x 64) is searched in two passes
 ARGMAX_FAN_STEP = 2 * FAN
@@ -123,10 +135,10 @@ def _fan_reduce(op: str, src: Stream, region, axis: str, out: Stream | None) -> 
 
 
 def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
-         out: Stream | None, uniforms=None, at=(0, 0)) -> Stream:
+         out: Stream | None, uniforms=None, at=(0, 0), others: dict | None = None) -> Stream:
     """:func:`_halving` with FAN texels a fragment: ceil(log_FAN n) passes instead of ceil(log2 n).
     (A kernel compiled with another FAN define combines that many: the pivot search's later
-    passes.)"""
+    passes.) ``others``: more input streams of the first pass (a term's second operand)."""
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     n = w if axis == "x" else h
@@ -148,7 +160,10 @@ def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components
         if uniforms and kernel is first:
             u.update(uniforms)
         rect = _last(rows, cols, at, T0) if n_out == 1 else Rect.covering(0, 0, cols, rows, T0)
-        kernel.draw(target, rect, {"S": cur}, u)
+        inputs = {"S": cur}
+        if others and cur is src:
+            inputs.update(others)
+        kernel.draw(target, rect, inputs, u)
         if n_out == 1:
             break
         cur, kernel, n = target, step, n_out
@@ -238,6 +253,33 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
     res = _halving(k, k, cols, (0, 0, x1 - x0, 1), "x", 1, out)
     give_back(cols)
     return res
+
+
+def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = None) -> Stream:
+    """``op`` over the element-wise ``term`` of two one-row streams of one shape, on the GPU, to
+    a 1 x 1 stream (no read-back): "product" with "sum" (x^T y) or "step_ratio" with "min" (the
+    line search of Algorithm 3 of 000, (4.15)-(4.16)). Beyond the papers: the term is computed
+    in the first pass of the "fan" reduction instead of in a pass of its own (the
+    ``elementwise_product`` or ``step_ratio`` kernel), one pass fewer; the same minimum, the
+    same sum up to float32 rounding (a compiler may fuse the product into the addition)."""
+    kernel = FAN_TERMS.get((term, op))
+    if kernel is None:
+        raise ValueError(f"reduce_terms has {sorted(FAN_TERMS)}, not {(term, op)!r}")
+    if x.shape != y.shape or x.rows != 1:
+        raise ValueError(f"reduce_terms takes two one-row streams of one shape, got {x.shape} and {y.shape}")
+    return _fan(kernel, FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, others={"Y": y})
+
+
+def argmin_blocking_ratio(x: Stream, dx: Stream) -> Stream:
+    """(value, i, 0) with value = -min_i r_i and i its first argmin, r_i = -x_i / dx_i where
+    dx_i < 0 and 3e38 elsewhere (the blocking index of Mehrotra's step-length heuristic), as
+    ``argmax_stream(ratios, negate=True, fan=True)`` over the ``blocking_ratio`` kernel's
+    output, with the ratios computed in the search's first pass (beyond the papers: one pass
+    fewer, the same answer). A borrowed 1 x 1 RGBA stream; x and dx one-row streams."""
+    if x.shape != dx.shape or x.rows != 1:
+        raise ValueError(f"argmin_blocking_ratio takes two one-row streams of one shape, got {x.shape} and {dx.shape}")
+    return _fan(ARGMAX_FAN_FIRST_BLOCKING, ARGMAX_FAN, x, (0, 0, x.cols, 1), "x", 4, borrow(1, 1, 4),
+                {"absolute": False, "negate": True}, others={"DX": dx})
 
 
 def reduce_regions(src: Stream, op: str, regions: list, strategy: str = "pingpong",

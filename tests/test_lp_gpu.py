@@ -123,8 +123,9 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
 @pytest.mark.parametrize("name", ["afiro", "sc50b"])
 def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name):
     """reductions="fan" (beyond the paper): every inner product, norm, minimum and step length
-    of the iteration by 32-texel fan passes. The paper's eps and HiGHS's objective, iterations
-    within one of the faithful path's, no halving reduction pass left and the same read-backs."""
+    of the iteration by 32-texel fan passes, the products and ratios in their first passes. The
+    paper's eps and HiGHS's objective, iterations within one of the faithful path's, no halving
+    reduction pass left and the same read-backs."""
     from gpgpu import counters
 
     path = NETLIB / f"{name}.mps.gz"
@@ -141,8 +142,13 @@ def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name
     halving = ("sum_reduction", "min_reduction", "absmax_reduction", "argmax_reduction", "argmax_reduction_first")
     assert all(c.passes(k) == 0 for k in halving), c.report()
     assert all(c0.passes(k) > 0 for k in halving[:4]), c0.report()
-    for k in ("sum_reduction_fan", "min_reduction_fan", "absmax_reduction_fan", "argmax_reduction_fan_first"):
+    for k in ("sum_reduction_fan", "absmax_reduction_fan", "dot_reduction_fan", "step_ratio_min_fan",
+              "blocking_ratio_argmax_fan_first"):
         assert c.passes(k) > 0, (k, c.report())
+    # the products of the inner products and the ratios of the line search are computed in the
+    # reductions' first passes: no pass of their own (the products left are Newton's)
+    assert c.passes("step_ratio") == c.passes("blocking_ratio") == 0 < c0.passes("step_ratio")
+    assert c.passes("elementwise_product") < c0.passes("elementwise_product")
     fan_passes = sum(c.passes(k) for k in c.stats if "reduction" in k) / fan.iterations
     paper_passes = sum(c0.passes(k) for k in c0.stats if "reduction" in k) / paper.iterations
     assert fan_passes < 0.5 * paper_passes

@@ -281,3 +281,42 @@ def test_argmax_into_a_record_writes_its_texel_only(fan, shape):
             np.testing.assert_array_equal(record.to_array(), want.astype(np.float32))
         with pytest.raises(ValueError, match="RGBA stream of one row with texel 7"):
             argmax_stream(S, out=record, at=7)
+
+
+@pytest.mark.parametrize("n", [1, 2, 31, 32, 33, 1025, 2100])
+def test_terms_computed_in_the_first_fan_pass_equal_their_own_kernels(n):
+    """reduce_terms / argmin_blocking_ratio (beyond the papers: the LP's inner products and line
+    searches with the element-wise term in the reduction's first pass): the minimum and the
+    blocking index equal those of the step_ratio / blocking_ratio kernels followed by the fan
+    reductions, bit for bit; the inner product is numpy's to float32 rounding. Integer data:
+    ties among the ratios, so the first argmin must win."""
+    from gpgpu import blas1
+    from gpgpu.reduce import argmax_stream, argmin_blocking_ratio, reduce_terms
+    from gpgpu.stream import give_back
+
+    rng = np.random.default_rng(n)
+    x = rng.integers(1, 4, n).astype(float)
+    dx = rng.integers(-3, 3, n).astype(float)
+    with Stream.from_array(x) as X, Stream.from_array(dx) as DX:
+        got = reduce_terms("product", "sum", X, DX)
+        np.testing.assert_allclose(got.item(), x @ dx, rtol=0, atol=1e-6 * np.abs(x * dx).sum())
+        got.release()
+        for kernel, term in (("step_ratio", "step_ratio"),):
+            ratios = Stream.like(X)
+            blas1.KERNELS[kernel].draw(ratios, blas1.whole(ratios), {"X": X, "DX": DX})
+            want = reduce_region(ratios, "min", strategy="fan").item()
+            with reduce_terms(term, "min", X, DX) as got:
+                assert got.item() == want == np.float32(min(1.0, np.min(np.where(dx < 0, x / np.maximum(-dx, 1), 1.0))))
+            blas1.KERNELS["blocking_ratio"].draw(ratios, blas1.whole(ratios), {"X": X, "DX": DX})
+            want = argmax_stream(ratios, negate=True, fan=True)
+            got = argmin_blocking_ratio(X, DX)
+            assert np.array_equal(got.to_array(), want.to_array())
+            if (dx < 0).any():
+                r = np.where(dx < 0, x / np.maximum(-dx, 1), np.inf)
+                assert int(got.read_texel(0, 0)[1]) == int(np.argmin(r))
+            give_back(got, want)
+            ratios.release()
+        with pytest.raises(ValueError, match="not"):
+            reduce_terms("product", "min", X, DX)
+        with Stream.from_array(np.ones(n + 1)) as other, pytest.raises(ValueError, match="one shape"):
+            reduce_terms("product", "sum", X, other)

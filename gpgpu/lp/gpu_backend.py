@@ -39,8 +39,8 @@ from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inver
                         solve_with_inverse)
 from ..context import max_texture_size
 from ..kernel import Kernel
-from ..reduce import argmax_region, reduce_region
-from ..stream import Stream
+from ..reduce import argmax_region, argmin_blocking_ratio, reduce_region, reduce_terms
+from ..stream import Stream, give_back
 from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
@@ -103,8 +103,11 @@ class GPUBackend(Backend):
     reductions : {"pingpong", "fan"}
         The reductions of the inner products, norms, minima and step lengths: 000's halving
         passes (default) or, beyond the paper, 32 texels a fragment (:mod:`gpgpu.reduce`'s
-        ``"fan"``): ceil(log32 n) passes instead of ceil(log2 n); the same minima and maxima,
-        sums up to float32 rounding.
+        ``"fan"``): ceil(log32 n) passes instead of ceil(log2 n), and the products of the
+        inner products and the ratios of the line search computed in the first of them
+        (:func:`gpgpu.reduce.reduce_terms`, :func:`gpgpu.reduce.argmin_blocking_ratio`) instead
+        of in passes of their own; the same minima, maxima and blocking indexes, sums up to
+        float32 rounding.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
@@ -179,9 +182,15 @@ class GPUBackend(Backend):
             self.readbacks += 1 if name != "entries" else len(np.atleast_1d(args[1]))
         return out
 
+    def _fused(self, x) -> bool:
+        """The fan reductions compute an element-wise term in their first pass (one-row vectors)."""
+        return self.reductions == "fan" and x.rows == 1
+
     def dot(self, x, y):
         if self._cpu is not None:
             return self._cpu_or("dot", x, y)
+        if self._fused(x):
+            return self._read(reduce_terms("product", "sum", x, y))
         return self._read(blas1.dot(x, y, stream=True, strategy=self.reductions))
 
     def norm_inf(self, x):
@@ -222,6 +231,16 @@ class GPUBackend(Backend):
         if self._cpu is not None:
             return self._cpu_or("max_step", x, dx, index=index)
         self.readbacks += 1
+        if self._fused(x):          # the ratios computed in the reduction's first pass
+            if not index:
+                res = reduce_terms("step_ratio", "min", x, dx)
+                alpha = res.item()
+                res.release()
+                return alpha
+            res = argmin_blocking_ratio(x, dx)
+            value, i = (float(v) for v in res.read_texel(0, 0)[:2])
+            give_back(res)
+            return (-value, int(i)) if -value <= 1.0 else (1.0, -1)
         ratio = Stream(1, x.cols, zero=False)
         kernel = "blocking_ratio" if index else "step_ratio"
         blas1.KERNELS[kernel].draw(ratio, blas1.whole(ratio), {"X": x, "DX": dx})
