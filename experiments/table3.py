@@ -37,11 +37,12 @@ SOFTWARE_PROBLEMS = ["afiro", "sc50b", "blend", "adlittle"]
 FAST = {"adat": "inner", "substitution": "inner", "pivot": "fused"}
 #: further (beyond the paper): A D² Aᵀ by the inner products over 4 x 1 packed texels, each step
 #: of the Cholesky and of L^-1 in one pass, two passes a solve, the inner products, norms and
-#: minima by fan reductions (32 texels a fragment), and each direction put back on A dx = r_b by
-#: one more solve (bandm's float32 primal residual otherwise stalls just above the paper's eps in
-#: some roundings: measured, numerical trouble after 19 iterations)
+#: minima by fan reductions (32 texels a fragment), the composites of the directions one pass
+#: each (fuse), and each direction put back on A dx = r_b by one more solve (bandm's float32
+#: primal residual otherwise stalls just above the paper's eps in some roundings: measured,
+#: numerical trouble after 19 iterations)
 ONEPASS = {"adat": "inner4", "substitution": "inverse", "pivot": "onepass", "reductions": "fan",
-           "correct_primal": True}
+           "fuse": True, "correct_primal": True}
 
 
 CONFIGS = (("gpu_inner", dict(backend="gpu", cholesky="inner")),

@@ -176,6 +176,60 @@ def test_packed_inner_product_adat_solves_the_same_problems(name):
     assert c.passes("pack_4x1") == factorizations + 1          # d each time, A once
 
 
+@pytest.mark.parametrize("n", [1, 3, 37])
+def test_fused_composites_equal_their_separate_operations_and_numpy(n):
+    """fuse=True (beyond the paper): alpha A x + y and alpha A^T v + z by sgemv with beta = 1,
+    a (x .* y) + b z by one multiply_add pass -- one pass each, the values of the separate
+    operations (fuse=False: matvec/rmatvec, mul, scale, axpy; bit for bit on llvmpipe) and of
+    numpy float64 to float32 rounding; the numpy back ends keep the separate operations."""
+    from gpgpu import counters
+    from gpgpu.lp.gpu_backend import GPUBackend
+
+    rng = np.random.default_rng(n)
+    m = max(1, n // 2)
+    A = rng.standard_normal((m, n))
+    p = Problem.from_arrays(A, np.ones(m), np.ones(n))
+    x, z, w = rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal(n)
+    y, v = rng.standard_normal(m), rng.standard_normal(m)
+    want = {"matvec_add": -1.5 * A @ x + y, "rmatvec_add": 2.0 * A.T @ v + z,
+            "mul_add": -1.0 * (x * z) - w, "mul_add_plain": x * z + w}
+    got = {}
+    for fuse in (False, True):
+        be = GPUBackend(p, fuse=fuse)
+        try:
+            X, Y, Z, V, W = (be.vector(a) for a in (x, y, z, v, w))
+            with counters.count(time=False) as c:
+                out = {"matvec_add": be.matvec_add(X, Y, -1.5), "rmatvec_add": be.rmatvec_add(V, Z, 2.0),
+                       "mul_add": be.mul_add(X, Z, W, -1.0, -1.0), "mul_add_plain": be.mul_add(X, Z, W)}
+            got[fuse] = {k: be.to_numpy(s) for k, s in out.items()}
+            assert c.passes() == (4 if fuse else 9), c.report()   # gemv+saxpy x2, mul+scale+saxpy, mul+saxpy
+        finally:
+            be.release()
+    for k, w_ in want.items():
+        np.testing.assert_array_equal(got[True][k], got[False][k])
+        scale = np.abs(A).max() * max(np.abs(x).max(), np.abs(v).max()) * n + 1.0
+        np.testing.assert_allclose(got[True][k], w_, rtol=0, atol=4 * 6e-8 * scale * max(1, n ** 0.5))
+
+
+@needs_netlib
+@pytest.mark.parametrize("name", ["afiro", "blend"])
+def test_fused_composites_solve_the_same_problems_in_fewer_passes(name):
+    from gpgpu import counters
+
+    path = NETLIB / f"{name}.mps.gz"
+    problem = read_mps(path)
+    eps = PAPER_TABLE3[name]["eps"]
+    with counters.count(time=False) as c0:
+        plain = solve(problem, backend="gpu", eps=eps)
+    with counters.count(time=False) as c:
+        r = solve(problem, backend="gpu", eps=eps, fuse=True)
+    assert r.status == "optimal", r.message
+    assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
+    assert abs(r.iterations - plain.iterations) <= 1
+    assert c.passes("multiply_add") >= 3 * r.iterations and c0.passes("multiply_add") == 0
+    assert c.passes("saxpy") / r.iterations < c0.passes("saxpy") / plain.iterations - 4
+
+
 def test_gpu_backend_options_are_checked():
     p = Problem.from_arrays(np.eye(2), np.ones(2), np.ones(2))
     with pytest.raises(ValueError, match="adat must be 'outer'"):

@@ -60,6 +60,9 @@ def main(argv=None) -> int:
                     help="mehrotra on the gpu: inner products, norms, minima and step lengths by "
                          "000's halving passes (pingpong, default) or 32 texels a fragment (fan, "
                          "beyond the paper, fewer passes)")
+    ap.add_argument("--fuse", action="store_true",
+                    help="mehrotra on the gpu: A x + y, A^T y + z and a (x .* y) + b z one pass each "
+                         "(beyond the paper, fewer passes)")
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")
@@ -118,17 +121,18 @@ def main(argv=None) -> int:
         if "sums" in extra and args.backend != "gpu":
             print("error: --sums is an option of the gpu back end", file=sys.stderr)
             return 2
-        if args.adat or args.substitution or args.pivot or args.reductions:
-            print("error: --adat, --substitution, --pivot and --reductions are options of --method mehrotra",
+        if args.adat or args.substitution or args.pivot or args.reductions or args.fuse:
+            print("error: --adat, --substitution, --pivot, --reductions and --fuse are options of --method mehrotra",
                   file=sys.stderr)
             return 2
     else:
-        if (args.adat or args.substitution or args.pivot or args.reductions) and args.backend != "gpu":
-            print("error: --adat, --substitution, --pivot and --reductions are options of the gpu back end",
+        if (args.adat or args.substitution or args.pivot or args.reductions or args.fuse) and args.backend != "gpu":
+            print("error: --adat, --substitution, --pivot, --reductions and --fuse are options of the gpu back end",
                   file=sys.stderr)
             return 2
         extra = {k: v for k, v in (("adat", args.adat), ("substitution", args.substitution),
-                                   ("pivot", args.pivot), ("reductions", args.reductions)) if v}
+                                   ("pivot", args.pivot), ("reductions", args.reductions),
+                                   ("fuse", args.fuse)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
                         ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums)):
             if v is not None:

@@ -28,6 +28,9 @@ Semantics of each operation (``V`` a vector handle, ``a`` a Python float):
 ``add_scalar(x, a) -> V``     x_i + a
 ``matvec(x) -> V``            A x (length m)
 ``rmatvec(y) -> V``           A^T y (length n)
+``matvec_add(x, y, a)``       a A x + y; ``rmatvec_add(v, z, a)``: a A^T v + z (sgemv with
+                              beta = 1; by default matvec and axpy)
+``mul_add(x, y, z, a, b)``    a (x .* y) + b z (by default mul, scale and axpy)
 ``max_step(x, dx)``           largest alpha in [0, 1] with x + alpha dx >= 0, (4.15)-(4.16)
                               (1 read-back); with ``index=True`` answers ``(alpha, i)``, ``i``
                               the blocking index (the argmin of -x_i/dx_i over dx_i < 0) when
@@ -185,6 +188,34 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def rmatvec(self, y):
         """A^T y (sgemv on the transpose), length n."""
+
+    # ------------------------------------------------- composites (defaults: the operations above)
+    def matvec_add(self, x, y, alpha: float = 1.0):
+        """alpha A x + y: the residuals and right-hand sides of (4.12)-(4.13). The default is
+        ``axpy(alpha, matvec(x), y)``; a back end may do it in one operation (the GPU's sgemv
+        with beta = 1, ``fuse=True``)."""
+        ax = self.matvec(x)
+        out = self.axpy(alpha, ax, y)
+        self.free(ax)
+        return out
+
+    def rmatvec_add(self, v, z, alpha: float = 1.0):
+        """alpha A^T v + z, as :meth:`matvec_add`."""
+        atv = self.rmatvec(v)
+        out = self.axpy(alpha, atv, z)
+        self.free(atv)
+        return out
+
+    def mul_add(self, x, y, z, a: float = 1.0, b: float = 1.0):
+        """a (x .* y) + b z, element-wise: the directions of (4.12)-(4.14). The default is
+        ``axpy(a, mul(x, y), z)`` (z scaled by b first unless b = 1)."""
+        xy = self.mul(x, y)
+        bz = z if b == 1.0 else self.scale(b, z)
+        out = self.axpy(a, xy, bz)
+        self.free(xy)
+        if bz is not z:
+            self.free(bz)
+        return out
 
     # -------------------------------------------------------------- level 3
     @abc.abstractmethod

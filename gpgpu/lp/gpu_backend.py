@@ -45,6 +45,7 @@ from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
 SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safeguard (beyond 000)")
+MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
 
 __all__ = ["GPUBackend", "upload_dense"]
 
@@ -108,11 +109,17 @@ class GPUBackend(Backend):
         (:func:`gpgpu.reduce.reduce_terms`, :func:`gpgpu.reduce.argmin_blocking_ratio`) instead
         of in passes of their own; the same minima, maxima and blocking indexes, sums up to
         float32 rounding.
+    fuse : bool
+        Beyond the paper (default False): the composites of the iteration in one pass each --
+        ``matvec_add`` / ``rmatvec_add`` by sgemv with beta = 1 (kernel
+        ``matrix_vector_inner_product``), ``mul_add`` by the ``multiply_add`` kernel -- instead
+        of two or three passes; the same float32 operations (results equal up to a compiler's
+        contraction of a product and a sum).
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
-                 reductions="pingpong"):
+                 reductions="pingpong", fuse=False):
         super().__init__(problem, cholesky=cholesky, refine=refine)
         if adat not in ("outer", "inner", "inner4"):
             raise ValueError(f"adat must be 'outer' (001's multipass outer products), 'inner' (000's "
@@ -131,6 +138,7 @@ class GPUBackend(Backend):
             raise ValueError(f"reductions must be 'pingpong' (000's halving passes) or 'fan' (32 texels a "
                              f"fragment), got {reductions!r}")
         self.reductions = reductions
+        self.fuse = bool(fuse)
         self.adat = adat
         self.substitution = substitution
         self.pivot = pivot
@@ -273,6 +281,24 @@ class GPUBackend(Backend):
         if self._cpu is not None:
             return self._cpu.rmatvec(y)
         return gemv(self.A, y, transpose=True)
+
+    # ------------------------------------------------------------- composites
+    def matvec_add(self, x, y, alpha=1.0):
+        if self._cpu is not None or not self.fuse:
+            return super().matvec_add(x, y, alpha)
+        return gemv(self.A, x, y=y, alpha=alpha, beta=1.0)
+
+    def rmatvec_add(self, v, z, alpha=1.0):
+        if self._cpu is not None or not self.fuse:
+            return super().rmatvec_add(v, z, alpha)
+        return gemv(self.A, v, y=z, alpha=alpha, beta=1.0, transpose=True)
+
+    def mul_add(self, x, y, z, a=1.0, b=1.0):
+        if self._cpu is not None or not self.fuse:
+            return super().mul_add(x, y, z, a, b)
+        out = Stream.like(x, zero=x.folded)               # covered whole unless folded
+        MULTIPLY_ADD.draw(out, blas1.whole(out), {"X": x, "Y": y, "Z": z}, {"a": float(a), "b": float(b)})
+        return out
 
     # -------------------------------------------------------------- level 3
     def factor_normal(self, d):

@@ -181,14 +181,11 @@ def _newton(be, d, rb, rc, q, correct_primal=False):
         dx = -S^{-1} (r_xs + X ds) = -q - D^2 ds                     (4.14)
     ``rb`` / ``rc`` may be None for zero residuals (the corrector of Algorithm 3).
     """
-    t = q if rc is None else be.axpy(1.0, be.mul(d, rc), q)  # S^{-1} X r_c + S^{-1} r_xs
-    rhs = be.matvec(t)
-    if rb is not None:
-        rhs = be.axpy(1.0, rhs, rb)                          # right-hand side of (4.12)
+    t = q if rc is None else be.mul_add(d, rc, q)           # S^{-1} X r_c + S^{-1} r_xs
+    rhs = be.matvec(t) if rb is None else be.matvec_add(t, rb)               # right-hand side of (4.12)
     dlam = be.solve_normal(rhs)                              # (4.12)
-    atdl = be.rmatvec(dlam)
-    ds = be.scale(-1.0, atdl) if rc is None else be.axpy(-1.0, atdl, rc)     # (4.13)
-    dx = be.axpy(-1.0, be.mul(d, ds), be.scale(-1.0, q))                    # (4.14)
+    ds = be.scale(-1.0, be.rmatvec(dlam)) if rc is None else be.rmatvec_add(dlam, rc, -1.0)   # (4.13)
+    dx = be.mul_add(d, ds, q, -1.0, -1.0)                    # (4.14)
     if correct_primal:
         dx = _correct_primal(be, d, rb, dx)
     return dx, dlam, ds
@@ -217,13 +214,11 @@ def _correct_primal(be, d, rb, dx):
     """dx + D^2 A^T (A D^2 A^T)^-1 (r_b - A dx): the direction moved, in the metric D^-2, onto
     A dx = r_b (``rb`` None: r_b = 0, the corrector's); the ``correct_primal`` option of
     :func:`mehrotra`."""
-    adx = be.matvec(dx)
-    r = be.scale(-1.0, adx) if rb is None else be.axpy(-1.0, adx, rb)     # r_b - A dx
+    r = be.scale(-1.0, be.matvec(dx)) if rb is None else be.matvec_add(dx, rb, -1.0)     # r_b - A dx
     w = be.solve_normal(r)
     atw = be.rmatvec(w)
-    step = be.mul(d, atw)
-    out = be.axpy(1.0, step, dx)
-    for v in (adx, r, w, atw, step, dx):
+    out = be.mul_add(d, atw, dx)
+    for v in (r, w, atw, dx):
         be.free(v)
     return out
 
@@ -416,8 +411,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     k = 0
     while True:
         # --- residuals and objectives (Algorithm 3: sgemv, inner product, inf_norm kernels)
-        rb = be.axpy(-1.0, be.matvec(x), b)                   # r_b = b - A x
-        rc = be.axpy(-1.0, s, be.axpy(-1.0, be.rmatvec(lam), c))   # r_c = c - A^T lambda - s
+        rb = be.matvec_add(x, b, -1.0)                        # r_b = b - A x
+        rc = be.axpy(-1.0, s, be.rmatvec_add(lam, c, -1.0))   # r_c = c - A^T lambda - s
         cx = be.dot(c, x)                                     # primal objective
         by = be.dot(b, lam)                                   # dual objective
         nrb = be.norm_inf(rb)
