@@ -12,7 +12,8 @@
 // TERM (a compile-time constant, default 0) lets the first pass reduce an element-wise term of
 // S and a second stream Y instead of S itself, so that the term needs no pass of its own:
 // 1 the product S Y (an inner product, with OP 0), 2 the line search's ratio of
-// step_ratio.frag, x = S, dx = Y (with OP 2).
+// step_ratio.frag, x = S, dx = Y (with OP 2), 3 the product of two steps (a Y + S)(b W + Z)
+// (with OP 0: Mehrotra's mu_aff, the saxpy kernel's operations).
 uniform sampler2D S;
 uniform vec2 limit;     // first (x, y) past the input region
 uniform vec2 step;      // (1, 0) or (0, 1)
@@ -43,6 +44,13 @@ float step_ratio(vec2 c) {
     return dx < 0.0 ? min(1.0, max(0.0, -x / dx)) : 1.0;
 }
 #define VALUE(c) step_ratio(c)
+#elif TERM == 3
+uniform sampler2D Y;
+uniform sampler2D Z;
+uniform sampler2D W;
+uniform float a;
+uniform float b;
+#define VALUE(c) ((a * texRECT(Y, c) + texRECT(S, c)) * (b * texRECT(W, c) + texRECT(Z, c)))
 #elif OP == 3
 #define VALUE(c) abs(texRECT(S, c))
 #else

@@ -66,6 +66,9 @@ FAN_TERMS = {
                                label="dot_reduction_fan", doc="inner product, FAN products a fragment (beyond)"),
     ("step_ratio", "min"): Kernel("reduction_fan", texels=2 * FAN + 1, defines={"FAN": FAN, "OP": 2, "TERM": 2},
                                   label="step_ratio_min_fan", doc="000 line search, FAN ratios a fragment (beyond)"),
+    ("steps_product", "sum"): Kernel("reduction_fan", texels=4 * FAN + 1, defines={"FAN": FAN, "OP": 0, "TERM": 3},
+                                     label="steps_dot_reduction_fan",
+                                     doc="(x + a dx)^T (s + b ds), FAN terms a fragment (beyond)"),
 }
 ARGMAX_FAN_FIRST_BLOCKING = Kernel("argmax_reduction_fan_first", texels=2 * FAN + 1,
                                    defines={"FAN": FAN, "BLOCKING": 1}, label="blocking_ratio_argmax_fan_first",
@@ -255,19 +258,27 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
     return res
 
 
-def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = None) -> Stream:
-    """``op`` over the element-wise ``term`` of two one-row streams of one shape, on the GPU, to
-    a 1 x 1 stream (no read-back): "product" with "sum" (x^T y) or "step_ratio" with "min" (the
-    line search of Algorithm 3 of 000, (4.15)-(4.16)). Beyond the papers: the term is computed
-    in the first pass of the "fan" reduction instead of in a pass of its own (the
-    ``elementwise_product`` or ``step_ratio`` kernel), one pass fewer; the same minimum, the
-    same sum up to float32 rounding (a compiler may fuse the product into the addition)."""
+def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = None,
+                 steps: tuple | None = None) -> Stream:
+    """``op`` over the element-wise ``term`` of one-row streams of one shape, on the GPU, to a
+    1 x 1 stream (no read-back): "product" with "sum" (x^T y), "step_ratio" with "min" (the line
+    search of Algorithm 3 of 000, (4.15)-(4.16)), or "steps_product" with "sum" and ``steps =
+    (a, s, b, ds)``: (a y + x)^T (b ds + s), x and s stepped along y and ds (Mehrotra's
+    mu_aff). Beyond the papers: the term is computed in the first pass of the "fan" reduction
+    instead of in passes of its own (``elementwise_product``, ``step_ratio``, two ``saxpy``),
+    fewer passes; the same minimum, the same sums up to float32 rounding (a compiler may fuse
+    a product into an addition)."""
     kernel = FAN_TERMS.get((term, op))
     if kernel is None:
         raise ValueError(f"reduce_terms has {sorted(FAN_TERMS)}, not {(term, op)!r}")
-    if x.shape != y.shape or x.rows != 1:
-        raise ValueError(f"reduce_terms takes two one-row streams of one shape, got {x.shape} and {y.shape}")
-    return _fan(kernel, FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, others={"Y": y})
+    if (steps is None) != (term != "steps_product"):
+        raise ValueError("reduce_terms: steps=(a, s, b, ds) goes with term 'steps_product' and only with it")
+    streams = [x, y] + ([steps[1], steps[3]] if steps else [])
+    if any(s.shape != x.shape for s in streams) or x.rows != 1:
+        raise ValueError(f"reduce_terms takes one-row streams of one shape, got {[s.shape for s in streams]}")
+    others = {"Y": y} if steps is None else {"Y": y, "Z": steps[1], "W": steps[3]}
+    u = None if steps is None else {"a": float(steps[0]), "b": float(steps[2])}
+    return _fan(kernel, FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, u, others=others)
 
 
 def argmin_blocking_ratio(x: Stream, dx: Stream) -> Stream:

@@ -197,9 +197,9 @@ class Stream:
         self.texture.filter = (moderngl.NEAREST, moderngl.NEAREST)
         self.texture.repeat_x = False
         self.texture.repeat_y = False
-        if payload is None:
-            self.texture.write(np.zeros((rows, cols, components), dtype=np.float32).tobytes())
         self._fbo = None
+        if payload is None and zero:
+            self.fbo.clear()   # zeros drawn on the GPU, not uploaded (a new texture's are undefined)
 
     # ------------------------------------------------------------------ creation
     @classmethod

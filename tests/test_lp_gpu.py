@@ -179,9 +179,10 @@ def test_packed_inner_product_adat_solves_the_same_problems(name):
 @pytest.mark.parametrize("n", [1, 3, 37])
 def test_fused_composites_equal_their_separate_operations_and_numpy(n):
     """fuse=True (beyond the paper): alpha A x + y and alpha A^T v + z by sgemv with beta = 1,
-    a (x .* y) + b z by one multiply_add pass -- one pass each, the values of the separate
-    operations (fuse=False: matvec/rmatvec, mul, scale, axpy; bit for bit on llvmpipe) and of
-    numpy float64 to float32 rounding; the numpy back ends keep the separate operations."""
+    a (x .* y) + b z and (x .* y + c) ./ z by one pass each, (x + a dx)^T (s + b ds) in its fan
+    reduction's passes -- the values of the separate operations (fuse=False: matvec/rmatvec,
+    mul, scale, axpy, add_scalar, div, dot; bit for bit on llvmpipe, the sums to rounding) and
+    of numpy float64 to float32 rounding; the numpy back ends keep the separate operations."""
     from gpgpu import counters
     from gpgpu.lp.gpu_backend import GPUBackend
 
@@ -191,20 +192,32 @@ def test_fused_composites_equal_their_separate_operations_and_numpy(n):
     p = Problem.from_arrays(A, np.ones(m), np.ones(n))
     x, z, w = rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal(n)
     y, v = rng.standard_normal(m), rng.standard_normal(m)
+    zpos = np.abs(z) + 0.5
     want = {"matvec_add": -1.5 * A @ x + y, "rmatvec_add": 2.0 * A.T @ v + z,
-            "mul_add": -1.0 * (x * z) - w, "mul_add_plain": x * z + w}
-    got = {}
+            "mul_add": -1.0 * (x * z) - w, "mul_add_plain": x * z + w, "mul_shift_div": (x * w - 0.3) / zpos}
+    fan_passes = 1 if n <= 32 else 2
+    got, dots = {}, {}
     for fuse in (False, True):
-        be = GPUBackend(p, fuse=fuse)
+        be = GPUBackend(p, fuse=fuse, reductions="fan")
         try:
-            X, Y, Z, V, W = (be.vector(a) for a in (x, y, z, v, w))
+            X, Y, Z, V, W, ZP = (be.vector(a) for a in (x, y, z, v, w, zpos))
+            ops = {"matvec_add": (lambda: be.matvec_add(X, Y, -1.5), 2), "rmatvec_add": (lambda: be.rmatvec_add(V, Z, 2.0), 2),
+                   "mul_add": (lambda: be.mul_add(X, Z, W, -1.0, -1.0), 3), "mul_add_plain": (lambda: be.mul_add(X, Z, W), 2),
+                   "mul_shift_div": (lambda: be.mul_shift_div(X, W, -0.3, ZP), 3)}
+            got[fuse] = {}
+            for k, (op, separate) in ops.items():
+                with counters.count(time=False) as c:
+                    out = op()
+                assert c.passes() == (1 if fuse else separate), (k, c.report())
+                got[fuse][k] = be.to_numpy(out)
             with counters.count(time=False) as c:
-                out = {"matvec_add": be.matvec_add(X, Y, -1.5), "rmatvec_add": be.rmatvec_add(V, Z, 2.0),
-                       "mul_add": be.mul_add(X, Z, W, -1.0, -1.0), "mul_add_plain": be.mul_add(X, Z, W)}
-            got[fuse] = {k: be.to_numpy(s) for k, s in out.items()}
-            assert c.passes() == (4 if fuse else 9), c.report()   # gemv+saxpy x2, mul+scale+saxpy, mul+saxpy
+                dots[fuse] = be.stepped_dot(X, Z, 0.25, W, ZP, -0.5)      # (x + z/4)^T (w - zpos/2)
+            assert c.passes() == fan_passes + (0 if fuse else 2), c.report()
         finally:
             be.release()
+    dot64 = (x + 0.25 * z) @ (w - 0.5 * zpos)
+    assert dots[True] == pytest.approx(dots[False], rel=1e-6, abs=1e-6)
+    assert dots[True] == pytest.approx(dot64, rel=1e-5, abs=1e-5 * n)
     for k, w_ in want.items():
         np.testing.assert_array_equal(got[True][k], got[False][k])
         scale = np.abs(A).max() * max(np.abs(x).max(), np.abs(v).max()) * n + 1.0

@@ -31,6 +31,9 @@ Semantics of each operation (``V`` a vector handle, ``a`` a Python float):
 ``matvec_add(x, y, a)``       a A x + y; ``rmatvec_add(v, z, a)``: a A^T v + z (sgemv with
                               beta = 1; by default matvec and axpy)
 ``mul_add(x, y, z, a, b)``    a (x .* y) + b z (by default mul, scale and axpy)
+``mul_shift_div(x, y, c, z)`` (x .* y + c) ./ z (by default mul, add_scalar and div)
+``stepped_dot(x, dx, a, s, ds, b)``  (x + a dx)^T (s + b ds), 1 read-back (by default two axpy
+                              and dot)
 ``max_step(x, dx)``           largest alpha in [0, 1] with x + alpha dx >= 0, (4.15)-(4.16)
                               (1 read-back); with ``index=True`` answers ``(alpha, i)``, ``i``
                               the blocking index (the argmin of -x_i/dx_i over dx_i < 0) when
@@ -215,6 +218,25 @@ class Backend(abc.ABC):
         self.free(xy)
         if bz is not z:
             self.free(bz)
+        return out
+
+    def mul_shift_div(self, x, y, c: float, z):
+        """(x .* y + c) ./ z, element-wise: Mehrotra's corrector right-hand side S^-1 r_xs. The
+        default is ``div(add_scalar(mul(x, y), c), z)``."""
+        xy = self.mul(x, y)
+        shifted = self.add_scalar(xy, c)
+        out = self.div(shifted, z)
+        self.free(xy)
+        self.free(shifted)
+        return out
+
+    def stepped_dot(self, x, dx, a: float, s, ds, b: float) -> float:
+        """(x + a dx)^T (s + b ds): the duality measure after a step (Mehrotra's mu_aff). The
+        default is ``dot(axpy(a, dx, x), axpy(b, ds, s))`` (1 read-back)."""
+        xa, sb = self.axpy(a, dx, x), self.axpy(b, ds, s)
+        out = self.dot(xa, sb)
+        self.free(xa)
+        self.free(sb)
         return out
 
     # -------------------------------------------------------------- level 3

@@ -46,6 +46,7 @@ from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
 SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safeguard (beyond 000)")
 MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
+MULTIPLY_SHIFT_DIVIDE = Kernel("multiply_shift_divide", texels=4, doc="(x .* y + c) ./ z in one pass (beyond 000)")
 
 __all__ = ["GPUBackend", "upload_dense"]
 
@@ -112,9 +113,11 @@ class GPUBackend(Backend):
     fuse : bool
         Beyond the paper (default False): the composites of the iteration in one pass each --
         ``matvec_add`` / ``rmatvec_add`` by sgemv with beta = 1 (kernel
-        ``matrix_vector_inner_product``), ``mul_add`` by the ``multiply_add`` kernel -- instead
-        of two or three passes; the same float32 operations (results equal up to a compiler's
-        contraction of a product and a sum).
+        ``matrix_vector_inner_product``), ``mul_add`` by the ``multiply_add`` kernel,
+        ``mul_shift_div`` by ``multiply_shift_divide`` -- instead of two or three passes; and
+        with ``reductions="fan"`` ``stepped_dot``'s two steps computed in its reduction's first
+        pass (:func:`gpgpu.reduce.reduce_terms`); the same float32 operations (results equal up
+        to a compiler's contraction of a product and a sum).
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
@@ -299,6 +302,18 @@ class GPUBackend(Backend):
         out = Stream.like(x, zero=x.folded)               # covered whole unless folded
         MULTIPLY_ADD.draw(out, blas1.whole(out), {"X": x, "Y": y, "Z": z}, {"a": float(a), "b": float(b)})
         return out
+
+    def mul_shift_div(self, x, y, c, z):
+        if self._cpu is not None or not self.fuse:
+            return super().mul_shift_div(x, y, c, z)
+        out = Stream.like(x, zero=x.folded)
+        MULTIPLY_SHIFT_DIVIDE.draw(out, blas1.whole(out), {"X": x, "Y": y, "Z": z}, {"c": float(c)})
+        return out
+
+    def stepped_dot(self, x, dx, a, s, ds, b):
+        if self._cpu is not None or not (self.fuse and self._fused(x)):
+            return super().stepped_dot(x, dx, a, s, ds, b)
+        return self._read(reduce_terms("steps_product", "sum", x, dx, steps=(a, s, b, ds)))
 
     # -------------------------------------------------------------- level 3
     def factor_normal(self, d):

@@ -233,7 +233,7 @@ def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GA
     ``ETA_MAX`` < 1 so that x, s stay strictly positive (when mu+ = 0, f = 1 would put the
     blocking component on zero). Without a blocking index (a_max = 1) the full step is taken.
     """
-    mu_plus = be.dot(be.axpy(a_pri, dx, x), be.axpy(a_dual, ds, s)) / n
+    mu_plus = be.stepped_dot(x, dx, a_pri, s, ds, a_dual) / n
     idx = [i for i in (i_pri, i_dual) if i >= 0]
     if not idx:
         return 1.0, 1.0
@@ -456,13 +456,12 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             dx_a, dl_a, ds_a = _newton(be, d, rb, rc, x, correct_primal)   # S^{-1} r_xs = x
             a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
             a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
-            mu_aff = be.dot(be.axpy(a_pri_aff, dx_a, x), be.axpy(a_dual_aff, ds_a, s)) / n
+            mu_aff = be.stepped_dot(x, dx_a, a_pri_aff, s, ds_a, a_dual_aff) / n
             sigma = (mu_aff / mu) ** 3                            # sigma = (mu_aff / mu)^3
 
             # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
             #     r_xs = -sigma mu e + dX_aff dS_aff e
-            rxs = be.add_scalar(be.mul(dx_a, ds_a), -sigma * mu)
-            q = be.div(rxs, s)                                    # S^{-1} r_xs
+            q = be.mul_shift_div(dx_a, ds_a, -sigma * mu, s)      # S^{-1} r_xs
             dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal)
 
             # --- search direction = predictor + corrector
@@ -487,7 +486,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             bounded = be.bound_free_splits(x, partner, FREE_SPLIT_BOUND)
             be.free(x)
             x = bounded
-        for v in (rb, rc, d, dx_a, dl_a, ds_a, rxs, q, dx_c, dl_c, ds_c, dx, dl, ds):
+        for v in (rb, rc, d, dx_a, dl_a, ds_a, q, dx_c, dl_c, ds_c, dx, dl, ds):
             be.free(v)
         entry.update(alpha_pri=a_pri, alpha_dual=a_dual, sigma=sigma, replaced_pivots=replaced)
         if callback is not None:
