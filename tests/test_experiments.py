@@ -86,7 +86,30 @@ def test_table3_runs_on_one_problem(tmp_path):
     assert abs(int(row["gpu_fast_iterations"]) - 7) <= 1 and float(row["highs_seconds"]) > 0
     assert (tmp_path / "table3.png").read_bytes()[:8] == PNG
     assert any("one-pass forms" in c.text for c in o.claims)
-    assert any("one pass a step of L and of L^-1" in c.text for c in o.claims)
+    assert any("two steps of L and of L^-1 a pass" in c.text for c in o.claims)
+    assert "baseline_seconds" not in row and not any("faithful path as it was" in c.text for c in o.claims)
+
+
+def test_table3_times_a_baseline_tree_in_the_same_run(tmp_path):
+    """--baseline DIR: that source tree's faithful path timed in a subprocess (here this tree
+    itself), its times in the rows and issue 11's ratio among the claims."""
+    import pytest
+
+    from experiments.table3 import EXPERIMENT as TABLE3
+    from gpgpu.lp.netlib import netlib_dir
+
+    try:
+        netlib_dir()
+    except FileNotFoundError:
+        pytest.skip("NETLIB problems not found (GPGPU_NETLIB_DIR)")
+    tree = Path(__file__).resolve().parents[1]
+    o = TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True, baseline=tree)
+    (row,) = read_csv(tmp_path / "table3.csv")
+    assert row["baseline_status"] == "optimal" and float(row["baseline_seconds"]) > 0
+    (claim,) = [c for c in o.claims if "faithful path as it was" in c.text]
+    assert row["baseline_tree"] in claim.text
+    with pytest.raises(SystemExit, match="no gpgpu/lp there"):
+        TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True, baseline=tmp_path)
 
 
 def test_fig11_tiny(tmp_path):
