@@ -115,8 +115,10 @@ def baseline_times(tree: Path, paths: list) -> tuple:
         if line.startswith("{"):
             d = json.loads(line)
             times[d["problem"]] = (d["seconds"], d["status"])
-    git = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h"], capture_output=True, text=True)
-    return times, (git.stdout.strip() if git.returncode == 0 and git.stdout.strip() else tree.name)
+    git = None
+    if (tree / ".git").exists():         # a checkout or worktree of its own, not a folder inside one
+        git = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h"], capture_output=True, text=True)
+    return times, (git.stdout.strip() if git is not None and git.returncode == 0 and git.stdout.strip() else tree.name)
 
 
 def run(ctx):

@@ -216,6 +216,18 @@ def test_fused_composites_equal_their_separate_operations_and_numpy(n):
         finally:
             be.release()
     dot64 = (x + 0.25 * z) @ (w - 0.5 * zpos)
+    for fuse in (False, True):                      # the entries at two indexes, one read-back fused
+        be = GPUBackend(p, fuse=fuse)
+        try:
+            vs = [be.vector(a) for a in (x, z, w)]
+            idx = [n - 1, 0]
+            before = be.readbacks
+            got_e = be.entries_many(vs, idx)
+            assert be.readbacks - before == (1 if fuse else 6)
+            for g, a in zip(got_e, (x, z, w)):
+                np.testing.assert_array_equal(g, a[idx].astype(np.float32))
+        finally:
+            be.release()
     assert dots[True] == pytest.approx(dots[False], rel=1e-6, abs=1e-6)
     assert dots[True] == pytest.approx(dot64, rel=1e-5, abs=1e-5 * n)
     for k, w_ in want.items():

@@ -34,6 +34,8 @@ Semantics of each operation (``V`` a vector handle, ``a`` a Python float):
 ``mul_shift_div(x, y, c, z)`` (x .* y + c) ./ z (by default mul, add_scalar and div)
 ``stepped_dot(x, dx, a, s, ds, b)``  (x + a dx)^T (s + b ds), 1 read-back (by default two axpy
                               and dot)
+``entries_many(vectors, idx)`` ``[entries(v, idx) for v in vectors]`` (by default; a back end
+                              may gather them all into one read-back)
 ``max_step(x, dx)``           largest alpha in [0, 1] with x + alpha dx >= 0, (4.15)-(4.16)
                               (1 read-back); with ``index=True`` answers ``(alpha, i)``, ``i``
                               the blocking index (the argmin of -x_i/dx_i over dx_i < 0) when
@@ -238,6 +240,12 @@ class Backend(abc.ABC):
         self.free(xa)
         self.free(sb)
         return out
+
+    def entries_many(self, vectors, idx) -> list:
+        """``[x[idx] for x in vectors]`` as float64 arrays: Mehrotra's step-length heuristic reads
+        x, dx, s and ds at the blocking indexes. The default calls :meth:`entries` for each (one
+        read-back per entry)."""
+        return [self.entries(v, idx) for v in vectors]
 
     # -------------------------------------------------------------- level 3
     @abc.abstractmethod

@@ -38,6 +38,7 @@ from ..blas2 import gemv
 from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inverse, solve_with_factor,
                         solve_with_inverse)
 from ..context import max_texture_size
+from ..geometry import Texel
 from ..kernel import Kernel
 from ..reduce import argmax_region, argmin_blocking_ratio, reduce_region, reduce_terms
 from ..stream import Stream, give_back
@@ -117,7 +118,9 @@ class GPUBackend(Backend):
         ``mul_shift_div`` by ``multiply_shift_divide`` -- instead of two or three passes; and
         with ``reductions="fan"`` ``stepped_dot``'s two steps computed in its reduction's first
         pass (:func:`gpgpu.reduce.reduce_terms`); the same float32 operations (results equal up
-        to a compiler's contraction of a product and a sum).
+        to a compiler's contraction of a product and a sum); and the entries of x, dx, s and ds
+        at the blocking indexes (``entries_many``) copied into one small texture and read back
+        once, instead of one read-back an entry.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
@@ -309,6 +312,23 @@ class GPUBackend(Backend):
         out = Stream.like(x, zero=x.folded)
         MULTIPLY_SHIFT_DIVIDE.draw(out, blas1.whole(out), {"X": x, "Y": y, "Z": z}, {"c": float(c)})
         return out
+
+    def entries_many(self, vectors, idx):
+        if self._cpu is not None or not self.fuse:
+            return super().entries_many(vectors, idx)
+        # each entry copied into one texel of a small bank (one pass each), then one read-back
+        idx = [int(i) for i in np.atleast_1d(idx)]
+        bank = Stream(1, len(vectors) * len(idx), zero=False)
+        try:
+            for a, v in enumerate(vectors):
+                for b, i in enumerate(idx):
+                    at = (i % v.cols + 0.5, i // v.cols + 0.5)     # entry i of a folded vector too
+                    blas1.KERNELS["copy"].draw(bank, Texel.at(a * len(idx) + b, 0, T0=at), {"A": v})
+            self.readbacks += 1
+            values = bank.to_array().astype(np.float64).reshape(len(vectors), len(idx))
+        finally:
+            bank.release()
+        return list(values)
 
     def stepped_dot(self, x, dx, a, s, ds, b):
         if self._cpu is not None or not (self.fuse and self._fused(x)):

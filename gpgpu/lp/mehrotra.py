@@ -237,7 +237,7 @@ def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GA
     idx = [i for i in (i_pri, i_dual) if i >= 0]
     if not idx:
         return 1.0, 1.0
-    xv, dxv, sv, dsv = (be.entries(v, idx) for v in (x, dx, s, ds))
+    xv, dxv, sv, dsv = be.entries_many((x, dx, s, ds), idx)
     alpha_pri, alpha_dual = 1.0, 1.0
     k = 0
     if i_pri >= 0:
