@@ -74,13 +74,26 @@ def update_fragments(n: int, b: int) -> int:
     return sum(t * (t + 1) // 2 for t in ((N - c0 - b) // 2 for c0 in range(0, N, b)))
 
 
-def _panel_plan(b: int, R: int) -> list:
+def _panel_plan(b: int, R: int, panel: str = "faithful") -> list:
     """The faithful factorization of an R x b panel (rows c0 .. N-1 of columns c0 .. c0+b-1):
     per column k, Algorithm 2's four pivot passes (square root, copy, normalization of rows
     k+1 .. R-1, copy), then the outer product subtraction (001 Kernel 5, index swizzle) over
     the panel's columns k+1 .. b-1, rows k+1 .. R-1 (a rectangle: the panel's part above its
-    diagonal is computed and never read). The factored panel ends in "S"."""
+    diagonal is computed and never read). The factored panel ends in "S".
+
+    ``panel="onepass"``: each column one ``cholesky_step`` pass instead (the pivot, its column
+    and the update from the state before the step, column k - 1 copied), over column k's rows
+    k .. R-1 and the rectangle of columns k+1 .. b-1, rows k+1 .. R-1: b passes, not 5b - 1."""
     K = CHOLESKY_KERNELS
+    if panel == "onepass":
+        plan = []
+        for k in range(b):
+            rects = [(k, k, k + 1, R)] + ([(k + 1, k + 1, b, R)] if k < b - 1 else []) \
+                + ([(k - 1, k - 1, k, R)] if k else [])
+            plan.append(Draw(K["cholesky_step"], "T", Triangle.from_rects(rects), {"L": "S", "M0": "S"},
+                             {"k": k, "guarded": False, "tolerance": 0.0, "huge": 0.0}))
+            plan.append(SWAP)                       # the last one too: the panel ends in "S"
+        return plan
     plan = []
     for k in range(b):
         plan += _pivot_steps(k, R, "full", K["square_root"])
@@ -96,27 +109,31 @@ def _trailing_triangle(x0: int, M: int) -> Triangle:
     return Triangle([vertex((x0, x0 - .5)), vertex((x0, M)), vertex((M + .5, M))])
 
 
-def blocked_cholesky(A, block: int = 8, check: bool = True):
+def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithful"):
     """The lower Cholesky factor of a symmetric positive definite A by the blocked algorithm of
     the module docstring. A numpy array gives a numpy L; a full n x n Stream (its lower triangle
-    read) gives an n x n Stream whose lower triangle is L."""
+    read) gives an n x n Stream whose lower triangle is L. ``panel``: the panels factored by
+    the faithful kernels (default, five passes a column) or ``"onepass"``, one
+    ``cholesky_step`` pass a column (:func:`_panel_plan`)."""
     if block not in BLOCKS:
         raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
+    if panel not in ("faithful", "onepass"):
+        raise ValueError(f"panel must be 'faithful' (five passes a column) or 'onepass' (one), got {panel!r}")
     if isinstance(A, Stream):
         if A.rows != A.cols or A.components != 1:
             raise ValueError(f"blocked Cholesky needs a square R32F stream, got {A!r}")
-        return _factor(A, A.rows, block, check)
+        return _factor(A, A.rows, block, check, panel)
     from .cholesky import _validate_spd_input
 
     arr = _validate_spd_input(A)
     with Stream.from_array(np.tril(arr), "A") as S:
-        L = _factor(S, arr.shape[0], block, check)
+        L = _factor(S, arr.shape[0], block, check, panel)
     out = L.to_array()
     L.release()
     return np.tril(out)
 
 
-def _factor(S: Stream, n: int, b: int, check: bool) -> Stream:
+def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful") -> Stream:
     K = KERNELS
     N = padded_order(n, b)
     M = N // 2
@@ -135,7 +152,7 @@ def _factor(S: Stream, n: int, b: int, check: bool) -> Stream:
         for c0 in range(0, N, b):
             R = N - c0
             K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": blocks.S}, {"origin": (c0, c0)})
-            run(_panel_plan(b, R), panel)
+            run(_panel_plan(b, R, panel_steps), panel)
             K["panel_rgba"].draw(P4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
             region = Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M)
             for target in (blocks.S, blocks.T):

@@ -472,7 +472,8 @@ def _validate_spd_input(a) -> np.ndarray:
 
 
 def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swizzle",
-             storage: str = "full", transfer: str = "rtt", variant: str = "faithful", block: int = 8):
+             storage: str = "full", transfer: str = "rtt", variant: str = "faithful", block: int = 8,
+             panel: str = "faithful"):
     """The lower Cholesky factor L of a symmetric positive definite A (A = L Lᵀ), on the GPU.
 
     Parameters
@@ -499,6 +500,9 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         update pass per panel over the blocks (needs the other options at their defaults).
     block : {4, 8, 16, 32}
         The panel width of ``variant="blocked"``.
+    panel : {"faithful", "onepass"}
+        How ``variant="blocked"`` factors its panels: by the faithful kernels, five passes a
+        column (default), or one ``cholesky_step`` pass a column (beyond the papers too).
 
     Returns
     -------
@@ -521,7 +525,9 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
                              "storage and transfer at their defaults")
         from .blocked import blocked_cholesky
 
-        return blocked_cholesky(A, block)
+        return blocked_cholesky(A, block, panel=panel)
+    if panel != "faithful":
+        raise ValueError("panel= chooses how variant='blocked' factors its panels; leave it at 'faithful'")
     if isinstance(A, Stream):
         m = pk.order_from_shape(*A.shape) if storage == "packed" else A.rows
         if storage == "full" and A.cols != A.rows:

@@ -17,11 +17,12 @@ def spd(n, seed=0, shift=1.0):
     return B @ B.T / n + shift * np.eye(n)
 
 
+@pytest.mark.parametrize("panel", ["faithful", "onepass"])
 @pytest.mark.parametrize("b", BLOCKS)
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 9, 17, 33, 64, 100])
-def test_blocked_factor_within_float32_lapack_backward_error(n, b):
+def test_blocked_factor_within_float32_lapack_backward_error(n, b, panel):
     A = spd(n, n, shift=0.01)
-    L = gpgpu.cholesky(A, variant="blocked", block=b).astype(np.float64)
+    L = gpgpu.cholesky(A, variant="blocked", block=b, panel=panel).astype(np.float64)
     assert np.array_equal(L, np.tril(L))
     c, info = lapack.spotrf(A.astype(np.float32), lower=1)
     Lc = np.tril(c).astype(np.float64)
@@ -70,14 +71,28 @@ def test_update_passes_shade_the_lower_block_triangle_of_each_trailing_matrix(n,
     assert sum(want) < (n - 1) * n * (n + 1) // 6 or n < 16
 
 
+@pytest.mark.parametrize("panel", ["faithful", "onepass"])
 @pytest.mark.parametrize("k", [0, 3, 4, 9])
-def test_not_positive_definite_names_the_step(k):
+def test_not_positive_definite_names_the_step(k, panel):
     n = 12
     A = spd(n, 1)
     A[k, k] = -50.0                               # the leading minor of order k + 1 fails
     with pytest.raises(NotPositiveDefiniteError, match=f"step k = {k}|pivot {k}") as e:
-        gpgpu.cholesky(A, variant="blocked", block=4)
+        gpgpu.cholesky(A, variant="blocked", block=4, panel=panel)
     assert e.value.k == k
+
+
+@pytest.mark.parametrize("n,b", [(8, 4), (21, 8), (33, 16)])
+def test_onepass_panels_draw_one_pass_a_column(n, b):
+    """panel="onepass": each of the N padded columns is one cholesky_step pass over its panel,
+    no pivot passes of Algorithm 2; the factor as the faithful panels' to float32 rounding."""
+    A = spd(n, 3)
+    with counters.count(time=False) as c:
+        L = gpgpu.cholesky(A, variant="blocked", block=b, panel="onepass")
+    assert c.passes("cholesky_step") == padded_order(n, b)
+    assert c.passes("square_root") == c.passes("normalization") == c.passes("outer_product_subtraction") == 0
+    L0 = gpgpu.cholesky(A, variant="blocked", block=b)
+    np.testing.assert_allclose(L, L0, rtol=0, atol=8 * 2 ** -24 * n * np.abs(L0).max())
 
 
 def test_stream_input_and_argument_errors():
@@ -89,6 +104,10 @@ def test_stream_input_and_argument_errors():
         L.release()
     with pytest.raises(ValueError, match="block must be one of"):
         gpgpu.cholesky(A, variant="blocked", block=6)
+    with pytest.raises(ValueError, match="panel must be 'faithful'"):
+        gpgpu.cholesky(A, variant="blocked", panel="fast")
+    with pytest.raises(ValueError, match="leave it at 'faithful'"):
+        gpgpu.cholesky(A, panel="onepass")
     with pytest.raises(ValueError, match="variant must be"):
         gpgpu.cholesky(A, variant="fast")
     with pytest.raises(ValueError, match="leave form, update, index"):
