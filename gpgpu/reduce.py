@@ -39,7 +39,7 @@ from .kernel import Kernel
 from .stream import Operands, Stream, borrow, give_back
 
 __all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region", "reduce_terms",
-           "argmin_blocking_ratio"]
+           "reduce_into", "argmin_blocking_ratio"]
 
 #: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
 OPS = {
@@ -259,7 +259,7 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
 
 
 def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = None,
-                 steps: tuple | None = None) -> Stream:
+                 steps: tuple | None = None, at: int = 0) -> Stream:
     """``op`` over the element-wise ``term`` of one-row streams of one shape, on the GPU, to a
     1 x 1 stream (no read-back): "product" with "sum" (x^T y), "step_ratio" with "min" (the line
     search of Algorithm 3 of 000, (4.15)-(4.16)), or "steps_product" with "sum" and ``steps =
@@ -267,7 +267,8 @@ def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = 
     mu_aff). Beyond the papers: the term is computed in the first pass of the "fan" reduction
     instead of in passes of its own (``elementwise_product``, ``step_ratio``, two ``saxpy``),
     fewer passes; the same minimum, the same sums up to float32 rounding (a compiler may fuse
-    a product into an addition)."""
+    a product into an addition). ``at``: the result goes to texel (at, 0) of ``out`` (several
+    results in one texture, read back at once)."""
     kernel = FAN_TERMS.get((term, op))
     if kernel is None:
         raise ValueError(f"reduce_terms has {sorted(FAN_TERMS)}, not {(term, op)!r}")
@@ -278,7 +279,17 @@ def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = 
         raise ValueError(f"reduce_terms takes one-row streams of one shape, got {[s.shape for s in streams]}")
     others = {"Y": y} if steps is None else {"Y": y, "Z": steps[1], "W": steps[3]}
     u = None if steps is None else {"a": float(steps[0]), "b": float(steps[2])}
-    return _fan(kernel, FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, u, others=others)
+    return _fan(kernel, FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, u, at=(at, 0), others=others)
+
+
+def reduce_into(op: str, x: Stream, out: Stream, at: int) -> Stream:
+    """``op`` ("sum", "max", "min" or "absmax") over a one-row stream by the "fan" strategy,
+    the result rendered into texel (at, 0) of ``out`` (beyond the papers: several results in one
+    texture, read back at once). Answers ``out``."""
+    if op not in FAN_OPS or x.rows != 1 or not 0 <= at < out.cols:
+        raise ValueError(f"reduce_into: op one of {sorted(FAN_OPS)} over a one-row stream into texel {at} of "
+                         f"a {out.rows} x {out.cols} stream, got {op!r} over {x.shape}")
+    return _fan(FAN_OPS[op], FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, at=(at, 0))
 
 
 def argmin_blocking_ratio(x: Stream, dx: Stream) -> Stream:

@@ -216,6 +216,22 @@ def test_fused_composites_equal_their_separate_operations_and_numpy(n):
         finally:
             be.release()
     dot64 = (x + 0.25 * z) @ (w - 0.5 * zpos)
+    reqs = lambda X, Z, W: [("dot", X, Z), ("norm_inf", W), ("dot", Z, W), ("norm_inf", X)]
+    values = {}
+    for fuse in (False, True):                      # several scalars, one read-back fused
+        be = GPUBackend(p, fuse=fuse, reductions="fan")
+        try:
+            X, Z, W = (be.vector(a) for a in (x, z, w))
+            before = be.readbacks
+            values[fuse] = be.scalars(reqs(X, Z, W))
+            assert be.readbacks - before == (1 if fuse else 4)
+        finally:
+            be.release()
+    assert values[True] == values[False]            # the same reductions, only their last texel moved
+    np.testing.assert_allclose(values[True], [x @ z, np.abs(w).max(), z @ w, np.abs(x).max()],
+                               rtol=1e-5, atol=1e-5 * n)
+    with pytest.raises(ValueError, match="requests are"):
+        GPUBackend(p).scalars([("sum", None)])
     for fuse in (False, True):                      # the entries at two indexes, one read-back fused
         be = GPUBackend(p, fuse=fuse)
         try:

@@ -320,3 +320,25 @@ def test_terms_computed_in_the_first_fan_pass_equal_their_own_kernels(n):
             reduce_terms("product", "min", X, DX)
         with Stream.from_array(np.ones(n + 1)) as other, pytest.raises(ValueError, match="one shape"):
             reduce_terms("product", "sum", X, other)
+
+
+def test_reduce_into_writes_its_texel_only_and_equals_the_fan_reduction():
+    """reduce_into / reduce_terms(at=): a fan reduction's last pass rendered into one texel of a
+    bank (the LP's scalars read back at once): the values of reduce_region(strategy="fan") and
+    reduce_terms bit for bit, the other texels untouched."""
+    from gpgpu.reduce import reduce_into, reduce_terms
+
+    rng = np.random.default_rng(9)
+    x, y = rng.standard_normal(1500), rng.standard_normal(1500)
+    with Stream.from_array(x) as X, Stream.from_array(y) as Y, \
+            Stream(1, 5, data=np.full(5, -7.0, np.float32)) as bank:
+        reduce_into("absmax", X, bank, 3)
+        reduce_terms("product", "sum", X, Y, out=bank, at=1)
+        want_abs = reduce_region(X, "absmax", strategy="fan").item()
+        want_dot = reduce_terms("product", "sum", X, Y).item()
+        got = bank.to_array().reshape(-1)
+        assert got[3] == want_abs == np.float32(np.abs(x).max())
+        assert got[1] == want_dot
+        assert list(got[[0, 2, 4]]) == [-7.0, -7.0, -7.0]
+        with pytest.raises(ValueError, match="reduce_into"):
+            reduce_into("absmax", X, bank, 5)

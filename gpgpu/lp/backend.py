@@ -36,6 +36,9 @@ Semantics of each operation (``V`` a vector handle, ``a`` a Python float):
                               and dot)
 ``entries_many(vectors, idx)`` ``[entries(v, idx) for v in vectors]`` (by default; a back end
                               may gather them all into one read-back)
+``scalars(requests)``         ``[dot(x, y) or norm_inf(x) for each ("dot", x, y) or
+                              ("norm_inf", x)]`` (by default; a back end may read them back at
+                              once)
 ``max_step(x, dx)``           largest alpha in [0, 1] with x + alpha dx >= 0, (4.15)-(4.16)
                               (1 read-back); with ``index=True`` answers ``(alpha, i)``, ``i``
                               the blocking index (the argmin of -x_i/dx_i over dx_i < 0) when
@@ -239,6 +242,20 @@ class Backend(abc.ABC):
         out = self.dot(xa, sb)
         self.free(xa)
         self.free(sb)
+        return out
+
+    def scalars(self, requests) -> list:
+        """The values of several inner products ``("dot", x, y)`` and norms ``("norm_inf", x)``,
+        in order: the objectives, residual norms and duality measure at the top of an iteration.
+        The default calls :meth:`dot` and :meth:`norm_inf` (one read-back each)."""
+        out = []
+        for r in requests:
+            if r[0] == "dot":
+                out.append(self.dot(r[1], r[2]))
+            elif r[0] == "norm_inf":
+                out.append(self.norm_inf(r[1]))
+            else:
+                raise ValueError(f"scalars: requests are ('dot', x, y) or ('norm_inf', x), got {r[0]!r}")
         return out
 
     def entries_many(self, vectors, idx) -> list:

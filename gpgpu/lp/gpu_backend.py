@@ -40,7 +40,7 @@ from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inver
 from ..context import max_texture_size
 from ..geometry import Texel
 from ..kernel import Kernel
-from ..reduce import argmax_region, argmin_blocking_ratio, reduce_region, reduce_terms
+from ..reduce import argmax_region, argmin_blocking_ratio, reduce_into, reduce_region, reduce_terms
 from ..stream import Stream, give_back
 from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
@@ -119,8 +119,9 @@ class GPUBackend(Backend):
         with ``reductions="fan"`` ``stepped_dot``'s two steps computed in its reduction's first
         pass (:func:`gpgpu.reduce.reduce_terms`); the same float32 operations (results equal up
         to a compiler's contraction of a product and a sum); and the entries of x, dx, s and ds
-        at the blocking indexes (``entries_many``) copied into one small texture and read back
-        once, instead of one read-back an entry.
+        at the blocking indexes (``entries_many``), and the inner products and norms at the top of
+        an iteration (``scalars``), each written into one small texture and read back once,
+        instead of one read-back a value.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
@@ -312,6 +313,24 @@ class GPUBackend(Backend):
         out = Stream.like(x, zero=x.folded)
         MULTIPLY_SHIFT_DIVIDE.draw(out, blas1.whole(out), {"X": x, "Y": y, "Z": z}, {"c": float(c)})
         return out
+
+    def scalars(self, requests):
+        vectors = [v for r in requests for v in r[1:]]
+        if self._cpu is not None or not self.fuse or not all(self._fused(v) for v in vectors) \
+                or any(r[0] not in ("dot", "norm_inf") for r in requests):
+            return super().scalars(requests)
+        # each reduction's last pass renders into one texel of a small bank: one read-back
+        bank = Stream(1, len(requests), zero=False)
+        try:
+            for j, r in enumerate(requests):
+                if r[0] == "dot":
+                    reduce_terms("product", "sum", r[1], r[2], out=bank, at=j)
+                else:
+                    reduce_into("absmax", r[1], bank, j)
+            self.readbacks += 1
+            return [float(v) for v in bank.to_array().reshape(-1)]
+        finally:
+            bank.release()
 
     def entries_many(self, vectors, idx):
         if self._cpu is not None or not self.fuse:

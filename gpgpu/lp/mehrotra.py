@@ -413,11 +413,10 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         # --- residuals and objectives (Algorithm 3: sgemv, inner product, inf_norm kernels)
         rb = be.matvec_add(x, b, -1.0)                        # r_b = b - A x
         rc = be.axpy(-1.0, s, be.rmatvec_add(lam, c, -1.0))   # r_c = c - A^T lambda - s
-        cx = be.dot(c, x)                                     # primal objective
-        by = be.dot(b, lam)                                   # dual objective
-        nrb = be.norm_inf(rb)
-        nrc = be.norm_inf(rc)
-        mu = be.dot(x, s) / n                                 # mu = x^T s / n
+        cx, by, nrb, nrc, xs = be.scalars([("dot", c, x),      # primal objective
+                                           ("dot", b, lam),    # dual objective
+                                           ("norm_inf", rb), ("norm_inf", rc), ("dot", x, s)])
+        mu = xs / n                                           # mu = x^T s / n
         pres = nrb / (1.0 + nb)                               # (6.1)
         dres = nrc / (1.0 + nc)                               # (6.2)
         gap = abs(cx - by) / (1.0 + abs(cx))                  # (6.3)
