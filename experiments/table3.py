@@ -102,12 +102,18 @@ for path in sys.argv[1:]:
 def baseline_times(tree: Path, paths: list) -> tuple:
     """({problem: (seconds, status)}, label): the faithful path of an earlier source tree of this
     project (``tree`` holds its ``gpgpu`` and ``glsl``), timed in a subprocess on this GPU in the
-    same run; the label is the tree's git commit when it is a checkout, else its folder name."""
+    same run, in the environment it ran in then (without the threaded-driver variable this
+    gpgpu sets on import, unless the user set it); the label is the tree's git commit when it is
+    a checkout, else its folder name."""
     tree = Path(tree).resolve()
     if not (tree / "gpgpu" / "lp").is_dir():
         raise SystemExit(f"--baseline {tree}: no gpgpu/lp there; give a source tree of this project "
                          "(e.g. git worktree add /tmp/base <commit>)")
+    from gpgpu import context
+
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree)] + [p for p in sys.path if p]))
+    if context.THREADED_GL_SET_HERE:          # the earlier code ran with the driver's own choice
+        env.pop(context.THREADED_GL_VARIABLE, None)
     out = subprocess.run([sys.executable, "-c", _BASELINE, *map(str, paths)], env=env, cwd=str(tree),
                          capture_output=True, text=True, check=True)
     times = {}

@@ -41,8 +41,13 @@ SYSTEM_PACKAGES = "libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 #: Other drivers ignore the variable. It is read when the driver starts, i.e. when the first
 #: context is made, so it is set here, when gpgpu is imported.
 THREADED_GL_VARIABLE = "__GL_THREADED_OPTIMIZATIONS"
-if os.environ.get("GPGPU_THREADED_GL", "1").strip() not in ("0", "false", "no", "off"):
-    os.environ.setdefault(THREADED_GL_VARIABLE, "1")
+#: True when gpgpu set the variable (it was not in the environment before): a subprocess that
+#: runs code without this setting (experiments.table3's --baseline) takes it out again
+THREADED_GL_SET_HERE = False
+if os.environ.get("GPGPU_THREADED_GL", "1").strip() not in ("0", "false", "no", "off") \
+        and THREADED_GL_VARIABLE not in os.environ:
+    os.environ[THREADED_GL_VARIABLE] = "1"
+    THREADED_GL_SET_HERE = True
 
 _local = threading.local()          # this thread's context (see get_context)
 _create_lock = threading.Lock()     # EGL display set-up is not safe to race

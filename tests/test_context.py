@@ -78,13 +78,14 @@ def test_threaded_gl_is_asked_of_the_driver_unless_turned_off(setting, expected)
     env = {k: v for k, v in os.environ.items() if k not in ("GPGPU_THREADED_GL", "__GL_THREADED_OPTIMIZATIONS")}
     if setting is not None:
         env["GPGPU_THREADED_GL"] = setting
-    code = "import os, gpgpu; print(os.environ.get('__GL_THREADED_OPTIMIZATIONS'))"
+    code = ("import os, gpgpu.context as c; "
+            "print(os.environ.get('__GL_THREADED_OPTIMIZATIONS'), c.THREADED_GL_SET_HERE)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == str(expected)
+    assert r.stdout.split() == [str(expected), str(expected is not None)]
     env["__GL_THREADED_OPTIMIZATIONS"] = "0"
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert r.stdout.strip() == "0"
+    assert r.stdout.split() == ["0", "False"]
 
 
 def test_compile_error_names_file_and_line(tmp_path):

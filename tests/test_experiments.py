@@ -169,3 +169,29 @@ def test_speed_experiment_rows_and_claims(tmp_path):
     assert int(by[32, "lu_partial_gpu"]["passes"]) < int(by[32, "lu_partial"]["passes"])
     assert any("pivot on the GPU" in c.text for c in o.claims)
     assert (tmp_path / "speed.png").read_bytes()[:8] == PNG
+
+
+def test_table3_baseline_runs_without_the_threaded_driver_variable_gpgpu_set(monkeypatch, tmp_path):
+    """The earlier tree ran with the driver's own choice: the variable gpgpu sets on import is
+    taken out of the baseline's environment (a value the user set stays)."""
+    import types
+
+    import experiments.table3 as t3
+    from gpgpu import context
+
+    (tmp_path / "gpgpu" / "lp").mkdir(parents=True)
+    seen = []
+
+    def fake_run(cmd, env=None, **kw):
+        seen.append(env)
+        return types.SimpleNamespace(stdout='{"problem": "afiro", "seconds": 1.0, "status": "optimal"}\n',
+                                     returncode=0)
+
+    monkeypatch.setattr(t3.subprocess, "run", fake_run)
+    monkeypatch.setenv(context.THREADED_GL_VARIABLE, "1")
+    for set_here, kept in ((True, False), (False, True)):
+        monkeypatch.setattr(context, "THREADED_GL_SET_HERE", set_here)
+        seen.clear()
+        times, label = t3.baseline_times(tmp_path, ["afiro.mps.gz"])
+        assert times == {"afiro": (1.0, "optimal")} and label == tmp_path.name
+        assert (context.THREADED_GL_VARIABLE in seen[0]) == kept
