@@ -77,7 +77,7 @@ def _trivial(problem, backend) -> LPResult | None:
 
 def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
           callback=None, method="mehrotra", presolve=False, correct_primal=False,
-          free_safeguard=False, **backend_options) -> LPResult:
+          free_safeguard=False, scale=False, **backend_options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
@@ -124,6 +124,11 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         Beyond the paper (Mehrotra's method only): both halves of each split free variable
         are kept from growing together (:func:`~gpgpu.lp.mehrotra.mehrotra`). With the three
         options on, numpy64 solves all 42 NETLIB problems at eps = 1e-8 (README, "Robustness").
+    scale : bool
+        Beyond the papers (either method): geometric scaling of the rows and columns of the
+        standard form (after the presolve, when there is one), powers of two, undone on the
+        answer (:mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
+        ``False`` (default) is the papers' path.
     **backend_options
         Passed to the backend (e.g. ``pivot_tol``).
 
@@ -141,7 +146,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     eps, max_iter = _check_options(eps, max_iter)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard)):
+    for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard),
+                    ("scale", scale)):
         if not isinstance(v, bool):
             raise TypeError(f"{name} must be True or False, got {v!r}")
     if correct_primal and method != "mehrotra":
@@ -159,7 +165,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         return presolve_and_solve(problem, lambda p: solve(
             p, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
             callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-            free_safeguard=free_safeguard, **backend_options))
+            free_safeguard=free_safeguard, scale=scale, **backend_options))
     if refine is None:
         name = backend if isinstance(backend, str) else getattr(backend, "name", "")
         refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
@@ -172,6 +178,17 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     trivial = _trivial(problem, backend)
     if trivial is not None:
         return trivial
+    if scale:
+        if not isinstance(backend, str):
+            raise ValueError("scale=True solves the scaled problem, so it needs a back end by name "
+                             f"({', '.join(BACKENDS)}), not an instance bound to the unscaled problem")
+        from .scaling import scale_problem, unscale_result
+
+        scaled, r, c = scale_problem(problem)
+        result = solve(scaled, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
+                       callback=callback, method=method, presolve=False, correct_primal=correct_primal,
+                       free_safeguard=free_safeguard, scale=False, **backend_options)
+        return unscale_result(result, problem, r, c)
     if method == "matrix-free":
         return _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options)
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)

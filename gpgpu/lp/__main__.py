@@ -66,6 +66,9 @@ def main(argv=None) -> int:
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")
+    ap.add_argument("--scale", action="store_true",
+                    help="geometric row and column scaling, powers of two, undone on the answer "
+                         "(beyond the papers)")
     ap.add_argument("--presolve", action="store_true",
                     help="HiGHS's presolve before and postsolve after the interior point method "
                          "(beyond the papers)")
@@ -141,7 +144,7 @@ def main(argv=None) -> int:
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
                     refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
-                    correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
+                    correct_primal=args.correct_primal, free_safeguard=args.free_safeguard, scale=args.scale,
                     callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
