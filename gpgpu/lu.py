@@ -208,7 +208,7 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
         for k in range(n):
             region = (k, k, k + 1, n) if pivoting == "partial" else (k, k, n, n)
             # the search's last pass writes step k's pivot into the record, where the swap
-            # lines read it (no pivot_record copy); the row swap's first pass writes the new
+            # lines read it (no copy pass of its own); the row swap's first pass writes the new
             # row k into T whole, which is the row of U (no copy of it)
             argmax_stream(pp.S, region, absolute=True, fan=True, out=record, at=k)
             if pivoting == "partial" and transfer == "rtt":
