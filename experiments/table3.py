@@ -114,8 +114,11 @@ def baseline_times(tree: Path, paths: list) -> tuple:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree)] + [p for p in sys.path if p]))
     if context.THREADED_GL_SET_HERE:          # the earlier code ran with the driver's own choice
         env.pop(context.THREADED_GL_VARIABLE, None)
-    out = subprocess.run([sys.executable, "-c", _BASELINE, *map(str, paths)], env=env, cwd=str(tree),
-                         capture_output=True, text=True, check=True)
+    try:
+        out = subprocess.run([sys.executable, "-c", _BASELINE, *(str(Path(p).resolve()) for p in paths)],
+                             env=env, cwd=str(tree), capture_output=True, text=True, check=True)
+    except subprocess.CalledProcessError as e:
+        raise SystemExit(f"--baseline {tree}: its faithful path failed:\n{(e.stderr or '')[-2000:]}") from None
     times = {}
     for line in out.stdout.splitlines():
         if line.startswith("{"):
@@ -134,7 +137,8 @@ def run(ctx):
     folder = netlib_dir()
     baseline, base_tree = {}, None
     if ctx.options.get("baseline"):
-        found = [folder / f"{n}{s}" for n in names for s in (".mps.gz", ".mps") if (folder / f"{n}{s}").exists()]
+        found = [p for p in (next((folder / f"{n}{s}" for s in (".mps.gz", ".mps") if (folder / f"{n}{s}").exists()),
+                                  None) for n in names) if p is not None]
         ctx.progress(f"baseline: the faithful path of {ctx.options['baseline']}")
         baseline, base_tree = baseline_times(ctx.options["baseline"], found)
     for name in names:

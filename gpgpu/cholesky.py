@@ -618,6 +618,16 @@ def _identity(m: int, cols: int, offset: int) -> Stream:
     return s
 
 
+def _identity_pair(m: int, cols: int, offset: int) -> PingPong:
+    """Two :func:`_identity` streams as a ping-pong pair (the first released if the second fails)."""
+    first = _identity(m, cols, offset)
+    try:
+        return PingPong(first, _identity(m, cols, offset))
+    except BaseException:
+        first.release()
+        raise
+
+
 def lower_inverse(L: Stream, m: int) -> Stream:
     """X = L^-1 of the lower triangular m x m factor in stream ``L`` (its lower triangle read),
     on the GPU in m passes and two that draw the identity (beyond the papers; kernel
@@ -625,7 +635,7 @@ def lower_inverse(L: Stream, m: int) -> Stream:
     columns of L from the identity, each step one rectangle over the rows k .. m-1 and columns
     0 .. k joined with the copy of row k - 1. The upper triangle of X is zero. With it a solve
     with L Lᵀ is two one-pass products (:func:`solve_with_inverse`)."""
-    pp = PingPong(_identity(m, m, 0), _identity(m, m, 0))
+    pp = _identity_pair(m, m, 0)
     try:
         for k in range(m):
             KERNELS["lower_inverse_step"].draw(pp.T, Triangle.from_rects(inverse_step_rectangles(k, m)),
@@ -668,7 +678,7 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
 
     plan = compiled(("cholesky_inverse", m, steps, None if u is None else tuple(sorted(u.items()))), build)
     # [0 | I] in both buffers (the inverse half of both is read), then A into S's left half
-    pp = PingPong(_identity(m, 2 * m, m), _identity(m, 2 * m, m))
+    pp = _identity_pair(m, 2 * m, m)
     L = X = None
     try:
         BLAS1["copy_input"].draw(pp.S, Rect.covering(0, 0, m, m, T0=WPOS), {"A": S})

@@ -272,6 +272,9 @@ def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = 
     kernel = FAN_TERMS.get((term, op))
     if kernel is None:
         raise ValueError(f"reduce_terms has {sorted(FAN_TERMS)}, not {(term, op)!r}")
+    if at and (out is None or not 0 <= at < out.cols):
+        raise ValueError(f"reduce_terms: at={at} needs an out stream with texel {at} (got "
+                         f"{'none' if out is None else f'{out.rows} x {out.cols}'})")
     if (steps is None) != (term != "steps_product"):
         raise ValueError("reduce_terms: steps=(a, s, b, ds) goes with term 'steps_product' and only with it")
     streams = [x, y] + ([steps[1], steps[3]] if steps else [])

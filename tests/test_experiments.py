@@ -195,3 +195,19 @@ def test_table3_baseline_runs_without_the_threaded_driver_variable_gpgpu_set(mon
         times, label = t3.baseline_times(tmp_path, ["afiro.mps.gz"])
         assert times == {"afiro": (1.0, "optimal")} and label == tmp_path.name
         assert (context.THREADED_GL_VARIABLE in seen[0]) == kept
+
+
+def test_table3_baseline_failure_names_the_trees_error(tmp_path):
+    """A tree whose faithful path cannot run: SystemExit with the child's own error, not a bare
+    exit status."""
+    import experiments.table3 as t3
+    from gpgpu.lp.netlib import netlib_dir
+
+    try:
+        afiro = netlib_dir() / "afiro.mps.gz"
+    except FileNotFoundError:
+        pytest.skip("NETLIB problems not found (GPGPU_NETLIB_DIR)")
+    (tmp_path / "gpgpu" / "lp").mkdir(parents=True)
+    (tmp_path / "gpgpu" / "__init__.py").write_text("raise ImportError('a broken tree')\n")
+    with pytest.raises(SystemExit, match="its faithful path failed:(.|\n)*a broken tree"):
+        t3.baseline_times(tmp_path, [afiro])

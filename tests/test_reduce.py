@@ -342,3 +342,7 @@ def test_reduce_into_writes_its_texel_only_and_equals_the_fan_reduction():
         assert list(got[[0, 2, 4]]) == [-7.0, -7.0, -7.0]
         with pytest.raises(ValueError, match="reduce_into"):
             reduce_into("absmax", X, bank, 5)
+        with pytest.raises(ValueError, match="at=3 needs an out stream"):
+            reduce_terms("product", "sum", X, Y, at=3)
+        with pytest.raises(ValueError, match="at=5 needs an out stream with texel 5"):
+            reduce_terms("product", "sum", X, Y, out=bank, at=5)

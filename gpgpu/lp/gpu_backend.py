@@ -249,12 +249,15 @@ class GPUBackend(Backend):
         if self._fused(x):          # the ratios computed in the reduction's first pass
             if not index:
                 res = reduce_terms("step_ratio", "min", x, dx)
-                alpha = res.item()
-                res.release()
-                return alpha
+                try:
+                    return res.item()
+                finally:
+                    res.release()
             res = argmin_blocking_ratio(x, dx)
-            value, i = (float(v) for v in res.read_texel(0, 0)[:2])
-            give_back(res)
+            try:
+                value, i = (float(v) for v in res.read_texel(0, 0)[:2])
+            finally:
+                give_back(res)
             return (-value, int(i)) if -value <= 1.0 else (1.0, -1)
         ratio = Stream(1, x.cols, zero=False)
         kernel = "blocking_ratio" if index else "step_ratio"

@@ -214,7 +214,12 @@ def _correct_primal(be, d, rb, dx):
     """dx + D^2 A^T (A D^2 A^T)^-1 (r_b - A dx): the direction moved, in the metric D^-2, onto
     A dx = r_b (``rb`` None: r_b = 0, the corrector's); the ``correct_primal`` option of
     :func:`mehrotra`."""
-    r = be.scale(-1.0, be.matvec(dx)) if rb is None else be.matvec_add(dx, rb, -1.0)     # r_b - A dx
+    if rb is None:
+        adx = be.matvec(dx)
+        r = be.scale(-1.0, adx)                                               # r_b - A dx, r_b = 0
+        be.free(adx)
+    else:
+        r = be.matvec_add(dx, rb, -1.0)                                       # r_b - A dx
     w = be.solve_normal(r)
     atw = be.rmatvec(w)
     out = be.mul_add(d, atw, dx)

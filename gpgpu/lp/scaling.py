@@ -39,7 +39,7 @@ def _line_factors(M: sp.csr_matrix) -> np.ndarray:
         starts = M.indptr[rows]
         big = np.maximum.reduceat(M.data, starts)
         small = np.minimum.reduceat(M.data, starts)
-        out[rows] = _pow2(1.0 / np.sqrt(big * small))
+        out[rows] = _pow2(1.0 / (np.sqrt(big) * np.sqrt(small)))     # no overflow of big * small
     return out
 
 
