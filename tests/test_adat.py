@@ -45,14 +45,19 @@ def test_matches_numpy_in_every_storage(m, n, rng):
     assert rel_err(gpgpu.adat(A), np.tril(A @ A.T)) < 1e-6
 
 
+def _integer_case(m, n, rng):
+    """A and d of small integers and A diag(d) A^T: every float32 sum exact."""
+    A = rng.integers(-4, 5, (m, n)).astype(np.float64)
+    d = rng.integers(1, 4, n).astype(np.float64)
+    return A, d, A @ np.diag(d) @ A.T
+
+
 @pytest.mark.parametrize("m, n", SHAPES)
 def test_singlepass_inner_product_form_matches_numpy(m, n, rng):
     """000's singlepass inner-product adat: one pass, m(m+1)/2 fragments (the lower triangle)
     each an inner product of rows i and j of A weighted by d; integers make it exact, so a
     skipped or repeated column, a row i for j, or d read at the wrong column shows."""
-    A = rng.integers(-4, 5, (m, n)).astype(np.float64)
-    d = rng.integers(1, 4, n).astype(np.float64)
-    C = A @ np.diag(d) @ A.T
+    A, d, C = _integer_case(m, n, rng)
     with counters.count() as c:
         got = gpgpu.adat(A, d, product="inner")
     np.testing.assert_array_equal(got, np.tril(C))
@@ -91,9 +96,7 @@ def test_inner_product_form_over_4x1_texels_matches_numpy(m, n, rng):
     and two packings; A given packed already gives the same."""
     from gpgpu.adat import form, pack_4x1
 
-    A = rng.integers(-4, 5, (m, n)).astype(np.float64)
-    d = rng.integers(1, 4, n).astype(np.float64)
-    C = A @ np.diag(d) @ A.T
+    A, d, C = _integer_case(m, n, rng)
     with counters.count() as c:
         got = gpgpu.adat(A, d, product="inner4")
     np.testing.assert_array_equal(got, np.tril(C))

@@ -119,13 +119,9 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
     assert c.passes("lower_inverse_step") >= m * r2.iterations and c.passes("cholesky_inverse_step") == 0
 
 
-@needs_netlib
-@pytest.mark.parametrize("name", ["afiro", "sc50b"])
-def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name):
-    """reductions="fan" (beyond the paper): every inner product, norm, minimum and step length
-    of the iteration by 32-texel fan passes, the products and ratios in their first passes. The
-    paper's eps and HiGHS's objective, iterations within one of the faithful path's, no halving
-    reduction pass left and the same read-backs."""
+def _paper_and_option(name, **options):
+    """(problem's HiGHS objective, eps, the paper's run and its counter, the run with
+    ``options`` and its counter) on a NETLIB problem at the paper's eps."""
     from gpgpu import counters
 
     path = NETLIB / f"{name}.mps.gz"
@@ -134,9 +130,19 @@ def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name
     with counters.count(time=False) as c0:
         paper = solve(problem, backend="gpu", eps=eps)
     with counters.count(time=False) as c:
-        fan = solve(problem, backend="gpu", eps=eps, reductions="fan")
+        r = solve(problem, backend="gpu", eps=eps, **options)
+    return highs_objective(path), eps, paper, c0, r, c
+
+
+@needs_netlib
+@pytest.mark.parametrize("name", ["afiro", "sc50b"])
+def test_fan_reductions_solve_the_same_problems_with_fewer_reduction_passes(name):
+    """reductions="fan" (beyond the paper): every inner product, norm, minimum and step length
+    of the iteration by 32-texel fan passes, the products and ratios in their first passes. The
+    paper's eps and HiGHS's objective, iterations within one of the faithful path's, no halving
+    reduction pass left and the same read-backs."""
+    ref, eps, paper, c0, fan, c = _paper_and_option(name, reductions="fan")
     assert fan.status == "optimal", fan.message
-    ref = highs_objective(path)
     assert abs(fan.objective - ref) / max(1.0, abs(ref)) <= eps
     assert abs(fan.iterations - paper.iterations) <= 1
     halving = ("sum_reduction", "min_reduction", "absmax_reduction", "argmax_reduction", "argmax_reduction_first")
@@ -255,17 +261,9 @@ def test_fused_composites_equal_their_separate_operations_and_numpy(n):
 @needs_netlib
 @pytest.mark.parametrize("name", ["afiro", "blend"])
 def test_fused_composites_solve_the_same_problems_in_fewer_passes(name):
-    from gpgpu import counters
-
-    path = NETLIB / f"{name}.mps.gz"
-    problem = read_mps(path)
-    eps = PAPER_TABLE3[name]["eps"]
-    with counters.count(time=False) as c0:
-        plain = solve(problem, backend="gpu", eps=eps)
-    with counters.count(time=False) as c:
-        r = solve(problem, backend="gpu", eps=eps, fuse=True)
+    ref, eps, plain, c0, r, c = _paper_and_option(name, fuse=True)
     assert r.status == "optimal", r.message
-    assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
+    assert abs(r.objective - ref) / max(1.0, abs(ref)) <= eps
     assert abs(r.iterations - plain.iterations) <= 1
     assert c.passes("multiply_add") >= 3 * r.iterations and c0.passes("multiply_add") == 0
     assert c.passes("saxpy") / r.iterations < c0.passes("saxpy") / plain.iterations - 4
