@@ -18,13 +18,13 @@ import numpy as np
 
 from . import packed as pk
 from .geometry import Rect, Triangle, vertex
-from .kernel import Kernel
+from .kernel import Kernel, additive_blending
 from .reduce import reduce_region
 from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["adat", "pack_4x1", "column_scaling_rect", "outer_product_addition_triangle",
            "outer_product_addition_square", "outer_product_addition_packed", "inner_product_triangle",
-           "inner_product_square", "KERNELS", "PRODUCTS"]
+           "inner_product_square", "shift_diagonal", "KERNELS", "PRODUCTS"]
 
 KERNELS = {
     "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
@@ -33,6 +33,8 @@ KERNELS = {
     "inner_product_4x1": Kernel("adat_inner_product_4x1", texels=3,
                                 doc="000 level 3 adat, singlepass inner product over 4 x 1 packed texels (beyond)"),
     "pack_4x1": Kernel("pack_4x1", texels=5, doc="four elements of a row in one RGBA texel (beyond the papers)"),
+    "diagonal_shift": Kernel("diagonal_shift", texels=2, vertex="diagonal_points",
+                             doc="002 (6): + delta I, points on the diagonal with additive blending (beyond 000)"),
 }
 
 DOMAINS = ("triangle", "square")
@@ -270,3 +272,19 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
             C.release()
             return pk.unpack(out, As.rows) if storage == "packed" else out
         return C
+
+
+def shift_diagonal(C: Stream, delta: float) -> Stream:
+    """C += delta I in place for the square full-storage C (m x m), one pass: m points on the
+    diagonal, added by the blender (kernel ``diagonal_shift``). The dual regularisation R_d =
+    delta I of paper 002's G_R (6), beyond 000's normal matrix (``mehrotra(...,
+    regularize=True)``)."""
+    if C.rows != C.cols or C.components != 1:
+        raise ValueError(f"shift_diagonal: expected a square one-component matrix, got {C.rows} x {C.cols} "
+                         f"with {C.components} components")
+    delta = float(delta)
+    if not np.isfinite(delta):
+        raise ValueError(f"shift_diagonal: delta must be finite, got {delta}")
+    with additive_blending():
+        KERNELS["diagonal_shift"].draw_points(C, C.rows, uniforms={"delta": delta})
+    return C

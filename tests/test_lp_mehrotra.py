@@ -576,11 +576,11 @@ def test_precision_exhausted_ends_in_numerical_trouble_with_the_best_point():
     class RunsOut(NumpyBackend):
         calls = 0
 
-        def factor_normal(self, d):
+        def factor_normal(self, d, shift=0.0):
             RunsOut.calls += 1
             if RunsOut.calls == 5:                    # the start point's, then iterations 0-2
                 raise PrecisionExhausted("Theta = x/s reaches 1e39 (planted)")
-            return super().factor_normal(d)
+            return super().factor_normal(d, shift)
 
     p, ref = netlib("afiro")
     r = solve(p, backend=RunsOut(p, dtype=np.float64))

@@ -77,7 +77,7 @@ def _trivial(problem, backend) -> LPResult | None:
 
 def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
           callback=None, method="mehrotra", presolve=False, correct_primal=False,
-          free_safeguard=False, scale=False, **backend_options) -> LPResult:
+          free_safeguard=False, scale=False, regularize=None, **backend_options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
@@ -129,6 +129,13 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         standard form (after the presolve, when there is one), powers of two, undone on the
         answer (:mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
         ``False`` (default) is the papers' path.
+    regularize : bool or None
+        The primal-dual proximal regularisation of paper 002 (5)-(6) (:mod:`gpgpu.lp.regularisation`).
+        The matrix-free method always has it (``None`` or ``True``). For Mehrotra's method it is
+        beyond paper 000 and off by default (``None`` or ``False``); ``True`` factors
+        A (Theta^-1 + rho I)^-1 A^T + delta I (:func:`~gpgpu.lp.mehrotra.mehrotra`). Either
+        method takes ``reg_min`` and ``reg_max``, the bounds of rho = delta (default 1e-8, 1e-2 for
+        the matrix-free method, 1e-12, 1e-6 for Mehrotra's: measured, README "Robustness").
     **backend_options
         Passed to the backend (e.g. ``pivot_tol``).
 
@@ -147,9 +154,15 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard),
-                    ("scale", scale)):
+                    ("scale", scale), ("regularize", False if regularize is None else regularize)):
         if not isinstance(v, bool):
             raise TypeError(f"{name} must be True or False, got {v!r}")
+    if regularize is False and method == "matrix-free":
+        raise ValueError("the matrix-free method is always regularised (paper 002's (5)); leave regularize "
+                         "at None, or set reg_min / reg_max")
+    if not regularize and method == "mehrotra" and ({"reg_min", "reg_max"} & set(backend_options)):
+        raise ValueError("reg_min and reg_max bound the regularisation: with method='mehrotra' they need "
+                         "regularize=True")
     if correct_primal and method != "mehrotra":
         raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
                          "computes dx from dy and keeps its PCG residual in the primal equation)")
@@ -165,7 +178,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         return presolve_and_solve(problem, lambda p: solve(
             p, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
             callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-            free_safeguard=free_safeguard, scale=scale, **backend_options))
+            free_safeguard=free_safeguard, scale=scale, regularize=regularize, **backend_options))
     if refine is None:
         name = backend if isinstance(backend, str) else getattr(backend, "name", "")
         refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
@@ -187,34 +200,45 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         scaled, r, c = scale_problem(problem)
         result = solve(scaled, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
                        callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-                       free_safeguard=free_safeguard, scale=False, **backend_options)
+                       free_safeguard=free_safeguard, scale=False, regularize=regularize, **backend_options)
         return unscale_result(result, problem, r, c)
     if method == "matrix-free":
         return _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options)
+    reg = _regularisation_options(backend_options, "mehrotra")
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
     try:
         return mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
-                        correct_primal=correct_primal, free_safeguard=free_safeguard)
+                        correct_primal=correct_primal, free_safeguard=free_safeguard,
+                        regularize=bool(regularize), **reg)
     finally:
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):
             release()                                   # GPU streams, deterministically
 
 
+def _regularisation_options(options, method) -> dict:
+    """``reg_min`` and ``reg_max`` taken out of ``options`` and checked (both methods)."""
+    from . import regularisation as R
+
+    lo, hi = (R.MEHROTRA_REG_MIN, R.MEHROTRA_REG_MAX) if method == "mehrotra" else (R.REG_MIN, R.REG_MAX)
+    reg = {k: options.pop(k) for k in ("reg_min", "reg_max") if k in options}
+    for name, v in reg.items():
+        if not (isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    if reg.get("reg_min", lo) > reg.get("reg_max", hi):
+        raise ValueError("reg_min must not exceed reg_max")
+    return reg
+
+
 def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
     from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
 
-    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "reg_min", "reg_max") if k in options}
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter") if k in options}
     for name in ("rank", "rank_max", "pcg_maxiter"):
         v = algo.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    for name in ("reg_min", "reg_max"):
-        v = algo.get(name)
-        if v is not None and not (isinstance(v, numbers.Real) and math.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be a positive number, got {v!r}")
-    if algo.get("reg_min", 1e-8) > algo.get("reg_max", 1e-2):
-        raise ValueError("reg_min must not exceed reg_max")
+    algo.update(_regularisation_options(options, "matrix-free"))
     name = backend if isinstance(backend, str) else getattr(backend, "name", "")
     if isinstance(backend, str) and backend not in ("gpu", "numpy64"):
         raise ValueError(f"the matrix-free method runs on backend 'gpu' or 'numpy64', got {backend!r}")

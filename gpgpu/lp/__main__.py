@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli import positive_int, tolerance
+from ..cli import positive_float, positive_int, tolerance
 from ..context import ContextError
 from . import BACKENDS, METHODS, REFINE_BELOW, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
@@ -78,6 +78,13 @@ def main(argv=None) -> int:
     ap.add_argument("--free-safeguard", action="store_true",
                     help="mehrotra: keep both halves of a split free variable from growing together "
                          "(beyond the paper)")
+    ap.add_argument("--regularize", action="store_true",
+                    help="mehrotra: paper 002's primal-dual proximal regularisation, the factor of "
+                         "A (Theta^-1 + rho I)^-1 A^T + delta I (beyond paper 000; matrix-free: always)")
+    ap.add_argument("--reg-min", type=positive_float, default=None,
+                    help="smallest rho = delta (default 1e-12 mehrotra, 1e-8 matrix-free)")
+    ap.add_argument("--reg-max", type=positive_float, default=None,
+                    help="largest rho = delta (default 1e-6 mehrotra, 1e-2 matrix-free)")
     ap.add_argument("--max-iter", type=positive_int, default=100)
     ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
     args = ap.parse_args(argv)
@@ -141,10 +148,19 @@ def main(argv=None) -> int:
             if v is not None:
                 print(f"error: {flag} is an option of --method matrix-free", file=sys.stderr)
                 return 2
+    if args.method == "mehrotra" and not args.regularize and (args.reg_min or args.reg_max):
+        print("error: --reg-min and --reg-max need --regularize with --method mehrotra", file=sys.stderr)
+        return 2
+    if args.method == "matrix-free" and args.regularize:
+        print("error: --regularize is an option of --method mehrotra (the matrix-free method always "
+              "regularises)", file=sys.stderr)
+        return 2
+    extra.update({k: v for k, v in (("reg_min", args.reg_min), ("reg_max", args.reg_max)) if v is not None})
     try:
         res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
                     refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
                     correct_primal=args.correct_primal, free_safeguard=args.free_safeguard, scale=args.scale,
+                    regularize=True if args.regularize else None,
                     callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)

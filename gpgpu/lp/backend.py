@@ -46,7 +46,7 @@ Semantics of each operation (``V`` a vector handle, ``a`` a Python float):
 ``entries(x, idx)``           the entries ``x[idx]`` as a float64 array (1 read-back per entry);
                               Mehrotra's step-length heuristic reads x, dx, s, ds at the
                               blocking indexes
-``factor_normal(d) -> int``   form M = A diag(d) A^T (adat) and factor M = L L^T (chol),
+``factor_normal(d, shift=0) -> int``   form M = A diag(d) A^T (+ shift I) (adat) and factor M = L L^T (chol),
                               replacing tiny or negative pivots by a huge value; answers how
                               many were replaced (1 read-back)
 ``solve_normal(r) -> V``      z with M z = r by forward and backward substitution with L; with
@@ -113,6 +113,7 @@ class Backend(abc.ABC):
         self.problem = problem
         self.cholesky = cholesky
         self.refine = bool(refine)
+        self.shift = 0.0          # delta of the last factor_normal (M = A diag(d) A^T + delta I)
         self.m, self.n = problem.A.shape
         self.readbacks = 0
 
@@ -266,8 +267,9 @@ class Backend(abc.ABC):
 
     # -------------------------------------------------------------- level 3
     @abc.abstractmethod
-    def factor_normal(self, d) -> int:
-        """Form M = A diag(d) A^T (adat) and factor it, M = L L^T (chol).
+    def factor_normal(self, d, shift: float = 0.0) -> int:
+        """Form M = A diag(d) A^T + shift I (adat; the shift is the dual regularisation delta of
+        ``mehrotra(..., regularize=True)``) and factor it, M = L L^T (chol).
 
         A pivot that is not larger than ``pivot_tol`` times the diagonal entry of M it came
         from (or is not finite) is replaced by a huge value, so that the matching component of
@@ -280,6 +282,12 @@ class Backend(abc.ABC):
 
         With ``refine=True`` the answer is improved by :func:`refine_solve`.
         """
+
+
+def shifted(Mz, shift: float, z):
+    """``Mz + shift z`` (the refinement's product with A diag(d) A^T + delta I); ``Mz`` itself when
+    there is no shift, so that an inf in z stays an inf (0 * inf would be NaN)."""
+    return Mz + shift * z if shift else Mz
 
 
 def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=1e-13, stats=None):

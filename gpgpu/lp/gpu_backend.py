@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import blas1
 from ..adat import form as form_adat
-from ..adat import pack_4x1
+from ..adat import pack_4x1, shift_diagonal
 from ..blas2 import gemv
 from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inverse, solve_with_factor,
                         solve_with_inverse)
@@ -42,7 +42,7 @@ from ..geometry import Texel
 from ..kernel import Kernel
 from ..reduce import argmax_region, argmin_blocking_ratio, reduce_into, reduce_region, reduce_terms
 from ..stream import Stream, give_back
-from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve
+from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve, shifted
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
 SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safeguard (beyond 000)")
@@ -358,9 +358,11 @@ class GPUBackend(Backend):
         return self._read(reduce_terms("steps_product", "sum", x, dx, steps=(a, s, b, ds)))
 
     # -------------------------------------------------------------- level 3
-    def factor_normal(self, d):
-        """adat, then chol with the guarded square root; one read-back (the replaced count)."""
+    def factor_normal(self, d, shift=0.0):
+        """adat (+ shift I: one pass of points on the diagonal), then chol with the guarded
+        square root; one read-back (the replaced count)."""
         self.readbacks += 1
+        self.shift = float(shift)
         for s in (self.L, self.Linv):
             if s is not None:
                 s.release()
@@ -386,6 +388,8 @@ class GPUBackend(Backend):
                 ds.release()
         guarded = {"tolerance": self.pivot_tol, "huge": self.huge}
         try:
+            if self.shift:
+                shift_diagonal(M, self.shift)
             if self.substitution == "inverse" and self.pivot == "onepass" and 2 * self.m <= max_texture_size():
                 # both beyond the paper: two steps of L and of L^-1 in one pass (ceil(m/2) + 5 passes,
                 # not 2m + 2)
@@ -421,7 +425,7 @@ class GPUBackend(Backend):
             return out
 
         stats = {}
-        z = refine_solve(solve, lambda v: A @ (d * (A.T @ v)), np.asarray(r, np.float64),  # sparse A
+        z = refine_solve(solve, lambda v: shifted(A @ (d * (A.T @ v)), self.shift, v), np.asarray(r, np.float64),  # sparse A
                          method=self.refine_method, stats=stats)
         self.refine_stats.append(stats)
         return z

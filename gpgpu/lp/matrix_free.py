@@ -69,6 +69,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .mehrotra import STATUS, LPResult, _diverged, _result_message, _stop_code
+from .regularisation import ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
@@ -216,10 +217,6 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
     return out
 
 
-def _regularisation(mu: float, reg_min: float, reg_max: float) -> float:
-    return float(min(reg_max, max(reg_min, mu)))
-
-
 class _Solver:
     """The outer iteration's view of the normal equations: PCG solves (with float64 refinement
     rounds when the back end's precision asks for them) and the statistics of the run."""
@@ -361,8 +358,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
 
     # --- starting point: Mehrotra's ([Wri97] p. 210), the least-squares solves by PCG on
     #     A A^T + delta I (Theta~ = e)
-    rho = delta = reg_max
-    sol.set_weights(np.ones(n), reg_max, k)
+    reg = ProximalRegularisation(reg_min, reg_max)
+    sol.set_weights(np.ones(n), reg.start[1], k)
     tiny = 1e-10 * (1.0 + nb) / bs
     w, _ = sol.solve(b, tiny)
     x = outer(AT, w)
@@ -422,8 +419,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             break
 
         try:
-            rho_k = _regularisation(min(rho, mu_n), reg_min, reg_max)
-            delta_k = _regularisation(min(delta, mu_n), reg_min, reg_max)
+            rho_k, delta_k = reg.current(mu_n)
             theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
             info = sol.set_weights(theta, delta_k, k)
             replaced_total += int(info.get("replaced", 0))
@@ -449,10 +445,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
             # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
             # would hold them back, the next iteration regularises ten times less
-            if rho_k * float(np.abs(dx).max()) > 0.1 * max(nrc_n, eps * (1.0 + nc) / cs):
-                rho = max(reg_min, rho_k / 10.0)
-            if delta_k * float(np.abs(dy).max()) > 0.1 * max(nrb_n, eps * (1.0 + nb) / bs):
-                delta = max(reg_min, delta_k / 10.0)
+            reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
+                           nrc_n, nrb_n, eps * (1.0 + nc) / cs, eps * (1.0 + nb) / bs)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
             # the back end's arithmetic broke down (a factor with inf or NaN): the precision
             # is exhausted, never a traceback out of solve

@@ -45,6 +45,7 @@ import numpy as np
 
 from .backend import PrecisionExhausted
 from .mps import _FREE
+from .regularisation import MEHROTRA_REG_MAX, MEHROTRA_REG_MIN, ProximalRegularisation
 
 __all__ = ["mehrotra", "LPResult", "STATUS", "STATUS_CODES", "MESSAGES"]
 
@@ -171,7 +172,7 @@ def starting_point(be, b, c, ones_n, floor_rel=1e-3):
     return x, lam, s, replaced
 
 
-def _newton(be, d, rb, rc, q, correct_primal=False):
+def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
     """Solve the normal equations (4.12)-(4.14) for one right-hand side (with
     ``correct_primal``, then put dx back on A dx = r_b: :func:`_correct_primal`).
 
@@ -180,6 +181,16 @@ def _newton(be, d, rb, rc, q, correct_primal=False):
         ds = r_c - A^T dlam                                          (4.13)
         dx = -S^{-1} (r_xs + X ds) = -q - D^2 ds                     (4.14)
     ``rb`` / ``rc`` may be None for zero residuals (the corrector of Algorithm 3).
+
+    Regularised (``regularize`` of :func:`mehrotra`; :mod:`.regularisation`): the system is
+    A dx + delta dlam = r_b, -rho dx + A^T dlam + ds = r_c, S dx + X ds = -r_xs. Derivation:
+    the third gives dx = -S^{-1} r_xs - D^2 ds; with ds = r_c + rho dx - A^T dlam from the
+    second, (I + rho D^2) dx = -S^{-1} r_xs - D^2 (r_c - A^T dlam), i.e. with
+    S~ = S + rho X, D~^2 = S~^{-1} X and q~ = S~^{-1} r_xs,
+        dx = -q~ - D~^2 (r_c - A^T dlam),
+    and the first becomes (A D~^2 A^T + delta I) dlam = r_b + A (D~^2 r_c + q~). So the caller
+    passes ``d`` = D~^2 and ``q`` = q~ (the factor holds the shift delta), (4.12)-(4.14) run
+    unchanged, and ds = (r_c - A^T dlam) + rho dx.
     """
     t = q if rc is None else be.mul_add(d, rc, q)           # S^{-1} X r_c + S^{-1} r_xs
     rhs = be.matvec(t) if rb is None else be.matvec_add(t, rb)               # right-hand side of (4.12)
@@ -188,6 +199,10 @@ def _newton(be, d, rb, rc, q, correct_primal=False):
     dx = be.mul_add(d, ds, q, -1.0, -1.0)                    # (4.14)
     if correct_primal:
         dx = _correct_primal(be, d, rb, dx)
+    if rho:
+        ds_reg = be.axpy(rho, dx, ds)                        # ds = (r_c - A^T dlam) + rho dx
+        be.free(ds)
+        ds = ds_reg
     return dx, dlam, ds
 
 
@@ -350,7 +365,8 @@ def _result_message(code, iterations, eps, point_k, trouble, detail="", certific
 
 
 def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
-             collapse=1e-10, stall_window=8, correct_primal=False, free_safeguard=False):
+             collapse=1e-10, stall_window=8, correct_primal=False, free_safeguard=False,
+             regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX):
     """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
 
     Parameters
@@ -389,6 +405,17 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         not change; without it the halves grow together and Theta with them (measured:
         pilot4 and perold, 88 splits each, lose centrality and end in numerical trouble; with
         it and the presolve and correction, numpy64 solves all 42 NETLIB problems at 1e-8).
+    regularize : bool
+        Beyond paper 000: the primal-dual proximal regularisation of paper 002 (5)-(6)
+        (:mod:`.regularisation`, the matrix-free method's): each Newton system gets -rho dx in
+        its dual and delta dlam in its primal equation, so the factor is of
+        A (Theta^-1 + rho I)^-1 A^T + delta I, whose weights are at most 1/rho and whose
+        eigenvalues are at least delta (:func:`_newton`).
+    reg_min, reg_max : float
+        Bounds of rho = delta, which follow mu between them (in the units of b and c divided
+        by max(1, their largest magnitude)) and are cut ten-fold when their terms would hold
+        the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`,
+        measured). History entries get ``regularisation`` (rho, delta).
 
     Returns
     -------
@@ -405,6 +432,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     ones_n = be.vector(np.ones(n))
     x, lam, s, replaced_total = starting_point(be, b, c, ones_n)
     partner = _split_partners(problem) if free_safeguard else None
+    reg = ProximalRegularisation(reg_min, reg_max, max(1.0, nb), max(1.0, nc)) if regularize else None
     why = {}                                                  # the certificate of 2 or 3
     rb0 = be.readbacks
     history = []
@@ -428,7 +456,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         entry = {"iteration": k, "primal_residual": pres, "dual_residual": dres, "gap": gap,
                  "mu": mu, "primal_objective": cx + problem.c0,
                  "dual_objective": by + problem.c0, "alpha_pri": None, "alpha_dual": None,
-                 "sigma": None, "replaced_pivots": None,
+                 "sigma": None, "replaced_pivots": None, "regularisation": None,
                  "time": time.perf_counter() - t0}
         history.append(entry)
         finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
@@ -454,10 +482,19 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
 
         try:
             # --- predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e
-            d = be.div(x, s)                                      # D^2 = S^{-1} X
-            replaced = be.factor_normal(d)                        # adat + chol
+            if reg is None:
+                rho_k = delta_k = 0.0
+                s_reg = s
+                d = be.div(x, s)                                  # D^2 = S^{-1} X
+                q_a = x                                           # S^{-1} r_xs = x
+            else:                                                 # S~ = S + rho X (_newton)
+                rho_k, delta_k = reg.current(mu)
+                s_reg = be.axpy(rho_k, x, s)
+                d = be.div(x, s_reg)                              # D~^2 = S~^{-1} X
+                q_a = be.mul(d, s)                                # S~^{-1} X S e
+            replaced = be.factor_normal(d, delta_k)               # adat (+ delta I), chol
             replaced_total += replaced
-            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, x, correct_primal)   # S^{-1} r_xs = x
+            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, q_a, correct_primal, rho_k)
             a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
             a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
             mu_aff = be.stepped_dot(x, dx_a, a_pri_aff, s, ds_a, a_dual_aff) / n
@@ -465,8 +502,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
 
             # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
             #     r_xs = -sigma mu e + dX_aff dS_aff e
-            q = be.mul_shift_div(dx_a, ds_a, -sigma * mu, s)      # S^{-1} r_xs
-            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal)
+            q = be.mul_shift_div(dx_a, ds_a, -sigma * mu, s_reg)  # S^{-1} r_xs (S~^{-1} r_xs)
+            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal, rho_k)
 
             # --- search direction = predictor + corrector
             dx = be.axpy(1.0, dx_a, dx_c)
@@ -490,6 +527,12 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             bounded = be.bound_free_splits(x, partner, FREE_SPLIT_BOUND)
             be.free(x)
             x = bounded
+        if reg is not None:
+            dx_max, dl_max = be.scalars([("norm_inf", dx), ("norm_inf", dl)])
+            reg.after_step(rho_k, delta_k, dx_max, dl_max, nrc, nrb, eps * (1.0 + nc), eps * (1.0 + nb))
+            for v in (s_reg, q_a):
+                be.free(v)
+            entry["regularisation"] = (rho_k, delta_k)
         for v in (rb, rc, d, dx_a, dl_a, ds_a, q, dx_c, dl_c, ds_c, dx, dl, ds):
             be.free(v)
         entry.update(alpha_pri=a_pri, alpha_dual=a_dual, sigma=sigma, replaced_pivots=replaced)

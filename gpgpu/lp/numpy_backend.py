@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from .backend import Backend, refine_solve
+from .backend import Backend, refine_solve, shifted
 
 __all__ = ["NumpyBackend", "cholesky_outer", "cholesky_inner", "forward_backward",
            "default_pivot_tol", "huge_pivot"]
@@ -240,10 +240,13 @@ class NumpyBackend(Backend):
 
     # -------------------------------------------------------------- level 3
     @_quiet
-    def factor_normal(self, d):
+    def factor_normal(self, d, shift=0.0):
         self.readbacks += 1
         d_f = np.asarray(d, dtype=self.fdtype)
         M = (self.A_f * d_f) @ self.A_f.T                         # adat
+        self.shift = float(shift)
+        if self.shift:
+            M[np.diag_indices_from(M)] += M.dtype.type(self.shift)   # + delta I
         chol = cholesky_outer if self.cholesky == "outer" else cholesky_inner
         self.L, replaced = chol(M, pivot_tol=self.pivot_tol)
         if self.refine:
@@ -273,7 +276,7 @@ class NumpyBackend(Backend):
             return self._solve_f(rhs).astype(np.float64)
 
         stats = {}
-        z = refine_solve(solve, lambda z: A @ (d * (A.T @ z)), np.asarray(r, np.float64),
+        z = refine_solve(solve, lambda z: shifted(A @ (d * (A.T @ z)), self.shift, z), np.asarray(r, np.float64),
                          method=self.refine_method, stats=stats)
         self.refine_stats.append(stats)
         return z
