@@ -8,7 +8,8 @@ For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and
                    correct_primal=True, free_safeguard=True``
 ``numpy64-paper``  float64, eps = 1e-8, Algorithm 3 as printed (no presolve, no correction)
 ``gpu-refine``     the GPU's float32 factor with float64 refinement, eps = 1e-8, the same
-                   three options
+                   three options; ``factor_precision="auto"`` (the default): float-float
+                   factors after a stall
 ``gpu``            the GPU without refinement, the three options: eps = 1e-4, 1e-5, ...
                    1e-8 in turn, the smallest at which it ends optimal with the objective
                    within max(eps, 1e-6) of HiGHS's is reported

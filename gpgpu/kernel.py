@@ -122,12 +122,20 @@ class Kernel:
         vertex program for rasterized primitives) or a program that places its vertices itself
         from ``gl_VertexID`` and textures (drawn with ``draw_points`` or ``draw_lines``, no
         vertex buffer).
+    extensions : tuple of str
+        GLSL extensions the file needs, ``#extension NAME : require`` after ``#version``
+        (beyond OpenGL 3.3's core: the float-float kernels need ``GL_ARB_gpu_shader5`` for
+        ``fma`` and ``precise``).
+    library : str
+        A file of functions, ``glsl/<library>.glsl``, put after ``common.glsl`` (e.g.
+        ``float_float``).
     """
 
-    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "vertex", "_key")
+    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "vertex", "extensions", "library", "_key")
 
     def __init__(self, name: str, texels: int = 2, doc: str = "", label: str | None = None,
-                 defines: dict | None = None, vertex: str = "pass"):
+                 defines: dict | None = None, vertex: str = "pass", extensions: tuple = (),
+                 library: str | None = None):
         self.name = name
         self.texels = texels
         self.doc = doc
@@ -136,7 +144,9 @@ class Kernel:
         self.label = label or name + suffix
         self.path = GLSL_DIR / f"{name}.frag"
         self.vertex = vertex
-        self._key = (name, tuple(sorted(self.defines.items())), vertex)
+        self.extensions = tuple(extensions)
+        self.library = library
+        self._key = (name, tuple(sorted(self.defines.items())), vertex, self.extensions, library)
 
     def __repr__(self) -> str:
         extra = f", defines={self.defines}" if self.defines else ""
@@ -149,8 +159,10 @@ class Kernel:
 
     def source(self) -> str:
         st = _state()
+        extensions = "".join(f"#extension {e} : require\n" for e in self.extensions)
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        return _HEADER + defines + st.common + "\n#line 1\n" + self.text()
+        library = "" if self.library is None else (GLSL_DIR / f"{self.library}.glsl").read_text()
+        return _HEADER + extensions + defines + st.common + library + "\n#line 1\n" + self.text()
 
     def _compiled(self, st: _ContextState):
         entry = st.programs.get(self._key)

@@ -137,7 +137,9 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         method takes ``reg_min`` and ``reg_max``, the bounds of rho = delta (default 1e-8, 1e-2 for
         the matrix-free method, 1e-12, 1e-6 for Mehrotra's: measured, README "Robustness").
     **backend_options
-        Passed to the backend (e.g. ``pivot_tol``).
+        Passed to the backend (e.g. ``pivot_tol``; for ``backend="gpu"``, beyond the papers,
+        ``factor_precision="float-float"`` with refinement: A Θ Aᵀ, its factor and the
+        refinement's substitutions in float-float arithmetic, :mod:`gpgpu.float_float`).
 
     Returns
     -------
@@ -163,6 +165,13 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     if not regularize and method == "mehrotra" and ({"reg_min", "reg_max"} & set(backend_options)):
         raise ValueError("reg_min and reg_max bound the regularisation: with method='mehrotra' they need "
                          "regularize=True")
+    if backend_options.get("factor_precision", "float32") != "float32":
+        if method != "mehrotra" or backend != "gpu":
+            raise ValueError("factor_precision is an option of method='mehrotra' with backend='gpu' (the "
+                             "precision of its normal-equation factor)")
+        if regularize and backend_options["factor_precision"] == "float-float":
+            raise ValueError("factor_precision='float-float' does not take the regularisation's shift; "
+                             "use regularize=True or factor_precision='float-float', not both")
     if correct_primal and method != "mehrotra":
         raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
                          "computes dx from dy and keeps its PCG residual in the primal equation)")

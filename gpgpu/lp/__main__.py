@@ -63,6 +63,10 @@ def main(argv=None) -> int:
     ap.add_argument("--fuse", action="store_true",
                     help="mehrotra on the gpu: A x + y, A^T y + z and a (x .* y) + b z one pass each "
                          "(beyond the paper, fewer passes)")
+    ap.add_argument("--factor-precision", choices=("float32", "float-float"), default=None,
+                    help="mehrotra on the gpu with refinement: the normal equations, their factor and "
+                         "the refinement's substitutions in float32 (default) or in float-float, pairs "
+                         "of float32 (beyond the papers, for problems the float32 factor cannot finish)")
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
                     help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
                          "default: on for gpu and numpy32 when eps < 3e-5")
@@ -131,18 +135,21 @@ def main(argv=None) -> int:
         if "sums" in extra and args.backend != "gpu":
             print("error: --sums is an option of the gpu back end", file=sys.stderr)
             return 2
-        if args.adat or args.substitution or args.pivot or args.reductions or args.fuse:
-            print("error: --adat, --substitution, --pivot, --reductions and --fuse are options of --method mehrotra",
+        if args.adat or args.substitution or args.pivot or args.reductions or args.fuse or args.factor_precision:
+            print("error: --adat, --substitution, --pivot, --reductions, --fuse and --factor-precision are options "
+                  "of --method mehrotra",
                   file=sys.stderr)
             return 2
     else:
-        if (args.adat or args.substitution or args.pivot or args.reductions or args.fuse) and args.backend != "gpu":
-            print("error: --adat, --substitution, --pivot, --reductions and --fuse are options of the gpu back end",
+        if (args.adat or args.substitution or args.pivot or args.reductions or args.fuse
+                or args.factor_precision) and args.backend != "gpu":
+            print("error: --adat, --substitution, --pivot, --reductions, --fuse and --factor-precision are options "
+                  "of the gpu back end",
                   file=sys.stderr)
             return 2
         extra = {k: v for k, v in (("adat", args.adat), ("substitution", args.substitution),
                                    ("pivot", args.pivot), ("reductions", args.reductions),
-                                   ("fuse", args.fuse)) if v}
+                                   ("fuse", args.fuse), ("factor_precision", args.factor_precision)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
                         ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums)):
             if v is not None:

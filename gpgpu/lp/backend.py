@@ -276,6 +276,12 @@ class Backend(abc.ABC):
         the solution is ~0 ([Wri97] ch. 11); answers the number replaced (1 read-back).
         """
 
+    def raise_precision(self) -> str | None:
+        """Make the factors of the remaining iterations more precise, when this back end can;
+        answers the new precision's name, or None (the default: it cannot). Called by the
+        Mehrotra solver when its iteration stalls (:func:`~gpgpu.lp.mehrotra.mehrotra`)."""
+        return None
+
     @abc.abstractmethod
     def solve_normal(self, r):
         """z with M z = r: forward then backward substitution with the current factor.

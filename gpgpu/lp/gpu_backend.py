@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import blas1
+from .. import blas1, float_float
 from ..adat import form as form_adat
 from ..adat import pack_4x1, shift_diagonal
 from ..blas2 import gemv
@@ -122,12 +122,34 @@ class GPUBackend(Backend):
         at the blocking indexes (``entries_many``), and the inner products and norms at the top of
         an iteration (``scalars``), each written into one small texture and read back once,
         instead of one read-back a value.
+    factor_precision : {"auto", "float32", "float-float"}
+        Beyond the papers. With ``"float-float"`` (needs ``refine=True``)
+        A Θ Aᵀ, its guarded Cholesky factor and the substitutions of every refinement step are
+        computed in float-float arithmetic on the GPU (:mod:`gpgpu.float_float`: pairs of
+        float32, about 48 bits, float32's exponent range; the inner-product adat, one-pass
+        Cholesky steps and inner-product substitutions, whatever ``adat``, ``pivot`` and
+        ``substitution`` say), with relative pivot tolerance
+        :data:`gpgpu.float_float.DEFAULT_PIVOT_TOL` unless ``pivot_tol`` is given. For the
+        problems whose float32 factor leaves the refinement stalled near the optimum.
+        ``"auto"`` (the default) is ``"float32"`` until the Mehrotra solver's iteration stalls;
+        with refinement the remaining iterations then use ``"float-float"``
+        (:meth:`raise_precision`; the history entry of that iteration gets
+        ``factor_precision``, the result's message says so). Without refinement ``"auto"`` is
+        ``"float32"``: the paper's path (Table 3) is unchanged.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
-                 reductions="pingpong", fuse=False):
+                 reductions="pingpong", fuse=False, factor_precision="auto"):
         super().__init__(problem, cholesky=cholesky, refine=refine)
+        if factor_precision not in ("auto", "float32", "float-float"):
+            raise ValueError(f"factor_precision must be 'auto' (float32, float-float after a stall with "
+                             f"refinement), 'float32' (the papers') or 'float-float' (pairs of float32, beyond "
+                             f"the papers), got {factor_precision!r}")
+        if factor_precision == "float-float" and not refine:
+            raise ValueError("factor_precision='float-float' computes the factor for the float64 refinement "
+                             "of the normal-equation solves: pass refine=True (or an eps below 3e-5 with refine=None)")
+        self.factor_precision = factor_precision
         if adat not in ("outer", "inner", "inner4"):
             raise ValueError(f"adat must be 'outer' (001's multipass outer products), 'inner' (000's "
                              f"singlepass inner products) or 'inner4' (those over 4 x 1 packed texels), got {adat!r}")
@@ -151,8 +173,11 @@ class GPUBackend(Backend):
         self.pivot = pivot
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
-        self.A = self.A4 = self.L = self.Linv = self._partner = None
+        self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
         self.A = upload_dense(problem, "the gpu backend")
+        self._default_pivot_tol = pivot_tol is None
+        if factor_precision == "float-float":
+            self._use_float_float()
         self.refine_method = refine_method
         self.refine_stats = []
         # with refinement the vector work is float64 on the CPU (the numpy64 backend's ops)
@@ -163,10 +188,10 @@ class GPUBackend(Backend):
     # their textures for reuse or queue them for the owning thread, without a GL call (a
     # finalizer may run between two GL calls of a pass). release() frees them now.
     def release(self) -> None:
-        for s in (self.A, self.A4, self.L, self.Linv, self._partner):
+        for s in (self.A, self.A4, self.L, self.Linv, self._partner, self.Aff):
             if s is not None:
                 s.release()
-        self.A = self.A4 = self.L = self.Linv = self._partner = None
+        self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
 
     # -------------------------------------------------------------- vectors
     def vector(self, arr):
@@ -373,6 +398,8 @@ class GPUBackend(Backend):
             if not big <= FLOAT32_MAX:
                 raise PrecisionExhausted(f"Theta = x/s reaches {big:.1e}, beyond float32's range (3.4e38): "
                                          "the GPU's normal equations A Theta A^T cannot hold it")
+            if self.Aff is not None:
+                return self._factor_float_float(shift)
             ds, owned = Stream.from_array(self.d64, "d"), True
         else:
             ds, owned = d, False
@@ -404,6 +431,30 @@ class GPUBackend(Backend):
             self.Linv = lower_inverse(self.L, self.m)
         return count_replaced(self.L, self.m, "full", self.huge, self.reductions)
 
+    def _use_float_float(self) -> None:
+        self.Aff = float_float.upload(self.problem.A.toarray(), "A")    # checked to fit by upload_dense
+        self.factor_precision = "float-float"
+        if self._default_pivot_tol:
+            self.pivot_tol = float_float.DEFAULT_PIVOT_TOL
+
+    def raise_precision(self):
+        if self.factor_precision != "auto" or self._cpu is None or self.shift:
+            return None
+        self._use_float_float()
+        return "float-float"
+
+    def _factor_float_float(self, shift):
+        if shift:
+            raise ValueError("factor_precision='float-float' does not take the regularisation's shift "
+                             "(regularize=True); use one or the other")
+        with float_float.upload(self.d64, "d") as ds:
+            M = float_float.adat(self.Aff, ds)
+        try:
+            self.L = float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge)
+        finally:
+            M.release()
+        return count_replaced(self.L, self.m, "full", self.huge, self.reductions)
+
     def _solve_gpu(self, r: Stream) -> Stream:
         if self.L is None:
             raise RuntimeError("solve_normal before factor_normal")
@@ -418,6 +469,8 @@ class GPUBackend(Backend):
 
         def solve(rhs):
             self.readbacks += 1  # each correction comes back to the CPU
+            if self.Aff is not None:
+                return float_float.solve(self.L, rhs)
             with Stream.from_array(np.asarray(rhs, dtype=np.float64), "rhs") as rs:
                 z = self._solve_gpu(rs)
             out = z.to_array().astype(np.float64)

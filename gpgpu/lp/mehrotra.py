@@ -417,6 +417,12 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`,
         measured). History entries get ``regularisation`` (rho, delta).
 
+    When the iteration stalls (numerical trouble) and ``be.raise_precision()`` answers a more
+    precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
+    :mod:`gpgpu.float_float`; beyond the papers), the solve goes on from the best point met with
+    that factor and a fresh stall test; that iteration takes no step, its history entry gets
+    ``factor_precision`` and the message says so. Without regularisation only.
+
     Returns
     -------
     LPResult
@@ -438,6 +444,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     history = []
     code = 1
     trouble = None                                             # why the precision ran out
+    raised_at = []                                             # iterations where the factor's precision rose
     worst_hist = []                                            # worst criterion per iteration
     best = (math.inf, 0, x, lam, s)                            # (worst, k, x, lam, s)
     first = None
@@ -474,6 +481,20 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
                                             collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam),
                                             why))
+        if stop == 4 and finite and reg is None and (raised := be.raise_precision()) is not None:
+            # beyond the papers: a stall with a float32 factor (GPU, refinement, factor_precision=
+            # "auto") goes on from the best point met with a float-float factor, its stall test
+            # restarted; this iteration takes no step
+            entry["factor_precision"] = raised
+            raised_at.append(k)
+            worst_hist.clear()
+            for v in (rb, rc):
+                be.free(v)
+            _, _, x, lam, s = best
+            if callback is not None:
+                callback(entry)
+            k += 1
+            continue
         if stop is not None:
             code = stop
             if callback is not None:
@@ -549,6 +570,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     y = be.to_numpy(lam)
     s_np = be.to_numpy(s)
     message = _result_message(code, k, eps, point_k, trouble, certificate=why.get("certificate"))
+    if raised_at:
+        message += (f" The iteration stalled at iteration {raised_at[0]} and went on from its best point "
+                    f"with a {history[raised_at[0]]['factor_precision']} factor.")
     return LPResult(status=STATUS[code], status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,

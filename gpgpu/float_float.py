@@ -1,0 +1,131 @@
+"""Float-float arithmetic for the normal equations (beyond the papers; issue 11).
+
+The interior point method's normal matrix A Θ Aᵀ becomes as ill-conditioned as Θ = x/s is
+spread (1e-16 .. 1e19 on the NETLIB problems near eps = 1e-8). Its float32 factor, even with
+float64 refinement, then misses directions the refinement cannot recover (the float32 factor
+replaces every pivot below 1e-7 of its diagonal entry). Here every number of the factorization
+is a float-float pair hi + lo of two float32 (an RGBA32F texel, hi in .r, lo in .g): about 48
+significant bits, float32's exponent range (``glsl/float_float.glsl``, the double-word
+algorithms of Joldes, Muller and Popescu 2017, with ``fma`` and ``precise`` of
+GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmetic:
+
+* :func:`adat` -- 000's singlepass inner-product adat (kernel ``adat_inner_product_ff``),
+  one pass over the lower triangle of Fig. 2(b) of 001;
+* :func:`factor` -- the one-pass outer Cholesky steps (``cholesky_step_ff``, the geometry of
+  :func:`gpgpu.cholesky.onepass_step`), guarded pivots as on the float32 path;
+* :func:`solve` -- forward and backward substitution in the inner-product form
+  (``substitution_inner_product_ff``, one pass a step).
+
+Float-float on GPUs is contemporary with the papers (Göddeke, Strzodka and Turek 2005;
+Da Graça and Defour 2006), but none of the five papers uses it: it is an option
+(``solve(..., factor_precision="float-float")``), off by default.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .adat import inner_product_triangle
+from .blas1 import whole
+from .cholesky import onepass_step
+from .kernel import Kernel
+from .passes import SWAP, Draw, compiled, run
+from .stream import PingPong, Stream, check_array
+
+__all__ = ["split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
+
+_EXT = ("GL_ARB_gpu_shader5",)
+KERNELS = {
+    "adat": Kernel("adat_inner_product_ff", texels=3, extensions=_EXT, library="float_float",
+                   doc="000 level 3 adat, singlepass inner product, in float-float (beyond)"),
+    "cholesky_step": Kernel("cholesky_step_ff", texels=4, extensions=_EXT, library="float_float",
+                            doc="000 Algorithm 2, one outer-product step a pass, in float-float (beyond)"),
+    "substitution": Kernel("substitution_inner_product_ff", texels=3, extensions=_EXT, library="float_float",
+                           doc="000 level 2 substitution, inner-product form, in float-float (beyond)"),
+    "copy": Kernel("copy_rgba", texels=2, doc="000 Algorithm 2's copy, all four components"),
+}
+
+#: relative pivot tolerance of the float-float factor: about 2^-40, well above its unit roundoff
+#: 2^-48 and far below float32's 1e-7 (float64's guard uses 1e-13)
+DEFAULT_PIVOT_TOL = 1e-12
+
+
+def split(a) -> np.ndarray:
+    """The float-float pairs of a float64 array: ``(..., 4)`` float32 with hi, lo, 0, 0."""
+    a = np.asarray(a, dtype=np.float64)
+    hi = a.astype(np.float32)
+    lo = (a - hi.astype(np.float64)).astype(np.float32)
+    out = np.zeros(a.shape + (4,), dtype=np.float32)
+    out[..., 0], out[..., 1] = hi, lo
+    return out
+
+
+def upload(a, name: str = "input") -> Stream:
+    """A float64 vector (one row) or matrix as an RGBA32F float-float stream."""
+    check_array(a, name)                     # shape, finiteness, float32's range and texture size
+    arr = np.asarray(a, dtype=np.float64)    # (check_array's copy is float32: the low parts are here)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    return Stream(arr.shape[0], arr.shape[1], components=4, data=split(arr))
+
+
+def combine(s: Stream) -> np.ndarray:
+    """Read a float-float stream back as a rows x cols float64 array (hi + lo)."""
+    data = s.to_array().astype(np.float64)
+    return data[..., 0] + data[..., 1]
+
+
+def adat(A: Stream, d: Stream) -> Stream:
+    """The lower triangle of A diag(d) Aᵀ (m x m) from float-float A (m x n) and d (1 x n)."""
+    if A.components != 4 or d.components != 4 or d.cols != A.cols:
+        raise ValueError(f"float_float.adat: A and d must be float-float (RGBA) streams with as many "
+                         f"columns, got {A!r} and {d!r}")
+    m = A.rows
+    C = Stream(m, m, components=4)
+    KERNELS["adat"].draw(C, inner_product_triangle(m), {"A": A, "d": d}, {"n": int(A.cols)})
+    return C
+
+
+def _plan(m: int, tolerance: float, huge: float) -> list:
+    u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge)}
+    plan = []
+    for k in range(m):
+        plan.append(Draw(KERNELS["cholesky_step"], "T", onepass_step(k, m), {"L": "S", "M0": "M0"}, dict(u, k=k)))
+        if k < m - 1:
+            plan.append(SWAP)
+    return plan
+
+
+def factor(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) -> Stream:
+    """The guarded Cholesky factor (lower triangle) of the float-float matrix M, m passes.
+
+    A pivot whose high part is not above ``tolerance`` times its diagonal entry of M (or is not
+    finite) becomes ``huge``, as on the float32 path (``gpgpu.cholesky.factor(guarded=...)``);
+    :func:`gpgpu.cholesky.count_replaced` counts them from the high parts. M is unchanged.
+    """
+    m = M.rows
+    if M.components != 4 or M.cols != m:
+        raise ValueError(f"float_float.factor: M must be a square float-float (RGBA) stream, got {M!r}")
+    plan = compiled(("cholesky_ff", m, float(tolerance), float(huge)), lambda: _plan(m, tolerance, huge))
+    pp = PingPong(Stream.like(M, zero=False), Stream.like(M, zero=False))
+    KERNELS["copy"].draw(pp.S, whole(pp.S), {"A": M})
+    run(plan, pp, others={"M0": M})
+    pp.S.release()
+    return pp.T
+
+
+def solve(L: Stream, r) -> np.ndarray:
+    """z with L Lᵀ z = r, r and z float64 (uploaded and read back as float-float): a forward
+    then a backward substitution, one pass a step (2m passes)."""
+    m = L.rows
+    pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
+    try:
+        for forward, steps in ((True, range(m)), (False, range(m - 1, -1, -1))):
+            for k in steps:
+                KERNELS["substitution"].draw(pp.T, whole(pp.T), {"X": pp.S, "T": L},
+                                             {"k": k, "n": m, "forward": forward, "by_rows": not forward})
+                pp.swap()
+        return combine(pp.S)[0]
+    finally:
+        pp.S.release()
+        pp.T.release()
+
