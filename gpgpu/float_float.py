@@ -31,7 +31,7 @@ from .kernel import Kernel
 from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
 
-__all__ = ["split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
+__all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
 
 _EXT = ("GL_ARB_gpu_shader5",)
 KERNELS = {
@@ -43,6 +43,14 @@ KERNELS = {
                            doc="000 level 2 substitution, inner-product form, in float-float (beyond)"),
     "copy": Kernel("copy_rgba", texels=2, doc="000 Algorithm 2's copy, all four components"),
 }
+
+def available() -> bool:
+    """Whether this context can compile the float-float kernels (``precise`` needs
+    GL_ARB_gpu_shader5, part of OpenGL 4.0; Mesa's llvmpipe and NVIDIA's drivers have it)."""
+    from .context import get_context
+
+    return _EXT[0] in get_context().extensions
+
 
 #: relative pivot tolerance of the float-float factor: about 2^-40, well above its unit roundoff
 #: 2^-48 and far below float32's 1e-7 (float64's guard uses 1e-13)

@@ -290,3 +290,16 @@ def test_forplan_auto_switches_and_is_optimal():
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) < 1e-8
     assert any(h.get("factor_precision") == "float-float" for h in r.history)
+
+
+def test_without_the_extension_auto_stays_float32_and_float_float_says_why(tiny_lp, monkeypatch):
+    from gpgpu.lp.gpu_backend import GPUBackend
+
+    monkeypatch.setattr(ff, "available", lambda: False)
+    be = GPUBackend(tiny_lp, refine=True)
+    try:
+        assert be.raise_precision() is None and be.Aff is None
+    finally:
+        be.release()
+    with pytest.raises(RuntimeError, match="GL_ARB_gpu_shader5"):
+        GPUBackend(tiny_lp, refine=True, factor_precision="float-float")

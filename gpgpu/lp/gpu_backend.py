@@ -432,13 +432,16 @@ class GPUBackend(Backend):
         return count_replaced(self.L, self.m, "full", self.huge, self.reductions)
 
     def _use_float_float(self) -> None:
+        if not float_float.available():
+            raise RuntimeError("factor_precision='float-float' needs GL_ARB_gpu_shader5 (OpenGL 4.0) for its "
+                               "precise arithmetic, which this OpenGL context does not offer; use 'float32'")
         self.Aff = float_float.upload(self.problem.A.toarray(), "A")    # checked to fit by upload_dense
         self.factor_precision = "float-float"
         if self._default_pivot_tol:
             self.pivot_tol = float_float.DEFAULT_PIVOT_TOL
 
     def raise_precision(self):
-        if self.factor_precision != "auto" or self._cpu is None or self.shift:
+        if self.factor_precision != "auto" or self._cpu is None or self.shift or not float_float.available():
             return None
         self._use_float_float()
         return "float-float"
