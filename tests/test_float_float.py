@@ -303,3 +303,43 @@ def test_without_the_extension_auto_stays_float32_and_float_float_says_why(tiny_
         be.release()
     with pytest.raises(RuntimeError, match="GL_ARB_gpu_shader5"):
         GPUBackend(tiny_lp, refine=True, factor_precision="float-float")
+
+
+@pytest.mark.parametrize("can_raise", [False, True])
+def test_a_breakdown_raises_the_precision_too(can_raise):
+    """A factorization that fails (here: Theta 'beyond float32' at the 5th factorization, as the
+    GPU back end raises it) ends in numerical trouble, or, where the back end can raise its
+    precision, goes on from the best point."""
+    from scipy.optimize import linprog
+
+    from gpgpu.lp import Problem
+    from gpgpu.lp.backend import PrecisionExhausted
+    from gpgpu.lp.mehrotra import mehrotra
+    from gpgpu.lp.numpy_backend import NumpyBackend
+
+    class Breaks(NumpyBackend):
+        calls, raised = 0, False
+
+        def factor_normal(self, d, shift=0.0):
+            self.calls += 1
+            if self.calls == 5 and not self.raised:
+                raise PrecisionExhausted("Theta = x/s reaches 1e39, beyond float32's range")
+            return super().factor_normal(d, shift)
+
+        def raise_precision(self):
+            if not can_raise or self.raised:
+                return None
+            self.raised = True
+            return "finer"
+
+    A, b, c = _random_lp(2, m=12, n=30)
+    p = Problem.from_arrays(A, b, c)
+    r = mehrotra(Breaks(p, dtype=np.float64), p, eps=1e-9)
+    if not can_raise:
+        assert r.status == "numerical_trouble" and "beyond float32" in r.message
+        return
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun) < 1e-8
+    raised = [h for h in r.history if "factor_precision" in h]
+    assert len(raised) == 1 and "PrecisionExhausted" in raised[0]["precision_raised_by"]
+    assert "broke down (PrecisionExhausted: Theta" in r.message

@@ -364,6 +364,19 @@ def _result_message(code, iterations, eps, point_k, trouble, detail="", certific
     return message
 
 
+def _precision_raised(raised, entry, raised_at, worst_hist, be, vectors, callback, why="stall"):
+    """Book-keeping of an iteration at which the back end's factor became more precise (the
+    solve then goes on from the best point; see :func:`mehrotra`)."""
+    entry["factor_precision"] = raised
+    entry["precision_raised_by"] = why
+    raised_at.append(entry["iteration"])
+    worst_hist.clear()
+    for v in vectors:
+        be.free(v)
+    if callback is not None:
+        callback(entry)
+
+
 def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
              collapse=1e-10, stall_window=8, correct_primal=False, free_safeguard=False,
              regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX):
@@ -417,7 +430,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`,
         measured). History entries get ``regularisation`` (rho, delta).
 
-    When the iteration stalls (numerical trouble) and ``be.raise_precision()`` answers a more
+    When the iteration stalls or breaks down (numerical trouble) and ``be.raise_precision()`` answers a more
     precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
     :mod:`gpgpu.float_float`; beyond the papers), the solve goes on from the best point met with
     that factor and a fresh stall test; that iteration takes no step, its history entry gets
@@ -485,14 +498,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             # beyond the papers: a stall with a float32 factor (GPU, refinement, factor_precision=
             # "auto") goes on from the best point met with a float-float factor, its stall test
             # restarted; this iteration takes no step
-            entry["factor_precision"] = raised
-            raised_at.append(k)
-            worst_hist.clear()
-            for v in (rb, rc):
-                be.free(v)
+            _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback)
             _, _, x, lam, s = best
-            if callback is not None:
-                callback(entry)
             k += 1
             continue
         if stop is not None:
@@ -535,8 +542,15 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             a_pri, a_dual = _mehrotra_step(be, x, dx, s, ds, a_pri_max, i_pri, a_dual_max, i_dual, n)
         except (PrecisionExhausted, ValueError, FloatingPointError, np.linalg.LinAlgError) as e:
             # Theta beyond float32, a refinement residual that overflowed, a factor with inf:
-            # the precision is exhausted -- numerical trouble with the best point, never a
-            # traceback out of solve
+            # the precision is exhausted -- on from the best point with a more precise factor
+            # where the back end has one (as after a stall), else numerical trouble with the
+            # best point, never a traceback out of solve
+            if reg is None and (raised := be.raise_precision()) is not None:
+                _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback,
+                                  f"{type(e).__name__}: {e}")
+                _, _, x, lam, s = best
+                k += 1
+                continue
             code, trouble = 4, str(e) if isinstance(e, PrecisionExhausted) else f"{type(e).__name__}: {e}"
             break
 
@@ -571,8 +585,11 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     s_np = be.to_numpy(s)
     message = _result_message(code, k, eps, point_k, trouble, certificate=why.get("certificate"))
     if raised_at:
-        message += (f" The iteration stalled at iteration {raised_at[0]} and went on from its best point "
-                    f"with a {history[raised_at[0]]['factor_precision']} factor.")
+        first_raise = history[raised_at[0]]
+        how = "stalled" if first_raise["precision_raised_by"] == "stall" else \
+            f"broke down ({first_raise['precision_raised_by']})"
+        message += (f" The iteration {how} at iteration {raised_at[0]} and went on from its best point "
+                    f"with a {first_raise['factor_precision']} factor.")
     return LPResult(status=STATUS[code], status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
