@@ -203,7 +203,8 @@ class _Instrumented(Kernel):
 
     def __init__(self, kernel: Kernel):
         super().__init__(kernel.name, kernel.texels, kernel.doc, kernel.label,
-                         dict(kernel.defines, MAX_FETCHES=MAX_FETCHES), kernel.vertex)
+                         dict(kernel.defines, MAX_FETCHES=MAX_FETCHES), kernel.vertex, kernel.extensions,
+                         kernel.library)
         self._key = ("recorder",) + kernel._key
         self.body, self.sites = instrument(self.path.read_text())
 

@@ -343,3 +343,19 @@ def test_a_breakdown_raises_the_precision_too(can_raise):
     raised = [h for h in r.history if "factor_precision" in h]
     assert len(raised) == 1 and "PrecisionExhausted" in raised[0]["precision_raised_by"]
     assert "broke down (PrecisionExhausted: Theta" in r.message
+
+
+def test_the_recorder_watches_the_float_float_passes():
+    """The recorder's instrumented copies get the library and the extension too; recording
+    changes no result."""
+    from gpgpu.record import record
+
+    M = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]) / 3.0
+    with ff.upload(M, "M") as Ms:
+        with record() as rec:
+            L = ff.factor(Ms)
+        plain = ff.factor(Ms)
+        np.testing.assert_array_equal(ff.combine(L), ff.combine(plain))
+        L.release()
+        plain.release()
+    assert [f.kernel for f in rec.frames] == ["copy_rgba"] + ["cholesky_step_ff"] * 3
