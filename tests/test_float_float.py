@@ -355,7 +355,7 @@ def test_the_recorder_watches_the_float_float_passes():
         with record() as rec:
             L = ff.factor(Ms)
         plain = ff.factor(Ms)
-        np.testing.assert_array_equal(ff.combine(L), ff.combine(plain))
+        np.testing.assert_array_equal(np.tril(ff.combine(L)), np.tril(ff.combine(plain)))   # the upper part is not written
         L.release()
         plain.release()
     assert [f.kernel for f in rec.frames] == ["copy_rgba"] + ["cholesky_step_ff"] * 3
