@@ -13,8 +13,9 @@ GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmet
   one pass over the lower triangle of Fig. 2(b) of 001;
 * :func:`factor` -- the one-pass outer Cholesky steps (``cholesky_step_ff``, the geometry of
   :func:`gpgpu.cholesky.onepass_step`), guarded pivots as on the float32 path;
-* :func:`solve` -- forward and backward substitution in the inner-product form
-  (``substitution_inner_product_ff``, one pass a step).
+* :func:`solve` -- forward and backward substitution, one pass a step: column-oriented
+  (``substitution_column_ff``, every fragment one division and one product) or in the
+  inner-product form (``substitution_inner_product_ff``).
 
 Float-float on GPUs is contemporary with the papers (Göddeke, Strzodka and Turek 2005;
 Da Graça and Defour 2006), but none of the five papers uses it: it is an option
@@ -41,6 +42,9 @@ KERNELS = {
                             doc="000 Algorithm 2, one outer-product step a pass, in float-float (beyond)"),
     "substitution": Kernel("substitution_inner_product_ff", texels=3, extensions=_EXT, library="float_float",
                            doc="000 level 2 substitution, inner-product form, in float-float (beyond)"),
+    "substitution_column": Kernel("substitution_column_ff", texels=4, extensions=_EXT, library="float_float",
+                                  doc="000 level 2 substitution, column-oriented, one pass a step, in float-float "
+                                      "(beyond)"),
     "copy": Kernel("copy_rgba", texels=2, doc="000 Algorithm 2's copy, all four components"),
 }
 
@@ -121,16 +125,30 @@ def factor(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) 
     return pp.T
 
 
-def solve(L: Stream, r) -> np.ndarray:
+SOLVE_FORMS = ("column", "inner")
+
+
+def solve(L: Stream, r, form: str = "column") -> np.ndarray:
     """z with L Lᵀ z = r, r and z float64 (uploaded and read back as float-float): a forward
-    then a backward substitution, one pass a step (2m passes)."""
+    then a backward substitution, one pass a step (2m passes).
+
+    ``form="column"`` (default): each step divides entry k and updates every unfinished entry
+    from the state before it (``substitution_column_ff``: each fragment one division and one
+    product); ``"inner"``: fragment k takes the inner product of row k with the finished
+    entries (``substitution_inner_product_ff``: k products in one fragment, the others copy).
+    """
+    if form not in SOLVE_FORMS:
+        raise ValueError(f"form must be one of {SOLVE_FORMS}, got {form!r}")
     m = L.rows
+    kernel = KERNELS["substitution_column" if form == "column" else "substitution"]
     pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
     try:
         for forward, steps in ((True, range(m)), (False, range(m - 1, -1, -1))):
             for k in steps:
-                KERNELS["substitution"].draw(pp.T, whole(pp.T), {"X": pp.S, "T": L},
-                                             {"k": k, "n": m, "forward": forward, "by_rows": not forward})
+                uniforms = {"k": k, "forward": forward, "by_rows": not forward}
+                if form == "inner":
+                    uniforms["n"] = m
+                kernel.draw(pp.T, whole(pp.T), {"X": pp.S, "T": L}, uniforms)
                 pp.swap()
         return combine(pp.S)[0]
     finally:

@@ -106,27 +106,31 @@ def test_factor_refuses_a_float32_or_non_square_stream():
 
 
 # --------------------------------------------------------------------------- solve
+@pytest.mark.parametrize("form", ff.SOLVE_FORMS)
 @pytest.mark.parametrize("m", [1, 3, 20])
-def test_solve_forward_and_backward_substitution(m, rng):
+def test_solve_forward_and_backward_substitution(m, form, rng):
     M = _spd(rng, m, 1e6)
     r = rng.standard_normal(m)
     with ff.upload(M, "M") as Ms:
         L = ff.factor(Ms)
-        z = ff.solve(L, r)
+        z = ff.solve(L, r, form=form)
         L.release()
     want = np.linalg.solve(M, r)
     assert np.max(np.abs(z - want)) / np.max(np.abs(want)) < 1e-8            # float32: ~1e-1
     assert np.max(np.abs(M @ z - r)) < 1e-12 * np.max(np.abs(M)) * np.max(np.abs(z)) * m
 
 
-def test_solve_with_a_known_triangle_checks_each_direction(rng):
+@pytest.mark.parametrize("form", ff.SOLVE_FORMS)
+def test_solve_with_a_known_triangle_checks_each_direction(form, rng):
     """L L^T z = r with a hand-made L: forward (L y = r, rows of L) and backward (L^T z = y, read
     through the swizzle) each catch a swapped orientation, which the SPD tests above might not."""
     m = 6
     L = np.tril(rng.uniform(0.5, 2.0, (m, m))) + np.diag(np.full(m, 3.0))
     r = rng.standard_normal(m)
     with ff.upload(L, "L") as Ls:
-        z = ff.solve(Ls, r)
+        z = ff.solve(Ls, r, form=form)
+        with pytest.raises(ValueError, match="form must be"):
+            ff.solve(Ls, r, form="outer")
     y = np.linalg.solve(L, r)
     np.testing.assert_allclose(z, np.linalg.solve(L.T, y), rtol=1e-12, atol=1e-13)
 
