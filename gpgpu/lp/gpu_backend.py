@@ -127,7 +127,7 @@ class GPUBackend(Backend):
         A Θ Aᵀ, its guarded Cholesky factor and the substitutions of every refinement step are
         computed in float-float arithmetic on the GPU (:mod:`gpgpu.float_float`: pairs of
         float32, about 48 bits, float32's exponent range; the inner-product adat, one-pass
-        Cholesky steps and inner-product substitutions, whatever ``adat``, ``pivot`` and
+        Cholesky steps and one-pass column substitutions, whatever ``adat``, ``pivot`` and
         ``substitution`` say), with relative pivot tolerance
         :data:`gpgpu.float_float.DEFAULT_PIVOT_TOL` unless ``pivot_tol`` is given. For the
         problems whose float32 factor leaves the refinement stalled near the optimum.
