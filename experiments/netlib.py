@@ -9,7 +9,7 @@ For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and
 ``numpy64-paper``  float64, eps = 1e-8, Algorithm 3 as printed (no presolve, no correction)
 ``gpu-refine``     the GPU's float32 factor with float64 refinement, eps = 1e-8, the same
                    three options; ``factor_precision="auto"`` (the default): float-float
-                   factors after a stall
+                   factors after a stall (the row's ``float_float_from``, -1 when never)
 ``gpu``            the GPU without refinement, the three options: eps = 1e-4, 1e-5, ...
                    1e-8 in turn, the smallest at which it ends optimal with the objective
                    within max(eps, 1e-6) of HiGHS's is reported
@@ -76,8 +76,11 @@ def _one(problem, ref, tol=TARGET, **kw) -> dict:
     r = solve(problem, **kw)
     seconds = time.perf_counter() - t0
     err = abs(r.objective - ref) / max(1.0, abs(ref)) if np.isfinite(r.objective) else float("inf")
+    # the iteration at which factor_precision="auto" went on with float-float factors (-1: never)
+    switched = next((h["iteration"] for h in r.history if "factor_precision" in h), -1)
     return {"status": r.status, "iterations": r.iterations, "accuracy": accuracy(r), "objective_error": err,
-            "seconds": seconds, "right": r.status == "optimal" and err <= tol, "eps": kw.get("eps")}
+            "seconds": seconds, "right": r.status == "optimal" and err <= tol, "eps": kw.get("eps"),
+            "float_float_from": switched}
 
 
 def run(ctx):
@@ -147,6 +150,10 @@ def claims(rows) -> list:
         else:
             text = f"{label}: optimal at eps = 1e-8, objective within 1e-6 of HiGHS"
             measured = f"{len(right)} of {len(sel)}" + (f"; misses: {', '.join(misses)}" if misses else "")
+            switched = [f"{r['problem']} ({r['float_float_from']})" for r in sel if r["float_float_from"] >= 0]
+            if label == "gpu-refine":
+                measured += ("; float-float factors after a stall (iteration): " + ", ".join(switched)
+                             if switched else "; no solve switched to float-float factors")
         out.append(Claim(text, "no figure in the papers (issue 11: every problem)", measured))
     for label in ("numpy64", "gpu-refine"):
         sel = [r for r in rows if r["run"] == label]

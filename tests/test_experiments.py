@@ -143,6 +143,9 @@ def test_netlib_experiment_runs_every_back_end_on_two_problems(tmp_path):
             assert float(r["eps"]) == 1e-8 and float(r["accuracy"]) <= 1e-8
     gpu = [r for r in rows if r["run"] == "gpu"]
     assert all(float(r["eps"]) in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8) for r in gpu)
+    assert all(r["float_float_from"] == "-1" for r in rows)           # neither needs float-float factors
+    refine = next(c for c in o.claims if c.text.startswith("gpu-refine: optimal"))
+    assert refine.measured.endswith("no solve switched to float-float factors")
     assert o.claims[0].measured.startswith("2 of 2")
     assert (tmp_path / "netlib.png").read_bytes()[:8] == PNG
     with pytest.raises(ValueError, match="no MPS file"):
@@ -211,3 +214,15 @@ def test_table3_baseline_failure_names_the_trees_error(tmp_path):
     (tmp_path / "gpgpu" / "__init__.py").write_text("raise ImportError('a broken tree')\n")
     with pytest.raises(SystemExit, match="its faithful path failed:(.|\n)*a broken tree"):
         t3.baseline_times(tmp_path, [afiro])
+
+
+def test_netlib_claims_name_the_solves_that_switched_to_float_float():
+    from experiments.netlib import claims
+
+    def row(problem, switched):
+        return {"problem": problem, "run": "gpu-refine", "right": True, "status": "optimal",
+                "objective_error": 1e-10, "float_float_from": switched, "seconds": 1.0, "highs_seconds": 0.01}
+
+    out = claims([row("afiro", -1), row("forplan", 28), row("shell", 29)])
+    assert out[0].measured == "3 of 3" + \
+        "; float-float factors after a stall (iteration): forplan (28), shell (29)"
