@@ -363,3 +363,18 @@ def test_the_recorder_watches_the_float_float_passes():
         L.release()
         plain.release()
     assert [f.kernel for f in rec.frames] == ["copy_rgba"] + ["cholesky_step_ff"] * 3
+
+
+def test_auto_without_room_for_the_float_float_matrix_stays_float32(tiny_lp, monkeypatch):
+    from gpgpu.lp.gpu_backend import GPUBackend
+
+    def no_room(*a, **kw):
+        raise MemoryError("no texture memory")
+
+    be = GPUBackend(tiny_lp, refine=True)
+    try:
+        monkeypatch.setattr(ff, "upload", no_room)
+        assert be.raise_precision() is None and be.Aff is None and be.factor_precision == "auto"
+        assert "MemoryError" in be.float_float_unavailable
+    finally:
+        be.release()

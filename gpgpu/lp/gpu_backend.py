@@ -29,6 +29,7 @@ and the refinement residual r - M z is computed in float64 on the CPU (see
 """
 from __future__ import annotations
 
+import moderngl
 import numpy as np
 
 from .. import blas1, float_float
@@ -131,7 +132,8 @@ class GPUBackend(Backend):
         ``substitution`` say), with relative pivot tolerance
         :data:`gpgpu.float_float.DEFAULT_PIVOT_TOL` unless ``pivot_tol`` is given. For the
         problems whose float32 factor leaves the refinement stalled near the optimum.
-        ``"auto"`` (the default) is ``"float32"`` until the Mehrotra solver's iteration stalls;
+        ``"auto"`` (the default) is ``"float32"`` until the Mehrotra solver's iteration stalls or
+        breaks down;
         with refinement the remaining iterations then use ``"float-float"``
         (:meth:`raise_precision`; the history entry of that iteration gets
         ``factor_precision``, the result's message says so). Without refinement ``"auto"`` is
@@ -176,6 +178,7 @@ class GPUBackend(Backend):
         self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
         self.A = upload_dense(problem, "the gpu backend")
         self._default_pivot_tol = pivot_tol is None
+        self.float_float_unavailable = None     # why "auto" could not raise the precision, if so
         if factor_precision == "float-float":
             self._use_float_float()
         self.refine_method = refine_method
@@ -443,7 +446,12 @@ class GPUBackend(Backend):
     def raise_precision(self):
         if self.factor_precision != "auto" or self._cpu is None or self.shift or not float_float.available():
             return None
-        self._use_float_float()
+        try:
+            self._use_float_float()    # A as float-float: four times float32 A's texture memory
+        except (MemoryError, moderngl.Error) as e:
+            # no room for it: the solve ends as the float32 factor left it (numerical trouble)
+            self.float_float_unavailable = f"{type(e).__name__}: {e}"
+            return None
         return "float-float"
 
     def _factor_float_float(self, shift):
