@@ -12,7 +12,7 @@ GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmet
 * :func:`adat` -- 000's singlepass inner-product adat (kernel ``adat_inner_product_ff``),
   one pass over the lower triangle of Fig. 2(b) of 001;
 * :func:`factor` -- the one-pass outer Cholesky steps (``cholesky_step_ff``, the geometry of
-  :func:`gpgpu.cholesky.onepass_step`), guarded pivots as on the float32 path;
+  :func:`gpgpu.cholesky.onepass_plan`), guarded pivots as on the float32 path;
 * :func:`solve` -- forward and backward substitution, one pass a step: column-oriented
   (``substitution_column_ff``, every fragment one division and one product) or in the
   inner-product form (``substitution_inner_product_ff``).
@@ -27,9 +27,9 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import onepass_step
+from .cholesky import onepass_plan
 from .kernel import Kernel
-from .passes import SWAP, Draw, compiled, run
+from .passes import SWAP, compiled, run
 from .stream import PingPong, Stream, check_array
 
 __all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
@@ -98,13 +98,11 @@ def adat(A: Stream, d: Stream) -> Stream:
 
 
 def _plan(m: int, tolerance: float, huge: float) -> list:
-    u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge)}
-    plan = []
-    for k in range(m):
-        plan.append(Draw(KERNELS["cholesky_step"], "T", onepass_step(k, m), {"L": "S", "M0": "M0"}, dict(u, k=k)))
-        if k < m - 1:
-            plan.append(SWAP)
-    return plan
+    """The float32 path's one-pass plan (:func:`gpgpu.cholesky.onepass_plan`, guarded) with the
+    float-float step kernel: the same triangles, roles and swaps."""
+    u = {"tolerance": float(tolerance), "huge": float(huge)}
+    return [d if d is SWAP else d._replace(kernel=KERNELS["cholesky_step"], uniforms=dict(d.uniforms, **u))
+            for d in onepass_plan(m, guarded=True)]
 
 
 def factor(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) -> Stream:
