@@ -66,8 +66,6 @@ KERNELS = {
                             doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
     "cholesky_inverse_step": Kernel("cholesky_inverse_step", texels=5,
                                     doc="beyond the papers: cholesky_step and lower_inverse_step of step k in one pass"),
-    "cholesky_inverse_two_steps": Kernel("cholesky_inverse_two_steps", texels=11,
-                                         doc="beyond the papers: steps k and k + 1 of cholesky_inverse_step in one pass"),
     "identity": Kernel("identity", texels=1, doc="beyond the papers: I drawn, not uploaded"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
@@ -329,27 +327,41 @@ def inverse_step_rectangles(k: int, m: int, x0: int = 0) -> list:
     return [(x0, k, x0 + k + 1, m)] + ([(x0, k - 1, x0 + k, k)] if k else [])
 
 
-def two_steps_primitive(k: int, m: int) -> Triangle:
-    """Steps k and k + 1 of :func:`factor_with_inverse` in one pass (``steps=2``): Fig. 5's
-    triangle moved to column k (columns k .. i of the rows i >= k: both pivots, both columns and
-    the update), the copies of columns k - 2 and k - 1 (rows from the diagonal down), and m
-    columns right the inverse's rows k .. m-1 over its columns 0 .. k + 1 and the copies of rows
-    k - 2 and k - 1 (columns 0 .. the diagonal)."""
+def steps_primitive(k: int, m: int, steps: int = 2) -> Triangle:
+    """Steps k .. k + steps - 1 of :func:`factor_with_inverse` in one pass (``steps`` >= 2):
+    Fig. 5's triangle moved to column k (columns k .. i of the rows i >= k: the pivots, their
+    columns and the update), the copies of columns k - steps .. k - 1 (rows from the diagonal
+    down), and m columns right the inverse's rows k .. m-1 over its columns 0 .. k + steps - 1
+    and the copies of rows k - steps .. k - 1 (columns 0 .. the diagonal)."""
     tri = Triangle([vertex((k, k - .5)), vertex((k, m)), vertex((m + .5, m))])
-    rects = [(c, c, c + 1, m) for c in (k - 2, k - 1) if c >= 0]
-    rects += [(m, k, m + min(k + 2, m), m)] + [(m, r, m + r + 1, r + 1) for r in (k - 2, k - 1) if r >= 0]
+    done = [c for c in range(k - steps, k) if c >= 0]
+    rects = [(c, c, c + 1, m) for c in done]
+    rects += [(m, k, m + min(k + steps, m), m)] + [(m, r, m + r + 1, r + 1) for r in done]
     return Triangle.join(tri, Triangle.from_rects(rects))
+
+
+#: the most Cholesky steps one pass of :func:`factor_with_inverse` draws
+MAX_STEPS = 8
+#: ``cholesky_inverse_steps`` with its vertex program ``cholesky_block_pivots``, one program per
+#: number of steps s (their STEPS); texels a fragment: its row's and column's s entries (or X's
+#: s rows of the block), its own entry and the result
+STEPS_KERNELS = {s: Kernel("cholesky_inverse_steps", texels=2 * s + 2, defines={"STEPS": s},
+                           vertex="cholesky_block_pivots",
+                           doc=f"beyond the papers: steps k .. k + {s - 1} of cholesky_inverse_step in one pass, "
+                               "the pivots from the vertex program")
+                 for s in range(2, MAX_STEPS + 1)}
 
 
 def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1) -> list:
     """The passes of :func:`factor_with_inverse` (beyond the papers): with ``steps=1`` step k
     draws :func:`onepass_step` (the Cholesky half, columns 0 .. m-1) joined with
     :func:`inverse_step_rectangles` moved m columns right (the inverse half), one
-    ``cholesky_inverse_step`` pass; with ``steps=2`` steps k and k + 1 are one
-    ``cholesky_inverse_two_steps`` pass over :func:`two_steps_primitive` (k = 0, 2, 4, ...;
-    ceil(m / 2) passes). S and T are swapped between passes; the result ends in T."""
-    if steps not in (1, 2):
-        raise ValueError(f"steps must be 1 or 2 (Cholesky steps a pass), got {steps!r}")
+    ``cholesky_inverse_step`` pass; with ``steps`` = 2 .. 8 the steps k .. k + steps - 1 are
+    one ``cholesky_inverse_steps`` pass over :func:`steps_primitive` (k = 0, steps,
+    2 steps, ...; ceil(m / steps) passes). S and T are swapped between passes; the result ends
+    in T."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
     u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
     plan = []
     for k in range(0, m, steps):
@@ -357,7 +369,7 @@ def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1) -> list
             kernel = KERNELS["cholesky_inverse_step"]
             primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
         else:
-            kernel, primitive = KERNELS["cholesky_inverse_two_steps"], two_steps_primitive(k, m)
+            kernel, primitive = STEPS_KERNELS[steps], steps_primitive(k, m, steps)
         plan.append(Draw(kernel, "T", primitive, {"L": "S", "M0": "M0" if guarded else "S"}, dict(u, k=k)))
         if k + steps < m:
             plan.append(SWAP)
@@ -656,10 +668,12 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     then the two halves copied out. The same operations as the two separate calls, so the same
     factor and inverse up to float32 rounding (a compiler may round ``a / sqrt(d)`` differently
     in the two kernels); about m passes fewer than the two separate calls. ``guarded`` as
-    :func:`factor`'s (no breakdown check: the guard replaces bad pivots). ``steps=2`` (beyond
-    the papers too) draws two steps a pass (kernel ``cholesky_inverse_two_steps``): ceil(m/2)
-    + 5 passes, each fragment computing both steps from the state before them with the same
-    float32 operations as the one-step passes.
+    :func:`factor`'s (no breakdown check: the guard replaces bad pivots). ``steps`` = 2 .. 8
+    (beyond the papers too) draws that many steps a pass (kernel ``cholesky_inverse_steps``,
+    vertex program ``cholesky_block_pivots``): ceil(m / steps) + 5 passes, each fragment
+    computing the steps from the state before them with the same float32 operations as the
+    one-step passes, the pass's pivots computed once per vertex and handed to the fragments
+    as flat values.
 
     Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
     :func:`lower_inverse`)."""

@@ -34,6 +34,11 @@ GLSL_DIR = Path(os.environ.get("GPGPU_GLSL_DIR", Path(__file__).resolve().parent
 _HEADER = "#version 330\n"
 
 
+#: a vertex program that declares this input takes pass.vert's vertices (V, T0, T1) and draws
+#: rasterized primitives from vertex buffers; one without places its vertices itself
+_PASS_INPUTS = "in vec2 V;"
+
+
 class KernelCompileError(RuntimeError):
     """A kernel failed to compile or link; the message names the file and line."""
 
@@ -157,6 +162,22 @@ class Kernel:
         """The kernel's own text (its file; the recorder's instrumented copy overrides it)."""
         return self.path.read_text()
 
+    @property
+    def rasterized(self) -> bool:
+        """Whether the kernel draws rasterized primitives from vertex buffers (pass.vert's
+        vertices, or a vertex program that takes the same inputs), not vertices it places itself."""
+        return self.vertex == "pass" or _PASS_INPUTS in self.vertex_text()
+
+    def vertex_text(self) -> str:
+        """The text of a vertex program other than ``pass``, with this kernel's ``defines`` after
+        its ``#version`` line."""
+        text = (GLSL_DIR / f"{self.vertex}.vert").read_text()
+        if not self.defines:
+            return text
+        first, _, rest = text.partition("\n")
+        defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
+        return f"{first}\n{defines}#line 2\n{rest}"
+
     def source(self) -> str:
         st = _state()
         extensions = "".join(f"#extension {e} : require\n" for e in self.extensions)
@@ -169,7 +190,7 @@ class Kernel:
         if entry is None:
             if not self.path.exists():
                 raise FileNotFoundError(f"kernel {self.name!r}: no file {self.path}")
-            vertex = st.vertex_source if self.vertex == "pass" else (GLSL_DIR / f"{self.vertex}.vert").read_text()
+            vertex = st.vertex_source if self.vertex == "pass" else self.vertex_text()
             try:
                 prog = st.ctx.program(vertex_shader=vertex, fragment_shader=self.source())
             except Exception as exc:  # moderngl.Error
@@ -177,7 +198,7 @@ class Kernel:
                     f"kernel {self.name!r} ({self.path}, vertex program {self.vertex}.vert) failed to "
                     f"compile; driver line numbers count from the first line of the file:\n{exc}"
                 ) from exc
-            if self.vertex == "pass":
+            if self.rasterized:
                 vao = st.ctx.vertex_array(prog, [(st.vbo, "2f 3f 3f", "V", "in_T0", "in_T1")],
                                           skip_errors=True)
             else:

@@ -270,7 +270,7 @@ class Recorder(counters.Counter):
             self._check(f"input {name!r} of {kernel.label}", s)
         p = super().measure(kernel, primitive, target, texels, render, inputs, uniforms)
         frame = self._frame(kernel.label, kernel.path.name, kernel.doc, primitive, target, inputs, uniforms, p)
-        if kernel.vertex == "pass":
+        if kernel.rasterized:
             self._instrumented_pass(frame, kernel, primitive, target, inputs, uniforms)
         self._frames.append(frame)
         return p

@@ -636,33 +636,41 @@ def test_factor_with_inverse_covers_both_halves_and_copies_the_last_row_and_colu
             assert np.array_equal(f.values[k - 1, m:m + k], f.inputs["L"][k - 1, m:m + k])
 
 
-@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 17, 64, 65])
-def test_two_steps_a_pass_equal_one_step_a_pass_and_numpy(m):
-    """steps=2: steps k and k + 1 in one cholesky_inverse_two_steps pass, ceil(m/2) of them. The
-    same float32 operations as the one-step passes (measured bit-identical on llvmpipe; a
-    compiler may contract them differently, hence 4 u) and the factor and inverse of numpy."""
-    from gpgpu.cholesky import factor_with_inverse
+@pytest.mark.parametrize("steps", [2, 3, 4, 8])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 9, 17, 64, 65])
+def test_steps_a_pass_equal_one_step_a_pass_and_numpy(m, steps):
+    """steps = s: steps k .. k + s - 1 in one cholesky_inverse_steps pass, ceil(m/s) of them,
+    the pivots from the vertex program. The same float32 operations as the one-step passes
+    (measured bit-identical on llvmpipe; a compiler may contract them differently, hence 4 u)
+    and the factor and inverse of numpy; m not a multiple of s ends with a shorter pass."""
+    from gpgpu.cholesky import STEPS_KERNELS, factor_with_inverse
 
     A = spd(m, np.random.default_rng(m + 100))
     with Stream.from_array(np.tril(A)) as S:
         L1, X1 = factor_with_inverse(S, m)
         with counters.count(time=False) as c:
-            L2, X2 = factor_with_inverse(S, m, steps=2)
-        one, two = [tuple(s.to_array().astype(np.float64) for s in pair) for pair in ((L1, X1), (L2, X2))]
+            L2, X2 = factor_with_inverse(S, m, steps=steps)
+        one, many = [tuple(s.to_array().astype(np.float64) for s in pair) for pair in ((L1, X1), (L2, X2))]
         for s in (L1, X1, L2, X2):
             s.release()
-    assert c.passes("cholesky_inverse_two_steps") == (m + 1) // 2 and c.passes() == (m + 1) // 2 + 5
+    passes = -(-m // steps)
+    assert c.passes(STEPS_KERNELS[steps].label) == passes and c.passes() == passes + 5
     u = 6e-8
-    for a, b in zip(one, two):
+    for a, b in zip(one, many):
         np.testing.assert_allclose(b, a, rtol=0, atol=4 * u * np.abs(a).max())
-    Ln, X = np.tril(two[0]), two[1]
+    Ln, X = np.tril(many[0]), many[1]
     assert np.all(np.triu(X, 1) == 0)
     assert rel_err(Ln @ Ln.T, A) < 4 * m * u
     Xr = np.linalg.inv(Ln)
     np.testing.assert_allclose(X, Xr, rtol=0, atol=4 * m * u * np.abs(Xr).max() * np.linalg.cond(Ln))
-    with pytest.raises(ValueError, match="steps must be 1 or 2"):
-        from gpgpu.cholesky import cholesky_inverse_plan
-        cholesky_inverse_plan(4, steps=3)
+
+
+@pytest.mark.parametrize("steps", [0, 9, 2.0, True, "2"])
+def test_steps_out_of_range_are_refused(steps):
+    from gpgpu.cholesky import cholesky_inverse_plan
+
+    with pytest.raises(ValueError, match="steps must be an integer from 1 to 8"):
+        cholesky_inverse_plan(4, steps=steps)
 
 
 def _joined_step(S, k, m):
@@ -677,49 +685,51 @@ def _joined_step(S, k, m):
     return S
 
 
-def test_two_steps_a_pass_cover_and_compute_every_cell():
-    """Every cell of every two-step pass against float64 from the pass's input: both pivots and
-    columns, the update by both steps, the inverse's rows by both steps, the copies of the two
-    columns and rows finished by the pass before; m odd, so the last pass has one step."""
-    from gpgpu.cholesky import factor_with_inverse
+@pytest.mark.parametrize("steps", [2, 3, 4])
+def test_steps_a_pass_cover_and_compute_every_cell(steps):
+    """Every cell of every s-step pass against float64 from the pass's input: the s pivots and
+    columns, the update by all s steps, the inverse's rows by all s steps, the copies of the s
+    columns and rows finished by the pass before; m = 7 is no multiple of s, so the last pass
+    has fewer steps."""
+    from gpgpu.cholesky import STEPS_KERNELS, factor_with_inverse
     from gpgpu.record import record
 
     m = 7
     with Stream.from_array(np.tril(spd(m, np.random.default_rng(6)))) as S:
         with record() as rec:
-            L, X = factor_with_inverse(S, m, steps=2)
+            L, X = factor_with_inverse(S, m, steps=steps)
         L.release(), X.release()
-    passes = [f for f in rec.frames if f.kernel == "cholesky_inverse_two_steps"]
-    assert len(passes) == 4
-    for f, k in zip(passes, range(0, m, 2)):
+    passes = [f for f in rec.frames if f.kernel == STEPS_KERNELS[steps].label]
+    assert len(passes) == -(-m // steps)
+    for f, k in zip(passes, range(0, m, steps)):
         want = np.zeros((m, 2 * m), bool)
         for i in range(k, m):
             want[i, k:i + 1] = True
-        for c in (k - 2, k - 1):
+        for c in range(k - steps, k):
             if c >= 0:
                 want[c:, c] = True
                 want[c, m:m + c + 1] = True
-        want[k:, m:m + min(k + 2, m)] = True
+        want[k:, m:m + min(k + steps, m)] = True
         assert np.array_equal(f.covered, want), k
         S0 = f.inputs["L"].astype(np.float64)
-        want_v = _joined_step(S0, k, m)
-        if k + 1 < m:
-            want_v = _joined_step(want_v, k + 1, m)
+        want_v = S0
+        for q in range(k, min(k + steps, m)):
+            want_v = _joined_step(want_v, q, m)
         np.testing.assert_allclose(f.values[want], want_v[want], rtol=1e-5, atol=1e-6)
-        for c in (k - 2, k - 1):
+        for c in range(k - steps, k):
             if c >= 0:
                 assert np.array_equal(f.values[c:, c], f.inputs["L"][c:, c])
                 assert np.array_equal(f.values[c, m:m + c + 1], f.inputs["L"][c, m:m + c + 1])
 
 
-@pytest.mark.parametrize("steps", [1, 2])
+@pytest.mark.parametrize("steps", [1, 2, 3, 4, 8])
 def test_factor_with_inverse_guard_and_width_limit(monkeypatch, steps):
     """Guarded as factor(): the same replaced pivots (huge), counted on L; and a clear error when
     the 2m-wide texture would not fit."""
     import importlib
 
     ch = importlib.import_module("gpgpu.cholesky")   # the module (gpgpu.cholesky is also the function)
-    m = 8 + steps - 1                                 # the two-step pass: a replaced pivot at k and at k + 1
+    m = 8 + steps - 1                                 # replaced pivots at several places of a pass
     A = np.zeros((m, m))
     A[:5, :5] = spd(5, np.random.default_rng(2))      # pivots 5, 6, 7 (, 8) exactly zero
     huge = 1e30

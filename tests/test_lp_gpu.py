@@ -98,6 +98,8 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
     two products. Optimal at the paper's eps on the small problems (bandm, larger and worse
     conditioned, ends in numerical trouble: measured, README)."""
     from gpgpu import counters
+    from gpgpu.cholesky import STEPS_KERNELS
+    from gpgpu.lp.gpu_backend import STEPS_A_PASS
 
     path = NETLIB / f"{name}.mps.gz"
     problem = read_mps(path)
@@ -107,9 +109,10 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
     assert r.status == "optimal", r.message
     assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
     m = problem.A.shape[0]
-    # with the one-pass steps, two steps of L and of L^-1 are one joined pass
-    per = (m + 1) // 2
-    assert c.passes("cholesky_inverse_two_steps") >= per * r.iterations and c.passes("cholesky_inverse_two_steps") % per == 0
+    # with the one-pass steps, STEPS_A_PASS steps of L and of L^-1 are one joined pass
+    steps = STEPS_KERNELS[STEPS_A_PASS].label
+    per = -(-m // STEPS_A_PASS)
+    assert c.passes(steps) >= per * r.iterations and c.passes(steps) % per == 0
     assert c.passes("lower_inverse_step") == c.passes("cholesky_step") == 0
     assert c.passes("substitution_inner_product") == c.passes("substitution_update") == 0
     with counters.count(time=False) as c:

@@ -46,6 +46,12 @@ from ..stream import Stream, give_back
 from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve, shifted
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
+#: Cholesky steps a pass of factor_with_inverse (substitution="inverse", pivot="onepass").
+#: Measured on an H200 in one run (EGL; the factor and inverse alone, medians of 7): m = 173
+#: 1.77-1.82 ms with 2 steps, 1.26-1.35 with 4; m = 305 2.86-2.91 / 2.57-2.60; m = 516
+#: 6.65-6.76 / 6.03-6.11 (6 and 8 steps no faster at m = 516). Table 3's ten problems took the
+#: same time with 2, 3, 4 or 6 (1.06-1.23 s, within the run's spread).
+STEPS_A_PASS = 4
 SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safeguard (beyond 000)")
 MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
 MULTIPLY_SHIFT_DIVIDE = Kernel("multiply_shift_divide", texels=4, doc="(x .* y + c) ./ z in one pass (beyond 000)")
@@ -97,8 +103,9 @@ class GPUBackend(Backend):
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
         beyond the paper's listing); or, with ``"inverse"`` (beyond the paper), L⁻¹ formed on
         the GPU once per factorization (m passes, :func:`gpgpu.cholesky.lower_inverse`) and each
-        solve two one-pass products; with ``pivot="onepass"`` two steps of the factor and of its
-        inverse are one pass (:func:`gpgpu.cholesky.factor_with_inverse` with ``steps=2``).
+        solve two one-pass products; with ``pivot="onepass"`` four steps of the factor and of its
+        inverse are one pass (:func:`gpgpu.cholesky.factor_with_inverse` with
+        ``steps=STEPS_A_PASS``, four).
     pivot : {"separate", "fused", "onepass"}
         The outer Cholesky's pivot steps: Algorithm 2's square root, copy, normalization, copy
         (default), one ``pivot_column`` pass and one copy (beyond the paper), or, with
@@ -421,9 +428,9 @@ class GPUBackend(Backend):
             if self.shift:
                 shift_diagonal(M, self.shift)
             if self.substitution == "inverse" and self.pivot == "onepass" and 2 * self.m <= max_texture_size():
-                # both beyond the paper: two steps of L and of L^-1 in one pass (ceil(m/2) + 5 passes,
-                # not 2m + 2)
-                self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded, steps=2)
+                # both beyond the paper: STEPS_A_PASS steps of L and of L^-1 in one pass
+                # (ceil(m / STEPS_A_PASS) + 5 passes, not 2m + 2)
+                self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded, steps=STEPS_A_PASS)
             else:
                 self.L = factor(M, self.m, form=self.cholesky,
                                 update=self.update if self.cholesky == "outer" else "triangle",

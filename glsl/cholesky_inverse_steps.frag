@@ -1,0 +1,83 @@
+// Beyond the papers (issue 11): s = STEPS consecutive steps k .. k + s - 1 of
+// cholesky_inverse_step in one pass. Each fragment replays the s steps on the entries it needs,
+// from the state S before step k, with the one-step passes' float32 operations in their order:
+//   step k + t   d_t = S_t(k+t, k+t) (guarded),
+//                S_{t+1}(i, j) = S_t(i, j) - S_t(i, k+t) S_t(j, k+t) / d_t        (j > k + t),
+//                L(k+t, k+t) = sqrt(d_t),  L(i, k+t) = S_t(i, k+t) / sqrt(d_t),
+//                X_{t+1}(k+t, c) = X_t(k+t, c) / sqrt(d_t),
+//                X_{t+1}(i, c) = X_t(i, c) - (S_t(i, k+t) / sqrt(d_t)) X_{t+1}(k+t, c)   (c <= k+t < i).
+// The pivots d_t, their roots and the block's columns S_t(k+a, k+t) come from the vertex
+// program (cholesky_block_pivots.vert, flat values); a fragment fetches its row's
+// U = S(i, k .. k+s-1), its column's V = S(j, k .. k+s-1), its own entry, and in the inverse
+// half X(k .. k+s-1, c): 2s + 1 fetches for s steps. Columns k - s .. k - 1 of the factor and
+// rows k - s .. k - 1 of X, finished by the pass before, are copied. The last pass has
+// min(s, m - k) steps. ceil(m / s) passes instead of m. Every array index is a counter of a
+// loop with constant bounds (STEPS is a compile-time constant), so that the arrays stay in
+// registers.
+uniform sampler2D L;
+uniform int k;
+uniform int m;
+flat in float D[STEPS];
+flat in float R[STEPS];
+flat in float C[STEPS * (STEPS - 1) / 2];
+out float result;
+
+float S(int i, int j) {                    // the state before step k: row i, column j
+    return texelFetch(L, ivec2(j, i), 0).r;
+}
+
+void main() {
+    ivec2 t = ivec2(floor(WPOS));            // (column, row) of the joined texture
+    int i = t.y;
+    int s = min(STEPS, m - k);
+    bool inverse = t.x >= m;
+    if ((!inverse && t.x < k) || (inverse && i < k)) {   // finished by the pass before: copied
+        result = texelFetch(L, t, 0).r;
+        return;
+    }
+    int j = inverse ? t.x - m : t.x;         // the factor's column, or X's column
+    bool in_block = i < k + s;               // row i is one of the block's
+    bool update = !inverse && j >= k + s;    // the Cholesky half right of the block
+    float U[STEPS];                          // S_t(i, k + a), rows below the block
+    float V[STEPS];                          // S_t(j, k + a), the update's fragments
+    float XB[STEPS];                         // X_t(k + a, j), the inverse half
+    for (int a = 0; a < STEPS; ++a) {
+        bool here = a < s;
+        U[a] = here && !in_block ? S(i, k + a) : 0.0;
+        V[a] = here && update ? S(j, k + a) : 0.0;
+        XB[a] = here && inverse ? texelFetch(L, ivec2(t.x, k + a), 0).r : 0.0;
+    }
+    float w = update || (inverse && !in_block) ? texelFetch(L, t, 0).r : 0.0;   // S(i, j) or X(i, j)
+    for (int q = 0; q < STEPS; ++q) {
+        if (q >= s)
+            break;
+        float d = D[q];
+        float l = R[q];
+        if (!inverse && j == k + q) {        // column k + q of the factor is finished here
+            float below = U[q];
+            for (int a = q + 1; a < STEPS; ++a)  // a row of the block: S_q(k + a, k + q)
+                if (in_block && a == i - k)
+                    below = C[a * (a - 1) / 2 + q];
+            result = i == j ? l : below / l;
+            return;
+        }
+        if (inverse && j <= k + q) {         // step k + q of X = L^-1 (its columns 0 .. k + q)
+            XB[q] = XB[q] / l;
+            for (int a = q + 1; a < STEPS; ++a)
+                XB[a] = XB[a] - (C[a * (a - 1) / 2 + q] / l) * XB[q];
+            if (!in_block)
+                w = w - (U[q] / l) * XB[q];
+        }
+        if (update)
+            w = w - U[q] * V[q] / d;
+        for (int b = q + 1; b < STEPS; ++b) {
+            U[b] = U[b] - U[q] * C[b * (b - 1) / 2 + q] / d;
+            V[b] = V[b] - V[q] * C[b * (b - 1) / 2 + q] / d;
+        }
+    }
+    if (inverse && in_block)                 // X's row i, one of the block's
+        for (int a = 0; a < STEPS; ++a)
+            if (a == i - k)
+                w = XB[a];
+    result = w;
+}
