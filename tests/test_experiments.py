@@ -86,7 +86,7 @@ def test_table3_runs_on_one_problem(tmp_path):
     assert abs(int(row["gpu_fast_iterations"]) - 7) <= 1 and float(row["highs_seconds"]) > 0
     assert (tmp_path / "table3.png").read_bytes()[:8] == PNG
     assert any("one-pass forms" in c.text for c in o.claims)
-    assert any("two steps of L and of L^-1 a pass" in c.text for c in o.claims)
+    assert any("4 steps of L and of L^-1 a pass" in c.text for c in o.claims)
     assert "baseline_seconds" not in row and not any("faithful path as it was" in c.text for c in o.claims)
 
 
