@@ -85,7 +85,6 @@ def _solve(problem, **kw):
 _BASELINE = """
 import json, sys, time
 from gpgpu.lp import read_mps, solve
-from gpgpu.lp.gpu_backend import STEPS_A_PASS
 from gpgpu.lp.netlib import PAPER_TABLE3
 first = True
 for path in sys.argv[1:]:
