@@ -35,7 +35,7 @@ GPU_EPS = (1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
 ROBUST = {"presolve": True, "correct_primal": True, "free_safeguard": True}
 RUNS = {
     "numpy64": dict(backend="numpy64", eps=1e-8, **ROBUST),
-    "numpy64-paper": dict(backend="numpy64", eps=1e-8),
+    "numpy64-paper": dict(backend="numpy64", eps=1e-8, presolve=False, correct_primal=False, free_safeguard=False),
     "gpu-refine": dict(backend="gpu", eps=1e-8, refine=True, **ROBUST),
     "gpu": dict(backend="gpu", refine=False, **ROBUST),
 }

@@ -304,8 +304,10 @@ def test_refinement_reaches_1e_8_on_the_gpu():
 def test_infeasible_and_unbounded_on_the_gpu():
     # x1 + x2 = 1 and x1 + x2 = 3 (with x >= 0): infeasible
     infeasible = Problem.from_arrays(np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([1.0, 3.0]), np.array([1.0, 1.0]))
-    r = solve(infeasible, backend="gpu", eps=1e-6, max_iter=60)
+    r = solve(infeasible, backend="gpu", eps=1e-6, max_iter=60, presolve=False)
     assert r.status == "infeasible" and "Certificate, at iteration" in r.message
+    r = solve(infeasible, backend="gpu", eps=1e-6, max_iter=60)          # the default presolves
+    assert r.status == "infeasible" and "HiGHS's presolve proved it" in r.message
     # min -x1 with x1 - x2 = 0: unbounded; b = 0, so no lambda at all is dual feasible
     unbounded = Problem.from_arrays(np.array([[1.0, -1.0]]), np.array([0.0]), np.array([-1.0, 0.0]))
     r = solve(unbounded, backend="gpu", eps=1e-6, max_iter=60)

@@ -181,6 +181,84 @@ def test_cli_presolve(capsys):
     assert "correct_primal is an option of method='mehrotra'" in capsys.readouterr().err
 
 
+# --------------------------------------------------------------------------- the defaults
+def _spy(monkeypatch):
+    """The options each solve hands the Mehrotra iteration and whether it presolved."""
+    import gpgpu.lp as lp_module
+    import gpgpu.lp.presolve as presolve_module
+
+    seen = []
+    mehrotra, presolve_and_solve = lp_module.mehrotra, presolve_module.presolve_and_solve
+
+    def spy_mehrotra(*a, **kw):
+        seen.append({"correct_primal": kw["correct_primal"], "free_safeguard": kw["free_safeguard"]})
+        return mehrotra(*a, **kw)
+
+    def spy_presolve(*a, **kw):
+        seen.append({"presolve": True})
+        return presolve_and_solve(*a, **kw)
+
+    monkeypatch.setattr(lp_module, "mehrotra", spy_mehrotra)
+    monkeypatch.setattr(presolve_module, "presolve_and_solve", spy_presolve)
+    return seen
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "numpy32", "gpu"])
+def test_robust_options_default_on_below_3e5_and_off_at_the_papers_eps(monkeypatch, backend):
+    """presolve, correct_primal and free_safeguard default to None: on where refinement's
+    default is (Mehrotra's method, eps < 3e-5, a back end by name), off at Table 3's
+    tolerances (the paper's algorithm), off when set, off for a back-end instance."""
+    from gpgpu.lp import get_backend
+
+    p, ref = netlib("afiro")
+    seen = _spy(monkeypatch)
+    r = solve(p, backend=backend, eps=1e-8)
+    assert seen == [{"presolve": True}, {"correct_primal": True, "free_safeguard": True}]
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6 and r.presolve is not None
+    seen.clear()
+    r = solve(p, backend=backend, eps=3e-5)                           # the tightest of Table 3
+    assert seen == [{"correct_primal": False, "free_safeguard": False}] and r.presolve is None
+    seen.clear()
+    solve(p, backend=backend, eps=1e-8, presolve=False, correct_primal=False)
+    assert seen == [{"correct_primal": False, "free_safeguard": True}]
+    seen.clear()
+    be = get_backend(backend, p, refine=backend != "numpy64")
+    solve(p, backend=be, eps=1e-8)
+    assert seen == [{"correct_primal": False, "free_safeguard": False}]
+    getattr(be, "release", lambda: None)()
+
+
+def test_matrix_free_method_keeps_its_defaults(monkeypatch):
+    p, ref = netlib("afiro")
+    seen = _spy(monkeypatch)
+    r = solve(p, backend="numpy64", method="matrix-free", eps=1e-8)
+    assert seen == [] and r.presolve is None and r.status == "optimal"
+
+
+def test_backend_options_are_checked_before_a_presolve_that_decides_the_problem():
+    """A 2 x 2 identity LP is decided by HiGHS's presolve alone (no back end built): a wrong
+    back-end option is still refused, as without the presolve."""
+    p = Problem.from_arrays(np.eye(2), np.ones(2), np.ones(2))
+    r = solve(p, backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and r.iterations == 0 and r.backend == "numpy64"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        solve(p, backend="numpy64", eps=1e-8, colour="blue")
+    with pytest.raises(ValueError, match="adat must be 'outer'"):
+        solve(p, backend="gpu", eps=1e-8, adat="diagonal")
+
+
+def test_cli_robust_options_default_and_can_be_turned_off(capsys):
+    from gpgpu.lp.__main__ import main as cli_main
+
+    netlib("afiro")
+    assert cli_main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--quiet"]) == 0
+    assert "presolve (HiGHS): Reduced, 27 x 32 -> 7 x 10" in capsys.readouterr().out
+    assert cli_main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--no-presolve", "--no-correct-primal",
+                     "--no-free-safeguard", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "status: optimal" in out and "presolve (HiGHS)" not in out
+
+
 # --------------------------------------------------------------------------- correct_primal
 def test_correct_primal_puts_the_direction_on_a_dx_equal_rb():
     """_correct_primal against an independent reference: the smallest D^-1-norm correction
@@ -213,9 +291,9 @@ def test_correct_primal_solves_scfxm2_which_algorithm_3_does_not():
     """Measured (numpy64, eps = 1e-8, after HiGHS's presolve): without the correction scfxm2
     stalls with its primal residual at 8e-6 (numerical trouble); with it, optimal."""
     p, ref = netlib_more("scfxm2")
-    r = solve(p, backend="numpy64", eps=1e-8, presolve=True)
+    r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=False, free_safeguard=False)
     assert r.status == "numerical_trouble"
-    r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True)
+    r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True, free_safeguard=False)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
 
@@ -269,11 +347,14 @@ def test_free_safeguard_solves_pilot4():
     split) loses centrality from iteration 10 on and ends in numerical trouble 0.28 from
     HiGHS's objective; with the safeguard it is optimal (60 iterations)."""
     p, ref = netlib_more("pilot4")
-    r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True)
+    r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True, free_safeguard=False)
     assert r.status == "numerical_trouble"
     r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True, free_safeguard=True)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
+    # the default at eps = 1e-8 is these three options
+    r = solve(p, backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6 and r.presolve is not None
 
 
 @pytest.mark.parametrize("case", sorted(UNBOUNDED))

@@ -76,8 +76,8 @@ def _trivial(problem, backend) -> LPResult | None:
 
 
 def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
-          callback=None, method="mehrotra", presolve=False, correct_primal=False,
-          free_safeguard=False, scale=False, regularize=None, **backend_options) -> LPResult:
+          callback=None, method="mehrotra", presolve=None, correct_primal=None,
+          free_safeguard=None, scale=False, regularize=None, **backend_options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
@@ -111,19 +111,27 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         A positive integer.
     callback : callable, optional
         Gets each iteration's history entry (dict).
-    presolve : bool
+    presolve : bool or None
         Beyond the papers: HiGHS's presolve first, the interior point method on the reduced
         LP, HiGHS's postsolve to map the point back (:mod:`gpgpu.lp.presolve`); the result
-        then has ``presolve`` (what was removed). ``False`` (default) is the papers' path:
-        only the light presolve of :func:`standardize`.
-    correct_primal : bool
+        then has ``presolve`` (what was removed). ``False`` is the papers' path: only the
+        light presolve of :func:`standardize`. ``None`` (default): see below.
+    correct_primal : bool or None
         Beyond the paper (Mehrotra's method only): one more solve per iteration puts the
-        direction back on A dx = r_b (:func:`~gpgpu.lp.mehrotra.mehrotra`). ``False``
-        (default) is Algorithm 3 as printed.
-    free_safeguard : bool
+        direction back on A dx = r_b (:func:`~gpgpu.lp.mehrotra.mehrotra`). ``False`` is
+        Algorithm 3 as printed. ``None`` (default): see below.
+    free_safeguard : bool or None
         Beyond the paper (Mehrotra's method only): both halves of each split free variable
-        are kept from growing together (:func:`~gpgpu.lp.mehrotra.mehrotra`). With the three
-        options on, numpy64 solves all 42 NETLIB problems at eps = 1e-8 (README, "Robustness").
+        are kept from growing together (:func:`~gpgpu.lp.mehrotra.mehrotra`). ``None``
+        (default): see below.
+
+        With the three options on, numpy64 and the GPU with refinement solve all 42 NETLIB
+        problems at eps = 1e-8 (README, "Robustness"). ``None``, the default of all three,
+        turns them on where ``refine=None`` turns refinement on: Mehrotra's method at
+        ``eps < REFINE_BELOW`` (3e-5, tighter than any of Table 3's) with a back end given by
+        name. At the paper's tolerances, for the matrix-free method and for a back-end
+        instance they are off: ``solve(p, eps=PAPER_TABLE3[name]["eps"])`` is the paper's
+        algorithm, ``solve(p, backend="numpy64", eps=1e-8)`` the robust solver.
     scale : bool
         Beyond the papers (either method): geometric scaling of the rows and columns of the
         standard form (after the presolve, when there is one), powers of two, undone on the
@@ -155,6 +163,9 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     eps, max_iter = _check_options(eps, max_iter)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    robust = method == "mehrotra" and eps < REFINE_BELOW and isinstance(backend, str)
+    presolve, correct_primal, free_safeguard = (robust if v is None else v
+                                                for v in (presolve, correct_primal, free_safeguard))
     for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard),
                     ("scale", scale), ("regularize", False if regularize is None else regularize)):
         if not isinstance(v, bool):
@@ -178,19 +189,22 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     if free_safeguard and method != "mehrotra":
         raise ValueError("free_safeguard is an option of method='mehrotra' (the matrix-free method's "
                          "primal regularisation R_p already bounds Theta)")
+    if refine is None:
+        name = backend if isinstance(backend, str) else getattr(backend, "name", "")
+        refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
     if presolve and problem.status is None:
         if not isinstance(backend, str):
             raise ValueError("presolve=True solves a reduced problem, so it needs a back end by name "
                              f"({', '.join(BACKENDS)}), not an instance bound to the unreduced problem")
         from .presolve import presolve_and_solve
 
+        if method == "mehrotra":      # the presolve may decide the problem without building the back end
+            _check_backend_options(backend, cholesky, refine, backend_options)
+
         return presolve_and_solve(problem, lambda p: solve(
             p, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
             callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-            free_safeguard=free_safeguard, scale=scale, regularize=regularize, **backend_options))
-    if refine is None:
-        name = backend if isinstance(backend, str) else getattr(backend, "name", "")
-        refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
+            free_safeguard=free_safeguard, scale=scale, regularize=regularize, **backend_options), backend=backend)
     if problem.status is not None:                      # decided by the presolve
         code = STATUS_CODES[problem.status]
         return LPResult(status=problem.status, status_code=code,
@@ -223,6 +237,17 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):
             release()                                   # GPU streams, deterministically
+
+
+def _check_backend_options(backend: str, cholesky, refine, options) -> None:
+    """The back end built on a 1 x 1 LP and let go, so that a wrong option is refused before a
+    presolve that may decide the problem without building it."""
+    opts = {k: v for k, v in options.items() if k not in ("reg_min", "reg_max")}
+    probe = get_backend(backend, Problem.from_arrays(np.ones((1, 1)), np.ones(1), np.ones(1)),
+                        cholesky=cholesky, refine=refine, **opts)
+    release = getattr(probe, "release", None)
+    if release is not None:
+        release()
 
 
 def _regularisation_options(options, method) -> dict:

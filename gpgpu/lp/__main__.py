@@ -73,15 +73,16 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", action="store_true",
                     help="geometric row and column scaling, powers of two, undone on the answer "
                          "(beyond the papers)")
-    ap.add_argument("--presolve", action="store_true",
+    robust = "; default: on for mehrotra when eps < 3e-5, where refinement is"
+    ap.add_argument("--presolve", action=argparse.BooleanOptionalAction, default=None,
                     help="HiGHS's presolve before and postsolve after the interior point method "
-                         "(beyond the papers)")
-    ap.add_argument("--correct-primal", action="store_true",
+                         "(beyond the papers)" + robust)
+    ap.add_argument("--correct-primal", action=argparse.BooleanOptionalAction, default=None,
                     help="mehrotra: one more solve an iteration puts the direction back on "
-                         "A dx = r_b (beyond the paper)")
-    ap.add_argument("--free-safeguard", action="store_true",
+                         "A dx = r_b (beyond the paper)" + robust)
+    ap.add_argument("--free-safeguard", action=argparse.BooleanOptionalAction, default=None,
                     help="mehrotra: keep both halves of a split free variable from growing together "
-                         "(beyond the paper)")
+                         "(beyond the paper)" + robust)
     ap.add_argument("--regularize", action="store_true",
                     help="mehrotra: paper 002's primal-dual proximal regularisation, the factor of "
                          "A (Theta^-1 + rho I)^-1 A^T + delta I (beyond paper 000; matrix-free: always)")

@@ -121,8 +121,9 @@ def _standard_duals(p: Problem, rd: np.ndarray, cd: np.ndarray) -> tuple:
     return y, p.c - p.A.T @ y
 
 
-def presolve_and_solve(problem: Problem, run) -> LPResult:
-    """HiGHS's presolve, ``run(reduced_problem) -> LPResult``, HiGHS's postsolve (module notes)."""
+def presolve_and_solve(problem: Problem, run, backend: str = "") -> LPResult:
+    """HiGHS's presolve, ``run(reduced_problem) -> LPResult``, HiGHS's postsolve (module notes).
+    ``backend`` names the back end in the results the presolve decides alone."""
     import highspy
 
     t0 = time.perf_counter()
@@ -144,7 +145,8 @@ def presolve_and_solve(problem: Problem, run) -> LPResult:
         code = STATUS_CODES["infeasible"]
         return finish(LPResult(status="infeasible", status_code=code,
                                message=f"{MESSAGES[code]} (HiGHS's presolve proved it)", x=None, x_std=None,
-                               y=None, s=None, objective=float("nan"), iterations=0, elapsed=info["seconds"]))
+                               y=None, s=None, objective=float("nan"), iterations=0, elapsed=info["seconds"],
+                               backend=backend))
     if pstatus in (P.kNotReduced, P.kUnboundedOrInfeasible):
         # nothing removed, or "infeasible or unbounded" (the method's own tests tell which)
         res = run(problem)
@@ -190,7 +192,7 @@ def presolve_and_solve(problem: Problem, run) -> LPResult:
                                message="Optimal: HiGHS's presolve decided every variable (no interior "
                                        "point iteration was needed).",
                                x=x, x_std=x_std, y=y, s=s, objective=objective, iterations=0,
-                               elapsed=info["seconds"]))
+                               elapsed=info["seconds"], backend=backend))
     out = copy.copy(res)              # keeps the method's own attributes (pcg_iterations, ...)
     out.x, out.x_std, out.y, out.s, out.objective = x, x_std, y, s, objective
     out.message = res.message + f" (on the presolved problem, {lp.num_row_} x {lp.num_col_} of {m0} x {n0})"
