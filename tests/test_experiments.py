@@ -157,7 +157,7 @@ def test_netlib_experiment_runs_every_back_end_on_two_problems(tmp_path):
         if r["run"] != "gpu":
             assert float(r["eps"]) == 1e-8 and float(r["accuracy"]) <= 1e-8
     gpu = [r for r in rows if r["run"] == "gpu"]
-    assert all(float(r["eps"]) in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8) for r in gpu)
+    assert all(float(r["eps"]) in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8) for r in gpu)
     assert all(r["float_float_from"] == "-1" for r in rows)           # neither needs float-float factors
     refine = next(c for c in o.claims if c.text.startswith("gpu-refine: optimal"))
     assert refine.measured.endswith("no solve switched to float-float factors")
