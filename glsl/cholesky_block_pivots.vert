@@ -10,7 +10,10 @@
 // interpolated) values. A fragment then fetches only its own row's and column's entries, not
 // the block and the guard's diagonal. Vertex programs of 2005's GPUs read textures too (vertex
 // texture fetch, Shader Model 3.0). s = min(STEPS, m - k); the loops have constant bounds so
-// that a compiler unrolls them and keeps the arrays in registers.
+// that a compiler unrolls them and keeps the arrays in registers. The 2 STEPS + STEPS (STEPS -
+// 1) / 2 values go packed four a vec4 (PACKED: 4 vec4 at STEPS = 4, 11 at 8), so that they fit
+// OpenGL 3.3's guaranteed 15 varying vectors beside T0 and T1 on any driver, not only on one
+// that packs scalar arrays itself.
 uniform vec2 viewport;          // width and height of the target stream, in texels
 uniform sampler2D L;
 uniform sampler2D M0;
@@ -24,9 +27,10 @@ in vec3 in_T0;
 in vec3 in_T1;
 noperspective out vec3 T0;
 noperspective out vec3 T1;
-flat out float D[STEPS];                    // d_t, guarded
-flat out float R[STEPS];                    // sqrt(d_t)
-flat out float C[STEPS * (STEPS - 1) / 2];  // B_t(a, t) at a (a - 1) / 2 + t, a > t
+// d_t (guarded) at t, sqrt(d_t) at STEPS + t, B_t(a, t) (a > t) at 2 STEPS + a (a - 1) / 2 + t
+#define PACKED_VALUES (2 * STEPS + STEPS * (STEPS - 1) / 2)
+flat out vec4 PACKED[(PACKED_VALUES + 3) / 4];
+#define SET(i, v) PACKED[(i) / 4][(i) % 4] = (v)
 
 float guard(float d, int c) {
     if (guarded) {
@@ -47,10 +51,10 @@ void main() {
             B[a * STEPS + b] = a < s ? texelFetch(L, ivec2(k + b, k + a), 0).r : 1.0;
     for (int t = 0; t < STEPS; ++t) {
         float d = t < s ? guard(B[t * STEPS + t], k + t) : 1.0;
-        D[t] = d;
-        R[t] = sqrt(d);
+        SET(t, d);
+        SET(STEPS + t, sqrt(d));
         for (int a = t + 1; a < STEPS; ++a)
-            C[a * (a - 1) / 2 + t] = B[a * STEPS + t];
+            SET(2 * STEPS + a * (a - 1) / 2 + t, B[a * STEPS + t]);
         for (int a = t + 1; a < STEPS; ++a)
             for (int b = t + 1; b <= a; ++b)
                 B[a * STEPS + b] = B[a * STEPS + b] - B[a * STEPS + t] * B[b * STEPS + t] / d;

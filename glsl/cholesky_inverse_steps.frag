@@ -17,9 +17,13 @@
 uniform sampler2D L;
 uniform int k;
 uniform int m;
-flat in float D[STEPS];
-flat in float R[STEPS];
-flat in float C[STEPS * (STEPS - 1) / 2];
+// the pass's values from cholesky_block_pivots.vert, packed four a vec4 (see there)
+#define PACKED_VALUES (2 * STEPS + STEPS * (STEPS - 1) / 2)
+flat in vec4 PACKED[(PACKED_VALUES + 3) / 4];
+#define GET(i) PACKED[(i) / 4][(i) % 4]
+#define D(t) GET(t)                                  // d_t, guarded
+#define R(t) GET(STEPS + (t))                        // sqrt(d_t)
+#define C(a, t) GET(2 * STEPS + (a) * ((a) - 1) / 2 + (t))   // S_t(k + a, k + t), a > t
 out float result;
 
 float S(int i, int j) {                    // the state before step k: row i, column j
@@ -51,28 +55,28 @@ void main() {
     for (int q = 0; q < STEPS; ++q) {
         if (q >= s)
             break;
-        float d = D[q];
-        float l = R[q];
+        float d = D(q);
+        float l = R(q);
         if (!inverse && j == k + q) {        // column k + q of the factor is finished here
             float below = U[q];
             for (int a = q + 1; a < STEPS; ++a)  // a row of the block: S_q(k + a, k + q)
                 if (in_block && a == i - k)
-                    below = C[a * (a - 1) / 2 + q];
+                    below = C(a, q);
             result = i == j ? l : below / l;
             return;
         }
         if (inverse && j <= k + q) {         // step k + q of X = L^-1 (its columns 0 .. k + q)
             XB[q] = XB[q] / l;
             for (int a = q + 1; a < STEPS; ++a)
-                XB[a] = XB[a] - (C[a * (a - 1) / 2 + q] / l) * XB[q];
+                XB[a] = XB[a] - (C(a, q) / l) * XB[q];
             if (!in_block)
                 w = w - (U[q] / l) * XB[q];
         }
         if (update)
             w = w - U[q] * V[q] / d;
         for (int b = q + 1; b < STEPS; ++b) {
-            U[b] = U[b] - U[q] * C[b * (b - 1) / 2 + q] / d;
-            V[b] = V[b] - V[q] * C[b * (b - 1) / 2 + q] / d;
+            U[b] = U[b] - U[q] * C(b, q) / d;
+            V[b] = V[b] - V[q] * C(b, q) / d;
         }
     }
     if (inverse && in_block)                 // X's row i, one of the block's

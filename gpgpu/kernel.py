@@ -123,10 +123,13 @@ class Kernel:
         makes a family of programs (each distinct ``defines`` is its own program, compiled
         once per context), as paper 003 generates one fragment program per non-zero count.
     vertex : str
-        The vertex program, ``glsl/<vertex>.vert``: ``pass`` (the default, the project's one
-        vertex program for rasterized primitives) or a program that places its vertices itself
-        from ``gl_VertexID`` and textures (drawn with ``draw_points`` or ``draw_lines``, no
-        vertex buffer).
+        The vertex program, ``glsl/<vertex>.vert``: ``pass`` (the default, the project's
+        vertex program for rasterized primitives); a program that takes pass.vert's inputs
+        (it declares ``in vec2 V;``) and draws the same primitives from vertex buffers, doing
+        more per vertex (``cholesky_block_pivots``: the pass's pivots, handed to the fragments
+        flat); or a program that places its vertices itself from ``gl_VertexID`` and textures
+        (drawn with ``draw_points`` or ``draw_lines``, no vertex buffer). ``defines`` go into
+        the vertex program too.
     extensions : tuple of str
         GLSL extensions the file needs, ``#extension NAME : require`` after ``#version``
         (beyond OpenGL 3.3's core: the float-float kernels need ``GL_ARB_gpu_shader5`` for

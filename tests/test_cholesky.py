@@ -749,6 +749,34 @@ def test_factor_with_inverse_guard_and_width_limit(monkeypatch, steps):
             ch.factor_with_inverse(S, m)
 
 
+@pytest.mark.parametrize("steps", [2, 3, 4, 8])
+def test_steps_a_pass_guard_each_pivot_against_its_own_diagonal(steps):
+    """The guard compares pivot k + t with tolerance x its own original diagonal M0(k+t, k+t),
+    not the block's first: column 5 is 1000 x column 4 plus an independent part, so its pivot
+    (about 4) is tiny beside its diagonal (about 8e6) and large beside column 4's (about 8).
+    With tolerance 1e-5 the one-step guard replaces it (and only it); so must every s-step
+    pass, in which pivot 5 is not the first of its block."""
+    import importlib
+
+    ch = importlib.import_module("gpgpu.cholesky")
+    rng = np.random.default_rng(21)
+    m = 9
+    C = rng.standard_normal((m + 3, m))
+    C[:, 5] = 1000.0 * C[:, 4] + C[:, 5]
+    A = C.T @ C
+    huge = 1e30
+    g = {"tolerance": 1e-5, "huge": huge}
+    with Stream.from_array(np.tril(A)) as S:
+        L1 = ch.factor(S, m, guarded=g, pivot="onepass")
+        L, X = ch.factor_with_inverse(S, m, guarded=g, steps=steps)
+        d1, d = np.diag(L1.to_array()), np.diag(L.to_array())
+        assert ch.count_replaced(L1, m, "full", huge) == 1 and d1[5] == pytest.approx(np.sqrt(huge), rel=1e-6)
+        assert ch.count_replaced(L, m, "full", huge) == 1 and d[5] == pytest.approx(np.sqrt(huge), rel=1e-6)
+        np.testing.assert_allclose(d, d1, rtol=1e-5)
+        for s in (L1, L, X):
+            s.release()
+
+
 @pytest.mark.parametrize("joined", [False, True])
 def test_prebuilt_plan_draws_the_same_without_and_with_counters(joined):
     """A pre-built plan skips binding what the previous pass bound, except under the counters

@@ -228,6 +228,20 @@ def test_robust_options_default_on_below_3e5_and_off_at_the_papers_eps(monkeypat
     getattr(be, "release", lambda: None)()
 
 
+def test_without_highspy_the_default_skips_only_the_presolve(monkeypatch):
+    """The presolve needs highspy (the optional "lp" extra): without it the default eps = 1e-6
+    solves without the presolve, with the correction and the safeguard, instead of failing on
+    the import."""
+    import gpgpu.lp as lp_module
+
+    monkeypatch.setattr(lp_module, "_has_highspy", lambda: False)
+    seen = _spy(monkeypatch)
+    p = Problem.from_arrays(np.array([[1.0, 1.0, 1.0]]), np.array([2.0]), np.array([1.0, 2.0, 3.0]))
+    r = solve(p, backend="numpy64")
+    assert seen == [{"correct_primal": True, "free_safeguard": True}] and r.presolve is None
+    assert r.status == "optimal" and r.objective == pytest.approx(2.0, rel=1e-6)
+
+
 def test_matrix_free_method_keeps_its_defaults(monkeypatch):
     p, ref = netlib("afiro")
     seen = _spy(monkeypatch)

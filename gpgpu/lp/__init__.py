@@ -128,10 +128,12 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         With the three options on, numpy64 and the GPU with refinement solve all 42 NETLIB
         problems at eps = 1e-8 (README, "Robustness"). ``None``, the default of all three,
         turns them on where ``refine=None`` turns refinement on: Mehrotra's method at
-        ``eps < REFINE_BELOW`` (3e-5, tighter than any of Table 3's) with a back end given by
-        name. At the paper's tolerances, for the matrix-free method and for a back-end
-        instance they are off: ``solve(p, eps=PAPER_TABLE3[name]["eps"])`` is the paper's
-        algorithm, ``solve(p, backend="numpy64", eps=1e-8)`` the robust solver.
+        ``eps < REFINE_BELOW`` (3e-5, tighter than any of Table 3's; the default eps = 1e-6
+        included) with a back end given by name; the presolve only where highspy (the
+        optional ``lp`` extra) is installed. At the paper's tolerances, for the matrix-free
+        method and for a back-end instance they are off: ``solve(p,
+        eps=PAPER_TABLE3[name]["eps"])`` is the paper's algorithm, ``solve(p,
+        backend="numpy64", eps=1e-8)`` the robust solver.
     scale : bool
         Beyond the papers (either method): geometric scaling of the rows and columns of the
         standard form (after the presolve, when there is one), powers of two, undone on the
@@ -164,8 +166,9 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     robust = method == "mehrotra" and eps < REFINE_BELOW and isinstance(backend, str)
-    presolve, correct_primal, free_safeguard = (robust if v is None else v
-                                                for v in (presolve, correct_primal, free_safeguard))
+    if presolve is None:               # HiGHS's presolve needs highspy (the optional "lp" extra)
+        presolve = robust and _has_highspy()
+    correct_primal, free_safeguard = (robust if v is None else v for v in (correct_primal, free_safeguard))
     for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard),
                     ("scale", scale), ("regularize", False if regularize is None else regularize)):
         if not isinstance(v, bool):
@@ -237,6 +240,12 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):
             release()                                   # GPU streams, deterministically
+
+
+def _has_highspy() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("highspy") is not None
 
 
 def _check_backend_options(backend: str, cholesky, refine, options) -> None:
