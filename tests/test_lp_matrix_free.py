@@ -221,6 +221,77 @@ def test_pcg_solves_and_reports_its_limit(rng):
     assert zero["converged"] and zero["iterations"] == 0 and not zero["x"].any()
 
 
+def _gpu_pcg(p, theta, delta, rank, check, b, target, maxiter):
+    be = GPUMatrixFree(p, pcg_check=check)
+    be.set_weights(theta, delta)
+    be.build_preconditioner(rank)
+    bv = be.vector(b)
+    before = be.readbacks
+    res = pcg(be, bv, target, maxiter)
+    res["readbacks"] = be.readbacks - before
+    res["x"] = be.to_numpy(res["x"])
+    be.release()
+    return res
+
+
+def test_gpu_pcg_reads_its_scalars_every_pcg_check_iterations(rng):
+    """Beyond 002: alpha and beta stay on the GPU (saxpy_ratio); PCG reads p^T q, r^T z and r^T r
+    at the first iteration, every pcg_check-th and the last. The solution is the textbook
+    loop's (pcg_check = 1) and float64's, to float32; the read-backs are counted exactly."""
+    p = small_lp(rng)
+    theta = np.exp(rng.uniform(-3, 3, p.A.shape[1]))
+    G = normal_matrix(p.A, theta, 1e-4)
+    b = rng.standard_normal(p.A.shape[0])
+    exact = np.linalg.solve(G, b)
+    target = 1e-4 * np.linalg.norm(b)
+    every = _gpu_pcg(p, theta, 1e-4, 3, 1, b, target, 200)
+    lazy = _gpu_pcg(p, theta, 1e-4, 3, 8, b, target, 200)
+    for res in (every, lazy):
+        assert res["converged"] and not res["breakdown"]
+        assert np.linalg.norm(b - G @ res["x"]) <= 3e-4 * np.linalg.norm(b)
+        np.testing.assert_allclose(res["x"], exact, rtol=0, atol=2e-3 * np.abs(exact).max())
+    assert 3 < every["iterations"] and every["readbacks"] == 1 + 3 * every["iterations"]
+    # converged at a check: the first one past the textbook loop's iteration count
+    assert lazy["iterations"] % 8 == 0 and every["iterations"] - 1 <= lazy["iterations"] <= every["iterations"] + 8
+    assert lazy["readbacks"] == 1 + 3 * (1 + lazy["iterations"] // 8)
+    # the last iteration is a check: the residual reported is the iterate's
+    short = _gpu_pcg(p, theta, 1e-4, 3, 8, b, 0.0, 5)
+    assert short["iterations"] == 5 and not short["converged"]
+    assert short["residual"] == pytest.approx(np.linalg.norm(b - G @ short["x"]), rel=1e-3)
+    assert short["readbacks"] == 1 + 3 * 2
+    # the first iteration is a check: the complete factor (k = m) converges there
+    full = _gpu_pcg(p, theta, 1e-4, p.A.shape[0], 8, b, 1e-3 * np.linalg.norm(b), 50)
+    assert full["converged"] and full["iterations"] == 1
+
+
+def test_saxpy_ratio_on_the_gpu(rng):
+    """y + sign (n / d) x with n, d 1 x 1 streams, both signs; a ratio 0 / 0 (r reached 0 between
+    two checks) leaves y as it is instead of spreading NaN."""
+    p = small_lp(rng)
+    be = GPUMatrixFree(p)
+    x, y = rng.standard_normal(be.m), rng.standard_normal(be.m)
+    X, Y = be.vector(x), be.vector(y)
+    num, den = be.dot_deferred(X, X), be.dot_deferred(X, Y)
+    assert be.read(num) == pytest.approx(x @ x, rel=1e-5) and be.read(den) == pytest.approx(x @ y, rel=1e-4)
+    for sign in (1.0, -1.0):
+        out = be.to_numpy(be.ratio_axpy(num, den, sign, X, Y))
+        np.testing.assert_allclose(out, y + sign * (x @ x) / (x @ y) * x, rtol=1e-4, atol=1e-4)
+    zero = be.dot_deferred(be.vector(np.zeros(be.m)), X)
+    assert be.read(zero) == 0.0
+    out = be.to_numpy(be.ratio_axpy(zero, zero, 1.0, X, Y))
+    np.testing.assert_array_equal(out, y.astype(np.float32))
+    for h in (num, den, zero):
+        be.free_scalar(h)
+    be.release()
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "8"])
+def test_pcg_check_is_a_positive_integer(bad):
+    p, _ = netlib("afiro")
+    with pytest.raises(ValueError, match="pcg_check"):
+        solve(p, method="matrix-free", backend="gpu", pcg_check=bad)
+
+
 def test_refinement_rounds_stop_when_pcg_runs_out():
     """Float64 refinement rounds (_Solver.solve): a back end whose PCG only reaches 1e-3 of its
     right-hand side (pcg_floor) needs several rounds to meet a 1e-10 target and gets there; when
@@ -519,3 +590,40 @@ def test_bad_options_are_named():
     with pytest.raises(TypeError):
         solve(p, method="matrix-free", backend="numpy64", colour="red")
     assert issubclass(NumpyMatrixFree, MatrixFreeBackend) and issubclass(GPUMatrixFree, MatrixFreeBackend)
+
+
+# --------------------------------------------------------------------------- resuming (start=)
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_start_resumes_from_a_previous_result(backend):
+    """Beyond 002: ``start`` continues from a result's point. adlittle (||b||_inf, ||c||_inf > 1,
+    so the point is rescaled on the way in): cut at 4 iterations and resumed, it ends optimal
+    against HiGHS, and the resumed history begins at the cut run's last residuals; resumed
+    from the optimal point, it is optimal at iteration 0."""
+    p, ref = netlib("adlittle")
+    assert np.abs(p.b).max() > 1 and np.abs(p.c).max() > 1
+    cut = solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=4)
+    assert cut.status == "iteration_limit" and cut.iterations == 4
+    rest = solve(p, method="matrix-free", backend=backend, eps=1e-8, start=cut)
+    assert rest.status == "optimal" and rel(rest.objective, ref) <= 1e-6
+    last, first = cut.history[-1], rest.history[0]
+    for key in ("primal_residual", "dual_residual", "gap", "mu"):
+        assert first[key] == pytest.approx(last[key], rel=1e-9), key
+    again = solve(p, method="matrix-free", backend=backend, eps=1e-8, start=(rest.x_std, rest.y, rest.s))
+    assert again.status == "optimal" and again.iterations == 0
+    assert again.objective == pytest.approx(rest.objective, rel=1e-12)
+
+
+def test_start_is_checked():
+    p, _ = netlib("afiro")
+    m, n = p.A.shape
+    x, y, s = np.ones(n), np.zeros(m), np.ones(n)
+    cases = [((x[:-1], y, s), "shape"), ((x, y[:-1], s), "shape"), ((-x, y, s), "positive"),
+             ((x, y, 0 * s), "positive"), ((x * np.nan, y, s), "finite"), ((x, y), "triple"),
+             (3.0, "triple")]
+    for start, match in cases:
+        with pytest.raises(ValueError, match=match):
+            solve(p, method="matrix-free", backend="numpy64", start=start)
+    with pytest.raises(ValueError, match="matrix-free"):
+        solve(p, backend="numpy64", start=(x, y, s))
+    with pytest.raises(ValueError, match="scale"):
+        solve(p, method="matrix-free", backend="numpy64", scale=True, start=(x, y, s))

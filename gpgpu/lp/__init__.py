@@ -92,10 +92,11 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
         equations are solved by PCG with a partial Cholesky preconditioner, A used only
         through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
-        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max`` and ``profile`` as options (the
-        "gpu" back end also ``format``, ``dense`` and ``sums``: "pingpong" or, beyond the
-        papers and faster, "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and
-        ignores ``cholesky``.
+        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max``, ``profile`` and ``start`` (beyond
+        002: resume from a previous result's point) as options (the "gpu" back end also
+        ``format``, ``dense``, ``pcg_check`` and ``sums``: "pingpong" or, beyond the papers and
+        faster, "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and ignores
+        ``cholesky``.
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
     eps : float
@@ -186,6 +187,13 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         if regularize and backend_options["factor_precision"] == "float-float":
             raise ValueError("factor_precision='float-float' does not take the regularisation's shift; "
                              "use regularize=True or factor_precision='float-float', not both")
+    if "start" in backend_options:
+        if method != "matrix-free":
+            raise ValueError("start is an option of method='matrix-free' (a point to resume its "
+                             "iteration from)")
+        if presolve or scale:
+            raise ValueError("start is a point of the problem as given: it does not go with presolve=True "
+                             "or scale=True, which solve another problem")
     if correct_primal and method != "mehrotra":
         raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
                          "computes dx from dy and keeps its PCG residual in the primal equation)")
@@ -276,7 +284,7 @@ def _regularisation_options(options, method) -> dict:
 def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
     from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
 
-    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter") if k in options}
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "start") if k in options}
     for name in ("rank", "rank_max", "pcg_maxiter"):
         v = algo.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):

@@ -136,6 +136,27 @@ class MatrixFreeBackend(abc.ABC):
     def axpy(self, a: float, x, y):
         """a x + y, a new vector."""
 
+    # scalars that may stay where the vectors are (beyond 002, GPU back end): PCG asks for its
+    # inner products as handles, uses them in ratio_axpy, and reads them only every
+    # ``pcg_check`` iterations. The defaults are eager: a handle is the float itself.
+    #: PCG reads its residual norm (and checks for breakdown) every this many iterations
+    pcg_check = 1
+
+    def dot_deferred(self, x, y):
+        """x^T y as a handle for :meth:`ratio_axpy` and :meth:`read` (default: the float)."""
+        return self.dot(x, y)
+
+    def ratio_axpy(self, num, den, sign: float, x, y):
+        """y + sign (num / den) x with num, den handles of :meth:`dot_deferred`, a new vector."""
+        return self.axpy(sign * num / den, x, y)
+
+    def read(self, handle) -> float:
+        """The value of a handle (a read-back where it lives on the device)."""
+        return float(handle)
+
+    def free_scalar(self, handle) -> None:
+        """Release a handle."""
+
     @abc.abstractmethod
     def set_weights(self, theta, delta: float) -> None:
         """Theta~ = (Theta^-1 + R_p)^-1 (float64, length n) and delta = R_d for G_R."""
@@ -161,7 +182,16 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
     Stops when ||r||_2 <= target or after ``maxiter`` iterations. Answers a dict: ``x`` (a
     back-end vector, the iterate with the smallest residual seen; the caller frees it),
     ``iterations``, ``residual`` (its ||r||_2), ``converged``, ``breakdown`` (p^T G p <= 0 or
-    not finite). Three read-backs per iteration: p^T q, r^T r and r^T z.
+    not finite).
+
+    The step lengths alpha = r^T z / p^T q and beta = r'^T z' / r^T z are used where the back end
+    keeps its scalars (:meth:`MatrixFreeBackend.ratio_axpy`); the residual norm and the breakdown
+    test are read every ``be.pcg_check`` iterations and at the last one. With ``pcg_check = 1``
+    (numpy64) that is the textbook loop, three scalars an iteration; the GPU back end reads them
+    every 8 iterations, so the GPU is not left waiting for the host between passes (beyond 002,
+    which read them each iteration): PCG may run up to pcg_check - 1 iterations past its target,
+    and a breakdown between two checks shows at the next one (a non-finite or growing residual),
+    where the best iterate of the checks so far is kept.
     """
     x = be.vector(np.zeros(be.m))
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
@@ -169,23 +199,44 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
     if out["converged"]:
         out["x"] = x
         return out
+    every = max(1, int(be.pcg_check))
     best_x, best_norm = x, rnorm
     r, r_owned = b, False
     with be.timed("precondition"):
         p = be.precondition(r)
-    rz = be.dot(r, p)
+    rz = be.dot_deferred(r, p)
     it = 0
     while it < maxiter:
         q = be.normal_matvec(p)
-        pq = be.dot(p, q)
-        if not (math.isfinite(pq) and pq > 0.0 and math.isfinite(rz) and rz > 0.0):
-            out["breakdown"] = True
-            be.free(q)
-            break
-        alpha = rz / pq
-        x_new = be.axpy(alpha, p, x)
-        r_new = be.axpy(-alpha, q, r)
+        pq = be.dot_deferred(p, q)
+        # checked: the first iteration (a complete factor, k = m, converges in one), every
+        # pcg_check-th and the last
+        check = it == 0 or (it + 1) % every == 0 or it + 1 == maxiter
+        if check:
+            pqv, rzv = be.read(pq), be.read(rz)
+            if not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0):
+                # a breakdown, or r reached 0 since the last check (then z = p = 0: 0 / 0 steps,
+                # which saxpy_ratio makes 0): the residual decides
+                be.free(q)
+                be.free_scalar(pq)
+                if every > 1:
+                    h = be.dot_deferred(r, r)
+                    rr = be.read(h)
+                    be.free_scalar(h)
+                    rnorm = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
+                    if rnorm < best_norm:
+                        if best_x is not x:
+                            be.free(best_x)
+                        best_x, best_norm = x, rnorm
+                    if rnorm <= target:
+                        out["converged"] = True
+                        break
+                out["breakdown"] = True
+                break
+        x_new = be.ratio_axpy(rz, pq, 1.0, p, x)
+        r_new = be.ratio_axpy(rz, pq, -1.0, q, r)
         be.free(q)
+        be.free_scalar(pq)
         if r_owned:
             be.free(r)
         r, r_owned = r_new, True
@@ -193,22 +244,30 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
             be.free(x)
         x = x_new
         it += 1
-        rr = be.dot(r, r)
-        rnorm = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
-        if rnorm < best_norm:
-            be.free(best_x)
-            best_x, best_norm = x, rnorm
-        if rnorm <= target:
-            out["converged"] = True
-            break
+        if check:
+            h = be.dot_deferred(r, r)
+            rr = be.read(h)
+            be.free_scalar(h)
+            rnorm = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
+            if rnorm < best_norm:
+                be.free(best_x)
+                best_x, best_norm = x, rnorm
+            if rnorm <= target:
+                out["converged"] = True
+                break
+            if not math.isfinite(rnorm):              # broke down between two checks
+                out["breakdown"] = True
+                break
         with be.timed("precondition"):
             z = be.precondition(r)
-        rz_new = be.dot(r, z)
-        p_new = be.axpy(rz_new / rz, p, z)
+        rz_new = be.dot_deferred(r, z)
+        p_new = be.ratio_axpy(rz_new, rz, 1.0, p, z)
         be.free(z)
         be.free(p)
+        be.free_scalar(rz)
         p, rz = p_new, rz_new
     be.free(p)
+    be.free_scalar(rz)
     if r_owned:
         be.free(r)
     if x is not best_x:
@@ -296,6 +355,27 @@ class _Solver:
         return dy, facts
 
 
+def _start_point(start, m: int, n: int) -> tuple:
+    """(x, y, s) of ``start`` (an LPResult or a triple) as float64 copies, checked: shapes (n,),
+    (m,), (n,), finite, x > 0 and s > 0 (an interior point)."""
+    if isinstance(start, LPResult):
+        if start.x_std is None:
+            raise ValueError(f"start: the result has no point to start from (status {start.status!r})")
+        start = (start.x_std, start.y, start.s)
+    try:
+        x, y, s = (np.array(v, dtype=np.float64) for v in start)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"start must be an LPResult or a triple (x, y, s) of arrays: {e}") from None
+    for name, v, size in (("x", x, n), ("y", y, m), ("s", s, n)):
+        if v.shape != (size,):
+            raise ValueError(f"start: {name} must have shape ({size},) (the standard form's), got {v.shape}")
+        if not np.isfinite(v).all():
+            raise ValueError(f"start: {name} has entries that are not finite")
+    if not (x > 0).all() or not (s > 0).all():
+        raise ValueError("start: x and s must be positive (an interior point, as a result's x_std and s are)")
+    return x, y, s
+
+
 def _max_step(v, dv) -> float:
     neg = dv < 0
     if not neg.any():
@@ -305,7 +385,7 @@ def _max_step(v, dv) -> float:
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
-                collapse=1e-10, stall_window=8, rank_max=None) -> LPResult:
+                collapse=1e-10, stall_window=8, rank_max=None, start=None) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -326,6 +406,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Float64 refinement rounds around the back end's PCG (module notes).
     reg_min, reg_max : float
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
+    start : LPResult or (x, y, s), optional
+        Beyond 002: start from this point of the standard form (x, s > 0; a previous result's
+        ``x_std``, ``y``, ``s``, e.g. of a run cut short by ``max_iter``) instead of Mehrotra's
+        starting point. The iteration continues from there (its history counts from 0 again;
+        the regularisation follows the point's mu, as it would have).
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
@@ -356,23 +441,28 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         sol.outer_products += 1
         return out
 
-    # --- starting point: Mehrotra's ([Wri97] p. 210), the least-squares solves by PCG on
-    #     A A^T + delta I (Theta~ = e)
     reg = ProximalRegularisation(reg_min, reg_max)
-    sol.set_weights(np.ones(n), reg.start[1], k)
-    tiny = 1e-10 * (1.0 + nb) / bs
-    w, _ = sol.solve(b, tiny)
-    x = outer(AT, w)
-    lam, _ = sol.solve(outer(A, c), 1e-10 * (1.0 + float(np.linalg.norm(A @ c))))
-    s = c - outer(AT, lam)
-    x = x + max(-1.5 * float(x.min()), 0.0)
-    s = s + max(-1.5 * float(s.min()), 0.0)
-    xs = float(x @ s)
-    if not xs > 0.0:
-        x, s = x + 1.0, s + 1.0
+    if start is not None:
+        # beyond 002: resume from a given interior point (a previous result's x_std, y, s)
+        x, lam, s = _start_point(start, m, n)
+        x, lam, s = x / bs, lam / cs, s / cs
+    else:
+        # --- starting point: Mehrotra's ([Wri97] p. 210), the least-squares solves by PCG on
+        #     A A^T + delta I (Theta~ = e)
+        sol.set_weights(np.ones(n), reg.start[1], k)
+        tiny = 1e-10 * (1.0 + nb) / bs
+        w, _ = sol.solve(b, tiny)
+        x = outer(AT, w)
+        lam, _ = sol.solve(outer(A, c), 1e-10 * (1.0 + float(np.linalg.norm(A @ c))))
+        s = c - outer(AT, lam)
+        x = x + max(-1.5 * float(x.min()), 0.0)
+        s = s + max(-1.5 * float(s.min()), 0.0)
         xs = float(x @ s)
-    x = x + max(0.5 * xs / s.sum(), 1e-3 * (1.0 + np.abs(x).max()))
-    s = s + max(0.5 * xs / x.sum(), 1e-3 * (1.0 + np.abs(s).max()))
+        if not xs > 0.0:
+            x, s = x + 1.0, s + 1.0
+            xs = float(x @ s)
+        x = x + max(0.5 * xs / s.sum(), 1e-3 * (1.0 + np.abs(x).max()))
+        s = s + max(0.5 * xs / x.sum(), 1e-3 * (1.0 + np.abs(s).max()))
 
     history = []
     worst_hist = []

@@ -1,8 +1,9 @@
 """The matrix-free back end on the GPU: PCG of paper 002 in float32 fragment shaders.
 
-Every operation on a vector of length m or n is a pass of this project's kernels; only the
-scalars PCG needs (three inner products an iteration), the diagonal of G_R (to choose the k
-pivoted columns) and the solution of each solve come back to the CPU:
+Every operation on a vector of length m or n is a pass of this project's kernels; only PCG's
+scalars (three inner products, read every ``pcg_check`` = 8 iterations: alpha and beta are used
+on the GPU by ``saxpy_ratio``, beyond 002), the diagonal of G_R (to choose the k pivoted
+columns) and the solution of each solve come back to the CPU:
 
 =========================  =====================================================================
 A x, Aᵀ y (FSAX, FSATY)    :class:`gpgpu.sparse.SparseStream` (ELLPACK by default, 002 section
@@ -10,7 +11,9 @@ A x, Aᵀ y (FSAX, FSATY)    :class:`gpgpu.sparse.SparseStream` (ELLPACK by defa
                            (the Gruca-like problems have one of each) in the dense part
 G_R v                      FSATY, the element-wise product with Theta~, FSAX, a saxpy with delta
                            (002 (6), (9))
-dot, axpy                  ``elementwise_product`` + the sum reduction; ``saxpy``
+dot, axpy                  ``elementwise_product`` + the sum reduction (left on the GPU as a
+                           1 x 1 stream); ``saxpy``, and ``saxpy_ratio`` for alpha = r^T z /
+                           p^T q and beta = r'^T z' / r^T z read from those 1 x 1 streams
 diag(G_R)                  a sparse product with the squared entries A .* A, then ``add_scalar``
 G_R e_i, i in K            k products with unit vectors (``copy`` of plane i of the unit planes,
                            FSATY, scaling, FSAX, ``copy`` into plane i of the column stack)
@@ -55,7 +58,11 @@ KERNELS = {
     "plane_combination": Kernel("plane_combination", texels=4, doc="002 (7): y + sign P u, the columns of P"),
     "schur_diagonal_inverse": Kernel("schur_diagonal_inverse", texels=4, doc="002 (8): D_S^-1"),
     "plane_gather": Kernel("plane_gather", texels=3, doc="002 (7): the pivoted block G11"),
+    "saxpy_ratio": Kernel("saxpy_ratio", texels=5, doc="PCG's alpha and beta kept on the GPU (beyond 002)"),
 }
+
+#: PCG reads its residual norm every this many iterations (``pcg_check``; 1: every iteration)
+PCG_CHECK = 8
 
 #: pivots of G11 at or below this fraction of their diagonal entry are replaced (float32)
 PIVOT_TOLERANCE = 1e-6
@@ -78,6 +85,10 @@ class GPUMatrixFree(MatrixFreeBackend):
     profile : bool
         Wait for the GPU (``glFinish``) at the end of each timed part, so that the timers hold
         GPU time and not only the time to queue the passes (002's Table 2).
+    pcg_check : int
+        PCG reads its scalars (the residual norm, the breakdown test) every ``pcg_check``
+        iterations (default 8); between, alpha and beta stay on the GPU (``saxpy_ratio``) and no
+        pass waits for a read-back. 1 reads them every iteration, as 002's CPU did.
     sums : {"pingpong", "fan"}
         The reductions of the inner products (PCG's dots, P^-1's plane dots, the dense part's):
         "pingpong" (default) is 000's level-1 halving sum (ceil(log2) passes); "fan", beyond
@@ -89,8 +100,12 @@ class GPUMatrixFree(MatrixFreeBackend):
     pcg_floor = 1e-5
 
     def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
-                 sums: str = "pingpong"):
+                 sums: str = "pingpong", pcg_check: int = PCG_CHECK):
         super().__init__(problem, profile=profile)
+        if isinstance(pcg_check, bool) or not isinstance(pcg_check, (int, np.integer)) or pcg_check < 1:
+            raise ValueError(f"pcg_check must be a positive integer (iterations between PCG's "
+                             f"read-backs), got {pcg_check!r}")
+        self.pcg_check = int(pcg_check)
         m, n = self.m, self.n
         if m == 0 or n == 0:
             raise ValueError(f"{problem.name}: an empty constraint matrix ({m} x {n}) has nothing to "
@@ -135,17 +150,35 @@ class GPUMatrixFree(MatrixFreeBackend):
     def sync(self) -> None:
         get_context().finish()
 
-    def dot(self, x, y) -> float:
+    def dot_deferred(self, x, y):
+        """x^T y left on the GPU: a 1 x 1 stream (no read-back). The product covers the whole
+        texture: the tails of folded vectors are zero in every vector of the pool."""
         tmp = borrow(x.rows, x.cols)
-        # the whole texture: the tails of folded vectors are zero in every vector of the pool
         L1["elementwise_product"].draw(tmp, Rect.covering(0, 0, x.cols, x.rows, T0=lambda X, Y: (X, Y)),
                                        {"X": x, "Y": y})
         res = reduce_region(tmp, "sum", (0, 0, x.cols, x.rows), strategy=self.sums, out=borrow(1, 1))
         give_back(tmp)
-        self.readbacks += 1
-        value = res.item()
-        give_back(res)
+        return res
+
+    def dot(self, x, y) -> float:
+        handle = self.dot_deferred(x, y)
+        value = self.read(handle)
+        give_back(handle)
         return value
+
+    def read(self, handle) -> float:
+        self.readbacks += 1
+        return handle.item()
+
+    def free_scalar(self, handle) -> None:
+        if handle is not None and not handle.released:
+            give_back(handle)
+
+    def ratio_axpy(self, num, den, sign, x, y):
+        out = self._new(self.m)
+        KERNELS["saxpy_ratio"].draw(out, whole(out), {"X": x, "Y": y, "N": num, "D": den},
+                                    {"sign": float(sign)})
+        return out
 
     def axpy(self, a, x, y):
         out = self._new(self.m)
