@@ -48,3 +48,34 @@ def test_table3_and_table2(tmp_path):
         shares = [float(x[f"{p}_percent"]) for p in ("pcg", "precondition", "fsax", "fsaty")]
         assert all(0 < s < 100 for s in shares) and shares[1] < shares[0]
     assert "gruca_like_16 gpu" in o.claims[0].measured
+
+
+def test_qap_settings_budget_or_solve():
+    """--qap-settings: the QAP LPs for the fixed budget (default, and without a context) or with
+    the settings that solve them (k = 100, reg_min = 1e-4, 4000 / 10000 PCG iterations a solve
+    below / above 10000 rows); the Gruca-like problems always with solve()'s defaults; the claim
+    of Table 3 names the settings it ran."""
+    from types import SimpleNamespace
+
+    import scipy.sparse as sp
+
+    from experiments.mfipm.common import QAP_BUDGET, settings
+    from experiments.mfipm.table3 import claims
+    from gpgpu.lp import Problem
+
+    def problem(m):
+        return Problem.from_arrays(sp.eye(m, m + 1, format="csr"), [1.0] * m, [1.0] * (m + 1))
+
+    small, large = problem(3192), problem(15240)
+    solve_ctx = SimpleNamespace(options={"qap_settings": "solve"})
+    budget_ctx = SimpleNamespace(options={"qap_settings": "budget"})
+    assert settings("qap", solve_ctx, small) == {"rank": 100, "reg_min": 1e-4, "pcg_maxiter": 4000}
+    assert settings("qap", solve_ctx, large)["pcg_maxiter"] == 10000
+    assert settings("qap", budget_ctx, small) == settings("qap") == QAP_BUDGET
+    assert settings("gruca", solve_ctx, small) == settings("gruca") == {}
+    row = {"problem": "nug20", "seconds": 2.0, "seconds_per_pcg_iteration": 1e-3, "iterations": 30,
+           "pcg_iterations": 2000, "accuracy": 1e-9, "ax_seconds": 1.0, "aty_seconds": 1.0, "objective_error": None}
+    rows = [dict(row, backend=b) for b in ("numpy64", "gpu", "gpu-fan")]
+    solved = [c for c in claims(rows, "solved to eps = 1e-8: k = 100") if c.text == "nug20 solve time: GPU, CPU"]
+    budget = [c for c in claims(rows) if c.text == "nug20 solve time: GPU, CPU"]
+    assert solved[0].how.startswith("solved to eps = 1e-8") and budget[0].how.startswith("budget of 10")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.harness import Claim, Experiment
-from experiments.mfipm.common import PAPER_TABLE2, QAP_OPTION, bar_axis, problems, settings
+from experiments.mfipm.common import PAPER_TABLE2, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis, problems, settings
 from experiments.mfipm.table3 import warm_up
 
 #: the faithful paths only (table3 also times the GPU with the fan sums)
@@ -32,7 +32,7 @@ def run(ctx):
     rows = []
     for label, family, key, p in problems(ctx):
         for be in BACKENDS:
-            r = solve(p, method="matrix-free", backend=be, eps=1e-8, profile=True, **settings(family))
+            r = solve(p, method="matrix-free", backend=be, eps=1e-8, profile=True, **settings(family, ctx, p))
             total = r.timers["total"]
             row = {"problem": label, "backend": be, "status": r.status, "iterations": r.iterations,
                    "pcg_iterations": r.pcg_iterations, "seconds": total,
@@ -68,7 +68,7 @@ def plot(rows, fig, renderer):
 EXPERIMENT = Experiment(
     name="mfipm_table2", title="shares of the matrix-free IPM's time", paper="002 Table 2",
     sizes_software=[1024], sizes_gpu=[1024, 4096, 16384], run=run, plot=plot, size_name="N",
-    arguments=[QAP_OPTION])
+    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())
