@@ -593,6 +593,23 @@ def test_bad_options_are_named():
 
 
 # --------------------------------------------------------------------------- resuming (start=)
+@pytest.mark.parametrize("name", ["afiro", "sc50b", "adlittle"])
+def test_a_resumed_run_goes_on_as_the_uncut_one(name):
+    """start=result passes the point where the cut run stopped and its regularisation's state:
+    the resumed iterations are the uncut run's (afiro and sc50b had their regularisation cut
+    before iteration 4: restarted at the point's mu instead, their next residuals were 0.3-0.7
+    apart) and end at the same count."""
+    p, _ = netlib(name)
+    full = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    cut = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, max_iter=4)
+    rest = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, start=cut)
+    assert full.status == rest.status == "optimal" and 4 + rest.iterations == full.iterations
+    for a, b in zip(full.history[4:7], rest.history[:3]):
+        for key in ("primal_residual", "dual_residual", "gap"):
+            assert b[key] == pytest.approx(a[key], rel=1e-6), key
+    assert rest.objective == pytest.approx(full.objective, rel=1e-9)
+
+
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])
 def test_start_resumes_from_a_previous_result(backend):
     """Beyond 002: ``start`` continues from a result's point. adlittle (||b||_inf, ||c||_inf > 1,

@@ -359,9 +359,12 @@ def _start_point(start, m: int, n: int) -> tuple:
     """(x, y, s) of ``start`` (an LPResult or a triple) as float64 copies, checked: shapes (n,),
     (m,), (n,), finite, x > 0 and s > 0 (an interior point)."""
     if isinstance(start, LPResult):
-        if start.x_std is None:
+        if getattr(start, "last_point", None) is not None:
+            start = start.last_point          # the matrix-free method's: where it stopped
+        elif start.x_std is None:
             raise ValueError(f"start: the result has no point to start from (status {start.status!r})")
-        start = (start.x_std, start.y, start.s)
+        else:
+            start = (start.x_std, start.y, start.s)
     try:
         x, y, s = (np.array(v, dtype=np.float64) for v in start)
     except (TypeError, ValueError) as e:
@@ -407,10 +410,13 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     reg_min, reg_max : float
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
     start : LPResult or (x, y, s), optional
-        Beyond 002: start from this point of the standard form (x, s > 0; a previous result's
-        ``x_std``, ``y``, ``s``, e.g. of a run cut short by ``max_iter``) instead of Mehrotra's
-        starting point. The iteration continues from there (its history counts from 0 again;
-        the regularisation follows the point's mu, as it would have).
+        Beyond 002: start from this point of the standard form (x, s > 0) instead of Mehrotra's
+        starting point. A matrix-free result passes the point where its iteration stopped
+        (``last_point``; its ``x_std``, ``y``, ``s`` are the best point seen when it ends at
+        ``max_iter`` or in numerical trouble, which need not be the last), so that a run cut
+        short by ``max_iter`` goes on as if it had not been cut (with its regularisation's
+        state; the history counts from 0 again and the stall test's window restarts). A triple
+        starts with the regularisation at the point's mu.
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
@@ -443,7 +449,10 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
 
     reg = ProximalRegularisation(reg_min, reg_max)
     if start is not None:
-        # beyond 002: resume from a given interior point (a previous result's x_std, y, s)
+        # beyond 002: resume from a given interior point (a previous result's last point, with
+        # its regularisation's state)
+        if isinstance(start, LPResult) and getattr(start, "regularisation_state", None) is not None:
+            reg.rho, reg.delta = start.regularisation_state
         x, lam, s = _start_point(start, m, n)
         x, lam, s = x / bs, lam / cs, s / cs
     else:
@@ -559,6 +568,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
 
     elapsed = time.perf_counter() - t0
     point_k = it
+    last = (x * bs, lam * cs, s * cs)                          # where the iteration stopped
     if code in (1, 4):
         _, point_k, x, lam, s = best
     message = _result_message(code, it, eps, point_k, trouble, f", {sol.iterations} PCG iterations",
@@ -576,6 +586,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                    replaced_pivots=replaced_total, backend=be.name, elapsed=elapsed,
                    readbacks=be.readbacks, point_iteration=point_k)
     res.method = "matrix-free"
+    res.last_point = last
+    res.regularisation_state = (reg.rho, reg.delta)
     res.pcg_iterations = sol.iterations
     res.pcg_unconverged = sol.unconverged
     res.rank = k
