@@ -38,6 +38,7 @@ def test_table3_and_table2(tmp_path):
     o = table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     r = rows(tmp_path / "mfipm_table3.csv")
     assert [x["backend"] for x in r] == ["numpy64", "gpu", "gpu-fan"]
+    assert {x["settings"] for x in r} == {"defaults"}
     for x in r:
         assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6
         assert int(x["products"]) > 0 and float(x["spmv_seconds"]) > 0 and float(x["seconds"]) > 0
@@ -59,7 +60,7 @@ def test_qap_settings_budget_or_solve():
 
     import scipy.sparse as sp
 
-    from experiments.mfipm.common import QAP_BUDGET, settings
+    from experiments.mfipm.common import QAP_BUDGET, settings, settings_label
     from experiments.mfipm.table3 import claims
     from gpgpu.lp import Problem
 
@@ -73,6 +74,8 @@ def test_qap_settings_budget_or_solve():
     assert settings("qap", solve_ctx, large)["pcg_maxiter"] == 10000
     assert settings("qap", budget_ctx, small) == settings("qap") == QAP_BUDGET
     assert settings("gruca", solve_ctx, small) == settings("gruca") == {}
+    assert (settings_label("qap", solve_ctx), settings_label("qap", budget_ctx), settings_label("qap", None),
+            settings_label("gruca", solve_ctx)) == ("solve", "budget", "budget", "defaults")
     row = {"problem": "nug20", "seconds": 2.0, "seconds_per_pcg_iteration": 1e-3, "iterations": 30,
            "pcg_iterations": 2000, "accuracy": 1e-9, "ax_seconds": 1.0, "aty_seconds": 1.0, "objective_error": None}
     rows = [dict(row, backend=b) for b in ("numpy64", "gpu", "gpu-fan")]

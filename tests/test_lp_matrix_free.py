@@ -253,15 +253,44 @@ def test_gpu_pcg_reads_its_scalars_every_pcg_check_iterations(rng):
     assert 3 < every["iterations"] and every["readbacks"] == 1 + 3 * every["iterations"]
     # converged at a check: the first one past the textbook loop's iteration count
     assert lazy["iterations"] % 8 == 0 and every["iterations"] - 1 <= lazy["iterations"] <= every["iterations"] + 8
-    assert lazy["readbacks"] == 1 + 3 * (1 + lazy["iterations"] // 8)
+    # each read: p^T q, r^T z, the breakdown watch, r^T r
+    assert lazy["readbacks"] == 1 + 4 * (1 + lazy["iterations"] // 8)
     # the last iteration is a check: the residual reported is the iterate's
     short = _gpu_pcg(p, theta, 1e-4, 3, 8, b, 0.0, 5)
     assert short["iterations"] == 5 and not short["converged"]
     assert short["residual"] == pytest.approx(np.linalg.norm(b - G @ short["x"]), rel=1e-3)
-    assert short["readbacks"] == 1 + 3 * 2
+    assert short["readbacks"] == 1 + 4 * 2
     # the first iteration is a check: the complete factor (k = m) converges there
     full = _gpu_pcg(p, theta, 1e-4, p.A.shape[0], 8, b, 1e-3 * np.linalg.norm(b), 50)
     assert full["converged"] and full["iterations"] == 1
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_pcg_reports_a_breakdown_between_two_reads(rng, backend):
+    """An indefinite G (Theta~ with negative entries), no preconditioner: p^T q <= 0 at some
+    iteration. Read every iteration, PCG stops there with ``breakdown``; read every 8, the
+    breakdown watch (conjugate gradients' breakdown_flag on the GPU) reports it at the next read,
+    never 'converged'."""
+    p = small_lp(rng)
+    m, n = p.A.shape
+    theta = rng.uniform(0.5, 2.0, n) * np.where(np.arange(n) % 3 == 0, -1.0, 1.0)
+    G = normal_matrix(p.A, theta, 0.0)
+    assert np.linalg.eigvalsh(G).min() < 0 < np.linalg.eigvalsh(G).max()
+    b = rng.standard_normal(m)
+    results = {}
+    for check in (1, 8):
+        be = NumpyMatrixFree(p) if backend == "numpy64" else GPUMatrixFree(p, pcg_check=check)
+        be.pcg_check = check
+        be.set_weights(theta, 0.0)
+        be.precondition = lambda r, be=be: be.axpy(0.0, r, r)        # P = I
+        res = pcg(be, be.vector(b), 1e-12 * np.linalg.norm(b), 200)
+        results[check] = res
+        assert res["breakdown"] and not res["converged"], (check, res["iterations"])
+        x = res["x"] if backend == "numpy64" else be.to_numpy(res["x"])
+        assert np.linalg.norm(b - G @ x) == pytest.approx(res["residual"], rel=1e-3)
+        if backend == "gpu":
+            be.release()
+    assert results[1]["iterations"] <= results[8]["iterations"] < results[1]["iterations"] + 8
 
 
 def test_saxpy_ratio_on_the_gpu(rng):
@@ -608,6 +637,21 @@ def test_a_resumed_run_goes_on_as_the_uncut_one(name):
         for key in ("primal_residual", "dual_residual", "gap"):
             assert b[key] == pytest.approx(a[key], rel=1e-6), key
     assert rest.objective == pytest.approx(full.objective, rel=1e-9)
+
+
+def test_a_resumed_run_keeps_the_rank_rank_max_had_grown():
+    """With rank_max, k grows after failed PCG solves; start=result goes on with the grown k
+    (restarted at rank, the resumed run took 2-4 more iterations than the uncut one)."""
+    p, _ = netlib("adlittle")
+    opts = dict(method="matrix-free", backend="numpy64", eps=1e-8, rank=1, rank_max=64, pcg_maxiter=5)
+    full = solve(p, **opts)
+    cut = solve(p, **opts, max_iter=4)
+    assert cut.rank > 1
+    rest = solve(p, **opts, start=cut)
+    assert rest.history[0]["rank"] == cut.rank
+    assert 4 + rest.iterations == full.iterations and rest.rank == full.rank
+    for a, b in zip(full.history[4:7], rest.history[:3]):
+        assert b["primal_residual"] == pytest.approx(a["primal_residual"], rel=1e-6)
 
 
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])

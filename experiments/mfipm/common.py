@@ -78,6 +78,13 @@ def settings(family: str, ctx=None, p=None) -> dict:
     return dict(QAP_BUDGET)
 
 
+def settings_label(family: str, ctx) -> str:
+    """The CSV's ``settings`` column: "defaults" (Gruca-like), "budget" or "solve" (QAP)."""
+    if family != "qap":
+        return "defaults"
+    return ctx.options.get("qap_settings", "budget") if ctx is not None else "budget"
+
+
 def settings_text(ctx) -> str:
     """How the QAP LPs were run, for the claims."""
     if ctx is not None and ctx.options.get("qap_settings", "budget") == "solve":

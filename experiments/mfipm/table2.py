@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.harness import Claim, Experiment
-from experiments.mfipm.common import PAPER_TABLE2, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis, problems, settings
+from experiments.mfipm.common import (PAPER_TABLE2, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis, problems, settings,
+                                      settings_label)
 from experiments.mfipm.table3 import warm_up
 
 #: the faithful paths only (table3 also times the GPU with the fan sums)
@@ -34,7 +35,8 @@ def run(ctx):
         for be in BACKENDS:
             r = solve(p, method="matrix-free", backend=be, eps=1e-8, profile=True, **settings(family, ctx, p))
             total = r.timers["total"]
-            row = {"problem": label, "backend": be, "status": r.status, "iterations": r.iterations,
+            row = {"problem": label, "backend": be, "settings": settings_label(family, ctx), "status": r.status,
+                   "iterations": r.iterations,
                    "pcg_iterations": r.pcg_iterations, "seconds": total,
                    **{f"{part}_percent": 100.0 * r.timers[part] / total for part in PARTS},
                    **{f"paper_{k}_percent": v for k, v in zip(("pcg", "precondition", "fsax", "fsaty"),

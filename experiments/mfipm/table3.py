@@ -3,7 +3,8 @@
 gpu back end: this project's fragment-shader kernels, float32 PCG with float64 refinement).
 
 For each problem and back end: the solve (settings of ``experiments.mfipm.common``: Gruca-like
-to eps = 1e-8, the QAP LPs for a fixed budget of iterations), its interior point and PCG
+to eps = 1e-8, the QAP LPs for a fixed budget of iterations or, with ``--qap-settings solve``, to
+eps = 1e-8; the CSV's ``settings`` column says which), its interior point and PCG
 iterations, the accuracy reached (the worst of the three relative residuals of 000's (6.1)-(6.3))
 and the objective's error against HiGHS where known; the time of one A x and one Aᵀ y (median of
 repeats, GPU finished before and after), and the "SpMV time" of the solve = products made x
@@ -23,7 +24,8 @@ import numpy as np
 
 from experiments.harness import Claim, Experiment, finish
 from experiments.mfipm.common import (PAPER_TABLE3, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis, highs_reference,
-                                      problems, settings, settings_text, worst_residual)
+                                      problems, settings, settings_label, settings_text,
+                                      worst_residual)
 
 #: (label, back end, options): the GPU twice, with 000's halving sums (the faithful path) and
 #: with the fan sums (beyond the papers: 32 texels a fragment, fewer passes; gpgpu.reduce)
@@ -90,7 +92,8 @@ def run(ctx):
             side = "cpu" if be == "numpy64" else "gpu"
             nprod = r.counts["fsax"] + r.counts["fsaty"]
             spmv = r.counts["fsax"] * prod[f"{side}_ax"] + r.counts["fsaty"] * prod[f"{side}_aty"]
-            row = {"problem": label, "family": family, "backend": be, "rows": p.A.shape[0],
+            row = {"problem": label, "family": family, "backend": be, "settings": settings_label(family, ctx),
+                   "rows": p.A.shape[0],
                    "nonzeros": int(p.A.nnz), "status": r.status, "iterations": r.iterations,
                    "pcg_iterations": r.pcg_iterations, "pcg_unconverged": r.pcg_unconverged,
                    "accuracy": worst_residual(r),

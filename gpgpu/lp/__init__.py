@@ -187,6 +187,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         if regularize and backend_options["factor_precision"] == "float-float":
             raise ValueError("factor_precision='float-float' does not take the regularisation's shift; "
                              "use regularize=True or factor_precision='float-float', not both")
+    if "start" in backend_options and backend_options["start"] is None:
+        del backend_options["start"]                     # the default: Mehrotra's starting point
     if "start" in backend_options:
         if method != "matrix-free":
             raise ValueError("start is an option of method='matrix-free' (a point to resume its "

@@ -157,6 +157,18 @@ class MatrixFreeBackend(abc.ABC):
     def free_scalar(self, handle) -> None:
         """Release a handle."""
 
+    def watch_start(self):
+        """A breakdown watch for PCG between its reads (default: on the host): the first
+        iteration whose p^T q was not positive, or -1."""
+        return -1.0
+
+    def watch_step(self, watch, pq, iteration: int):
+        """The watch after an iteration with p^T q = ``pq`` (a handle)."""
+        if watch >= 0:
+            return watch
+        v = self.read(pq)
+        return watch if (math.isfinite(v) and v > 0.0) else float(iteration)
+
     @abc.abstractmethod
     def set_weights(self, theta, delta: float) -> None:
         """Theta~ = (Theta^-1 + R_p)^-1 (float64, length n) and delta = R_d for G_R."""
@@ -186,12 +198,13 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
 
     The step lengths alpha = r^T z / p^T q and beta = r'^T z' / r^T z are used where the back end
     keeps its scalars (:meth:`MatrixFreeBackend.ratio_axpy`); the residual norm and the breakdown
-    test are read every ``be.pcg_check`` iterations and at the last one. With ``pcg_check = 1``
-    (numpy64) that is the textbook loop, three scalars an iteration; the GPU back end reads them
-    every 8 iterations, so the GPU is not left waiting for the host between passes (beyond 002,
-    which read them each iteration): PCG may run up to pcg_check - 1 iterations past its target,
-    and a breakdown between two checks shows at the next one (a non-finite or growing residual),
-    where the best iterate of the checks so far is kept.
+    test are read at the first iteration, every ``be.pcg_check``-th and the last. With
+    ``pcg_check = 1`` (numpy64) that is the textbook loop, three scalars an iteration; the GPU
+    back end reads them every 8 iterations, so the GPU is not left waiting for the host between
+    passes (beyond 002, which read them each iteration): PCG may run up to pcg_check - 1
+    iterations past its target. A breakdown between two reads (p^T q <= 0 or not finite) is
+    recorded by a watch on the device (``watch_step``: the first such iteration) and read with
+    the others: PCG then stops with ``breakdown`` and the best iterate of the reads so far.
     """
     x = be.vector(np.zeros(be.m))
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
@@ -200,6 +213,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
         out["x"] = x
         return out
     every = max(1, int(be.pcg_check))
+    watch = be.watch_start() if every > 1 else None    # a p^T q <= 0 between two reads
     best_x, best_norm = x, rnorm
     r, r_owned = b, False
     with be.timed("precondition"):
@@ -212,11 +226,17 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
         # checked: the first iteration (a complete factor, k = m, converges in one), every
         # pcg_check-th and the last
         check = it == 0 or (it + 1) % every == 0 or it + 1 == maxiter
+        if watch is not None:
+            watch = be.watch_step(watch, pq, it)
         if check:
             pqv, rzv = be.read(pq), be.read(rz)
-            if not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0):
+            broke = not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0)
+            if watch is not None and not broke:
+                broke = be.read(watch) >= 0      # p^T q <= 0 at an iteration since the last read
+            if broke:
                 # a breakdown, or r reached 0 since the last check (then z = p = 0: 0 / 0 steps,
-                # which saxpy_ratio makes 0): the residual decides
+                # which saxpy_ratio makes 0): the residual decides (r = b - G x holds whatever
+                # the steps were; the best iterate of the reads is kept)
                 be.free(q)
                 be.free_scalar(pq)
                 if every > 1:
@@ -268,6 +288,8 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
         p, rz = p_new, rz_new
     be.free(p)
     be.free_scalar(rz)
+    if watch is not None:
+        be.free_scalar(watch)
     if r_owned:
         be.free(r)
     if x is not best_x:
@@ -415,7 +437,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         (``last_point``; its ``x_std``, ``y``, ``s`` are the best point seen when it ends at
         ``max_iter`` or in numerical trouble, which need not be the last), so that a run cut
         short by ``max_iter`` goes on as if it had not been cut (with its regularisation's
-        state; the history counts from 0 again and the stall test's window restarts). A triple
+        state and, within ``rank_max``, its k; the history counts from 0 again and the stall
+        test's window restarts). A triple
         starts with the regularisation at the point's mu.
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
@@ -453,6 +476,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         # its regularisation's state)
         if isinstance(start, LPResult) and getattr(start, "regularisation_state", None) is not None:
             reg.rho, reg.delta = start.regularisation_state
+            k = min(k_max, max(k, int(getattr(start, "rank", k))))    # as far as rank_max had grown it
         x, lam, s = _start_point(start, m, n)
         x, lam, s = x / bs, lam / cs, s / cs
     else:

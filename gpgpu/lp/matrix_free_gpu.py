@@ -43,7 +43,8 @@ import numpy as np
 from ..blas1 import KERNELS as L1, whole
 from ..cholesky import count_replaced, factor
 from ..context import get_context
-from ..geometry import Rect, Triangle
+from ..cg import KERNELS as CG_KERNELS
+from ..geometry import Rect, Texel, Triangle
 from ..kernel import Kernel
 from ..reduce import reduce_region
 from ..sparse import SparseStream, _plane_dots
@@ -173,6 +174,18 @@ class GPUMatrixFree(MatrixFreeBackend):
     def free_scalar(self, handle) -> None:
         if handle is not None and not handle.released:
             give_back(handle)
+
+    def watch_start(self):
+        """The breakdown watch as a 1 x 1 stream, -1 (conjugate gradients' ``breakdown_flag``)."""
+        w = borrow(1, 1)
+        L1["fill"].draw(w, Texel.at(0, 0), uniforms={"value": -1.0})
+        return w
+
+    def watch_step(self, watch, pq, iteration):
+        out = borrow(1, 1)
+        CG_KERNELS["breakdown"].draw(out, Texel.at(0, 0), {"flag": watch, "dAd": pq}, {"iteration": float(iteration)})
+        give_back(watch)
+        return out
 
     def ratio_axpy(self, num, den, sign, x, y):
         out = self._new(self.m)
