@@ -371,6 +371,10 @@ def test_cli_errors(tmp_path, capsys):
     assert "--rank-max is an option of --method matrix-free" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--sums", "fan"]) == 2
     assert "--sums is an option of the gpu back end" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--pcg-check", "4"]) == 2
+    assert "--pcg-check is an option of the gpu back end" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "gpu", "--pcg-check", "4"]) == 2
+    assert "--pcg-check is an option of --method matrix-free" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "numpy64", "--adat", "inner"]) == 2
     assert "options of the gpu back end" in capsys.readouterr().err
     assert cli_main(["afiro", "--method", "matrix-free", "--substitution", "inner"]) == 2
@@ -383,6 +387,24 @@ def test_cli_errors(tmp_path, capsys):
     assert "options of --method mehrotra" in capsys.readouterr().err
     assert cli_main(["afiro", "--reductions", "fan", "--quiet"]) == 0
     assert "status: optimal" in capsys.readouterr().out
+
+
+def test_cli_pcg_check_reaches_the_gpu_back_end(capsys, monkeypatch):
+    from gpgpu.lp import matrix_free_gpu
+
+    seen = []
+    init = matrix_free_gpu.GPUMatrixFree.__init__
+
+    def spy(self, *a, **kw):
+        init(self, *a, **kw)
+        seen.append(self.pcg_check)
+
+    monkeypatch.setattr(matrix_free_gpu.GPUMatrixFree, "__init__", spy)
+    netlib("afiro")
+    for flag, expect in ((["--pcg-check", "3"], 3), ([], 8)):
+        assert cli_main(["afiro", "--backend", "gpu", "--method", "matrix-free", "--eps", "1e-8", "--quiet"]
+                        + flag) == 0
+        assert "status: optimal" in capsys.readouterr().out and seen[-1] == expect
 
 
 def test_cli_matrix_free(capsys):

@@ -43,6 +43,9 @@ def main(argv=None) -> int:
     ap.add_argument("--sums", choices=("pingpong", "fan"), default=None,
                     help="matrix-free on the gpu: the inner products' reductions, 000's halving "
                          "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
+    ap.add_argument("--pcg-check", type=positive_int, default=None,
+                    help="matrix-free on the gpu (beyond 002): PCG reads its scalars every this many "
+                         "iterations (default 8; 1: every iteration)")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
     ap.add_argument("--adat", choices=("outer", "inner", "inner4"), default=None,
                     help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default), 000's "
@@ -132,10 +135,12 @@ def main(argv=None) -> int:
             print("error: the matrix-free method runs on --backend gpu or numpy64", file=sys.stderr)
             return 2
         extra = {k: v for k, v in (("rank", args.rank), ("rank_max", args.rank_max),
-                                   ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums)) if v is not None}
-        if "sums" in extra and args.backend != "gpu":
-            print("error: --sums is an option of the gpu back end", file=sys.stderr)
-            return 2
+                                   ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums),
+                                   ("pcg_check", args.pcg_check)) if v is not None}
+        for flag, key in (("--sums", "sums"), ("--pcg-check", "pcg_check")):
+            if key in extra and args.backend != "gpu":
+                print(f"error: {flag} is an option of the gpu back end", file=sys.stderr)
+                return 2
         if args.adat or args.substitution or args.pivot or args.reductions or args.fuse or args.factor_precision:
             print("error: --adat, --substitution, --pivot, --reductions, --fuse and --factor-precision are options "
                   "of --method mehrotra",
@@ -152,7 +157,8 @@ def main(argv=None) -> int:
                                    ("pivot", args.pivot), ("reductions", args.reductions),
                                    ("fuse", args.fuse), ("factor_precision", args.factor_precision)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
-                        ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums)):
+                        ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums),
+                        ("--pcg-check", args.pcg_check)):
             if v is not None:
                 print(f"error: {flag} is an option of --method matrix-free", file=sys.stderr)
                 return 2
