@@ -56,7 +56,13 @@ round would meet the same conditioning): mixed-precision iterative refinement ar
 
 The back-end interface (:class:`MatrixFreeBackend`) is small: vectors of length m in the back
 end's storage, ``dot``, ``axpy``, ``set_weights`` (Theta~ and delta), ``normal_matvec``
-(G_R v), ``build_preconditioner`` and ``precondition`` (P^-1 v). The back end times its parts
+(G_R v), ``build_preconditioner`` and ``precondition`` (P^-1 v); beyond 002, scalars that may
+stay on the device (``dot_deferred``, ``ratio_axpy``, ``read``, the breakdown watch), which
+PCG reads every ``pcg_check`` iterations (GPU: 8; numpy64: 1, the textbook loop).
+
+Resuming (beyond 002): ``start=`` a previous result goes on from the point where it stopped
+(``LPResult.last_point``, with its regularisation's state and k), so that a long solve can run
+in pieces (nug20 on the H200 ran so over three 10-minute commands, README). The back end times its parts
 (``timers``: FSAX, FSATY, P^-1, the preconditioner's construction) for 002's Table 2.
 """
 from __future__ import annotations
