@@ -293,6 +293,45 @@ def test_pcg_reports_a_breakdown_between_two_reads(rng, backend):
     assert results[1]["iterations"] <= results[8]["iterations"] < results[1]["iterations"] + 8
 
 
+def test_gpu_pcg_gives_back_every_scalar(rng, monkeypatch):
+    """Every 1 x 1 stream PCG's GPU back end borrows (inner products, the breakdown watch) goes
+    back to the pool exactly once, on every way out: converged at a read, at the iteration
+    limit, and at a breakdown."""
+    from gpgpu.lp import matrix_free_gpu as mfg
+
+    out, back = [], []
+    borrow, give_back = mfg.borrow, mfg.give_back
+
+    def counting_borrow(rows, cols, *a, **kw):
+        s = borrow(rows, cols, *a, **kw)
+        if (rows, cols) == (1, 1):
+            out.append(id(s))
+        return s
+
+    def counting_give_back(*streams):
+        back.extend(id(s) for s in streams if s is not None and s.shape[:2] == (1, 1))
+        give_back(*streams)
+
+    monkeypatch.setattr(mfg, "borrow", counting_borrow)
+    monkeypatch.setattr(mfg, "give_back", counting_give_back)
+    p = small_lp(rng)
+    m, n = p.A.shape
+    b = rng.standard_normal(m)
+    cases = [(np.exp(rng.uniform(-3, 3, n)), 1e-4 * np.linalg.norm(b), 200),      # converged
+             (np.exp(rng.uniform(-3, 3, n)), 0.0, 13),                            # the limit
+             (rng.uniform(0.5, 2.0, n) * np.where(np.arange(n) % 3 == 0, -1.0, 1.0), 0.0, 200)]  # breakdown
+    for theta, target, maxiter in cases:
+        be = GPUMatrixFree(p)
+        be.set_weights(theta, 1e-4)
+        be.build_preconditioner(3)
+        out.clear()
+        back.clear()
+        res = pcg(be, be.vector(b), target, maxiter)
+        assert out and sorted(out) == sorted(back), (len(out), len(back))
+        be.release()
+    assert res["breakdown"]
+
+
 def test_saxpy_ratio_on_the_gpu(rng):
     """y + sign (n / d) x with n, d 1 x 1 streams, both signs; a ratio 0 / 0 (r reached 0 between
     two checks) leaves y as it is instead of spreading NaN."""
