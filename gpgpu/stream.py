@@ -602,6 +602,8 @@ def give_back(*streams: Stream) -> None:
             pool = _pools[ctx] = _Pool()
         key = (s.rows, s.cols, s.components)
         free = pool.free.get(key, ())
+        if any(f is s for f in free):
+            continue                 # given back twice: pooled once, or two borrowers would share it
         if len(free) >= _PER_SHAPE or s.nbytes > _pool_limit:
             s.release()
             continue

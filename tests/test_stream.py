@@ -298,3 +298,16 @@ def test_dropped_streams_stay_within_the_pool_limit():
     finally:
         set_pool_limit(old)
         gpgpu.free_temporaries()
+
+
+def test_a_temporary_given_back_twice_is_pooled_once():
+    """A second give_back of the same stream is a no-op: pooled twice, two later borrow()s would
+    get the same texture and overwrite each other."""
+    from gpgpu.stream import borrow, give_back
+
+    s = borrow(3, 5)
+    give_back(s)
+    give_back(s)
+    a, b = borrow(3, 5), borrow(3, 5)
+    assert a is not b
+    give_back(a, b)
