@@ -58,12 +58,13 @@ The back-end interface (:class:`MatrixFreeBackend`) is small: vectors of length 
 end's storage, ``dot``, ``axpy``, ``set_weights`` (Theta~ and delta), ``normal_matvec``
 (G_R v), ``build_preconditioner`` and ``precondition`` (P^-1 v); beyond 002, scalars that may
 stay on the device (``dot_deferred``, ``ratio_axpy``, ``read``, the breakdown watch), which
-PCG reads every ``pcg_check`` iterations (GPU: 8; numpy64: 1, the textbook loop).
+PCG reads every ``pcg_check`` iterations (GPU: 8; numpy64: 1, the textbook loop). The back end
+times its parts (``timers``: FSAX, FSATY, P^-1, the preconditioner's construction) for 002's
+Table 2.
 
 Resuming (beyond 002): ``start=`` a previous result goes on from the point where it stopped
 (``LPResult.last_point``, with its regularisation's state and k), so that a long solve can run
-in pieces (nug20 on the H200 ran so over three 10-minute commands, README). The back end times its parts
-(``timers``: FSAX, FSATY, P^-1, the preconditioner's construction) for 002's Table 2.
+in pieces (nug20 on the H200 ran so over three 10-minute commands, README).
 """
 from __future__ import annotations
 
@@ -220,6 +221,13 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
         return out
     every = max(1, int(be.pcg_check))
     watch = be.watch_start() if every > 1 else None    # a p^T q <= 0 between two reads
+
+    def read_norm(v) -> float:
+        h = be.dot_deferred(v, v)
+        vv = be.read(h)
+        be.free_scalar(h)
+        return math.sqrt(vv) if math.isfinite(vv) and vv >= 0 else math.inf
+
     best_x, best_norm = x, rnorm
     r, r_owned = b, False
     with be.timed("precondition"):
@@ -246,10 +254,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
                 be.free(q)
                 be.free_scalar(pq)
                 if every > 1:
-                    h = be.dot_deferred(r, r)
-                    rr = be.read(h)
-                    be.free_scalar(h)
-                    rnorm = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
+                    rnorm = read_norm(r)
                     if rnorm < best_norm:
                         if best_x is not x:
                             be.free(best_x)
@@ -271,10 +276,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
         x = x_new
         it += 1
         if check:
-            h = be.dot_deferred(r, r)
-            rr = be.read(h)
-            be.free_scalar(h)
-            rnorm = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
+            rnorm = read_norm(r)
             if rnorm < best_norm:
                 be.free(best_x)
                 best_x, best_norm = x, rnorm
@@ -444,8 +446,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         ``max_iter`` or in numerical trouble, which need not be the last), so that a run cut
         short by ``max_iter`` goes on as if it had not been cut (with its regularisation's
         state and, within ``rank_max``, its k; the history counts from 0 again and the stall
-        test's window restarts). A triple
-        starts with the regularisation at the point's mu.
+        test's window restarts). A triple starts with the regularisation at the point's mu.
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
