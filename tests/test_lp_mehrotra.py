@@ -375,6 +375,10 @@ def test_cli_errors(tmp_path, capsys):
     assert "--pcg-check is an option of the gpu back end" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "gpu", "--pcg-check", "4"]) == 2
     assert "--pcg-check is an option of --method matrix-free" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--pcg-solution", "float32"]) == 2
+    assert "--pcg-solution is an option of the gpu back end" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "gpu", "--pcg-solution", "float32"]) == 2
+    assert "--pcg-solution is an option of --method matrix-free" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "numpy64", "--adat", "inner"]) == 2
     assert "options of the gpu back end" in capsys.readouterr().err
     assert cli_main(["afiro", "--method", "matrix-free", "--substitution", "inner"]) == 2
@@ -389,7 +393,7 @@ def test_cli_errors(tmp_path, capsys):
     assert "status: optimal" in capsys.readouterr().out
 
 
-def test_cli_pcg_check_reaches_the_gpu_back_end(capsys, monkeypatch):
+def test_cli_pcg_check_and_solution_reach_the_gpu_back_end(capsys, monkeypatch):
     from gpgpu.lp import matrix_free_gpu
 
     seen = []
@@ -397,11 +401,12 @@ def test_cli_pcg_check_reaches_the_gpu_back_end(capsys, monkeypatch):
 
     def spy(self, *a, **kw):
         init(self, *a, **kw)
-        seen.append(self.pcg_check)
+        seen.append((self.pcg_check, self.solution))
 
     monkeypatch.setattr(matrix_free_gpu.GPUMatrixFree, "__init__", spy)
     netlib("afiro")
-    for flag, expect in ((["--pcg-check", "3"], 3), ([], 8)):
+    for flag, expect in ((["--pcg-check", "3"], (3, "float32")), ([], (8, "float32")),
+                         (["--pcg-solution", "float-float"], (8, "float-float"))):
         assert cli_main(["afiro", "--backend", "gpu", "--method", "matrix-free", "--eps", "1e-8", "--quiet"]
                         + flag) == 0
         assert "status: optimal" in capsys.readouterr().out and seen[-1] == expect

@@ -46,6 +46,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pcg-check", type=positive_int, default=None,
                     help="matrix-free on the gpu (beyond 002): PCG reads its scalars every this many "
                          "iterations (default 8; 1: every iteration)")
+    ap.add_argument("--pcg-solution", choices=("float32", "float-float"), default=None,
+                    help="matrix-free on the gpu: PCG's solution vector in float32 (default) or, "
+                         "beyond 002, float-float (needs OpenGL 4.0's GL_ARB_gpu_shader5)")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
     ap.add_argument("--adat", choices=("outer", "inner", "inner4"), default=None,
                     help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default), 000's "
@@ -136,8 +139,9 @@ def main(argv=None) -> int:
             return 2
         extra = {k: v for k, v in (("rank", args.rank), ("rank_max", args.rank_max),
                                    ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums),
-                                   ("pcg_check", args.pcg_check)) if v is not None}
-        for flag, key in (("--sums", "sums"), ("--pcg-check", "pcg_check")):
+                                   ("pcg_check", args.pcg_check), ("solution", args.pcg_solution))
+                 if v is not None}
+        for flag, key in (("--sums", "sums"), ("--pcg-check", "pcg_check"), ("--pcg-solution", "solution")):
             if key in extra and args.backend != "gpu":
                 print(f"error: {flag} is an option of the gpu back end", file=sys.stderr)
                 return 2
@@ -158,7 +162,7 @@ def main(argv=None) -> int:
                                    ("fuse", args.fuse), ("factor_precision", args.factor_precision)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
                         ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums),
-                        ("--pcg-check", args.pcg_check)):
+                        ("--pcg-check", args.pcg_check), ("--pcg-solution", args.pcg_solution)):
             if v is not None:
                 print(f"error: {flag} is an option of --method matrix-free", file=sys.stderr)
                 return 2

@@ -58,7 +58,10 @@ The back-end interface (:class:`MatrixFreeBackend`) is small: vectors of length 
 end's storage, ``dot``, ``axpy``, ``set_weights`` (Theta~ and delta), ``normal_matvec``
 (G_R v), ``build_preconditioner`` and ``precondition`` (P^-1 v); beyond 002, scalars that may
 stay on the device (``dot_deferred``, ``ratio_axpy``, ``read``, the breakdown watch), which
-PCG reads every ``pcg_check`` iterations (GPU: 8; numpy64: 1, the textbook loop). The back end
+PCG reads every ``pcg_check`` iterations (GPU: 8; numpy64: 1, the textbook loop), and PCG's
+solution vector in a format of its own (``accumulator``, ``accumulate``: float-float on the
+GPU with ``solution="float-float"``, where a float32 x loses the steps below half its ulp).
+The back end
 times its parts (``timers``: FSAX, FSATY, P^-1, the preconditioner's construction) for 002's
 Table 2.
 
@@ -164,6 +167,18 @@ class MatrixFreeBackend(abc.ABC):
     def free_scalar(self, handle) -> None:
         """Release a handle."""
 
+    # PCG's solution vector, which sums the steps alpha p: in float32 a step below an ulp of x
+    # is lost, and late in a degenerate LP's solve that stalls PCG (module notes). A back end
+    # may keep it in a wider format than its other vectors; the defaults keep it as they are.
+    def accumulator(self):
+        """A zero solution vector for :meth:`accumulate` (freed by :meth:`free`, read by
+        :meth:`to_numpy`)."""
+        return self.vector(np.zeros(self.m))
+
+    def accumulate(self, num, den, p, x):
+        """x + (num / den) p, a new solution vector (num, den handles of :meth:`dot_deferred`)."""
+        return self.ratio_axpy(num, den, 1.0, p, x)
+
     def watch_start(self):
         """A breakdown watch for PCG between its reads (default: on the host): the first
         iteration whose p^T q was not positive, or -1."""
@@ -213,7 +228,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
     recorded by a watch on the device (``watch_step``: the first such iteration) and read with
     the others: PCG then stops with ``breakdown`` and the best iterate of the reads so far.
     """
-    x = be.vector(np.zeros(be.m))
+    x = be.accumulator()
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
     out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
     if out["converged"]:
@@ -264,7 +279,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
                         break
                 out["breakdown"] = True
                 break
-        x_new = be.ratio_axpy(rz, pq, 1.0, p, x)
+        x_new = be.accumulate(rz, pq, p, x)
         r_new = be.ratio_axpy(rz, pq, -1.0, q, r)
         be.free(q)
         be.free_scalar(pq)

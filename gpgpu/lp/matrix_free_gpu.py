@@ -14,6 +14,8 @@ G_R v                      FSATY, the element-wise product with Theta~, FSAX, a 
 dot, axpy                  ``elementwise_product`` + the sum reduction (left on the GPU as a
                            1 x 1 stream); ``saxpy``, and ``saxpy_ratio`` for alpha = r^T z /
                            p^T q and beta = r'^T z' / r^T z read from those 1 x 1 streams
+PCG's solution x           ``saxpy_ratio``, as the other vectors; with ``solution="float-float"``
+                           (beyond 002) ``saxpy_ratio_ff``: x in float-float (RGBA32F)
 diag(G_R)                  a sparse product with the squared entries A .* A, then ``add_scalar``
 G_R e_i, i in K            k products with unit vectors (``copy`` of plane i of the unit planes,
                            FSATY, scaling, FSAX, ``copy`` into plane i of the column stack)
@@ -60,7 +62,12 @@ KERNELS = {
     "schur_diagonal_inverse": Kernel("schur_diagonal_inverse", texels=4, doc="002 (8): D_S^-1"),
     "plane_gather": Kernel("plane_gather", texels=3, doc="002 (7): the pivoted block G11"),
     "saxpy_ratio": Kernel("saxpy_ratio", texels=5, doc="PCG's alpha and beta kept on the GPU (beyond 002)"),
+    "saxpy_ratio_ff": Kernel("saxpy_ratio_ff", texels=4, extensions=("GL_ARB_gpu_shader5",), library="float_float",
+                             doc="PCG's solution x + alpha p in float-float (beyond 002)"),
 }
+
+#: the formats of PCG's solution vector (``solution``)
+SOLUTIONS = ("float32", "float-float")
 
 #: PCG reads its residual norm every this many iterations (``pcg_check``; 1: every iteration)
 PCG_CHECK = 8
@@ -95,14 +102,31 @@ class GPUMatrixFree(MatrixFreeBackend):
         "pingpong" (default) is 000's level-1 halving sum (ceil(log2) passes); "fan", beyond
         the papers, adds 32 texels a fragment (ceil(log32) passes; a P^-1 of nug12 in 9 passes
         instead of 29). The results differ by float32 rounding only.
+    solution : {"float32", "float-float"}
+        The format of PCG's solution vector x, which sums the steps alpha p. "float32" (default)
+        keeps x as the other vectors; "float-float" (beyond 002, whose PCG ran in double on the
+        CPU; ``saxpy_ratio_ff``, about 48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
+        llvmpipe and NVIDIA's drivers have) keeps the steps below half an ulp of x that float32
+        loses. Measured (README): PCG's true residual 20 times smaller after 10000 iterations at
+        nug20's tenth interior point iteration (float32 emulation), but no solve gained: nug12 is
+        optimal either way, nug20's late systems are as hard in float64, and agg3 ends in
+        numerical trouble with it (its trajectory differs from iteration 9).
     """
 
     name = "gpu"
     pcg_floor = 1e-5
 
     def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
-                 sums: str = "pingpong", pcg_check: int = PCG_CHECK):
+                 sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str = "float32"):
         super().__init__(problem, profile=profile)
+        from ..float_float import available
+
+        if solution not in SOLUTIONS:
+            raise ValueError(f"solution must be one of {', '.join(map(repr, SOLUTIONS))}, got {solution!r}")
+        if solution == "float-float" and not available():
+            raise ValueError("solution='float-float' needs GL_ARB_gpu_shader5 (OpenGL 4.0), which this "
+                             "context lacks; use solution='float32'")
+        self.solution = solution
         if isinstance(pcg_check, bool) or not isinstance(pcg_check, (int, np.integer)) or pcg_check < 1:
             raise ValueError(f"pcg_check must be a positive integer (iterations between PCG's "
                              f"read-backs), got {pcg_check!r}")
@@ -137,7 +161,31 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def free(self, v) -> None:
         if v is not None and not v.released:
-            self._free.setdefault(v.length, []).append(v)
+            self._free.setdefault(v.length if v.components == 1 else (v.length, v.components), []).append(v)
+
+    def _new_ff(self) -> Stream:
+        """A float-float vector of length m (RGBA32F, hi in .r, lo in .g), from the pool."""
+        free = self._free.setdefault((self.m, 4), [])
+        while free:
+            s = free.pop()
+            if not s.released:
+                return s
+        return Stream(self.rows, self.width, components=4, vector=True, length=self.m)
+
+    def accumulator(self):
+        """A zero solution vector: float-float (``solution``) or float32."""
+        if self.solution == "float32":
+            return super().accumulator()
+        x = self._new_ff()
+        x.fbo.clear()                                # all four components, the tail too
+        return x
+
+    def accumulate(self, num, den, p, x):
+        if x.components == 1:
+            return super().accumulate(num, den, p, x)
+        out = self._new_ff()
+        KERNELS["saxpy_ratio_ff"].draw(out, whole(out), {"X": p, "Y": x, "N": num, "D": den})
+        return out
 
     def vector(self, arr):
         v = self._new(self.m)
@@ -146,7 +194,11 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def to_numpy(self, v):
         self.readbacks += 1
-        return v.to_array().astype(np.float64)
+        a = v.to_array()
+        if v.components == 4:                       # float-float: hi + lo
+            a = a.reshape(-1, 4)[:v.length].astype(np.float64)
+            return a[:, 0] + a[:, 1]
+        return a.astype(np.float64)
 
     def sync(self) -> None:
         get_context().finish()
