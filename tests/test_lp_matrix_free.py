@@ -621,6 +621,25 @@ def test_stall_test_counts_falling_residuals_as_progress():
     assert run(True, lambda k: 1e-3) == (4, 8)       # nothing falls: stalled both ways
 
 
+def test_stall_window_reaches_the_iteration(monkeypatch):
+    """solve(..., stall_window=n) is the stall test's window of the matrix-free iteration (the
+    QAP LPs' late iterations may stall for more than 8 and recover, README); default 8."""
+    from gpgpu.lp import matrix_free as mf
+
+    seen = []
+    real = mf.matrix_free
+
+    def spy(be, problem, **kw):
+        seen.append(kw.get("stall_window", "default"))
+        return real(be, problem, **kw)
+
+    monkeypatch.setattr(mf, "matrix_free", spy)
+    p, ref = netlib("afiro")
+    for kw, expect in (({}, "default"), ({"stall_window": 30}, 30)):
+        r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, **kw)
+        assert r.status == "optimal" and rel(r.objective, ref) < 1e-8 and seen[-1] == expect
+
+
 GPU_NETLIB = ["afiro", "sc50b", "adlittle", "blend", "beaconfd"]
 #: the other five take 15-95 s each on llvmpipe (4 minutes in all): run with GPGPU_LONG_TESTS=1
 GPU_NETLIB_LONG = [p for p in PROBLEMS if p not in GPU_NETLIB]
@@ -724,6 +743,8 @@ def test_bad_options_are_named():
             solve(p, method="matrix-free", backend="numpy64", rank=bad)
         with pytest.raises(ValueError, match="pcg_maxiter must be a positive integer"):
             solve(p, method="matrix-free", backend="numpy64", pcg_maxiter=bad)
+        with pytest.raises(ValueError, match="stall_window must be a positive integer"):
+            solve(p, method="matrix-free", backend="numpy64", stall_window=bad)
     with pytest.raises(ValueError, match="reg_min must be a positive number"):
         solve(p, method="matrix-free", backend="numpy64", reg_min=0.0)
     with pytest.raises(ValueError, match="reg_min must not exceed reg_max"):

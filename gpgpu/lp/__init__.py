@@ -92,11 +92,11 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
         equations are solved by PCG with a partial Cholesky preconditioner, A used only
         through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
-        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max``, ``profile`` and ``start`` (beyond
-        002: resume from a previous result's point) as options (the "gpu" back end also
-        ``format``, ``dense``, ``pcg_check`` and ``sums``: "pingpong" or, beyond the papers and
-        faster, "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and ignores
-        ``cholesky``.
+        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max``, ``profile``, ``stall_window``
+        (the stall test's iterations, default 8) and ``start`` (beyond 002: resume from a
+        previous result's point) as options (the "gpu" back end also ``format``, ``dense``,
+        ``pcg_check``, ``solution`` and ``sums``: "pingpong" or, beyond the papers and faster,
+        "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and ignores ``cholesky``.
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
     eps : float
@@ -286,8 +286,8 @@ def _regularisation_options(options, method) -> dict:
 def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
     from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
 
-    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "start") if k in options}
-    for name in ("rank", "rank_max", "pcg_maxiter"):
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start") if k in options}
+    for name in ("rank", "rank_max", "pcg_maxiter", "stall_window"):
         v = algo.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
             raise ValueError(f"{name} must be a positive integer, got {v!r}")
