@@ -82,3 +82,45 @@ def test_qap_settings_budget_or_solve():
     solved = [c for c in claims(rows, "solved to eps = 1e-8: k = 100") if c.text == "nug20 solve time: GPU, CPU"]
     budget = [c for c in claims(rows) if c.text == "nug20 solve time: GPU, CPU"]
     assert solved[0].how.startswith("solved to eps = 1e-8") and budget[0].how.startswith("budget of 10")
+
+
+def test_float32_emulation_of_the_gpu_pcg(capsys):
+    """experiments.mfipm.emulate32: the GPU back end's float32 PCG in numpy. Its vectors are
+    float32 and its preconditioner is 002's (against float64's on the same G); with
+    solution='float64' PCG's x keeps the steps a float32 x loses (true residual against
+    float64's G); the command solves afiro."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from experiments.mfipm.emulate32 import Float32MatrixFree, main
+    from gpgpu.lp import Problem
+    from gpgpu.lp.matrix_free import pcg
+    from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree
+    from gpgpu.lp.netlib import netlib_dir
+
+    rng = np.random.default_rng(3)
+    m, n = 60, 150
+    A = sp.random(m, n, density=0.15, random_state=rng, format="csr") + sp.hstack([sp.eye(m), sp.csr_matrix((m, n - m))])
+    p = Problem(A=sp.csr_matrix(A), b=np.ones(m), c=np.ones(n))
+    theta = np.exp(rng.uniform(-8, 8, n))
+    G = (A @ sp.diags(theta) @ A.T).toarray() + 1e-4 * np.eye(m)
+    b = rng.standard_normal(m)
+    ref = NumpyMatrixFree(p)
+    ref.set_weights(theta, 1e-4)
+    ref.build_preconditioner(3)
+    true = {}
+    for solution in ("float32", "float64"):
+        be = Float32MatrixFree(p, solution=solution)
+        be.set_weights(theta, 1e-4)
+        be.build_preconditioner(3)
+        r = be.vector(b)
+        assert r.dtype == np.float32 and be.normal_matvec(r).dtype == np.float32
+        np.testing.assert_allclose(be.precondition(r), ref.precondition(b), rtol=1e-3, atol=1e-3 * np.abs(ref.precondition(b)).max())
+        res = pcg(be, r, 0.0, 300)
+        assert res["x"].dtype == (np.float32 if solution == "float32" else np.float64)
+        true[solution] = np.linalg.norm(b - G @ res["x"]) / np.linalg.norm(b)
+    assert true["float64"] < 0.1 * true["float32"]
+    with pytest.raises(ValueError, match="solution must be"):
+        Float32MatrixFree(p, solution="float16")
+    assert main([str(netlib_dir() / "afiro.mps.gz"), "--eps", "1e-6"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("optimal:")
