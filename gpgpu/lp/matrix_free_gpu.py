@@ -108,9 +108,11 @@ class GPUMatrixFree(MatrixFreeBackend):
         CPU; ``saxpy_ratio_ff``, about 48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
         llvmpipe and NVIDIA's drivers have) keeps the steps below half an ulp of x that float32
         loses. Measured (README): PCG's true residual 20 times smaller after 10000 iterations at
-        nug20's tenth interior point iteration (float32 emulation), but no solve gained: nug12 is
-        optimal either way, nug20's late systems are as hard in float64, and agg3 ends in
-        numerical trouble with it (its trajectory differs from iteration 9).
+        nug20's tenth interior point iteration, and nug20 optimal at eps = 1e-8 with it and
+        ``stall_window=30``, not without it (both in a float32 emulation,
+        ``experiments.mfipm.emulate32``); nug12 optimal either way on the H200; but agg3 ends in
+        numerical trouble with it (its trajectory differs from iteration 9), so it is not the
+        default.
     """
 
     name = "gpu"
