@@ -379,6 +379,8 @@ def test_cli_errors(tmp_path, capsys):
     assert "--pcg-solution is an option of the gpu back end" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "gpu", "--pcg-solution", "float32"]) == 2
     assert "--pcg-solution is an option of --method matrix-free" in capsys.readouterr().err
+    assert cli_main(["afiro", "--backend", "numpy64", "--stall-window", "20"]) == 2
+    assert "--stall-window is an option of --method matrix-free" in capsys.readouterr().err
     assert cli_main(["afiro", "--backend", "numpy64", "--adat", "inner"]) == 2
     assert "options of the gpu back end" in capsys.readouterr().err
     assert cli_main(["afiro", "--method", "matrix-free", "--substitution", "inner"]) == 2
@@ -423,6 +425,17 @@ def test_cli_matrix_free(capsys):
     assert cli_main(["afiro", "--backend", "gpu", "--method", "matrix-free", "--rank", "1", "--rank-max", "4",
                      "--pcg-maxiter", "3", "--sums", "fan", "--eps", "1e-8", "--max-iter", "4", "--quiet"]) in (0, 1)
     assert "rank k = 4;" in capsys.readouterr().out
+
+
+def test_cli_stall_window_reaches_the_matrix_free_iteration(capsys, monkeypatch):
+    from gpgpu.lp import matrix_free as mf
+
+    seen, real = [], mf.matrix_free
+    monkeypatch.setattr(mf, "matrix_free", lambda be, p, **kw: seen.append(kw.get("stall_window")) or real(be, p, **kw))
+    netlib("afiro")
+    assert cli_main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--stall-window", "20",
+                     "--quiet"]) == 0
+    assert "status: optimal" in capsys.readouterr().out and seen == [20]
 
 
 # --------------------------------------------------------------------------- the heuristics,

@@ -40,6 +40,9 @@ def main(argv=None) -> int:
                          "limit, up to this (default: k stays --rank)")
     ap.add_argument("--pcg-maxiter", type=positive_int, default=None,
                     help="matrix-free: PCG iterations per solve (default max(200, min(4 m, 2000)))")
+    ap.add_argument("--stall-window", type=positive_int, default=None,
+                    help="matrix-free: iterations of the stall test's window (default 8; nug20's "
+                         "late iterations recover after more, README)")
     ap.add_argument("--sums", choices=("pingpong", "fan"), default=None,
                     help="matrix-free on the gpu: the inner products' reductions, 000's halving "
                          "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
@@ -139,7 +142,8 @@ def main(argv=None) -> int:
             return 2
         extra = {k: v for k, v in (("rank", args.rank), ("rank_max", args.rank_max),
                                    ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums),
-                                   ("pcg_check", args.pcg_check), ("solution", args.pcg_solution))
+                                   ("pcg_check", args.pcg_check), ("solution", args.pcg_solution),
+                                   ("stall_window", args.stall_window))
                  if v is not None}
         for flag, key in (("--sums", "sums"), ("--pcg-check", "pcg_check"), ("--pcg-solution", "solution")):
             if key in extra and args.backend != "gpu":
@@ -162,7 +166,8 @@ def main(argv=None) -> int:
                                    ("fuse", args.fuse), ("factor_precision", args.factor_precision)) if v}
         for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
                         ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums),
-                        ("--pcg-check", args.pcg_check), ("--pcg-solution", args.pcg_solution)):
+                        ("--pcg-check", args.pcg_check), ("--pcg-solution", args.pcg_solution),
+                        ("--stall-window", args.stall_window)):
             if v is not None:
                 print(f"error: {flag} is an option of --method matrix-free", file=sys.stderr)
                 return 2
