@@ -791,6 +791,63 @@ def test_a_resumed_run_keeps_the_rank_rank_max_had_grown():
         assert b["primal_residual"] == pytest.approx(a["primal_residual"], rel=1e-6)
 
 
+@pytest.mark.parametrize("name", ["afiro", "sc50b"])
+def test_a_run_resumed_from_a_saved_checkpoint_goes_on_as_the_uncut_one(name, tmp_path):
+    """checkpoint(result) saved with numpy.savez and loaded in place of the result: the resumed
+    iterations are the uncut run's, as with start=result; from the bare triple (no
+    regularisation state) they are not, so the test sees a checkpoint that drops the state."""
+    from gpgpu.lp.matrix_free import checkpoint
+
+    p, _ = netlib(name)
+    opts = dict(method="matrix-free", backend="numpy64", eps=1e-8)
+    full = solve(p, **opts)
+    cut = solve(p, **opts, max_iter=4)
+    np.savez(tmp_path / "point.npz", **checkpoint(cut))
+    with np.load(tmp_path / "point.npz") as saved:
+        rest = solve(p, **opts, start=saved)
+    assert full.status == rest.status == "optimal" and 4 + rest.iterations == full.iterations
+    for a, b in zip(full.history[4:7], rest.history[:3]):
+        for key in ("primal_residual", "dual_residual", "gap"):
+            assert b[key] == pytest.approx(a[key], rel=1e-6), key
+    bare = solve(p, **opts, start=cut.last_point, max_iter=2)     # measured: 0.72, 0.36 apart
+    assert abs(bare.history[1]["dual_residual"] / full.history[5]["dual_residual"] - 1) > 0.1
+
+
+def test_a_checkpoint_keeps_the_rank_rank_max_had_grown():
+    from gpgpu.lp.matrix_free import checkpoint
+
+    p, _ = netlib("adlittle")
+    opts = dict(method="matrix-free", backend="numpy64", eps=1e-8, rank=1, rank_max=64, pcg_maxiter=5)
+    cut = solve(p, **opts, max_iter=4)
+    saved = checkpoint(cut)
+    assert cut.rank > 1 and int(saved["rank"]) == cut.rank
+    assert tuple(saved["regularisation_state"]) == cut.regularisation_state
+    assert all(np.array_equal(a, b) for a, b in zip((saved["x"], saved["y"], saved["s"]), cut.last_point))
+    rest = solve(p, **opts, start=saved, max_iter=1)
+    assert rest.history[0]["rank"] == cut.rank
+
+
+def test_checkpoints_are_checked():
+    from gpgpu.lp.matrix_free import checkpoint
+
+    p, _ = netlib("afiro")
+    m, n = p.A.shape
+    with pytest.raises(ValueError, match="last_point"):
+        checkpoint(solve(p, backend="numpy64"))
+    point = {"x": np.ones(n), "y": np.zeros(m), "s": np.ones(n)}
+    cases = [({"x": point["x"], "y": point["y"]}, "missing s"),
+             (dict(point, regularisation_state=np.array([1e-4])), "regularisation_state"),
+             (dict(point, regularisation_state=np.array([1e-4, -1.0])), "regularisation_state"),
+             (dict(point, rank=np.array(0)), "rank"),
+             (dict(point, x=-point["x"]), "positive")]
+    for start, match in cases:
+        with pytest.raises(ValueError, match=match):
+            solve(p, method="matrix-free", backend="numpy64", start=start)
+    cut = solve(p, method="matrix-free", backend="numpy64", max_iter=4)
+    point = dict(zip("xys", cut.last_point))        # the state is optional: then as a triple
+    assert solve(p, method="matrix-free", backend="numpy64", start=point).status == "optimal"
+
+
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])
 def test_start_resumes_from_a_previous_result(backend):
     """Beyond 002: ``start`` continues from a result's point. adlittle (||b||_inf, ||c||_inf > 1,

@@ -67,13 +67,16 @@ Table 2.
 
 Resuming (beyond 002): ``start=`` a previous result goes on from the point where it stopped
 (``LPResult.last_point``, with its regularisation's state and k), so that a long solve can run
-in pieces (nug20 on the H200 ran so over three 10-minute commands, README).
+in pieces; :func:`checkpoint` turns a result into arrays that ``numpy.savez`` keeps, and
+``start=`` that dict (or the loaded file) resumes the same way in another process
+(``experiments.mfipm.chunks``: nug20 on the H200 ran so over six 10-minute commands, README).
 """
 from __future__ import annotations
 
 import abc
 import math
 import time
+from collections.abc import Mapping
 from contextlib import contextmanager
 
 import numpy as np
@@ -400,10 +403,51 @@ class _Solver:
         return dy, facts
 
 
-def _start_point(start, m: int, n: int) -> tuple:
-    """(x, y, s) of ``start`` (an LPResult or a triple) as float64 copies, checked: shapes (n,),
-    (m,), (n,), finite, x > 0 and s > 0 (an interior point)."""
+def checkpoint(result) -> dict:
+    """What resuming a matrix-free ``result`` needs, as numpy arrays (beyond 002): ``x``, ``y``,
+    ``s`` (the standard-form point where the iteration stopped, ``last_point``),
+    ``regularisation_state`` (rho, delta) and ``rank`` (k). ``numpy.savez(file, **checkpoint(r))``
+    keeps it; ``start=`` the dict or ``numpy.load(file)`` goes on as ``start=r`` does."""
+    if getattr(result, "last_point", None) is None:
+        raise ValueError("checkpoint: the result carries no last_point; only method='matrix-free' "
+                         "results can be resumed")
+    x, y, s = (np.array(v, dtype=np.float64) for v in result.last_point)
+    return {"x": x, "y": y, "s": s,
+            "regularisation_state": np.array(result.regularisation_state, dtype=np.float64),
+            "rank": np.array(int(result.rank))}
+
+
+def _resume_state(start):
+    """((rho, delta) or None, k or None) that ``start`` carries: a matrix-free result's, or a
+    checkpoint mapping's (:func:`checkpoint`), checked."""
     if isinstance(start, LPResult):
+        state, rank = getattr(start, "regularisation_state", None), getattr(start, "rank", None)
+    elif isinstance(start, Mapping):
+        state, rank = start.get("regularisation_state"), start.get("rank")
+    else:
+        return None, None
+    if state is not None:
+        state = np.asarray(state, dtype=np.float64).ravel()
+        if state.shape != (2,) or not np.isfinite(state).all() or not (state > 0).all():
+            raise ValueError(f"start: regularisation_state must be two positive numbers (rho, delta), got {state}")
+        state = (float(state[0]), float(state[1]))
+    if rank is not None:
+        rank = int(np.asarray(rank))
+        if rank < 1:
+            raise ValueError(f"start: rank must be a positive k, got {rank}")
+    return state, rank
+
+
+def _start_point(start, m: int, n: int) -> tuple:
+    """(x, y, s) of ``start`` (an LPResult, a checkpoint mapping or a triple) as float64 copies,
+    checked: shapes (n,), (m,), (n,), finite, x > 0 and s > 0 (an interior point)."""
+    if isinstance(start, Mapping):
+        missing = [key for key in ("x", "y", "s") if key not in start]
+        if missing:
+            raise ValueError(f"start: a checkpoint mapping needs x, y and s (gpgpu.lp.matrix_free.checkpoint); "
+                             f"missing {', '.join(missing)}")
+        start = (start["x"], start["y"], start["s"])
+    elif isinstance(start, LPResult):
         if getattr(start, "last_point", None) is not None:
             start = start.last_point          # the matrix-free method's: where it stopped
         elif start.x_std is None:
@@ -413,7 +457,7 @@ def _start_point(start, m: int, n: int) -> tuple:
     try:
         x, y, s = (np.array(v, dtype=np.float64) for v in start)
     except (TypeError, ValueError) as e:
-        raise ValueError(f"start must be an LPResult or a triple (x, y, s) of arrays: {e}") from None
+        raise ValueError(f"start must be an LPResult, a checkpoint mapping or a triple (x, y, s) of arrays: {e}") from None
     for name, v, size in (("x", x, n), ("y", y, m), ("s", s, n)):
         if v.shape != (size,):
             raise ValueError(f"start: {name} must have shape ({size},) (the standard form's), got {v.shape}")
@@ -461,7 +505,10 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         ``max_iter`` or in numerical trouble, which need not be the last), so that a run cut
         short by ``max_iter`` goes on as if it had not been cut (with its regularisation's
         state and, within ``rank_max``, its k; the history counts from 0 again and the stall
-        test's window restarts). A triple starts with the regularisation at the point's mu.
+        test's window restarts). A mapping with ``x``, ``y``, ``s`` and optionally
+        ``regularisation_state`` and ``rank`` (:func:`checkpoint`, or its file loaded with
+        ``numpy.load``) resumes as the result would. A triple starts with the regularisation at
+        the point's mu.
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
@@ -496,9 +543,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     if start is not None:
         # beyond 002: resume from a given interior point (a previous result's last point, with
         # its regularisation's state)
-        if isinstance(start, LPResult) and getattr(start, "regularisation_state", None) is not None:
-            reg.rho, reg.delta = start.regularisation_state
-            k = min(k_max, max(k, int(getattr(start, "rank", k))))    # as far as rank_max had grown it
+        state, rank_then = _resume_state(start)
+        if state is not None:
+            reg.rho, reg.delta = state
+        if rank_then is not None:
+            k = min(k_max, max(k, rank_then))                   # as far as rank_max had grown it
         x, lam, s = _start_point(start, m, n)
         x, lam, s = x / bs, lam / cs, s / cs
     else:
