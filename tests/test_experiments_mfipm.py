@@ -124,3 +124,63 @@ def test_float32_emulation_of_the_gpu_pcg(capsys):
         Float32MatrixFree(p, solution="float16")
     assert main([str(netlib_dir() / "afiro.mps.gz"), "--eps", "1e-6"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("optimal:")
+
+
+def test_chunks_resume_from_the_checkpoint_as_the_uncut_run(tmp_path, capsys):
+    """experiments.mfipm.chunks: a run cut by --max-iter into two commands of chunks of 2
+    iterations (the second starting from the files on disk) takes the uncut run's iterations and
+    residuals and ends at its objective, NETLIB's; the log records every chunk; a finished run is
+    not run again. (afiro cut at 4: resumed without the regularisation's state, it would not.)"""
+    import json
+
+    import numpy as np
+
+    from experiments.mfipm.chunks import main
+    from gpgpu.lp import read_mps, solve
+    from gpgpu.lp.netlib import netlib_dir
+
+    mps = str(netlib_dir() / "afiro.mps.gz")
+    p = read_mps(mps)
+    uncut = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, rank=100, reg_min=1e-8, pcg_maxiter=2000)
+    assert uncut.status == "optimal" and uncut.iterations > 4
+    args = [mps, "--backend", "numpy64", "--checkpoint", str(tmp_path), "--chunk", "2", "--reg-min", "1e-8",
+            "--pcg-maxiter", "2000"]
+    assert main(args + ["--max-iter", "4"]) == 3
+    log = json.loads((tmp_path / "afiro_numpy64.json").read_text())
+    assert [c["iterations"] for c in log["chunks"]] == [2, 2]
+    with np.load(tmp_path / "afiro_numpy64.npz") as saved:
+        assert sorted(saved.files) == ["rank", "regularisation_state", "s", "x", "y"]
+    assert main(args) == 0
+    log = json.loads((tmp_path / "afiro_numpy64.json").read_text())
+    assert sum(c["iterations"] for c in log["chunks"]) == uncut.iterations
+    assert log["chunks"][-1]["status"] == "optimal"
+    assert log["chunks"][-1]["objective"] == pytest.approx(uncut.objective, rel=1e-9)
+    assert abs(log["chunks"][-1]["objective"] - (-464.753142857)) / 464.753142857 < 1e-6     # NETLIB's
+    chunked = [h for c in log["chunks"] for h in c["history"][:-1]]
+    for a, b in zip(uncut.history, chunked):
+        for key in ("primal_residual", "dual_residual", "gap"):
+            assert b[key] == pytest.approx(a[key], rel=1e-6), key
+    capsys.readouterr()
+    assert main(args) == 0 and "already ended" in capsys.readouterr().out
+
+
+def test_chunks_budget_and_settings(tmp_path, capsys):
+    """The budget stops after the chunk that passes it (one, with a budget of 1e-9 s); the
+    checkpoint refuses other settings, naming them; a gpu run (llvmpipe) in chunks with the
+    float-float solution vector solves afiro to HiGHS's objective."""
+    import json
+
+    from experiments.mfipm.chunks import main
+    from gpgpu.lp.netlib import netlib_dir
+
+    mps = str(netlib_dir() / "afiro.mps.gz")
+    args = [mps, "--checkpoint", str(tmp_path), "--chunk", "2", "--reg-min", "1e-8"]
+    assert main(args + ["--backend", "numpy64", "--budget", "1e-9"]) == 3
+    assert len(json.loads((tmp_path / "afiro_numpy64.json").read_text())["chunks"]) == 1
+    capsys.readouterr()
+    assert main(args + ["--backend", "numpy64", "--rank", "7"]) == 2
+    assert "rank" in capsys.readouterr().err
+    assert main(args + ["--backend", "gpu", "--solution", "float-float"]) == 0
+    log = json.loads((tmp_path / "afiro_gpu.json").read_text())
+    assert log["settings"]["solution"] == "float-float" and len(log["chunks"]) >= 2
+    assert abs(log["chunks"][-1]["objective"] - (-464.753142857)) / 464.753142857 < 1e-6

@@ -27,6 +27,8 @@ from gpgpu.lp.matrix_free import matrix_free
 from gpgpu.lp.matrix_free_gpu import PIVOT_TOLERANCE, SCHUR_FLOOR, HUGE_PIVOT
 from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree
 
+from .common import load_problem
+
 __all__ = ["Float32MatrixFree", "main"]
 
 f32 = np.float32
@@ -120,14 +122,7 @@ def main(argv=None) -> int:
     ap.add_argument("--reg-min", type=float, default=1e-4)
     ap.add_argument("--pcg-maxiter", type=int, default=10000)
     args = ap.parse_args(argv)
-    if args.problem.lower().endswith((".mps", ".mps.gz")):
-        from gpgpu.lp import read_mps
-
-        problem = read_mps(args.problem)
-    else:
-        from gpgpu.lp.qap import qap_lp, qaplib_dir
-
-        problem = qap_lp(qaplib_dir() / f"{args.problem}.dat")
+    problem = load_problem(args.problem)
     be = Float32MatrixFree(problem, solution=args.solution)
     t0 = time.perf_counter()
 
