@@ -180,6 +180,9 @@ def test_chunks_budget_and_settings(tmp_path, capsys):
     capsys.readouterr()
     assert main(args + ["--backend", "numpy64", "--rank", "7"]) == 2
     assert "rank" in capsys.readouterr().err
+    (tmp_path / "afiro_numpy64.npz").unlink()
+    assert main(args + ["--backend", "numpy64"]) == 2
+    assert "no point" in capsys.readouterr().err
     assert main(args + ["--backend", "gpu", "--solution", "float-float"]) == 0
     log = json.loads((tmp_path / "afiro_gpu.json").read_text())
     assert log["settings"]["solution"] == "float-float" and len(log["chunks"]) >= 2

@@ -68,6 +68,9 @@ def run_chunks(problem, name: str, backend: str, checkpoint_dir, options: dict, 
         if log["chunks"] and log["chunks"][-1]["status"] != "iteration_limit":
             out(f"{log_file}: already ended with status {log['chunks'][-1]['status']!r}")
             return log
+        if not point_file.exists():
+            raise ValueError(f"{log_file} has no point beside it ({point_file.name}): remove the log to start "
+                             "afresh, or use another --checkpoint")
         with np.load(point_file) as saved:
             start = {key: saved[key] for key in saved.files}
     t0, last = time.perf_counter(), None

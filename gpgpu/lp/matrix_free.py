@@ -170,7 +170,7 @@ class MatrixFreeBackend(abc.ABC):
     def free_scalar(self, handle) -> None:
         """Release a handle."""
 
-    # PCG's solution vector, which sums the steps alpha p: in float32 a step below an ulp of x
+    # PCG's solution vector, which sums the steps alpha p: in float32 a step below half an ulp of x
     # is lost, and late in a degenerate LP's solve that stalls PCG (module notes). A back end
     # may keep it in a wider format than its other vectors; the defaults keep it as they are.
     def accumulator(self):
