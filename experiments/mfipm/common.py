@@ -29,9 +29,12 @@ PAPER_TABLE2 = {"nug20": (89, 55, 17, 15), "nug30": (90, 54, 18, 17), 1024: (62,
 PAPER_TABLE3 = {"nug20": (2.19, 1.18, 1.60, 1.49, 0.495, 0.945), "nug30": (20.5, 15.8, 15.4, 15.1, 9.69, 9.45),
                 1024: (0.244, 0.177, 0.217, 0.0360, 0.0128, 0.0506), 4096: (3.03, 2.06, 2.15, 1.06, 0.218, 0.336),
                 16384: (24.9, 18.4, 13.5, 13.1, 6.70, 1.72), 65536: (170.0, 109.0, 74.0, 115.0, 47.4, 12.2)}
-#: HiGHS 1.16's IPM on the QAP LPs (computed once with highspy; nug12 3.5 s, nug15 23.8 s,
-#: nug20 173 s on the 2-core development machine)
-HIGHS_QAP = {"nug12": 522.8943505590742, "nug15": 1040.9940409579829, "nug20": 2181.60332164399}
+#: HiGHS 1.16 on the QAP LPs (computed once with highspy on the 2-core development machine): its
+#: IPM for nug12 (3.5 s), nug15 (23.8 s) and nug20 (173 s); for nug30, which the IPM did not
+#: finish in 85 minutes, its PDLP (solver="pdlp", one thread, 310 s, primal-dual objective error
+#: 2.7e-9; on nug20 the PDLP's objective is 6.0e-9 from the IPM's)
+HIGHS_QAP = {"nug12": 522.8943505590742, "nug15": 1040.9940409579829, "nug20": 2181.60332164399,
+             "nug30": 4804.857631565358}
 QAP_BUDGET = {"max_iter": 10, "pcg_maxiter": 300, "refine": False}
 QAP_OPTION = ("--qap", {"type": str, "default": None,
                         "help": "comma-separated QAPLIB problems (default: nug12 on a software renderer, "
