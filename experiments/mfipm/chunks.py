@@ -1,7 +1,8 @@
 """Solve an LP with the matrix-free method in chunks of interior point iterations, each resumed
-from the last, with a checkpoint on disk after every chunk: how nug20 was solved on the lent
-H200, whose commands stop after 10 minutes (README, "nug20 to 1e-8"). Beyond 002, a driver, not
-a table: 002 reports no solve to a tolerance this long.
+from the last, with a checkpoint on disk after every chunk, for GPUs lent by the command (the
+H200's commands stop after 10 minutes): the way nug20 was solved there, by this driver's
+precursor (README, "nug20 to 1e-8"). Beyond 002, a driver, not a table: 002 reports no solve to
+a tolerance this long.
 
     python -m experiments.mfipm.chunks nug20 --backend gpu --solution float-float \\
         --budget 540 --checkpoint ck/

@@ -94,8 +94,9 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
         ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max``, ``profile``, ``stall_window``
         (the stall test's iterations, default 8) and ``start`` (beyond 002: resume from a
-        previous result's point, or from a saved :func:`~gpgpu.lp.matrix_free.checkpoint`) as options (the "gpu" back end also ``format``, ``dense``,
-        ``pcg_check``, ``solution`` and ``sums``: "pingpong" or, beyond the papers and faster,
+        previous result's point, or from a saved :func:`~gpgpu.lp.matrix_free.checkpoint`) as
+        options (the "gpu" back end also ``format``, ``dense``, ``pcg_check``, ``solution``
+        and ``sums``: "pingpong" or, beyond the papers and faster,
         "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and ignores ``cholesky``.
     cholesky : {"outer", "inner"}
         Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
