@@ -165,8 +165,9 @@ def test_chunks_resume_from_the_checkpoint_as_the_uncut_run(tmp_path, capsys):
 
 
 def test_chunks_budget_and_settings(tmp_path, capsys):
-    """The budget stops after the chunk that passes it (one, with a budget of 1e-9 s); the
-    checkpoint refuses other settings, naming them; a gpu run (llvmpipe) in chunks with the
+    """The budget stops after the chunk that passes it (one, with a budget of 1e-9 s) and
+    shortens a chunk to what fits (from the last chunk's time an iteration); the checkpoint
+    refuses other settings, naming them; a gpu run (llvmpipe) in chunks with the
     float-float solution vector solves afiro to HiGHS's objective."""
     import json
 
@@ -176,13 +177,24 @@ def test_chunks_budget_and_settings(tmp_path, capsys):
     mps = str(netlib_dir() / "afiro.mps.gz")
     args = [mps, "--checkpoint", str(tmp_path), "--chunk", "2", "--reg-min", "1e-8"]
     assert main(args + ["--backend", "numpy64", "--budget", "1e-9"]) == 3
-    assert len(json.loads((tmp_path / "afiro_numpy64.json").read_text())["chunks"]) == 1
+    log_file = tmp_path / "afiro_numpy64.json"
+    log = json.loads(log_file.read_text())
+    assert len(log["chunks"]) == 1
+    alone = tmp_path / "alone"                 # the log without its point
+    alone.mkdir()
+    (alone / log_file.name).write_text(log_file.read_text())
+    capsys.readouterr()
+    assert main([mps, "--checkpoint", str(alone), "--chunk", "2", "--reg-min", "1e-8", "--backend", "numpy64"]) == 2
+    assert "no point" in capsys.readouterr().err
+    # resumed with a last chunk of 1000 s an iteration: 1500 s fit one iteration, not --chunk 2
+    log["chunks"][-1]["seconds"] = 1000.0 * log["chunks"][-1]["iterations"]
+    log_file.write_text(json.dumps(log))
+    assert main(args + ["--backend", "numpy64", "--budget", "1500"]) == 0
+    log = json.loads(log_file.read_text())
+    assert log["chunks"][1]["iterations"] == 1 and all(c["iterations"] == 2 for c in log["chunks"][2:-1])
     capsys.readouterr()
     assert main(args + ["--backend", "numpy64", "--rank", "7"]) == 2
     assert "rank" in capsys.readouterr().err
-    (tmp_path / "afiro_numpy64.npz").unlink()
-    assert main(args + ["--backend", "numpy64"]) == 2
-    assert "no point" in capsys.readouterr().err
     assert main(args + ["--backend", "gpu", "--solution", "float-float"]) == 0
     log = json.loads((tmp_path / "afiro_gpu.json").read_text())
     assert log["settings"]["solution"] == "float-float" and len(log["chunks"]) >= 2

@@ -12,9 +12,11 @@ Within a command, each chunk is ``solve(..., max_iter=CHUNK, start=previous resu
 commands it starts from the checkpoint (:func:`gpgpu.lp.matrix_free.checkpoint`: the point, the
 regularisation's state and k), which resumes as the result would. A resumed chunk restarts the
 stall test's window, so with chunks shorter than the window (default 4 < 8) the stall test never
-ends the run. It stops when a chunk ends with a status other than ``iteration_limit``, when
-another chunk would not fit in ``--budget`` seconds (1.3 times the last chunk's time), or after
-``--max-iter`` iterations in all. ``CHECKPOINT/NAME_BACKEND.npz`` holds the point;
+ends the run. A chunk is shortened to the iterations that fit in what is left of ``--budget``
+seconds, counting 1.3 times the last chunk's time an iteration (the earlier command's last chunk
+when resuming; the first chunk of a fresh run is not limited). It stops when a chunk ends with
+a status other than ``iteration_limit``, when not one more iteration fits in the budget, or
+after ``--max-iter`` iterations in all. ``CHECKPOINT/NAME_BACKEND.npz`` holds the point;
 ``NAME_BACKEND.json`` the settings and a record per chunk (per iteration: primal and dual
 residuals, gap, PCG iterations; seconds, PCG iterations, unconverged solves, objective).
 
@@ -74,19 +76,28 @@ def run_chunks(problem, name: str, backend: str, checkpoint_dir, options: dict, 
                              "afresh, or use another --checkpoint")
         with np.load(point_file) as saved:
             start = {key: saved[key] for key in saved.files}
-    t0, last = time.perf_counter(), None
+    # seconds an iteration, from the last chunk (the earlier command's when resuming): a chunk is
+    # shortened to what fits in the budget left, with 1.3 times that time an iteration
+    per_iteration = None
+    if log["chunks"]:
+        per_iteration = log["chunks"][-1]["seconds"] / max(log["chunks"][-1]["iterations"], 1)
+    t0 = time.perf_counter()
     while True:
         done = sum(c["iterations"] for c in log["chunks"])
         if done >= max_iter:
             out(f"stopped: {done} iterations in all (--max-iter {max_iter})")
             break
-        if last is not None and time.perf_counter() - t0 + 1.3 * last > budget:
-            out(f"stopped: another chunk would pass the budget of {budget:.0f} s")
-            break
+        size = min(chunk, max_iter - done)
+        if per_iteration is not None:
+            size = min(size, int((budget - (time.perf_counter() - t0)) // (1.3 * per_iteration)))
+            if size < 1:
+                out(f"stopped: another iteration ({per_iteration:.1f} s the last) would pass the budget of "
+                    f"{budget:.0f} s")
+                break
         t1 = time.perf_counter()
-        r = solve(problem, method="matrix-free", backend=backend, max_iter=min(chunk, max_iter - done),
-                  start=start, **options)
+        r = solve(problem, method="matrix-free", backend=backend, max_iter=size, start=start, **options)
         last = time.perf_counter() - t1
+        per_iteration = last / max(r.iterations, 1)
         record = {"iterations": r.iterations, "status": r.status, "seconds": last,
                   "pcg_iterations": r.pcg_iterations, "pcg_unconverged": r.pcg_unconverged,
                   "objective": r.objective, "point_iteration": r.point_iteration,
