@@ -217,23 +217,38 @@ def test_cli_factor_precision(capsys):
 
 
 # --------------------------------------------------------------------------- factor_precision="auto"
-class _CoarseFactor:
-    """A numpy float32 back end with refinement whose factor replaces every pivot below 0.3 of
-    its diagonal entry (so that the iteration stalls) until raise_precision() restores float32's
-    tolerance: the solver's side of factor_precision="auto", at numpy's speed."""
+def _backing_off(problem, can_raise, good=2, nan=False):
+    """A float64 numpy back end standing for a factor too coarse for the iteration, whose
+    failure does not depend on the rounding of the installed BLAS (a float32 factor with coarse
+    pivots did: it stalled on one machine and went to NaN on another). After ``good``
+    factorizations (the starting point's and iteration 0's), until ``raise_precision()`` answers
+    "finer", every step goes a tenth of the longest step *back* along its direction, so the worst
+    criterion grows a few per cent each iteration (seeds 0 and 1): the best point is iteration
+    1's and the stall is declared 2 ``stall_window`` iterations in. With ``nan`` those steps are
+    NaN instead (an iterate no longer finite)."""
+    from gpgpu.lp.numpy_backend import NumpyBackend
 
-    @staticmethod
-    def make(problem, can_raise):
-        from gpgpu.lp.numpy_backend import NumpyBackend
+    class BackingOff(NumpyBackend):
+        factorizations, raised = 0, False
 
-        class Coarse(NumpyBackend):
-            def raise_precision(self):
-                if not can_raise or self.pivot_tol < 0.3:
-                    return None
-                self.pivot_tol = 1e-7
-                return "finer"
+        def factor_normal(self, d, shift=0.0):
+            self.factorizations += 1
+            return super().factor_normal(d, shift)
 
-        return Coarse(problem, dtype=np.float32, refine=True, pivot_tol=0.3)
+        def max_step(self, x, dx, index=False):
+            if self.raised or self.factorizations <= good:
+                return super().max_step(x, dx, index)
+            a, i = super().max_step(x, -dx, index=True)          # the largest step backward
+            a = float("nan") if nan else -0.1 * min(a, 1.0)
+            return (a, max(i, 0)) if index else a
+
+        def raise_precision(self):
+            if not can_raise or self.raised:
+                return None
+            self.raised = True
+            return "finer"
+
+    return BackingOff(problem, dtype=np.float64)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -246,22 +261,50 @@ def test_a_stall_raises_the_precision_and_goes_on_from_the_best_point(seed):
     A, b, c = _random_lp(seed, m=12, n=30, dependent=True)
     p = Problem.from_arrays(A, b, c)
     ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
-    stuck = mehrotra(_CoarseFactor.make(p, False), p, eps=1e-9)
-    assert stuck.status == "numerical_trouble"
+    stuck = mehrotra(_backing_off(p, False), p, eps=1e-9, stall_window=8)
+    assert stuck.status == "numerical_trouble" and stuck.iterations == 16       # 2 x stall_window
+    assert stuck.point_iteration == 1 and "point returned is that of iteration 1" in stuck.message
     seen = []
-    r = mehrotra(_CoarseFactor.make(p, True), p, eps=1e-9, callback=seen.append)
+    r = mehrotra(_backing_off(p, True), p, eps=1e-9, stall_window=8, callback=seen.append)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) < 1e-8
     raised = [h for h in r.history if "factor_precision" in h]
     assert len(raised) == 1 and raised[0]["factor_precision"] == "finer"
-    assert raised[0]["iteration"] == stuck.iterations                    # where the stall was declared
-    assert raised[0]["alpha_pri"] is None                                # no step in that iteration
+    assert raised[0]["iteration"] == stuck.iterations == 16                    # where the stall was declared
+    assert raised[0]["alpha_pri"] is None                                      # no step in that iteration
     k = raised[0]["iteration"]
-    best = min(range(k), key=lambda i: max(r.history[i][q] for q in ("primal_residual", "dual_residual", "gap")))
-    # the next iteration starts from the best point met before the stall
-    assert r.history[k + 1]["primal_objective"] == pytest.approx(r.history[best]["primal_objective"], rel=1e-12)
+    worst = [max(h[q] for q in ("primal_residual", "dual_residual", "gap")) for h in r.history[:k + 1]]
+    assert int(np.argmin(worst)) == 1 and worst[k] > 1.05 * worst[1]           # the last point is not the best
+    # the next iteration starts from the best point met before the stall, iteration 1's
+    for q in ("primal_objective", "dual_objective", "primal_residual", "mu"):
+        assert r.history[k + 1][q] == pytest.approx(r.history[1][q], rel=1e-12)
     assert f"stalled at iteration {k}" in r.message and "finer" in r.message
     assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+
+
+@pytest.mark.parametrize("can_raise", [False, True])
+def test_an_iterate_no_longer_finite_raises_the_precision(can_raise):
+    """An iterate that becomes NaN ends in numerical trouble with the best point, or, where
+    the back end can raise its precision, goes on from the best point (the GPU's defaults on
+    a problem where float32 overflows)."""
+    from scipy.optimize import linprog
+
+    from gpgpu.lp import Problem
+    from gpgpu.lp.mehrotra import mehrotra
+
+    A, b, c = _random_lp(1, m=12, n=30)
+    p = Problem.from_arrays(A, b, c)
+    r = mehrotra(_backing_off(p, can_raise, nan=True), p, eps=1e-9)
+    if not can_raise:
+        assert r.status == "numerical_trouble" and r.iterations == 2 and r.point_iteration == 1
+        assert np.all(np.isfinite(r.x)) and np.isfinite(r.objective)
+        return
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun) < 1e-8
+    raised = [h for h in r.history if "factor_precision" in h]
+    assert len(raised) == 1 and raised[0]["iteration"] == 2
+    assert r.history[3]["primal_objective"] == pytest.approx(r.history[1]["primal_objective"], rel=1e-12)
+    assert "broke down (the iterate is no longer finite) at iteration 2" in r.message
 
 
 def test_gpu_backend_raise_precision_only_with_auto_and_refinement(tiny_lp):

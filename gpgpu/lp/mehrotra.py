@@ -430,8 +430,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`,
         measured). History entries get ``regularisation`` (rho, delta).
 
-    When the iteration stalls or breaks down (numerical trouble) and ``be.raise_precision()`` answers a more
-    precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
+    When the iteration stalls or breaks down (numerical trouble: a stall, an iterate that is no
+    longer finite, an error of the precision inside an iteration) and ``be.raise_precision()``
+    answers a more precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
     :mod:`gpgpu.float_float`; beyond the papers), the solve goes on from the best point met with
     that factor and a fresh stall test; that iteration takes no step, its history entry gets
     ``factor_precision`` and the message says so. Without regularisation only.
@@ -494,11 +495,12 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
                                             collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam),
                                             why))
-        if stop == 4 and finite and reg is None and (raised := be.raise_precision()) is not None:
+        if stop == 4 and reg is None and (raised := be.raise_precision()) is not None:
             # beyond the papers: a stall with a float32 factor (GPU, refinement, factor_precision=
-            # "auto") goes on from the best point met with a float-float factor, its stall test
-            # restarted; this iteration takes no step
-            _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback)
+            # "auto"), or an iterate no longer finite, goes on from the best point met with a
+            # float-float factor, its stall test restarted; this iteration takes no step
+            _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback,
+                              "stall" if finite else "the iterate is no longer finite")
             _, _, x, lam, s = best
             k += 1
             continue
