@@ -1,14 +1,31 @@
-# The README's commands. Each one sets up .venv when missing (with the extras it needs),
-# makes sure the system EGL/Mesa libraries are there, then runs.
+# The README's commands. Each one sets up .venv when missing (with the extras it needs, at the
+# versions of constraints.txt), makes sure the system EGL/Mesa libraries are there, then runs.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 EXTRAS := test,experiments,lp
+LATEST := .venv-latest
 
-.PHONY: test fig8 figures docs bench info clean-venv sysdeps
+.PHONY: test test-latest lock fig8 figures docs bench info clean-venv sysdeps pyvenv
 
 test: $(VENV)/.installed sysdeps
+	$(PY) tools/versions.py
 	$(PY) -m pytest -q
+
+# The suite against today's newest releases, in a fresh .venv-latest: what differs from
+# constraints.txt is printed first, so that a failure names the releases that are new.
+test-latest: pyvenv sysdeps
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install -q --upgrade pip
+	$(LATEST)/bin/python -m pip install -q --upgrade -e '.[$(EXTRAS)]'
+	$(LATEST)/bin/python tools/versions.py
+	$(LATEST)/bin/python -m pytest -q
+
+# Record the versions of .venv-latest (after make test-latest passed) as the new constraints.
+lock:
+	test -x $(LATEST)/bin/python || { echo "run make test-latest first" >&2; exit 1; }
+	$(LATEST)/bin/python tools/versions.py --write
 
 fig8: $(VENV)/.installed sysdeps
 	$(PY) -m experiments.fig8
@@ -28,15 +45,19 @@ info: $(VENV)/.installed sysdeps
 sysdeps:
 	@bash tools/ensure_gl.sh
 
-$(VENV)/.installed: setup.cfg pyproject.toml
+$(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
+	@$(MAKE) -s pyvenv
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[$(EXTRAS)]'
+	touch $@
+
+# python3 -m venv works (Debian/Ubuntu ship it apart: python3-venv, installed when root)
+pyvenv:
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
 	  else echo "error: $(PYTHON) cannot create virtual environments; install python3-venv" >&2; exit 1; fi; }
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
-	touch $@
 
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(LATEST)

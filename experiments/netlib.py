@@ -1,4 +1,4 @@
-"""Every NETLIB problem of ``../shared/data/netlib`` and ``netlib-more`` with every back end
+"""Every NETLIB problem of ``gpgpu/data/netlib`` and ``netlib-more`` with every back end
 (issue 11; beyond the papers, whose Table 3 has ten of them).
 
 For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and run:

@@ -1,6 +1,6 @@
 """Table 3 of paper 000: Mehrotra's predictor-corrector method on ten NETLIB problems.
 
-For each problem (``../shared/data/netlib`` or ``GPGPU_NETLIB_DIR``; a missing file is reported
+For each problem (``gpgpu/data/netlib`` or ``GPGPU_NETLIB_DIR``; a missing file is reported
 and skipped): the original and standard-form sizes, the paper's eps, the GPU iterations and
 times with the inner-product Cholesky and the outer-product Cholesky twice, with the square
 update the paper's BrookGPU code had to use (its "outer" column) and with the triangle update

@@ -26,7 +26,7 @@ def poisson3d(k: int):
 
 
 def netlib_matrices(software: bool) -> list:
-    """(name, A) of the standard forms of ../shared/data/netlib (all of netlib-more too on a GPU)."""
+    """(name, A) of the standard forms of gpgpu/data/netlib (all of netlib-more too on a GPU)."""
     from gpgpu.lp import read_mps
     from gpgpu.lp.netlib import netlib_dir
 
@@ -47,7 +47,7 @@ def netlib_matrices(software: bool) -> list:
 
 
 def qap_matrices(software: bool) -> list:
-    """(name, A) of the QAP LPs of ../shared/data/qaplib (nug12 only on a software renderer)."""
+    """(name, A) of the QAP LPs of gpgpu/data/qaplib (nug12 only on a software renderer)."""
     from gpgpu.lp.qap import qap_lp, qaplib_dir
 
     try:

@@ -2,7 +2,7 @@
 (paper 003's product, Figs. 4-6, and the FSAX / FSATY of paper 002, section 3 and Table 3).
 
 Matrices: 2-D and 3-D Poisson (sizes = unknowns), the standard forms of the NETLIB problems in
-../shared/data/netlib (and netlib-more on a GPU), and the QAP LPs of ../shared/data/qaplib
+gpgpu/data/netlib (and netlib-more on a GPU), and the QAP LPs of gpgpu/data/qaplib
 (nug12 on a software renderer; nug12 .. nug30 on a GPU). For each matrix and format: the GPU
 time of one A x (x and y on the GPU, median of repeats), non-zeros per second, rows per second
 as a fraction of the fill limit (a fragment per row; each gathers 2K texels, so far below it),

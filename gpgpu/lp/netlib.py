@@ -1,14 +1,15 @@
 """Where the NETLIB problems are, and Table 3 of paper 000 for comparison.
 
-The ten NETLIB problems of Table 3 (``*.mps.gz``) live outside the project, in
-``<repo>/../shared/data/netlib``, or wherever ``GPGPU_NETLIB_DIR`` points.
+The ten NETLIB problems of Table 3 (``*.mps.gz``) ship with the package, in ``gpgpu/data/netlib``
+(32 more in ``gpgpu/data/netlib-more`` and QAPLIB's nug instances in ``gpgpu/data/qaplib``; their
+provenance and terms are in ``gpgpu/data/README.md``). ``GPGPU_NETLIB_DIR`` points elsewhere.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["netlib_dir", "netlib_path", "PAPER_TABLE3", "PROBLEMS"]
+__all__ = ["netlib_dir", "netlib_path", "PAPER_TABLE3", "PROBLEMS", "DATA_DIR"]
 
 #: Table 3 of paper 000, transcribed: problem -> size as printed (rows x columns, the
 #: objective row counted), termination eps, GPU iterations, GPU time (s) with the inner and
@@ -42,32 +43,20 @@ PROBLEMS = tuple(PAPER_TABLE3)
 _ENV = "GPGPU_NETLIB_DIR"
 
 
-def _candidates(repo: Path) -> list:
-    """<repo>/../shared/data/netlib, and the same beside the repository this one was cloned
-    from when that is a local folder (CI runs on a fresh clone of the working checkout)."""
-    out = [repo.parent / "shared" / "data" / "netlib"]
-    try:
-        import subprocess
-
-        url = subprocess.run(["git", "-C", str(repo), "config", "--get", "remote.origin.url"],
-                             capture_output=True, text=True, timeout=5).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        url = ""
-    if url and "://" not in url and Path(url).is_dir():
-        out.append(Path(url).resolve().parent / "shared" / "data" / "netlib")
-    return out
+#: The data shipped with the package (NETLIB, NETLIB-more, QAPLIB): ``gpgpu/data``.
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
 def netlib_dir() -> Path:
-    """The folder holding the NETLIB ``.mps.gz`` files.
+    """The folder holding the NETLIB ``.mps.gz`` files of Table 3.
 
-    ``$GPGPU_NETLIB_DIR`` when set, else ``<repo>/../shared/data/netlib`` (or that folder beside
-    the local repository this checkout was cloned from).
+    ``$GPGPU_NETLIB_DIR`` when set, else the package's own copy, ``gpgpu/data/netlib`` (the
+    folder ``netlib-more`` beside it holds 32 more problems).
 
     Raises
     ------
     FileNotFoundError
-        When none exists (the message names the places looked at).
+        When ``$GPGPU_NETLIB_DIR`` is not a folder, or the package's copy is missing.
     """
     env = os.environ.get(_ENV)
     if env:
@@ -75,12 +64,11 @@ def netlib_dir() -> Path:
         if p.is_dir():
             return p
         raise FileNotFoundError(f"{_ENV}={env} is not a directory")
-    repo = Path(__file__).resolve().parents[2]
-    places = _candidates(repo)
-    for p in places:
-        if p.is_dir():
-            return p
-    raise FileNotFoundError(f"NETLIB problems not found: set {_ENV} or put them in {places[0]}")
+    p = DATA_DIR / "netlib"
+    if p.is_dir():
+        return p
+    raise FileNotFoundError(f"NETLIB problems not found in {p} (an incomplete installation?): set {_ENV} "
+                            "to a folder of .mps.gz files")
 
 
 def netlib_path(name: str) -> Path:

@@ -18,7 +18,7 @@ LP's optimum is a lower bound on the QAP's (about 522.89 for nug12, whose best a
 
 A QAPLIB file is ``n`` (optionally followed by the best known value), then two n x n integer
 matrices: the first here is the distance matrix of the grid of locations, the second the flows
-(see ../shared/data/qaplib/README.md).
+(see gpgpu/data/README.md).
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ __all__ = ["read_qaplib", "qap_lp", "qap_sizes", "qaplib_dir"]
 
 def qaplib_dir() -> Path:
     """The folder of the QAPLIB files: ``$GPGPU_QAPLIB_DIR``, else ``qaplib`` beside the NETLIB
-    folder (``../shared/data/qaplib``)."""
+    folder (the package's copy: ``gpgpu/data/qaplib``)."""
     import os
 
     from .netlib import netlib_dir
