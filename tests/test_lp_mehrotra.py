@@ -342,6 +342,41 @@ def test_refine_solve_beats_float32():
         assert stats["steps"] >= 1
 
 
+@pytest.mark.parametrize("where", ["rhs", "solve"])
+def test_refinement_that_overflows_is_numerical_trouble_in_words(where):
+    """A right-hand side or a first solve that is no longer finite (float32 overflow in the
+    factor or the iterate) raises PrecisionExhausted, which the solver reports in words with the
+    best point -- never the upload's "contains NaN or infinity" ValueError."""
+    from gpgpu.lp.backend import PrecisionExhausted
+    from gpgpu.lp.mehrotra import mehrotra
+
+    M = np.array([[4.0, 1.0], [1.0, 3.0]])
+    bad = (lambda v: np.full_like(v, np.inf)) if where == "solve" else (lambda v: np.linalg.solve(M, v))
+    r = np.array([1.0, np.nan]) if where == "rhs" else np.array([1.0, 2.0])
+    with pytest.raises(PrecisionExhausted, match="no longer finite" if where == "rhs" else "overflowed"):
+        refine_solve(bad, lambda z: M @ z, r)
+
+    class Overflows(NumpyBackend):
+        factorizations = 0
+
+        def factor_normal(self, d, shift=0.0):
+            self.factorizations += 1
+            return super().factor_normal(d, shift)
+
+        def solve_normal(self, r):
+            if self.factorizations < 4:
+                return super().solve_normal(r)
+            return refine_solve(bad, lambda z: z, np.array(r) * (np.nan if where == "rhs" else 1.0))
+
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((8, 20))
+    p = Problem.from_arrays(A, A @ rng.uniform(0.5, 1.5, 20), rng.uniform(0.5, 2.0, 20))
+    r = mehrotra(Overflows(p, dtype=np.float64), p, eps=1e-9)
+    assert r.status == "numerical_trouble"
+    assert "ValueError" not in r.message and ("no longer finite" in r.message or "overflowed" in r.message)
+    assert np.all(np.isfinite(r.x)) and r.iterations == 2          # the step of iteration 2 failed
+
+
 def test_gpu_backend_is_lazy():
     import gpgpu.lp.backend as backend_module
     assert "GPUBackend" not in vars(backend_module)

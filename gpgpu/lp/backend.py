@@ -329,14 +329,26 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=1e-13, sta
     ndarray
         The iterate with the smallest residual. Richardson stops when a correction no longer
         halves the residual; CG when the best residual has not improved for 5 steps.
+
+    Raises
+    ------
+    PrecisionExhausted
+        ``r`` is not finite, or the first solve's residual is not (the Mehrotra solver then
+        goes on with a more precise factor, or ends in numerical trouble saying why).
     """
     if method not in ("cg", "richardson"):
         raise ValueError(f"refine method must be 'cg' or 'richardson', got {method!r}")
     if max_steps is None:
         max_steps = 8 if method == "richardson" else 50
+    if not np.all(np.isfinite(r)):
+        raise PrecisionExhausted("the right-hand side of the normal equations is no longer finite "
+                                 "(the iterate overflowed)")
     z = solve(r)
     res = r - apply_M(z)
     rnorm = float(np.max(np.abs(res))) if res.size else 0.0
+    if not np.isfinite(rnorm):
+        raise PrecisionExhausted("the solve with the factor of the normal equations overflowed "
+                                 "(the factor is too ill-conditioned for this iterate)")
     target = rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
     steps = 0
     if method == "richardson":
