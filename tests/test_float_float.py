@@ -278,8 +278,29 @@ def test_a_stall_raises_the_precision_and_goes_on_from_the_best_point(seed):
     # the next iteration starts from the best point met before the stall, iteration 1's
     for q in ("primal_objective", "dual_objective", "primal_residual", "mu"):
         assert r.history[k + 1][q] == pytest.approx(r.history[1][q], rel=1e-12)
-    assert f"stalled at iteration {k}" in r.message and "finer" in r.message
+    assert raised[0]["restart_iteration"] == 1
+    assert f"stalled at iteration {k}" in r.message and "(iteration 1) with a finer factor" in r.message
     assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+
+
+def test_a_raise_goes_on_from_the_best_point_near_the_central_path():
+    """capri (NETLIB) on llvmpipe with the GPU's defaults at eps = 1e-8: the float32 factor's
+    iterates lost centrality (mu 1.5e-13 while (6.1) held at 2.5e-5), the stall raised the
+    precision, and going on from that best point the very first float-float solve overflowed.
+    The restart point must be in the wide neighbourhood ||r_k||/||r_0|| <= 10 mu_k/mu_0:
+    iteration 14 is (optimal after 5 more), 15 and 17 are not. Numbers from that run."""
+    from gpgpu.lp.mehrotra import NEIGHBOURHOOD, _near_central_path
+
+    first = {"pres": 5.55e2, "dres": 2.60e-1, "mu": 5.53e3}
+    assert NEIGHBOURHOOD == 10.0
+    assert _near_central_path(2.30e-5, 2.27e-15, 1.23e-4, first, 1e-8)        # iteration 14: 1.9x
+    assert not _near_central_path(2.52e-5, 2.76e-15, 2.39e-7, first, 1e-8)    # 15: 1000x
+    assert not _near_central_path(2.51e-5, 7.18e-15, 1.52e-13, first, 1e-8)   # 17
+    assert not _near_central_path(2.30e-5, 2.27e-15, 1.23e-4 / 20, first, 1e-8)  # just outside the factor 10
+    assert _near_central_path(2.30e-5, 2.27e-15, 1.23e-4 / 4, first, 1e-8)       # just inside
+    # each residual counts (a dual residual that held while mu fell), and one below eps has fallen
+    assert not _near_central_path(1e-9, 1e-3, 1e-6, first, 1e-8)
+    assert _near_central_path(1e-9, 1e-9, 1e-20, first, 1e-8)
 
 
 @pytest.mark.parametrize("can_raise", [False, True])

@@ -208,6 +208,11 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
 
 #: the free-split safeguard keeps min(x+, x-) <= FREE_SPLIT_BOUND (1 + |x+ - x-|)
 FREE_SPLIT_BOUND = 1.0
+#: A point is near the central path (a raise of the factor's precision may go on from it) while
+#: each residual (6.1), (6.2), relative to its start, is at most this many times mu relative to
+#: its start: ||r_k|| / ||r_0|| <= NEIGHBOURHOOD mu_k / mu_0, the infeasibility condition of
+#: the wide neighbourhood of infeasible interior-point methods ([Wri97] ch. 6).
+NEIGHBOURHOOD = 10.0
 
 
 def _split_partners(problem):
@@ -364,6 +369,16 @@ def _result_message(code, iterations, eps, point_k, trouble, detail="", certific
     return message
 
 
+def _near_central_path(pres, dres, mu, first, eps) -> bool:
+    """Whether an iterate lies in the wide neighbourhood's infeasibility condition (see
+    :data:`NEIGHBOURHOOD`): its residuals have fallen at least as fast as mu, to within that
+    factor. A point where mu collapsed while a residual held (the float32 factor's stall: mu
+    1e-13 and (6.1) 2.5e-5 on capri) is a dead end for any factor; a raise goes on from the best
+    point that is not one. Residuals already below eps count as fallen."""
+    ratio = NEIGHBOURHOOD * mu / first["mu"]
+    return all(r <= eps or r <= ratio * r0 for r, r0 in ((pres, first["pres"]), (dres, first["dres"])))
+
+
 def _precision_raised(raised, entry, raised_at, worst_hist, be, vectors, callback, why="stall"):
     """Book-keeping of an iteration at which the back end's factor became more precise (the
     solve then goes on from the best point; see :func:`mehrotra`)."""
@@ -433,9 +448,11 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     When the iteration stalls or breaks down (numerical trouble: a stall, an iterate that is no
     longer finite, an error of the precision inside an iteration) and ``be.raise_precision()``
     answers a more precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
-    :mod:`gpgpu.float_float`; beyond the papers), the solve goes on from the best point met with
-    that factor and a fresh stall test; that iteration takes no step, its history entry gets
-    ``factor_precision`` and the message says so. Without regularisation only.
+    :mod:`gpgpu.float_float`; beyond the papers), the solve goes on with that factor and a fresh
+    stall test from the best point met that is near the central path (:func:`_near_central_path`;
+    the best point when none is); that iteration takes no step, its history entry gets
+    ``factor_precision`` and ``restart_iteration`` and the message says so. Without
+    regularisation only.
 
     Returns
     -------
@@ -461,6 +478,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     raised_at = []                                             # iterations where the factor's precision rose
     worst_hist = []                                            # worst criterion per iteration
     best = (math.inf, 0, x, lam, s)                            # (worst, k, x, lam, s)
+    restart = best                                             # the best near the central path
     first = None
     k = 0
     while True:
@@ -490,6 +508,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         if finite:
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
+            if worst < restart[0] and _near_central_path(pres, dres, mu, first, eps):
+                restart = (worst, k, x, lam, s)
         # --- termination (6.1)-(6.3) and the other stops
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
@@ -501,7 +521,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             # float-float factor, its stall test restarted; this iteration takes no step
             _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback,
                               "stall" if finite else "the iterate is no longer finite")
-            _, _, x, lam, s = best
+            _, entry["restart_iteration"], x, lam, s = restart if restart[0] < math.inf else best
             k += 1
             continue
         if stop is not None:
@@ -550,7 +570,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             if reg is None and (raised := be.raise_precision()) is not None:
                 _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback,
                                   f"{type(e).__name__}: {e}")
-                _, _, x, lam, s = best
+                _, entry["restart_iteration"], x, lam, s = restart if restart[0] < math.inf else best
                 k += 1
                 continue
             code, trouble = 4, str(e) if isinstance(e, PrecisionExhausted) else f"{type(e).__name__}: {e}"
@@ -591,7 +611,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         how = "stalled" if first_raise["precision_raised_by"] == "stall" else \
             f"broke down ({first_raise['precision_raised_by']})"
         message += (f" The iteration {how} at iteration {raised_at[0]} and went on from its best point "
-                    f"with a {first_raise['factor_precision']} factor.")
+                    f"near the central path (iteration {first_raise['restart_iteration']}) with a "
+                    f"{first_raise['factor_precision']} factor.")
     return LPResult(status=STATUS[code], status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
