@@ -1,8 +1,7 @@
-"""``python -m gpgpu.show`` and ``python -m gpgpu bench`` outputs: the frames' names and captions,
-a folder used before, output paths refused before the work, and ``--fragment`` off every pass."""
+"""``python -m gpgpu.show``'s outputs: the frames' names and captions, a folder used before,
+output paths refused before the work, and ``--fragment`` off every pass."""
 import os
 import re
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -109,54 +108,13 @@ def test_show_screenshots_folder_is_checked_too(tmp_path, monkeypatch, capsys):
     assert e.value.code == 2 and "--screenshots" in capsys.readouterr().err
 
 
-def _bench_must_not_run(monkeypatch):
-    import gpgpu.bench
-
-    def work(*a, **k):
-        raise AssertionError("the benchmark ran before the --json path was checked")
-
-    for name in ("pass_overhead", "plan_overhead", "fill_limits"):
-        monkeypatch.setattr(gpgpu.bench, name, work)
-
-
-@pytest.mark.parametrize("where, message", [
-    ("/proc/x", "cannot write the file"),
-    ("folder", "is a folder; give a file name"),
-    ("missing/x.json", "does not exist; create it or give another file"),
-])
-def test_bench_json_unwritable_is_refused_before_the_benchmark(where, message, tmp_path, monkeypatch, capsys):
-    from gpgpu.__main__ import main
-
-    if where == "/proc/x" and not os.path.isdir("/proc/self"):
-        pytest.skip("needs Linux's /proc")
-    (tmp_path / "folder").mkdir()
-    path = where if where.startswith("/") else str(tmp_path / where)
-    _bench_must_not_run(monkeypatch)
-    with pytest.raises(SystemExit) as e:
-        main(["bench", "--passes", "10", "--size", "8", "--repeat", "1", "--json", path])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert "usage: python -m gpgpu bench" in err and message in err
-    assert not Path(tmp_path / "missing").exists()
-
-
-def test_bench_json_check_leaves_no_file_and_keeps_an_existing_one(tmp_path):
-    from gpgpu.cli import output_file_problem
-
-    new = tmp_path / "new.json"
-    assert output_file_problem(new) is None and not new.exists()
-    old = tmp_path / "old.json"
-    old.write_text("{}")
-    assert output_file_problem(old) is None and old.read_text() == "{}"
-
-
 def test_fragment_outside_every_target_is_an_error_naming_the_range(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         show_main(["cholesky", "--n", "3", "--fragment", "100,100", "--out", str(tmp_path)])
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "--fragment 100,100 is outside every pass's target" in err
-    assert "X (column) must be from 0 to 2 and Y (row) from 0 to 2" in err
+    assert "X (column) from 0 to 2 and Y (row) from 0 to 2" in err
     assert not list(tmp_path.glob("pass_*.png"))                # nothing drawn
     # one coordinate off is enough
     with pytest.raises(SystemExit):
@@ -171,5 +129,15 @@ def test_fragment_inside_the_targets_but_shaded_by_no_pass_is_an_error():
     updates = [f for f in frames if f.kernel == "outer_product_subtraction"]
     assert fragment_problem(updates, (1, 3)) is None                  # the lower triangle: shaded
     problem = fragment_problem(updates, (3, 1))                       # the upper: never
-    assert "--fragment 3,1 is shaded by no pass (X from 0 to 3, Y from 0 to 3)" in problem
+    assert problem.startswith("--fragment 3,1 is shaded by no pass; give one that a pass shades")
+    assert problem.endswith("X (column) from 0 to 3 and Y (row) from 0 to 3")
     assert fragment_problem(frames, (3, 1)) is None                   # copy_input shades every cell
+    # targets of which none holds the others (as adat-packed's): (3, 3) is inside the ranges of
+    # X and Y but in no target; each target listed, largest first
+    from types import SimpleNamespace
+
+    frames = [SimpleNamespace(target=t, shades=lambda x, y, t=t: x < t[1] and y < t[0]) for t in [(1, 4), (5, 2)]]
+    assert fragment_problem(frames, (3, 0)) is None and fragment_problem(frames, (1, 4)) is None
+    problem = fragment_problem(frames, (3, 3))
+    assert problem.startswith("--fragment 3,3 is outside every pass's target")
+    assert problem.endswith("of a pass's target, rows x cols: 5 x 2, 1 x 4")

@@ -29,19 +29,26 @@ def _fragment(text: str):
     return x, y
 
 
+def _valid_range(frames) -> str:
+    """Where a fragment may lie: inside the targets' (rows, cols), said as ranges of X and Y."""
+    shapes = sorted({f.target for f in frames}, key=lambda t: (-t[0] * t[1], t))
+    rows, cols = max(r for r, _ in shapes), max(c for _, c in shapes)
+    if (rows, cols) in shapes:                      # one target holds all the others
+        return f"X (column) from 0 to {cols - 1} and Y (row) from 0 to {rows - 1}"
+    listed = ", ".join(f"{r} x {c}" for r, c in shapes[:6]) + (", ..." if len(shapes) > 6 else "")
+    return f"X (column) from 0 to cols - 1 and Y (row) from 0 to rows - 1 of a pass's target, rows x cols: {listed}"
+
+
 def fragment_problem(frames, fragment) -> str | None:
     """None when ``fragment`` (x, y) is shaded by some pass of ``frames``; else why not, with
-    the valid range (the targets' extent)."""
+    the valid range (the passes' targets)."""
     x, y = fragment
     if not frames or any(f.shades(x, y) for f in frames):
         return None
-    cols = max(f.target[1] for f in frames)
-    rows = max(f.target[0] for f in frames)
     if not any(x < f.target[1] and y < f.target[0] for f in frames):
-        return (f"--fragment {x},{y} is outside every pass's target: X (column) must be from 0 to {cols - 1} "
-                f"and Y (row) from 0 to {rows - 1}")
-    return (f"--fragment {x},{y} is shaded by no pass (X from 0 to {cols - 1}, Y from 0 to {rows - 1}); "
-            "choose one that a pass shades (the frames outline the shaded fragments in orange)")
+        return f"--fragment {x},{y} is outside every pass's target; give {_valid_range(frames)}"
+    return (f"--fragment {x},{y} is shaded by no pass; give one that a pass shades (the frames outline "
+            f"the shaded fragments in orange), with {_valid_range(frames)}")
 
 
 def main(argv=None) -> int:
