@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import positive_int
+from .cli import output_file_problem, positive_int
 
 
 def info() -> int:
@@ -37,10 +37,16 @@ def main(argv=None) -> int:
     b.add_argument("--size", type=positive_int, default=None,
                    help="side of the full-screen passes (default 4096 on a GPU, 512 on a software renderer)")
     b.add_argument("--repeat", type=positive_int, default=10, help="full-screen passes per measurement")
-    b.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
+    b.add_argument("--json", type=Path, default=None,
+                   help="also write the figures to this JSON file (checked before the benchmark runs: "
+                        "its folder must exist and be writable)")
     args = parser.parse_args(argv)
     if args.command == "info":
         return info()
+    if args.json is not None:
+        problem = output_file_problem(args.json, "--json")
+        if problem:
+            b.error(problem)
     return bench(args.passes, args.size, args.repeat, args.json)
 
 

@@ -1,10 +1,15 @@
 """argparse types shared by the command lines (``python -m gpgpu``, ``gpgpu.lp``, ``experiments``):
-a bad value is an argparse error that names the rule, never a traceback."""
+a bad value is an argparse error that names the rule, never a traceback. The output checks
+(:func:`output_folder_problem`, :func:`output_file_problem`) run before a command does its work,
+so that a path it cannot write is refused at once, not after minutes of work."""
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from pathlib import Path
 
-__all__ = ["positive_int", "tolerance"]
+__all__ = ["positive_int", "positive_float", "tolerance", "output_folder_problem", "output_file_problem"]
 
 
 def positive_int(text: str) -> int:
@@ -38,3 +43,49 @@ def tolerance(text: str) -> float:
     if not (0.0 < value < 1.0):
         raise argparse.ArgumentTypeError(f"eps must satisfy 0 < eps < 1, got {text}")
     return value
+
+
+def output_folder_problem(path, option: str = "--out") -> str | None:
+    """None when files can be written into the folder ``path`` (created, with its parents, when
+    missing); else the sentence for the user: the cause and what to give instead. Writability is
+    tried by creating (and removing) a file there, so a read-only or special file system such as
+    /proc is refused even for root."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        return f"{option} {str(path)!r} is an existing file, not a folder; give a folder (it is created if missing)"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"{option} {str(path)!r}: cannot create the folder ({exc.strerror}); give a folder you can write"
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path)
+    except OSError as exc:
+        return f"{option} {str(path)!r}: cannot write files there ({exc.strerror}); give a folder you can write"
+    os.close(fd)
+    os.unlink(probe)
+    return None
+
+
+def output_file_problem(path, option: str = "--json") -> str | None:
+    """None when the file ``path`` can be written (its folder must exist; an existing file is
+    left as it is until the command writes it); else the sentence for the user: the cause and
+    what to give instead."""
+    path = Path(path)
+    if path.is_dir():
+        return f"{option} {str(path)!r} is a folder; give a file name"
+    parent = path.parent
+    if not parent.is_dir():
+        return f"{option} {str(path)!r}: the folder {str(parent)!r} does not exist; create it or give another file"
+    if path.exists() and not path.is_file():       # a device or a pipe: opening it could block
+        if os.access(path, os.W_OK):
+            return None
+        return f"{option} {str(path)!r}: cannot write it (permission denied); give a file you can write"
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        return f"{option} {str(path)!r}: cannot write the file ({exc.strerror}); give a file you can write"
+    if not existed:
+        os.unlink(path)
+    return None

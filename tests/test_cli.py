@@ -41,6 +41,47 @@ def test_bench_size_above_the_texture_limit_is_refused():
     assert r.returncode == 2 and "GL_MAX_TEXTURE_SIZE" in r.stderr
 
 
+def _bench_must_not_run(monkeypatch):
+    import gpgpu.bench
+
+    def work(*a, **k):
+        raise AssertionError("the benchmark ran before the --json path was checked")
+
+    for name in ("pass_overhead", "plan_overhead", "fill_limits"):
+        monkeypatch.setattr(gpgpu.bench, name, work)
+
+
+@pytest.mark.parametrize("where, message", [
+    ("/proc/x", "cannot write the file"),
+    ("folder", "is a folder; give a file name"),
+    ("missing/x.json", "does not exist; create it or give another file"),
+])
+def test_bench_json_unwritable_is_refused_before_the_benchmark(where, message, tmp_path, monkeypatch, capsys):
+    from gpgpu.__main__ import main
+
+    if where == "/proc/x" and not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux's /proc")
+    (tmp_path / "folder").mkdir()
+    path = where if where.startswith("/") else str(tmp_path / where)
+    _bench_must_not_run(monkeypatch)
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "--passes", "10", "--size", "8", "--repeat", "1", "--json", path])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m gpgpu bench" in err and message in err
+    assert not Path(tmp_path / "missing").exists()
+
+
+def test_bench_json_check_leaves_no_file_and_keeps_an_existing_one(tmp_path):
+    from gpgpu.cli import output_file_problem
+
+    new = tmp_path / "new.json"
+    assert output_file_problem(new) is None and not new.exists()
+    old = tmp_path / "old.json"
+    old.write_text("{}")
+    assert output_file_problem(old) is None and old.read_text() == "{}"
+
+
 @pytest.mark.parametrize("sizes", ["0", "-5", "16,0", ",", "x"])
 def test_experiment_rejects_bad_sizes(sizes, tmp_path):
     r = run("experiments.fig8", "--sizes", sizes, "--out", str(tmp_path))

@@ -20,12 +20,18 @@ needs_x = pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xdotool
                              reason="needs Xvfb and xdotool (apt-get install xvfb xdotool; make test installs them as root)")
 
 
-@pytest.fixture
-def xvfb():
+def _free_display() -> int:
     for n in range(91, 140):
         if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            break
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+            return n
+    pytest.skip("no free X display number in :91 .. :139")
+
+
+@pytest.fixture
+def xvfb():
+    n = _free_display()
+    # -r: no autorepeat, so that a key press is one key press also while a loaded machine lags
+    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1024x768x24", "-nolisten", "tcp", "-r"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(100):
         if Path(f"/tmp/.X11-unix/X{n}").exists():
@@ -38,46 +44,73 @@ def xvfb():
         proc.wait(10)
 
 
-def _env(display):
-    env = dict(os.environ, DISPLAY=display, PYTHONPATH=str(ROOT))
-    env.pop("WAYLAND_DISPLAY", None)
+def _env(display=None):
+    """The environment of a child python: this tree first on its path, then this process's
+    path (the packages may come from PYTHONPATH, as on a machine whose moderngl is not in the
+    interpreter's own site-packages); DISPLAY as given (None: unset), and no Wayland."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in sys.path if p]))
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "XDG_SESSION_TYPE"):
+        env.pop(name, None)
+    if display is not None:
+        env["DISPLAY"] = display
     return env
+
+
+def _show_window(env, cwd, args, keys, pause=None):
+    """Run ``python -m gpgpu.show ARGS --window`` on the display of ``env``, press ``keys``
+    (xdotool names; with ``pause`` = (k, s): wait s seconds after the first k keys), and
+    return its (return code, stdout, stderr)."""
+    app = subprocess.Popen([sys.executable, "-m", "gpgpu.show", *args, "--window"],
+                           cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        try:
+            # --onlyvisible: the window once mapped, which it must be to take the focus
+            wid = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "^gpgpu.show"],
+                                 env=env, capture_output=True, text=True, timeout=60).stdout.split()[0]
+        except subprocess.TimeoutExpired:
+            app.kill()
+            pytest.fail("no window appeared: " + app.communicate()[1][-2000:])
+        subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=env, check=True, timeout=20)
+        k = len(keys) if pause is None else pause[0]
+        subprocess.run(["xdotool", "key", "--delay", "100", *keys[:k]], env=env, check=True, timeout=30)
+        if keys[k:]:
+            time.sleep(pause[1])
+            subprocess.run(["xdotool", "key", "--delay", "100", *keys[k:]], env=env, check=True, timeout=30)
+        out, err = app.communicate(timeout=60)
+    finally:
+        if app.poll() is None:
+            app.kill()
+    return app.returncode, out, err
+
+
+def _shown(out):
+    """The steps the window reported: [(pass index from 0, fragment (x, y) or None), ...]."""
+    steps = re.search(r"^shown: (.*)$", out, re.M).group(1).split()
+    return [(int(i) - 1, None if fr == "-" else tuple(int(v) for v in fr.split(",")))
+            for i, fr in (s.split("@") for s in steps)]
 
 
 @needs_x
 def test_window_steps_on_key_presses_and_shows_the_headless_frames(xvfb, tmp_path):
     size = (640, 360)
     shots = tmp_path / "shots"
-    env = _env(xvfb)
-    app = subprocess.Popen([sys.executable, "-m", "gpgpu.show", "cholesky", "--n", "5", "--window",
-                            "--size", "640x360", "--screenshots", str(shots)],
-                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        try:
-            wid = subprocess.run(["xdotool", "search", "--sync", "--name", "^gpgpu.show"], env=env,
-                                 capture_output=True, text=True, timeout=60).stdout.split()[0]
-        except subprocess.TimeoutExpired:
-            app.kill()
-            pytest.fail("no window appeared: " + app.communicate()[1][-2000:])
-        subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=env, check=True, timeout=20)
-        keys = ["Right"] * 5 + ["f", "Left", "q"]
-        subprocess.run(["xdotool", "key", "--delay", "100", *keys], env=env, check=True, timeout=30)
-        out, err = app.communicate(timeout=60)
-    finally:
-        if app.poll() is None:
-            app.kill()
-    assert app.returncode == 0, err
-    steps = re.search(r"^shown: (.*)$", out, re.M).group(1).split()
-    shown = [(int(s.split("@")[0]) - 1, tuple(int(v) for v in s.split("@")[1].split(","))) for s in steps]
+    shots.mkdir()
+    (shots / "shot_0042.png").write_bytes(b"an earlier run's screenshot")
+    (shots / "notes.txt").write_text("not a screenshot: kept")
+    rc, out, err = _show_window(_env(xvfb), tmp_path, ["cholesky", "--n", "5", "--size", "640x360",
+                                                      "--screenshots", str(shots)], ["Right"] * 5 + ["f", "Left", "q"])
+    assert rc == 0, err
+    shown = _shown(out)
     # one step per key: passes 1..6, then another fragment of pass 6, then pass 5
-    assert [i for i, _ in shown] == [0, 1, 2, 3, 4, 5, 5, 4]
+    assert [i for i, _ in shown] == [0, 1, 2, 3, 4, 5, 5, 4], out[-2000:]
     rec = run("cholesky", 5)
     update = rec.frames[5]
     assert update.kernel == "outer_product_subtraction"
     assert shown[5][1] == update.chosen_fragment() and shown[6][1] != shown[5][1]
     assert update.covered[shown[6][1][1], shown[6][1][0]]
     files = sorted(shots.glob("shot_*.png"))
-    assert len(files) == len(shown)
+    assert len(files) == len(shown)                  # the earlier run's shot_0042.png deleted ...
+    assert (shots / "notes.txt").exists()            # ... and nothing else
     from PIL import Image
 
     for path, (i, fragment) in zip(files, shown):
@@ -91,13 +124,58 @@ def test_window_steps_on_key_presses_and_shows_the_headless_frames(xvfb, tmp_pat
 
 
 def test_window_without_display_says_use_out(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("DISPLAY", None)
-    env.pop("WAYLAND_DISPLAY", None)
+    """Whatever the host (a desktop, CI, a GPU server with EGL and no X server, Xvfb installed or
+    not, the packages on PYTHONPATH): without DISPLAY and WAYLAND_DISPLAY the command says to use
+    --out, before any work, with no traceback."""
     r = subprocess.run([sys.executable, "-m", "gpgpu.show", "cholesky", "--n", "4", "--window"], cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2
+                       env=_env(None), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
     assert "--window needs a display" in r.stderr and "use --out DIR" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert "outer_product_subtraction" not in r.stdout          # refused before the algorithm ran
+
+
+def test_window_on_a_display_that_is_not_there_says_use_out(tmp_path):
+    """DISPLAY names a display with no X server: GLFW cannot open it (or the glfw package is
+    missing): the same clear refusal, before any work."""
+    r = subprocess.run([sys.executable, "-m", "gpgpu.show", "cholesky", "--n", "4", "--window"], cwd=tmp_path,
+                       env=_env(f":{_free_display()}"), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "--window needs a display" in r.stderr and "use --out DIR" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert "outer_product_subtraction" not in r.stdout
+
+
+def test_glfw_failures_whatever_the_platform_are_no_display_errors(monkeypatch):
+    """glfw.init failing (False, or a GLFWError raised by the package's error reporting), and
+    no OpenGL 3.3 window (None, or raised): NoDisplayError saying to use --out, no GLFW traceback."""
+    glfw = pytest.importorskip("glfw")
+    from gpgpu.show.window import NoDisplayError, display_problem, run_window
+
+    monkeypatch.setenv("DISPLAY", ":0")
+    frames = run("cholesky", 2).frames
+
+    def raise_error(*a):
+        raise glfw.GLFWError("(65550) Failed to detect any supported platform")
+
+    monkeypatch.setattr(glfw, "terminate", lambda: None)
+    for init in (lambda: False, raise_error):
+        monkeypatch.setattr(glfw, "init", init)
+        problem = display_problem()
+        assert problem.startswith("--window needs a display") and problem.endswith(
+            "use --out DIR to write the frames as PNG files, which needs none")
+        with pytest.raises(NoDisplayError, match="use --out DIR"):
+            run_window(frames)
+    monkeypatch.setattr(glfw, "init", lambda: True)
+    monkeypatch.setattr(glfw, "window_hint", lambda *a: None)
+    assert display_problem() is None
+    for create in (lambda *a: None, raise_error):
+        monkeypatch.setattr(glfw, "create_window", create)
+        with pytest.raises(NoDisplayError, match="could not open an OpenGL 3.3 window.*use --out DIR"):
+            run_window(frames)
+    monkeypatch.delenv("DISPLAY")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert "neither DISPLAY nor WAYLAND_DISPLAY is set" in display_problem()
 
 
 def test_headless_frame_draws_the_primitive_marks_and_values():
@@ -112,3 +190,89 @@ def test_headless_frame_draws_the_primitive_marks_and_values():
     img2 = render_offscreen(f, None, (640, 360)).astype(int)
     assert not (np.abs(img2 - [0, 217, 0]) < 12).all(axis=2).any()
     assert (np.abs(img2 - [255, 153, 0]) < 12).all(axis=2).sum() > 200
+
+
+def _marked_cells(img, panel, panels, shape):
+    """The cells of panel ``panel`` (of ``panels`` side by side, left to right) that carry the
+    green mark, as {(column, row)}: the panel's grid found from its pixels (the coloured cells,
+    not the white background, black primitive or dark green arrows), split into ``shape`` =
+    (rows, cols) cells, a cell marked when a tenth of it is the mark's green."""
+    rows, cols = shape
+    W = img.shape[1]
+    sub = img[:, round(panel * W / panels):round((panel + 1) * W / panels)].astype(int)
+    near = lambda rgb: (np.abs(sub - rgb) < 12).all(axis=2)   # noqa: E731
+    grid = ~((sub >= 250).all(axis=2) | (sub <= 40).all(axis=2) | near([0, 115, 0]))
+    ys, xs = np.nonzero(grid)
+    top, left = ys.min(), xs.min()
+    ch, cw = (ys.max() + 1 - top) / rows, (xs.max() + 1 - left) / cols
+    assert abs(ch - cw) < 2, "cells are square"
+    green = near([0, 217, 0])
+    return {(c, r) for r in range(rows) for c in range(cols)
+            if green[round(top + r * ch):round(top + (r + 1) * ch), round(left + c * cw):round(left + (c + 1) * cw)].mean() > 0.1}
+
+
+def test_window_marks_the_chosen_fragment_and_its_fetches_in_their_cells():
+    """The green marks sit on fragment (x, y) = (column 1, row 3), not on (3, 1), and on the
+    texels it fetched: Fig. 5 of 001, k = 0, the fragment (j, i) = (1, 3) reads L(1, 3), its
+    neighbour L(0, 3) and the pivot L(0, 1). A choice with x != y, so a swap shows."""
+    f = run("cholesky", 5).frames[5]
+    assert f.kernel == "outer_product_subtraction"
+    img = render_offscreen(f, (1, 3), (640, 360))
+    assert _marked_cells(img, 1, 2, (5, 5)) == {(1, 3)}                   # the target, right
+    assert _marked_cells(img, 0, 2, (5, 5)) == {(1, 3), (0, 3), (0, 1)}   # the input L, left
+    # a fragment the pass does not shade: marked, nothing fetched, the target alone
+    img = render_offscreen(f, (4, 0), (640, 360))
+    assert _marked_cells(img, 0, 1, (5, 5)) == {(4, 0)}
+
+
+def test_steps_play_to_the_last_pass_and_stay_there():
+    """Space plays pass after pass and stops on the last; Right, End and Space there stay on
+    it (no step past the end); every step has a frame and a fragment to show."""
+    from gpgpu.show.window import Steps
+
+    frames = run("cholesky", 3).frames
+    last = len(frames) - 1
+    s = Steps(frames, play_seconds=1.0)
+    seen = [s.i]
+    s.key("play", now=0.0)
+    assert s.playing
+    for t in range(1, 3 * len(frames)):
+        s.tick(float(t) + 0.5)
+        s.frame, s.fragment()
+        seen.append(s.i)
+    assert sorted(set(seen)) == list(range(len(frames))) and seen == sorted(seen)
+    assert s.i == last and not s.playing
+    for action in ("next", "last", "play", "next", "next fragment"):
+        s.key(action, now=100.0)
+        for t in (101.0, 102.0, 103.0):
+            s.tick(t)
+        assert s.i == last and s.frame is frames[last]
+        s.fragment()
+    assert s.key("previous") and s.i == last - 1
+    s.key("first")
+    assert s.i == 0 and not s.key("previous") and s.i == 0
+    with pytest.raises(ValueError, match="unknown action 'jump'"):
+        s.key("jump")
+
+
+def test_steps_start_from_the_fragment_asked_for_where_it_is_shaded():
+    from gpgpu.show.window import Steps
+
+    frames = run("cholesky", 5).frames
+    s = Steps(frames, fragment=(1, 3))
+    for k, f in enumerate(frames):
+        assert s.i == k
+        assert s.fragment() == ((1, 3) if f.shades(1, 3) else f.chosen_fragment())
+        s.key("next")
+    assert any(f.shades(1, 3) for f in frames) and not all(f.shades(1, 3) for f in frames)
+
+
+@needs_x
+def test_window_played_past_its_last_pass_stays_on_it(xvfb, tmp_path):
+    """End, Left, Space: it plays from the last pass but one; after a wait of several play
+    steps (0.6 s each), Right: no error, and the window stayed on the last pass."""
+    last = len(run("cholesky", 3).frames) - 1
+    rc, out, err = _show_window(_env(xvfb), tmp_path, ["cholesky", "--n", "3", "--size", "320x200"],
+                                ["End", "Left", "space", "Right", "q"], pause=(3, 2.5))
+    assert rc == 0 and "Traceback" not in err, err
+    assert [i for i, _ in _shown(out)] == [0, last, last - 1, last], out[-2000:]

@@ -16,6 +16,11 @@ Figs. 2-7 of 001 and Fig. 5 of 000 do by hand:
 
 Frames are PNGs (matplotlib) and one animated GIF (Pillow, matplotlib's dependency);
 ``--window`` draws them with OpenGL in a GLFW window instead (:mod:`gpgpu.show.window`).
+Frame k (counted from 1, as the captions count) is ``pass_000k.png``; each PNG also carries its
+caption as text (the "Title" and "Description" entries). Writing into a folder used before
+replaces that folder's frames: the files an earlier run wrote there under these names
+(pass_NNNN.png and passes.gif, nothing else) are deleted first, so the folder holds this run's
+frames alone.
 """
 from __future__ import annotations
 
@@ -23,8 +28,11 @@ import numpy as np
 
 from .algorithms import ALGORITHMS, run  # noqa: F401
 
-__all__ = ["ALGORITHMS", "run", "draw_frame", "write_frames", "caption"]
+__all__ = ["ALGORITHMS", "run", "draw_frame", "write_frames", "caption", "frame_name", "FRAME_PATTERN",
+           "GIF_NAME"]
 
+FRAME_PATTERN = r"pass_\d{4,}\.png"   # the frames' file names: pass_0001.png is the frame of pass 1
+GIF_NAME = "passes.gif"
 LABEL_LIMIT = 16      # cells labelled with their values up to this many rows and columns
 
 
@@ -150,33 +158,52 @@ def draw_frame(frame, total: int, fragment=None, path=None, figsize=(11, 5.4), h
         if n > len(fetches):
             text.append(f"... {n} fetches in all, the first {len(fetches)} shown")
         tax.set_xlabel("\n".join(text), fontsize=7, loc="left")
-    fig.suptitle(caption(frame, total, heading), fontsize=8)
+    text = caption(frame, total, heading)
+    fig.suptitle(text, fontsize=8)
     fig.subplots_adjust(left=0.04, right=0.98, top=0.84, bottom=0.24, wspace=0.15)
     if path is not None:
-        fig.savefig(path, dpi=100)
+        fig.savefig(path, dpi=100, metadata={"Title": f"pass {frame.index + 1} of {total}", "Description": text})
         plt.close(fig)
     return fig
 
 
+def frame_name(frame) -> str:
+    """The file name of ``frame``'s PNG: pass_0001.png for pass 1 (the captions count from 1)."""
+    return f"pass_{frame.index + 1:04d}.png"
+
+
+def _clear_frames(out) -> None:
+    """Delete the files an earlier run of :func:`write_frames` left in ``out``: those named as it
+    names them (pass_NNNN.png, passes.gif), nothing else."""
+    import re
+
+    for p in out.iterdir():
+        if (re.fullmatch(FRAME_PATTERN, p.name) or p.name == GIF_NAME) and p.is_file():
+            p.unlink()
+
+
 def write_frames(recorder, out_dir, fragment=None, gif: bool = True, duration_ms: int = 700,
                  heading: str = "") -> list:
-    """Draw every frame of ``recorder`` into ``out_dir`` (pass_0001.png, ...) and, with
-    ``gif``, passes.gif of them all; returns the paths written."""
+    """Draw every frame of ``recorder`` into ``out_dir`` (pass_0001.png for pass 1, ...) and,
+    with ``gif``, passes.gif of them all; returns the paths written. A folder used before has
+    its earlier frames replaced: the pass_NNNN.png and passes.gif files there are deleted first
+    (other files are left alone), so it holds this run's frames alone."""
     from pathlib import Path
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    _clear_frames(out)
     frames = recorder.frames
     paths = []
     for f in frames:
-        p = out / f"pass_{f.index + 1:04d}.png"
+        p = out / frame_name(f)
         draw_frame(f, len(frames), fragment, p, heading=heading)
         paths.append(p)
     if gif and paths:
         from PIL import Image
 
         images = [Image.open(p).convert("P", palette=Image.ADAPTIVE) for p in paths]
-        g = out / "passes.gif"
+        g = out / GIF_NAME
         images[0].save(g, save_all=True, append_images=images[1:], duration=duration_ms, loop=0)
         paths.append(g)
     return paths

@@ -1,13 +1,20 @@
 """``python -m gpgpu.show ALGORITHM [--n 8] [--out DIR] [--fragment X,Y] [--window]``: record every
 pass of an algorithm on a small problem and draw one frame per pass (PNGs and an animated GIF),
 with the trace printed beside them; ``--window`` steps through them in a GLFW window instead
-(:mod:`gpgpu.show.window`). ``--list`` lists the algorithms."""
+(:mod:`gpgpu.show.window`). ``--list`` lists the algorithms.
+
+Checked before any work, as argparse errors (exit status 2, no traceback): the output folder
+(``--out``, ``--screenshots``) must be a folder that can be created and written, and
+``--window`` needs a display. ``--fragment`` must lie inside a pass's target (the valid range is
+in the message) and be shaded by at least one pass. A folder used before has its earlier frames
+replaced (pass_NNNN.png and passes.gif deleted first, nothing else), and the count printed is
+this run's files."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from ..cli import output_folder_problem
 from . import ALGORITHMS, run, write_frames
 from .algorithms import MAX_N
 
@@ -22,6 +29,28 @@ def _fragment(text: str):
     return x, y
 
 
+def _valid_range(frames) -> str:
+    """Where a fragment may lie: inside the targets' (rows, cols), said as ranges of X and Y."""
+    shapes = sorted({f.target for f in frames}, key=lambda t: (-t[0] * t[1], t))
+    rows, cols = max(r for r, _ in shapes), max(c for _, c in shapes)
+    if (rows, cols) in shapes:                      # one target holds all the others
+        return f"X (column) from 0 to {cols - 1} and Y (row) from 0 to {rows - 1}"
+    listed = ", ".join(f"{r} x {c}" for r, c in shapes[:6]) + (", ..." if len(shapes) > 6 else "")
+    return f"X (column) from 0 to cols - 1 and Y (row) from 0 to rows - 1 of a pass's target, rows x cols: {listed}"
+
+
+def fragment_problem(frames, fragment) -> str | None:
+    """None when ``fragment`` (x, y) is shaded by some pass of ``frames``; else why not, with
+    the valid range (the passes' targets)."""
+    x, y = fragment
+    if not frames or any(f.shades(x, y) for f in frames):
+        return None
+    if not any(x < f.target[1] and y < f.target[0] for f in frames):
+        return f"--fragment {x},{y} is outside every pass's target; give {_valid_range(frames)}"
+    return (f"--fragment {x},{y} is shaded by no pass; give one that a pass shades (the frames outline "
+            f"the shaded fragments in orange), with {_valid_range(frames)}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m gpgpu.show",
@@ -31,10 +60,13 @@ def main(argv=None) -> int:
         epilog="algorithms: " + ", ".join(ALGORITHMS))
     ap.add_argument("algorithm", nargs="?", help="one of the algorithms below (--list describes them)")
     ap.add_argument("--n", type=int, default=8, help=f"problem size, 2 .. {MAX_N} (default 8)")
-    ap.add_argument("--out", default=None, help="folder for the frames (default frames/ALGORITHM)")
+    ap.add_argument("--out", default=None,
+                    help="folder for the frames (default frames/ALGORITHM); created if missing. A folder used "
+                         "before has its frames replaced: the pass_NNNN.png and passes.gif files there are "
+                         "deleted first (no other file)")
     ap.add_argument("--fragment", type=_fragment, default=None,
-                    help="X,Y of the fragment to explain in every frame that shades it "
-                         "(default: the middle of each pass's covered cells)")
+                    help="X,Y (column, row, from 0) of the fragment to explain in every frame that shades it; "
+                         "it must be shaded by some pass (default: the middle of each pass's covered cells)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the problem's random data")
     ap.add_argument("--no-gif", action="store_true", help="write the PNGs only")
     ap.add_argument("--window", action="store_true",
@@ -42,7 +74,8 @@ def main(argv=None) -> int:
                          "Space: play, F/C: fragment, Q: close) instead of writing files")
     ap.add_argument("--size", default="1100x560", help="window size WxH (default 1100x560)")
     ap.add_argument("--screenshots", default=None, metavar="DIR",
-                    help="with --window: also save every step shown as DIR/shot_NNNN.png")
+                    help="with --window: also save every step shown as DIR/shot_NNNN.png (the shot_NNNN.png "
+                         "files of an earlier run there are deleted first)")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
     args = ap.parse_args(argv)
     if args.list:
@@ -60,10 +93,27 @@ def main(argv=None) -> int:
         assert len(size) == 2 and min(size) >= 64
     except (ValueError, AssertionError):
         ap.error(f"--size takes WxH, each at least 64 pixels, got {args.size!r}")
-    if args.window and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        ap.error("--window needs a display (DISPLAY is not set); use --out DIR to write the frames "
-                 "as PNG files, which needs none")
+    # the outputs are checked before the work, not found unusable after it
+    out = args.out or f"frames/{args.algorithm}"
+    if args.window:
+        from .window import display_problem
+
+        problem = display_problem()
+        if problem:
+            ap.error(problem)
+        if args.screenshots:
+            problem = output_folder_problem(args.screenshots, "--screenshots")
+            if problem:
+                ap.error(problem)
+    else:
+        problem = output_folder_problem(out, "--out")
+        if problem:
+            ap.error(problem)
     rec = run(args.algorithm, args.n, args.seed)
+    if args.fragment is not None:
+        problem = fragment_problem(rec.frames, args.fragment)
+        if problem:
+            ap.error(problem)
     what, ref, _ = ALGORITHMS[args.algorithm]
     if args.window:
         from ..context import release_context
@@ -74,17 +124,16 @@ def main(argv=None) -> int:
         release_context()    # the window's context becomes current; nothing computes any more
         try:
             shown = run_window(frames, size, heading=f"{args.algorithm}, n = {args.n}",
-                               screenshots=args.screenshots)
-        except NoDisplayError as exc:
+                               screenshots=args.screenshots, fragment=args.fragment)
+        except NoDisplayError as exc:       # the display went away, or no OpenGL 3.3 window on it
             print(f"error: {exc}", file=sys.stderr)
             return 2
         print("shown: " + " ".join(f"{i + 1}@{'-' if fr is None else '%d,%d' % fr}" for i, fr in shown))
         return 0
-    out = args.out or f"frames/{args.algorithm}"
     paths = write_frames(rec, out, args.fragment, gif=not args.no_gif,
                          heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})")
     print(rec.format_trace())
-    print(f"{len(rec.frames)} passes, {len(paths)} files in {out}/"
+    print(f"{len(rec.frames)} passes, {len(paths)} files of this run in {out}/"
           + (" (passes.gif animates them)" if not args.no_gif else ""))
     return 0
 

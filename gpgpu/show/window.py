@@ -8,7 +8,13 @@ caption (pass, kernel, paper) is the window's title and is printed, with the cho
 fragment's T0, T1 and fetches, at every step.
 
 Keys: Right / Left (or N / P) the next / previous pass, Home / End the first / last, Space
-plays and pauses, F the next fragment of the pass (C the previous), Q or Escape closes.
+plays and pauses (playing stops on the last pass; Right there stays on it), F the next fragment
+of the pass (C the previous), Q or Escape closes. :class:`Steps` holds what the keys move.
+
+Without a display (neither DISPLAY nor WAYLAND_DISPLAY set, no glfw package, or GLFW unable to
+open the display or an OpenGL 3.3 window, whatever its platform) the window is refused with
+:class:`NoDisplayError`, whose message says to use ``--out DIR`` (PNG files need no display);
+:func:`display_problem` is that check, made before any work.
 
 :class:`FrameRenderer` draws into whatever framebuffer is bound, so the window and a headless
 framebuffer (:func:`render_offscreen`) draw the same pixels: the tests compare the window's
@@ -25,9 +31,12 @@ import numpy as np
 
 from . import fetched_panels
 
-__all__ = ["FrameRenderer", "render_offscreen", "run_window", "NoDisplayError", "DEFAULT_SIZE"]
+__all__ = ["FrameRenderer", "render_offscreen", "run_window", "Steps", "NoDisplayError", "display_problem",
+           "DEFAULT_SIZE", "SHOT_PATTERN"]
 
 DEFAULT_SIZE = (1100, 560)
+SHOT_PATTERN = r"shot_\d{4,}\.png"   # the screenshots' names (shot_0001.png, ...)
+USE_OUT = "use --out DIR to write the frames as PNG files, which needs none"
 
 _GRID_VS = """
 #version 330
@@ -74,7 +83,128 @@ void main() { color = vec4(rgb, 1.0); }
 
 
 class NoDisplayError(RuntimeError):
-    """No display to open a window on."""
+    """No display to open a window on (the message says to use --out DIR instead)."""
+
+
+def _no_display(cause: str) -> NoDisplayError:
+    return NoDisplayError(f"--window needs a display: {cause}; {USE_OUT}")
+
+
+def _glfw_errors(glfw) -> list:
+    """GLFW's error messages from now on, collected (not warned or raised, whatever the package's
+    ERROR_REPORTING), to quote in :class:`NoDisplayError`."""
+    errors = []
+    glfw.set_error_callback(lambda code, text: errors.append(
+        text.decode(errors="replace") if isinstance(text, bytes) else str(text)))
+    return errors
+
+
+def _import_glfw():
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise _no_display("neither DISPLAY nor WAYLAND_DISPLAY is set")
+    try:
+        import glfw
+    except Exception as exc:            # ImportError, or the package's own "failed to load GLFW3"
+        raise _no_display(f"the glfw package is not usable ({exc}; pip install glfw)") from None
+    return glfw
+
+
+def _init_glfw(glfw) -> list:
+    """glfw.init(), or NoDisplayError naming GLFW's reason; returns the error list."""
+    errors = _glfw_errors(glfw)
+    try:
+        ok = glfw.init()
+    except Exception as exc:            # GLFWError raised by the package's error reporting
+        errors.append(str(exc))
+        ok = False
+    if not ok:
+        where = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+        raise _no_display(f"GLFW could not open the display {where!r}"
+                          + (f" ({errors[-1]})" if errors else ""))
+    return errors
+
+
+def display_problem() -> str | None:
+    """None when a window can be opened (a display is set and GLFW initialises on it); else the
+    sentence saying why not and to use --out DIR. Cheap: made before the algorithm runs."""
+    try:
+        glfw = _import_glfw()
+        _init_glfw(glfw)
+    except NoDisplayError as exc:
+        return str(exc)
+    glfw.terminate()
+    return None
+
+
+class Steps:
+    """What the window shows: the pass ``i`` and the fragment explained in it, moved by the
+    keys (:meth:`key`) and by the play clock (:meth:`tick`). Never leaves the passes: Right or
+    playing on the last pass stays there (playing stops), Left on the first stays there.
+    ``fragment`` (x, y) is explained first in every pass that shades it, as ``--fragment`` is
+    in the PNG frames; elsewhere the pass's own choice (:meth:`Frame.chosen_fragment`)."""
+
+    ACTIONS = ("next", "previous", "first", "last", "play", "next fragment", "previous fragment")
+
+    def __init__(self, frames, play_seconds: float = 0.6, fragment=None):
+        if not frames:
+            raise ValueError("nothing to show: the algorithm drew no passes")
+        self.frames = list(frames)
+        self.play_seconds = float(play_seconds)
+        self.start_fragment = fragment
+        self.i = 0               # the pass shown (index into frames)
+        self.frag = 0            # offset from the pass's first fragment, among its shaded ones
+        self.playing = False
+        self.due = 0.0           # when playing: the time of the next step
+
+    @property
+    def frame(self):
+        return self.frames[self.i]
+
+    def fragment(self):
+        """The fragment explained now: (x, y), or None when the pass shaded nothing recordable."""
+        f = self.frame
+        frags = _fragments(f)
+        if not frags:
+            return None
+        first = self.start_fragment if self.start_fragment and f.shades(*self.start_fragment) else f.chosen_fragment()
+        return frags[(frags.index(first) + self.frag) % len(frags)]
+
+    def _go(self, i: int) -> bool:
+        i = min(max(i, 0), len(self.frames) - 1)
+        if i == self.i:
+            return False
+        self.i, self.frag = i, 0
+        return True
+
+    def key(self, action: str, now: float = 0.0) -> bool:
+        """Apply one of :attr:`ACTIONS`; returns whether what is shown changed."""
+        if action == "next":
+            return self._go(self.i + 1)
+        if action == "previous":
+            return self._go(self.i - 1)
+        if action == "first":
+            return self._go(0)
+        if action == "last":
+            return self._go(len(self.frames) - 1)
+        if action == "play":
+            self.playing = not self.playing and self.i < len(self.frames) - 1
+            self.due = now + self.play_seconds
+            return False
+        if action in ("next fragment", "previous fragment"):
+            self.frag += 1 if action == "next fragment" else -1
+            return True          # drawn again, also where the pass has one fragment: a step per key
+        raise ValueError(f"unknown action {action!r}; valid: {', '.join(self.ACTIONS)}")
+
+    def tick(self, now: float) -> bool:
+        """Playing: the next pass once its time has come (stops on the last); returns whether
+        what is shown changed."""
+        if not self.playing or now < self.due:
+            return False
+        self.due = now + self.play_seconds
+        changed = self._go(self.i + 1)
+        if self.i == len(self.frames) - 1:
+            self.playing = False
+        return changed
 
 
 class FrameRenderer:
@@ -234,29 +364,30 @@ def describe(frame, fragment, total) -> str:
 
 
 def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | None = None,
-               play_seconds: float = 0.6) -> list:
+               play_seconds: float = 0.6, fragment=None) -> list:
     """Open the window and step through ``frames`` until it is closed. Returns the steps shown,
-    [(pass index, fragment), ...]. With ``screenshots`` (a folder), each shown step is also saved
-    from the window's framebuffer as shot_NNNN.png (what the tests compare)."""
-    if not frames:
-        raise ValueError("nothing to show: the algorithm drew no passes")
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        raise NoDisplayError("--window needs a display (DISPLAY is not set); use --out DIR to write the "
-                             "frames as PNG files, which needs none")
-    import glfw
-
-    if not glfw.init():
-        raise NoDisplayError("--window: GLFW could not open the display "
-                             f"{os.environ.get('DISPLAY', '')!r}; use --out DIR to write the frames as PNG files")
-    glfw.window_hint(glfw.CONTEXT_VERSION_MAJOR, 3)
-    glfw.window_hint(glfw.CONTEXT_VERSION_MINOR, 3)
-    glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
-    glfw.window_hint(glfw.OPENGL_FORWARD_COMPAT, glfw.TRUE)
-    glfw.window_hint(glfw.RESIZABLE, glfw.FALSE)
-    win = glfw.create_window(size[0], size[1], "gpgpu.show", None, None)
+    [(pass index, fragment), ...]. ``fragment`` (x, y) is explained first in each pass that
+    shades it (see :class:`Steps`). With ``screenshots`` (a folder), each shown step is also
+    saved from the window's framebuffer as shot_NNNN.png (what the tests compare); the
+    screenshots an earlier run left there (files named shot_NNNN.png, nothing else) are
+    deleted first, so the folder holds this run's alone. Without a display:
+    :class:`NoDisplayError` (its message says to use --out DIR)."""
+    steps = Steps(frames, play_seconds, fragment)
+    glfw = _import_glfw()
+    errors = _init_glfw(glfw)
+    try:
+        glfw.window_hint(glfw.CONTEXT_VERSION_MAJOR, 3)
+        glfw.window_hint(glfw.CONTEXT_VERSION_MINOR, 3)
+        glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
+        glfw.window_hint(glfw.OPENGL_FORWARD_COMPAT, glfw.TRUE)
+        glfw.window_hint(glfw.RESIZABLE, glfw.FALSE)
+        win = glfw.create_window(size[0], size[1], "gpgpu.show", None, None)
+    except Exception as exc:            # GLFWError raised by the package's error reporting
+        errors.append(str(exc))
+        win = None
     if not win:
         glfw.terminate()
-        raise NoDisplayError("--window: could not open an OpenGL 3.3 window; use --out DIR instead")
+        raise _no_display("GLFW could not open an OpenGL 3.3 window" + (f" ({errors[-1]})" if errors else ""))
     try:
         glfw.make_context_current(win)
         ctx = moderngl.create_context(require=330)
@@ -265,64 +396,43 @@ def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | 
         glfw.destroy_window(win)
         glfw.terminate()
         raise
-    state = {"i": 0, "frag": 0, "play": False, "dirty": True, "next": 0.0, "keys": []}
+    if screenshots:
+        _clear_screenshots(screenshots)
+    actions = {glfw.KEY_RIGHT: "next", glfw.KEY_N: "next", glfw.KEY_LEFT: "previous", glfw.KEY_P: "previous",
+               glfw.KEY_HOME: "first", glfw.KEY_END: "last", glfw.KEY_SPACE: "play",
+               glfw.KEY_F: "next fragment", glfw.KEY_C: "previous fragment"}
+    keys = []
     shown = []
 
     def on_key(window, key, scancode, action, mods):
         if action in (glfw.PRESS, glfw.REPEAT):
-            state["keys"].append(key)   # one key a step: each is drawn before the next is applied
-
-    def apply(key):
-        i = state["i"]
-        if key in (glfw.KEY_RIGHT, glfw.KEY_N):
-            i = min(i + 1, len(frames) - 1)
-        elif key in (glfw.KEY_LEFT, glfw.KEY_P):
-            i = max(i - 1, 0)
-        elif key == glfw.KEY_HOME:
-            i = 0
-        elif key == glfw.KEY_END:
-            i = len(frames) - 1
-        elif key == glfw.KEY_SPACE:
-            state["play"] = not state["play"]
-            state["next"] = time.monotonic() + play_seconds
-        elif key in (glfw.KEY_F, glfw.KEY_C):
-            state["frag"] += 1 if key == glfw.KEY_F else -1
-            state["dirty"] = True
-        elif key in (glfw.KEY_Q, glfw.KEY_ESCAPE):
-            glfw.set_window_should_close(win, True)
-        if i != state["i"]:
-            state["i"], state["frag"], state["dirty"] = i, 0, True
+            keys.append(key)   # one key a step: each is drawn before the next is applied
 
     glfw.set_key_callback(win, on_key)
+    dirty = True
     try:
         while not glfw.window_should_close(win):
-            if state["keys"]:
-                apply(state["keys"].pop(0))
-            if state["play"] and time.monotonic() >= state["next"]:
-                state["next"] = time.monotonic() + play_seconds
-                if state["i"] < len(frames) - 1:
-                    state["i"], state["frag"], state["dirty"] = state["i"] + 1, 0, True
-                else:
-                    state["play"] = False
-            if state["dirty"]:
-                state["dirty"] = False
-                f = frames[state["i"]]
-                frags = _fragments(f)
-                fragment = None
-                if frags:
-                    chosen = f.chosen_fragment()
-                    fragment = frags[(frags.index(chosen) + state["frag"]) % len(frags)]
+            if keys:
+                key = keys.pop(0)
+                if key in (glfw.KEY_Q, glfw.KEY_ESCAPE):
+                    glfw.set_window_should_close(win, True)
+                elif key in actions:
+                    dirty |= steps.key(actions[key], time.monotonic())
+            dirty |= steps.tick(time.monotonic())
+            if dirty:
+                dirty = False
+                f, frag = steps.frame, steps.fragment()
                 ctx.screen.use()
                 W, H = glfw.get_framebuffer_size(win)
-                renderer.draw(f, fragment, (W, H))
-                shown.append((f.index, fragment))
+                renderer.draw(f, frag, (W, H))
+                shown.append((f.index, frag))
                 if screenshots:              # the back buffer, just drawn, is what the swap shows
                     _screenshot(ctx, (W, H), screenshots, len(shown))
                 glfw.swap_buffers(win)
-                text = describe(f, fragment, len(frames))
+                text = describe(f, frag, len(frames))
                 glfw.set_window_title(win, "gpgpu.show: " + (heading + " | " if heading else "") + text.split("\n")[0][:200])
                 print(text, flush=True)
-            if state["keys"]:
+            if keys:
                 glfw.poll_events()
             else:
                 glfw.wait_events_timeout(0.05)
@@ -331,6 +441,18 @@ def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | 
         glfw.destroy_window(win)
         glfw.terminate()
     return shown
+
+
+def _clear_screenshots(folder) -> None:
+    """Delete the screenshots (shot_NNNN.png) an earlier run left in ``folder``."""
+    import re
+    from pathlib import Path
+
+    folder = Path(folder)
+    if folder.is_dir():
+        for p in folder.iterdir():
+            if re.fullmatch(SHOT_PATTERN, p.name) and p.is_file():
+                p.unlink()
 
 
 def _screenshot(ctx, size, folder, n) -> None:
