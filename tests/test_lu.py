@@ -346,3 +346,28 @@ def test_tiny_solution_beyond_float32_is_refused():
         gpgpu.lu_solve(A, np.array([1e10]))
     with pytest.raises(FloatingPointError, match="overflows float32"):
         gpgpu.gauss_jordan(A, np.array([1e10]))
+
+
+def test_stream_right_hand_sides_with_a_scaled_matrix(rng):
+    """A numpy matrix of 2^-123 scale with a Stream right-hand side: the solution (a Stream for
+    lu_solve and cho_solve, numpy for gauss_jordan, the kind of A) scaled back on the GPU
+    (2^119 and 2^124: two passes, none above 2^100) or the CPU. The matrices are well
+    conditioned: the solutions to the solve tests' 1e-5."""
+    n = N_TINY
+    A = rng.standard_normal((n, n)) + n * np.eye(n)
+    S = _spd(rng, n)
+    b = rng.standard_normal(n)
+    At, Lt = np.ldexp(A, -123), np.ldexp(np.linalg.cholesky(S), -62)
+    with Stream.from_array(b) as bs, lu_factor(At) as f:
+        assert f.exponent == 123 - np.frexp(np.abs(A).max())[1]       # max|2^e At| in [0.5, 1)
+        x = gpgpu.lu_solve(f, bs)
+        assert isinstance(x, Stream)
+        np.testing.assert_allclose(x.to_array(), np.linalg.solve(At, b), rtol=1e-5)
+        x.release()
+        x = gpgpu.cho_solve(Lt, bs)
+        assert isinstance(x, Stream)
+        np.testing.assert_allclose(x.to_array(), np.linalg.solve(np.ldexp(S, -124), b), rtol=1e-5)
+        x.release()
+    with Stream.from_array(b[:, None]) as Bs:
+        X = gpgpu.gauss_jordan(At, Bs)
+    np.testing.assert_allclose(X[:, 0], np.linalg.solve(At, b), rtol=1e-5)
