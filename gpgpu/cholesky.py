@@ -470,6 +470,59 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     return result
 
 
+def power_of_two_exponent(amax: float, even: bool = False) -> int:
+    """The e with 2^e amax in [0.5, 1) (in [0.5, 2) with e even, ``even=True``); 0 for amax = 0."""
+    if not amax > 0.0:
+        return 0
+    e = -int(np.frexp(amax)[1])
+    return e + 1 if even and e % 2 else e
+
+
+def scaled_input(a, arr: np.ndarray, even: bool = False) -> tuple:
+    """(2^e a as float32, e) for a numpy input ``a`` that ``check_array`` has passed as ``arr``:
+    the power of two e that brings max|a| into [0.5, 1) ([0.5, 2) with e even, ``even=True``).
+
+    A GPU flushes float32's subnormal numbers (below 2^-126 = 1.2e-38) to zero, in its
+    arithmetic and when it reads a texture, so a matrix scaled by 1e-37 loses most of its
+    digits there (the backward error of LU came out 8e-2). Scaling by a power of two is exact
+    (taken from the float64 values, before their rounding to float32), and every float32
+    operation of the factorizations commutes with it away from over- and underflow: the
+    callers scale back exactly on the CPU (U by 2^-e, L of Cholesky by 2^(-e/2), solutions
+    by the ratio of the two sides' powers). A matrix and the same matrix times 2^j (2^(2j) for
+    Cholesky) give the same float32 upload, hence the same GPU results times that power."""
+    a64 = np.asarray(a, dtype=np.float64)
+    e = power_of_two_exponent(float(np.abs(a64).max()), even)
+    return (arr, 0) if e == 0 else (np.ldexp(a64, e).astype(np.float32), e)
+
+
+def scaled_back(x, e, what: str) -> np.ndarray:
+    """2^e x for a float32 result x read back from the GPU, as float32 (exact, or gradual
+    underflow on the CPU; e an integer or an integer array that broadcasts against x);
+    ``FloatingPointError`` when it overflows float32's range."""
+    if np.all(np.asarray(e) == 0):
+        return x
+    out = np.ldexp(np.asarray(x, dtype=np.float64), e)
+    with np.errstate(over="ignore"):
+        out32 = out.astype(np.float32)
+    if np.all(np.isfinite(x)) and not np.all(np.isfinite(out32)):
+        raise FloatingPointError(f"{what} overflows float32 (|x| > 3.4e38): the problem's scale "
+                                 "is beyond float32's range; scale it")
+    return out32
+
+
+def scaled_stream(x: Stream, e: int) -> Stream:
+    """2^e x on the GPU (``blas1.scale`` passes of at most 2^100 each, so that no factor
+    leaves float32's normal range); releases x unless e = 0."""
+    from .blas1 import scale
+
+    while e:
+        step = max(-100, min(100, e))
+        x_old, x = x, scale(2.0 ** step, x)
+        x_old.release()
+        e -= step
+    return x
+
+
 def _validate_spd_input(a) -> np.ndarray:
     arr = check_array(a, "A", ndim=(2,))
     n, n2 = arr.shape
@@ -519,7 +572,11 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     Returns
     -------
     L : numpy array (n, n), lower triangular, for a numpy A; a Stream (full or packed, as
-        given) for a Stream A.
+        given) for a Stream A. A numpy A is scaled by an even power of two 2^e that brings
+        max|A| near 1 before the upload and L scaled back by 2^(-e/2), both exact
+        (:func:`scaled_input`): a GPU flushes float32's subnormal numbers (below 1.2e-38) to
+        zero, and a matrix of tiny entries (1e-37) would lose its digits. A Stream is taken
+        as it is.
 
     Raises
     ------
@@ -537,7 +594,10 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
                              "storage and transfer at their defaults")
         from .blocked import blocked_cholesky
 
-        return blocked_cholesky(A, block, panel=panel)
+        if isinstance(A, Stream):
+            return blocked_cholesky(A, block, panel=panel)
+        arr, e = scaled_input(A, _validate_spd_input(A), even=True)
+        return np.ldexp(blocked_cholesky(arr, block, panel=panel), -e // 2)
     if panel != "faithful":
         raise ValueError("panel= chooses how variant='blocked' factors its panels; leave it at 'faithful'")
     if isinstance(A, Stream):
@@ -545,7 +605,8 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         if storage == "full" and A.cols != A.rows:
             raise ValueError(f"cholesky: A must be square, got a stream of shape {A.shape}")
         return factor(A, m, form, update, index, storage, transfer)
-    arr = _validate_spd_input(A)
+    # scaled by a power of two 2^e (e even) so that max|A| is near 1 (scaled_input): L = 2^(-e/2) L_s
+    arr, e = scaled_input(A, _validate_spd_input(A), even=True)
     m = arr.shape[0]
     if storage == "packed":
         from .context import max_texture_size
@@ -560,7 +621,7 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         upload = np.tril(arr)
     with Stream.from_array(upload, "A") as S:
         L = factor(S, m, form, update, index, storage, transfer)
-    out = L.to_array()
+    out = np.ldexp(L.to_array(), -e // 2)
     L.release()
     return pk.unpack(out, m) if storage == "packed" else np.tril(out)
 
@@ -735,7 +796,10 @@ def cho_solve(L, b, storage: str = "full"):
 
     ``L`` is the lower factor as a numpy array (m x m; only the lower triangle is read) or a
     Stream (full m x m, or packed with ``storage="packed"``); ``b`` a vector of length m (or an
-    (m, r) array of right-hand sides). Returns the kind of ``b``.
+    (m, r) array of right-hand sides). Returns the kind of ``b``. A numpy L and a numpy b
+    (each right-hand side) are scaled by powers of two that bring their largest entries near 1
+    and the solution scaled back, all exact (:func:`scaled_input`: a GPU flushes float32's
+    subnormal numbers to zero); Streams are taken as they are.
 
     Raises
     ------
@@ -746,6 +810,7 @@ def cho_solve(L, b, storage: str = "full"):
     """
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
+    eL = 0                                   # L_s = 2^eL L, so L_s L_sᵀ = 2^(2 eL) A
     if isinstance(L, Stream):
         Ls, owned = L, False
         m = pk.order_from_shape(*L.shape) if storage == "packed" else L.rows
@@ -756,28 +821,33 @@ def cho_solve(L, b, storage: str = "full"):
         if arr.shape[0] != arr.shape[1]:
             raise ValueError(f"cho_solve: L must be square, got shape {arr.shape}")
         m = arr.shape[0]
+        arr, eL = scaled_input(np.tril(np.asarray(L)), np.tril(arr))
         Ls, owned = Stream.from_array(pk.pack(arr) if storage == "packed" else arr, "L"), True
     try:
         _check_factor_diagonal(Ls, m, storage)
         if not isinstance(b, Stream):
             barr = check_array(b, "b", texture=False)
-            if barr.ndim == 2:
-                if barr.shape[0] != m:
-                    raise ValueError(f"cho_solve: b must have {m} rows, got shape {barr.shape}")
-                return np.stack([cho_solve(Ls, barr[:, j], storage) for j in range(barr.shape[1])], axis=1)
             if barr.shape[0] != m:
-                raise ValueError(f"cho_solve: b must have length {m}, got {barr.shape[0]}")
-            with Stream.from_array(barr, "b") as bs:
-                x = solve_with_factor(Ls, bs, m, storage)
-            out = x.to_array()
-            x.release()
-            if not np.all(np.isfinite(out)):
-                raise FloatingPointError("cho_solve: the solution overflows float32 (L has a tiny "
-                                         "diagonal entry, or b is huge); scale the problem")
-            return out
+                raise ValueError(f"cho_solve: b must have {m} rows, got shape {barr.shape}" if barr.ndim == 2
+                                 else f"cho_solve: b must have length {m}, got {barr.shape[0]}")
+            columns = [(barr, np.asarray(b))] if barr.ndim == 1 else \
+                [(barr[:, j], np.asarray(b)[:, j]) for j in range(barr.shape[1])]
+            xs = []
+            for col32, col in columns:
+                bs_arr, eb = scaled_input(col, col32)
+                with Stream.from_array(bs_arr, "b") as bs:
+                    x = solve_with_factor(Ls, bs, m, storage)
+                out = x.to_array()
+                x.release()
+                if not np.all(np.isfinite(out)):
+                    raise FloatingPointError("cho_solve: the solution overflows float32 (L has a tiny "
+                                             "diagonal entry, or b is huge); scale the problem")
+                # L_s L_sᵀ x_s = 2^eb b with L_s = 2^eL L: x = 2^(2 eL - eb) x_s
+                xs.append(scaled_back(out, 2 * eL - eb, "cho_solve: the solution"))
+            return xs[0] if barr.ndim == 1 else np.stack(xs, axis=1)
         if b.shape != (1, m):
             raise ValueError(f"cho_solve: b must be a vector of length {m}, got a stream of shape {b.shape}")
-        return solve_with_factor(Ls, b, m, storage)
+        return scaled_stream(solve_with_factor(Ls, b, m, storage), 2 * eL)
     finally:
         if owned:
             Ls.release()

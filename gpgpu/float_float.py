@@ -134,10 +134,19 @@ def solve(L: Stream, r, form: str = "column") -> np.ndarray:
     from the state before it (``substitution_column_ff``: each fragment one division and one
     product); ``"inner"``: fragment k takes the inner product of row k with the finished
     entries (``substitution_inner_product_ff``: k products in one fragment, the others copy).
+
+    ``ValueError`` when L is not a square float-float stream or r not a vector of L's order.
     """
     if form not in SOLVE_FORMS:
         raise ValueError(f"form must be one of {SOLVE_FORMS}, got {form!r}")
+    if not isinstance(L, Stream) or L.components != 4 or L.cols != L.rows:
+        raise ValueError(f"float_float.solve: L must be a square float-float (RGBA) stream (the factor "
+                         f"from float_float.factor), got {L!r}")
     m = L.rows
+    shape = np.shape(r)
+    if len(shape) != 1 or shape[0] != m:
+        raise ValueError(f"float_float.solve: r must be a vector of length {m} (L is {m} x {m}), got shape "
+                         f"{shape}")
     kernel = KERNELS["substitution_column" if form == "column" else "substitution"]
     pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
     try:

@@ -22,7 +22,7 @@ import numpy as np
 
 from .blas1 import copy as copy_stream, whole
 from .blas2 import trsv
-from .cholesky import first_bad_pivot, WPOS
+from .cholesky import WPOS, first_bad_pivot, power_of_two_exponent, scaled_back, scaled_input, scaled_stream
 from .errors import UNIT_ROUNDOFF, SingularMatrixError
 from .geometry import Line, Rect
 from .kernel import Kernel
@@ -51,11 +51,14 @@ PIVOTS = ("readback", "gpu")
 class LUFactor:
     """The result of ``lu_factor``: the combined L\\U stream (unit L below the diagonal, U on
     and above it) and the permutations, P A Q = L U with (P A)[i] = A[row_perm[i]] and
-    (A Q)[:, j] = A[:, col_perm[j]]."""
+    (A Q)[:, j] = A[:, col_perm[j]]. ``exponent`` e: the stream holds the factor of 2^e A
+    (a numpy A is scaled by a power of two before the upload, :func:`lu_factor`), so its U is
+    2^e times A's; L and the permutations are A's."""
 
-    def __init__(self, LU: Stream, row_perm, col_perm, pivoting, row_swaps, col_swaps):
+    def __init__(self, LU: Stream, row_perm, col_perm, pivoting, row_swaps, col_swaps, exponent: int = 0):
         self.LU, self.row_perm, self.col_perm, self.pivoting = LU, row_perm, col_perm, pivoting
         self.row_swaps, self.col_swaps = row_swaps, col_swaps
+        self.exponent = exponent
 
     @property
     def n(self) -> int:
@@ -264,7 +267,10 @@ def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool =
 
     ``check=False`` skips the zero-pivot scan of ``pivoting="none"`` (a reduction and one
     read-back at the end), as the timings of the papers do. ``pivots``, ``variant`` and
-    ``block`` as in :func:`lu`."""
+    ``block`` as in :func:`lu`. A numpy A is uploaded as 2^e A, the power of two that brings
+    max|A| into [0.5, 1) (exact; ``LUFactor.exponent`` is e): a GPU flushes float32's subnormal
+    numbers (below 1.2e-38) to zero, and a matrix of tiny entries would lose its digits. A
+    Stream is factored as it is (exponent 0)."""
     if variant not in ("faithful", "blocked"):
         raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
     if variant == "blocked":
@@ -272,11 +278,30 @@ def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool =
             raise ValueError("variant='blocked' has its own passes; leave transfer at its default")
         from .blocked import blocked_lu
 
-        return blocked_lu(A, pivoting, block, check, pivots)
+        factor = lambda S: blocked_lu(S, pivoting, block, check, pivots)  # noqa: E731
+    else:
+        factor = lambda S: _factor(S, pivoting, transfer, check, pivots)  # noqa: E731
     if isinstance(A, Stream):
-        return _factor(A, pivoting, transfer, check, pivots)
-    with Stream.from_array(_validate_square(A), "A") as S:
-        return _factor(S, pivoting, transfer, check, pivots)
+        return factor(A)
+    arr, e = scaled_input(A, _validate_square(A))
+    try:
+        if variant == "blocked":
+            f = factor(arr)
+        else:
+            with Stream.from_array(arr, "A") as S:
+                f = factor(S)
+    except SingularMatrixError as err:      # its pivot and threshold in A's units, not 2^e A's
+        if e == 0:
+            raise
+        raise _unscaled_error(err, arr.shape[0], pivoting, e) from None
+    f.exponent = e
+    return f
+
+
+def _unscaled_error(err: SingularMatrixError, n: int, pivoting: str, e: int, what=None) -> SingularMatrixError:
+    """``err`` of the factorization of 2^e A, with its pivot and threshold those of A."""
+    unscale = lambda v: None if v is None else float(np.ldexp(v, -e))  # noqa: E731
+    return SingularMatrixError(err.k, n, pivoting, unscale(err.pivot), unscale(err.threshold), what)
 
 
 def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readback",
@@ -310,7 +335,12 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
 
     Returns
     -------
-    (P, L, U) with A = P L U; for ``pivoting="full"`` (P, L, U, Q) with A = P L U Q.
+    (P, L, U) with A = P L U; for ``pivoting="full"`` (P, L, U, Q) with A = P L U Q. float64
+    arrays of the float32 factor. A numpy A is factored as 2^e A, e the power of two that
+    brings max|A| into [0.5, 1) (:func:`lu_factor`), and U is scaled back by 2^-e, both exact:
+    a matrix and the same matrix times a power of two give the same P and L and the same U
+    times that power, so entries of 1e-37 (subnormal ones too, which a GPU flushes to zero)
+    factor as well as entries of 1.
 
     Raises
     ------
@@ -321,7 +351,7 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
         LU = f.LU.to_array().astype(np.float64)
         n = f.n
         L = np.tril(LU, -1) + np.eye(n)
-        U = np.triu(LU)
+        U = np.ldexp(np.triu(LU), -f.exponent)
         P = np.zeros((n, n))
         P[f.row_perm, np.arange(n)] = 1.0
         if pivoting != "full":
@@ -343,17 +373,28 @@ def lu_solve(factor, b):
     """Solve A x = b with an ``LUFactor`` (or a matrix, factored here with partial pivoting):
     the permutation by a gather kernel, then forward substitution with the unit lower L and
     backward substitution with U, all on the GPU. Returns the kind of ``b``.
+
+    A numpy b (each column of an (n, r) b) is uploaded as 2^j b, the power of two that brings
+    max|b| into [0.5, 1), and the solution scaled back by 2^(e - j) with the factor's
+    ``exponent`` e (its U is 2^e A's), all exact: a GPU flushes float32's subnormal numbers to
+    zero. A Stream b is taken as it is and its solution scaled by 2^e on the GPU.
+
+    Raises
+    ------
+    FloatingPointError
+        A numpy solution beyond float32's range (|x| > 3.4e38).
     """
     owned = not isinstance(factor, LUFactor)
     f = lu_factor(factor) if owned else factor
     try:
         with Operands(b) as ops:
             if isinstance(b, Stream):
-                bs = b
+                bs, eb = b, 0
             else:
                 arr = check_array(b, "b", ndim=(1, 2), texture=False)
                 if arr.ndim == 2:  # several right-hand sides: one column at a time
-                    return np.stack([lu_solve(f, arr[:, j]) for j in range(arr.shape[1])], axis=1)
+                    return np.stack([lu_solve(f, np.asarray(b)[:, j]) for j in range(arr.shape[1])], axis=1)
+                arr, eb = scaled_input(b, arr)
                 bs = ops.stream(arr, "b")
             if bs.shape != (1, f.n):
                 raise ValueError(f"lu_solve: b must have length {f.n}, got shape {bs.shape}")
@@ -366,7 +407,10 @@ def lu_solve(factor, b):
                 z.release()
             else:
                 x = z
-            return ops.result(x)
+            # (2^e A) x_s = 2^j b: x = 2^(e - j) x_s
+            if not ops.numpy:
+                return scaled_stream(x, f.exponent)
+            return scaled_back(ops.result(x), f.exponent - eb, "lu_solve: the solution")
     finally:
         if owned:
             f.release()
@@ -381,19 +425,32 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
     k from every other row (two rectangles, above and below row k). X is the right block.
     Returns the kind of A (a vector B gives a vector X).
 
+    A numpy A is uploaded as 2^e A and (with a numpy A) each column of a numpy B as 2^j B, the
+    powers of two that bring their largest entries into [0.5, 1), and X scaled back by
+    2^(e - j), all exact: a GPU flushes float32's subnormal numbers (below 1.2e-38) to zero.
+    A Stream A is taken as it is (and B with it).
+
     Raises
     ------
     SingularMatrixError
         When a pivot is not above n u max|A| (u = 2^-24): the matrix is singular to float32
         precision, and the "solution" would be rounding noise.
+    FloatingPointError
+        A numpy X beyond float32's range (|x| > 3.4e38).
     """
     if transfer not in ("rtt", "ctt"):
         raise ValueError(f"transfer must be 'rtt' or 'ctt', got {transfer!r}")
     with Operands(A) as ops:
-        As = ops.stream(A if isinstance(A, Stream) else _validate_square(A), "A")
+        e = 0                                    # A uploaded as 2^e A
+        if isinstance(A, Stream):
+            As = ops.stream(A, "A")
+        else:
+            arr, e = scaled_input(A, _validate_square(A))
+            As = ops.stream(arr, "A")
         if As.rows != As.cols:
             raise ValueError(f"gauss_jordan: A must be square, got shape {As.shape}")
         n = As.rows
+        eB = np.zeros(1, dtype=int)              # column j of B uploaded as 2^eB[j] B[:, j]
         if isinstance(B, Stream):
             vector = B.vector
             Bs = ops.stream(B, "B")
@@ -403,7 +460,14 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
         else:
             Barr = check_array(B, "B", texture=False)
             vector = Barr.ndim == 1
-            Bs = ops.stream(Barr.reshape(-1, 1) if vector else Barr, "B")
+            if vector:
+                Barr = Barr.reshape(-1, 1)
+            if ops.numpy:
+                B64 = np.asarray(B, dtype=np.float64).reshape(Barr.shape)
+                eB = np.array([power_of_two_exponent(float(np.abs(c).max())) for c in B64.T])
+                if eB.any():
+                    Barr = np.ldexp(B64, eB[None, :]).astype(np.float32)
+            Bs = ops.stream(Barr, "B")
         if Bs.rows != n:
             raise ValueError(f"gauss_jordan: B must have {n} rows, got shape {Bs.shape}")
         r = Bs.cols
@@ -417,8 +481,9 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
             K["copy"].draw(pp.S, Rect.covering(n, 0, width, n, T0=lambda x, y: (x - n, y)), {"A": Bs})
             for k in range(n):
                 value, _, p = argmax_region(pp.S, (k, k, k + 1, n), absolute=True)
-                if not value > threshold:
-                    raise SingularMatrixError(k, n, "partial", value, threshold,
+                if not value > threshold:        # (in A's units, not 2^e A's)
+                    raise SingularMatrixError(k, n, "partial", float(np.ldexp(value, -e)),
+                                              float(np.ldexp(threshold, -e)),
                                               what=f"Gauss-Jordan elimination of the {n} x {n} matrix")
                 if p != k:
                     swap_lines(pp, k, p, width, "row")
@@ -440,5 +505,7 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
         if ops.numpy:
             out = X.to_array()
             X.release()
+            # (2^e A) X_s = B 2^diag(eB): X = 2^(e - eB) X_s, column by column
+            out = scaled_back(out, (e - eB)[None, :] if eB.any() else e, "gauss_jordan: the solution")
             return out[:, 0] if vector else out
         return X

@@ -64,16 +64,48 @@ def torus_3d(n: int = 1500, R: float = 1.0, r: float = 0.35, noise: float = 0.0,
     return p + noise * rng.standard_normal((len(u), 1)) * normal, normal
 
 
+def _points_array(a, name: str, what: str, empty: bool = True) -> np.ndarray:
+    """``a`` as an (n, d) float64 array of finite coordinates, d = 1, 2 or 3 (n >= 1 unless
+    ``empty``); ValueError else."""
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: {name} must be an (n, d) array of numbers, got {type(a).__name__}") from None
+    if arr.size == 0 and not empty:
+        raise ValueError(f"{what}: needs at least 1 point with its normal, got none ({name} of shape {arr.shape})")
+    if arr.ndim != 2 or arr.shape[1] not in (1, 2, 3):
+        raise ValueError(f"{what}: {name} must be an (n, d) array with d = 1, 2 or 3 coordinates (Wendland's "
+                         f"phi_3,1 is positive definite up to R^3), got shape {arr.shape}")
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        raise ValueError(f"{what}: {name} has NaN or infinite coordinates (in {int(bad.sum())} of {len(arr)} "
+                         f"rows, the first row {int(np.argmax(bad))}); drop or repair those rows")
+    return arr
+
+
 def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1e-2):
     """(centres, values, A): the on- and off-surface centres, their values (0, +eps, -eps) and
-    the sparse SPD matrix A_ij = phi(||c_i - c_j|| / support) + smoothing delta_ij (scipy CSR)."""
+    the sparse SPD matrix A_ij = phi(||c_i - c_j|| / support) + smoothing delta_ij (scipy CSR;
+    its diagonal is exactly 1 + smoothing, phi(0) = 1).
+
+    The centres are the n points, then p_i + eps n_i (value +eps: s > 0 on the normals'
+    side, "outside"), then p_i - eps n_i (value -eps). ``points`` and ``normals`` are (n, d)
+    arrays of the same shape, d = 1, 2 or 3, n >= 1, finite, the normals nonzero (unit length
+    for s to approximate the signed distance near the surface); ``ValueError`` otherwise."""
     if not (eps > 0 and support > 0 and smoothing >= 0):
         raise ValueError("rbf_system: eps and support must be positive, smoothing >= 0")
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
 
-    points = np.asarray(points, dtype=np.float64)
-    normals = np.asarray(normals, dtype=np.float64)
+    points = _points_array(points, "points", "rbf", empty=False)
+    normals = _points_array(normals, "normals", "rbf", empty=False)
+    if normals.shape != points.shape:
+        raise ValueError(f"rbf: normals must have the points' shape {points.shape} (one normal per "
+                         f"point), got {normals.shape}")
+    zero = ~(np.abs(normals) > 0).any(axis=1)
+    if zero.any():
+        raise ValueError(f"rbf: {int(zero.sum())} normals are zero (the first at row {int(np.argmax(zero))}); "
+                         "the off-surface points p +- eps n need a direction: give unit normals")
     centres = np.concatenate([points, points + eps * normals, points - eps * normals])
     n = len(points)
     values = np.concatenate([np.zeros(n), np.full(n, eps), np.full(n, -eps)])
@@ -82,17 +114,26 @@ def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1
     rows, cols, dist = pairs.row, pairs.col, pairs.data
     m = len(centres)
     A = sp.coo_matrix((wendland(dist / support), (rows, cols)), shape=(m, m)).tocsr()
-    A = A + (1.0 + smoothing) * sp.identity(m, format="csr") - sp.diags(A.diagonal())  # phi(0) = 1
+    # the diagonal set to phi(0) + smoothing = 1 + smoothing exactly (not phi(0) + (1 + smoothing) - phi(0))
+    A = A - sp.diags(A.diagonal()) + (1.0 + smoothing) * sp.identity(m, format="csr")
     A.sort_indices()
     return centres, values, A.tocsr()
 
 
 def evaluation_matrix(grid, centres, support: float):
-    """E_gj = phi(||g - c_j|| / support) for grid points g (scipy CSR)."""
+    """E_gj = phi(||g - c_j|| / support) for grid points g (scipy CSR). ``ValueError`` for a
+    grid that is not an (n, d) array of finite points of the centres' dimension d."""
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
 
-    gt, ct = cKDTree(np.asarray(grid, dtype=np.float64)), cKDTree(centres)
+    if not support > 0:
+        raise ValueError(f"evaluation_matrix: support must be positive, got {support!r}")
+    grid = _points_array(grid, "grid", "evaluate")
+    centres = _points_array(centres, "centres", "evaluate")
+    if grid.shape[1] != centres.shape[1]:
+        raise ValueError(f"evaluate: the grid's points have {grid.shape[1]} coordinates, the centres "
+                         f"{centres.shape[1]}; give points of the fitted dimension")
+    gt, ct = cKDTree(grid), cKDTree(centres)
     pairs = gt.sparse_distance_matrix(ct, support, output_type="coo_matrix")
     E = sp.coo_matrix((wendland(pairs.data / support), (pairs.row, pairs.col)),
                       shape=(len(grid), len(centres))).tocsr()
@@ -102,7 +143,9 @@ def evaluation_matrix(grid, centres, support: float):
 def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, tol: float = 1e-6,
         format: str = "ellpack", **cg_options):
     """Solve A lambda = f on the GPU by conjugate gradients; returns (centres, lambda, A, result)
-    where result is gpgpu.cg's CGResult."""
+    where result is gpgpu.cg's CGResult. The system is :func:`rbf_system`'s (whose
+    ``ValueError`` names bad points or normals); s = :func:`evaluate` is positive on the side
+    the normals point to and negative on the other."""
     from .cg import cg
     from .sparse import SparseStream
 
@@ -119,6 +162,9 @@ def evaluate(grid, centres, lam, support: float, format: str = "ellpack", outsid
     from .sparse import SparseStream
 
     E = evaluation_matrix(grid, centres, support)
+    lam = np.asarray(lam, dtype=np.float64)
+    if lam.shape != (E.shape[1],):
+        raise ValueError(f"evaluate: lam must hold one coefficient per centre, {E.shape[1]}, got shape {lam.shape}")
     with SparseStream.from_scipy(E, format=format) as S:
         s = S.matvec(np.asarray(lam, dtype=np.float64))
     far = np.diff(E.indptr) == 0

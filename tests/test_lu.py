@@ -238,3 +238,136 @@ def test_gpu_pivots_singular_and_solve():
     with gpgpu.lu_factor(B, "full", pivots="gpu") as f:
         x = gpgpu.lu_solve(f, b)
     np.testing.assert_allclose(x, np.linalg.solve(B, b), rtol=2e-4, atol=2e-4)
+
+
+# ---------------------------------------------------------------- tiny entries (subnormal on a GPU)
+# A GPU flushes float32's subnormal numbers (below 2^-126 = 1.2e-38) to zero; a numpy input is
+# scaled by a power of two first, exactly, and the results scaled back. U = 8 x 8 random: the
+# backward errors below are n u (u = 2^-24) against float32's 6e-8 measured; unscaled they
+# were 6e-2 (LU) and 1e-2 (Cholesky) at 1e-37.
+TINY = [1e-37, 1e-30]
+N_TINY = 8
+U32 = 2.0 ** -24
+
+
+def _spd(rng, n):
+    B = rng.standard_normal((n, n))
+    return B @ B.T + n * np.eye(n)
+
+
+@pytest.mark.parametrize("scale", TINY)
+@pytest.mark.parametrize("variant", ["faithful", "blocked"])
+def test_lu_of_tiny_entries_has_float32_backward_error(scale, variant, rng):
+    A = rng.standard_normal((N_TINY, N_TINY)) * scale
+    opts = {"variant": "blocked", "block": 4} if variant == "blocked" else {}
+    P, L, U = gpgpu.lu(A, **opts)
+    assert np.linalg.norm(P @ L @ U - A) / np.linalg.norm(A) < N_TINY * U32
+    if variant == "faithful":
+        P, L, U, Q = gpgpu.lu(A, pivoting="full")
+        assert np.linalg.norm(P @ L @ U @ Q - A) / np.linalg.norm(A) < N_TINY * U32
+
+
+@pytest.mark.parametrize("scale", TINY)
+@pytest.mark.parametrize("variant", ["faithful", "blocked"])
+def test_cholesky_of_tiny_entries_has_float32_backward_error(scale, variant, rng):
+    A = _spd(rng, N_TINY) * scale
+    L = gpgpu.cholesky(A, **({"variant": "blocked", "block": 4} if variant == "blocked" else {}))
+    L64 = L.astype(np.float64)
+    assert np.linalg.norm(L64 @ L64.T - A) / np.linalg.norm(A) < N_TINY * U32
+    if variant == "faithful":
+        Lp = gpgpu.cholesky(A, storage="packed").astype(np.float64)
+        assert np.linalg.norm(Lp @ Lp.T - A) / np.linalg.norm(A) < N_TINY * U32
+
+
+def _backward(A, x, b):
+    """||A x - b|| / (||A|| ||x|| + ||b||) in float64: the solve's backward error."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.linalg.norm(A @ x - b) / (np.linalg.norm(A) * np.linalg.norm(x) + np.linalg.norm(b))
+
+
+@pytest.mark.parametrize("scale", TINY)
+def test_solves_with_tiny_entries_have_float32_backward_error(scale, rng):
+    """Matrix and right-hand side both tiny (the solution of size 1), and a tiny matrix with a
+    right-hand side of size 1 (the solution of size 1 / scale)."""
+    n = N_TINY
+    A = rng.standard_normal((n, n)) * scale
+    S = _spd(rng, n) * scale
+    b = rng.standard_normal(n)
+    B = rng.standard_normal((n, 2)) * np.array([scale, 1.0])    # one tiny column, one of size 1
+    for rhs in (b * scale, b):
+        assert _backward(A, gpgpu.gauss_jordan(A, rhs), rhs) < n * U32
+        assert _backward(A, gpgpu.lu_solve(A, rhs), rhs) < n * U32
+        assert _backward(S, gpgpu.cho_solve(np.linalg.cholesky(S), rhs), rhs) < n * U32
+    for X in (gpgpu.gauss_jordan(A, B), gpgpu.lu_solve(A, B)):
+        assert all(_backward(A, X[:, j], B[:, j]) < n * U32 for j in range(2))
+    X = gpgpu.cho_solve(np.linalg.cholesky(S), B)
+    assert all(_backward(S, X[:, j], B[:, j]) < n * U32 for j in range(2))
+
+
+def test_a_power_of_two_scales_the_results_exactly(rng):
+    """The same matrix times 2^-123 (2^-124 for Cholesky, whose L scales by the square root)
+    gives the same P and L and U (L, solutions) times that power, bit for bit: the GPU sees
+    the same upload."""
+    n = N_TINY
+    A = rng.standard_normal((n, n))
+    b = rng.standard_normal(n)
+    P, L, U = gpgpu.lu(A)
+    Ps, Ls, Us = gpgpu.lu(np.ldexp(A, -123))
+    assert np.array_equal(Ps, P) and np.array_equal(Ls, L) and np.array_equal(Us, np.ldexp(U, -123))
+    x = gpgpu.lu_solve(A, b)
+    assert np.array_equal(gpgpu.lu_solve(np.ldexp(A, -123), np.ldexp(b, -100)), np.ldexp(x, 23))
+    x = gpgpu.gauss_jordan(A, b)
+    assert np.array_equal(gpgpu.gauss_jordan(np.ldexp(A, -123), np.ldexp(b, -100)), np.ldexp(x, 23))
+    S = _spd(rng, n)
+    L = gpgpu.cholesky(S)
+    Lt = gpgpu.cholesky(np.ldexp(S, -124))
+    assert Lt.dtype == np.float32 and np.array_equal(Lt, np.ldexp(L, -62))
+    x = gpgpu.cho_solve(L, b)
+    assert np.array_equal(gpgpu.cho_solve(Lt, np.ldexp(b, -124)), x)
+
+
+def test_tiny_singular_matrix_reports_its_own_units():
+    """A singular matrix times 2^-130: singular as before, the pivot and threshold of the error
+    in the matrix's units (n u max|A|), not the scaled matrix's."""
+    A = np.ldexp(np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]]), -130)
+    threshold = 3 * U32 * 6 * 2.0 ** -130                      # n u max|A|
+    with pytest.raises(SingularMatrixError, match="step k = 2") as e:
+        gpgpu.lu(A)
+    assert e.value.k == 2 and e.value.threshold == pytest.approx(threshold, rel=1e-6)
+    with pytest.raises(SingularMatrixError, match="step k = 2") as e:
+        gpgpu.gauss_jordan(A, np.ones(3))
+    assert e.value.threshold == pytest.approx(threshold, rel=1e-6)
+
+
+def test_tiny_solution_beyond_float32_is_refused():
+    """x = b / A beyond float32's range: a FloatingPointError, not inf."""
+    A = np.array([[2.0 ** -140]])
+    with pytest.raises(FloatingPointError, match="overflows float32"):
+        gpgpu.lu_solve(A, np.array([1e10]))
+    with pytest.raises(FloatingPointError, match="overflows float32"):
+        gpgpu.gauss_jordan(A, np.array([1e10]))
+
+
+def test_stream_right_hand_sides_with_a_scaled_matrix(rng):
+    """A numpy matrix of 2^-123 scale with a Stream right-hand side: the solution (a Stream for
+    lu_solve and cho_solve, numpy for gauss_jordan, the kind of A) scaled back on the GPU
+    (2^119 and 2^124: two passes, none above 2^100) or the CPU. The matrices are well
+    conditioned: the solutions to the solve tests' 1e-5."""
+    n = N_TINY
+    A = rng.standard_normal((n, n)) + n * np.eye(n)
+    S = _spd(rng, n)
+    b = rng.standard_normal(n)
+    At, Lt = np.ldexp(A, -123), np.ldexp(np.linalg.cholesky(S), -62)
+    with Stream.from_array(b) as bs, lu_factor(At) as f:
+        assert f.exponent == 123 - np.frexp(np.abs(A).max())[1]       # max|2^e At| in [0.5, 1)
+        x = gpgpu.lu_solve(f, bs)
+        assert isinstance(x, Stream)
+        np.testing.assert_allclose(x.to_array(), np.linalg.solve(At, b), rtol=1e-5)
+        x.release()
+        x = gpgpu.cho_solve(Lt, bs)
+        assert isinstance(x, Stream)
+        np.testing.assert_allclose(x.to_array(), np.linalg.solve(np.ldexp(S, -124), b), rtol=1e-5)
+        x.release()
+    with Stream.from_array(b[:, None]) as Bs:
+        X = gpgpu.gauss_jordan(At, Bs)
+    np.testing.assert_allclose(X[:, 0], np.linalg.solve(At, b), rtol=1e-5)
