@@ -36,30 +36,55 @@ every row of the layout to t texels, a row moved out costs a full row (n texels;
 so a row goes dense only where it is long beside the others *and* the full row is cheaper than
 the padding it would cause (a measured case: nug30's 900 columns of 60 non-zeros, among
 columns of 4, stay sparse; as dense columns they took 2 s a product on llvmpipe, 100 x nug20's).
-The corrigan format pads nothing; its threshold is ``max(32, 10 x`` the median count).
+The corrigan format pads nothing; its threshold is ``max(32, 10 x`` the median count), at most
+the longest row one of its programs unrolls (``CORRIGAN_MAX_NNZ``). The automatic threshold of
+the ELLPACK layouts is also at most the longest row their texture can hold (the R blocks of K
+texels side by side must fit GL_MAX_TEXTURE_SIZE): a single full row of more non-zeros than a
+texture is wide goes dense instead of failing.
+
+The corrigan format compiles one fragment program per distinct non-zero count (003, Fig. 6),
+all of them before the first product returns, the longer the rows the slower: a matrix with
+more distinct counts than ``max_programs`` (default ``CORRIGAN_MAX_PROGRAMS`` = 64; the NETLIB
+matrices have at most 51, their columns at most 24) is refused by ``from_scipy`` with a ValueError that names
+``format="ellpack"`` (one program) and ``max_programs`` (to compile them anyway). A first
+product that compiles more than ``LOG_PROGRAMS`` (16) programs says so first on the
+``gpgpu.sparse`` logger (INFO).
+
+Input: anything ``scipy.sparse.csr_matrix`` takes, or a dense 2-D array. A matrix that stores
+an entry (i, j) more than once (a non-canonical CSR or COO) means their sum, as in scipy's own
+``A @ x``; the sum is taken on a copy (the caller's matrix is not changed).
 
 Vectors longer than the widest texture are folded into rows (see ``gpgpu.stream``); ELLPACK
 layouts fold the same way: the m rows are cut into R = ceil(m / W) blocks of W, block r in
 texture columns r K .. r K + K - 1 (TELL: texture rows).
 
 Products (``matvec``, ``rmatvec``, ``normal_matvec``) take numpy vectors (and answer numpy) or
-vector Streams (and answer Streams). ``rmatvec`` (FSATY) works from a second, row-wise copy of
+vector Streams (and answer Streams). ``out=`` is of the answer's kind: for numpy input a 1-D
+float numpy array of the answer's length, written in place and returned (as numpy's ``out=``);
+for Stream input a vector Stream of that length (``Stream.vector_of(length)``), other than the
+input. Anything else is a TypeError or ValueError naming the expected shape and type. A
+released SparseStream raises ValueError. ``rmatvec`` (FSATY) works from a second, row-wise copy of
 Aᵀ (``transpose="copy"``, the default: built on first use, doubling the memory, as 002 says a
 GPU code must), or from the one copy of A (``transpose="scatter"``: a point per stored entry,
 placed on its column by the vertex program and summed by additive blending; ELLPACK and TELL).
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from .blas1 import KERNELS as L1, whole
 from .context import max_texture_size
 from .geometry import Rect, Triangle
-from .kernel import Kernel, additive_blending
+from .kernel import Kernel, _state as _kernel_state, additive_blending
 from .reduce import reduce_region
 from .stream import Stream, borrow, check_shape, fold_width, give_back, vector_regions, vector_shape
 
-__all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel"]
+__all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN_MAX_NNZ",
+           "CORRIGAN_MAX_PROGRAMS"]
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("corrigan", "ellpack", "tell")
 TRANSPOSES = ("copy", "scatter")
@@ -68,6 +93,14 @@ TRANSPOSES = ("copy", "scatter")
 #: fails when compiling the corresponding fragment programs for those rows"); longer rows must
 #: go to the dense part.
 CORRIGAN_MAX_NNZ = 1024
+
+#: The default ``max_programs`` of the corrigan format: distinct non-zero counts (one fragment
+#: program each, compiled by the first product) beyond which ``from_scipy`` refuses the matrix
+#: and names ``format="ellpack"``; every NETLIB matrix has at most 51.
+CORRIGAN_MAX_PROGRAMS = 64
+
+#: A first product that compiles more corrigan programs than this logs it (INFO) first.
+LOG_PROGRAMS = 16
 
 KERNELS = {
     "ellpack": Kernel("sparse_ellpack", texels=3, doc="002 section 3.2 ELLPACK, one fragment per row"),
@@ -93,7 +126,9 @@ def corrigan_kernel(nnz: int) -> Kernel:
 
 
 def _as_csr(A, name="A"):
-    """A real, finite scipy CSR matrix (float64, sorted indices, explicit zeros removed)."""
+    """A real, finite scipy CSR matrix (float64, sorted indices, explicit zeros removed), always
+    a copy. Duplicate entries (a CSR or COO matrix may store (i, j) more than once) are summed,
+    as scipy's own products do; the caller's matrix is left as it was."""
     import scipy.sparse as sp
 
     if sp.issparse(A):
@@ -109,7 +144,8 @@ def _as_csr(A, name="A"):
         raise ValueError(f"{name}: complex values are not supported (streams are real float32)")
     if M.shape[0] < 1 or M.shape[1] < 1:
         raise ValueError(f"{name}: empty matrix (shape {M.shape})")
-    M = M.astype(np.float64)
+    M = sp.csr_matrix(M, dtype=np.float64, copy=True)     # never the caller's arrays
+    M.sum_duplicates()                # scipy's meaning of a repeated (i, j): their sum
     if M.nnz and not np.all(np.isfinite(M.data)):
         bad = np.flatnonzero(~np.isfinite(M.data))[0]
         row = int(np.searchsorted(M.indptr, bad, side="right") - 1)
@@ -122,7 +158,7 @@ def _as_csr(A, name="A"):
     return M
 
 
-def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True) -> int:
+def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True, most: int | None = None) -> int:
     """The non-zeros above which a row (a column) goes to the dense part, by texels: keeping
     rows of up to t non-zeros makes every row of the padded layout t texels long (count x t),
     moving a longer one makes it a full row of ``length`` texels. Answers the t of least
@@ -133,14 +169,27 @@ def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True) -> int
     would hold 52260 texels; a full row among rows of sqrt(N) (a Gruca-like LP) goes dense.
     The corrigan format pads nothing (a program per row length): there the threshold is
     max(32, 10 x the median count).
+
+    ``most``: the largest threshold the layout can take (the longest row its texture holds, or
+    that one corrigan program unrolls). Only the thresholds up to it compete; 32 is one of them
+    (every row above it dense), and when even 32 is too long the answer is ``most``. A single
+    full row wider than a texture thus goes dense rather than failing.
     """
     if counts.size == 0:
         return 0
     if not padded:
-        return int(max(32, 10 * float(np.median(counts))))
-    t = np.unique(counts)
+        t = int(max(32, 10 * float(np.median(counts))))
+        return t if most is None else min(t, int(most))
+    # 32 as a candidate changes no unconstrained choice: with rows of up to 32 it costs no less
+    # than the longest of them, without, more than keeping every row (a row is at most `length`)
+    t = np.unique(np.append(counts, 32))
     above = counts.size - np.searchsorted(np.sort(counts), t, side="right")
     cost = counts.size * t.astype(np.float64) + above * float(length)
+    if most is not None:
+        fits = np.maximum(t, 32) <= most
+        if not fits.any():
+            return int(most)
+        t, cost = t[fits], cost[fits]
     return int(max(32, t[len(t) - 1 - int(np.argmin(cost[::-1]))]))
 
 
@@ -155,7 +204,8 @@ class SparseStream:
     """A sparse m x n matrix on the GPU (see the module notes for the formats).
 
     Use ``SparseStream.from_scipy(A, format=..., sort=..., dense=..., transpose=...)``;
-    ``release()`` (or ``with``) frees the textures. Attributes: ``shape``, ``nnz``,
+    ``release()`` (or ``with``) frees the textures; a released one raises ValueError when used
+    again. Attributes: ``shape``, ``nnz``,
     ``format``, ``dense_rows`` and ``dense_cols`` (indexes moved to the dense part), ``perm``
     (the sort permutation, new -> old, or None), ``programs`` (distinct fragment programs of
     one product) and ``rectangles`` (passes of the sparse part of one product).
@@ -167,11 +217,37 @@ class SparseStream:
         self.nnz = 0
         self._streams: dict = {}
         self._T = None
+        self._released = False
+        self._of_transpose = False     # rmatvec's transposed copy: its rows are A's columns
+        self._announced = False        # the first corrigan product has said what it compiles
+
+    def _alive(self) -> None:
+        """Refuse a released (or never built) SparseStream with a sentence, not a KeyError."""
+        if self._released:
+            raise ValueError(f"this SparseStream ({self.format}, {self.shape[0]} x {self.shape[1]}) was "
+                             "released (release() or the end of its with block): its textures are gone; "
+                             "build a new one with SparseStream.from_scipy(A)")
+        if self.format is None:
+            raise ValueError("this SparseStream holds no matrix: build one with SparseStream.from_scipy(A)")
+
+    def _line(self, i: int) -> str:
+        """Row i of the stored layout, in the user's words: a column of A in rmatvec's copy, the
+        original index of a sorted matrix."""
+        i = int(self.perm[i]) if getattr(self, "perm", None) is not None else int(i)
+        return f"column {i} of A" if self._of_transpose else f"row {i}"
+
+    def _lines(self) -> str:
+        return "A's columns" if self._of_transpose else "A's rows"
+
+    def _where(self) -> str:
+        """The start of an error of the layout: which copy of A it is about."""
+        return "rmatvec's transposed copy of A (its rows are A's columns): " if self._of_transpose else ""
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_scipy(cls, A, format: str = "ellpack", sort: bool = False, dense=None,
-                   transpose: str = "copy", sums: str = "pingpong") -> "SparseStream":
+                   transpose: str = "copy", sums: str = "pingpong",
+                   max_programs: int | None = None) -> "SparseStream":
         """Upload ``A`` (any scipy.sparse matrix, or a dense 2-D array).
 
         Parameters
@@ -188,7 +264,18 @@ class SparseStream:
         sums : {"pingpong", "fan"}
             The reduction strategy of the dense part's inner products (:mod:`gpgpu.reduce`:
             000's halving sums, or the fan sums beyond the papers, fewer passes).
+        max_programs : int or None
+            Corrigan format: the most distinct non-zero counts (fragment programs, compiled by
+            the first product) accepted; None: ``CORRIGAN_MAX_PROGRAMS`` (64). A matrix with
+            more raises ValueError (use ``format="ellpack"``, or raise this). Also holds for
+            the transposed copy of ``rmatvec`` (A's columns).
+
+        Duplicate entries of ``A`` are summed (on a copy), as scipy's ``A @ x`` does.
         """
+        return cls._build(A, format, sort, dense, transpose, sums, max_programs, of_transpose=False)
+
+    @classmethod
+    def _build(cls, A, format, sort, dense, transpose, sums, max_programs, of_transpose) -> "SparseStream":
         if format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
         if sums not in ("pingpong", "fan"):
@@ -198,6 +285,13 @@ class SparseStream:
         if transpose == "scatter" and format == "corrigan":
             raise ValueError("transpose='scatter' walks the ELLPACK layouts; the corrigan format "
                              "computes A^T y from a transposed copy (transpose='copy')")
+        if max_programs is None:
+            max_programs = CORRIGAN_MAX_PROGRAMS
+        if isinstance(max_programs, bool) or not isinstance(max_programs, (int, np.integer)) or max_programs < 1:
+            raise ValueError(f"max_programs must be a positive int (fragment programs), got {max_programs!r}")
+        if not (dense is None or dense is False) and (
+                isinstance(dense, bool) or not isinstance(dense, (int, np.integer)) or dense < 1):
+            raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")
         M = _as_csr(A)
         m, n = M.shape
         check_shape((m,), "A's rows (as a vector)")
@@ -205,7 +299,8 @@ class SparseStream:
         self = cls()
         self.format, self.shape, self.nnz, self.transpose = format, (m, n), int(M.nnz), transpose
         self.sums = sums
-        self._source_dense, self._sort = dense, sort
+        self._source_dense, self._sort, self._max_programs = dense, sort, int(max_programs)
+        self._of_transpose = of_transpose
         perm = None
         if sort:
             if format != "corrigan":
@@ -226,10 +321,11 @@ class SparseStream:
             rows_t = cols_t = None
         elif dense is None:
             padded = format != "corrigan"
-            rows_t, cols_t = _auto_threshold(row_nnz, n, padded), _auto_threshold(col_nnz, m, padded)
+            # the longest row the layout holds: K texels a block, R blocks side by side in one
+            # texture (ELLPACK, TELL), or one corrigan program's unrolled row
+            most = max_texture_size() // vector_shape(m)[0] if padded else CORRIGAN_MAX_NNZ
+            rows_t, cols_t = _auto_threshold(row_nnz, n, padded, most), _auto_threshold(col_nnz, m, padded)
         else:
-            if isinstance(dense, bool) or not isinstance(dense, (int, np.integer)) or dense < 1:
-                raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")
             rows_t = cols_t = int(dense)
         if rows_t is None:
             dense_rows = dense_cols = np.zeros(0, dtype=np.int64)
@@ -257,12 +353,22 @@ class SparseStream:
         counts = np.bincount(rows, minlength=m)
         self.row_counts = counts
         limit = max_texture_size()
+        noun = "columns" if self._of_transpose else "rows"
         if self.format == "corrigan":
             big = np.flatnonzero(counts > CORRIGAN_MAX_NNZ)
             if big.size:
-                raise ValueError(f"row {int(big[0])} has {int(counts[big[0]])} non-zeros, more than one "
-                                 f"fragment program of the corrigan format unrolls ({CORRIGAN_MAX_NNZ}); "
-                                 "leave dense=None (or set a threshold) to treat long rows as dense rows")
+                raise ValueError(f"{self._where()}{self._line(big[0])} has {int(counts[big[0]])} non-zeros, "
+                                 f"more than one fragment program of the corrigan format unrolls ({CORRIGAN_MAX_NNZ}); "
+                                 f"leave dense=None (it moves such {noun} to the dense part) or set "
+                                 f"dense= at most {CORRIGAN_MAX_NNZ} (got dense={self._source_dense!r})")
+            distinct = np.unique(counts[counts > 0]).size
+            if distinct > self._max_programs:
+                raise ValueError(
+                    f"{self._where()}the corrigan format compiles one fragment program per distinct non-zero "
+                    f"count (paper 003, Fig. 6), and {self._lines()} have {distinct} distinct counts, more than "
+                    f"max_programs={self._max_programs}: the first product would compile {distinct} programs "
+                    "(slow: seconds to minutes). Use format='ellpack' (one program for every row), or pass "
+                    f"max_programs={distinct} (or more) to compile them all")
             nnz = vals.size
             if nnz >= 2 ** 24:
                 raise ValueError(f"{nnz} non-zeros: the storage index is not exact in float32 beyond 2^24")
@@ -293,6 +399,18 @@ class SparseStream:
         # ELLPACK / TELL
         K = int(counts.max()) if counts.size and counts.max() > 0 else 1
         rows_y, W = vector_shape(m)                          # y folded: R blocks of W rows
+        if rows_y * K > limit:
+            longest = int(np.argmax(counts))
+            along = "row" if self.format == "ellpack" else "column"
+            span = (f"{K} texels" if rows_y == 1 else f"{rows_y} blocks of them side by side (the folded "
+                                                      f"vector's), {rows_y} x {K} = {rows_y * K} texels")
+            fix = (f"set dense= at most {limit // rows_y} (dense=None chooses a threshold that fits; "
+                   f"got dense={self._source_dense!r}) to move longer {noun} to the dense part")
+            if self._of_transpose:
+                fix += ", or transpose='scatter' (A^T y from the one copy of A, no transposed copy)"
+            raise ValueError(f"{self._where()}{self.format.upper()} stores each of {self._lines()} as K texels "
+                             f"along a texture {along}, K the most non-zeros of any ({self._line(longest)} has "
+                             f"{K}): {span}, more than GL_MAX_TEXTURE_SIZE = {limit}; {fix}")
         slots = np.zeros((m, K), dtype=np.float32)
         idx = np.zeros((m, K), dtype=np.float32)
         pos = np.arange(rows.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[rows]
@@ -307,16 +425,9 @@ class SparseStream:
         blocks_v = slots.reshape(rows_y, W, K)
         blocks_i = idx.reshape(rows_y, W, K)
         if self.format == "ellpack":
-            if rows_y * K > limit:
-                raise ValueError(f"ELLPACK needs a {rows_y * K} x {W} texture (rows of up to {K} "
-                                 f"non-zeros, {rows_y} blocks), larger than GL_MAX_TEXTURE_SIZE = {limit}; "
-                                 "treat long rows as dense (dense=...)")
             tex_v = np.concatenate(list(blocks_v), axis=1)   # W x (R K)
             tex_i = np.concatenate(list(blocks_i), axis=1)
         else:
-            if rows_y * K > limit:
-                raise ValueError(f"TELL needs a {W} x {rows_y * K} texture, larger than "
-                                 f"GL_MAX_TEXTURE_SIZE = {limit}; treat long rows as dense (dense=...)")
             tex_v = np.concatenate([b.T for b in blocks_v], axis=0)   # (R K) x W
             tex_i = np.concatenate([b.T for b in blocks_i], axis=0)
         self._streams["values"] = Stream(*tex_v.shape, data=tex_v)
@@ -369,12 +480,44 @@ class SparseStream:
 
     # ------------------------------------------------------------------ products
     def _check(self, s: Stream, length: int, what: str) -> None:
-        if not s.vector or s.length != length:
-            raise ValueError(f"{what}: expected a vector of length {length}, got {s!r}")
+        if s.released:
+            raise ValueError(f"{what}: got a released Stream; pass a live vector Stream of length {length}")
+        if not s.vector or s.length != length or s.shape != vector_shape(length) or s.components != 1:
+            raise ValueError(f"{what}: expected a vector Stream of length {length} "
+                             f"(Stream.vector_of({length}) or Stream.from_array), got {s!r}")
+
+    def _check_out(self, out, length: int, what: str, numpy: bool, source=None) -> None:
+        """``out`` is of the answer's kind: a 1-D float numpy array of ``length`` for numpy
+        input (written in place, as numpy's out=), a vector Stream of ``length`` other than the
+        input ``source`` for Stream input."""
+        if out is None:
+            return
+        if numpy:
+            if isinstance(out, Stream):
+                raise TypeError(f"{what}: the input is a numpy array, so the answer is one: pass out= a numpy "
+                                f"array of shape ({length},), or the input as a Stream to get a Stream")
+            if not isinstance(out, np.ndarray):
+                raise TypeError(f"{what}: out must be a numpy array of shape ({length},) or None, "
+                                f"got {type(out).__name__}")
+            if out.shape != (length,):
+                raise ValueError(f"{what}: out must have shape ({length},), got {out.shape}")
+            if not np.issubdtype(out.dtype, np.floating):
+                raise TypeError(f"{what}: out must be a float array (float32 or float64), got dtype {out.dtype}")
+            if not out.flags.writeable:
+                raise ValueError(f"{what}: out is read-only")
+            return
+        if not isinstance(out, Stream):
+            raise TypeError(f"{what}: the input is a Stream, so the answer is one: out must be a vector Stream "
+                            f"of length {length} (Stream.vector_of({length})) or None, got {type(out).__name__}")
+        self._check(out, length, f"{what} out")
+        if out is source:
+            raise ValueError(f"{what}: out must not be the input Stream (a pass cannot read and render one "
+                             f"texture); pass another Stream.vector_of({length})")
 
     def _product(self, xs: Stream, out: Stream | None = None, permuted: bool = False) -> Stream:
         """y = A x on the GPU for vector streams; with a sorted matrix, x and y are permuted
         in and out (two gathers) unless ``permuted`` (CG works on the sorted system)."""
+        self._alive()
         m, n = self.shape
         S = self._streams
         if self.perm is not None and not permuted:
@@ -390,6 +533,8 @@ class SparseStream:
         rows_y, W = y.rows, y.cols
         xw = xs.cols
         if self.format == "corrigan":
+            if not self._announced:
+                self._announce()
             if (y is out or has_dense) and self.empty_rows:  # rows without a run must read zero
                 L1["fill"].draw(y, whole(y), uniforms={"value": 0.0})
             for count, r0, r1, first in self.runs:
@@ -422,23 +567,42 @@ class SparseStream:
             give_back(V)
         return target
 
-    def matvec(self, x, out: Stream | None = None):
-        """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out."""
-        return self._apply(x, self.shape[1], "matvec x", lambda xs: self._product(xs, out))
+    def _announce(self) -> None:
+        """Before the first corrigan product: say how many programs it compiles, when many."""
+        self._announced = True
+        programs = _kernel_state().programs
+        new = sorted({c for c, *_ in self.runs if corrigan_kernel(c)._key not in programs})
+        if len(new) > LOG_PROGRAMS:
+            m, n = self.shape
+            log.info("compiling %d fragment programs of the corrigan format (one per non-zero count, "
+                     "%d .. %d; paper 003) for the first product of this %d x %d matrix%s",
+                     len(new), new[0], new[-1], m, n, " (rmatvec's transposed copy)" if self._of_transpose else "")
 
-    def rmatvec(self, y, out: Stream | None = None):
-        """FSATY: x = Aᵀ y (002 (9)), from the transposed copy or by scattering (``transpose``)."""
-        def run(ys):
+    def matvec(self, x, out=None):
+        """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out.
+
+        ``out``: where the answer goes, of its kind: a float numpy array of shape (m,) for a
+        numpy x (written in place and returned), a vector Stream of length m, not x, for a
+        Stream x. Another shape or type raises ValueError or TypeError."""
+        return self._apply(x, self.shape[1], "matvec x", lambda xs, o: self._product(xs, o), out, self.shape[0])
+
+    def rmatvec(self, y, out=None):
+        """FSATY: x = Aᵀ y (002 (9)), from the transposed copy or by scattering (``transpose``).
+        ``out`` as :meth:`matvec`'s, of length n."""
+        def run(ys, o):
             if self.transpose == "scatter":
-                return self._scatter_transpose(ys, out)
-            return self.transposed()._product(ys, out)
-        return self._apply(y, self.shape[0], "rmatvec y", run)
+                return self._scatter_transpose(ys, o)
+            return self.transposed()._product(ys, o)
+        return self._apply(y, self.shape[0], "rmatvec y", run, out, self.shape[1])
 
-    def normal_matvec(self, theta, y, out: Stream | None = None):
+    def normal_matvec(self, theta, y, out=None):
         """FSAAT: z = A Θ Aᵀ y (002 (9)), as the compound the paper uses on the GPU: FSATY, the
-        scaling by Θ's diagonal (an element-wise product pass), FSAX; all on the GPU."""
+        scaling by Θ's diagonal (an element-wise product pass), FSAX; all on the GPU. The
+        answer is of y's kind; ``out`` as :meth:`matvec`'s, of length m (it may be y)."""
+        self._alive()
         m, n = self.shape
         numpy = not isinstance(y, Stream)
+        self._check_out(out, m, "normal_matvec", numpy)
         ys = Stream.from_array(np.asarray(y, dtype=np.float64), "y") if numpy else y
         ts = Stream.from_array(np.asarray(theta, dtype=np.float64), "theta") if not isinstance(theta, Stream) else theta
         try:
@@ -448,7 +612,7 @@ class SparseStream:
             scaled = Stream.like(t)
             L1["elementwise_product"].draw(scaled, whole(scaled), {"X": t, "Y": ts})
             t.release()
-            z = self._product(scaled, out)
+            z = self._product(scaled, None if numpy else out)
             scaled.release()
         finally:
             if numpy:
@@ -456,30 +620,41 @@ class SparseStream:
             if not isinstance(theta, Stream):
                 ts.release()
         if numpy:
-            res = z.to_array()
-            z.release()
-            return res
+            return self._download(z, out)
         return z
 
-    def _apply(self, v, length, what, fn):
+    @staticmethod
+    def _download(res: Stream, out):
+        """A product's stream as numpy (into ``out`` when given), released."""
+        arr = res.to_array()
+        res.release()
+        if out is None:
+            return arr
+        out[...] = arr
+        return out
+
+    def _apply(self, v, length, what, fn, out, out_length):
+        self._alive()
         if isinstance(v, Stream):
             self._check(v, length, what)
-            return fn(v)
+            self._check_out(out, out_length, what.split()[0], False, v)
+            return fn(v, out)
+        self._check_out(out, out_length, what.split()[0], True)
         arr = np.asarray(v)
         if arr.ndim != 1 or arr.shape[0] != length:
             raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}")
         with Stream.from_array(arr, what) as vs:
-            res = fn(vs)
-        out = res.to_array()
-        res.release()
-        return out
+            res = fn(vs, None)
+        return self._download(res, out)
 
     def transposed(self) -> "SparseStream":
         """The second, row-wise copy of Aᵀ (002 section 3.1), built on first use from the stored
-        textures (read back once), in the same format; ``release()`` frees both."""
+        textures (read back once), in the same format; ``release()`` frees both. Its errors
+        (a column too long for the layout, too many distinct column counts) speak of A's columns."""
+        self._alive()
         if self._T is None:
-            self._T = SparseStream.from_scipy(self.to_scipy().T, format=self.format, sort=False,
-                                              dense=self._source_dense, sums=self.sums)
+            self._T = SparseStream._build(self.to_scipy().T, self.format, False, self._source_dense, "copy",
+                                          self.sums, self._max_programs, of_transpose=True)
         return self._T
 
     def _scatter_transpose(self, ys: Stream, out: Stream | None) -> Stream:
@@ -513,6 +688,7 @@ class SparseStream:
         back from the textures."""
         import scipy.sparse as sp
 
+        self._alive()
         m, n = self.shape
         S = self._streams
         rows, cols, vals = [], [], []
@@ -557,12 +733,14 @@ class SparseStream:
 
     # ------------------------------------------------------------------ lifetime
     def release(self) -> None:
+        """Free the textures (and the transposed copy's); a later product raises ValueError."""
         for s in self._streams.values():
             s.release()
         self._streams.clear()
         if self._T is not None:
             self._T.release()
             self._T = None
+        self._released = self.format is not None
 
     def __enter__(self):
         return self
@@ -572,7 +750,10 @@ class SparseStream:
 
     def __repr__(self) -> str:
         m, n = self.shape
-        extra = f", {self.kr} dense rows, {self.kc} dense columns" if (self.kr or self.kc) else ""
+        if self._released:
+            return f"<SparseStream {self.format} {m}x{n}, released>"
+        kr, kc = getattr(self, "kr", 0), getattr(self, "kc", 0)
+        extra = f", {kr} dense rows, {kc} dense columns" if (kr or kc) else ""
         return f"<SparseStream {self.format} {m}x{n}, {self.nnz} non-zeros{extra}>"
 
 

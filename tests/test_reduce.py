@@ -346,3 +346,19 @@ def test_reduce_into_writes_its_texel_only_and_equals_the_fan_reduction():
             reduce_terms("product", "sum", X, Y, at=3)
         with pytest.raises(ValueError, match="at=5 needs an out stream with texel 5"):
             reduce_terms("product", "sum", X, Y, out=bank, at=5)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 5), (5, 3)])
+def test_pyramid_fills_its_whole_padding_not_reading_a_pooled_texture(shape):
+    """Corrigan's pyramid (003, Fig. 2) pads to the next powers of two with zeros, the corner
+    right of and below the data included: its base is a pooled texture, so with NaN-filled
+    textures of that shape given back to the pool first, a padding texel left unfilled reads NaN.
+    A rows x cols block of ones sums to rows x cols."""
+    from gpgpu.stream import give_back
+
+    rows, cols = shape
+    side = lambda k: 1 << (k - 1).bit_length()                       # noqa: E731
+    base = (side(rows), side(cols))
+    gpgpu.free_temporaries()              # the pool's streams of that shape: only these
+    give_back(*(Stream(*base, data=np.full(base, np.nan, np.float32)) for _ in range(4)))
+    assert gpgpu.reduce(np.ones(shape), "sum", strategy="pyramid") == rows * cols
