@@ -44,7 +44,8 @@ def run(ctx):
     for name, A in matrices(ctx):
         x = np.random.default_rng(0).standard_normal(A.shape[0])
         for sort in (False, True):
-            with SparseStream.from_scipy(A, format="corrigan", sort=sort) as S, Stream.from_array(x) as xs:
+            with SparseStream.from_scipy(A, format="corrigan", sort=sort, max_programs=A.shape[0]) as S, \
+                    Stream.from_array(x) as xs:
                 out = Stream.vector_of(A.shape[0])
                 fn = lambda: S._product(xs, out, permuted=True)      # noqa: E731
                 fn()
