@@ -374,7 +374,7 @@ def cg(A, b, x0=None, tol: float = 1e-5, maxiter: int | None = None, M=None, cal
         maxiter = 10 * n
     numpy_out = not isinstance(b, Stream)
     owned = []
-    readbacks = 1 if op.owned is False else 0          # max|A| of the user's Stream or SparseStream
+    readbacks = 0 if op.owned else 1          # max|A| of the user's Stream or SparseStream
 
     def own(s):
         owned.append(s)
@@ -600,6 +600,9 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             # the recurrence reached the target at iteration converged_at (x, r frozen since)
             it = int(converged_at)
             rnorm = true_residual(rn)
+            if not np.isfinite(rnorm):
+                raise CGBreakdownError(it - 1, op.n, detail="b - A x is no longer finite: the iteration "
+                                       "diverged", diverged=True)
             if rnorm <= target:
                 info = 0
             elif rnorm >= best:      # a restart that did not help: float32's floor
