@@ -40,7 +40,11 @@ Beyond the listing, for float32's range and precision:
   means ||b - A x|| <= max(tol ||b||, atol) as float32 computes b - A x (its rounding error
   is about 2^-24 (||b|| + || |A| |x| ||)). When it does not hold, CG restarts from x with the
   true residual; when a restart does not lower the true residual, CG stops (info = the
-  iterations done, ``.stagnated``): the target is below what float32 can reach.
+  iterations done, ``.stagnated``): the target is below what float32 can reach. Unlike
+  Shewchuk's periodic restart (below) this one happens only at the target, a few times a
+  solve. Measured (llvmpipe), 2-D Poisson with 65536 unknowns, tol 1e-5: scipy's float32 cg
+  stops after 562 iterations at a true ||b - A x|| = 3.8e-5 ||b|| (its recurrence said 1e-5),
+  this cg after 564 (one restart) at 7.3e-6 ||b||.
 
 One deliberate departure from Shewchuk's listing, measured: his restart of the residual,
 r = b - A x every 50 iterations, is off by default (``recompute_every=None``, as scipy's cg) and
@@ -337,16 +341,20 @@ def cg(A, b, x0=None, tol: float = 1e-5, maxiter: int | None = None, M=None, cal
     -------
     CGResult ``(x, info)``: x numpy (float64) for numpy b (a Stream for a Stream b); info 0 when
     converged (||b - A x|| <= max(tol ||b||, atol), verified), else the number of iterations
-    done (at least 1). ``.iterations``, ``.residual_norm`` (||b - A x|| of the answer),
+    done (at least 1). When CG did not converge, x is the iterate of the smallest verified
+    ||b - A x||. ``.iterations``, ``.residual_norm`` (||b - A x|| of the answer),
     ``.readbacks``, ``.residuals``, ``.restarts`` and ``.stagnated`` tell the run. b = 0 answers
     x = 0 at once (A is nonsingular).
 
     Raises
     ------
     CGBreakdownError
-        dᵀAd <= 0 at some iteration: A is not positive definite (the iteration is named).
+        dᵀAd <= 0 at some iteration: A is not positive definite (the iteration is named); or
+        dᵀAd, ||r|| or b - A x overflowed (``diverged``).
     ValueError, TypeError
-        Bad shapes, non-square or non-symmetric A, NaN, complex, an empty row, bad options.
+        Bad shapes, non-square or non-symmetric A, NaN, complex, an empty row, a zero A or M,
+        bad options; a Stream answer whose x float32 cannot hold (max |x| above 3.4e38 or
+        within 2^24 of the underflow at 1.2e-38: pass b as numpy to get x in float64).
     """
     if rtol is not None:
         tol = rtol
