@@ -51,14 +51,18 @@ def test_poisson_64x64_matches_scipy(poisson64, variant):
     assert np.linalg.norm(x - x_ref) / np.linalg.norm(x_ref) < 1e-4
 
 
-def test_readbacks_are_two_plus_one_per_check(poisson64):
+def test_readbacks_are_one_per_check_plus_the_verification(poisson64, readbacks):
     A, b, _ = poisson64
+    readbacks.n = 0
     every = gpgpu.cg(A, b, tol=1e-3)
+    assert readbacks.n == every.readbacks + 1          # and the download of x
     sparse = gpgpu.cg(A, b, tol=1e-3, check_every=10)
-    # ||b||, the first ||r||, then one read-back (||r||^2 with the breakdown flag) per check
-    assert every.readbacks == 2 + every.iterations
-    assert sparse.readbacks == 2 + -(-sparse.iterations // 10)
-    assert sparse.iterations - every.iterations in range(0, 10)
+    # ||b|| comes from the host (a numpy b) and r0 = b; then one read-back (||r||^2 with the
+    # breakdown and convergence watches) per check, and one of ||b - A x|| at the end
+    assert every.readbacks == every.iterations + 1
+    assert sparse.readbacks == -(-sparse.iterations // 10) + 1
+    # the watch froze x at the converging iteration: the same count, whatever check_every
+    assert sparse.iterations == every.iterations and every.restarts == sparse.restarts == 0
     assert len(every.residuals) == every.iterations + 1
 
 
@@ -135,11 +139,12 @@ def test_breakdown_is_named_with_its_iteration():
 
 
 def test_overflow_is_named_as_divergence_not_as_an_indefinite_matrix():
-    """A = 1e19 I, b = 1e10 (1, 1): d0^T A d0 = 2e39 overflows float32 at iteration 0. That is
-    a diverged (overflowed) iteration, not a non-positive d^T A d, and the error says so."""
-    A = sp.diags([1e19, 1e19]).tocsr()
+    """A = J + I (64 x 64, J all ones), b = 1, x0 = 3e16: ||r0||^2 = 6e37 fits float32, but
+    d0^T A d0 = 16 ||r0||^2 (in cg's scaling, A / 4) overflows at iteration 0. That is a diverged
+    (overflowed) iteration, not a non-positive d^T A d, and the error says so."""
+    A = np.ones((64, 64)) + np.eye(64)
     with pytest.raises(CGBreakdownError, match="overflowed") as e:
-        gpgpu.cg(A, np.full(2, 1e10))
+        gpgpu.cg(A, np.ones(64), x0=np.full(64, 3e16))
     assert e.value.iteration == 0 and e.value.diverged
     with pytest.raises(CGBreakdownError, match="not positive definite") as e:
         gpgpu.cg(sp.diags([1.0, -1.0]).tocsr(), np.ones(2))
@@ -156,8 +161,8 @@ def test_shewchuks_residual_restart_is_optional_and_runs_when_asked(poisson64):
         gpgpu.cg(A, b, maxiter=20)
     with counters.count(time=False, trace=False) as restarted:
         gpgpu.cg(A, b, maxiter=20, recompute_every=5)
-    assert plain.passes("sparse_ellpack") == 1 + 20            # r0 = b - A x0, then q = A d
-    assert restarted.passes("sparse_ellpack") == 1 + 20 + 4     # and at iterations 5, 10, 15, 20
+    assert plain.passes("sparse_ellpack") == 20 + 1            # q = A d, then b - A x at the end
+    assert restarted.passes("sparse_ellpack") == 20 + 4 + 1     # and at iterations 5, 10, 15, 20
     x, info = gpgpu.cg(A, b, tol=1e-5, recompute_every=50)
     assert info == 0
     assert np.linalg.norm(x - x_ref) / np.linalg.norm(x_ref) < 1e-4
@@ -194,3 +199,237 @@ def test_bad_input_is_named_before_any_work(A, b, match):
 def test_bad_options(kw, match):
     with pytest.raises(ValueError, match=match):
         gpgpu.cg(sp.eye(3, format="csr"), np.ones(3), **kw)
+
+
+# ---------------------------------------------------------------- float32's range and honesty
+
+U = 2.0 ** -24     # float32's unit roundoff
+
+
+def residual_rounding(A, x, b):
+    """A bound on the rounding error of b - A x computed in float32 with k terms a row (k - 1
+    products and sums, then the subtraction; A's own rounding to float32 one more): k u || |A| |x| + |b| ||.
+    cg's ``residual_norm`` is that float32 ||b - A x||, so it is within this of the exact one."""
+    A = sp.csr_matrix(A)
+    k = int(np.diff(A.indptr).max()) + 2
+    return k * U * np.linalg.norm(abs(A) @ abs(x) + abs(b))
+
+
+def assert_verified(res, A, b, target):
+    """info 0 means ||b - A x|| <= target, to the rounding of the float32 residual."""
+    x, info = res
+    exact = np.linalg.norm(b - A @ x)
+    slack = residual_rounding(A, x, b)
+    assert info == 0
+    assert res.residual_norm <= target
+    assert exact <= target + slack
+    assert abs(res.residual_norm - exact) <= slack
+
+
+@pytest.fixture(scope="module")
+def poisson16():
+    A = poisson2d(16)
+    b = np.random.default_rng(16).standard_normal(256)
+    return A, b
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -60, 2.0 ** -70, 2.0 ** 70])
+def test_a_tiny_or_huge_b_gives_the_scaled_answer_exactly(poisson16, scale):
+    """||b||^2 leaves float32's range (||b|| ~ 1e-18: ||r||^2 underflowed to 0 and cg answered
+    info 0 early, or at once with x = 0; ||b|| ~ 1e21: ||b||^2 overflowed). cg scales b by a power
+    of two, which is exact: the answer for 2^k b is 2^k times the answer for b, bit for bit."""
+    A, b = poisson16
+    ref = gpgpu.cg(A, b)
+    res = gpgpu.cg(A, scale * b)
+    assert res[1] == ref[1] == 0 and res.iterations == ref.iterations > 0
+    np.testing.assert_array_equal(res[0], scale * ref[0])
+    assert res.residual_norm == scale * ref.residual_norm
+
+
+@pytest.mark.parametrize("scale", [1e-17, 1e-20, 1e-30, 1e30])
+def test_a_tiny_or_huge_b_converges_for_real(poisson16, scale):
+    A, b = poisson16
+    b = scale * b
+    assert_verified(gpgpu.cg(A, b, tol=1e-5), A, b, 1e-5 * np.linalg.norm(b))
+
+
+@pytest.mark.parametrize("scale", [2.0 ** 113, 2.0 ** 120, 2.0 ** -100])
+def test_a_huge_or_tiny_matrix_gives_the_scaled_answer_exactly(poisson16, scale):
+    """A ~ 1e34 or 1e36: d^T A d overflowed float32 (info 0 at a true relative residual of 3e-4
+    and 3e-2); A ~ 1e-30: d^T A d underflowed to 0 and cg said "not positive definite". cg
+    solves (2^-e A) x' = b with max |2^-e A| in [0.5, 1): the answer for 2^k A is 2^-k times
+    the answer for A, bit for bit."""
+    A, b = poisson16
+    ref = gpgpu.cg(A, b)
+    res = gpgpu.cg(scale * A, b)
+    assert res[1] == 0 and res.iterations == ref.iterations
+    np.testing.assert_array_equal(res[0], ref[0] / scale)
+
+
+@pytest.mark.parametrize("scale", [1e34, 1e36, 1e-30])
+def test_a_huge_or_tiny_matrix_converges_for_real(poisson16, scale):
+    A, b = poisson16
+    A = scale * A
+    assert_verified(gpgpu.cg(A, b, tol=1e-5), A, b, 1e-5 * np.linalg.norm(b))
+    jacobi = gpgpu.cg(A, b, tol=1e-5, M=1.0 / A.diagonal(), check_every=4)
+    assert_verified(jacobi, A, b, 1e-5 * np.linalg.norm(b))
+
+
+def test_tol_zero_claims_success_only_for_an_exact_zero_residual(poisson16):
+    """tol = atol = 0 asks for b - A x = 0. float32 CG's recurrence residual falls to 0 (it
+    underflows) while b - A x stops near 1e-7 ||b||: that was info 0. Now info is the iteration
+    count, CG having stopped when a restart from the true residual no longer lowered it."""
+    A, b = poisson16
+    res = gpgpu.cg(A, b, tol=0)
+    x, info = res
+    assert info == res.iterations > 0 and res.stagnated and res.restarts >= 1
+    exact = np.linalg.norm(b - A @ x)
+    assert 0 < exact and abs(res.residual_norm - exact) <= residual_rounding(A, x, b)
+    # 2 I, b = (+-4): alpha = 2 exactly (powers of two throughout, so also where a GPU divides
+    # by a reciprocal), x1 = b / 2 and r1 = 0 exactly: converged, at iteration 1
+    b8 = 4.0 * np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0])
+    two = gpgpu.cg(sp.diags(np.full(8, 2.0)).tocsr(), b8, tol=0)
+    assert two[1] == 0 and two.iterations == 1 and two.residual_norm == 0.0
+    np.testing.assert_array_equal(two[0], b8 / 2)
+
+
+def test_maxiter_zero_only_tests_x0(poisson16):
+    """scipy answers info 0 for maxiter=0 whatever x0 is; cg answers 1 unless x0 meets the target."""
+    A, b = poisson16
+    res = gpgpu.cg(A, b, maxiter=0)
+    assert res[1] == 1 and res.iterations == 0 and np.all(res[0] == 0)
+    assert res.residual_norm == pytest.approx(np.linalg.norm(b), rel=1e-7)
+    x_ref = np.linalg.solve(A.toarray(), b)
+    good = gpgpu.cg(A, b, x0=x_ref, maxiter=0)
+    assert good[1] == 0 and good.iterations == 0
+    np.testing.assert_array_equal(good[0], x_ref.astype(np.float32))
+    assert_verified(good, A, b, 1e-5 * np.linalg.norm(b))
+
+
+def spd(n, rng):
+    B = rng.standard_normal((n, n))
+    return B @ B.T / n + 2 * np.eye(n)
+
+
+@pytest.mark.parametrize("n", [2, 5, 30])
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_iterations_past_convergence_in_a_window_change_nothing(n, jacobi):
+    """check_every=16 on a well-conditioned system converging in fewer than 16 iterations: the
+    iterations run on to the read-back used to reach r = 0, then 0 / 0 (CGBreakdownError). The
+    convergence watch freezes x on the GPU: the answer is the one of check_every=1, bit for bit."""
+    rng = np.random.default_rng(n)
+    A = spd(n, rng)
+    b = rng.standard_normal(n)
+    M = 1.0 / np.diag(A) if jacobi else None
+    every = gpgpu.cg(A, b, tol=1e-6, M=M)
+    sparse = gpgpu.cg(A, b, tol=1e-6, M=M, check_every=16)
+    assert every[1] == sparse[1] == 0 and sparse.iterations == every.iterations < 16
+    np.testing.assert_array_equal(sparse[0], every[0])
+    assert sparse.residual_norm == every.residual_norm
+    assert_verified(sparse, A, b, 1e-6 * np.linalg.norm(b))
+    seen = []
+    called = gpgpu.cg(A, b, tol=1e-6, M=M, check_every=16, callback=seen.append)
+    assert len(seen) == called.iterations == every.iterations
+    np.testing.assert_array_equal(seen[-1], every[0])
+
+
+def test_sorted_corrigan_callback_sees_x_in_the_order_of_A():
+    """The sorted system (003, Fig. 7) is solved in its own order; the callback's x and the
+    answer are in A's order: the last callback x is the answer, and both solve A x = b."""
+    A = poisson2d(10)           # rows of 3, 4 and 5 non-zeros: the sort moves the border first
+    b = np.random.default_rng(10).standard_normal(100)
+    x_ref = np.linalg.solve(A.toarray(), b)
+    seen = []
+    with SparseStream.from_scipy(A, format="corrigan", sort=True) as S:
+        assert np.any(S.perm != np.arange(100))
+        res = gpgpu.cg(S, b, tol=1e-6, callback=seen.append)
+    x, info = res
+    assert info == 0 and len(seen) == res.iterations
+    np.testing.assert_array_equal(seen[-1], x)
+    # ||x - x_ref|| / ||x_ref|| <= cond(A) ||b - A x|| / ||b||
+    assert np.linalg.norm(x - x_ref) <= np.linalg.cond(A.toarray()) * res.residual_norm / np.linalg.norm(b) \
+        * np.linalg.norm(x_ref)
+    assert np.linalg.norm(seen[0] - x_ref) > 0.1 * np.linalg.norm(x_ref)   # the first is not yet
+
+
+def test_sorted_corrigan_permutes_the_preconditioner_too(rng):
+    """Jacobi on a sorted corrigan A: M's diagonal must be sorted with A (as b is), or each row
+    is scaled by another row's 1 / a_ii (that took 2000 iterations, unconverged, against 44).
+    The same iterations as ELLPACK's unsorted PCG."""
+    A = poisson2d(16)
+    D = sp.diags(10.0 ** rng.uniform(-1, 1, A.shape[0]))
+    B = (D @ A @ D).tocsr()
+    b = rng.standard_normal(B.shape[0])
+    M = 1.0 / B.diagonal()
+    plain = gpgpu.cg(B, b, tol=1e-5, M=M, maxiter=2000)
+    with SparseStream.from_scipy(B, format="corrigan", sort=True) as S:
+        res = gpgpu.cg(S, b, tol=1e-5, M=M, maxiter=2000)
+    assert abs(res.iterations - plain.iterations) <= 0.1 * plain.iterations + 1
+    assert_verified(res, B, b, 1e-5 * np.linalg.norm(b))
+
+
+def test_maxiter_reads_the_last_window(poisson16):
+    """maxiter = 20, check_every = 7: ||r|| is read at r0 and iterations 7, 14 and 20 (the
+    last window's residual and breakdown flag are read at maxiter), and the reported residual
+    is the answer's ||b - A x||."""
+    A, b = poisson16
+    res = gpgpu.cg(A, b, maxiter=20, check_every=7)
+    x, info = res
+    assert info == 20 and res.iterations == 20 and len(res.residuals) == 4
+    exact = np.linalg.norm(b - A @ x)
+    assert abs(res.residual_norm - exact) <= residual_rounding(A, x, b)
+    assert exact > 1e-5 * np.linalg.norm(b)
+    # a breakdown inside the last window, before maxiter, is read there
+    B = poisson2d(8).tolil()
+    B[10, 10] = -30.0
+    B = B.tocsr()
+    with pytest.raises(CGBreakdownError) as first:
+        gpgpu.cg(B, np.ones(64))
+    k = first.value.iteration
+    with pytest.raises(CGBreakdownError) as last:
+        gpgpu.cg(B, np.ones(64), maxiter=k + 1, check_every=100)
+    assert last.value.iteration == k
+
+
+def test_atol_alone_sets_the_target(poisson16):
+    """tol = 0, atol = 1e-2 ||b||: converged (verified) to atol, in fewer iterations than tol=1e-6."""
+    A, b = poisson16
+    atol = 1e-2 * np.linalg.norm(b)
+    loose = gpgpu.cg(A, b, tol=0, atol=atol)
+    tight = gpgpu.cg(A, b, tol=1e-6)
+    assert_verified(loose, A, b, atol)
+    assert tight[1] == 0 and loose.iterations < tight.iterations
+    assert np.linalg.norm(b - A @ loose[0]) > 1e-6 * np.linalg.norm(b)
+
+
+def test_streams_far_from_one_are_scaled_on_the_gpu(poisson16):
+    """A SparseStream A ~ 2^60 and Stream b ~ 2^-20 and M ~ 2^-60 are scaled on the GPU (A at
+    each product): the answer is the numpy path's; an x that float32 cannot hold is an error."""
+    A, b = poisson16
+    A2, b2 = A * 2.0 ** 60, b * 2.0 ** -20
+    ref = gpgpu.cg(A2, b2, tol=1e-5)
+    M = 1.0 / A2.diagonal()
+    with SparseStream.from_scipy(A2) as S, Stream.from_array(b2) as bs, Stream.from_array(M) as Ms:
+        res = gpgpu.cg(S, bs, tol=1e-5)
+        x = res[0].to_array().astype(np.float64)
+        res[0].release()
+        assert res[1] == 0 and abs(res.iterations - ref.iterations) <= 1
+        np.testing.assert_allclose(x, ref[0], rtol=0, atol=1e-5 * np.abs(ref[0]).max())
+        pcg = gpgpu.cg(S, bs, tol=1e-5, M=Ms)
+        xp = pcg[0].to_array().astype(np.float64)
+        pcg[0].release()
+        assert pcg[1] == 0 and np.linalg.norm(b2 - A2 @ xp) <= 1.1e-5 * np.linalg.norm(b2)
+    with SparseStream.from_scipy(A * 1e30) as S, Stream.from_array(b * 1e-30) as bs:
+        with pytest.raises(ValueError, match="underflow.*numpy"):
+            gpgpu.cg(S, bs)
+
+
+def test_info_zero_is_verified_on_b_minus_a_x(poisson16, rng):
+    """x0 far from the solution (x_ref + 1e4 N(0, 1)): the recurrence's r carries rounding
+    errors of the size u ||r0|| ~ 1e-3 ||b||, so it reaches tol = 1e-5 while b - A x is 3e-3
+    ||b|| (that was info 0). info 0 is decided by b - A x: cg restarts from the true residual."""
+    A, b = poisson16
+    x_ref = np.linalg.solve(A.toarray(), b)
+    res = gpgpu.cg(A, b, x0=x_ref + 1e4 * rng.standard_normal(256), tol=1e-5)
+    assert_verified(res, A, b, 1e-5 * np.linalg.norm(b))
+    assert res.restarts >= 1
