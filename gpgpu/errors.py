@@ -51,7 +51,8 @@ class CGBreakdownError(np.linalg.LinAlgError):
     def __init__(self, iteration: int, n: int, detail: str | None = None, diverged: bool = False):
         self.iteration = iteration
         self.diverged = diverged
-        why = detail or "d^T A d <= 0, so A is not positive definite"
+        why = detail or ("d^T A d <= 0: A is not positive definite, or so ill-conditioned that float32 "
+                         "rounding made it look indefinite")
         fix = ("A may be too ill-conditioned for float32 CG: precondition it (M = 1 / diag(A)), "
                "loosen tol, or regularise A" if diverged else
                "CG needs a symmetric positive definite matrix; use gpgpu.lu_solve (dense) or a "
