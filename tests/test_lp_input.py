@@ -76,6 +76,18 @@ def test_the_same_infinite_bound_in_an_mps_file_is_refused_by_highs(tmp_path):
         read_mps(f)
 
 
+def test_cli_matrix_free_on_a_problem_the_presolve_decides(tmp_path):
+    """The CLI printed the matrix-free PCG statistics of every result: one the presolve decided
+    (no iteration, no PCG) ended in an AttributeError traceback."""
+    f = tmp_path / "infb.mps"
+    f.write_text("NAME INFB\nROWS\n N  COST\n L  C1\nCOLUMNS\n    X  COST  1.0  C1  1.0\n"
+                 "    Y  COST  1.0  C1  1.0\nRHS\n    RHS  C1  4.0\nBOUNDS\n LO BND  X  5\n UP BND  X  3\nENDATA\n")
+    out = cli(f, "--method", "matrix-free", "--backend", "numpy64", "--quiet")
+    assert out.returncode == 1, out.stderr
+    assert "status: infeasible" in out.stdout and "column 0 has lower bound 5.0 > upper bound 3.0" in out.stdout
+    assert "Traceback" not in out.stderr
+
+
 # --------------------------------------------------------------------------- MPS integer columns
 INTEGER_MPS = """NAME          INTLP
 ROWS
@@ -241,6 +253,14 @@ def test_boolean_options_must_be_booleans(bad, name, method, backend):
     ends is checked, and the error names it."""
     with pytest.raises(TypeError, match=f"{name} must be True or False"):
         solve(tiny(), backend=backend, method=method, eps=1e-8, **{name: bad})
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_a_matrix_free_back_end_built_directly_checks_profile(backend):
+    from gpgpu.lp.matrix_free import get_matrix_free_backend
+
+    with pytest.raises(TypeError, match="profile must be True or False, got 'no'"):
+        get_matrix_free_backend(backend, tiny(), profile="no")
 
 
 def test_numpy_booleans_are_booleans():

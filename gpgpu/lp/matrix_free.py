@@ -35,8 +35,11 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
   ||r|| <= min(1e-2 ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
   keeps falling. A solve whose PCG reaches its iteration limit is kept (the direction is still
-  a descent direction for the residuals) but counted: in the history entry (``pcg_converged``)
-  and in ``LPResult.pcg_unconverged``; it is never a silent step.
+  a descent direction for the residuals) but counted: in the history entry (``pcg_converged``,
+  and ``pcg_stop``: why each solve stopped -- "converged", "limit", "breakdown" (p^T G_R p not
+  positive), "stalled" or "rounds" (the float64 refinement rounds)), in ``LPResult.pcg_unconverged``
+  and ``LPResult.pcg_stops`` (the count of each reason), and in the message, reason by reason,
+  with the PCG iterations those solves ran; it is never a silent step.
 
 Units: the iteration works on b / max(1, ||b||_inf) and c / max(1, ||c||_inf) (x, lambda, s
 scaled to match), so that its absolute constants (reg_min, reg_max, the starting point's shifts)
@@ -120,6 +123,8 @@ class MatrixFreeBackend(abc.ABC):
         self.problem = problem
         self.m, self.n = problem.A.shape
         self.readbacks = 0
+        if not isinstance(profile, (bool, np.bool_)):
+            raise TypeError(f"profile must be True or False, got {profile!r}")
         self.profile = bool(profile)
         self.timers = {"fsax": 0.0, "fsaty": 0.0, "precondition": 0.0, "build": 0.0}
         self.counts = {"fsax": 0, "fsaty": 0, "precondition": 0, "build": 0}
@@ -555,9 +560,16 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
-    gap while (6.1)-(6.2) fall is progress). History entries add ``pcg_iterations`` (predictor,
-    corrector), ``pcg_converged``, ``pcg_residual`` (relative, the worse of the two), ``rank``
-    and ``regularisation``.
+    gap while (6.1)-(6.2) fall is progress; its ``_diverged``). When the stall test fires, the
+    ray tests are asked once more at ``STALL_RAY_RATIO`` = 100 instead of ``ray_ratio``: the
+    regularised steps along a ray of an unbounded LP can shrink (measured: to 1e-5, x's
+    iterates 6e3 times beyond the dual bound, short of 1e4) before the ratio holds, and a
+    stalled iteration ends anyway (no NETLIB problem that ends in numerical trouble on numpy64
+    at eps = 1e-8 is decided so). When it still ends in numerical trouble and the primal
+    (dual) objective ran away -- beyond 100 times every other objective value seen -- the
+    message says that the LP may be unbounded (infeasible). History entries add
+    ``pcg_iterations`` (predictor, corrector), ``pcg_converged``, ``pcg_stop`` (module notes),
+    ``pcg_residual`` (relative, the worse of the two), ``rank`` and ``regularisation``.
     """
     t0 = time.perf_counter()
     A = problem.A.tocsr()
