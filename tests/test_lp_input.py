@@ -220,6 +220,13 @@ def test_an_mps_number_that_is_not_one_is_refused_with_its_line(tmp_path, field,
     assert out.returncode == 2 and f"line {line} " in out.stderr and repr(token) in out.stderr
 
 
+def test_a_file_named_gz_that_is_not_gzipped_gets_highs_error(tmp_path):
+    f = tmp_path / "fake.mps.gz"
+    f.write_text("NAME X\nROWS\n")
+    with pytest.raises(ValueError, match="malformed MPS file .*fake.mps.gz"):
+        read_mps(f)
+
+
 def test_the_good_numbers_read_as_highs_reads_them(tmp_path):
     """The same file with numbers (an infinite bound among them) reads and solves as HiGHS does."""
     f = tmp_path / "num.mps"

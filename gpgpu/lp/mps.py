@@ -18,7 +18,11 @@ form, after a light presolve:
 * an empty column is fixed at the bound its cost prefers (the problem is unbounded when that
   bound is infinite and the cost is non-zero);
 * a free row (both row bounds infinite) is dropped; an empty row is dropped, and the problem is
-  infeasible when ``0`` violates its bounds.
+  infeasible when ``0`` violates its bounds;
+* a bound that no finite value meets -- a row's upper bound -inf or lower bound +inf, a
+  column's lower bound +inf or upper bound -inf (bounds beyond +-1e30 count as infinite) --
+  makes the problem infeasible, as a lower bound above the upper one does; the message names
+  the row or column.
 
 Then every inequality row ``rl <= a^T x <= ru`` gets a slack ``v`` with ``a^T x - v = 0`` and
 ``rl <= v <= ru``, and every variable (original or slack) with bounds ``[l, u]`` becomes
@@ -539,11 +543,16 @@ def _mps_number(token: str):
 
 
 def _mps_lines(path: Path):
+    """(line number, line) of an MPS file (gzipped when its name ends in .gz); a file that cannot
+    be read as such ends early (HiGHS's own error then speaks for it)."""
     import gzip
 
     opener = gzip.open if path.suffix.lower() == ".gz" else open
-    with opener(path, "rt", errors="replace") as f:
-        yield from enumerate(f, start=1)
+    try:
+        with opener(path, "rt", errors="replace") as f:
+            yield from enumerate(f, start=1)
+    except (OSError, EOFError):
+        return
 
 
 def check_mps_numbers(path) -> None:
