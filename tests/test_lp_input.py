@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 highspy = pytest.importorskip("highspy")
 

@@ -105,10 +105,6 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         iterates reach dependably, so with the default ``refine`` it runs with refinement on
         the GPU; the paper's own runs used 3e-5 to 2e-3 without (Table 3).
     refine : bool or None
-        (Every flag of ``solve`` -- ``refine``, ``presolve``, ``correct_primal``,
-        ``free_safeguard``, ``scale``, ``regularize`` and the back ends' ``profile``, ``fuse``
-        and ``fast_solve`` -- must be True or False (None where it has a default); another
-        value, such as the string "no", is a TypeError naming the option.)
         Mixed-precision iterative refinement of (4.12) (beyond the paper; see
         :mod:`gpgpu.lp.backend`). ``None`` (default): on for the float32 back ends ("gpu",
         "numpy32") when ``eps < REFINE_BELOW`` (3e-5, Table 3's tightest), off otherwise and
@@ -172,6 +168,11 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
 
     Raises
     ------
+    TypeError
+        A flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
+        ``regularize``, the back ends' ``profile``, ``fuse`` and ``fast_solve`` -- that is not
+        True or False (or None where that is its default; the string "no" is no flag), or a
+        ``callback`` that is not callable: named, before anything is solved.
     ValueError
         Besides wrong options: with ``backend="gpu"`` or ``"numpy32"`` (float32 storage), a
         coefficient, right-hand side or cost beyond float32's range (|v| > 3.4e38; for the

@@ -37,8 +37,9 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   keeps falling. A solve whose PCG reaches its iteration limit is kept (the direction is still
   a descent direction for the residuals) but counted: in the history entry (``pcg_converged``,
   and ``pcg_stop``: why each solve stopped -- "converged", "limit", "breakdown" (p^T G_R p not
-  positive), "stalled" or "rounds" (the float64 refinement rounds)), in ``LPResult.pcg_unconverged``
-  and ``LPResult.pcg_stops`` (the count of each reason), and in the message, reason by reason,
+  positive), "stalled" or "rounds" (the float64 refinement rounds)), in
+  ``LPResult.pcg_unconverged`` and ``LPResult.pcg_stops`` (the count of each reason), and in the
+  message, reason by reason,
   with the PCG iterations those solves ran; it is never a silent step.
 
 Units: the iteration works on b / max(1, ||b||_inf) and c / max(1, ||c||_inf) (x, lambda, s
@@ -646,8 +647,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         entry = {"iteration": it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
                  "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
                  "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
-                 "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None, "rank": k,
-                 "regularisation": None, "time": time.perf_counter() - t0}
+                 "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
+                 "rank": k, "regularisation": None, "time": time.perf_counter() - t0}
         history.append(entry)
         finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
         worst = max(pres, dres, gap) if finite else math.inf
@@ -658,6 +659,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         if finite:
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
+
         def diverged(ratio):
             return _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ratio, collapse,
                              lambda: float(x.sum()) * bs, lambda: float(np.abs(lam).max()) * cs, why)
@@ -718,7 +720,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         s = s + ad * ds
         entry.update(alpha_pri=ap, alpha_dual=ad, sigma=sigma, replaced_pivots=int(info.get("replaced", 0)),
                      pcg_iterations=(f1["iterations"], f2["iterations"]),
-                     pcg_converged=bool(f1["converged"] and f2["converged"]), pcg_stop=(f1["stop"], f2["stop"]),
+                     pcg_converged=bool(f1["converged"] and f2["converged"]),
+                     pcg_stop=(f1["stop"], f2["stop"]),
                      pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k))
         if callback is not None:
             callback(entry)
