@@ -202,6 +202,56 @@ def test_gpu_preconditioner_counts_replaced_pivots(rng):
         be.release()
 
 
+def _preconditioned_on_both(p, theta, delta, k, r):
+    """P^-1 r and D_S^-1 by the numpy64 and the GPU back end (same G_R, same k)."""
+    out = []
+    for be in (NumpyMatrixFree(p), GPUMatrixFree(p)):
+        try:
+            be.set_weights(theta, delta)
+            info = be.build_preconditioner(k)
+            assert info["k"] == k and info["replaced"] == 0, be.name
+            z = be.to_numpy(be.precondition(be.vector(r)))
+            dinv = be.pre[3] if be.name == "numpy64" else be.to_numpy(be.pre[2])
+            out.append((z, dinv))
+        finally:
+            be.release()
+    return out
+
+
+def test_schur_floor_of_both_back_ends_agrees_on_a_zero_schur_entry(rng):
+    """Rows 0 and 1 of A are equal and have the largest diagonal of G (delta = 0, k = 1): row 0
+    is pivoted and row 1's Schur entry G_11 - G_10^2 / G_00 is 0, rounding aside. Both back ends
+    floor it to 1 / diag(G)_1 (schur_diagonal_inverse.frag: s at or below 1e-6 d; numpy64: 1e-12
+    d), so their P^-1 r agree to float32 rounding; a floored entry set to 0 (or left at 1 / s, a
+    rounding error's reciprocal) would not."""
+    A = sp.random(12, 30, density=0.3, random_state=np.random.RandomState(3), format="lil")
+    A = sp.lil_matrix(A + sp.eye(12, 30))
+    A[1, :] = 0
+    A[1, :8] = 2.0                          # diag(G)_0 = diag(G)_1 = 32, the largest
+    A[0, :] = A[1, :]
+    A = sp.csr_matrix(A)
+    p = Problem.from_arrays(A, A @ np.ones(30), np.ones(30))
+    r = rng.standard_normal(12)
+    (zn, dn), (zg, dg) = _preconditioned_on_both(p, np.ones(30), 0.0, 1, r)
+    assert dn[1] == 1.0 / 32 and dg[1] == pytest.approx(1.0 / 32, rel=1e-6)    # the floor, on both
+    assert np.abs(zg - zn).max() <= 1e-5 * np.abs(zn).max()
+
+
+def test_schur_floor_is_relative_to_the_diagonal(rng):
+    """Theta scaled by 1e-9 (an interior point late in a solve): G_R's entries are ~1e-9 and so
+    are the Schur entries, far above 1e-6 of their diagonal entries. Neither back end may floor
+    them (an absolute floor of 1e-6 would floor every one to 1 / diag): P^-1 r agree (1e-5)."""
+    p = small_lp(rng)
+    theta = 1e-9 * np.exp(rng.uniform(-2, 2, p.A.shape[1]))
+    r = rng.standard_normal(p.A.shape[0])
+    (zn, dn), (zg, dg) = _preconditioned_on_both(p, theta, 0.0, 20, r)
+    diag = np.diag(normal_matrix(p.A, theta, 0.0))
+    rest = dn > 0
+    assert (1.0 / dn[rest] < 0.6 * diag[rest]).sum() >= 3      # Schur entries far from diag(G): 1 / d would show
+    np.testing.assert_allclose(dg, dn, rtol=1e-5, atol=0)
+    assert np.abs(zg - zn).max() <= 1e-5 * np.abs(zn).max()
+
+
 # --------------------------------------------------------------------------- PCG
 def test_pcg_solves_and_reports_its_limit(rng):
     p = small_lp(rng)
@@ -719,6 +769,123 @@ def test_unbounded(backend, case):
     p = Problem.from_inequalities(**UNBOUNDED[case])
     r = solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=50)
     assert r.status == "unbounded"
+
+
+def test_pcg_stops_are_reported_as_they_happened():
+    """The message said "N solves stopped at the PCG iteration limit (200)" for every solve short
+    of its tolerance, also for PCG breakdowns after 7 iterations. A G_R made indefinite breaks
+    PCG down at its first step: every such solve is a breakdown after 0 iterations, none is at
+    the limit, and the message, the counts and the history say so."""
+
+    class Indefinite(NumpyMatrixFree):
+        def normal_matvec(self, v):
+            return -super().normal_matvec(v)
+
+    p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, 3]], b_ub=[4, 6])
+    r = solve(p, method="matrix-free", backend=Indefinite(p), eps=1e-8, max_iter=3)
+    assert r.pcg_unconverged > 0
+    assert r.pcg_stops == {"limit": 0, "breakdown": r.pcg_unconverged, "stalled": 0, "rounds": 0}
+    assert "iteration limit" not in r.message and "rank_max" not in r.message
+    assert (f"{r.pcg_unconverged} of the normal-equation solves stopped at a PCG breakdown" in r.message
+            and "after 0 PCG iterations each" in r.message)
+    assert all(h["pcg_stop"] == ("breakdown", "breakdown") for h in r.history[:-1])
+    # the limit, as it happened: every such solve ran pcg_maxiter iterations
+    g = gruca_like(64, seed=1)
+    r = solve(g, method="matrix-free", backend="numpy64", eps=1e-8, rank=1, pcg_maxiter=2, max_iter=5)
+    assert r.pcg_stops["limit"] == r.pcg_unconverged > 0 and r.pcg_stops["breakdown"] == 0
+    for h in r.history[:-1]:
+        for stop, its in zip(h["pcg_stop"], h["pcg_iterations"]):
+            assert (stop == "limit") == (its == 2) and stop in ("limit", "converged")
+
+
+def test_gpu_infeasible_lp_reports_its_pcg_stops_truly():
+    """The hostile user's case: an infeasible LP on the GPU (A's two rows opposite, so G_R is
+    numerically singular in float32). Whatever the renderer's rounding makes of PCG, the message
+    names each reason that occurred with its count and no other."""
+    p = Problem.from_inequalities(**INFEASIBLE["contradiction"])
+    r = solve(p, method="matrix-free", backend="gpu")
+    assert r.status == "infeasible"
+    assert sum(r.pcg_stops.values()) == r.pcg_unconverged
+    phrases = {"limit": "at the PCG iteration limit", "breakdown": "at a PCG breakdown",
+               "stalled": "no longer reduced the residual", "rounds": "refinement rounds"}
+    for reason, n in r.pcg_stops.items():
+        assert (phrases[reason] in r.message) == (n > 0), (reason, r.message)
+    maxiter = max(200, min(4 * p.m, 2000))
+    for h in r.history[:-1]:
+        for stop, its in zip(h["pcg_stop"], h["pcg_iterations"]):
+            assert stop != "limit" or its >= maxiter
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("case", sorted(INFEASIBLE) + sorted(UNBOUNDED))
+def test_infeasible_and_unbounded_results_have_no_point(method, case):
+    """An infeasible matrix-free result had a finite x and objective (the iterate where the test
+    fired), unlike the results the presolve decides (x None, objective NaN). Every infeasible or
+    unbounded result of solve now has no point, whichever method and way found it; the
+    matrix-free result keeps where its iteration stopped for start= (last_point)."""
+    status = "infeasible" if case in INFEASIBLE else "unbounded"
+    p = Problem.from_inequalities(**(INFEASIBLE[case] if case in INFEASIBLE else UNBOUNDED[case]))
+    for presolve in (False, True):
+        r = solve(p, method=method, backend="numpy64", eps=1e-8, max_iter=50, presolve=presolve)
+        assert r.status == status, (presolve, r.message)
+        assert r.x is None and r.x_std is None and r.y is None and r.s is None
+        assert math.isnan(r.objective)
+        if method == "matrix-free" and r.iterations:
+            assert all(np.isfinite(v).all() for v in r.last_point)
+
+
+def unbounded_lp(m, seed):
+    """min c^T x, A x = b, x >= 0 with a ray d >= 0 (A d = 0, c^T d = -1) on m / 2 columns; A is
+    sparse, random, of full row rank, n = 2 m; b = A x0 for an x0 > 0."""
+    rng = np.random.default_rng(seed)
+    n = 2 * m
+    A = (sp.random(m, n, density=5 / m, random_state=np.random.RandomState(seed), format="csr")
+         + sp.eye(m, n)).toarray()
+    d = np.zeros(n)
+    support = rng.choice(n, m // 2, replace=False)
+    d[support] = rng.uniform(0.5, 1.5, support.size)
+    j = support[0]
+    A[:, j] = -(A @ d - A[:, j] * d[j]) / d[j]
+    b = A @ rng.uniform(0.5, 1.5, n)
+    c = rng.uniform(0.5, 1.5, n)
+    c -= (c @ d + 1.0) / (d @ d) * d
+    return Problem.from_arrays(sp.csr_matrix(A), b, c, name=f"unbounded{m}")
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_an_unbounded_lp_whose_iteration_stalls_is_unbounded(seed):
+    """A well-scaled unbounded LP (HiGHS: unbounded; Mehrotra's method: unbounded) ended in
+    numerical trouble with the matrix-free method: x ran along the ray, but the regularised steps
+    shrank (to 1e-5) and the stall test fired before the ray test's ratio of 1e4 held. Once the
+    iteration stalls the ray test decides at a ratio of 100."""
+    p = unbounded_lp(100, seed)
+    assert linprog_status(p) == 3
+    assert solve(p, backend="numpy64", eps=1e-8, presolve=False).status == "unbounded"
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    assert r.status == "unbounded", r.message
+    assert "a primal ray: c^T x = -" in r.message and "The iteration had stalled" in r.message
+
+
+def linprog_status(p):
+    from scipy.optimize import linprog
+
+    return linprog(p.c, A_eq=p.A, b_eq=p.b, method="highs").status
+
+
+def test_numerical_trouble_says_when_the_objective_ran_away():
+    """Where no ray test holds (a float32 PCG at its limit), the message still says that the LP
+    may be unbounded when the primal objective ran far below every other objective value seen,
+    and says nothing of the kind when the objectives meet (a stalled feasible LP)."""
+    from gpgpu.lp.matrix_free import _ray_hint
+
+    def hist(p0, d0, p1, d1):
+        return [{"primal_objective": p0, "dual_objective": d0, "primal_residual": 1.0, "dual_residual": 1e-2},
+                {"primal_objective": p1, "dual_objective": d1, "primal_residual": 1e-3, "dual_residual": 1e-2}]
+
+    assert "may be unbounded" in _ray_hint(hist(359.0, 114.0, -9.7e5, 16.9))
+    assert "may be infeasible" in _ray_hint(hist(1.0, -2.0, 3.0, 4e4))
+    assert _ray_hint(hist(1.885e10, 0.0, 292.0, 308.0)) == ""          # modszk1's: a feasible LP's
+    assert _ray_hint(hist(359.0, 114.0, -3e4, 16.9)) == ""
 
 
 def test_tiny_problem_and_iteration_limit():

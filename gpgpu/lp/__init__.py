@@ -112,7 +112,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     max_iter : int
         A positive integer.
     callback : callable, optional
-        Gets each iteration's history entry (dict).
+        Gets each iteration's history entry (dict); anything else that is not None is a
+        TypeError before the solve starts.
     presolve : bool or None
         Beyond the papers: HiGHS's presolve first, the interior point method on the reduced
         LP, HiGHS's postsolve to map the point back (:mod:`gpgpu.lp.presolve`); the result
@@ -157,13 +158,131 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     -------
     LPResult
         Problems that the presolve decides (infeasible or unbounded bounds, no rows or no
-        columns left) are answered without iterating (``iterations == 0``).
+        columns left) are answered without iterating (``iterations == 0``). An infeasible or
+        unbounded problem has no solution: whichever way it was found (the presolve, HiGHS's,
+        or the iteration's tests), the result has ``x``, ``x_std``, ``y`` and ``s`` None and
+        ``objective`` NaN; the message gives the certificate's sizes (the matrix-free result
+        keeps the point where its iteration stopped in ``last_point``). ``warnings`` (a list
+        of str) says what the answer is not: for an MPS file with integer columns, that the
+        LP relaxation was solved (the message says it too).
+
+    Raises
+    ------
+    TypeError
+        A flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
+        ``regularize``, the back ends' ``profile``, ``fuse`` and ``fast_solve`` -- that is not
+        True or False (or None where that is its default; the string "no" is no flag), or a
+        ``callback`` that is not callable: named, before anything is solved.
+    ValueError
+        Besides wrong options: with ``backend="gpu"`` or ``"numpy32"`` (float32 storage), a
+        coefficient, right-hand side or cost beyond float32's range (|v| > 3.4e38; for the
+        matrix-free method on the GPU, a coefficient above 1.8e19, whose square A .* A would
+        be) is named; use ``backend="numpy64"`` or ``scale=True``. HiGHS's refusal of an LP
+        for its presolve passes on HiGHS's reason (it refuses coefficients of 1e15 and more;
+        ``presolve=False`` then solves without it).
     """
     if isinstance(problem, (str, Path)):
         problem = read_mps(problem)
     elif not isinstance(problem, Problem):
         raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
                         f"{type(problem).__name__}")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be a function (it is called with each iteration's history entry, "
+                        f"a dict) or None, got {callback!r} of type {type(callback).__name__}")
+    refine, presolve, correct_primal, free_safeguard, regularize = (
+        _flag(name, v, none=True) for name, v in (("refine", refine), ("presolve", presolve),
+                                                 ("correct_primal", correct_primal),
+                                                 ("free_safeguard", free_safeguard), ("regularize", regularize)))
+    scale = _flag("scale", scale)
+    for name in FLAG_OPTIONS:
+        if name in backend_options:
+            backend_options[name] = _flag(name, backend_options[name])
+    result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
+                    correct_primal, free_safeguard, scale, regularize, **backend_options)
+    notes = list(_relaxation_warnings(problem))
+    result.warnings = notes
+    if notes:
+        result.message += " Warning: " + " ".join(notes) + "."
+    return result
+
+
+#: boolean options of the back ends (checked as solve's own flags)
+FLAG_OPTIONS = ("profile", "fuse", "fast_solve")
+
+#: the largest float32: the GPU and numpy32 back ends hold the LP in float32
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _flag(name, v, none=False):
+    """A boolean option checked: True or False (numpy's too), or None where ``none``."""
+    if v is None and none:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{name} must be True or False{' (or None, its default)' if none else ''}, got {v!r}")
+
+
+def _relaxation_warnings(problem):
+    """The problem's warnings that the result must carry: integrality dropped (read_mps)."""
+    if problem.integer_columns:
+        yield from (w for w in problem.warnings if "LP relaxation" in w)
+
+
+def _no_point(result: LPResult) -> LPResult:
+    """An infeasible or unbounded result without a point (x, x_std, y, s None, objective NaN),
+    as the results the presolve decides: the iterate where the tests fired solves nothing."""
+    if result.status_code in (2, 3):
+        result.x = result.x_std = result.y = result.s = None
+        result.objective = float("nan")
+    return result
+
+
+def _check_float32(problem, backend, method) -> None:
+    """A ValueError naming the first entry a float32 back end cannot hold (see ``solve``)."""
+    if method == "matrix-free":
+        limit, parts = math.sqrt(FLOAT32_MAX), (("A", problem.A),)
+        why = (f"above {limit:.3g}, whose square (A .* A, the diagonal of the normal equations) is beyond "
+               "float32's range (3.4e38)")
+    else:
+        limit, parts = FLOAT32_MAX, (("A", problem.A), ("b", problem.b), ("c", problem.c))
+        why = "beyond float32's range (|v| <= 3.4e38)"
+    src = problem.source
+    for name, v in parts:
+        data = v.data if name == "A" else v
+        over = np.flatnonzero(np.abs(data) > limit)
+        if not over.size:
+            continue
+        where = None
+        if src is not None and name in ("A", "c"):       # the entry as the user gave it
+            if name == "A":
+                SA = src["A"].tocsc()
+                big = np.flatnonzero(np.abs(SA.data) > limit)
+                if big.size:
+                    k = int(big[0])
+                    j = int(np.searchsorted(SA.indptr, k, side="right") - 1)
+                    where = f"the coefficient A[{int(SA.indices[k])}, {j}] = {SA.data[k]:g}"
+            else:
+                big = np.flatnonzero(np.abs(src["c"]) > limit)
+                if big.size:
+                    where = f"the cost c[{int(big[0])}] = {src['c'][big[0]]:g}"
+        if where is None:             # given in the standard form, or made by the conversion (a shift)
+            form = "the standard form's " if src is not None else "the "
+            if name == "A":
+                M = problem.A.tocsr()
+                k = int(np.flatnonzero(np.abs(M.data) > limit)[0])
+                i = int(np.searchsorted(M.indptr, k, side="right") - 1)
+                where = f"{form}coefficient A[{i}, {int(M.indices[k])}] = {M.data[k]:g}"
+            else:
+                what = "right-hand side" if name == "b" else "cost"
+                where = f"{form}{what} {name}[{int(over[0])}] = {data[over[0]]:g}"
+        raise ValueError(f"{problem.name}: {where} is {why}: the {backend} back end holds the LP in float32, "
+                         "where it would be infinity. Use backend='numpy64' (float64), or scale=True (rows and "
+                         "columns scaled by powers of two)")
+
+
+def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve, correct_primal,
+           free_safeguard, scale, regularize, **backend_options) -> LPResult:
+    """``solve`` after its argument checks (it also solves the presolved and scaled problems)."""
     eps, max_iter = _check_options(eps, max_iter)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
@@ -215,10 +334,9 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         if method == "mehrotra":      # the presolve may decide the problem without building the back end
             _check_backend_options(backend, cholesky, refine, backend_options)
 
-        return presolve_and_solve(problem, lambda p: solve(
-            p, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
-            callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-            free_safeguard=free_safeguard, scale=scale, regularize=regularize, **backend_options), backend=backend)
+        return presolve_and_solve(problem, lambda p: _solve(
+            p, backend, cholesky, eps, refine, max_iter, callback, method, False, correct_primal,
+            free_safeguard, scale, regularize, **backend_options), backend=backend)
     if problem.status is not None:                      # decided by the presolve
         code = STATUS_CODES[problem.status]
         return LPResult(status=problem.status, status_code=code,
@@ -235,18 +353,19 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         from .scaling import scale_problem, unscale_result
 
         scaled, r, c = scale_problem(problem)
-        result = solve(scaled, backend=backend, cholesky=cholesky, eps=eps, refine=refine, max_iter=max_iter,
-                       callback=callback, method=method, presolve=False, correct_primal=correct_primal,
-                       free_safeguard=free_safeguard, scale=False, regularize=regularize, **backend_options)
+        result = _solve(scaled, backend, cholesky, eps, refine, max_iter, callback, method, False, correct_primal,
+                        free_safeguard, False, regularize, **backend_options)
         return unscale_result(result, problem, r, c)
+    if isinstance(backend, str) and (backend == "gpu" or (backend == "numpy32" and method == "mehrotra")):
+        _check_float32(problem, backend, method)
     if method == "matrix-free":
-        return _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options)
+        return _no_point(_solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options))
     reg = _regularisation_options(backend_options, "mehrotra")
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
     try:
-        return mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
-                        correct_primal=correct_primal, free_safeguard=free_safeguard,
-                        regularize=bool(regularize), **reg)
+        return _no_point(mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
+                                  correct_primal=correct_primal, free_safeguard=free_safeguard,
+                                  regularize=bool(regularize), **reg))
     finally:
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):

@@ -117,6 +117,9 @@ def main(argv=None) -> int:
     changes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in problem.presolve.items() if v)
     print(f"{problem.name}: {rows} rows x {cols} columns; standard form {m} x {n}"
           + (f" ({changes})" if changes else ""))
+    for note in problem.warnings:
+        if "LP relaxation" in note:                    # integer columns: read_mps dropped their integrality
+            print(f"warning: {note}", flush=True)
     refine = args.refine
     if refine is None:
         refine = args.backend in ("gpu", "numpy32") and eps < REFINE_BELOW
@@ -196,9 +199,14 @@ def main(argv=None) -> int:
     if res.presolve is not None:
         (m0, m1), (n0, n1) = res.presolve["rows"], res.presolve["columns"]
         print(f"presolve (HiGHS): {res.presolve['status']}, {m0} x {n0} -> {m1} x {n1}")
-    if args.method == "matrix-free":
+    if args.method == "matrix-free" and hasattr(res, "pcg_iterations"):
+        stops = getattr(res, "pcg_stops", {})
+        others = "".join(f", {v} {label}" for key, label in (("breakdown", "at a PCG breakdown"),
+                                                             ("stalled", "where refinement stalled"),
+                                                             ("rounds", "after all refinement rounds"))
+                         if (v := stops.get(key, 0)))
         print(f"PCG iterations: {res.pcg_iterations} (rank k = {res.rank}; "
-              f"{res.pcg_unconverged} solves at the PCG limit)")
+              f"{stops.get('limit', res.pcg_unconverged)} solves at the PCG limit{others})")
     print(f"iterations: {res.iterations}   time: {res.elapsed:.3f} s   "
           f"read-backs per iteration: {res.readbacks_per_iteration:.1f}   "
           f"replaced pivots: {res.replaced_pivots}")

@@ -35,8 +35,12 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
   ||r|| <= min(1e-2 ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
   keeps falling. A solve whose PCG reaches its iteration limit is kept (the direction is still
-  a descent direction for the residuals) but counted: in the history entry (``pcg_converged``)
-  and in ``LPResult.pcg_unconverged``; it is never a silent step.
+  a descent direction for the residuals) but counted: in the history entry (``pcg_converged``,
+  and ``pcg_stop``: why each solve stopped -- "converged", "limit", "breakdown" (p^T G_R p not
+  positive), "stalled" or "rounds" (the float64 refinement rounds)), in
+  ``LPResult.pcg_unconverged`` and ``LPResult.pcg_stops`` (the count of each reason), and in the
+  message, reason by reason,
+  with the PCG iterations those solves ran; it is never a silent step.
 
 Units: the iteration works on b / max(1, ||b||_inf) and c / max(1, ||c||_inf) (x, lambda, s
 scaled to match), so that its absolute constants (reg_min, reg_max, the starting point's shifts)
@@ -88,6 +92,17 @@ __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend",
            "DEFAULT_RANK"]
 
 MF_BACKENDS = ("gpu", "numpy64")
+#: why a normal-equation solve stopped before its tolerance (``history['pcg_stop']``, the message)
+STOP_REASONS = {
+    "limit": "stopped at the PCG iteration limit ({maxiter})",
+    "breakdown": ("stopped at a PCG breakdown (p^T G_R p not positive or not finite: G_R is numerically "
+                  "singular in the back end's precision)"),
+    "stalled": "stopped when a float64 refinement round no longer reduced the residual",
+    "rounds": "stopped after the {rounds} float64 refinement rounds",
+}
+#: the ray tests of :func:`~gpgpu.lp.mehrotra._diverged` once the stall test has fired: a ratio
+#: this large between the certificate's bound and the iterates' norm then decides (module notes)
+STALL_RAY_RATIO = 1e2
 #: Default number k of pivoted columns of the partial Cholesky preconditioner (min(m, k)).
 DEFAULT_RANK = 100
 STEP_TO_BOUNDARY = 0.995
@@ -109,6 +124,8 @@ class MatrixFreeBackend(abc.ABC):
         self.problem = problem
         self.m, self.n = problem.A.shape
         self.readbacks = 0
+        if not isinstance(profile, (bool, np.bool_)):
+            raise TypeError(f"profile must be True or False, got {profile!r}")
         self.profile = bool(profile)
         self.timers = {"fsax": 0.0, "fsaty": 0.0, "precondition": 0.0, "build": 0.0}
         self.counts = {"fsax": 0, "fsaty": 0, "precondition": 0, "build": 0}
@@ -335,6 +352,7 @@ class _Solver:
         self.delta = 0.0
         self.iterations = 0
         self.unconverged = 0
+        self.stops = {reason: [] for reason in STOP_REASONS}     # PCG iterations of each such solve
         self.outer_seconds = 0.0
         self.outer_products = 0
         self.pcg_seconds = 0.0
@@ -359,9 +377,13 @@ class _Solver:
         rnorm0 = float(np.linalg.norm(rhs))
         dy = np.zeros_like(rhs)
         r = rhs
-        facts = {"iterations": 0, "rounds": 0, "converged": False, "breakdown": False}
+        facts = {"iterations": 0, "rounds": 0, "converged": False, "breakdown": False, "stop": "rounds"}
         rounds = self.rounds if self.refine else 1
         rnorm = rnorm0
+
+        def pcg_stop(res):
+            return "breakdown" if res["breakdown"] else "limit"
+
         for _ in range(rounds):
             tol = max(target, be.pcg_floor * rnorm)
             t0 = time.perf_counter()
@@ -379,28 +401,55 @@ class _Solver:
             if not self.refine:
                 rnorm = res["residual"]
                 facts["converged"] = res["converged"]
+                facts["stop"] = "converged" if res["converged"] else pcg_stop(res)
                 break
             r_new = rhs - self.G64(dy)
             rnorm_new = float(np.linalg.norm(r_new))
             if not res["converged"]:
-                # PCG itself ran out of iterations: another round would meet the same
-                # conditioning (measured: nug12 on the H200 spent 3-7 rounds of 2000 PCG
+                # PCG itself ran out of iterations (or broke down): another round would meet the
+                # same conditioning (measured: nug12 on the H200 spent 3-7 rounds of 2000 PCG
                 # iterations a solve for no gain)
                 rnorm = min(rnorm, rnorm_new)
+                facts["stop"] = pcg_stop(res)
                 break
             if rnorm_new <= target:
                 facts["converged"] = True
+                facts["stop"] = "converged"
                 rnorm = rnorm_new
                 break
             if not rnorm_new < 0.9 * rnorm:                  # the rounds stopped helping
                 rnorm = min(rnorm, rnorm_new)
+                facts["stop"] = "stalled"
                 break
             r, rnorm = r_new, rnorm_new
         facts["residual"] = rnorm / rnorm0 if rnorm0 > 0 else 0.0
         self.iterations += facts["iterations"]
         if not facts["converged"]:
             self.unconverged += 1
+            self.stops[facts["stop"]].append(facts["iterations"])
         return dy, facts
+
+    def unconverged_note(self) -> str:
+        """What the result's message says of the solves that stopped before their tolerance:
+        how many stopped for which reason, after how many PCG iterations."""
+        total = self.unconverged
+        parts = []
+        for reason, its in self.stops.items():
+            if not its:
+                continue
+            what = STOP_REASONS[reason].format(maxiter=self.maxiter, rounds=self.rounds)
+            lo, hi = min(its), max(its)
+            after = ("" if reason == "limit" and not self.refine else
+                     f", after {lo} PCG iterations" + (" each" if len(its) > 1 else "") if lo == hi else
+                     f", after {lo} to {hi} PCG iterations")
+            parts.append((len(its), what, after))
+        if len(parts) == 1:
+            n, what, after = parts[0]
+            return (f"{n} of the normal-equation solves {what} before their tolerance{after} "
+                    "(see history['pcg_converged'] and history['pcg_stop']).")
+        listed = "; ".join(f"{n} {what}{after}" for n, what, after in parts)
+        return (f"{total} of the normal-equation solves stopped before their tolerance: {listed} "
+                "(see history['pcg_converged'] and history['pcg_stop']).")
 
 
 def checkpoint(result) -> dict:
@@ -512,9 +561,16 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
 
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
-    gap while (6.1)-(6.2) fall is progress). History entries add ``pcg_iterations`` (predictor,
-    corrector), ``pcg_converged``, ``pcg_residual`` (relative, the worse of the two), ``rank``
-    and ``regularisation``.
+    gap while (6.1)-(6.2) fall is progress; its ``_diverged``). When the stall test fires, the
+    ray tests are asked once more at ``STALL_RAY_RATIO`` = 100 instead of ``ray_ratio``: the
+    regularised steps along a ray of an unbounded LP can shrink (measured: to 1e-5, x's
+    iterates 6e3 times beyond the dual bound, short of 1e4) before the ratio holds, and a
+    stalled iteration ends anyway (no NETLIB problem that ends in numerical trouble on numpy64
+    at eps = 1e-8 is decided so). When it still ends in numerical trouble and the primal
+    (dual) objective ran away -- beyond 100 times every other objective value seen -- the
+    message says that the LP may be unbounded (infeasible). History entries add
+    ``pcg_iterations`` (predictor, corrector), ``pcg_converged``, ``pcg_stop`` (module notes),
+    ``pcg_residual`` (relative, the worse of the two), ``rank`` and ``regularisation``.
     """
     t0 = time.perf_counter()
     A = problem.A.tocsr()
@@ -577,6 +633,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     it = 0
     replaced_total = 0
     trouble = None
+    stalled_ray = False
     while True:
         rb = b - outer(A, x)
         rc = c - outer(AT, lam) - s
@@ -590,8 +647,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         entry = {"iteration": it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
                  "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
                  "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
-                 "pcg_iterations": None, "pcg_converged": None, "pcg_residual": None, "rank": k,
-                 "regularisation": None, "time": time.perf_counter() - t0}
+                 "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
+                 "rank": k, "regularisation": None, "time": time.perf_counter() - t0}
         history.append(entry)
         finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
         worst = max(pres, dres, gap) if finite else math.inf
@@ -602,10 +659,18 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         if finite:
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
+
+        def diverged(ratio):
+            return _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ratio, collapse,
+                             lambda: float(x.sum()) * bs, lambda: float(np.abs(lam).max()) * cs, why)
+
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
-                          lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
-                                            collapse, lambda: float(x.sum()) * bs,
-                                            lambda: float(np.abs(lam).max()) * cs, why))
+                          lambda: diverged(ray_ratio))
+        if stop == 4 and finite and (weak := diverged(STALL_RAY_RATIO)) is not None:
+            # the iteration stalled while running along a ray that the ray test had not yet
+            # certified at ray_ratio (the regularisation slows the run along it: measured, x's
+            # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
+            stop, stalled_ray = weak, True
         if stop is not None:
             code = stop
             if callback is not None:
@@ -656,6 +721,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         entry.update(alpha_pri=ap, alpha_dual=ad, sigma=sigma, replaced_pivots=int(info.get("replaced", 0)),
                      pcg_iterations=(f1["iterations"], f2["iterations"]),
                      pcg_converged=bool(f1["converged"] and f2["converged"]),
+                     pcg_stop=(f1["stop"], f2["stop"]),
                      pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k))
         if callback is not None:
             callback(entry)
@@ -668,10 +734,14 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         _, point_k, x, lam, s = best
     message = _result_message(code, it, eps, point_k, trouble, f", {sol.iterations} PCG iterations",
                               certificate=why.get("certificate"))
+    if stalled_ray:
+        message += (f" (The iteration had stalled: the ray test decided at a ratio of {STALL_RAY_RATIO:g} "
+                    f"between the certificate's bound and the iterates' norm, not {ray_ratio:g}.)")
+    elif code == 4 and why.get("certificate") is None and first is not None:
+        message += _ray_hint(history)
     if sol.unconverged:
-        message += (f" {sol.unconverged} of the normal-equation solves stopped at the PCG iteration "
-                    f"limit ({maxiter}) before their tolerance (see history['pcg_converged']).")
-        if code != 0 and k < m:
+        message += " " + sol.unconverged_note()
+        if code != 0 and k < m and sol.stops["limit"]:
             message += (f" The preconditioner had k = {k} of {m} columns: a larger rank, or rank_max "
                         "(k doubles after such an iteration), may let PCG converge.")
     x, lam, s = x * bs, lam * cs, s * cs                       # back to the problem's units
@@ -685,10 +755,34 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.regularisation_state = (reg.rho, reg.delta)
     res.pcg_iterations = sol.iterations
     res.pcg_unconverged = sol.unconverged
+    res.pcg_stops = {reason: len(its) for reason, its in sol.stops.items()}
     res.rank = k
     res.timers = dict(be.timers, pcg=sol.pcg_seconds, outer_products=sol.outer_seconds, total=elapsed)
     res.counts = dict(be.counts, outer_products=sol.outer_products)
     return res
+
+
+def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:
+    """For numerical trouble without a certificate: a sentence when an objective ran away -- the
+    primal objective fell below -``ratio`` times the largest magnitude of the others (the start's
+    two objectives and the last dual one), or the dual objective rose so above them: the LP may
+    be unbounded (infeasible) although no ray test held. (A feasible, bounded LP's objectives
+    meet near its optimum; measured: no such sentence on the nine NETLIB problems that end in
+    numerical trouble, numpy64 at eps = 1e-8.)"""
+    first, last = history[0], history[-1]
+    p0, p1 = first["primal_objective"], last["primal_objective"]
+    d0, d1 = first["dual_objective"], last["dual_objective"]
+    if not all(math.isfinite(v) for v in (p0, p1, d0, d1)):
+        return ""
+    if p1 < -ratio * max(1.0, abs(p0), abs(d0), abs(d1)):
+        return (f" The primal objective ran from {p0:.3g} to {p1:.3g} (the dual objective: {d1:.3g}) while the "
+                f"dual residual (6.2) stayed at {last['dual_residual']:.2e}: the LP may be unbounded (no ray test "
+                "held; Mehrotra's method may decide it).")
+    if d1 > ratio * max(1.0, abs(d0), abs(p0), abs(p1)):
+        return (f" The dual objective ran from {d0:.3g} to {d1:.3g} (the primal objective: {p1:.3g}) while the "
+                f"primal residual (6.1) stayed at {last['primal_residual']:.2e}: the LP may be infeasible (no ray "
+                "test held; Mehrotra's method may decide it).")
+    return ""
 
 
 def get_matrix_free_backend(name, problem, **kw) -> MatrixFreeBackend:

@@ -18,7 +18,11 @@ form, after a light presolve:
 * an empty column is fixed at the bound its cost prefers (the problem is unbounded when that
   bound is infinite and the cost is non-zero);
 * a free row (both row bounds infinite) is dropped; an empty row is dropped, and the problem is
-  infeasible when ``0`` violates its bounds.
+  infeasible when ``0`` violates its bounds;
+* a bound that no finite value meets -- a row's upper bound -inf or lower bound +inf, a
+  column's lower bound +inf or upper bound -inf (bounds beyond +-1e30 count as infinite) --
+  makes the problem infeasible, as a lower bound above the upper one does; the message names
+  the row or column.
 
 Then every inequality row ``rl <= a^T x <= ru`` gets a slack ``v`` with ``a^T x - v = 0`` and
 ``rl <= v <= ru``, and every variable (original or slack) with bounds ``[l, u]`` becomes
@@ -39,7 +43,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Problem", "read_mps", "standardize", "available_memory"]
+__all__ = ["Problem", "read_mps", "standardize", "available_memory", "check_mps_numbers"]
 
 # Column kinds of the map from standard-form variables back to the original ones.
 _SHIFT, _REFLECT, _FREE = 0, 1, 2
@@ -74,7 +78,13 @@ class Problem:
     presolve : dict
         Counts of what the presolve removed and what the conversion added.
     warnings : list of str
-        Warnings HiGHS gave while reading the file.
+        Warnings HiGHS gave while reading the file, and :func:`read_mps`'s own (integer
+        columns whose integrality was dropped).
+    integer_columns : tuple of str
+        The columns that the MPS file marks integer (``MARKER`` ``INTORG`` / ``INTEND``, ``BV``,
+        ``LI`` and ``UI`` bounds) or semi-continuous (``SC``), by name: the interior point
+        methods solve LPs, so their integrality is dropped (the LP relaxation is solved) and
+        :func:`gpgpu.lp.solve` says so in the result (``LPResult.warnings`` and its message).
     """
 
     A: np.ndarray = field(repr=False)
@@ -88,6 +98,7 @@ class Problem:
     message: str = ""
     presolve: dict = field(default_factory=dict, repr=False)
     warnings: list = field(default_factory=list, repr=False)
+    integer_columns: tuple = field(default=(), repr=False)
     # map back: x_orig = fixed (removed columns), x_orig[kept] = shift + sign * x[pos] - x[neg]
     _n_orig: int = field(default=None, repr=False)
     _fixed: np.ndarray = field(default=None, repr=False)
@@ -288,7 +299,12 @@ def _as_sparse(A, name, n=None):
         raise ValueError(f"{name}: complex values are not supported")
     M = M.astype(np.float64)
     if M.nnz and not np.all(np.isfinite(M.data)):
-        raise ValueError(f"{name}: contains NaN or infinity")
+        M.sort_indices()
+        k = int(np.flatnonzero(~np.isfinite(M.data))[0])
+        col = int(np.searchsorted(M.indptr, k, side="right") - 1)
+        raise ValueError(f"{name}: contains NaN or infinity ({name}[{int(M.indices[k])}, {col}] = {M.data[k]}); "
+                         "LP data must be finite (a value beyond float64's range, |a| > 1.8e308, reads as "
+                         "infinity)")
     M.eliminate_zeros()
     M.sort_indices()
     if n is not None and M.shape[1] != n:
@@ -298,14 +314,18 @@ def _as_sparse(A, name, n=None):
 
 # ---------------------------------------------------------------------- conversion
 def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, sense=1,
-                name="lp", warnings=()) -> Problem:
+                name="lp", warnings=(), integer_columns=()) -> Problem:
     """Bring ``min/max c^T x + offset``, ``row_lower <= A x <= row_upper``,
     ``col_lower <= x <= col_upper`` to the standard form (4.1)-(4.3) (see the module notes).
 
     Parameters
     ----------
     c, row_lower, row_upper, col_lower, col_upper : array_like
-        Infinite bounds are ``+-inf`` (values beyond ``+-1e30`` count as infinite).
+        Infinite bounds are ``+-inf`` (values beyond ``+-1e30`` count as infinite). A bound that
+        no finite value meets -- a row's upper bound -inf (``a^T x <= -inf``) or lower bound +inf,
+        a column's lower bound +inf or upper bound -inf (``lb = ub = +-inf`` included) -- makes
+        the problem infeasible: ``status`` is ``"infeasible"`` and ``message`` names the row or
+        column and its bound (``solve`` answers without iterating).
     A : array_like or scipy.sparse matrix
         Kept sparse throughout: the work is proportional to the non-zeros, not to m x n.
     offset : float
@@ -326,9 +346,10 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
                       for v in (row_lower, row_upper, col_lower, col_upper))
     if rl.size != m0 or ru.size != m0 or cl.size != n0 or cu.size != n0:
         raise ValueError("inconsistent LP data sizes")
-    for v in (rl, ru, cl, cu):
+    raw = {"rl": rl.copy(), "ru": ru.copy(), "cl": cl.copy(), "cu": cu.copy()}
+    for what, v in (("row lower", rl), ("row upper", ru), ("column lower", cl), ("column upper", cu)):
         if np.isnan(v).any():
-            raise ValueError("a bound is NaN")
+            raise ValueError(f"the {what} bound of {what.split()[0]} {int(np.flatnonzero(np.isnan(v))[0])} is NaN")
         v[v >= 1e30] = np.inf
         v[v <= -1e30] = -np.inf
     if sense not in (1, -1):
@@ -342,6 +363,27 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     status, messages = None, []
     stats = {"fixed_columns": 0, "empty_columns": 0, "empty_rows": 0, "free_rows": 0}
 
+    # bounds that no finite value meets: a^T x <= -inf, a^T x >= +inf, x_j >= +inf, x_j <= -inf
+    # (lb = ub = +-inf too). Infeasible; the row is then dropped as a free row and the column
+    # fixed at 0, so that nothing below computes with the infinity.
+    for kind, lower, upper, raw_lo, raw_up in (("row", rl, ru, raw["rl"], raw["ru"]),
+                                               ("column", cl, cu, raw["cl"], raw["cu"])):
+        bad = np.flatnonzero((lower == np.inf) | (upper == -np.inf))
+        if bad.size:
+            status = "infeasible"
+            i = int(bad[0])
+            side, value = ("lower", raw_lo[i]) if lower[i] == np.inf else ("upper", raw_up[i])
+            what = "a^T x" if kind == "row" else f"x_{i}"
+            rel = ">=" if side == "lower" else "<="
+            inf = "+inf" if side == "lower" else "-inf"
+            shown = inf if np.isinf(value) else (f"{value:g}, which counts as {inf} (bounds beyond +-1e30 "
+                                                 "are infinite)")
+            messages.append(f"{kind} {i} has {side} bound {shown}: {what} {rel} {inf} holds for no finite x"
+                            + (f" ({bad.size} {kind}s have such a bound)" if bad.size > 1 else ""))
+            if kind == "row":
+                lower[bad], upper[bad] = -np.inf, np.inf
+            else:
+                lower[bad] = upper[bad] = 0.0
     bad = np.flatnonzero(cl > cu)
     if bad.size:
         status = "infeasible"
@@ -447,7 +489,8 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     orig_kind = kind[:nk]
     prob = Problem(A=A_std, b=b_std, c=c_std, c0=c0, name=name, original_size=(m0, n0),
                    sense=int(sense), status=status, message="; ".join(messages), presolve=stats,
-                   warnings=list(warnings), _n_orig=n0, _fixed=fixed, _kept=kept,
+                   warnings=list(warnings), integer_columns=tuple(integer_columns), _n_orig=n0,
+                   _fixed=fixed, _kept=kept,
                    _shift=shift[:nk], _sign=sign[:nk], _pos=pos[:nk],
                    _neg=np.where(orig_kind == _FREE, neg[:nk], -1), _general=general, source=source)
     return prob
@@ -479,6 +522,124 @@ def _highs_log(path_str: str):
     return h, status, log
 
 
+#: sections of an MPS file (a line that starts in column 1 with one of these opens it)
+_SECTIONS = {"NAME", "OBJSENSE", "OBJSENS", "OBJNAME", "ROWS", "LAZYCONS", "USERCUTS", "COLUMNS", "RHS",
+             "RANGES", "BOUNDS", "SOS", "QUADOBJ", "QMATRIX", "QSECTION", "QCMATRIX", "CSECTION",
+             "DELAYEDROWS", "MODELCUTS", "INDICATORS", "GENCONS", "PWLOBJ", "PWLNAM", "PWLCON", "ENDATA"}
+#: BOUNDS types that need a value (BV and SC take one optionally, FR, MI and PL none)
+_BOUND_NEEDS_VALUE = {"UP", "LO", "FX", "LI", "UI"}
+#: the fixed-format fields 4 and 6 (columns 25-36 and 50-61): the numbers of a data line
+_FIXED_NUMBER_FIELDS = ((24, 36), (49, 61))
+
+
+def _mps_number(token: str):
+    """The value of an MPS number token, or None when it is not one (``abc``, ``1,5``, ``1_0``)."""
+    if "_" in token:
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _mps_lines(path: Path):
+    """(line number, line) of an MPS file (gzipped when its name ends in .gz); a file that cannot
+    be read as such ends early (HiGHS's own error then speaks for it)."""
+    import gzip
+
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    try:
+        with opener(path, "rt", errors="replace") as f:
+            yield from enumerate(f, start=1)
+    except (OSError, EOFError):
+        return
+
+
+def check_mps_numbers(path) -> None:
+    """Check that every number of the COLUMNS, RHS, RANGES and BOUNDS sections of an MPS file
+    is one, and that no coefficient is infinite or NaN.
+
+    HiGHS reads a token such as ``abc`` where a number belongs as 0 and drops the entry without
+    a word; this check is what lets :func:`read_mps` refuse such a file. Free format is read
+    first (whitespace-separated fields, as HiGHS does); a line whose field count does not fit
+    free format (names with spaces) is read in fixed format (numbers in columns 25-36 and
+    50-61).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the line number, the section and the token.
+    """
+    path = Path(path)
+    section = None
+
+    def bad(lineno, token, line, why="is not a number"):
+        raise ValueError(f"malformed MPS file {path}: line {lineno} ({section} section): {token!r} {why} "
+                         f"(the line: {line.strip()!r})")
+
+    def ok(v, allow_inf):
+        return v is not None and not np.isnan(v) and (allow_inf or np.isfinite(v))
+
+    def fixed(line, allow_inf):
+        """The first fixed-format number field that is not a number, or None."""
+        for a, b in _FIXED_NUMBER_FIELDS:
+            field = line[a:b].strip() if len(line) > a else ""
+            if field and not ok(_mps_number(field), allow_inf):
+                return field
+        return None
+
+    for lineno, line in _mps_lines(path):
+        if not line.strip() or line.startswith("*"):
+            continue
+        tokens = line.split()
+        if not line[0].isspace() and tokens[0].upper() in _SECTIONS:
+            section = tokens[0].upper()
+            continue
+        if section not in ("COLUMNS", "RHS", "RANGES", "BOUNDS"):
+            continue
+        allow_inf = section != "COLUMNS"       # an infinite bound is one; an infinite coefficient is not
+        if section == "COLUMNS":
+            if len(tokens) >= 3 and tokens[1].strip("'\"").upper() == "MARKER":
+                continue
+            positions = {3: (2,), 5: (2, 4)}.get(len(tokens))
+        elif section in ("RHS", "RANGES"):
+            positions = {2: (1,), 3: (2,), 4: (1, 3), 5: (2, 4)}.get(len(tokens))
+        else:                                 # BOUNDS: type [set name] column [value]
+            kind = tokens[0].upper()
+            if kind in _BOUND_NEEDS_VALUE:
+                positions = (len(tokens) - 1,) if len(tokens) in (3, 4) else None
+            elif kind in ("BV", "SC"):
+                positions = (3,) if len(tokens) == 4 else ()
+            else:
+                positions = ()
+        if positions is not None:
+            for i in positions:
+                v = _mps_number(tokens[i])
+                if ok(v, allow_inf):
+                    continue
+                if len(line) > 24 and fixed(line, allow_inf) is None:
+                    break                     # fixed format reads it: names with spaces
+                if v is None:
+                    bad(lineno, tokens[i], line)
+                bad(lineno, tokens[i], line, "is not a finite number (NaN, or a coefficient beyond float64's "
+                                             "range, |a| > 1.8e308, which reads as infinity)")
+        else:
+            token = fixed(line, allow_inf)
+            if token is not None:
+                bad(lineno, token, line)
+
+
+def _integrality(lp, highspy) -> tuple:
+    """(names, kinds) of the columns HiGHS read as integer or semi-continuous."""
+    kinds = list(lp.integrality_)
+    if not kinds:
+        return (), ()
+    names = list(lp.col_names_) or [f"column {j}" for j in range(lp.num_col_)]
+    cont = highspy.HighsVarType.kContinuous
+    idx = [j for j, k in enumerate(kinds) if k != cont]
+    return tuple(names[j] for j in idx), tuple((j, kinds[j]) for j in idx)
+
+
 def read_mps(path) -> Problem:
     """Read an MPS file (``.mps`` or ``.mps.gz``) with HiGHS and convert it to standard form.
 
@@ -497,7 +658,16 @@ def read_mps(path) -> Problem:
         When ``path`` does not exist.
     ValueError
         When HiGHS cannot parse the file; the message names the file and quotes HiGHS's
-        error lines (which usually say the offending entry or section).
+        error lines (which usually say the offending entry or section). When a number of the
+        COLUMNS, RHS, RANGES or BOUNDS section is not one (``abc``), or a coefficient is not
+        finite: the message names the line number and the token (:func:`check_mps_numbers`;
+        HiGHS itself would read such a token as 0).
+
+    Integer columns (``MARKER`` ``INTORG`` / ``INTEND``; ``BV``, ``LI``, ``UI`` bounds) and
+    semi-continuous ones (``SC``) are read as continuous: the problem is the LP relaxation
+    (a semi-continuous column's bounds [l, u] widened to include 0). ``Problem.integer_columns``
+    names them and ``Problem.warnings`` says so; :func:`gpgpu.lp.solve` puts the warning on
+    its result.
     """
     import highspy
 
@@ -508,6 +678,7 @@ def read_mps(path) -> Problem:
     lines = [ln.strip() for ln in log.splitlines()]
     errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")]
     warns = [ln for ln in lines if ln.startswith("WARNING")]
+    check_mps_numbers(path)        # before HiGHS's error too: it names the line (HiGHS: an inf, a NaN)
     if status == highspy.HighsStatus.kError:
         cause = "; ".join(errors) if errors else "HiGHS could not read it"
         raise ValueError(f"malformed MPS file {path}: {cause}")
@@ -525,8 +696,26 @@ def read_mps(path) -> Problem:
     else:                                    # row-wise
         A = sp.csr_matrix((value, index, start), shape=(m, n))
     if A.nnz and not np.all(np.isfinite(A.data)):
-        raise ValueError(f"malformed MPS file {path}: the matrix has a non-finite entry")
+        A = sp.csc_matrix(A)
+        k = int(np.flatnonzero(~np.isfinite(A.data))[0])
+        j = int(np.searchsorted(A.indptr, k, side="right") - 1)
+        raise ValueError(f"malformed MPS file {path}: the matrix entry of row {int(A.indices[k])}, column {j} "
+                         f"is {A.data[k]} (LP data must be finite)")
     sense = -1 if lp.sense_ == highspy.ObjSense.kMaximize else 1
     name = lp.model_name_ or path.name.split(".")[0]
-    return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, lp.col_lower_,
-                       lp.col_upper_, offset=lp.offset_, sense=sense, name=name, warnings=warns)
+    col_lower = np.array(lp.col_lower_, dtype=np.float64)
+    col_upper = np.array(lp.col_upper_, dtype=np.float64)
+    integer, kinds = _integrality(lp, highspy)
+    if integer:
+        V = highspy.HighsVarType
+        semi = [j for j, k in kinds if k in (V.kSemiContinuous, V.kSemiInteger)]
+        col_lower[semi] = np.minimum(col_lower[semi], 0.0)     # x = 0 or l <= x <= u, relaxed
+        col_upper[semi] = np.maximum(col_upper[semi], 0.0)
+        shown = ", ".join(integer[:5]) + (", ..." if len(integer) > 5 else "")
+        warns = warns + [f"the MPS file marks {len(integer)} of its {n} columns integer or semi-continuous "
+                         f"({shown}): gpgpu.lp solves linear programs, so their integrality is dropped "
+                         "and the LP relaxation is solved (its optimum is a bound on the integer problem's, "
+                         "not necessarily its answer)"]
+    return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, col_lower,
+                       col_upper, offset=lp.offset_, sense=sense, name=name, warnings=warns,
+                       integer_columns=integer)

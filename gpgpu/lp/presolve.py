@@ -29,7 +29,10 @@ they are the user's objective values. ``LPResult.presolve`` says what the presol
 from __future__ import annotations
 
 import copy
+import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -72,11 +75,40 @@ def _highs(g: dict):
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
     h = highspy.Highs()
+    fd, log_path = tempfile.mkstemp(suffix=".log", prefix="highs_")
+    os.close(fd)
+    try:
+        # HiGHS's log, to a file, only while the model is passed: its reason for a refusal
+        h.setOptionValue("log_to_console", False)
+        h.setOptionValue("log_file", log_path)
+        status = h.passModel(lp)
+        h.setOptionValue("log_file", "")
+        try:
+            log = Path(log_path).read_text(errors="replace")
+        except OSError:
+            log = ""
+    finally:
+        try:
+            os.unlink(log_path)
+        except OSError:
+            pass
     h.setOptionValue("output_flag", False)
-    status = h.passModel(lp)
     if status == highspy.HighsStatus.kError:
-        raise ValueError("HiGHS refused the LP for its presolve")
+        reasons = [ln.strip()[len("ERROR:"):].strip() for ln in log.splitlines()
+                   if ln.strip().startswith("ERROR:")]
+        raise ValueError("HiGHS refused the LP for its presolve: " + ("; ".join(reasons) or "it gave no reason")
+                         + _largest_entry(g) + ". presolve=False solves it without HiGHS")
     return h
+
+
+def _largest_entry(g: dict) -> str:
+    """Where the general form's largest coefficient is, for a refusal's message."""
+    A = g["A"].tocsc()
+    if not A.nnz:
+        return ""
+    k = int(np.argmax(np.abs(A.data)))
+    j = int(np.searchsorted(A.indptr, k, side="right") - 1)
+    return f" (the largest coefficient: A[{int(A.indices[k])}, {j}] = {A.data[k]:g})"
 
 
 def _from_highs_lp(lp, name: str) -> Problem:
