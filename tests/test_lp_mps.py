@@ -75,16 +75,15 @@ def test_netlib_dir_env(monkeypatch, tmp_path):
 
 
 def paper_table3_rows():
-    """Table 3 as printed in the text of paper 000 (``../shared/papers/000_*.txt``), parsed
-    here: an independent source for the constants typed into ``PAPER_TABLE3``."""
+    """Table 3 as printed in the text of paper 000, copied line for line into
+    ``tests/data/paper000_table3.tsv`` and parsed here: an independent source for the constants
+    typed into ``PAPER_TABLE3``."""
     import re
+    from pathlib import Path
 
-    shared = _netlib_or_skip().parents[1]
-    papers = sorted((shared / "papers").glob("000_*.txt"))
-    if not papers:
-        pytest.skip(f"paper 000 not found in {shared / 'papers'}")
+    lines = (Path(__file__).parent / "data" / "paper000_table3.tsv").read_text(encoding="utf-8").splitlines()
     rows = {}
-    for line in papers[0].read_text().splitlines():
+    for line in lines:
         cells = line.split("\t")
         if len(cells) == 8 and re.fullmatch(r"\d+×\d+", cells[1]):
             mant, exp = re.fullmatch(r"(\d+)×10\^\{(-?\d+)\}", cells[2]).groups()
