@@ -5,8 +5,16 @@ import os
 # OpenBLAS thread and with two on SkylakeX, Sandybridge and Prescott kernels, but in numerical
 # trouble (8.7e-3) with two threads on Haswell kernels -- the CI machine's core count and CPU
 # must not decide a test (README, the matrix-free table). Set before numpy is imported.
+# The variables work only if numpy is not yet imported, and a pytest plugin may have imported it
+# already (jaxtyping's does: on the lent GPU machine, 16 BLAS threads, scfxm2 failed a test that
+# passes with one); threadpoolctl limits the BLAS already loaded too.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+    os.environ[_var] = "1"
+try:
+    from threadpoolctl import threadpool_limits
+except ImportError:            # the test extra installs it; without it, the variables alone
+    threadpool_limits = None
+_BLAS_LIMITS = threadpool_limits(limits=1) if threadpool_limits is not None else None
 
 import numpy as np
 import pytest
