@@ -13,6 +13,10 @@ by 4). The program is compiled once per context, with ``glsl/common.glsl`` prepe
   are texel units),
 * binds each input stream to a texture unit and its sampler uniform,
 * writes the primitive's vertices into the one dynamic vertex buffer and draws them.
+
+The kernels are read from ``GLSL_DIR``: ``$GPGPU_GLSL_DIR`` when set, else the installed package's
+``gpgpu/glsl`` (the wheel carries the repository's ``glsl/`` there as package data), else the
+checkout's ``glsl/`` (an editable install, or the repository root as the current directory).
 """
 from __future__ import annotations
 
@@ -29,7 +33,46 @@ from .stream import Stream
 
 __all__ = ["Kernel", "GLSL_DIR", "KernelCompileError"]
 
-GLSL_DIR = Path(os.environ.get("GPGPU_GLSL_DIR", Path(__file__).resolve().parent.parent / "glsl"))
+_GLSL_ENV = "GPGPU_GLSL_DIR"
+
+
+def _glsl_dir() -> Path:
+    """The folder of the GLSL kernels: ``$GPGPU_GLSL_DIR`` when set; else ``gpgpu/glsl`` inside
+    the installed package (a wheel carries the repository's ``glsl/`` there); else ``glsl/``
+    beside the ``gpgpu`` folder (a checkout: an editable install, or the repository root as the
+    current directory). The repository keeps the kernels only in its top-level ``glsl/``."""
+    env = os.environ.get(_GLSL_ENV)
+    if env:
+        return Path(env).expanduser()
+    here = Path(__file__).resolve().parent
+    installed, checkout = here / "glsl", here.parent / "glsl"
+    for folder in (installed, checkout):
+        if (folder / "pass.vert").is_file():
+            return folder
+    return installed  # missing: _read_glsl names both places
+
+
+#: Where the kernels are read from (see ``_glsl_dir``), fixed when ``gpgpu`` is imported.
+GLSL_DIR = _glsl_dir()
+
+
+def _read_glsl(path: Path) -> str:
+    """The text of a file in ``GLSL_DIR``; a missing folder is a FileNotFoundError that says where
+    the kernels were looked for and how to fix it (one missing file keeps the plain error)."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        if (GLSL_DIR / "pass.vert").is_file():
+            raise
+        here = Path(__file__).resolve().parent
+        if os.environ.get(_GLSL_ENV):
+            where = (f"${_GLSL_ENV} = {os.environ[_GLSL_ENV]} is not the folder of the GLSL kernels "
+                     f"(no pass.vert there): point it at the repository's glsl/ folder, or unset it")
+        else:
+            where = (f"the GLSL kernels are in neither {here / 'glsl'} (an installed wheel) nor "
+                     f"{here.parent / 'glsl'} (a checkout): reinstall gpgpu (pip install .), or set "
+                     f"{_GLSL_ENV} to the repository's glsl/ folder")
+        raise FileNotFoundError(f"{path}: {where}") from None
 
 _HEADER = "#version 330\n"
 
@@ -53,8 +96,8 @@ class _ContextState:
         self.programs = {}  # kernel name -> (program, vao, uniform cache)
         self.scratch = {}  # shape -> Stream, for copy-to-texture
         self.plans = {}    # key -> passes.CompiledPlan (vertex buffers of whole plans), LRU order
-        self.vertex_source = (GLSL_DIR / "pass.vert").read_text()
-        self.common = (GLSL_DIR / "common.glsl").read_text()
+        self.vertex_source = _read_glsl(GLSL_DIR / "pass.vert")
+        self.common = _read_glsl(GLSL_DIR / "common.glsl")
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
 
     def grow(self, vertices: int) -> None:
@@ -163,7 +206,7 @@ class Kernel:
     # ------------------------------------------------------------------ compile
     def text(self) -> str:
         """The kernel's own text (its file; the recorder's instrumented copy overrides it)."""
-        return self.path.read_text()
+        return _read_glsl(self.path)
 
     @property
     def rasterized(self) -> bool:
@@ -174,7 +217,7 @@ class Kernel:
     def vertex_text(self) -> str:
         """The text of a vertex program other than ``pass``, with this kernel's ``defines`` after
         its ``#version`` line."""
-        text = (GLSL_DIR / f"{self.vertex}.vert").read_text()
+        text = _read_glsl(GLSL_DIR / f"{self.vertex}.vert")
         if not self.defines:
             return text
         first, _, rest = text.partition("\n")
@@ -185,7 +228,7 @@ class Kernel:
         st = _state()
         extensions = "".join(f"#extension {e} : require\n" for e in self.extensions)
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        library = "" if self.library is None else (GLSL_DIR / f"{self.library}.glsl").read_text()
+        library = "" if self.library is None else _read_glsl(GLSL_DIR / f"{self.library}.glsl")
         return _HEADER + extensions + defines + st.common + library + "\n#line 1\n" + self.text()
 
     def _compiled(self, st: _ContextState):
