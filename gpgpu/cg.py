@@ -363,7 +363,7 @@ def _preconditioner(M):
         off = (C.row != C.col) & (C.data != 0)
     else:
         arr = np.asarray(M)
-        if arr.dtype == object or arr.ndim == 1:
+        if arr.ndim == 1 or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             return M                  # a vector (or something check_array names)
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
             raise ValueError(f"cg: M must be the diagonal of the preconditioner (a vector of length n) or "
