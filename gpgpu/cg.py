@@ -37,12 +37,12 @@ Beyond the listing, for float32's range and precision:
   falling long after b - A x has stopped at its rounding level, about 1e-7 ||b|| times a
   growth with the condition number). When the recurrence's ||r|| reaches the target, the
   true residual b - A x is computed (one product, one read-back) and only it decides: info 0
-  means ||b - A x|| <= max(tol ||b||, atol) as float32 computes b - A x (its rounding error
+  means ||b - A x|| <= max(rtol ||b||, atol) as float32 computes b - A x (its rounding error
   is about 2^-24 (||b|| + || |A| |x| ||)). When it does not hold, CG restarts from x with the
   true residual; when a restart does not lower the true residual, CG stops (info = the
   iterations done, ``.stagnated``): the target is below what float32 can reach. Unlike
   Shewchuk's periodic restart (below) this one happens only at the target, a few times a
-  solve. Measured (llvmpipe), 2-D Poisson with 65536 unknowns, tol 1e-5: scipy's float32 cg
+  solve. Measured (llvmpipe), 2-D Poisson with 65536 unknowns, rtol 1e-5: scipy's float32 cg
   stops after 562 iterations at a true ||b - A x|| = 3.8e-5 ||b|| (its recurrence said 1e-5),
   this cg after 564 (one restart) at 7.3e-6 ||b||.
 
@@ -50,18 +50,22 @@ One deliberate departure from Shewchuk's listing, measured: his restart of the r
 r = b - A x every 50 iterations, is off by default (``recompute_every=None``, as scipy's cg) and
 can be asked for with ``recompute_every=50``. In float32 the restart breaks the recurrence's
 conjugacy on ill-conditioned systems: on the RBF torus system of ``experiments.cg.rbf_surface``
-(5000 points, 15000 unknowns, condition number about 3700, tol 1e-6) float32 CG converges in 365
+(5000 points, 15000 unknowns, condition number about 3700, rtol 1e-6) float32 CG converges in 365
 iterations without it, while with it the residual falls to 1e-5 by iteration 500 and then grows
 without bound until it overflows (numpy float32 and this GPU code alike).
 
-``gpgpu.cg(A, b, x0=None, tol=1e-5, maxiter=None, M=None, callback=None)`` answers ``(x, info)``
-with scipy.sparse.linalg.cg's meaning: success when ||r|| <= max(tol ||b||, atol); ``info`` 0 on
-success, the iteration count when ``maxiter`` is reached without it (one departure: scipy
-answers 0 for ``maxiter=0`` whatever x0 is; this cg answers 1 there unless x0 meets the target).
+``gpgpu.cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None)`` is
+called as scipy.sparse.linalg.cg (scipy >= 1.14) and answers ``(x, info)`` with its meaning:
+success when ||r|| <= max(rtol ||b||, atol); ``info`` 0 on success, the iteration count when
+``maxiter`` is reached without it (one departure: scipy answers 0 for ``maxiter=0`` whatever x0
+is; this cg answers 1 there unless x0 meets the target). What the GPU cannot do is refused with
+the reason: a LinearOperator A (the product runs as a fragment program over A's texture), a
+preconditioner that is not diagonal (it is applied by one element-wise product pass).
 """
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -74,7 +78,7 @@ from .reduce import reduce_region, reduce_regions
 from .sparse import SparseStream, _as_csr, _gather
 from .stream import Stream, borrow, check_array, give_back
 
-__all__ = ["cg", "CGResult", "KERNELS"]
+__all__ = ["cg", "CGResult", "Float32ToleranceWarning", "FLOAT32_REACH", "KERNELS"]
 
 KERNELS = {
     "quotient": Kernel("scalar_quotient", texels=4,
@@ -95,7 +99,7 @@ REDUCTIONS = ("pyramid", "pingpong")
 MATRIX_RANGE = 16
 VECTOR_RANGE = 8
 #: The recurrence's residual is frozen (the convergence watch set) at ||r|| <= 2^-30 ||b|| at
-#: the latest, whatever the target (tol = atol = 0 included): 2^6 below float32's unit roundoff,
+#: the latest, whatever the target (rtol = atol = 0 included): 2^6 below float32's unit roundoff,
 #: so no reachable target is cut, and far above the underflow of ||r||² and d^T A d.
 FREEZE_FLOOR = 2.0 ** -30
 
@@ -297,31 +301,133 @@ def _stream_vector(v: Stream, n: int, name: str) -> Stream:
     return v
 
 
-def cg(A, b, x0=None, tol: float = 1e-5, maxiter: int | None = None, M=None, callback=None,
-       atol: float = 0.0, rtol: float | None = None, check_every: int = 1,
+class _DefaultTolerance(float):
+    """rtol's default, 1e-5, told apart from an rtol the caller gave (``tol`` and ``rtol``)."""
+
+    def __repr__(self):
+        return repr(float(self))
+
+
+_DEFAULT_RTOL = _DefaultTolerance(1e-5)
+
+#: The smallest relative target float32 can be held to: 2^-23 = 1.19e-7, float32's machine
+#: epsilon (two units of its roundoff u = 2^-24; see ``cg``'s docstring, "Precision").
+FLOAT32_REACH = 2.0 ** -23
+
+
+class Float32ToleranceWarning(RuntimeWarning):
+    """cg was asked for a residual below what float32 can reach (about 1.2e-7 ||b||)."""
+
+
+def _module_class(obj, module: str, name: str) -> bool:
+    """isinstance(obj, module.name) when that module is loaded (a user's object of that class
+    means it is), without importing it here."""
+    import sys
+
+    mod = sys.modules.get(module)
+    return mod is not None and isinstance(obj, getattr(mod, name))
+
+
+def _check_matrix_kind(A) -> None:
+    """A LinearOperator or a callable A refused, with why and what to pass instead."""
+    if _module_class(A, "scipy.sparse.linalg", "LinearOperator") or \
+            (callable(A) and not isinstance(A, (Stream, SparseStream, np.ndarray))):
+        what = "a scipy LinearOperator" if _module_class(A, "scipy.sparse.linalg", "LinearOperator") \
+            else f"a callable ({type(A).__name__})"
+        raise TypeError(f"cg: A is {what}, whose product runs on the CPU; here the product A d runs on the "
+                        "GPU as a fragment program over a texture holding A's entries, so cg needs the "
+                        "matrix itself. Pass the scipy.sparse matrix, a dense (n, n) array, a "
+                        "gpgpu.SparseStream or a gpgpu.Stream (for aslinearoperator(S), pass S)")
+
+
+_PRECONDITIONER_HELP = ("the GPU applies a preconditioner only as a diagonal, by one element-wise "
+                        "product pass (s = M r); pass the diagonal of M ~ A^-1 as a vector of length n "
+                        "(Jacobi: 1 / A.diagonal()), or as a diagonal matrix (scipy.sparse.diags(1 / d))")
+
+
+def _preconditioner(M):
+    """M as cg applies it: None, a vector Stream, or the diagonal as a 1-D array. A diagonal
+    scipy.sparse matrix or dense 2-D array gives its diagonal; anything else is refused."""
+    if M is None or isinstance(M, Stream):
+        return M
+    if _module_class(M, "scipy.sparse.linalg", "LinearOperator") or callable(M):
+        what = "a scipy LinearOperator" if _module_class(M, "scipy.sparse.linalg", "LinearOperator") \
+            else f"a callable ({type(M).__name__})"
+        raise TypeError(f"cg: M is {what}, which cannot run on the GPU: {_PRECONDITIONER_HELP}")
+    import scipy.sparse as sp
+
+    if sp.issparse(M):
+        if M.ndim != 2 or M.shape[0] != M.shape[1]:
+            raise ValueError(f"cg: M must be square, got a sparse matrix of shape {M.shape}: {_PRECONDITIONER_HELP}")
+        C = sp.coo_array(M)
+        off = (C.row != C.col) & (C.data != 0)
+    else:
+        arr = np.asarray(M)
+        if arr.ndim == 1 or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            return M                  # a vector (or something check_array names)
+        if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+            raise ValueError(f"cg: M must be the diagonal of the preconditioner (a vector of length n) or "
+                             f"a diagonal (n, n) matrix, got shape {arr.shape}: {_PRECONDITIONER_HELP}")
+        C = sp.coo_array(arr)
+        off = C.row != C.col
+    if off.any():
+        k = int(np.flatnonzero(off)[0])
+        i, j = int(C.row[k]), int(C.col[k])
+        raise ValueError(f"cg: M is not diagonal (M[{i}, {j}] = {C.data[k]:.6g}, and "
+                         f"{int(off.sum())} entries off the diagonal in all): {_PRECONDITIONER_HELP}")
+    return M.diagonal() if sp.issparse(M) else arr.diagonal()
+
+
+def _numpy_vector(v, name: str):
+    """A numpy (n, 1) column given for a vector, as scipy's cg takes it: flattened."""
+    if v is None or isinstance(v, Stream):
+        return v
+    arr = np.asarray(v)
+    if arr.ndim == 2 and arr.shape[1] == 1 and arr.dtype != object:
+        return arr[:, 0]
+    if arr.ndim == 2:
+        raise ValueError(f"cg: {name} must have shape (n,) or (n, 1), got {arr.shape}")
+    return v
+
+
+def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter: int | None = None,
+       M=None, callback=None, tol: float | None = None, check_every: int = 1,
        reduction: str = "pyramid", recompute_every: int | None = None) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
+    Called as scipy.sparse.linalg.cg (scipy >= 1.14): ``x, info = cg(A, b, rtol=1e-6)``.
+
     Parameters
     ----------
-    A : SparseStream, scipy.sparse matrix, (n, n) array or Stream
+    A : SparseStream, scipy.sparse matrix or array, (n, n) array or Stream
         scipy matrices are put on the GPU in ELLPACK; a dense array or Stream is multiplied
         by the inner-product sgemv of paper 000. A sorted corrigan SparseStream (paper 003)
-        is solved in its sorted order: b is permuted once and x unpermuted at the end.
-    b : (n,) array or vector Stream
-    x0 : (n,) array or vector Stream, optional (zeros)
-    tol, rtol, atol : float
-        scipy's meaning: stop when ||r|| <= max(tol ||b||, atol); ``rtol`` is scipy's newer
-        name for ``tol``. r is the true residual b - A x as float32 computes it, not the
-        recurrence's (module notes): float32 reaches about 1e-7 ||b|| at best (more on an
-        ill-conditioned A); a smaller target, ``tol = atol = 0`` included, ends with info > 0
-        and ``.stagnated`` (or at maxiter) unless b - A x comes out exactly zero.
+        is solved in its sorted order: b is permuted once and x unpermuted at the end. A
+        ``scipy.sparse.linalg.LinearOperator`` (or any callable) is a TypeError: the product
+        A d runs on the GPU as a fragment program over a texture of A's entries, so cg needs
+        the matrix itself (pass the scipy.sparse matrix, a dense array, a SparseStream).
+    b : (n,) or (n, 1) array, or vector Stream
+        x comes back of shape (n,) for either shape, as scipy's.
+    x0 : (n,) or (n, 1) array or vector Stream, optional (zeros)
+    rtol, atol : float
+        scipy's meaning: stop when ||r|| <= max(rtol ||b||, atol) (defaults 1e-5 and 0). r is
+        the true residual b - A x as float32 computes it, not the recurrence's (module notes).
+        See "Precision" below for the smallest target float32 reaches; a smaller one, ``rtol =
+        atol = 0`` included, warns (``Float32ToleranceWarning``) and ends with info > 0 and
+        ``.stagnated`` (or at maxiter) unless b - A x comes out exactly zero.
+    tol : float, optional
+        Deprecated (as in scipy, which removed it in 1.14): the old name of ``rtol``. A
+        DeprecationWarning; a ValueError when ``rtol`` is given too with another value.
     maxiter : int, optional
         Default 10 n, as scipy. ``maxiter=0`` only tests x0: info 0 when ||b - A x0|| meets the
         target, else 1 (scipy answers 0 there, which would read as success).
-    M : None or (n,) array or vector Stream
-        A diagonal preconditioner given as the diagonal of M ~ A^-1 (Jacobi: 1 / diag(A)),
-        applied by an element-wise product pass.
+    M : None, (n,) array, vector Stream, or a diagonal matrix
+        A diagonal preconditioner M ~ A^-1 (Jacobi: 1 / diag(A)), applied on the GPU by one
+        element-wise product pass. Give its diagonal as a vector, or the matrix as a diagonal
+        scipy.sparse matrix or array (``scipy.sparse.diags(1 / d)``, or csr / dia / ... with
+        entries on the diagonal only) or dense (n, n) array, whose diagonal is taken. A matrix
+        with an entry off the diagonal is a ValueError, a LinearOperator or a callable a
+        TypeError: the GPU applies only a diagonal.
     callback : callable, optional
         ``callback(xk)`` after every iteration with x as a numpy array in A's (unsorted) order
         (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
@@ -337,28 +443,59 @@ def cg(A, b, x0=None, tol: float = 1e-5, maxiter: int | None = None, M=None, cal
         listing uses 50). Off by default: in float32 it can stall or diverge an ill-conditioned
         solve (see the module docstring).
 
+    Precision
+    ---------
+    The GPU computes in float32, whatever the input: float64 A, b, x0 and M are rounded to
+    float32 (after exact power-of-two scaling) and the iterations run in float32; the numpy
+    answer is float64 holding the float32 iterate, scaled back exactly. The smallest target
+    float32 can be held to is about 2^-23 ||b|| = 1.19e-7 ||b|| (``FLOAT32_REACH``, float32's
+    machine epsilon): x is held in float32 and info 0 is decided on b - A x computed in
+    float32, where each entry of A x (about as large as b's near the solution) is rounded with
+    a relative error up to u = 2^-24, so the computed residual is uncertain by about
+    u || |A| |x| || >= u ||b||, and rounding x to float32 moves b - A x by as much again: 2u.
+    An ill-conditioned A stops higher. When max(rtol ||b||, atol) < 2^-23 ||b||, cg warns
+    once (``Float32ToleranceWarning``, a RuntimeWarning) and runs anyway; for a smaller
+    residual refine its x in float64 (e.g. scipy.sparse.linalg.cg from ``x0=x``).
+
     Returns
     -------
-    CGResult ``(x, info)``: x numpy (float64) for numpy b (a Stream for a Stream b); info 0 when
-    converged (||b - A x|| <= max(tol ||b||, atol), verified), else the number of iterations
-    done (at least 1). When CG did not converge, x is the iterate of the smallest verified
-    ||b - A x||. ``.iterations``, ``.residual_norm`` (||b - A x|| of the answer),
-    ``.readbacks``, ``.residuals``, ``.restarts`` and ``.stagnated`` tell the run. b = 0 answers
-    x = 0 at once (A is nonsingular).
+    CGResult ``(x, info)``: x numpy (float64, shape (n,)) for a numpy b (a Stream for a Stream
+    b); info 0 when converged (||b - A x|| <= max(rtol ||b||, atol), verified), else the
+    number of iterations done (at least 1). When CG did not converge, x is the iterate of the
+    smallest verified ||b - A x||. ``.iterations``, ``.residual_norm`` (||b - A x|| of the
+    answer), ``.readbacks``, ``.residuals``, ``.restarts`` and ``.stagnated`` tell the run.
+    b = 0 answers x = 0 at once (A is nonsingular).
 
     Raises
     ------
     CGBreakdownError
         dᵀAd <= 0 at some iteration: A is not positive definite (the iteration is named); or
         dᵀAd, ||r|| or b - A x overflowed (``diverged``).
-    ValueError, TypeError
-        Bad shapes, non-square or non-symmetric A, NaN, complex, an empty row, a zero A or M,
-        bad options; a Stream answer whose x float32 cannot hold (max |x| above 3.4e38 or
-        within 2^24 of the underflow at 1.2e-38: pass b as numpy to get x in float64).
+    TypeError
+        A or M a LinearOperator or a callable (see A and M).
+    ValueError
+        Bad shapes, non-square or non-symmetric A, a non-diagonal M, NaN, complex, an empty
+        row, a zero A or M, bad options (tol and rtol disagreeing too); a Stream answer whose x
+        float32 cannot hold (max |x| above 3.4e38 or within 2^24 of the underflow at 1.2e-38:
+        pass b as numpy to get x in float64).
+
+    Warns
+    -----
+    Float32ToleranceWarning
+        The target is below float32's reach (see "Precision").
+    DeprecationWarning
+        ``tol`` was used.
     """
-    if rtol is not None:
-        tol = rtol
-    for name, v in (("tol", tol), ("atol", atol)):
+    if tol is not None:
+        warnings.warn("cg: the keyword tol is deprecated, as in scipy (removed there in 1.14); use rtol, "
+                      "which means the same (stop when ||b - A x|| <= max(rtol ||b||, atol))",
+                      DeprecationWarning, stacklevel=2)
+        if rtol is not _DEFAULT_RTOL and rtol != tol:
+            raise ValueError(f"cg: tol={tol!r} and rtol={rtol!r} disagree; tol is the deprecated name "
+                             "of rtol: pass rtol alone")
+        rtol = tol
+    rtol = float(rtol) if isinstance(rtol, _DefaultTolerance) else rtol
+    for name, v in (("tol" if tol is not None else "rtol", rtol), ("atol", atol)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
             raise ValueError(f"cg: {name} must be a finite number >= 0, got {v!r}")
     for name, v in (("check_every", check_every), ("recompute_every", recompute_every)):
@@ -373,9 +510,9 @@ def cg(A, b, x0=None, tol: float = 1e-5, maxiter: int | None = None, M=None, cal
     if maxiter is not None and (isinstance(maxiter, bool) or not isinstance(maxiter, numbers.Integral)
                                 or maxiter < 0):
         raise ValueError(f"cg: maxiter must be a non-negative integer, got {maxiter!r}")
-    if M is not None and not isinstance(M, Stream) and np.ndim(M) != 1:
-        raise ValueError("cg: M must be the diagonal of the preconditioner (a vector of "
-                         "length n, M ~ A^-1), e.g. 1 / A.diagonal() for Jacobi")
+    _check_matrix_kind(A)
+    M = _preconditioner(M)
+    b, x0 = _numpy_vector(b, "b"), _numpy_vector(x0, "x0")
     op = _operator(A)
     n = op.n
     if maxiter is None:
@@ -462,7 +599,14 @@ def cg(A, b, x0=None, tol: float = 1e-5, maxiter: int | None = None, M=None, cal
                 xk = xk[inverse]
             return np.ldexp(xk, -shift)
 
-        target = max(tol * bnorm, atol)
+        target = max(rtol * bnorm, atol)
+        if target < FLOAT32_REACH * bnorm:
+            asked = f"rtol = {rtol:.3g}" if rtol * bnorm >= atol else f"atol = {atol:.3g}"
+            warnings.warn(f"cg: the target max(rtol ||b||, atol) = {target:.3g} ({asked}) is below what "
+                          f"float32 can reach, about 2^-23 ||b|| = {FLOAT32_REACH * bnorm:.3g}: the GPU computes "
+                          "in float32 (float64 input too), so expect info > 0 (.stagnated) unless b - A x "
+                          "comes out exactly zero. Ask for rtol >= 1.2e-7, or refine the answer in float64 "
+                          "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
         x_out, info, extra = _iterate(op, bs, xs, Ms, np.ldexp(bnorm, -k), np.ldexp(target, -k), maxiter,
                                       callback, check_every, reduction, recompute_every, to_user)
         extra["readbacks"] += readbacks

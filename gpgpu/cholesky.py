@@ -27,6 +27,10 @@ its texture (copy-to-texture, BrookGPU's p-buffers on Linux, section 6.1.1 of 00
 Breakdown: after the factorization a kernel reads every pivot and a min reduction finds the
 first that is not positive, on the GPU; one value comes back. ``NotPositiveDefiniteError``
 names that step k.
+
+What they return: numpy in, float64 numpy out -- the GPU computes in float32, so the values
+are float32 values (scaled back by exact powers of two), given the width that numpy code
+expects; Streams in, Streams out (float32 textures, left on the GPU).
 """
 from __future__ import annotations
 
@@ -571,8 +575,9 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
 
     Returns
     -------
-    L : numpy array (n, n), lower triangular, for a numpy A; a Stream (full or packed, as
-        given) for a Stream A. A numpy A is scaled by an even power of two 2^e that brings
+    L : float64 numpy array (n, n), lower triangular, for a numpy A (the GPU computes in
+        float32: the entries are its float32 results, scaled back exactly); a Stream (full or
+        packed, as given) for a Stream A. A numpy A is scaled by an even power of two 2^e that brings
         max|A| near 1 before the upload and L scaled back by 2^(-e/2), both exact
         (:func:`scaled_input`): a GPU flushes float32's subnormal numbers (below 1.2e-38) to
         zero, and a matrix of tiny entries (1e-37) would lose its digits. A Stream is taken
@@ -597,7 +602,7 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         if isinstance(A, Stream):
             return blocked_cholesky(A, block, panel=panel)
         arr, e = scaled_input(A, _validate_spd_input(A), even=True)
-        return np.ldexp(blocked_cholesky(arr, block, panel=panel), -e // 2)
+        return np.ldexp(np.asarray(blocked_cholesky(arr, block, panel=panel), dtype=np.float64), -e // 2)
     if panel != "faithful":
         raise ValueError("panel= chooses how variant='blocked' factors its panels; leave it at 'faithful'")
     if isinstance(A, Stream):
@@ -621,7 +626,7 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         upload = np.tril(arr)
     with Stream.from_array(upload, "A") as S:
         L = factor(S, m, form, update, index, storage, transfer)
-    out = np.ldexp(L.to_array(), -e // 2)
+    out = np.ldexp(L.to_array().astype(np.float64), -e // 2)        # float64: the module's rule
     L.release()
     return pk.unpack(out, m) if storage == "packed" else np.tril(out)
 
@@ -796,7 +801,9 @@ def cho_solve(L, b, storage: str = "full"):
 
     ``L`` is the lower factor as a numpy array (m x m; only the lower triangle is read) or a
     Stream (full m x m, or packed with ``storage="packed"``); ``b`` a vector of length m (or an
-    (m, r) array of right-hand sides). Returns the kind of ``b``. A numpy L and a numpy b
+    (m, r) array of right-hand sides). Returns the kind of ``b``: a float64 array for a numpy
+    ``b`` (the float32 solution of the GPU, scaled back exactly), a Stream for a Stream. A
+    numpy L and a numpy b
     (each right-hand side) are scaled by powers of two that bring their largest entries near 1
     and the solution scaled back, all exact (:func:`scaled_input`: a GPU flushes float32's
     subnormal numbers to zero); Streams are taken as they are.
@@ -843,7 +850,7 @@ def cho_solve(L, b, storage: str = "full"):
                     raise FloatingPointError("cho_solve: the solution overflows float32 (L has a tiny "
                                              "diagonal entry, or b is huge); scale the problem")
                 # L_s L_sᵀ x_s = 2^eb b with L_s = 2^eL L: x = 2^(2 eL - eb) x_s
-                xs.append(scaled_back(out, 2 * eL - eb, "cho_solve: the solution"))
+                xs.append(scaled_back(out, 2 * eL - eb, "cho_solve: the solution").astype(np.float64))
             return xs[0] if barr.ndim == 1 else np.stack(xs, axis=1)
         if b.shape != (1, m):
             raise ValueError(f"cho_solve: b must be a vector of length {m}, got a stream of shape {b.shape}")

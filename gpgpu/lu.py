@@ -15,6 +15,10 @@ Per step k of ``lu`` (ping-pong S -> T as in Algorithm 2 of 000):
 
 Summed: copy n(n+1)/2 and elimination (n-1)n(2n-1)/6 fragments, as Table 1(a) of 000; the
 normalization and copyback shade (n-1)n/2 each (the table's n(n+1)/2 counts the diagonal too).
+
+What they return: numpy in, float64 numpy out -- the GPU computes in float32, so the values
+are float32 values (scaled back by exact powers of two), given the width that numpy code
+expects; Streams in, Streams out (float32 textures, left on the GPU).
 """
 from __future__ import annotations
 
@@ -310,7 +314,9 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
 
     Parameters
     ----------
-    A : (n, n) array
+    A : (n, n) array (or Stream)
+        P, L and U come back as numpy float64 arrays for a Stream A too (scipy.linalg.lu's
+        form); to keep the factor on the GPU, use :func:`lu_factor`.
     pivoting : {"partial", "none", "full"}
         Partial pivoting chooses the largest |A(i, k)| in column k (the first one on ties, as
         LAPACK getrf); full pivoting the largest in the trailing submatrix (as LAPACK getc2).
@@ -372,7 +378,8 @@ def _gather(b: Stream, index: np.ndarray) -> Stream:
 def lu_solve(factor, b):
     """Solve A x = b with an ``LUFactor`` (or a matrix, factored here with partial pivoting):
     the permutation by a gather kernel, then forward substitution with the unit lower L and
-    backward substitution with U, all on the GPU. Returns the kind of ``b``.
+    backward substitution with U, all on the GPU. Returns the kind of ``b``: a float64 array
+    for a numpy b (the float32 solution of the GPU, scaled back exactly), a Stream for a Stream.
 
     A numpy b (each column of an (n, r) b) is uploaded as 2^j b, the power of two that brings
     max|b| into [0.5, 1), and the solution scaled back by 2^(e - j) with the factor's
@@ -410,7 +417,7 @@ def lu_solve(factor, b):
             # (2^e A) x_s = 2^j b: x = 2^(e - j) x_s
             if not ops.numpy:
                 return scaled_stream(x, f.exponent)
-            return scaled_back(ops.result(x), f.exponent - eb, "lu_solve: the solution")
+            return scaled_back(ops.result(x), f.exponent - eb, "lu_solve: the solution").astype(np.float64)
     finally:
         if owned:
             f.release()
@@ -423,7 +430,8 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
     reduced in place: per step k, the pivot search and row swap as in ``lu``, the
     normalization of row k by the pivot (a line), its copy back, and the elimination of column
     k from every other row (two rectangles, above and below row k). X is the right block.
-    Returns the kind of A (a vector B gives a vector X).
+    Returns the kind of A (a vector B gives a vector X): a float64 array for a numpy A (the
+    float32 X of the GPU, scaled back exactly), a Stream for a Stream.
 
     A numpy A is uploaded as 2^e A and (with a numpy A) each column of a numpy B as 2^j B, the
     powers of two that bring their largest entries into [0.5, 1), and X scaled back by
@@ -507,5 +515,6 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
             X.release()
             # (2^e A) X_s = B 2^diag(eB): X = 2^(e - eB) X_s, column by column
             out = scaled_back(out, (e - eB)[None, :] if eB.any() else e, "gauss_jordan: the solution")
+            out = out.astype(np.float64)                              # the module's dtype rule
             return out[:, 0] if vector else out
         return X

@@ -7,6 +7,7 @@ import scipy.sparse.linalg as spl
 
 import gpgpu
 from gpgpu import CGBreakdownError, SparseStream, Stream, stream
+from gpgpu.cg import FLOAT32_REACH, Float32ToleranceWarning
 
 
 def poisson2d(k):
@@ -36,7 +37,7 @@ def test_poisson_64x64_matches_scipy(poisson64, variant):
     fmt, sort = variant.pop("fmt", None), variant.pop("sort", False)
     S = SparseStream.from_scipy(A, format=fmt, sort=sort) if fmt else A
     try:
-        res = gpgpu.cg(S, b, tol=1e-5, **variant)
+        res = gpgpu.cg(S, b, rtol=1e-5, **variant)
     finally:
         if fmt:
             S.release()
@@ -54,9 +55,9 @@ def test_poisson_64x64_matches_scipy(poisson64, variant):
 def test_readbacks_are_one_per_check_plus_the_verification(poisson64, readbacks):
     A, b, _ = poisson64
     readbacks.n = 0
-    every = gpgpu.cg(A, b, tol=1e-3)
+    every = gpgpu.cg(A, b, rtol=1e-3)
     assert readbacks.n == every.readbacks + 1          # and the download of x
-    sparse = gpgpu.cg(A, b, tol=1e-3, check_every=10)
+    sparse = gpgpu.cg(A, b, rtol=1e-3, check_every=10)
     # ||b|| comes from the host (a numpy b) and r0 = b; then one read-back (||r||^2 with the
     # breakdown and convergence watches) per check, and one of ||b - A x|| at the end
     assert every.readbacks == every.iterations + 1
@@ -73,8 +74,8 @@ def test_jacobi_preconditioner_on_a_badly_scaled_matrix(rng):
     D = sp.diags(10.0 ** rng.uniform(-0.5, 0.5, A.shape[0]))
     B = (D @ A @ D).tocsr()
     b = rng.standard_normal(B.shape[0])
-    plain = gpgpu.cg(B, b, tol=1e-4, maxiter=1000)
-    jacobi = gpgpu.cg(B, b, tol=1e-4, M=1.0 / B.diagonal(), maxiter=1000)
+    plain = gpgpu.cg(B, b, rtol=1e-4, maxiter=1000)
+    jacobi = gpgpu.cg(B, b, rtol=1e-4, M=1.0 / B.diagonal(), maxiter=1000)
     x32, info, its_ref = scipy_cg32(B, b, rtol=1e-4, M=sp.diags(1.0 / B.diagonal()), maxiter=1000)
     assert jacobi[1] == 0 and 2 * jacobi.iterations < plain.iterations
     assert abs(jacobi.iterations - its_ref) <= 0.1 * its_ref + 1
@@ -88,11 +89,11 @@ def test_x0_callback_and_stream_answer(rng):
     b = rng.standard_normal(64)
     x_ref = spl.spsolve(A.tocsc(), b)
     seen = []
-    x, info = gpgpu.cg(A, b, x0=x_ref + 1e-3, callback=seen.append, tol=1e-6)
+    x, info = gpgpu.cg(A, b, x0=x_ref + 1e-3, callback=seen.append, rtol=1e-6)
     assert info == 0 and len(seen) >= 1 and seen[-1].shape == (64,)
     np.testing.assert_allclose(seen[-1], x, rtol=0, atol=0)
     with Stream.from_array(b) as bs, SparseStream.from_scipy(A) as S:
-        res = gpgpu.cg(S, bs, tol=1e-6)
+        res = gpgpu.cg(S, bs, rtol=1e-6)
         assert isinstance(res[0], Stream)
         np.testing.assert_allclose(res[0].to_array(), x_ref, rtol=1e-4, atol=1e-4)
         res[0].release()
@@ -102,10 +103,10 @@ def test_dense_array_and_stream_matrices(rng):
     B = rng.standard_normal((30, 30))
     A = B @ B.T + 30 * np.eye(30)
     b = rng.standard_normal(30)
-    x, info = gpgpu.cg(A, b, tol=1e-6)
+    x, info = gpgpu.cg(A, b, rtol=1e-6)
     assert info == 0 and np.linalg.norm(A @ x - b) <= 1.05e-6 * np.linalg.norm(b)
     with Stream.from_array(A) as As:
-        x2, info2 = gpgpu.cg(As, b, tol=1e-6)
+        x2, info2 = gpgpu.cg(As, b, rtol=1e-6)
     np.testing.assert_allclose(x2, x, rtol=1e-5, atol=1e-6)
 
 
@@ -163,7 +164,7 @@ def test_shewchuks_residual_restart_is_optional_and_runs_when_asked(poisson64):
         gpgpu.cg(A, b, maxiter=20, recompute_every=5)
     assert plain.passes("sparse_ellpack") == 20 + 1            # q = A d, then b - A x at the end
     assert restarted.passes("sparse_ellpack") == 20 + 4 + 1     # and at iterations 5, 10, 15, 20
-    x, info = gpgpu.cg(A, b, tol=1e-5, recompute_every=50)
+    x, info = gpgpu.cg(A, b, rtol=1e-5, recompute_every=50)
     assert info == 0
     assert np.linalg.norm(x - x_ref) / np.linalg.norm(x_ref) < 1e-4
     with pytest.raises(ValueError, match="recompute_every"):
@@ -174,7 +175,7 @@ def test_folded_vectors(monkeypatch, rng):
     monkeypatch.setattr(stream, "FOLD_WIDTH", 16)          # 100 unknowns in rows of 16
     A = poisson2d(10)
     b = rng.standard_normal(100)
-    x, info = gpgpu.cg(A, b, tol=1e-6)
+    x, info = gpgpu.cg(A, b, rtol=1e-6)
     assert info == 0
     np.testing.assert_allclose(x, spl.spsolve(A.tocsc(), b), rtol=1e-4, atol=1e-5)
 
@@ -192,7 +193,7 @@ def test_bad_input_is_named_before_any_work(A, b, match):
         gpgpu.cg(A, b)
 
 
-@pytest.mark.parametrize("kw, match", [(dict(tol=-1.0), "tol"), (dict(maxiter=-1), "maxiter"),
+@pytest.mark.parametrize("kw, match", [(dict(rtol=-1.0), "rtol"), (dict(maxiter=-1), "maxiter"),
                                        (dict(check_every=0), "check_every"),
                                        (dict(reduction="tree"), "reduction"),
                                        (dict(M=np.ones((3, 3))), "diagonal")])
@@ -250,7 +251,7 @@ def test_a_tiny_or_huge_b_gives_the_scaled_answer_exactly(poisson16, scale):
 def test_a_tiny_or_huge_b_converges_for_real(poisson16, scale):
     A, b = poisson16
     b = scale * b
-    assert_verified(gpgpu.cg(A, b, tol=1e-5), A, b, 1e-5 * np.linalg.norm(b))
+    assert_verified(gpgpu.cg(A, b, rtol=1e-5), A, b, 1e-5 * np.linalg.norm(b))
 
 
 @pytest.mark.parametrize("scale", [2.0 ** 113, 2.0 ** 120, 2.0 ** -100])
@@ -270,17 +271,18 @@ def test_a_huge_or_tiny_matrix_gives_the_scaled_answer_exactly(poisson16, scale)
 def test_a_huge_or_tiny_matrix_converges_for_real(poisson16, scale):
     A, b = poisson16
     A = scale * A
-    assert_verified(gpgpu.cg(A, b, tol=1e-5), A, b, 1e-5 * np.linalg.norm(b))
-    jacobi = gpgpu.cg(A, b, tol=1e-5, M=1.0 / A.diagonal(), check_every=4)
+    assert_verified(gpgpu.cg(A, b, rtol=1e-5), A, b, 1e-5 * np.linalg.norm(b))
+    jacobi = gpgpu.cg(A, b, rtol=1e-5, M=1.0 / A.diagonal(), check_every=4)
     assert_verified(jacobi, A, b, 1e-5 * np.linalg.norm(b))
 
 
 def test_tol_zero_claims_success_only_for_an_exact_zero_residual(poisson16):
-    """tol = atol = 0 asks for b - A x = 0. float32 CG's recurrence residual falls to 0 (it
+    """rtol = atol = 0 asks for b - A x = 0. float32 CG's recurrence residual falls to 0 (it
     underflows) while b - A x stops near 1e-7 ||b||: that was info 0. Now info is the iteration
     count, CG having stopped when a restart from the true residual no longer lowered it."""
     A, b = poisson16
-    res = gpgpu.cg(A, b, tol=0)
+    with pytest.warns(Float32ToleranceWarning, match="below what float32 can reach"):
+        res = gpgpu.cg(A, b, rtol=0)
     x, info = res
     assert info == res.iterations > 0 and res.stagnated and res.restarts >= 1
     exact = np.linalg.norm(b - A @ x)
@@ -288,7 +290,8 @@ def test_tol_zero_claims_success_only_for_an_exact_zero_residual(poisson16):
     # 2 I, b = (+-4): alpha = 2 exactly (powers of two throughout, so also where a GPU divides
     # by a reciprocal), x1 = b / 2 and r1 = 0 exactly: converged, at iteration 1
     b8 = 4.0 * np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0])
-    two = gpgpu.cg(sp.diags(np.full(8, 2.0)).tocsr(), b8, tol=0)
+    with pytest.warns(Float32ToleranceWarning):
+        two = gpgpu.cg(sp.diags(np.full(8, 2.0)).tocsr(), b8, rtol=0)
     assert two[1] == 0 and two.iterations == 1 and two.residual_norm == 0.0
     np.testing.assert_array_equal(two[0], b8 / 2)
 
@@ -321,14 +324,14 @@ def test_iterations_past_convergence_in_a_window_change_nothing(n, jacobi):
     A = spd(n, rng)
     b = rng.standard_normal(n)
     M = 1.0 / np.diag(A) if jacobi else None
-    every = gpgpu.cg(A, b, tol=1e-6, M=M)
-    sparse = gpgpu.cg(A, b, tol=1e-6, M=M, check_every=16)
+    every = gpgpu.cg(A, b, rtol=1e-6, M=M)
+    sparse = gpgpu.cg(A, b, rtol=1e-6, M=M, check_every=16)
     assert every[1] == sparse[1] == 0 and sparse.iterations == every.iterations < 16
     np.testing.assert_array_equal(sparse[0], every[0])
     assert sparse.residual_norm == every.residual_norm
     assert_verified(sparse, A, b, 1e-6 * np.linalg.norm(b))
     seen = []
-    called = gpgpu.cg(A, b, tol=1e-6, M=M, check_every=16, callback=seen.append)
+    called = gpgpu.cg(A, b, rtol=1e-6, M=M, check_every=16, callback=seen.append)
     assert len(seen) == called.iterations == every.iterations
     np.testing.assert_array_equal(seen[-1], every[0])
 
@@ -342,7 +345,7 @@ def test_sorted_corrigan_callback_sees_x_in_the_order_of_A():
     seen = []
     with SparseStream.from_scipy(A, format="corrigan", sort=True) as S:
         assert np.any(S.perm != np.arange(100))
-        res = gpgpu.cg(S, b, tol=1e-6, callback=seen.append)
+        res = gpgpu.cg(S, b, rtol=1e-6, callback=seen.append)
     x, info = res
     assert info == 0 and len(seen) == res.iterations
     np.testing.assert_array_equal(seen[-1], x)
@@ -361,9 +364,9 @@ def test_sorted_corrigan_permutes_the_preconditioner_too(rng):
     B = (D @ A @ D).tocsr()
     b = rng.standard_normal(B.shape[0])
     M = 1.0 / B.diagonal()
-    plain = gpgpu.cg(B, b, tol=1e-5, M=M, maxiter=2000)
+    plain = gpgpu.cg(B, b, rtol=1e-5, M=M, maxiter=2000)
     with SparseStream.from_scipy(B, format="corrigan", sort=True) as S:
-        res = gpgpu.cg(S, b, tol=1e-5, M=M, maxiter=2000)
+        res = gpgpu.cg(S, b, rtol=1e-5, M=M, maxiter=2000)
     assert abs(res.iterations - plain.iterations) <= 0.1 * plain.iterations + 1
     assert_verified(res, B, b, 1e-5 * np.linalg.norm(b))
 
@@ -392,11 +395,11 @@ def test_maxiter_reads_the_last_window(poisson16):
 
 
 def test_atol_alone_sets_the_target(poisson16):
-    """tol = 0, atol = 1e-2 ||b||: converged (verified) to atol, in fewer iterations than tol=1e-6."""
+    """rtol = 0, atol = 1e-2 ||b||: converged (verified) to atol, in fewer iterations than rtol=1e-6."""
     A, b = poisson16
     atol = 1e-2 * np.linalg.norm(b)
-    loose = gpgpu.cg(A, b, tol=0, atol=atol)
-    tight = gpgpu.cg(A, b, tol=1e-6)
+    loose = gpgpu.cg(A, b, rtol=0, atol=atol)
+    tight = gpgpu.cg(A, b, rtol=1e-6)
     assert_verified(loose, A, b, atol)
     assert tight[1] == 0 and loose.iterations < tight.iterations
     assert np.linalg.norm(b - A @ loose[0]) > 1e-6 * np.linalg.norm(b)
@@ -407,15 +410,15 @@ def test_streams_far_from_one_are_scaled_on_the_gpu(poisson16):
     each product): the answer is the numpy path's; an x that float32 cannot hold is an error."""
     A, b = poisson16
     A2, b2 = A * 2.0 ** 60, b * 2.0 ** -20
-    ref = gpgpu.cg(A2, b2, tol=1e-5)
+    ref = gpgpu.cg(A2, b2, rtol=1e-5)
     M = 1.0 / A2.diagonal()
     with SparseStream.from_scipy(A2) as S, Stream.from_array(b2) as bs, Stream.from_array(M) as Ms:
-        res = gpgpu.cg(S, bs, tol=1e-5)
+        res = gpgpu.cg(S, bs, rtol=1e-5)
         x = res[0].to_array().astype(np.float64)
         res[0].release()
         assert res[1] == 0 and abs(res.iterations - ref.iterations) <= 1
         np.testing.assert_allclose(x, ref[0], rtol=0, atol=1e-5 * np.abs(ref[0]).max())
-        pcg = gpgpu.cg(S, bs, tol=1e-5, M=Ms)
+        pcg = gpgpu.cg(S, bs, rtol=1e-5, M=Ms)
         xp = pcg[0].to_array().astype(np.float64)
         pcg[0].release()
         assert pcg[1] == 0 and np.linalg.norm(b2 - A2 @ xp) <= 1.1e-5 * np.linalg.norm(b2)
@@ -430,6 +433,109 @@ def test_info_zero_is_verified_on_b_minus_a_x(poisson16, rng):
     ||b|| (that was info 0). info 0 is decided by b - A x: cg restarts from the true residual."""
     A, b = poisson16
     x_ref = np.linalg.solve(A.toarray(), b)
-    res = gpgpu.cg(A, b, x0=x_ref + 1e4 * rng.standard_normal(256), tol=1e-5)
+    res = gpgpu.cg(A, b, x0=x_ref + 1e4 * rng.standard_normal(256), rtol=1e-5)
     assert_verified(res, A, b, 1e-5 * np.linalg.norm(b))
     assert res.restarts >= 1
+
+
+# ---------------------------------------------------------------- scipy's conventions (scipy >= 1.14)
+
+def test_rtol_is_the_tolerance_and_tol_its_deprecated_alias(poisson16):
+    """scipy >= 1.14 has rtol (keyword-only) and no tol: tol still works here, with a
+    DeprecationWarning, and means rtol; tol and rtol with different values is an error."""
+    A, b = poisson16
+    ref = gpgpu.cg(A, b, rtol=1e-6)
+    with pytest.warns(DeprecationWarning, match="tol is deprecated.*use rtol"):
+        old = gpgpu.cg(A, b, tol=1e-6)
+    assert ref[1] == old[1] == 0 and old.iterations == ref.iterations
+    np.testing.assert_array_equal(old[0], ref[0])
+    assert np.linalg.norm(b - A @ ref[0]) <= 1e-6 * np.linalg.norm(b) + residual_rounding(A, ref[0], b)
+    with pytest.warns(DeprecationWarning):
+        same = gpgpu.cg(A, b, tol=1e-6, rtol=1e-6)
+    np.testing.assert_array_equal(same[0], ref[0])
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="tol=1e-06 and rtol=0.0001 disagree"):
+        gpgpu.cg(A, b, tol=1e-6, rtol=1e-4)
+    # the default is scipy's rtol = 1e-5, and what follows x0 is keyword-only, as in scipy
+    default = gpgpu.cg(A, b)
+    np.testing.assert_array_equal(default[0], gpgpu.cg(A, b, rtol=1e-5)[0])
+    assert np.linalg.norm(b - A @ default[0]) > 1e-6 * np.linalg.norm(b)
+    with pytest.raises(TypeError):
+        gpgpu.cg(A, b, None, 1e-5)
+
+
+def test_b_of_shape_n_by_1_answers_x_of_shape_n_as_scipy(poisson16):
+    A, b = poisson16
+    ref = gpgpu.cg(A, b, rtol=1e-6)
+    col = gpgpu.cg(A, b[:, None], rtol=1e-6, x0=np.zeros((256, 1)))
+    assert col[0].shape == spl.cg(A, b[:, None], rtol=1e-6)[0].shape == (256,)
+    np.testing.assert_array_equal(col[0], ref[0])
+    assert col[1] == 0 and col.iterations == ref.iterations
+    with pytest.raises(ValueError, match=r"b must have shape \(n,\) or \(n, 1\), got \(256, 2\)"):
+        gpgpu.cg(A, np.stack([b, b], axis=1))
+    with pytest.raises(ValueError, match="length 256"):
+        gpgpu.cg(A, b[:1, None])
+
+
+@pytest.mark.parametrize("as_matrix", [
+    lambda d: sp.diags(d),                            # dia_matrix, scipy's usual Jacobi M
+    lambda d: sp.diags_array(d).tocsr(),              # a sparse array in CSR
+    lambda d: sp.csr_matrix(np.diag(d)),
+    lambda d: np.diag(d),                             # dense
+], ids=["diags", "csr_array", "csr_matrix", "dense"])
+def test_a_diagonal_matrix_preconditioner_is_its_diagonal(as_matrix, rng):
+    """M given as scipy's Jacobi preconditioner sp.diags(1 / d): the GPU applies its diagonal,
+    the same PCG as M given as the vector 1 / d, bit for bit (the same upload)."""
+    A = poisson2d(8)
+    D = sp.diags(10.0 ** rng.uniform(-1, 1, 64))
+    B = (D @ A @ D).tocsr()
+    b = rng.standard_normal(64)
+    vec = gpgpu.cg(B, b, rtol=1e-5, M=1.0 / B.diagonal())
+    mat = gpgpu.cg(B, b, rtol=1e-5, M=as_matrix(1.0 / B.diagonal()))
+    assert mat[1] == vec[1] == 0 and mat.iterations == vec.iterations
+    np.testing.assert_array_equal(mat[0], vec[0])
+    assert_verified(mat, B, b, 1e-5 * np.linalg.norm(b))
+
+
+def test_what_the_gpu_cannot_apply_is_refused_with_the_reason():
+    """A LinearOperator A (its product runs on the CPU; the GPU's product is a fragment program
+    over A's texture), a preconditioner that is not a diagonal: refused, saying what to pass."""
+    A = poisson2d(4)
+    b = np.ones(16)
+    for op in (spl.aslinearoperator(A), spl.LinearOperator(A.shape, matvec=lambda v: A @ v), lambda v: A @ v):
+        with pytest.raises(TypeError, match="fragment program.*Pass the scipy.sparse matrix"):
+            gpgpu.cg(op, b)
+    diagonal = "only as a diagonal, by one element-wise product pass.*diags"
+    with pytest.raises(ValueError, match=r"M is not diagonal \(M\[0, 1\] = -1.*" + diagonal):
+        gpgpu.cg(A, b, M=A)
+    with pytest.raises(ValueError, match="M is not diagonal"):
+        gpgpu.cg(A, b, M=sp.diags([np.ones(16), np.full(15, 1e-3)], [0, 1]).tocsr())
+    for M in (spl.aslinearoperator(sp.diags(np.ones(16))), lambda r: r):
+        with pytest.raises(TypeError, match="cannot run on the GPU: .*" + diagonal):
+            gpgpu.cg(A, b, M=M)
+    with pytest.raises(ValueError, match="M must be square"):
+        gpgpu.cg(A, b, M=sp.eye(16, 15))
+    with pytest.raises(ValueError, match="length 16"):
+        gpgpu.cg(A, b, M=sp.eye(8))
+
+
+def test_a_target_below_float32s_reach_warns_once(poisson16):
+    """float64 input is solved in float32: rtol = 1e-10 cannot be met (b - A x stops near
+    1e-7 ||b||). cg warns once, runs, and answers info > 0 with .stagnated, not info 0."""
+    A, b = poisson16
+    with pytest.warns(Float32ToleranceWarning) as seen:
+        res = gpgpu.cg(A, b, rtol=1e-10)
+    assert len(seen) == 1 and "2^-23 ||b||" in str(seen[0].message) and "rtol = 1e-10" in str(seen[0].message)
+    assert res[1] == res.iterations > 0 and res.stagnated
+    assert np.linalg.norm(b - A @ res[0]) > 1e-10 * np.linalg.norm(b)
+    with pytest.warns(Float32ToleranceWarning, match="atol = "):
+        gpgpu.cg(A, b, rtol=0, atol=1e-9 * np.linalg.norm(b), maxiter=3)
+    with pytest.warns(Float32ToleranceWarning):
+        gpgpu.cg(A, b, rtol=FLOAT32_REACH / 2, maxiter=3)
+    with Stream.from_array(b) as bs, pytest.warns(Float32ToleranceWarning):
+        gpgpu.cg(A, bs, rtol=1e-9, maxiter=3)[0].release()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Float32ToleranceWarning)
+        gpgpu.cg(A, b, rtol=1.001 * FLOAT32_REACH, maxiter=3)
+        gpgpu.cg(A, b, rtol=0, atol=1e-6 * np.linalg.norm(b), maxiter=3)

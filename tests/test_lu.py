@@ -321,7 +321,7 @@ def test_a_power_of_two_scales_the_results_exactly(rng):
     S = _spd(rng, n)
     L = gpgpu.cholesky(S)
     Lt = gpgpu.cholesky(np.ldexp(S, -124))
-    assert Lt.dtype == np.float32 and np.array_equal(Lt, np.ldexp(L, -62))
+    assert Lt.dtype == np.float64 and np.array_equal(Lt, np.ldexp(L, -62))
     x = gpgpu.cho_solve(L, b)
     assert np.array_equal(gpgpu.cho_solve(Lt, np.ldexp(b, -124)), x)
 

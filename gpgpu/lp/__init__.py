@@ -21,12 +21,14 @@ from .backend import BACKENDS, Backend, get_backend
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
 from .gruca import gruca_like
 from .mps import Problem, read_mps, standardize
+from .linprog import linprog
 
 #: the interior point methods of ``solve``
 METHODS = ("mehrotra", "matrix-free")
 
 __all__ = ["solve", "METHODS", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
-           "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW"]
+           "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW",
+           "linprog"]
 
 
 #: ``refine=None`` (the default) turns refinement on for the float32 back ends when eps is

@@ -1,0 +1,206 @@
+"""``linprog``: a front end to :func:`gpgpu.lp.solve` called as ``scipy.optimize.linprog``.
+
+    min c^T x   s.t.   A_ub x <= b_ub,   A_eq x = b_eq,   lb <= x <= ub
+
+The arrays become a :class:`~gpgpu.lp.Problem` by :meth:`Problem.from_inequalities`
+(:func:`~gpgpu.lp.mps.standardize`: slacks, shifted, reflected and split variables, upper-bound
+rows), :func:`~gpgpu.lp.solve` solves it, and the answer comes back as scipy's
+``OptimizeResult`` with scipy's fields and status codes.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+__all__ = ["linprog", "LINPROG_OPTIONS"]
+
+#: solve's own keyword options (``options`` takes these and the method's and back end's)
+LINPROG_OPTIONS = ("backend", "cholesky", "eps", "refine", "max_iter", "callback", "presolve",
+                   "correct_primal", "free_safeguard", "scale", "regularize")
+#: the algorithm options of each method (``solve`` takes them out before the back end)
+_METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
+                   "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",
+                                   "reg_max")}
+#: scipy's names of options this solver has under another name
+_SCIPY_NAMES = {"maxiter": "max_iter", "tol": "eps", "primal_feasibility_tolerance": "eps",
+                "dual_feasibility_tolerance": "eps", "ipm_optimality_tolerance": "eps", "autoscale": "scale"}
+
+
+def _backend_class(method: str, backend):
+    """The class whose keyword arguments are the back-end options, or None (an instance)."""
+    if not isinstance(backend, str):
+        return None
+    if method == "matrix-free":
+        if backend == "numpy64":
+            from .matrix_free_numpy import NumpyMatrixFree
+
+            return NumpyMatrixFree
+        if backend == "gpu":
+            from .matrix_free_gpu import GPUMatrixFree
+
+            return GPUMatrixFree
+        return None
+    if backend in ("numpy32", "numpy64"):
+        from .numpy_backend import NumpyBackend
+
+        return NumpyBackend
+    if backend == "gpu":
+        from .gpu_backend import GPUBackend
+
+        return GPUBackend
+    return None                      # an unknown name: solve names it
+
+
+def _check_options(options, method: str) -> dict:
+    """``options`` as solve's keyword arguments; an unknown key is a ValueError naming the keys
+    that this method and back end take."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"linprog: options must be a dict of gpgpu.lp.solve's keyword options, got "
+                        f"{type(options).__name__}")
+    for key in options:
+        if not isinstance(key, str):
+            raise TypeError(f"linprog: the keys of options are option names (str), got {key!r}")
+    if "method" in options:
+        raise ValueError("linprog: give the method as linprog's method= argument, not in options")
+    backend = options.get("backend", "gpu")
+    known = set(LINPROG_OPTIONS) | set(_METHOD_OPTIONS[method])
+    cls = _backend_class(method, backend)
+    if cls is not None:
+        params = inspect.signature(cls.__init__).parameters
+        known |= {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
+                  and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        hints = [f"{k!r} is {_SCIPY_NAMES[k]!r} here" for k in unknown if k in _SCIPY_NAMES]
+        where = f"method={method!r} with backend={backend!r}" if isinstance(backend, str) else f"method={method!r}"
+        raise ValueError(f"linprog: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+                         + (f" ({'; '.join(hints)})" if hints else "")
+                         + f"; {where} takes {', '.join(sorted(known))} (gpgpu.lp.solve's keyword options)")
+    return dict(options)
+
+
+def _bounds(bounds, n: int) -> np.ndarray:
+    """scipy's bounds as an (n, 2) float array, None -> -inf / +inf: one (lb, ub) pair for all
+    variables, or one pair per variable; ``bounds=None`` is (0, None), as scipy."""
+    if bounds is None:
+        bounds = (0, None)
+    try:
+        arr = np.array(bounds, dtype=float)      # None -> nan
+    except (TypeError, ValueError):
+        raise ValueError(f"linprog: bounds must be a (min, max) pair or a sequence of {n} such pairs "
+                         f"(None: no bound), got {bounds!r}") from None
+    arr = np.atleast_2d(arr)
+    if arr.shape != (n, 2) and arr.shape in ((1, 2), (2, 1)):       # scipy's order of the two readings
+        arr = np.tile(arr.reshape(1, 2), (n, 1))
+    if arr.shape != (n, 2):
+        raise ValueError(f"linprog: bounds must be a (min, max) pair or a sequence of {n} such pairs (one per "
+                         f"entry of c), got an array of shape {arr.shape}")
+    arr = arr.copy()
+    arr[np.isnan(arr[:, 0]), 0] = -np.inf
+    arr[np.isnan(arr[:, 1]), 1] = np.inf
+    return arr
+
+
+def _constraints(A, b, kind: str, n: int):
+    """(A as a matrix with n columns or None, b as a float64 vector) with their sizes checked."""
+    import scipy.sparse as sp
+
+    if A is None and b is None:
+        return None, None
+    if A is None or b is None:
+        given, missing = (f"A_{kind}", f"b_{kind}") if b is None else (f"b_{kind}", f"A_{kind}")
+        raise ValueError(f"linprog: {given} is given without {missing}; pass both or neither")
+    A = A if sp.issparse(A) else np.asarray(A)
+    if A.ndim == 1 and A.size == n:
+        A = A.reshape(1, n)
+    if A.ndim != 2 or A.shape[1] != n:
+        raise ValueError(f"linprog: A_{kind} must be a 2-D matrix with {n} columns (the entries of c), got shape "
+                         f"{A.shape}")
+    b = np.asarray(b)
+    if b.ndim > 1 and sum(d != 1 for d in b.shape) <= 1:
+        b = b.reshape(-1)
+    if b.ndim != 1 or b.size != A.shape[0]:
+        raise ValueError(f"linprog: b_{kind} must be a vector with one entry per row of A_{kind} ({A.shape[0]}), "
+                         f"got shape {b.shape}")
+    return A, b
+
+
+def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), method="mehrotra",
+            options=None):
+    """Minimise ``c @ x`` s.t. ``A_ub @ x <= b_ub``, ``A_eq @ x == b_eq``, ``lb <= x <= ub``,
+    called and answered as ``scipy.optimize.linprog``, solved by :func:`gpgpu.lp.solve`.
+
+    Parameters
+    ----------
+    c : (n,) array_like
+    A_ub, A_eq : (m, n) array_like or scipy.sparse matrix, optional
+    b_ub, b_eq : (m,) array_like, optional (each with its matrix)
+        ``b_ub`` may hold +inf (no bound).
+    bounds : (min, max) pair, or a sequence of n pairs
+        As scipy: None means unbounded on that side, one pair applies to every variable, and
+        ``bounds=None`` is the default (0, None). A lower bound above the upper one, or one that
+        no finite value meets (a min of +inf, a max of -inf), is infeasible (status 2).
+    method : {"mehrotra", "matrix-free"}
+        :func:`gpgpu.lp.solve`'s methods: paper 000's dense normal equations (Mehrotra's
+        predictor-corrector method) or paper 002's matrix-free interior point method. scipy's
+        method names ("highs", ...) are not this solver's.
+    options : dict, optional
+        :func:`gpgpu.lp.solve`'s keyword options, with solve's defaults: ``backend`` ("gpu",
+        "numpy32", "numpy64"), ``eps`` (1e-6), ``max_iter`` (100), ``presolve``, ``refine``,
+        ``scale``, ..., the method's (``rank``, ``reg_min``, ...) and the back end's
+        (``pivot_tol``, ...). An unknown key is a ValueError that lists the keys taken (and
+        names scipy's ``maxiter`` and ``tol`` as ``max_iter`` and ``eps``).
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        ``x`` (float64, the problem's variables), ``fun`` (``c @ x``), ``slack`` (``b_ub - A_ub
+        @ x``), ``con`` (``b_eq - A_eq @ x``; empty arrays without the constraints),
+        ``success``, ``status`` (scipy's codes: 0 optimal, 1 iteration limit, 2 infeasible, 3
+        unbounded, 4 numerical difficulties), ``nit`` (the interior point iterations; 0 when the
+        presolve decided the problem), ``message``, and ``lp``, the :class:`~gpgpu.lp.LPResult`
+        of :func:`~gpgpu.lp.solve` (its history, dual point y and s, back end, ...). As
+        scipy's HiGHS answers, an infeasible or unbounded problem has ``x``, ``fun``, ``slack``
+        and ``con`` None; for status 1 and 4 they are those of the point the iteration
+        returned. scipy's marginals (``ineqlin``, ``eqlin``, ``lower``, ``upper``) are not
+        given.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Shapes that disagree, NaN in the data (+-inf only in b_ub and bounds), an unknown
+        method or option; what :func:`gpgpu.lp.solve` raises.
+    """
+    from scipy.optimize import OptimizeResult
+
+    from . import METHODS, Problem, solve
+
+    if method not in METHODS:
+        raise ValueError(f"linprog: unknown method {method!r}; gpgpu's are {', '.join(map(repr, METHODS))} "
+                         "(scipy's 'highs' and its kin are scipy.optimize.linprog's)")
+    opts = _check_options(options, method)
+    c_arr = np.asarray(c)
+    if c_arr.ndim > 1 and sum(d != 1 for d in c_arr.shape) <= 1:
+        c_arr = c_arr.reshape(-1)
+    if c_arr.ndim != 1 or c_arr.size == 0:
+        raise ValueError(f"linprog: c must be a non-empty vector, got shape {c_arr.shape}")
+    n = c_arr.size
+    A_ub, b_ub = _constraints(A_ub, b_ub, "ub", n)
+    A_eq, b_eq = _constraints(A_eq, b_eq, "eq", n)
+    bd = _bounds(bounds, n)
+    problem = Problem.from_inequalities(c_arr, A_ub, b_ub, A_eq, b_eq, bounds=[tuple(r) for r in bd],
+                                        name="linprog")
+    lp = solve(problem, method=method, **opts)
+    x = lp.x if lp.status_code not in (2, 3) else None
+    fun = slack = con = None
+    if x is not None:
+        x = np.asarray(x, dtype=np.float64)
+        fun = float(problem.source["c"] @ x)
+        slack = (np.asarray(b_ub, dtype=np.float64) - A_ub @ x) if A_ub is not None else np.zeros(0)
+        con = (np.asarray(b_eq, dtype=np.float64) - A_eq @ x) if A_eq is not None else np.zeros(0)
+    code = int(lp.status_code)
+    return OptimizeResult(x=x, fun=fun, slack=slack, con=con, status=code, success=code == 0,
+                          nit=int(lp.iterations), message=lp.message, lp=lp)
