@@ -9,7 +9,7 @@ from . import counters, geometry, packed
 from .adat import adat
 from .blas1 import add_scalar, copy, divide, dot, fill, max_step, multiply, norm_inf, saxpy, scale
 from .blas2 import gemv, trsv
-from .cg import cg
+from .cg import Float32ToleranceWarning, cg
 from .cholesky import NotPositiveDefiniteError, cho_solve, cholesky
 from .errors import CGBreakdownError
 from .context import ContextError, WrongThreadError, capabilities, get_context, release_context
@@ -30,4 +30,5 @@ __all__ = [
     "max_step", "reduce", "argmax", "gemv", "trsv",
     "cholesky", "cho_solve", "NotPositiveDefiniteError", "lu", "lu_factor", "lu_solve", "gauss_jordan",
     "SingularMatrixError", "adat", "packed", "lstsq_weighted", "SparseStream", "cg", "CGBreakdownError",
+    "Float32ToleranceWarning",
 ]

@@ -267,8 +267,8 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
             C.release()
             raise FloatingPointError("adat: A D² Aᵀ overflows float32 (an entry beyond 3.4e38); "
                                      "scale A or d down")
-        if ops.numpy:
-            out = C.to_array()
+        if ops.numpy:                                # numpy in, float64 out (float32's values)
+            out = C.to_array().astype(np.float64)
             C.release()
             return pk.unpack(out, As.rows) if storage == "packed" else out
         return C

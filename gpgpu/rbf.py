@@ -151,7 +151,7 @@ def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, to
 
     centres, values, A = rbf_system(points, normals, eps, support, smoothing)
     with SparseStream.from_scipy(A, format=format) as S:
-        res = cg(S, values, tol=tol, **cg_options)
+        res = cg(S, values, rtol=tol, **cg_options)
     return centres, res[0], A, res
 
 

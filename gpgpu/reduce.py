@@ -386,7 +386,7 @@ def reduce(x, op: str = "sum", axis=None, strategy: str = "pingpong"):
         res = reduce_region(s, op, axis=axis, strategy=strategy)
         if not ops.numpy:
             return res
-        out = res.to_array()
+        out = res.to_array().astype(np.float64)     # numpy in, float64 out (float32's values)
         res.release()
     return float(out.reshape(-1)[0]) if axis is None else out.reshape(-1)
 

@@ -401,7 +401,8 @@ class Operands:
 
     ``with Operands(first) as ops``: ``ops.stream(a)`` uploads arrays (released on exit) and
     passes Streams through; ``ops.result(s)`` downloads and releases ``s`` when ``first`` was
-    not a Stream, else returns ``s``.
+    not a Stream (as float64: numpy in, float64 numpy out, the values float32's), else returns
+    ``s``.
     """
 
     def __init__(self, first=None):
@@ -416,7 +417,7 @@ class Operands:
 
     def result(self, s: Stream):
         if self.numpy:
-            out = s.to_array()
+            out = s.to_array().astype(np.float64)
             s.release()
             return out
         return s

@@ -51,9 +51,7 @@ RULE = [
     ("lstsq_weighted refined", lambda D: gpgpu.lstsq_weighted(D.W, D.d, D.b).x, False),
 ]
 
-# the same rule, in modules outside this change: they answer float32 today
-_OUTSIDE = pytest.mark.xfail(strict=True, reason="blas1.py, blas2.py, reduce.py and adat.py still answer "
-                             "float32 for numpy input; the rule is theirs to follow")
+# the same rule for the level 1 and 2 kernels, the reductions and adat
 OUTSIDE = [
     ("adat", lambda D: gpgpu.adat(D.W, D.d), True),
     ("gemv", lambda D: gpgpu.gemv(D.M, D.b), True),
@@ -68,7 +66,7 @@ OUTSIDE = [
 ]
 
 CASES = [pytest.param(f, v, id=name) for name, f, v in RULE] + \
-        [pytest.param(f, v, id=name, marks=_OUTSIDE) for name, f, v in OUTSIDE]
+        [pytest.param(f, v, id=name) for name, f, v in OUTSIDE]
 
 
 @pytest.mark.parametrize("call, float32_values", CASES)

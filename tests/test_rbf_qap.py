@@ -24,7 +24,7 @@ def test_rbf_systems_solve_like_scipy(case):
         (p, n), eps, h = rbf.torus_3d(600, noise=0.005), 0.08, 0.3
     centres, f, A = rbf.rbf_system(p, n, eps, h)
     assert abs(A - A.T).max() == 0 and A.shape == (3 * len(p),) * 2
-    res = gpgpu.cg(A, f, tol=1e-6)
+    res = gpgpu.cg(A, f, rtol=1e-6)
     its = []
     x32, _ = spl.cg(A.astype(np.float32), f.astype(np.float32), rtol=1e-6, callback=lambda xk: its.append(1))
     assert res[1] == 0 and abs(res.iterations - len(its)) <= 0.1 * len(its)
