@@ -257,3 +257,16 @@ def test_garbage_file(tmp_path):
     f.write_text("this is not an MPS file\n")
     with pytest.raises(ValueError, match="garbage.mps"):
         read_mps(f)
+
+
+def test_a_shipped_netlib_problem_is_found_by_its_name():
+    """solve("afiro") and the CLI read the package's copy; netlib-more's problems too."""
+    from gpgpu.lp import solve
+    from gpgpu.lp.netlib import DATA_DIR, netlib_path
+
+    assert netlib_path("afiro") == DATA_DIR / "netlib" / "afiro.mps.gz"
+    assert netlib_path("pilot4") == DATA_DIR / "netlib-more" / "pilot4.mps.gz"
+    r = solve("afiro", backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and abs(r.objective + 464.7531428571) < 1e-6
+    with pytest.raises(FileNotFoundError, match="'nosuch' not found"):
+        solve("nosuch", backend="numpy64")

@@ -86,7 +86,8 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     Parameters
     ----------
     problem : Problem or str or Path
-        A standard-form problem, or an MPS file (``.mps`` / ``.mps.gz``) to read.
+        A standard-form problem, an MPS file (``.mps`` / ``.mps.gz``) to read, or the name of a
+        NETLIB problem shipped with the package (``"afiro"``, ``"pilot4"``: ``gpgpu/data``).
     backend : {"gpu", "numpy32", "numpy64"} or Backend
         The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
     method : {"mehrotra", "matrix-free"}
@@ -184,7 +185,11 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         ``presolve=False`` then solves without it).
     """
     if isinstance(problem, (str, Path)):
-        problem = read_mps(problem)
+        path = Path(problem)
+        if isinstance(problem, str) and not path.exists() and not path.suffix and "/" not in problem:
+            from .netlib import netlib_path   # a NETLIB name of the shipped data: "afiro", "pilot4"
+            path = netlib_path(problem)
+        problem = read_mps(path)
     elif not isinstance(problem, Problem):
         raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
                         f"{type(problem).__name__}")

@@ -72,10 +72,12 @@ def netlib_dir() -> Path:
 
 
 def netlib_path(name: str) -> Path:
-    """Path of NETLIB problem ``name`` (``afiro`` -> ``.../afiro.mps.gz``, or ``.mps``)."""
+    """Path of NETLIB problem ``name`` (``afiro`` -> ``.../afiro.mps.gz``, or ``.mps``), looked
+    up in :func:`netlib_dir` and then in the ``netlib-more`` folder beside it."""
     d = netlib_dir()
-    for suffix in (".mps.gz", ".mps", ".MPS.gz", ".MPS"):
-        p = d / f"{name}{suffix}"
-        if p.is_file():
-            return p
-    raise FileNotFoundError(f"NETLIB problem {name!r} not found in {d}")
+    for folder in (d, d.parent / "netlib-more"):
+        for suffix in (".mps.gz", ".mps", ".MPS.gz", ".MPS"):
+            p = folder / f"{name}{suffix}"
+            if p.is_file():
+                return p
+    raise FileNotFoundError(f"NETLIB problem {name!r} not found in {d} or {d.parent / 'netlib-more'}")
