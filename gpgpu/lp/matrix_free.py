@@ -559,6 +559,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         ``numpy.load``) resumes as the result would. A triple starts with the regularisation at
         the point's mu.
 
+    Notes
+    -----
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
     gap while (6.1)-(6.2) fall is progress; its ``_diverged``). When the stall test fires, the
