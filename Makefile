@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := test,experiments,lp
 LATEST := .venv-latest
 
-.PHONY: test test-latest lock fig8 figures docs bench info clean-venv sysdeps pyvenv
+.PHONY: test test-latest lock fig8 figures docs pipeline-pictures bench info clean-venv sysdeps pyvenv
 
 test: $(VENV)/.installed sysdeps
 	$(PY) tools/versions.py
@@ -33,7 +33,14 @@ fig8: $(VENV)/.installed sysdeps
 figures: $(VENV)/.installed sysdeps
 	$(PY) -m experiments all
 
-docs: $(VENV)/.installed sysdeps
+# The documentation site (mkdocs.yml) into site/, strict: a broken link, a missing anchor or an
+# unresolved cross-reference fails the build. The API pages read the docstrings statically, so
+# no GL context is needed.
+docs: $(VENV)/.installed-docs
+	$(PY) -m mkdocs build --strict
+
+# The pictures of docs/pipeline.md, drawn from the real passes of the real algorithms.
+pipeline-pictures: $(VENV)/.installed sysdeps
 	$(PY) -m gpgpu.show.docs docs/pipeline
 
 bench: $(VENV)/.installed sysdeps
@@ -50,6 +57,13 @@ $(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[$(EXTRAS)]'
+	touch $@
+
+$(VENV)/.installed-docs: setup.cfg pyproject.toml constraints.txt
+	@$(MAKE) -s pyvenv
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[docs]'
 	touch $@
 
 # python3 -m venv works (Debian/Ubuntu ship it apart: python3-venv, installed when root)

@@ -2,8 +2,8 @@
 
 A matrix is a float32 texture (``Stream``), a kernel is a GLSL fragment shader in ``glsl/``
 (``Kernel``), and a kernel runs by rasterizing a rectangle or an oversized triangle whose
-vertices carry texture coordinates (``gpgpu.geometry``). See README.md for the map from the
-papers to the modules.
+vertices carry texture coordinates (``gpgpu.geometry``). See docs/papers.md for the map from
+the papers to the modules.
 """
 from . import counters, geometry, packed
 from .adat import adat

@@ -67,7 +67,7 @@ def pass_overhead(passes: int = 20000) -> dict:
 
 
 def plan_overhead(m: int = 64, repeat: int = 20) -> dict:
-    """Host microseconds per pass of a pre-built plan (issue 13): the passes of an order-``m``
+    """Host microseconds per pass of a pre-built plan (beyond the papers): the passes of an order-``m``
     outer-product Cholesky (Algorithm 2 of 000 with the triangle update; five passes a step)
     drawn from one vertex buffer (:class:`gpgpu.passes.CompiledPlan`) on a ping-pong pair,
     ``repeat`` times. ``host_us_per_pass``: the time to issue them; ``total_us_per_pass``:

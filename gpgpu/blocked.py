@@ -1,4 +1,4 @@
-"""Blocked Cholesky and LU on the same pipeline (beyond the papers; issue 13).
+"""Blocked Cholesky and LU on the same pipeline (beyond the papers).
 
 The papers' kernels do one multiply-add a fragment, and on a modern GPU the fragment pipeline's
 rate, not the arithmetic, bounds them (``python -m gpgpu bench``). Later GPGPU work packed four
@@ -230,8 +230,8 @@ def _gather(swaps: list, c0: int, N: int) -> np.ndarray:
 
 
 def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True, pivots: str = "readback"):
-    """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers;
-    issue 13): the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
+    """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers):
+    the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
     faithful passes (``_panel_lu``), its row swaps applied to the columns right of it by one
     gather pass, U12 = L11^-1 A12 by b - 1 row-panel passes, and the trailing matrix's rank-b update
     in one pass (``lu_blocked_update``). The swaps of later panels reach the L columns of

@@ -31,7 +31,7 @@ BACKENDS = ("egl", "glfw")
 #: Debian/Ubuntu packages that provide headless EGL with Mesa's software renderer.
 SYSTEM_PACKAGES = "libegl1 libgl1 libegl-mesa0 libgl1-mesa-dri"
 
-#: Beyond the papers (issue 13, host cost per pass): NVIDIA's OpenGL driver can run the GL calls
+#: Beyond the papers (host cost per pass): NVIDIA's OpenGL driver can run the GL calls
 #: on a worker thread of its own ("threaded optimizations", ``__GL_THREADED_OPTIMIZATIONS=1``),
 #: so that Python issues a pass and goes on. Measured on an NVIDIA H200 through EGL: a ping-pong
 #: pass drawn by ``Kernel.draw_range`` costs 6.4 us of host time without, 1.5 us with, and the

@@ -1,4 +1,4 @@
-"""Float-float arithmetic for the normal equations (beyond the papers; issue 11).
+"""Float-float arithmetic for the normal equations (beyond the papers).
 
 The interior point method's normal matrix A Θ Aᵀ becomes as ill-conditioned as Θ = x/s is
 spread (1e-16 .. 1e19 on the NETLIB problems near eps = 1e-8). Its float32 factor, even with

@@ -7,7 +7,7 @@ The papers' algorithms (Algorithm 2 of 000, Algorithms 3 and 5 of 001) are seque
 rasterize every primitive of every step and compare its coverage with the intended texels,
 and ``run`` executes them with the streams bound.
 
-Beyond the papers (issue 13, host cost per pass): :func:`compiled` turns a plan into a
+Beyond the papers (host cost per pass): :func:`compiled` turns a plan into a
 :class:`CompiledPlan`, whose vertices are written into one vertex buffer once, and which
 each later run draws pass by pass as ranges of that buffer: no primitive is built and no
 vertex written per pass. ``compiled(key, build)`` keeps the compiled plans of the calling
@@ -82,7 +82,7 @@ class CompiledPlan:
         vaos = self._vaos
         st = _state()
         # nothing else binds a framebuffer or a texture between the passes of this loop, so a
-        # pass binds only what differs from the previous pass's (host cost, issue 13)
+        # pass binds only what differs from the previous pass's (host cost)
         bound = {}
         counted = counters.current() is not None
         S, T = pp.S, pp.T

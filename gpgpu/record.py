@@ -1,4 +1,4 @@
-"""Recording every pass of an algorithm, for pictures of the pipeline (issue: the pipeline made visible).
+"""Recording every pass of an algorithm, for pictures of the pipeline (the pipeline made visible).
 
 Beyond the papers: a teaching tool. Around any block of the unchanged algorithms::
 

@@ -270,6 +270,8 @@ class SparseStream:
             more raises ValueError (use ``format="ellpack"``, or raise this). Also holds for
             the transposed copy of ``rmatvec`` (A's columns).
 
+        Notes
+        -----
         Duplicate entries of ``A`` are summed (on a copy), as scipy's ``A @ x`` does.
         """
         return cls._build(A, format, sort, dense, transpose, sums, max_programs, of_transpose=False)

@@ -156,6 +156,8 @@ class Stream:
         its old contents instead of being cleared (a clear is a framebuffer switch more for
         the driver: the interior point methods make thousands of such outputs).
 
+    Notes
+    -----
     Use as a context manager, or call ``release()``, to free the GL objects deterministically.
     """
 

@@ -73,7 +73,7 @@ Resuming (beyond 002): ``start=`` a previous result goes on from the point where
 (``LPResult.last_point``, with its regularisation's state and k), so that a long solve can run
 in pieces; :func:`checkpoint` turns a result into arrays that ``numpy.savez`` keeps, and
 ``start=`` that dict (or the loaded file) resumes the same way in another process
-(``experiments.mfipm.chunks``: nug20 on the H200 ran so over six 10-minute commands, README).
+(``experiments.mfipm.chunks``: nug20 on the H200 ran so over six 10-minute commands; docs/results/matrix-free.md).
 """
 from __future__ import annotations
 
@@ -559,6 +559,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         ``numpy.load``) resumes as the result would. A triple starts with the regularisation at
         the point's mu.
 
+    Notes
+    -----
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
     gap while (6.1)-(6.2) fall is progress; its ``_diverged``). When the stall test fires, the

@@ -107,7 +107,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         keeps x as the other vectors; "float-float" (beyond 002, whose PCG ran in double on the
         CPU; ``saxpy_ratio_ff``, about 48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
         llvmpipe and NVIDIA's drivers have) keeps the steps below half an ulp of x that float32
-        loses. Measured (README): PCG's true residual 20 times smaller after 10000 iterations at
+        loses. Measured (docs/results/matrix-free.md): PCG's true residual 20 times smaller after 10000 iterations at
         nug20's tenth interior point iteration, and nug20 optimal at eps = 1e-8 with it and
         ``stall_window=30``, not without it (both in a float32 emulation,
         ``experiments.mfipm.emulate32``); nug12 optimal either way on the H200; but agg3 ends in

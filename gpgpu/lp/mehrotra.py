@@ -445,6 +445,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`,
         measured). History entries get ``regularisation`` (rho, delta).
 
+    Notes
+    -----
     When the iteration stalls or breaks down (numerical trouble: a stall, an iterate that is no
     longer finite, an error of the precision inside an iteration) and ``be.raise_precision()``
     answers a more precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,

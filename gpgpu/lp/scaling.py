@@ -1,4 +1,4 @@
-"""Geometric scaling of a standard-form LP (beyond the papers; issue 11), undone on output.
+"""Geometric scaling of a standard-form LP (beyond the papers), undone on output.
 
 Interior point codes scale the rows and columns of A before they iterate, so that the
 entries of A -- and with them the normal equations A D² Aᵀ -- span fewer orders of magnitude.

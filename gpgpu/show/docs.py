@@ -1,4 +1,4 @@
-"""``python -m gpgpu.show.docs`` (``make docs``): the frames of ``docs/pipeline.md``, drawn from
+"""``python -m gpgpu.show.docs`` (``make pipeline-pictures``): the frames of ``docs/pipeline.md``, drawn from
 the real passes of the real algorithms into ``docs/pipeline/``."""
 from __future__ import annotations
 
