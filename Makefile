@@ -37,7 +37,7 @@ figures: $(VENV)/.installed sysdeps
 # unresolved cross-reference fails the build. The API pages read the docstrings statically, so
 # no GL context is needed.
 docs: $(VENV)/.installed-docs
-	$(PY) -m mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 # The pictures of docs/pipeline.md, drawn from the real passes of the real algorithms.
 pipeline-pictures: $(VENV)/.installed sysdeps
