@@ -300,7 +300,7 @@ class Kernel:
         """Run one pass whose vertices are already in a buffer: ``primitive``'s vertices at
         ``first`` .. of the buffer behind ``vao`` (a vertex array of this kernel's program, made
         by :class:`gpgpu.passes.CompiledPlan`). The same pass as ``draw(target, primitive, ...)``
-        without building and writing the vertices (beyond the papers: host cost, issue 13)."""
+        without building and writing the vertices (beyond the papers: host cost)."""
         self._bind(_state(), target, inputs, uniforms)
         self._render(target, primitive, vao, len(primitive), first, inputs, uniforms, texels)
 

@@ -132,7 +132,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         (default): see below.
 
         With the three options on, numpy64 and the GPU with refinement solve all 42 NETLIB
-        problems at eps = 1e-8 (README, "Robustness"). ``None``, the default of all three,
+        problems at eps = 1e-8 (docs/results/lp.md). ``None``, the default of all three,
         turns them on where ``refine=None`` turns refinement on: Mehrotra's method at
         ``eps < REFINE_BELOW`` (3e-5, tighter than any of Table 3's; the default eps = 1e-6
         included) with a back end given by name; the presolve only where highspy (the
@@ -151,7 +151,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         beyond paper 000 and off by default (``None`` or ``False``); ``True`` factors
         A (Theta^-1 + rho I)^-1 A^T + delta I (:func:`~gpgpu.lp.mehrotra.mehrotra`). Either
         method takes ``reg_min`` and ``reg_max``, the bounds of rho = delta (default 1e-8, 1e-2 for
-        the matrix-free method, 1e-12, 1e-6 for Mehrotra's: measured, README "Robustness").
+        the matrix-free method, 1e-12, 1e-6 for Mehrotra's: measured, docs/results/lp.md).
     **backend_options
         Passed to the backend (e.g. ``pivot_tol``; for ``backend="gpu"``, beyond the papers,
         ``factor_precision="float-float"`` with refinement: A Θ Aᵀ, its factor and the
