@@ -139,6 +139,27 @@ def test_lp_command_says_what_it_does_before_its_first_row():
     assert r.returncode == 0 and r.stderr == ""
 
 
+def test_lp_command_puts_the_library_back_as_it_was(capsys):
+    """The status lines watch solve() by wrapping the functions it calls for each step; after
+    the command (an error included) they are the library's own again."""
+    import gpgpu.lp as lp
+    from gpgpu.lp import matrix_free, presolve
+    from gpgpu.lp.__main__ import main
+
+    _afiro()
+    before = (lp.get_backend, lp._check_backend_options, matrix_free.get_matrix_free_backend,
+              presolve.presolve_and_solve)
+    assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--max-iter", "2"]) == 1
+    assert main(["afiro", "--backend", "numpy64", "--method", "matrix-free", "--max-iter", "1"]) == 1
+    assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--regularize", "--reg-min", "1e-3",
+                 "--reg-max", "1e-6"]) == 2                       # refused inside solve, after the presolve
+    after = (lp.get_backend, lp._check_backend_options, matrix_free.get_matrix_free_backend,
+             presolve.presolve_and_solve)
+    assert after == before
+    err = capsys.readouterr().err
+    assert "presolve (HiGHS's)" in err and "building the numpy64 back end" in err
+
+
 # ------------------------------------------------------------------ the experiments' list
 def _modules_with_an_entry_point():
     """Dotted names of the modules under experiments/ that define EXPERIMENT or main()."""
