@@ -2,7 +2,7 @@
 writes REPORT.md (every claim, the paper's number, ours, the renderer) into the output folder.
 
     python -m experiments                 # list
-    python -m experiments all [--out DIR] [--repeat R] [--only fig8,lu.partial_pivoting]
+    python -m experiments all [--out DIR] [--repeat R] [--only fig8,lu.partial_pivoting] [--verbose]
     python -m experiments report [--out DIR] [--to FILE]   # REPORT.md from the NAME.claims.json in DIR
     python -m experiments fig8 [...]      # same as python -m experiments.fig8
     python -m experiments mfipm.chunks [...]   # a tool: same as python -m experiments.mfipm.chunks
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.harness import positive_int, size_list, sort_sizes, writable_dir
+from experiments.harness import add_output_flags, positive_int, size_list, sort_sizes, writable_dir
 
 #: module (under experiments.) -> what it reproduces, in the papers' order
 REGISTRY = {
@@ -125,6 +125,7 @@ def run_all(argv) -> int:
                    help="comma-separated subset of the experiments")
     p.add_argument("--sizes", type=size_list,
                    help="the same sizes for every experiment (for a quick check)")
+    add_output_flags(p)
     args = p.parse_args(argv)
     names = args.only or list(REGISTRY)
     unknown = [n for n in names if n not in REGISTRY]
@@ -136,7 +137,8 @@ def run_all(argv) -> int:
         print(f"== {name}: {REGISTRY[name]}", flush=True)
         try:
             exp = load(name)
-            outcomes.append(exp.execute(args.sizes, args.repeat, args.out))
+            outcomes.append(exp.execute(args.sizes, args.repeat, args.out, verbose=args.verbose,
+                                        progress=args.progress))
         except Exception as exc:  # keep going: the report lists what failed and why
             failures.append((name, f"{type(exc).__name__}: {exc}"))
             print(f"   {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
