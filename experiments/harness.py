@@ -39,7 +39,7 @@ __all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "count
 
 #: what a figure made on a software renderer can and cannot show (its caption, the printed
 #: claims and REPORT.md say it)
-SOFTWARE_NOTE = ("software renderer (llvmpipe): checks the algorithm and the pass/fragment counts; "
+SOFTWARE_NOTE = ("a software renderer (such as llvmpipe) checks the algorithm and the pass/fragment counts; "
                  "the papers' time ratios are about GPUs")
 
 #: the printed table has every row with --verbose, else only when it has at most this many
