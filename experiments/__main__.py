@@ -2,9 +2,10 @@
 writes REPORT.md (every claim, the paper's number, ours, the renderer) into the output folder.
 
     python -m experiments                 # list
-    python -m experiments all [--out DIR] [--repeat R] [--only fig8,lu.partial_pivoting]
+    python -m experiments all [--out DIR] [--repeat R] [--only fig8,lu.partial_pivoting] [--verbose]
     python -m experiments report [--out DIR] [--to FILE]   # REPORT.md from the NAME.claims.json in DIR
     python -m experiments fig8 [...]      # same as python -m experiments.fig8
+    python -m experiments mfipm.chunks [...]   # a tool: same as python -m experiments.mfipm.chunks
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.harness import positive_int, size_list, sort_sizes, writable_dir
+from experiments.harness import add_output_flags, positive_int, size_list, sort_sizes, writable_dir
 
 #: module (under experiments.) -> what it reproduces, in the papers' order
 REGISTRY = {
@@ -43,16 +44,25 @@ REGISTRY = {
     "speed": "beyond the papers: Cholesky and LU against the fill limit, LAPACK and cuSOLVER",
 }
 
+#: command-line tools beside the experiments (a main(), no figure or table; not run by ``all``)
+TOOLS = {
+    "mfipm.emulate32": "beyond 002: the GPU's float32 PCG emulated in numpy, to study where it stalls",
+    "mfipm.chunks": "beyond 002: a matrix-free solve in chunks of iterations, with a checkpoint after each",
+}
+
 
 def load(name: str):
     return importlib.import_module(f"experiments.{name}").EXPERIMENT
 
 
 def list_experiments() -> None:
-    print("experiments (python -m experiments.<name> [--sizes a,b] [--repeat r] [--out DIR]):")
+    print("experiments (python -m experiments.<name> [--sizes a,b] [--repeat r] [--out DIR] [--verbose]):")
     for name, what in REGISTRY.items():
         print(f"  {name:22s} {what}")
-    print("\npython -m experiments all   runs every one and writes REPORT.md")
+    print("\ntools (python -m experiments.<name> --help):")
+    for name, what in TOOLS.items():
+        print(f"  {name:22s} {what}")
+    print("\npython -m experiments all   runs every experiment and writes REPORT.md")
 
 
 def report(out: Path, failures: list = (), seconds: float | None = None, to: Path | None = None) -> Path:
@@ -115,6 +125,7 @@ def run_all(argv) -> int:
                    help="comma-separated subset of the experiments")
     p.add_argument("--sizes", type=size_list,
                    help="the same sizes for every experiment (for a quick check)")
+    add_output_flags(p)
     args = p.parse_args(argv)
     names = args.only or list(REGISTRY)
     unknown = [n for n in names if n not in REGISTRY]
@@ -126,7 +137,8 @@ def run_all(argv) -> int:
         print(f"== {name}: {REGISTRY[name]}", flush=True)
         try:
             exp = load(name)
-            outcomes.append(exp.execute(args.sizes, args.repeat, args.out))
+            outcomes.append(exp.execute(args.sizes, args.repeat, args.out, verbose=args.verbose,
+                                        progress=args.progress))
         except Exception as exc:  # keep going: the report lists what failed and why
             failures.append((name, f"{type(exc).__name__}: {exc}"))
             print(f"   {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -153,6 +165,8 @@ def main(argv=None) -> int:
         return 0
     if argv[0] in REGISTRY:
         return load(argv[0]).main(argv[1:])
+    if argv[0] in TOOLS:
+        return importlib.import_module(f"experiments.{argv[0]}").main(argv[1:])
     print(f"unknown experiment {argv[0]!r}", file=sys.stderr)
     list_experiments()
     return 2

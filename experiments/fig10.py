@@ -58,7 +58,7 @@ def problem(m: int, seed: int = 0):
 
 def run(ctx):
     rows = []
-    for m in ctx.sizes:
+    for m in ctx.steps(ctx.sizes):
         n = 2 * m
         A, d, C = problem(m)
         with Stream.from_array(A) as As, Stream.from_array(d) as ds, upload_lower(C) as Cs:

@@ -51,7 +51,7 @@ def table2(n: int, algorithm: str) -> int:
 def measure(ctx, transfer: str) -> list:
     """Time and count the three algorithms with ``transfer`` ("ctt" or "rtt") at every size."""
     rows = []
-    for n in ctx.sizes:
+    for n in ctx.steps(ctx.sizes):
         A = spd_matrix(n)
         with upload_lower(A) as S, Stream.from_array(A) as G:
             for name, (update_kernel, variant, _) in ALGORITHMS.items():

@@ -38,7 +38,7 @@ def table1_bytes(n: int, algorithm: str) -> int:
 
 def run(ctx):
     rows = []
-    for n in ctx.sizes:
+    for n in ctx.steps(ctx.sizes):
         A = spd_matrix(n)
         with upload_lower(A) as S, Stream.from_array(A) as G:
             for name, variant in ALGORITHMS.items():

@@ -8,7 +8,16 @@ claims, and a ``plot(rows, fig)`` function; ``python -m experiments.<name>`` cal
 Timing follows the papers: the input is uploaded first and not timed ("the time spent to
 transfer data between CPU and GPU is not considered", section 6.1 of 000); the GPU is idle
 before the timed region (``ctx.finish()``), the region ends with ``ctx.finish()``, and the
-median of the repeats is reported.
+median of the repeats is reported (3 by default; ``--repeat 1`` for a quick look). Before the
+repeats, one untimed run of the same call at the same size (:func:`timed`): it compiles the
+shaders at their first use and allocates the textures, which would otherwise be charged to
+whichever variant a size times first.
+
+While it runs, an experiment shows one bar over its sizes (or problems) on stderr, where
+stderr is a terminal (``--progress`` shows it anyway, ``--no-progress`` never), and prints its
+claims at the end; ``--verbose`` prints a line per measurement instead of the bar, and every
+row of the table. On a software renderer (llvmpipe) the figure, the printed claims and
+REPORT.md say what such a renderer can show (:data:`SOFTWARE_NOTE`).
 """
 from __future__ import annotations
 
@@ -25,7 +34,26 @@ from typing import Callable
 from gpgpu.cli import positive_int
 
 __all__ = ["Experiment", "Claim", "RunContext", "timed", "renderer_name", "counted", "finish", "release",
-           "positive_int", "size_list", "writable_dir", "update_rate", "limit_claims"]
+           "positive_int", "size_list", "writable_dir", "update_rate", "limit_claims", "progress_bar",
+           "SOFTWARE_NOTE"]
+
+#: what a figure made on a software renderer can and cannot show (its caption, the printed
+#: claims and REPORT.md say it)
+SOFTWARE_NOTE = ("a software renderer (such as llvmpipe) checks the algorithm and the pass/fragment counts; "
+                 "the papers' time ratios are about GPUs")
+
+#: the printed table has every row with --verbose, else only when it has at most this many
+#: (CG's convergence history has a row per iteration: the CSV holds them)
+TABLE_ROWS = 25
+
+
+def progress_bar(iterable=None, *, total=None, initial=0, desc=None, unit="it", show=None, leave=True):
+    """A tqdm bar on stderr. ``show``: None shows it only where stderr is a terminal (so logs
+    and tests stay clean), True always, False never."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr, leave=leave,
+                disable=None if show is None else not show, dynamic_ncols=True)
 
 
 @dataclass
@@ -49,8 +77,22 @@ class RunContext:
     out: Path
     renderer: str
     software: bool
+    #: a line about the measurement just made: printed with --verbose, else the bar's tail
     progress: Callable[[str], None]
     options: dict = field(default_factory=dict)  # the experiment's own flags (Experiment.arguments)
+    name: str = ""
+    #: the bar of :meth:`steps`: None where stderr is a terminal, True always, False never
+    show_bar: bool | None = None
+    bar: object = None
+
+    def steps(self, items, unit: str = "size"):
+        """``items`` (the sizes, or the problems) under the experiment's bar: call it once, on
+        the loop that measures."""
+        items = list(items)
+        if self.show_bar is False:
+            return items
+        self.bar = progress_bar(items, desc=self.name, unit=unit, show=self.show_bar)
+        return self.bar
 
 
 @dataclass
@@ -65,6 +107,7 @@ class Outcome:
     notes: list = field(default_factory=list)
     seconds: float = 0.0
     size_name: str = "n"
+    software: bool = False
 
 
 def size_list(text: str) -> list:
@@ -105,8 +148,16 @@ def finish() -> None:
     get_context().finish()
 
 
-def timed(fn: Callable[[], object], repeat: int, cleanup: Callable[[object], None] | None = None) -> float:
-    """Median wall time of ``fn()`` over ``repeat`` runs, GPU idle before, ``finish()`` after."""
+def timed(fn: Callable[[], object], repeat: int, cleanup: Callable[[object], None] | None = None,
+          warmup: int = 1) -> float:
+    """Median wall time of ``fn()`` over ``repeat`` runs, GPU idle before, ``finish()`` after,
+    after ``warmup`` untimed runs (the first run of a kernel compiles it and the first at a size
+    allocates its textures: neither is the algorithm's time)."""
+    for _ in range(warmup):
+        out = fn()
+        finish()
+        if cleanup is not None:
+            cleanup(out)
     times = []
     for _ in range(max(1, repeat)):
         finish()
@@ -205,7 +256,8 @@ class Experiment:
     sizes_gpu: list
     run: Callable[[RunContext], tuple]  # -> (rows, claims) or (rows, claims, notes)
     plot: Callable[[list, object, str], None]  # (rows, figure, renderer)
-    repeat_software: int = 1
+    #: the repeats (their median is reported) on a software renderer and on a GPU
+    repeat_software: int = 3
     repeat_gpu: int = 3
     size_name: str = "n"
     #: extra command-line flags: (flag, argparse keyword arguments); values go to ctx.options
@@ -217,9 +269,13 @@ class Experiment:
         p.add_argument("--sizes", type=size_list,
                        help=f"comma-separated sizes ({self.size_name}); default: chosen for the renderer "
                             f"(software: {self.sizes_software}; GPU: {self.sizes_gpu})")
-        p.add_argument("--repeat", type=positive_int, help="repeats per measurement; the median is reported")
+        p.add_argument("--repeat", type=positive_int,
+                       help=f"timed repeats per measurement, after one untimed warm-up run; the median is "
+                            f"reported (default: {self.repeat_software} on a software renderer, "
+                            f"{self.repeat_gpu} on a GPU; 1 for a quick look)")
         p.add_argument("--out", type=writable_dir, default=os.environ.get("GPGPU_RESULTS", "results"),
                        help="output folder (default: results/)")
+        add_output_flags(p)
         for flag, kwargs in self.arguments:
             p.add_argument(flag, **kwargs)
         return p
@@ -228,31 +284,43 @@ class Experiment:
         return self.name.replace("_", ".", 1) if self.name.startswith(("adat_", "lu_", "cg_", "mfipm_")) else self.name
 
     def execute(self, sizes=None, repeat=None, out: Path = Path("results"), quiet: bool = False,
-                **options) -> Outcome:
+                verbose: bool = False, progress: bool | None = None, **options) -> Outcome:
+        """Run, write NAME.csv, NAME.claims.json and NAME.png into ``out`` and print the claims.
+        ``quiet``: print nothing; ``verbose``: a line per measurement and every row of the
+        table; ``progress``: the bar over the sizes (None: where stderr is a terminal; never
+        with ``quiet`` or ``verbose``)."""
         renderer = renderer_name()
         software = is_software()
         sizes = sizes or (self.sizes_software if software else self.sizes_gpu)
         repeat = repeat or (self.repeat_software if software else self.repeat_gpu)
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
+        show_bar = False if quiet or verbose else progress
 
-        def progress(msg: str) -> None:
-            if not quiet:
+        def line(msg: str) -> None:
+            if verbose and not quiet:
                 print(f"  [{self.name}] {msg}", flush=True)
+            elif ctx.bar is not None:
+                ctx.bar.set_postfix_str(msg)
 
         t0 = time.perf_counter()
         defaults = {flag.lstrip("-").replace("-", "_"): kw.get("default") for flag, kw in self.arguments}
         defaults.update({k: v for k, v in options.items() if v is not None})
-        res = self.run(RunContext(list(sizes), repeat, out, renderer, software, progress, defaults))
+        ctx = RunContext(list(sizes), repeat, out, renderer, software, line, defaults, self.name, show_bar)
+        try:
+            res = self.run(ctx)
+        finally:
+            if ctx.bar is not None:
+                ctx.bar.close()
         rows, claims = res[0], res[1]
-        notes = list(res[2]) if len(res) > 2 else []
+        notes = ([SOFTWARE_NOTE] if software else []) + (list(res[2]) if len(res) > 2 else [])
         outcome = Outcome(self.name, self.title, renderer, rows, claims, out / f"{self.name}.csv",
-                          out / f"{self.name}.png", notes, time.perf_counter() - t0, self.size_name)
+                          out / f"{self.name}.png", notes, time.perf_counter() - t0, self.size_name, software)
         write_csv(outcome.csv, rows)
         write_claims(outcome)
         self.write_png(outcome)
         if not quiet:
-            print_outcome(self, outcome)
+            print_outcome(self, outcome, verbose)
         return outcome
 
     def write_png(self, outcome: Outcome) -> None:
@@ -263,7 +331,8 @@ class Experiment:
 
         fig = plt.figure(figsize=(7.5, 5))
         self.plot(outcome.rows, fig, outcome.renderer)
-        fig.suptitle(f"{self.paper}: {self.title}\n{outcome.renderer}", fontsize=9)
+        fig.suptitle(f"{self.paper}: {self.title}\n{outcome.renderer}"
+                     + ("\n" + SOFTWARE_NOTE.replace("; ", ";\n") if outcome.software else ""), fontsize=9)
         fig.tight_layout()
         fig.savefig(outcome.png, dpi=110)
         plt.close(fig)
@@ -273,6 +342,14 @@ class Experiment:
         sizes, repeat, out = args.pop("sizes"), args.pop("repeat"), args.pop("out")
         self.execute(sizes, repeat, out, **args)
         return 0
+
+
+def add_output_flags(p: argparse.ArgumentParser) -> None:
+    """--verbose and --progress / --no-progress (an experiment's and ``experiments all``'s)."""
+    p.add_argument("--verbose", action="store_true",
+                   help="a line per measurement as it is made (instead of the bar) and every row of the table")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="the bar over the sizes on stderr (default: only where stderr is a terminal)")
 
 
 def sort_sizes(values) -> list:
@@ -308,9 +385,12 @@ def write_csv(path: Path, rows: list) -> None:
             w.writerow(r)
 
 
-def print_outcome(exp: Experiment, o: Outcome) -> None:
+def print_outcome(exp: Experiment, o: Outcome, verbose: bool = True) -> None:
+    """The table (every row with ``verbose``, else only a short one), the claims, the notes."""
     print(f"\n{exp.paper}: {exp.title}  [{o.renderer}]")
-    if o.rows:
+    if o.rows and not verbose and len(o.rows) > TABLE_ROWS:
+        print(f"{len(o.rows)} rows in {o.csv} (--verbose prints them)")
+    elif o.rows:
         keys = list(o.rows[0].keys())
         widths = [max(len(k), *(len(fmt(r.get(k, ""))) for r in o.rows)) for k in keys]
         print("  ".join(k.rjust(w) for k, w in zip(keys, widths)))

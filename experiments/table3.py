@@ -7,8 +7,8 @@ update the paper's BrookGPU code had to use (its "outer" column) and with the tr
 of section 3.2, the numpy-float32 iterations and time (the
 paper's "MATLAB version implementing exactly the same algorithm ... with single precision"),
 HiGHS's objective (and its time) and our relative objective error, and the paper's numbers
-beside ours (the kernels are compiled by two untimed iterations of each run on the first
-problem before its timed runs). Beyond the paper: ``gpu_fast``, the outer form with A D² Aᵀ by 000's singlepass
+beside ours (each timed run comes after two untimed iterations of the same run on the same
+problem: they compile the kernels and allocate the textures of its size). Beyond the paper: ``gpu_fast``, the outer form with A D² Aᵀ by 000's singlepass
 inner products, the substitutions one pass a step and the pivot steps fused (``FAST``; the H200
 figure of the README was measured before the fused pivot steps), ``gpu_onepass`` (``ONEPASS``:
 each step of the Cholesky and of L⁻¹ in one pass, two passes a solve, the one-pass adat over
@@ -39,6 +39,8 @@ from gpgpu.lp.gpu_backend import STEPS_A_PASS
 from gpgpu.lp.netlib import PAPER_TABLE3, PROBLEMS, netlib_dir
 
 SOFTWARE_PROBLEMS = ["afiro", "sc50b", "blend", "adlittle"]
+#: untimed iterations of each run before it is timed (every kernel of an iteration compiled)
+WARMUP_ITERATIONS = 2
 #: beyond the paper's passes (issue 11's speed): A D² Aᵀ by 000's singlepass inner products, the
 #: substitutions in the inner-product form (one pass a step) and the Cholesky's pivot steps in
 #: one pass and a copy; the same algorithm otherwise
@@ -63,10 +65,9 @@ CONFIGS = (("gpu_inner", dict(backend="gpu", cholesky="inner")),
 
 def highs_objective(path) -> tuple:
     """(objective, seconds) of HiGHS's default solver on the MPS file."""
-    import highspy
+    from gpgpu.lp.mps import quiet_highs
 
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.readModel(str(path))
     t0 = time.perf_counter()
     h.run()
@@ -81,19 +82,16 @@ def _solve(problem, **kw):
 
 #: what ``--baseline`` runs in a subprocess with another source tree first on the path: the
 #: faithful path (outer form, triangle update, the paper's eps, no refinement) on each problem,
-#: the first one's kernels compiled by two untimed iterations, as here
+#: after two untimed iterations of it, as here
 _BASELINE = """
 import json, sys, time
 from gpgpu.lp import read_mps, solve
 from gpgpu.lp.netlib import PAPER_TABLE3
-first = True
 for path in sys.argv[1:]:
     name = path.rsplit("/", 1)[-1].split(".")[0]
     p = read_mps(path)
     eps = PAPER_TABLE3[name]["eps"]
-    if first:
-        solve(p, backend="gpu", cholesky="outer", eps=eps, refine=False, max_iter=2)
-        first = False
+    solve(p, backend="gpu", cholesky="outer", eps=eps, refine=False, max_iter=2)
     t0 = time.perf_counter()
     r = solve(p, backend="gpu", cholesky="outer", eps=eps, refine=False)
     print(json.dumps({"problem": name, "seconds": time.perf_counter() - t0, "status": r.status}), flush=True)
@@ -142,7 +140,7 @@ def run(ctx):
                                   None) for n in names) if p is not None]
         ctx.progress(f"baseline: the faithful path of {ctx.options['baseline']}")
         baseline, base_tree = baseline_times(ctx.options["baseline"], found)
-    for name in names:
+    for name in ctx.steps(names, unit="problem"):
         paper = PAPER_TABLE3[name]
         path = next((folder / f"{name}{s}" for s in (".mps.gz", ".mps") if (folder / f"{name}{s}").exists()), None)
         if path is None:
@@ -157,8 +155,7 @@ def run(ctx):
                "standard_size": "x".join(map(str, problem.standard_size)), "eps": eps,
                "highs_objective": ref, "highs_seconds": highs_seconds}
         for label, kw in CONFIGS:
-            if not rows:  # the first problem: compile every kernel of an iteration before timing
-                _solve(problem, eps=eps, refine=False, max_iter=2, **kw)
+            _solve(problem, eps=eps, refine=False, max_iter=WARMUP_ITERATIONS, **kw)   # untimed
             r, seconds = _solve(problem, eps=eps, refine=False, **kw)   # the paper's algorithm
             row[f"{label}_status"] = r.status
             row[f"{label}_iterations"] = r.iterations
@@ -171,8 +168,10 @@ def run(ctx):
             row["baseline_tree"] = base_tree
         if refine:
             # refinement alone, as measured before the robust options became solve()'s defaults below 3e-5
-            r, seconds = _solve(problem, eps=1e-8, backend="gpu", cholesky="outer", refine=True, presolve=False,
-                                correct_primal=False, free_safeguard=False)
+            kw = dict(eps=1e-8, backend="gpu", cholesky="outer", refine=True, presolve=False, correct_primal=False,
+                      free_safeguard=False)
+            _solve(problem, max_iter=WARMUP_ITERATIONS, **kw)                            # untimed
+            r, seconds = _solve(problem, **kw)
             row.update({"gpu_refine_status": r.status, "gpu_refine_iterations": r.iterations,
                         "gpu_refine_seconds": seconds,
                         "gpu_refine_rel_error": abs(r.objective - ref) / max(1.0, abs(ref))})

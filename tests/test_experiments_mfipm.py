@@ -199,3 +199,14 @@ def test_chunks_budget_and_settings(tmp_path, capsys):
     log = json.loads((tmp_path / "afiro_gpu.json").read_text())
     assert log["settings"]["solution"] == "float-float" and len(log["chunks"]) >= 2
     assert abs(log["chunks"][-1]["objective"] - (-464.753142857)) / 464.753142857 < 1e-6
+
+
+def test_tools_refuse_an_unknown_problem_without_a_traceback(tmp_path, capsys):
+    """mfipm.chunks and mfipm.emulate32 with a name that is neither a QAPLIB file nor an MPS
+    file: exit status 2 and the file looked for, not a FileNotFoundError's traceback."""
+    from experiments.mfipm import chunks, emulate32
+
+    assert chunks.main(["nosuch", "--checkpoint", str(tmp_path)]) == 2
+    assert "QAPLIB file not found" in capsys.readouterr().err
+    assert emulate32.main(["nosuch"]) == 2
+    assert "QAPLIB file not found" in capsys.readouterr().err

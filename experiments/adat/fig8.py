@@ -76,7 +76,7 @@ def warm_up() -> None:
 def run(ctx):
     rows = []
     warm_up()
-    for m in ctx.sizes:
+    for m in ctx.steps(ctx.sizes):
         A, d = problem(m)
         AF = np.asfortranarray(A)
         with Stream.from_array(A) as As, Stream.from_array(d) as ds:

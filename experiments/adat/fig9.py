@@ -61,7 +61,7 @@ def run(ctx):
     rows, notes = [], [cpu_note()]
     warm_up()
     limit = max_texture_size()
-    for m in ctx.sizes:
+    for m in ctx.steps(ctx.sizes):
         A = spd_matrix(m)
         AF = np.asfortranarray(A)
         packable = pk.packed_shape(m)[0] <= limit

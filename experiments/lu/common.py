@@ -90,8 +90,11 @@ def cpu_factor(routine: str, B: np.ndarray):
     return lu, permutation(piv), cols
 
 
-def cpu_time(routine: str, A: np.ndarray, repeat: int):
-    """Median wall time of the LAPACK routine; the copy of A for each run is not timed."""
+def cpu_time(routine: str, A: np.ndarray, repeat: int, warmup: bool = True):
+    """Median wall time of the LAPACK routine, after one untimed run with ``warmup``; the copy of
+    A for each run is not timed."""
+    if warmup:
+        cpu_factor(routine, np.array(A, dtype=np.float32, order="F"))
     times, out = [], None
     for _ in range(max(1, repeat)):
         B = np.array(A, dtype=np.float32, order="F")
@@ -119,7 +122,7 @@ def measure(ctx, pivoting: str, cpu: str, cpu_max_n: int | None = None,
     """
     rows, skipped, single = [], [], []
     warm_up(pivoting, cpu)
-    for n in ctx.sizes:
+    for n in ctx.steps(ctx.sizes):
         A = test_matrix(n, pivoting)
         info: dict = {}
 
@@ -145,7 +148,7 @@ def measure(ctx, pivoting: str, cpu: str, cpu_max_n: int | None = None,
         reps = 1 if cpu_single_above is not None and n > cpu_single_above else ctx.repeat
         if reps < ctx.repeat:
             single.append(n)
-        seconds, (lu, rp, cp) = cpu_time(cpu, A, reps)
+        seconds, (lu, rp, cp) = cpu_time(cpu, A, reps, warmup=reps > 1)
         rows.append({"n": n, "implementation": f"cpu_{cpu}", "seconds": seconds, "repeat": reps,
                      "elimination_fragments": "", "formula_elimination": "", "fragments": "", "passes": "",
                      "pivot_readbacks": "", "residual": residual(A, lu, rp, cp)})
@@ -156,7 +159,8 @@ def measure(ctx, pivoting: str, cpu: str, cpu_max_n: int | None = None,
                      f"it is unblocked O(n^3) code and would dominate the run; the CPU/GPU claims use "
                      f"the largest n where both ran.")
     if single:
-        notes.append(f"CPU {cpu} timed once (repeat 1) for n = {', '.join(map(str, single))}.")
+        notes.append(f"CPU {cpu} timed once (repeat 1, no untimed run first) for n = "
+                     f"{', '.join(map(str, single))}.")
     return rows, notes
 
 

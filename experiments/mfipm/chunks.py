@@ -20,6 +20,9 @@ after ``--max-iter`` iterations in all. ``CHECKPOINT/NAME_BACKEND.npz`` holds th
 ``NAME_BACKEND.json`` the settings and a record per chunk (per iteration: primal and dual
 residuals, gap, PCG iterations; seconds, PCG iterations, unconverged solves, objective).
 
+A bar over the iterations (of ``--max-iter``) shows on stderr where stderr is a terminal
+(``--progress`` shows it anyway, ``--no-progress`` never); a line per chunk goes to stdout.
+
 Exit status: 0 optimal, 1 another final status, 3 not finished (budget or --max-iter: run again).
 """
 from __future__ import annotations
@@ -46,10 +49,12 @@ def _files(directory: Path, name: str, backend: str) -> tuple:
 
 
 def run_chunks(problem, name: str, backend: str, checkpoint_dir, options: dict, chunk: int = 4,
-               budget: float = 540.0, max_iter: int = 200, out=print) -> dict:
+               budget: float = 540.0, max_iter: int = 200, out=print, progress: bool | None = None) -> dict:
     """Chunks of ``chunk`` iterations of ``solve(problem, method="matrix-free", backend=backend,
     **options)`` until the status is final, ``budget`` seconds would be passed, or ``max_iter``
-    iterations were run in all (this and the earlier commands); answers the log (module notes)."""
+    iterations were run in all (this and the earlier commands); answers the log (module notes).
+    ``progress``: the bar over the iterations (None: only where stderr is a terminal)."""
+    from experiments.harness import progress_bar
     from gpgpu.lp import solve
     from gpgpu.lp.matrix_free import checkpoint
 
@@ -82,37 +87,50 @@ def run_chunks(problem, name: str, backend: str, checkpoint_dir, options: dict, 
     if log["chunks"]:
         per_iteration = log["chunks"][-1]["seconds"] / max(log["chunks"][-1]["iterations"], 1)
     t0 = time.perf_counter()
-    while True:
-        done = sum(c["iterations"] for c in log["chunks"])
-        if done >= max_iter:
-            out(f"stopped: {done} iterations in all (--max-iter {max_iter})")
-            break
-        size = min(chunk, max_iter - done)
-        if per_iteration is not None:
-            size = min(size, int((budget - (time.perf_counter() - t0)) // (1.3 * per_iteration)))
-            if size < 1:
-                out(f"stopped: another iteration ({per_iteration:.1f} s the last) would pass the budget of "
-                    f"{budget:.0f} s")
+    done = sum(c["iterations"] for c in log["chunks"])
+    bar = progress_bar(total=max_iter, initial=min(done, max_iter), desc=point_file.stem, unit="iteration",
+                       show=progress)
+
+    def say(text):                                # a line to ``out``, past the bar
+        with bar.external_write_mode():
+            out(text)
+
+    try:
+        while True:
+            done = sum(c["iterations"] for c in log["chunks"])
+            if done >= max_iter:
+                say(f"stopped: {done} iterations in all (--max-iter {max_iter})")
                 break
-        t1 = time.perf_counter()
-        r = solve(problem, method="matrix-free", backend=backend, max_iter=size, start=start, **options)
-        last = time.perf_counter() - t1
-        per_iteration = last / max(r.iterations, 1)
-        record = {"iterations": r.iterations, "status": r.status, "seconds": last,
-                  "pcg_iterations": r.pcg_iterations, "pcg_unconverged": r.pcg_unconverged,
-                  "objective": r.objective, "point_iteration": r.point_iteration,
-                  "history": [{"primal_residual": h["primal_residual"], "dual_residual": h["dual_residual"],
-                               "gap": h["gap"], "pcg_iterations": h["pcg_iterations"]} for h in r.history]}
-        log["chunks"].append(record)
-        np.savez(point_file, **checkpoint(r))
-        log_file.write_text(json.dumps(log))
-        h = r.history[-1]
-        out(f"iteration {done + r.iterations}: {r.status}, primal {h['primal_residual']:.2e} dual "
-            f"{h['dual_residual']:.2e} gap {h['gap']:.2e}, objective {r.objective!r}, {r.pcg_iterations} PCG "
-            f"iterations, {last:.1f} s")
-        start = r
-        if r.status != "iteration_limit":
-            break
+            size = min(chunk, max_iter - done)
+            if per_iteration is not None:
+                size = min(size, int((budget - (time.perf_counter() - t0)) // (1.3 * per_iteration)))
+                if size < 1:
+                    say(f"stopped: another iteration ({per_iteration:.1f} s the last) would pass the budget of "
+                        f"{budget:.0f} s")
+                    break
+            t1 = time.perf_counter()
+            r = solve(problem, method="matrix-free", backend=backend, max_iter=size, start=start,
+                      callback=lambda h, done=done: bar.update(min(done + h["iteration"], max_iter) - bar.n),
+                      **options)
+            last = time.perf_counter() - t1
+            per_iteration = last / max(r.iterations, 1)
+            record = {"iterations": r.iterations, "status": r.status, "seconds": last,
+                      "pcg_iterations": r.pcg_iterations, "pcg_unconverged": r.pcg_unconverged,
+                      "objective": r.objective, "point_iteration": r.point_iteration,
+                      "history": [{"primal_residual": h["primal_residual"], "dual_residual": h["dual_residual"],
+                                   "gap": h["gap"], "pcg_iterations": h["pcg_iterations"]} for h in r.history]}
+            log["chunks"].append(record)
+            np.savez(point_file, **checkpoint(r))
+            log_file.write_text(json.dumps(log))
+            h = r.history[-1]
+            say(f"iteration {done + r.iterations}: {r.status}, primal {h['primal_residual']:.2e} dual "
+                f"{h['dual_residual']:.2e} gap {h['gap']:.2e}, objective {r.objective!r}, {r.pcg_iterations} PCG "
+                f"iterations, {last:.1f} s")
+            start = r
+            if r.status != "iteration_limit":
+                break
+    finally:
+        bar.close()
     return log
 
 
@@ -144,6 +162,8 @@ def main(argv=None) -> int:
     ap.add_argument("--solution", choices=("float32", "float-float"), default=None,
                     help="gpu: PCG's solution vector (default the back end's, float32)")
     ap.add_argument("--sums", choices=("pingpong", "fan"), default="fan", help="gpu: reductions (default fan)")
+    ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="the bar over the iterations on stderr (default: only where stderr is a terminal)")
     args = ap.parse_args(argv)
     options = {"eps": args.eps, "rank": args.rank, "reg_min": args.reg_min, "pcg_maxiter": args.pcg_maxiter}
     if args.backend == "gpu":
@@ -155,8 +175,8 @@ def main(argv=None) -> int:
     try:
         log = run_chunks(load_problem(args.problem), args.problem, args.backend, args.checkpoint, options,
                          chunk=args.chunk, budget=args.budget, max_iter=args.max_iter,
-                         out=lambda text: print(text, flush=True))
-    except ValueError as e:
+                         out=lambda text: print(text, flush=True), progress=args.progress)
+    except (ValueError, FileNotFoundError) as e:         # a wrong checkpoint, an unknown problem
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(summary(log, HIGHS_QAP.get(args.problem)), flush=True)

@@ -113,6 +113,8 @@ def highs_objective(p, solver: str = "ipm") -> tuple:
     """(objective, seconds) of HiGHS on the standard-form Problem p (its IPM by default)."""
     import highspy
 
+    from gpgpu.lp.mps import quiet_highs
+
     A = p.A.tocsc()
     m, n = A.shape
     lp = highspy.HighsLp()
@@ -122,8 +124,7 @@ def highs_objective(p, solver: str = "ipm") -> tuple:
     lp.row_lower_ = lp.row_upper_ = p.b
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.setOptionValue("solver", solver)
     h.passModel(lp)
     t0 = time.perf_counter()

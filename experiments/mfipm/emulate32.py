@@ -122,7 +122,11 @@ def main(argv=None) -> int:
     ap.add_argument("--reg-min", type=float, default=1e-4)
     ap.add_argument("--pcg-maxiter", type=int, default=10000)
     args = ap.parse_args(argv)
-    problem = load_problem(args.problem)
+    try:
+        problem = load_problem(args.problem)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     be = Float32MatrixFree(problem, solution=args.solution)
     t0 = time.perf_counter()
 

@@ -55,7 +55,7 @@ def run(ctx):
     from gpgpu.lp.gruca import GRUCA_TABLE1
 
     rows = []
-    for label, family, key, p in problems(ctx):
+    for label, family, key, p in ctx.steps(problems(ctx), unit="problem"):
         m, n = p.A.shape
         paper = QAP_TABLE1.get(key) if family == "qap" else (GRUCA_TABLE1[key][:3] + (GRUCA_TABLE1[key][3],)
                                                              if key in GRUCA_TABLE1 else None)

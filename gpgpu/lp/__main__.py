@@ -1,13 +1,22 @@
-"""``python -m gpgpu.lp FILE``: solve an LP with Algorithm 3 of paper 000 (or, with ``--method
-matrix-free``, paper 002's matrix-free method) and show its progress.
+"""python -m gpgpu.lp FILE: solves a linear program with Algorithm 3 of paper 000
+(Mehrotra's predictor-corrector method) or, with --method matrix-free, with paper
+002's matrix-free method, and shows its progress.
 
-FILE is an MPS file (``.mps`` / ``.mps.gz``) or the name of a NETLIB problem of Table 3
-(``afiro``, looked up in :func:`gpgpu.lp.netlib.netlib_dir`).
+FILE is an MPS file (.mps or .mps.gz) or the name of a NETLIB problem of Table 3
+(afiro, sc50b, ...), looked up in gpgpu.lp.netlib.netlib_dir().
+
+Before the first iteration, short status lines on stderr say what it is doing
+and how long it took: reading the file, HiGHS's presolve, building the back end
+(on the GPU: the OpenGL context and the uploads; the kernels compile at their
+first use, in the first iteration). Then a row an iteration on stdout, and the
+result. --quiet shows the result alone.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import time
 from pathlib import Path
 
 from ..cli import positive_float, positive_int, tolerance
@@ -23,8 +32,96 @@ def _resolve(name: str) -> Path:
     return netlib_path(name)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__.split("\n")[0])
+class _Status:
+    """The status lines before the first row, on stderr: "what ... 0.12 s" (the time once the
+    step is done); nothing when ``enabled`` is false."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.t0 = None
+
+    def start(self, text: str) -> None:
+        self.end()
+        if self.enabled:
+            print(f"{text} ...", end="", file=sys.stderr, flush=True)
+            self.t0 = time.perf_counter()
+
+    def end(self, more: str = "") -> None:
+        if self.t0 is not None:
+            print(f" {time.perf_counter() - self.t0:.2f} s" + (f", {more}" if more else ""), file=sys.stderr,
+                  flush=True)
+            self.t0 = None
+
+    @contextlib.contextmanager
+    def step(self, text: str):
+        self.start(text)
+        try:
+            yield
+        finally:
+            self.end()
+
+
+@contextlib.contextmanager
+def _announced(status: _Status, backend: str):
+    """While ``solve`` runs: a status line as it presolves and as it builds its back end.
+    ``solve`` has no hook for these steps, so the functions it calls for them are wrapped
+    here, and put back afterwards."""
+    from .. import lp
+    from . import matrix_free, presolve
+
+    real = (lp.get_backend, matrix_free.get_matrix_free_backend, presolve.presolve_and_solve,
+            lp._check_backend_options)
+    what = f"building the {backend} back end" + (" (OpenGL context, uploads)" if backend == "gpu" else "")
+    probing = []
+
+    def check_backend_options(*a, **k):          # a 1 x 1 back end built to check the options: no line
+        probing.append(True)
+        try:
+            return real[3](*a, **k)
+        finally:
+            probing.pop()
+
+    def get_backend(*a, **k):
+        if probing:
+            return real[0](*a, **k)
+        with status.step(what):
+            return real[0](*a, **k)
+
+    def get_matrix_free_backend(*a, **k):
+        with status.step(what):
+            return real[1](*a, **k)
+
+    def presolve_and_solve(problem, run, **k):
+        status.start("presolve (HiGHS's)")
+        m0, n0 = problem.standard_size
+
+        def reduced(p):
+            m, n = p.standard_size
+            status.end(f"standard form {m0} x {n0} -> {m} x {n}")
+            return run(p)
+
+        try:
+            return real[2](problem, reduced, **k)
+        finally:
+            status.end()
+
+    names = (lp, "get_backend"), (matrix_free, "get_matrix_free_backend"), (presolve, "presolve_and_solve"), \
+        (lp, "_check_backend_options")
+    for (module, name), wrapper in zip(names, (get_backend, get_matrix_free_backend, presolve_and_solve,
+                                              check_backend_options)):
+        setattr(module, name, wrapper)
+    try:
+        yield
+    finally:
+        for (module, name), function in zip(names, real):
+            setattr(module, name, function)
+        status.end()
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command's arguments (its --help: this module's notes and every option, whole)."""
+    ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", help="MPS file, or a NETLIB problem name of Table 3")
     ap.add_argument("--eps", type=tolerance, default=None,
                     help="tolerance of (6.1)-(6.3) (default: Table 3's for its problems, "
@@ -52,7 +149,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pcg-solution", choices=("float32", "float-float"), default=None,
                     help="matrix-free on the gpu: PCG's solution vector in float32 (default) or, "
                          "beyond 002, float-float (needs OpenGL 4.0's GL_ARB_gpu_shader5)")
-    ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer")
+    ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer",
+                    help="mehrotra: the Cholesky form of the normal equations (4.12), outer products "
+                         "(Algorithm 2 of 000, default) or inner products (Algorithm 1)")
     ap.add_argument("--adat", choices=("outer", "inner", "inner4"), default=None,
                     help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default), 000's "
                          "singlepass inner products (one pass), or those over 4 x 1 packed RGBA "
@@ -99,13 +198,19 @@ def main(argv=None) -> int:
                     help="smallest rho = delta (default 1e-12 mehrotra, 1e-8 matrix-free)")
     ap.add_argument("--reg-max", type=positive_float, default=None,
                     help="largest rho = delta (default 1e-6 mehrotra, 1e-2 matrix-free)")
-    ap.add_argument("--max-iter", type=positive_int, default=100)
-    ap.add_argument("--quiet", action="store_true", help="no per-iteration lines")
-    args = ap.parse_args(argv)
+    ap.add_argument("--max-iter", type=positive_int, default=100,
+                    help="interior point iterations at most (default 100)")
+    ap.add_argument("--quiet", action="store_true", help="no status lines and no per-iteration lines")
+    return ap
 
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    status = _Status(not args.quiet)
     try:
         path = _resolve(args.file)
-        problem = read_mps(path)
+        with status.step(f"reading {path}"):
+            problem = read_mps(path)
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -126,13 +231,15 @@ def main(argv=None) -> int:
     print(f"method {args.method}, backend {args.backend}, "
           + (f"cholesky {args.cholesky}, " if args.method == "mehrotra" else "")
           + f"refine {refine}, eps {eps:g}")
-    if not args.quiet:
-        print(f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
-              f"{'a_pri':>7} {'a_dual':>7} {'sigma':>9} {'time':>7}")
+    header = [f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
+              f"{'a_pri':>7} {'a_dual':>7} {'sigma':>9} {'time':>7}"]
 
     def show(h):
         def f(v, fmt):
             return format(v, fmt) if v is not None else "-"
+        status.end()                                   # the first iteration's line
+        if header:
+            print(header.pop(), flush=True)
         print(f"{h['iteration']:>3} {h['primal_residual']:>10.3e} {h['dual_residual']:>10.3e} "
               f"{h['gap']:>10.3e} {h['mu']:>10.3e} {f(h['alpha_pri'], '7.4f'):>7} "
               f"{f(h['alpha_dual'], '7.4f'):>7} {f(h['sigma'], '9.2e'):>9} "
@@ -183,11 +290,12 @@ def main(argv=None) -> int:
         return 2
     extra.update({k: v for k, v in (("reg_min", args.reg_min), ("reg_max", args.reg_max)) if v is not None})
     try:
-        res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
-                    refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
-                    correct_primal=args.correct_primal, free_safeguard=args.free_safeguard, scale=args.scale,
-                    regularize=True if args.regularize else None,
-                    callback=None if args.quiet else show, **extra)
+        with _announced(status, args.backend):
+            res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
+                        refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
+                        correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
+                        scale=args.scale, regularize=True if args.regularize else None,
+                        callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
         return 2

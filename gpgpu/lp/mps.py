@@ -35,7 +35,9 @@ kept in ``Problem.c0`` so that ``c^T x + c0`` is the objective (in the minimisat
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -43,7 +45,7 @@ from typing import Optional
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Problem", "read_mps", "standardize", "available_memory", "check_mps_numbers"]
+__all__ = ["Problem", "read_mps", "standardize", "available_memory", "check_mps_numbers", "quiet_highs"]
 
 # Column kinds of the map from standard-form variables back to the original ones.
 _SHIFT, _REFLECT, _FREE = 0, 1, 2
@@ -497,15 +499,59 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
 
 
 # ---------------------------------------------------------------------- reading
-def _highs_log(path_str: str):
-    """Read ``path_str`` with HiGHS, its log going to a temporary file; (highs, status, log)."""
+_FD1_LOCK = threading.Lock()
+
+
+def quiet_highs(output: bool = False):
+    """A ``highspy.Highs()`` built without HiGHS's banner ("Running HiGHS ... Copyright ...")
+    reaching the terminal, its console log off; with ``output=False`` (default) all its output
+    off, with ``output=True`` its log kept for a ``log_file`` the caller sets.
+
+    highspy 1.16 prints the banner from C, to file descriptor 1, while the first Highs of a
+    process is built, before any option can be set; so descriptor 1 points to the null device
+    during the construction (Python's and C's buffers flushed on either side). Every Highs of
+    the package and of the experiments is built here."""
     import highspy
 
+    with _FD1_LOCK:
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError, AttributeError):          # no descriptor 1 to protect
+            saved = None
+        if saved is not None:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+        try:
+            h = highspy.Highs()
+        finally:
+            if saved is not None:
+                _flush_c_stdout()
+                os.dup2(saved, 1)
+                os.close(saved)
+    h.setOptionValue("log_to_console", False)
+    if not output:
+        h.setOptionValue("output_flag", False)
+    return h
+
+
+def _flush_c_stdout() -> None:
+    """fflush(NULL): C's buffered output written out while descriptor 1 is still redirected."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError, TypeError):          # no C library to ask (Windows): HiGHS flushes itself
+        pass
+
+
+def _highs_log(path_str: str):
+    """Read ``path_str`` with HiGHS, its log going to a temporary file; (highs, status, log)."""
     fd, log_path = tempfile.mkstemp(suffix=".log", prefix="highs_")
     os.close(fd)
     try:
-        h = highspy.Highs()
-        h.setOptionValue("log_to_console", False)
+        h = quiet_highs(output=True)
         h.setOptionValue("log_file", log_path)
         status = h.readModel(path_str)
         try:

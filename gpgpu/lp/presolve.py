@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult
-from .mps import Problem, standardize
+from .mps import Problem, quiet_highs, standardize
 
 __all__ = ["general_form", "presolve_and_solve"]
 
@@ -74,12 +74,11 @@ def _highs(g: dict):
     lp.row_upper_ = np.where(np.isfinite(g["row_upper"]), g["row_upper"], inf)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h = highspy.Highs()
+    h = quiet_highs(output=True)
     fd, log_path = tempfile.mkstemp(suffix=".log", prefix="highs_")
     os.close(fd)
     try:
         # HiGHS's log, to a file, only while the model is passed: its reason for a refusal
-        h.setOptionValue("log_to_console", False)
         h.setOptionValue("log_file", log_path)
         status = h.passModel(lp)
         h.setOptionValue("log_file", "")

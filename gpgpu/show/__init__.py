@@ -183,19 +183,25 @@ def _clear_frames(out) -> None:
 
 
 def write_frames(recorder, out_dir, fragment=None, gif: bool = True, duration_ms: int = 700,
-                 heading: str = "") -> list:
+                 heading: str = "", progress: bool | None = None) -> list:
     """Draw every frame of ``recorder`` into ``out_dir`` (pass_0001.png for pass 1, ...) and,
     with ``gif``, passes.gif of them all; returns the paths written. A folder used before has
     its earlier frames replaced: the pass_NNNN.png and passes.gif files there are deleted first
-    (other files are left alone), so it holds this run's frames alone."""
+    (other files are left alone), so it holds this run's frames alone. ``progress``: a bar over
+    the frames on stderr (each takes about half a second to draw); None (default) shows it only
+    where stderr is a terminal, True always, False never."""
+    import sys
     from pathlib import Path
+
+    from tqdm import tqdm
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _clear_frames(out)
     frames = recorder.frames
     paths = []
-    for f in frames:
+    for f in tqdm(frames, desc="frames", unit="frame", file=sys.stderr, dynamic_ncols=True,
+                  disable=None if progress is None else not progress):
         p = out / frame_name(f)
         draw_frame(f, len(frames), fragment, p, heading=heading)
         paths.append(p)

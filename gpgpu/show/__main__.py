@@ -1,7 +1,9 @@
 """``python -m gpgpu.show ALGORITHM [--n 8] [--out DIR] [--fragment X,Y] [--window]``: record every
 pass of an algorithm on a small problem and draw one frame per pass (PNGs and an animated GIF),
 with the trace printed beside them; ``--window`` steps through them in a GLFW window instead
-(:mod:`gpgpu.show.window`). ``--list`` lists the algorithms.
+(:mod:`gpgpu.show.window`). ``--list`` lists the algorithms. The trace comes first; a bar on
+stderr follows the frames as they are drawn (about half a second each) where stderr is a terminal
+(``--progress`` shows it anyway).
 
 Checked before any work, as argparse errors (exit status 2, no traceback): the output folder
 (``--out``, ``--screenshots``) must be a folder that can be created and written, and
@@ -77,6 +79,8 @@ def main(argv=None) -> int:
                     help="with --window: also save every step shown as DIR/shot_NNNN.png (the shot_NNNN.png "
                          "files of an earlier run there are deleted first)")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
+    ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal)")
     args = ap.parse_args(argv)
     if args.list:
         for name, (what, ref, _) in ALGORITHMS.items():
@@ -130,9 +134,9 @@ def main(argv=None) -> int:
             return 2
         print("shown: " + " ".join(f"{i + 1}@{'-' if fr is None else '%d,%d' % fr}" for i, fr in shown))
         return 0
+    print(rec.format_trace(), flush=True)          # known once recorded: before the drawing, which takes longer
     paths = write_frames(rec, out, args.fragment, gif=not args.no_gif,
-                         heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})")
-    print(rec.format_trace())
+                         heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})", progress=args.progress)
     print(f"{len(rec.frames)} passes, {len(paths)} files of this run in {out}/"
           + (" (passes.gif animates them)" if not args.no_gif else ""))
     return 0
