@@ -1,5 +1,5 @@
 """Every NETLIB problem of ``gpgpu/data/netlib`` and ``netlib-more`` with every back end
-(issue 11; beyond the papers, whose Table 3 has ten of them).
+(beyond the papers, whose Table 3 has ten of them).
 
 For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and run:
 
@@ -168,7 +168,7 @@ def claims(rows) -> list:
             if label in ("gpu-refine", "gpu-defaults"):
                 measured += ("; float-float factors after a stall (iteration): " + ", ".join(switched)
                              if switched else "; no solve switched to float-float factors")
-        out.append(Claim(text, "no figure in the papers (issue 11: every problem)", measured))
+        out.append(Claim(text, "no figure in the papers (every problem)", measured))
     for label in ("numpy64", "gpu-refine"):
         sel = [r for r in rows if r["run"] == label]
         if sel:
@@ -201,7 +201,7 @@ def plot(rows, fig, renderer):
 
 
 EXPERIMENT = Experiment(
-    name="netlib", title="every NETLIB problem with every back end", paper="000 section 4 (issue 11)",
+    name="netlib", title="every NETLIB problem with every back end", paper="000 section 4 (beyond: every NETLIB problem)",
     sizes_software=[], sizes_gpu=[], run=run, plot=plot, size_name="problem",
     arguments=[PROBLEMS_OPTION, RUNS_OPTION, GPU_ROWS_OPTION])
 

@@ -29,7 +29,7 @@ def solve(A, b, solver, callback=None):
     import gpgpu
 
     if solver.startswith("gpu"):
-        res = gpgpu.cg(A, b, tol=TOL, reduction=solver.split("_")[1], callback=callback)
+        res = gpgpu.cg(A, b, rtol=TOL, reduction=solver.split("_")[1], callback=callback)
         return res[0], res[1], res.iterations
     dtype = np.float32 if solver.endswith("32") else np.float64
     count = []

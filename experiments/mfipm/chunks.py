@@ -1,7 +1,7 @@
 """Solve an LP with the matrix-free method in chunks of interior point iterations, each resumed
 from the last, with a checkpoint on disk after every chunk, for GPUs lent by the command (the
 H200's commands stop after 10 minutes): the way nug20 was solved there, by this driver's
-precursor (README, "nug20 to 1e-8"). Beyond 002, a driver, not a table: 002 reports no solve to
+precursor (docs/results/matrix-free.md, "nug20 to 1e-8"). Beyond 002, a driver, not a table: 002 reports no solve to
 a tolerance this long.
 
     python -m experiments.mfipm.chunks nug20 --backend gpu --solution float-float \\
@@ -39,7 +39,7 @@ from .common import HIGHS_QAP, load_problem
 
 __all__ = ["main", "run_chunks"]
 
-#: the QAP settings that solve nug12, nug15 and nug20 (README; common.qap_solve_settings)
+#: the QAP settings that solve nug12, nug15 and nug20 (docs/results/matrix-free.md; common.qap_solve_settings)
 DEFAULTS = {"eps": 1e-8, "rank": 100, "reg_min": 1e-4, "pcg_maxiter": 10000}
 
 

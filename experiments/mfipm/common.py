@@ -4,7 +4,7 @@ QAP LP relaxations from QAPLIB (``--qap``, default nug12 on a software renderer,
 and nug30 on a GPU) and the Gruca-like stand-ins (``--sizes`` = N). Solve settings: the
 Gruca-like problems to eps = 1e-8 with the defaults of ``gpgpu.lp.solve``; the QAP LPs, on
 which the partial Cholesky preconditioner is weak (PCG stalls as Theta spreads, see the
-README), by ``--qap-settings``:
+docs/results/matrix-free.md), by ``--qap-settings``:
 
 * ``budget`` (default): a fixed amount of work, ``QAP_BUDGET`` (at most 10 interior point
   iterations and 300 PCG iterations a solve, no float64 refinement rounds: they could not reach
@@ -12,7 +12,7 @@ README), by ``--qap-settings``:
 * ``solve``: to eps = 1e-8 with the settings that solve nug12, nug15 and nug20 on numpy64
   (``qap_solve_settings``: k = 100, ``reg_min=1e-4``, 4000 PCG iterations a solve below 10000
   rows, 10000 above). Measured: nug12 optimal in 14 s on numpy64 here, 201 s on the H200's GPU
-  and 1895 s on llvmpipe; nug20 1000 s and more on either back end (README).
+  and 1895 s on llvmpipe; nug20 1000 s and more on either back end (docs/results/matrix-free.md).
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ QAP_SETTINGS_OPTION = ("--qap-settings", {"choices": ("budget", "solve"), "defau
 
 
 def qap_solve_settings(p) -> dict:
-    """The settings that solve the QAP LPs with 002's preconditioner (README, measured on numpy64:
+    """The settings that solve the QAP LPs with 002's preconditioner (docs/results/matrix-free.md, measured on numpy64:
     nug12 and nug15 with 4000 PCG iterations a solve, nug20 with 10000)."""
     return {"rank": 100, "reg_min": 1e-4, "pcg_maxiter": 4000 if p.A.shape[0] < 10000 else 10000}
 

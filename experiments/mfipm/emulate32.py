@@ -1,5 +1,5 @@
 """A numpy emulation of the GPU back end's float32 PCG, for studying why a float32 PCG does or
-does not solve an LP to a tolerance (README, "nug20 to 1e-8 with a float32 PCG"). Beyond 002;
+does not solve an LP to a tolerance (docs/results/matrix-free.md, "nug20 to 1e-8 with a float32 PCG"). Beyond 002;
 an analysis tool, not an implementation path: the GPU back end is
 :class:`gpgpu.lp.matrix_free_gpu.GPUMatrixFree`.
 

@@ -139,7 +139,7 @@ def parser() -> argparse.ArgumentParser:
                     help="matrix-free: PCG iterations per solve (default max(200, min(4 m, 2000)))")
     ap.add_argument("--stall-window", type=positive_int, default=None,
                     help="matrix-free: iterations of the stall test's window (default 8; nug20's "
-                         "late iterations recover after more, README)")
+                         "late iterations recover after more, docs/results/matrix-free.md)")
     ap.add_argument("--sums", choices=("pingpong", "fan"), default=None,
                     help="matrix-free on the gpu: the inner products' reductions, 000's halving "
                          "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
