@@ -13,7 +13,8 @@ The installed wheel runs in a fresh virtual environment that cannot see the chec
 * it is made by the base interpreter (``venv`` uses ``sys._base_executable`` even when run from a
   virtual environment) without ``--system-site-packages``;
 * numpy, scipy, moderngl, highspy and pip come from the running environment through a ``.pth``
-  file listing its site-packages folders. A folder named in a .pth file is only appended to
+  file listing its site-packages folders and any other folder a dependency is imported from
+  (PYTHONPATH's, on the lent GPU machine). A folder named in a .pth file is only appended to
   sys.path: the .pth files inside it are not run, so the editable install's finder
   (``__editable__.gpgpu-*.pth``, which ``make test``'s ``pip install -e`` puts there) stays off,
   and the temporary environment's own site-packages, where the wheel goes, comes first;
@@ -182,8 +183,10 @@ except FileNotFoundError as e:
 
 
 def _child_env() -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GPGPU_GLSL_DIR", "GPGPU_NETLIB_DIR", "PYTHONPATH", "PYTHONHOME")}
+    """This process's environment without gpgpu's variables. PYTHONPATH stays: where the
+    dependencies come through it (the lent GPU machine installs moderngl there), a child run
+    by sys.executable needs it; the temporary venv's runs use -I, which ignores it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GPGPU_GLSL_DIR", "GPGPU_NETLIB_DIR", "PYTHONHOME")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
 
@@ -194,9 +197,32 @@ def _base_python() -> str:
     return getattr(sys, "_base_executable", None) or sys.executable
 
 
+#: what the installed wheel imports, and pip (the temporary venv has none of its own)
+DEPENDENCIES = ("numpy", "scipy", "moderngl", "glcontext", "glfw", "highspy", "tqdm", "pip")
+
+
 def _site_packages() -> list:
-    """The running environment's site-packages folders, in sys.path order (never the checkout)."""
-    return [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    """The running environment's folders that hold the dependencies, in sys.path order: its
+    site-packages, and any other sys.path entry a dependency is imported from (PYTHONPATH's,
+    on a machine that installs packages there). Never the checkout, nor any folder that holds
+    a gpgpu package of its own."""
+    import importlib.util
+
+    holders = set()
+    for name in DEPENDENCIES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            holders.add(Path(spec.origin).resolve().parent.parent)
+    out = []
+    for p in sys.path:
+        if not p or not Path(p).is_dir():
+            continue
+        q = Path(p).resolve()
+        if q == ROOT or (q / "gpgpu").exists():
+            continue
+        if q.name in ("site-packages", "dist-packages") or q in holders:
+            out.append(p)
+    return out
 
 
 def test_installed_wheel_factors_solves_afiro_and_runs_cg_outside_the_checkout(built, tmp_path):
