@@ -10,7 +10,9 @@ Two strategies:
     elements 2i and 2i+1, whose indexes the rasterizer interpolates into T0 and T1 from the
     corners of one rectangle (T0.x = 2 V.x - 0.5, T1.x = 2 V.x + 0.5). An odd length is
     padded by the identity inside the kernel (the partner past the end is not read). Two
-    temporaries alternate; ceil(log2 n) passes.
+    temporaries alternate (the "ping-ponging" of buffers paper 003 heard recommended and set
+    aside for its pyramid): pass 1 renders into A, pass 2 into B, pass 3 into A again, ...,
+    the last into the result; ceil(log2 n) passes.
 ``"pyramid"`` (sum only; Corrigan, paper 003)
     The vector is copied into a texture of the next power-of-two length padded with zeros,
     then reduced through a pyramid of textures of lengths 2^(p-1), ..., 2, 1, one per level.
@@ -99,19 +101,30 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
 
     Returns ``out`` (or a new stream) holding one texel per row (axis 'x') or per column, from
     texel ``at`` of ``out`` on (its last pass renders there).
+
+    The "ping-ponging" of buffers that paper 003 heard recommended on the gpgpu.org forums (and
+    set aside for its pyramid, "the intuitive (yet inefficient) route"): two temporaries, A of
+    ceil(n/2) texels along the axis and B of ceil(n/4), are borrowed once; pass 1 renders into
+    A, pass 2 reads A and renders into B, pass 3 reads B and renders into A again (into its
+    first ceil(n/8) texels; the ``limit`` uniform stops the reads at the level's length, so
+    what lies beyond in the larger texture is never read), and so on; only the last pass
+    renders elsewhere, into ``out``. Whatever n, two textures are written before the result.
     """
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     n = w if axis == "x" else h
-    cur, kernel, temps = src, first, []
+    cur, kernel = src, first
+    pair: list = []                 # the two alternating temporaries, borrowed on first need
+    level = 0
     while True:
         n_out = (n + 1) // 2
         rows, cols = (h, n_out) if axis == "x" else (n_out, w)
         if n_out == 1:
             target = out if out is not None else Stream(rows, cols, components=components, zero=False)
         else:
-            target = borrow(rows, cols, components)
-            temps.append(target)
+            if len(pair) < 2:        # A: this first level's size; B: the second level's
+                pair.append(borrow(rows, cols, components))
+            target = pair[level % 2]
         if axis == "x":
             T0 = lambda X, Y, x0=x0, y0=y0: (x0 + 2 * X - 0.5, y0 + Y)
             T1 = lambda X, Y, x0=x0, y0=y0: (x0 + 2 * X + 0.5, y0 + Y)
@@ -127,7 +140,8 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
             break
         cur, kernel, n = target, step, n_out
         x0, y0, x1, y1 = 0, 0, cols, rows
-    give_back(*temps)
+        level += 1
+    give_back(*pair)
     return target
 
 

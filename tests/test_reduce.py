@@ -362,3 +362,28 @@ def test_pyramid_fills_its_whole_padding_not_reading_a_pooled_texture(shape):
     gpgpu.free_temporaries()              # the pool's streams of that shape: only these
     give_back(*(Stream(*base, data=np.full(base, np.nan, np.float32)) for _ in range(4)))
     assert gpgpu.reduce(np.ones(shape), "sum", strategy="pyramid") == rows * cols
+
+
+@pytest.mark.parametrize("shape, axis", [((1, 257), None), ((300, 1), None), ((5, 77), 1), ((77, 5), 0)])
+def test_pingpong_alternates_exactly_two_textures(shape, axis, rng):
+    """The ping-pong reduction renders its levels into TWO temporaries, A, B, A, B, ... (not a
+    texture borrowed per level), and only its last pass into the result; the sums agree with
+    numpy's float64 within float32's bound (log2 n additions of rounding 2^-24 each, relative
+    to the sum of magnitudes, and the upload's). A texture per level (9 of them for 257) fails here."""
+    from gpgpu import record
+
+    x = rng.standard_normal(shape)
+    with record.record(max_texels=4096) as rec:
+        got = gpgpu.reduce(x, "sum", axis=axis)
+    frames = [f for f in rec.frames if f.kernel == "sum_reduction"]
+    n = max(shape) if axis is None else shape[axis]
+    assert len(frames) == int(np.ceil(np.log2(n)))
+    levels = [f.target_id for f in frames[:-1]]
+    assert len(set(levels)) == 2, levels
+    assert all(a != b for a, b in zip(levels, levels[1:]))          # they alternate
+    assert frames[-1].target_id not in levels
+    ref = x.sum() if axis is None else x.sum(axis=axis)
+    # the upload's rounding to float32, then one rounding a level, each at most 2^-24 of the
+    # sum of magnitudes
+    bound = (np.ceil(np.log2(n)) + 1) * 2.0 ** -24 * (np.abs(x).sum() if axis is None else np.abs(x).sum(axis=axis))
+    assert np.all(np.abs(np.asarray(got) - ref) <= bound), (got, ref)
