@@ -37,7 +37,14 @@ so a row goes dense only where it is long beside the others *and* the full row i
 the padding it would cause (a measured case: nug30's 900 columns of 60 non-zeros, among
 columns of 4, stay sparse; as dense columns they took 2 s a product on llvmpipe, 100 x nug20's).
 The corrigan format pads nothing; its threshold is ``max(32, 10 x`` the median count), at most
-the longest row one of its programs unrolls (``CORRIGAN_MAX_NNZ``). The automatic threshold of
+the longest row one of its programs unrolls (``CORRIGAN_MAX_NNZ``). For the corrigan format
+the dense part is *beyond paper 003*: it is 003's future work 4 ("use of a dense representation
+and operations for dense rows": "the Cg compiler simply fails when compiling the corresponding
+fragment programs for those rows"), on by default (``dense_split=True``). ``dense_split=False``
+is 003 as printed: every row in the values and columns textures, one program per count, and a
+row longer than one program unrolls (``CORRIGAN_MAX_NNZ``) refused, as 003's compiler refused
+it. (For ELLPACK and TELL the dense part is paper 002's own "dense rows extracted";
+``dense_split=False`` keeps every row in their layout too.) The automatic threshold of
 the ELLPACK layouts is also at most the longest row their texture can hold (the R blocks of K
 texels side by side must fit GL_MAX_TEXTURE_SIZE): a single full row of more non-zeros than a
 texture is wide goes dense instead of failing.
@@ -47,8 +54,9 @@ all of them before the first product returns, the longer the rows the slower: a 
 more distinct counts than ``max_programs`` (default ``CORRIGAN_MAX_PROGRAMS`` = 64; the NETLIB
 matrices have at most 51, their columns at most 24) is refused by ``from_scipy`` with a ValueError that names
 ``format="ellpack"`` (one program) and ``max_programs`` (to compile them anyway). A first
-product that compiles more than ``LOG_PROGRAMS`` (16) programs says so first on the
-``gpgpu.sparse`` logger (INFO).
+product that compiles more than ``LOG_PROGRAMS`` (32) programs says so first, once per matrix:
+a line on stderr (how many programs, their counts, the matrix; llvmpipe compiles a program of
+a few hundred fetches in about a second) and the same on the ``gpgpu.sparse`` logger (INFO).
 
 Input: anything ``scipy.sparse.csr_matrix`` takes, or a dense 2-D array. A matrix that stores
 an entry (i, j) more than once (a non-canonical CSR or COO) means their sum, as in scipy's own
@@ -71,6 +79,7 @@ placed on its column by the vertex program and summed by additive blending; ELLP
 from __future__ import annotations
 
 import logging
+import sys
 
 import numpy as np
 
@@ -99,8 +108,9 @@ CORRIGAN_MAX_NNZ = 1024
 #: and names ``format="ellpack"``; every NETLIB matrix has at most 51.
 CORRIGAN_MAX_PROGRAMS = 64
 
-#: A first product that compiles more corrigan programs than this logs it (INFO) first.
-LOG_PROGRAMS = 16
+#: A first product that compiles more corrigan programs than this ("a few dozen") says so first,
+#: on stderr and on the ``gpgpu.sparse`` logger (INFO).
+LOG_PROGRAMS = 32
 
 KERNELS = {
     "ellpack": Kernel("sparse_ellpack", texels=3, doc="002 section 3.2 ELLPACK, one fragment per row"),
@@ -247,7 +257,7 @@ class SparseStream:
     @classmethod
     def from_scipy(cls, A, format: str = "ellpack", sort: bool = False, dense=None,
                    transpose: str = "copy", sums: str = "pingpong",
-                   max_programs: int | None = None) -> "SparseStream":
+                   max_programs: int | None = None, dense_split: bool = True) -> "SparseStream":
         """Upload ``A`` (any scipy.sparse matrix, or a dense 2-D array).
 
         Parameters
@@ -269,11 +279,24 @@ class SparseStream:
             the first product) accepted; None: ``CORRIGAN_MAX_PROGRAMS`` (64). A matrix with
             more raises ValueError (use ``format="ellpack"``, or raise this). Also holds for
             the transposed copy of ``rmatvec`` (A's columns).
+        dense_split : bool
+            The dense part at all (default True). For the corrigan format it is beyond paper
+            003 (its future work 4, module notes); ``dense_split=False`` is 003's storage as
+            printed: every row in the sparse textures, a row of more than ``CORRIGAN_MAX_NNZ``
+            non-zeros refused. For ELLPACK and TELL, False keeps every row in the layout (as
+            ``dense=False``). ``dense_split=False`` with an int ``dense`` is a ValueError.
 
         Notes
         -----
         Duplicate entries of ``A`` are summed (on a copy), as scipy's ``A @ x`` does.
         """
+        if not isinstance(dense_split, (bool, np.bool_)):
+            raise ValueError(f"dense_split must be True or False, got {dense_split!r}")
+        if not dense_split:
+            if not (dense is None or dense is False):
+                raise ValueError(f"dense_split=False keeps every row sparse (paper 003's storage as printed), "
+                                 f"so it takes no dense threshold; got dense={dense!r}: drop one of the two")
+            dense = False
         return cls._build(A, format, sort, dense, transpose, sums, max_programs, of_transpose=False)
 
     @classmethod
@@ -361,8 +384,10 @@ class SparseStream:
             if big.size:
                 raise ValueError(f"{self._where()}{self._line(big[0])} has {int(counts[big[0]])} non-zeros, "
                                  f"more than one fragment program of the corrigan format unrolls ({CORRIGAN_MAX_NNZ}); "
-                                 f"leave dense=None (it moves such {noun} to the dense part) or set "
-                                 f"dense= at most {CORRIGAN_MAX_NNZ} (got dense={self._source_dense!r})")
+                                 f"(paper 003: \"the Cg compiler simply fails\" on such rows); leave dense=None and "
+                                 f"dense_split=True (the defaults, beyond 003: such {noun} go to the dense part) or "
+                                 f"set dense= at most {CORRIGAN_MAX_NNZ} (got dense={self._source_dense!r}), or use "
+                                 f"format='ellpack'")
             distinct = np.unique(counts[counts > 0]).size
             if distinct > self._max_programs:
                 raise ValueError(
@@ -570,15 +595,19 @@ class SparseStream:
         return target
 
     def _announce(self) -> None:
-        """Before the first corrigan product: say how many programs it compiles, when many."""
+        """Before the first corrigan product: say how many programs it compiles, when more than
+        ``LOG_PROGRAMS``: one line on stderr and the same on the logger (INFO), once per matrix."""
         self._announced = True
         programs = _kernel_state().programs
         new = sorted({c for c, *_ in self.runs if corrigan_kernel(c)._key not in programs})
         if len(new) > LOG_PROGRAMS:
             m, n = self.shape
-            log.info("compiling %d fragment programs of the corrigan format (one per non-zero count, "
-                     "%d .. %d; paper 003) for the first product of this %d x %d matrix%s",
-                     len(new), new[0], new[-1], m, n, " (rmatvec's transposed copy)" if self._of_transpose else "")
+            text = ("compiling %d fragment programs of the corrigan format (one per non-zero count, "
+                    "%d .. %d; paper 003) for the first product of this %d x %d matrix%s; "
+                    "format='ellpack' compiles one" % (len(new), new[0], new[-1], m, n,
+                                                       " (rmatvec's transposed copy)" if self._of_transpose else ""))
+            print(f"gpgpu.sparse: {text}", file=sys.stderr, flush=True)
+            log.info(text)
 
     def matvec(self, x, out=None):
         """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out.

@@ -335,3 +335,82 @@ def test_every_netlib_matrix(path, rng):
     for fmt, transpose in (("ellpack", "scatter"), ("tell", "copy"), ("corrigan", "copy")):
         with SparseStream.from_scipy(A, format=fmt, transpose=transpose) as S:
             products(S, A, rng)
+
+
+# --------------------------------------------------------------------------- 003 as printed, and beyond
+def test_corrigan_dense_split_is_on_by_default_and_off_in_one_word(rng):
+    """003's future work 4 (a dense part for dense rows) is beyond 003 and on by default: a row
+    of 40 non-zeros among rows of 2 goes to the dense part; ``dense_split=False`` is 003 as
+    printed: the row stays in the values/columns textures with a program of its own. Both
+    products equal scipy's float64 within float32's bound. A row longer than one program
+    unrolls (1100 > CORRIGAN_MAX_NNZ) is refused with dense_split=False (003's compiler
+    failure), naming dense_split=True and format='ellpack'; the default splits it. A
+    dense_split that ignored False (or True) fails here."""
+    A = sp.lil_matrix((60, 60))
+    A.setdiag(2.0)
+    A.setdiag(-1.0, 1)
+    A[7, :40] = rng.standard_normal(40)
+    A = A.tocsr()
+    x = rng.standard_normal(60)
+    with SparseStream.from_scipy(A, format="corrigan") as S:
+        assert list(S.dense_rows) == [7] and S.programs == 2          # counts 1 and 2 in the textures
+        close(S.matvec(x), A, x, "split")
+    with SparseStream.from_scipy(A, format="corrigan", dense_split=False) as S:
+        assert S.dense_rows.size == 0 and S.dense_cols.size == 0 and S.programs == 3   # 1, 2 and 40
+        close(S.matvec(x), A, x, "003 as printed")
+    long_row = sp.csr_matrix(np.vstack([np.ones(1100), np.eye(1, 1100, 1)[0]]))
+    with pytest.raises(ValueError, match="1100 non-zeros, more than") as e:
+        SparseStream.from_scipy(long_row, format="corrigan", dense_split=False)
+    assert "dense_split=True" in str(e.value) and "format='ellpack'" in str(e.value)
+    with SparseStream.from_scipy(long_row, format="corrigan") as S:
+        assert list(S.dense_rows) == [0]
+        np.testing.assert_allclose(S.matvec(np.ones(1100)), [1100.0, 1.0], rtol=2 ** -20)
+    with pytest.raises(ValueError, match="dense_split=False keeps every row sparse.*dense=5"):
+        SparseStream.from_scipy(A, format="corrigan", dense_split=False, dense=5)
+    with pytest.raises(ValueError, match="dense_split must be True or False"):
+        SparseStream.from_scipy(A, format="corrigan", dense_split="no")
+
+
+def test_corrigan_says_on_stderr_what_it_compiles_once_per_matrix(capsys, monkeypatch):
+    """More than LOG_PROGRAMS ("a few dozen") corrigan programs to compile: the first product
+    prints one line on stderr with how many and the counts; a second product of the same
+    matrix, and a matrix whose programs are compiled, print nothing. (LOG_PROGRAMS is lowered
+    here so that the test compiles 5 small programs, not 33.) A message only on the logger
+    (invisible by default) fails here."""
+    from gpgpu import sparse as sparse_module
+    from gpgpu.kernel import _state
+
+    assert 24 <= sparse_module.LOG_PROGRAMS <= 48
+    monkeypatch.setattr(sparse_module, "LOG_PROGRAMS", 3)
+    counts = [17, 18, 19, 27, 29]
+    programs = _state().programs
+    for k in counts:                     # not compiled yet, whatever ran before in this context
+        entry = programs.pop(corrigan_kernel(k)._key, None)
+        if entry is not None:
+            entry[1].release()
+            entry[0].release()
+    A = sp.lil_matrix((5, 30))
+    for i, k in enumerate(counts):
+        A[i, :k] = 1.0
+    capsys.readouterr()
+    with SparseStream.from_scipy(A.tocsr(), format="corrigan", dense_split=False) as S:
+        np.testing.assert_array_equal(S.matvec(np.ones(30)), counts)
+        S.matvec(np.ones(30))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "compiling 5 fragment programs of the corrigan format" in err[0], err
+    assert "17 .. 29" in err[0] and "5 x 30" in err[0] and "format='ellpack'" in err[0]
+    with SparseStream.from_scipy(A.tocsr(), format="corrigan", dense_split=False) as S:
+        S.matvec(np.ones(30))
+    assert capsys.readouterr().err == ""
+
+
+def test_corrigan_refuses_more_counts_than_the_default_limit_naming_ellpack():
+    """A lower triangle of CORRIGAN_MAX_PROGRAMS + 1 rows has that many distinct counts: refused
+    before anything is compiled, the error naming format='ellpack' and max_programs."""
+    from gpgpu.sparse import CORRIGAN_MAX_PROGRAMS
+
+    k = CORRIGAN_MAX_PROGRAMS + 1
+    T = sp.csr_matrix(np.tril(np.ones((k, k))))
+    with counters.count() as c, pytest.raises(ValueError, match=f"{k} distinct counts") as e:
+        SparseStream.from_scipy(T, format="corrigan")
+    assert "format='ellpack'" in str(e.value) and f"max_programs={k}" in str(e.value) and c.passes() == 0
