@@ -19,6 +19,38 @@ evaluated on a grid as another sparse product, E lambda with E_gj = phi(||g - c_
 ``SparseStream.matvec``). Building A and E (which centres are near which) is set-up on the CPU
 with scipy's k-d tree; the solve and the evaluation run on the GPU.
 
+003's dense last row. Paper 003 (future work 5): "In our application there are a lot of
+entries guaranteed to be one. This includes the diagonal, and the most of the last row." The
+diagonal is phi(0) = 1; the last row is the side condition of the constant term of Carr et al.'s
+interpolant s(x) = sum_j lambda_j phi(||x - c_j|| / h) + c, whose system is bordered by a row
+and a column of ones:
+
+    [ A   e ] [lambda]   [f]          e = (1, ..., 1):  s(c_i) + rho lambda_i = f_i,
+    [ e^T 0 ] [  c   ] = [0]          and sum_j lambda_j = 0
+
+(with smoothing rho, A = Phi + rho I, this is the minimiser of lambda^T Phi lambda + ||s - f||^2 /
+rho over lambda and a free constant). That matrix is symmetric but INDEFINITE (one negative
+eigenvalue: its Schur complement -e^T A^-1 e < 0), so conjugate gradients is not valid on it
+(float64 CG meets d^T K d < 0 within a few iterations on the curve of ``experiments.cg``; this
+project's cg stops there with CGBreakdownError). ``rbf_system(..., constant=True)`` therefore
+returns the SPD bordered matrix
+
+    K = [ A    e ]      beta = N / rho > e^T A^-1 e   (A >= rho I, Phi being positive definite),
+        [ e^T beta ]
+
+positive definite because its Schur complement beta - e^T A^-1 e > 0, its last row 003's row of
+ones (all but the corner). :func:`fit` gets the constrained solution from two CG solves with K,
+which is uploaded once: K (lambda1, c1) = (f, 0) and K (lambda2, c2) = (e, 0). Every solution
+of the first block row A lambda + c e = f is u - t v with u = A^-1 f, v = A^-1 e; lambda1 =
+u - c1 v and lambda2 = (1 - c2) v, so lambda = lambda1 - t lambda2 with t = e^T lambda1 /
+e^T lambda2 satisfies sum lambda = 0, and c = c1 + t (1 - c2) (from A lambda + c e = f). The
+right-hand side (e, 0) keeps the second solution at the scale of v (the right-hand side
+(0, 1) would give lambda2 = -v / (beta - e^T A^-1 e), some 1e-5 of it, and float32 CG loses two
+digits on it). On the GPU the last row and column go to the sparse storage's dense part (a
+dense row's inner product, a dense column's plane; ``gpgpu.sparse``): the row of N + 1
+non-zeros is the row 003's compiler could not take. :func:`evaluate` adds c to the sum where
+the field is defined.
+
 The point sets are generated here, no downloads: ``blob_2d`` (a smooth star-shaped curve) and
 ``torus_3d`` (a torus sampled with noise), each with exact normals.
 """
@@ -26,7 +58,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["wendland", "blob_2d", "torus_3d", "rbf_system", "evaluation_matrix", "fit", "evaluate"]
+__all__ = ["wendland", "blob_2d", "torus_3d", "rbf_system", "evaluation_matrix", "fit", "evaluate",
+           "support_band", "BAND_REACH"]
+
+#: :func:`support_band`'s default: the field is drawn where a centre lies within this fraction
+#: of the support radius (measured on the torus of ``experiments.cg.rbf_surface``, 1500 points:
+#: at 1.0 or 0.75 the zero set has pieces more than 2 eps from the surface, where only the tails
+#: of the basis functions reach and s decays to 0 or to c; at 0.5 none, and the surface's own
+#: zero set is kept whole)
+BAND_REACH = 0.5
 
 
 def wendland(r):
@@ -83,10 +123,16 @@ def _points_array(a, name: str, what: str, empty: bool = True) -> np.ndarray:
     return arr
 
 
-def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1e-2):
+def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1e-2,
+               constant: bool = False):
     """(centres, values, A): the on- and off-surface centres, their values (0, +eps, -eps) and
     the sparse SPD matrix A_ij = phi(||c_i - c_j|| / support) + smoothing delta_ij (scipy CSR;
     its diagonal is exactly 1 + smoothing, phi(0) = 1).
+
+    ``constant=True``: 003's system with the constant term (module notes): A bordered by a
+    last row and column of ones and the corner beta = N / smoothing (N centres), an
+    (N + 1) x (N + 1) SPD matrix, and values with a 0 appended. Needs smoothing > 0 (beta's
+    bound); ``ValueError`` otherwise.
 
     The centres are the n points, then p_i + eps n_i (value +eps: s > 0 on the normals'
     side, "outside"), then p_i - eps n_i (value -eps). ``points`` and ``normals`` are (n, d)
@@ -94,6 +140,10 @@ def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1
     for s to approximate the signed distance near the surface); ``ValueError`` otherwise."""
     if not (eps > 0 and support > 0 and smoothing >= 0):
         raise ValueError("rbf_system: eps and support must be positive, smoothing >= 0")
+    if constant and not smoothing > 0:
+        raise ValueError("rbf_system: constant=True borders A with 003's row of ones and the corner "
+                         "N / smoothing, which keeps the matrix positive definite only for smoothing > 0; "
+                         "pass smoothing > 0 (e.g. 0.01) or constant=False")
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
 
@@ -117,6 +167,11 @@ def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1
     # the diagonal set to phi(0) + smoothing = 1 + smoothing exactly (not phi(0) + (1 + smoothing) - phi(0))
     A = A - sp.diags(A.diagonal()) + (1.0 + smoothing) * sp.identity(m, format="csr")
     A.sort_indices()
+    if constant:
+        e = np.ones((m, 1))
+        A = sp.bmat([[A, e], [e.T, np.array([[m / smoothing]])]], format="csr")
+        A.sort_indices()
+        values = np.append(values, 0.0)
     return centres, values, A.tocsr()
 
 
@@ -141,34 +196,86 @@ def evaluation_matrix(grid, centres, support: float):
 
 
 def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, tol: float = 1e-6,
-        format: str = "ellpack", **cg_options):
-    """Solve A lambda = f on the GPU by conjugate gradients; returns (centres, lambda, A, result)
-    where result is gpgpu.cg's CGResult. The system is :func:`rbf_system`'s (whose
-    ``ValueError`` names bad points or normals); s = :func:`evaluate` is positive on the side
-    the normals point to and negative on the other."""
-    from .cg import cg
+        format: str = "ellpack", constant: bool = True, sort: bool = False, max_programs: int | None = None,
+        dense_split: bool = True, **cg_options):
+    """Solve the RBF system on the GPU by conjugate gradients; returns (centres, coef, A, result).
+
+    ``constant=True`` (the default, paper 003's system with its dense last row): A is the
+    bordered SPD matrix of :func:`rbf_system` (``constant=True``), solved twice (module notes),
+    and coef = (lambda_1 .. lambda_N, c), N + 1 numbers, sum lambda = 0; ``result`` is a
+    :class:`gpgpu.cg.CGResult` whose ``iterations`` are both solves', ``solves`` the two
+    results and ``residual_norm`` ||f - A lambda - c e|| (float64, on the host). ``constant=False``: the plain system (A + rho I) lambda = f, one solve, coef =
+    lambda. ``format``, ``sort``, ``max_programs`` and ``dense_split`` are
+    ``SparseStream.from_scipy``'s (``format="corrigan", sort=True``: paper 003's storage; the
+    last row and column then go to the dense part, beyond 003, unless ``dense_split=False``).
+    The system's ``ValueError`` names bad points or normals; s = :func:`evaluate` is positive
+    on the side the normals point to and negative on the other."""
+    from .cg import CGResult, cg
     from .sparse import SparseStream
 
-    centres, values, A = rbf_system(points, normals, eps, support, smoothing)
-    with SparseStream.from_scipy(A, format=format) as S:
-        res = cg(S, values, rtol=tol, **cg_options)
-    return centres, res[0], A, res
+    centres, values, A = rbf_system(points, normals, eps, support, smoothing, constant=constant)
+    with SparseStream.from_scipy(A, format=format, sort=sort, max_programs=max_programs,
+                                 dense_split=dense_split) as S:
+        if not constant:
+            res = cg(S, values, rtol=tol, **cg_options)
+            return centres, res[0], A, res
+        N = len(centres)
+        first = cg(S, values, rtol=tol, **cg_options)
+        second = cg(S, np.append(np.ones(N), 0.0), rtol=tol, **cg_options)
+    x1, x2 = np.asarray(first[0], np.float64), np.asarray(second[0], np.float64)
+    t = x1[:N].sum() / x2[:N].sum()
+    coef = np.append(x1[:N] - t * x2[:N], x1[N] + t * (1.0 - x2[N]))
+    info = first[1] or second[1]
+    B = A[:N, :N]                   # the residual of the first block row, in float64 on the host
+    res = CGResult(coef, info, iterations=first.iterations + second.iterations, solves=(first, second),
+                   residual_norm=float(np.linalg.norm(values[:N] - B @ coef[:N] - coef[N])),
+                   readbacks=first.readbacks + second.readbacks, restarts=first.restarts + second.restarts,
+                   stagnated=first.stagnated or second.stagnated)
+    return centres, coef, A, res
 
 
 def evaluate(grid, centres, lam, support: float, format: str = "ellpack", outside=np.nan):
-    """s(g) = sum_j lambda_j phi(||g - c_j|| / support) at the grid points, on the GPU. Points
-    farther than ``support`` from every centre get ``outside`` (NaN by default): s is 0 there
-    only because no basis function reaches, and its zero set is not the surface."""
+    """s(g) = sum_j lambda_j phi(||g - c_j|| / support) (+ c) at the grid points, on the GPU.
+    ``lam``: one coefficient per centre, or N + 1 with the constant term c last (what
+    :func:`fit` answers with ``constant=True``). Points farther than ``support`` from every
+    centre get ``outside`` (NaN by default): no basis function reaches them, and s there (0,
+    or c) says nothing of the surface. For a picture of the zero set, mask more: see
+    :func:`support_band`."""
     from .sparse import SparseStream
 
     E = evaluation_matrix(grid, centres, support)
     lam = np.asarray(lam, dtype=np.float64)
-    if lam.shape != (E.shape[1],):
-        raise ValueError(f"evaluate: lam must hold one coefficient per centre, {E.shape[1]}, got shape {lam.shape}")
+    N = E.shape[1]
+    if lam.shape not in ((N,), (N + 1,)):
+        raise ValueError(f"evaluate: lam must hold one coefficient per centre, {N}, or {N + 1} with the "
+                         f"constant term last, got shape {lam.shape}")
     with SparseStream.from_scipy(E, format=format) as S:
-        s = S.matvec(np.asarray(lam, dtype=np.float64))
+        s = S.matvec(lam[:N])
+    s = s.astype(np.float64)
+    if lam.shape == (N + 1,):
+        s += lam[N]
     far = np.diff(E.indptr) == 0
-    if far.any():
-        s = s.astype(np.float64)
-        s[far] = outside
+    s[far] = outside
     return s
+
+
+def support_band(grid, centres, support: float, reach: float = BAND_REACH) -> np.ndarray:
+    """Where the field is defined well enough to draw its zero set: True at the grid points
+    with a centre closer than ``reach`` x ``support`` (a boolean array, one per point). Beyond,
+    only the tails of the basis functions reach (phi(1/2) = 0.19, phi(3/4) = 0.016), s decays
+    to 0 (or to the constant c) and its sign changes there draw pieces of zero set that are
+    not the surface. Use it as ``np.where(support_band(g, centres, h), s, np.nan)``.
+    ``ValueError`` for reach outside (0, 1] or a grid of the wrong dimension."""
+    from scipy.spatial import cKDTree
+
+    if not (0 < reach <= 1):
+        raise ValueError(f"support_band: reach is a fraction of the support radius in (0, 1], got {reach!r}")
+    if not support > 0:
+        raise ValueError(f"support_band: support must be positive, got {support!r}")
+    grid = _points_array(grid, "grid", "support_band")
+    centres = _points_array(centres, "centres", "support_band", empty=False)
+    if grid.shape[1] != centres.shape[1]:
+        raise ValueError(f"support_band: the grid's points have {grid.shape[1]} coordinates, the centres "
+                         f"{centres.shape[1]}")
+    d, _ = cKDTree(centres).query(grid, distance_upper_bound=reach * support)
+    return d < reach * support

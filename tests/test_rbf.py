@@ -32,7 +32,7 @@ def test_fit_is_positive_outside_and_negative_inside():
     p, n = rbf.blob_2d(200)
     eps, h = 0.1, 0.2
     centres, lam, A, res = rbf.fit(p, n, eps, h)
-    assert res[1] == 0 and np.all(A.diagonal() == 1.01)
+    assert res[1] == 0 and np.all(A.diagonal()[:-1] == 1.01) and A.shape == (601, 601)
     assert np.all(np.sum(p * n, axis=1) > 0)                  # outward normals
     s_out = rbf.evaluate(p + 0.05 * n, centres, lam, h)
     s_in = rbf.evaluate(p - 0.05 * n, centres, lam, h)
@@ -86,5 +86,91 @@ def test_evaluate_names_bad_grids():
         rbf.evaluate(np.zeros((3, 3)), centres, lam, 0.2)
     with pytest.raises(ValueError, match="grid has NaN"):
         rbf.evaluate(np.array([[0.0, np.nan]]), centres, lam, 0.2)
-    with pytest.raises(ValueError, match="one coefficient per centre, 60"):
+    with pytest.raises(ValueError, match="one coefficient per centre, 60, or 61"):
         rbf.evaluate(np.zeros((3, 2)), centres, lam[:-1], 0.2)
+
+
+def _saddle(A):
+    """003's bordered system as printed: the last row and column ones, the corner 0."""
+    import scipy.sparse as sp
+
+    N = A.shape[0] - 1
+    K = sp.lil_matrix(A)
+    K[N, N] = 0.0
+    return K.tocsc()
+
+
+def test_constant_system_borders_A_with_003s_row_of_ones_and_stays_positive_definite():
+    """constant=True: A bordered by a last row and column of ones (003's "most of the last row"
+    ones) with the corner N / smoothing; SPD (the smallest eigenvalue, float64, positive), while
+    the printed corner 0 makes it indefinite (one negative eigenvalue: CG is not valid there).
+    A corner below e^T A^-1 e, or a border of another value, fails here."""
+    p, n = rbf.blob_2d(40)
+    centres, f, A = rbf.rbf_system(p, n, 0.1, 0.2)
+    c2, f2, K = rbf.rbf_system(p, n, 0.1, 0.2, constant=True)
+    N = len(centres)
+    np.testing.assert_array_equal(c2, centres)
+    np.testing.assert_array_equal(f2, np.append(f, 0.0))
+    Kd = K.toarray()
+    np.testing.assert_array_equal(Kd[:N, :N], A.toarray())
+    np.testing.assert_array_equal(Kd[N, :N], np.ones(N))
+    np.testing.assert_array_equal(Kd[:N, N], np.ones(N))
+    assert Kd[N, N] == N / 0.01
+    assert np.linalg.eigvalsh(Kd)[0] > 0
+    ev = np.linalg.eigvalsh(_saddle(K).toarray())
+    assert ev[0] < 0 < ev[1]
+    with pytest.raises(ValueError, match="smoothing > 0"):
+        rbf.rbf_system(p, n, 0.1, 0.2, smoothing=0.0, constant=True)
+
+
+@pytest.mark.parametrize("storage", [dict(format="ellpack"), dict(format="corrigan", sort=True, max_programs=200)])
+def test_fit_with_the_constant_solves_003s_system_like_float64(storage):
+    """fit (constant=True, two CG solves with the SPD bordered matrix) against scipy's float64
+    direct solve of 003's printed system [[A, e], [e^T, 0]]: lambda and c within float32 CG's
+    reach (rtol 1e-6 times cond(A) ~ 1.5e3: 2e-3 relative), sum lambda = 0 to float32's
+    rounding. The last row and column go to the dense part in both storages. A wrong t
+    (the combination of the two solves) or a c of the wrong sign fails here."""
+    import scipy.sparse.linalg as spl
+
+    from gpgpu import SparseStream
+
+    p, n = rbf.blob_2d(200)
+    eps, h = 0.1, 0.2
+    centres, coef, K, res = rbf.fit(p, n, eps, h, **storage)
+    N = len(centres)
+    assert res[1] == 0 and coef.shape == (N + 1,) and len(res.solves) == 2
+    ref = spl.spsolve(_saddle(K), np.append(rbf.rbf_system(p, n, eps, h)[1], 0.0))
+    assert abs(ref[:N].sum()) < 1e-12 and ref[N] != 0
+    assert np.linalg.norm(coef[:N] - ref[:N]) / np.linalg.norm(ref[:N]) < 2e-3
+    assert abs(coef[N] - ref[N]) < 2e-3 * abs(ref[N])
+    assert abs(coef[:N].sum()) < 1e-5 * np.abs(coef[:N]).sum()
+    with SparseStream.from_scipy(K, **storage) as S:
+        last = N if S.perm is None else int(np.flatnonzero(S.perm == N)[0])     # its stored position
+        assert last in S.dense_rows and last in S.dense_cols
+    # the constant is added where the field is defined: s at the points is small against eps
+    s = rbf.evaluate(p, centres, coef, h)
+    E = rbf.evaluation_matrix(p, centres, h)
+    np.testing.assert_allclose(s, E @ coef[:N] + coef[N], rtol=1e-4, atol=1e-6)
+    assert np.abs(s).max() < 0.5 * eps
+
+
+def test_support_band_masks_where_only_tails_reach():
+    """support_band: True where a centre lies closer than reach x support, hand-worked on a
+    line of two centres; NaN where it is False gives the drawn field. A mask that used the
+    full support (the old NaN rule) keeps the point at 0.6 h and fails here."""
+    centres = np.array([[0.0, 0.0], [1.0, 0.0]])
+    h = 0.5
+    g = np.array([[0.0, 0.1], [0.0, 0.24], [0.0, 0.26], [0.5, 0.0], [1.3, 0.0], [0.0, 0.3], [3.0, 3.0]])
+    band = rbf.support_band(g, centres, h)
+    np.testing.assert_array_equal(band, [True, True, False, False, False, False, False])
+    np.testing.assert_array_equal(rbf.support_band(g, centres, h, reach=1.0),
+                                  [True, True, True, False, True, True, False])
+    s = rbf.evaluate(g, centres, np.array([1.0, 1.0, 0.25]), h)
+    assert np.isnan(s[-1]) and s[3] == 0.25                        # no basis function reaches: c
+    np.testing.assert_allclose(s[5], rbf.wendland(0.6) + 0.25, rtol=1e-6)
+    drawn = np.where(band, s, np.nan)
+    assert np.isfinite(drawn[:2]).all() and np.isnan(drawn[2:]).all()
+    with pytest.raises(ValueError, match="reach is a fraction"):
+        rbf.support_band(g, centres, h, reach=1.5)
+    with pytest.raises(ValueError, match="3 coordinates, the centres 2"):
+        rbf.support_band(np.zeros((2, 3)), centres, h)
