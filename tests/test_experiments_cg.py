@@ -33,11 +33,15 @@ def test_convergence(tmp_path):
 
     o = EXPERIMENT.execute(sizes=[8], repeat=1, out=tmp_path, quiet=True)
     last = [x for x in rows(tmp_path / "cg_convergence.csv") if x.get("iterations")]
-    assert {x["solver"] for x in last} == {"gpu_pyramid", "gpu_pingpong", "scipy_float32", "scipy_float64"}
+    # 003's sorted storage is the main series, ELLPACK beside it
+    assert {x["solver"] for x in last} == {"gpu_corrigan_pyramid", "gpu_corrigan_pingpong", "gpu_ellpack_pyramid",
+                                           "scipy_float32", "scipy_float64"}
     its = {x["solver"]: int(x["iterations"]) for x in last}
-    assert abs(its["gpu_pyramid"] - its["scipy_float32"]) <= 0.1 * its["scipy_float32"] + 1
+    for gpu in ("gpu_corrigan_pyramid", "gpu_corrigan_pingpong", "gpu_ellpack_pyramid"):
+        assert abs(its[gpu] - its["scipy_float32"]) <= 0.1 * its["scipy_float32"] + 1
     assert all(float(x["final_residual"]) < 1.1e-5 for x in last)
-    assert o.claims[0].text.startswith("GPU CG iterations")
+    assert o.claims[0].text.startswith("GPU CG iterations (003's sorted storage")
+    assert any("ELLPACK" in c.text for c in o.claims)
 
 
 def test_sorting(tmp_path):
@@ -57,7 +61,10 @@ def test_rbf_surface(tmp_path):
 
     o = EXPERIMENT.execute(sizes=[300], repeat=1, out=tmp_path, quiet=True)
     r = rows(tmp_path / "cg_rbf_surface.csv")
-    assert {x["case"] for x in r} == {"curve_2d", "torus_3d"}
+    assert {(x["case"], x["storage"]) for x in r} == {(c, s) for c in ("curve_2d", "torus_3d")
+                                                      for s in ("corrigan_sorted", "ellpack")}
     assert all(x["cg_info"] == "0" for x in r)
-    assert "within 10%: 2 of 2" in o.claims[0].measured
+    assert "within 10%: 4 of 4" in o.claims[0].measured
+    # 003's dense last row: N centres and one row and column more
+    assert all(int(x["nnz"]) > 0 and float(x["relative_difference_to_scipy32"]) < 2e-3 for x in r)
     assert (tmp_path / "cg_rbf_surface.png").read_bytes()[:8] == PNG
