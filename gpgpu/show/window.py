@@ -45,7 +45,7 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from . import LABEL_LIMIT, _xy, fetched_panels
+from . import fetched_panels
 
 __all__ = ["FrameRenderer", "TextLayer", "Window", "render_offscreen", "run_window", "Steps", "NoDisplayError",
            "display_problem", "captions", "legend", "DEFAULT_SIZE", "SHOT_PATTERN", "HELP", "INSTALL_EXTRA"]
@@ -244,6 +244,7 @@ _NAMED = {"orange": (1.0, 0.647, 0.0), "lime": (0.0, 1.0, 0.0), "green": (0.0, 0
           "white": (1.0, 1.0, 1.0), "red": (1.0, 0.0, 0.0), "blue": (0.0, 0.0, 1.0), "grey": (0.5, 0.5, 0.5),
           "gray": (0.5, 0.5, 0.5)}
 
+LABEL_LIMIT = 16      # cells labelled with their values up to this many rows and columns, as in the PNGs
 CAPTION_PX, STRIP_PX, TITLE_PX = 14.0, 13.0, 13.0   # text sizes, pixels (the font's advance is half of it)
 _BAR_RGB = (0.16, 0.18, 0.23)                       # the caption bar's background
 
@@ -280,6 +281,12 @@ def _rgb(colour) -> tuple:
         return tuple(to_rgb(colour))
     except Exception:                   # no matplotlib, or a colour it does not know either
         return (0.5, 0.5, 0.5)
+
+
+def _xy(t) -> str:
+    """(x, y) or (x, y, z) as the PNG frames write it: (1, 0.5); a z of 0 left out."""
+    c = [f"{float(u):g}" for u in t]
+    return "(" + ", ".join(c[:2] if len(c) == 3 and c[2] == "0" else c) + ")"
 
 
 def _u32(rgb, alpha: float = 1.0) -> int:
@@ -418,6 +425,8 @@ class FrameRenderer:
         strip top). The same with or without the text layer, so that the grids do not move."""
         W, H = size
         bar = [piece for line in caption.splitlines() for piece in _wrap(line, int((W - 16) / (CAPTION_PX / 2)))]
+        most = max(1, int(0.3 * H / (CAPTION_PX + 3)))         # the bar takes at most 30 % of the height
+        bar = bar if len(bar) <= most else bar[:most - 1] + [bar[most - 1][:-4] + " ..."]
         bar_h = len(bar) * (CAPTION_PX + 3) + 8 if bar else 0
         _, fetches = fetched_panels(frame, fragment)
         xs = (0.0, 0.25 * W, 0.55 * W, W)                   # vertices, fragment, legend: 25, 30, 45 %
