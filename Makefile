@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-EXTRAS := test,experiments,lp
+EXTRAS := test,experiments,lp,window
 LATEST := .venv-latest
 
 .PHONY: test test-latest lock fig8 figures docs pipeline-pictures bench info clean-venv sysdeps pyvenv

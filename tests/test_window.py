@@ -1,6 +1,8 @@
 """The GLFW window of ``python -m gpgpu.show --window``, for real: under Xvfb, driven by key
 presses sent through the X server (xdotool), its screenshots compared with the headless
-rendering of the same passes. ``make test`` installs Xvfb and xdotool when run as root."""
+rendering of the same passes, its words (the text layer, Dear ImGui through imgui-bundle: the
+``window`` extra) read back from what it drew. ``make test`` installs Xvfb and xdotool when run
+as root, and the extra."""
 import os
 import re
 import shutil
@@ -13,11 +15,17 @@ import numpy as np
 import pytest
 
 from gpgpu.show import run
-from gpgpu.show.window import render_offscreen
+from gpgpu.show.window import _imgui_problem, captions, render_offscreen
 
 ROOT = Path(__file__).resolve().parent.parent
-needs_x = pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xdotool")),
-                             reason="needs Xvfb and xdotool (apt-get install xvfb xdotool; make test installs them as root)")
+NO_EXTRA = _imgui_problem()
+needs_extra = pytest.mark.skipif(NO_EXTRA is not None, reason="needs the window extra (imgui-bundle): "
+                                 "pip install 'gpgpu[window]' (make test installs it)")
+needs_xvfb = pytest.mark.skipif(not shutil.which("Xvfb"),
+                                reason="needs Xvfb (apt-get install xvfb; make test installs it as root)")
+needs_x = pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xdotool")) or NO_EXTRA is not None,
+                             reason="needs Xvfb and xdotool (apt-get install xvfb xdotool; make test installs them "
+                                    "as root) and the window extra (pip install 'gpgpu[window]')")
 
 
 def _free_display() -> int:
@@ -104,6 +112,7 @@ def test_window_steps_on_key_presses_and_shows_the_headless_frames(xvfb, tmp_pat
     # one step per key: passes 1..6, then another fragment of pass 6, then pass 5
     assert [i for i, _ in shown] == [0, 1, 2, 3, 4, 5, 5, 4], out[-2000:]
     rec = run("cholesky", 5)
+    caps = captions(rec.frames, "cholesky, n = 5")          # the heading python -m gpgpu.show gives
     update = rec.frames[5]
     assert update.kernel == "outer_product_subtraction"
     assert shown[5][1] == update.chosen_fragment() and shown[6][1] != shown[5][1]
@@ -115,7 +124,7 @@ def test_window_steps_on_key_presses_and_shows_the_headless_frames(xvfb, tmp_pat
 
     for path, (i, fragment) in zip(files, shown):
         got = np.asarray(Image.open(path).convert("RGB"), dtype=int)
-        want = render_offscreen(rec.frames[i], fragment, size).astype(int)
+        want = render_offscreen(rec.frames[i], fragment, size, caption=caps[i]).astype(int)   # text too
         assert got.shape == want.shape == (size[1], size[0], 3)
         differ = np.any(np.abs(got - want) > 8, axis=2).mean()
         assert differ < 0.002, f"{path.name}: {differ:.2%} of the pixels differ from the headless frame of pass {i + 1}"
@@ -150,8 +159,10 @@ def test_glfw_failures_whatever_the_platform_are_no_display_errors(monkeypatch):
     """glfw.init failing (False, or a GLFWError raised by the package's error reporting), and
     no OpenGL 3.3 window (None, or raised): NoDisplayError saying to use --out, no GLFW traceback."""
     glfw = pytest.importorskip("glfw")
+    import gpgpu.show.window as window
     from gpgpu.show.window import NoDisplayError, display_problem, run_window
 
+    monkeypatch.setattr(window, "_imgui_problem", lambda: None)    # as if the window extra were there
     monkeypatch.setenv("DISPLAY", ":0")
     frames = run("cholesky", 2).frames
 
@@ -276,3 +287,180 @@ def test_window_played_past_its_last_pass_stays_on_it(xvfb, tmp_path):
                                 ["End", "Left", "space", "Right", "q"], pause=(3, 2.5))
     assert rc == 0 and "Traceback" not in err, err
     assert [i for i, _ in _shown(out)] == [0, last, last - 1, last], out[-2000:]
+
+
+# Frame 6 of cholesky --n 8 in the window, in a child python (its own GLFW and GL context): the
+# text layer's strings with the words on, off (T) and with the keys' help (H), and the screenshots.
+_WORDS_SCRIPT = r"""
+import json, sys
+import glfw
+import numpy as np
+from gpgpu.context import release_context
+from gpgpu.show import run
+from gpgpu.show.window import Window
+
+out = sys.argv[1]
+frames = run("cholesky", 8).frames
+release_context()                   # as python -m gpgpu.show does: the window's context comes next
+with Window(frames, (1100, 560), heading="cholesky, n = 8") as w:
+    for _ in range(5):
+        w.press(glfw.KEY_RIGHT)
+    step = w.draw()
+    words = w.drawn_text
+    np.save(out + "/words.npy", w.screenshot())
+    w.save_screenshot(out + "/words.png")
+    w.press(glfw.KEY_T)
+    w.draw()
+    bare = w.drawn_text
+    np.save(out + "/bare.npy", w.screenshot())
+    w.press(glfw.KEY_T)
+    w.press(glfw.KEY_H)
+    w.draw()
+    helped = w.drawn_text
+json.dump({"step": [step[0], list(step[1])], "words": words, "bare": bare, "help": helped},
+          open(out + "/drawn.json", "w"))
+"""
+
+
+def _xy(t) -> str:
+    return "(" + ", ".join(f"{float(c):g}" for c in t[:2]) + ")"      # the z of these passes is 0
+
+
+@needs_xvfb
+@needs_extra
+def test_window_draws_its_words_at_frame_6_of_cholesky_8(xvfb, tmp_path):
+    """The window explains itself: at frame 6 of cholesky --n 8 (Fig. 5 of 001, the k = 0
+    triangle update) its text layer drew the caption (pass 6 of 41, the kernel, its paper
+    reference, the primitive, 28 fragments), the legend, the three vertices with V, T0 and T1,
+    the chosen fragment's WPOS, T0, T1 and its three fetches as the kernel writes them, and
+    every cell's value; the screenshot holds those words (the caption bar differs from the
+    screenshot without the text layer, with text pixels in it) and is saved as a PNG."""
+    import json
+
+    from PIL import Image
+
+    import gpgpu.show as show
+    from gpgpu.show.window import HELP, legend
+
+    r = subprocess.run([sys.executable, "-c", _WORDS_SCRIPT, str(tmp_path)], cwd=tmp_path, env=_env(xvfb),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    drawn = json.loads((tmp_path / "drawn.json").read_text())
+    frames = run("cholesky", 8).frames
+    f = frames[5]
+    assert f.kernel == "outer_product_subtraction" and f.primitive == "triangle"
+    assert drawn["step"] == [5, [3, 4]] == [5, list(f.chosen_fragment())]
+    words = drawn["words"]
+    text = "\n".join(words)
+    # the caption bar: pass k of n, kernel, file, the paper's reference, primitive, fragments
+    for part in ("cholesky, n = 8", "pass 6 of 41", "outer_product_subtraction",
+                 "glsl/outer_product_subtraction.frag", f.doc, "001 Kernel 5", "triangle of 3 vertices",
+                 "8 x 8 target", "28 fragments"):
+        assert part in text, part
+    # the legend: every entry, with its meaning
+    for _, name, meaning in getattr(show, "LEGEND", None) or legend():
+        assert any(w.startswith(f"{name}: ") for w in words), name
+        assert meaning.split()[0] in text
+    # the vertices, numbered, with V, T0 and T1 (the triangle of Fig. 5: V(1, .5), V(1, 8), V(8.5, 8))
+    assert [_xy(v.V) for v in f.vertices] == ["(1, 0.5)", "(1, 8)", "(8.5, 8)"]
+    for i, v in enumerate(f.vertices):
+        assert f"{i + 1}. V{_xy(v.V)}  T0{_xy(v.T0)}  T1{_xy(v.T1)}" in words
+        assert str(i + 1) in words                                     # the number beside the point
+    # the fragment (x, y) = (3, 4): WPOS, and T0, T1 worked by hand from the vertices (T0.y and
+    # T1.x follow V.y and V.x; T0.x = 0.5 and T1.y = 0.5 at every vertex)
+    assert "fragment (3, 4): WPOS(3.5, 4.5)" in words
+    assert "T0 = (0.5, 4.5)" in words and "T1 = (3.5, 0.5)" in words
+    # its fetches, as outer_product_subtraction.frag writes them: itself, its neighbour in column
+    # 0 of its row, and the pivot column's entry of its column (the .yx swizzle)
+    fetches = [w for w in words if "texRECT(" in w]
+    assert fetches == ["1. texRECT(L, index.xy) -> L(3, 4)", "2. texRECT(L, neighbor_index.xy) -> L(0, 4)",
+                       "3. texRECT(L, pivot_index.yx) -> L(0, 3)"]
+    for k, (sampler, (tx, ty), call) in enumerate(f.fetches_at(3, 4)):
+        assert f"{k + 1}. {call} -> {sampler}({tx}, {ty})" in words
+    # the cells' values: the target's 64 and the input L's 64, as the PNG labels them
+    labels = [f"{float(v):.3g}" for v in [*f.values.ravel(), *f.inputs["L"].ravel()]]
+    for s in set(labels):
+        assert words.count(s) >= labels.count(s), s
+    # the titles
+    assert "input L (read)" in words and "target (written), after the pass" in words
+    # T: no text layer, nothing drawn; H: the keys' help over the frame
+    assert drawn["bare"] == []
+    for keys, what in HELP:
+        assert any(w.startswith(keys) and w.endswith(what) for w in drawn["help"]), keys
+    # the pixels: the caption bar (its 3 lines: 0 .. 59) is dark with light text where the
+    # text layer drew it, white without the text layer
+    img, bare = np.load(tmp_path / "words.npy"), np.load(tmp_path / "bare.npy")
+    assert img.shape == bare.shape == (560, 1100, 3)
+    bar_img, bar_bare = img[:55].astype(int), bare[:55].astype(int)
+    assert (bar_bare >= 250).all()
+    dark = (bar_img.max(axis=2) < 80).mean()
+    light = (bar_img.min(axis=2) > 180).mean()
+    assert dark > 0.7 and light > 0.02, (dark, light)
+    assert np.any(np.abs(bar_img - bar_bare) > 100, axis=2).mean() > 0.7
+    # the grids are the same with and without the words: most pixels of the panels agree
+    middle = slice(80, 400)
+    assert np.mean(np.all(img[middle] == bare[middle], axis=2)) > 0.8
+    # and the screenshot was saved as it was read
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "words.png").convert("RGB")), img)
+
+
+def test_window_without_the_extra_says_which_to_install(monkeypatch, capsys):
+    """No imgui-bundle (the window extra): --window is refused before any work, naming the
+    extra to install; the window itself raises the same NoDisplayError."""
+    glfw = pytest.importorskip("glfw")
+    import gpgpu.show.window as window
+    from gpgpu.show.__main__ import main as show_main
+    from gpgpu.show.window import NoDisplayError, Window
+
+    monkeypatch.setitem(sys.modules, "imgui_bundle", None)      # as if not installed: import fails
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(glfw, "init", lambda: True)             # as if a display were there
+    monkeypatch.setattr(glfw, "terminate", lambda: None)
+    problem = window.display_problem()
+    assert "imgui-bundle" in problem and "pip install 'gpgpu[window]'" in problem
+    with pytest.raises(NoDisplayError, match=r"pip install 'gpgpu\[window\]'"):
+        Window(run("cholesky", 2).frames)
+    monkeypatch.setattr("gpgpu.show.__main__.run", lambda *a: pytest.fail("the algorithm ran"))
+    with pytest.raises(SystemExit) as e:
+        show_main(["cholesky", "--n", "3", "--window"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "pip install 'gpgpu[window]'" in err and "Traceback" not in err
+
+
+@needs_extra
+def test_headless_words_have_a_caption_bar_and_keep_the_marks():
+    """The text layer headless (render_offscreen with a caption): a dark caption bar on top
+    with light text in it; the grids' marks (orange, green) still show under the words."""
+    rec = run("cholesky", 5)
+    f = rec.frames[5]
+    cap = captions(rec.frames, "cholesky, n = 5")[5]
+    assert "pass 6 of" in cap and "outer_product_subtraction" in cap
+    from gpgpu.show.window import NoDisplayError
+
+    try:
+        img = render_offscreen(f, f.chosen_fragment(), (640, 360), caption=cap).astype(int)
+    except NoDisplayError as exc:        # ImGui's GL loader finds no libGL beside this headless context
+        pytest.skip(f"Dear ImGui cannot draw on this headless context: {exc}")
+    bar = img[:20]
+    assert (bar.max(axis=2) < 80).mean() > 0.7 and (bar.min(axis=2) > 180).mean() > 0.005
+    assert (render_offscreen(f, f.chosen_fragment(), (640, 360))[:20] >= 250).all()    # no caption: no bar
+    assert (np.abs(img - [255, 153, 0]) < 12).all(axis=2).sum() > 200
+    assert (np.abs(img - [0, 217, 0]) < 12).all(axis=2).sum() > 100
+
+
+def test_captions_and_legend_come_from_gpgpu_show_where_it_has_them(monkeypatch):
+    """The window's caption bar and legend are the PNG frames' own: gpgpu.show.describe (each
+    frame's caption) and gpgpu.show.LEGEND where they exist, else caption() and a legend of
+    the window's colours."""
+    import gpgpu.show as show
+    from gpgpu.show.window import captions, legend
+
+    frames = run("cholesky", 2).frames
+    monkeypatch.delattr(show, "describe", raising=False)
+    monkeypatch.delattr(show, "LEGEND", raising=False)
+    assert captions(frames, "h") == [show.caption(f, len(frames), "h") for f in frames]
+    assert {name for _, name, _ in legend()} >= {"shaded", "chosen", "primitive", "fetch"}
+    monkeypatch.setattr(show, "describe", lambda fr, heading="": [f"{heading}: {f.kernel}" for f in fr], raising=False)
+    monkeypatch.setattr(show, "LEGEND", (("orange", "shaded", "ran"),), raising=False)
+    assert captions(frames, "h") == [f"h: {f.kernel}" for f in frames]
+    assert legend() == (("orange", "shaded", "ran"),)

@@ -1,38 +1,54 @@
 """The recorded passes drawn by OpenGL itself, in a GLFW window (``python -m gpgpu.show ... --window``).
 
-The same frames as the PNGs, without the text: each texture a textured quad whose fragment
+The same frames as the PNGs, words included. Each texture is a textured quad whose fragment
 program colours every texel by value (blue negative, red positive) and draws the cell grid,
 the shaded fragments outlined in orange, the chosen fragment and the texels it fetched in
-green; the primitive's outline, its vertices and the fetch arrows as lines and points. The
-caption (pass, kernel, paper) is the window's title and is printed, with the chosen
-fragment's T0, T1 and fetches, at every step.
+green; the primitive's outline, its vertices and the fetch arrows are lines and points. Over
+them a text layer, drawn with Dear ImGui (the ``imgui-bundle`` package, its OpenGL 3 backend
+rendering into the same framebuffer; install it with ``pip install 'gpgpu[window]'``) writes:
+
+* a caption bar on top: the pass (k of n), the kernel, its file and the paper's reference, the
+  primitive and its fragments (:func:`captions`);
+* the panels' titles, the cells' values (up to 16 x 16 cells, where they fit), the vertices'
+  numbers beside their points, the fetched texels' numbers;
+* a strip below: the vertices with V, T0 and T1; the chosen fragment with its WPOS, T0, T1 and
+  its fetches, each as its kernel writes it (``texRECT(L, pivot_index.yx) -> L(0, 3)``); the
+  legend of the colours;
+* with H or F1, an overlay listing the keys.
+
+The caption is also the window's title and is printed, with the chosen fragment's T0, T1 and
+fetches, at every step. What the text layer drew last is :attr:`Window.drawn_text` (one string a
+call), which the tests read.
 
 Keys: Right / Left (or N / P) the next / previous pass, Home / End the first / last, Space
 plays and pauses (playing stops on the last pass; Right there stays on it), F the next fragment
-of the pass (C the previous), Q or Escape closes. :class:`Steps` holds what the keys move.
+of the pass (C the previous), H or F1 the help overlay, T the text layer on or off, Q or Escape
+closes. :class:`Steps` holds what the keys move.
 
 Without a display (neither DISPLAY nor WAYLAND_DISPLAY set, no glfw package, or GLFW unable to
 open the display or an OpenGL 3.3 window, whatever its platform) the window is refused with
 :class:`NoDisplayError`, whose message says to use ``--out DIR`` (PNG files need no display);
+without imgui-bundle, with the same error saying ``pip install 'gpgpu[window]'``.
 :func:`display_problem` is that check, made before any work.
 
 :class:`FrameRenderer` draws into whatever framebuffer is bound, so the window and a headless
-framebuffer (:func:`render_offscreen`) draw the same pixels: the tests compare the window's
-screenshot under Xvfb with the headless frame of the same pass.
+framebuffer (:func:`render_offscreen`) draw the same pixels, text included: the tests compare
+the window's screenshot under Xvfb with the headless frame of the same pass.
 """
 from __future__ import annotations
 
 import os
 import struct
 import time
+from pathlib import Path
 
 import moderngl
 import numpy as np
 
 from . import fetched_panels
 
-__all__ = ["FrameRenderer", "render_offscreen", "run_window", "Steps", "NoDisplayError", "display_problem",
-           "DEFAULT_SIZE", "SHOT_PATTERN"]
+__all__ = ["FrameRenderer", "TextLayer", "Window", "render_offscreen", "run_window", "Steps", "NoDisplayError",
+           "display_problem", "captions", "legend", "DEFAULT_SIZE", "SHOT_PATTERN", "HELP", "INSTALL_EXTRA"]
 
 DEFAULT_SIZE = (1100, 560)
 SHOT_PATTERN = r"shot_\d{4,}\.png"   # the screenshots' names (shot_0001.png, ...)
@@ -83,7 +99,8 @@ void main() { color = vec4(rgb, 1.0); }
 
 
 class NoDisplayError(RuntimeError):
-    """No display to open a window on (the message says to use --out DIR instead)."""
+    """No window can open: no display (the message says to use --out DIR instead), or no
+    imgui-bundle for its text (the message says ``pip install 'gpgpu[window]'``)."""
 
 
 def _no_display(cause: str) -> NoDisplayError:
@@ -125,15 +142,16 @@ def _init_glfw(glfw) -> list:
 
 
 def display_problem() -> str | None:
-    """None when a window can be opened (a display is set and GLFW initialises on it); else the
-    sentence saying why not and to use --out DIR. Cheap: made before the algorithm runs."""
+    """None when a window can be opened (a display is set, GLFW initialises on it, and
+    imgui-bundle, the ``window`` extra, imports); else the sentence saying why not and what to do
+    (use --out DIR; or ``pip install 'gpgpu[window]'``). Cheap: made before the algorithm runs."""
     try:
         glfw = _import_glfw()
         _init_glfw(glfw)
     except NoDisplayError as exc:
         return str(exc)
     glfw.terminate()
-    return None
+    return _imgui_problem()
 
 
 class Steps:
@@ -207,6 +225,175 @@ class Steps:
         return changed
 
 
+INSTALL_EXTRA = "pip install 'gpgpu[window]'"
+
+# The keys, as the help overlay (H or F1) lists them.
+HELP = (("Right / N", "next pass"), ("Left / P", "previous pass"), ("Home / End", "first / last pass"),
+        ("Space", "play / pause"), ("F / C", "next / previous fragment of the pass"),
+        ("T", "text layer on / off"), ("H / F1", "this help on / off"), ("Q / Esc", "close"))
+
+# Used only where gpgpu.show has no LEGEND (colour, short name, meaning).
+_LEGEND = (("#3b4cc0", "negative", "a cell's value below zero (blue, deeper for larger |value|)"),
+           ("#b40426", "positive", "a cell's value above zero (red)"),
+           ("orange", "shaded", "a fragment the pass shaded (the GPU's coverage)"),
+           ("lime", "chosen", "the fragment explained, and the texels it fetched"),
+           ("black", "primitive", "the primitive drawn; its vertices numbered"),
+           ("darkgreen", "fetch", "from the fragment to a texel it read"))
+_NAMED = {"orange": (1.0, 0.647, 0.0), "lime": (0.0, 1.0, 0.0), "green": (0.0, 0.5, 0.0),
+          "darkgreen": (0.0, 0.39, 0.0), "black": (0.0, 0.0, 0.0), "k": (0.0, 0.0, 0.0),
+          "white": (1.0, 1.0, 1.0), "red": (1.0, 0.0, 0.0), "blue": (0.0, 0.0, 1.0), "grey": (0.5, 0.5, 0.5),
+          "gray": (0.5, 0.5, 0.5)}
+
+LABEL_LIMIT = 16      # cells labelled with their values up to this many rows and columns, as in the PNGs
+CAPTION_PX, STRIP_PX, TITLE_PX = 14.0, 13.0, 13.0   # text sizes, pixels (the font's advance is half of it)
+_BAR_RGB = (0.16, 0.18, 0.23)                       # the caption bar's background
+
+
+def captions(frames, heading: str = "") -> list:
+    """Each frame's caption, as the PNG frames have it: pass k of n, kernel, file, the paper's
+    reference, primitive and fragments (with the explanations of :func:`gpgpu.show.describe`)."""
+    from .. import show
+
+    describe_all = getattr(show, "describe", None)          # fallback: until gpgpu.show.describe exists
+    if describe_all is not None:
+        return list(describe_all(frames, heading))
+    return [show.caption(f, len(frames), heading) for f in frames]
+
+
+def legend() -> tuple:
+    """(colour, short name, meaning) of each colour a frame uses."""
+    from .. import show
+
+    return tuple(getattr(show, "LEGEND", None) or _LEGEND)  # fallback: until gpgpu.show.LEGEND exists
+
+
+def _rgb(colour) -> tuple:
+    """A matplotlib colour (name, '#rrggbb' or a tuple) as (r, g, b) floats."""
+    if isinstance(colour, (tuple, list)):
+        return tuple(float(c) for c in colour[:3])
+    if isinstance(colour, str) and colour.startswith("#") and len(colour) == 7:
+        return tuple(int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    if colour in _NAMED:
+        return _NAMED[colour]
+    try:
+        from matplotlib.colors import to_rgb
+
+        return tuple(to_rgb(colour))
+    except Exception:                   # no matplotlib, or a colour it does not know either
+        return (0.5, 0.5, 0.5)
+
+
+def _xy(t) -> str:
+    """(x, y) or (x, y, z) as the PNG frames write it: (1, 0.5); a z of 0 left out."""
+    c = [f"{float(u):g}" for u in t]
+    return "(" + ", ".join(c[:2] if len(c) == 3 and c[2] == "0" else c) + ")"
+
+
+def _u32(rgb, alpha: float = 1.0) -> int:
+    r, g, b = (min(255, max(0, round(255 * c))) for c in rgb)
+    return (round(255 * alpha) << 24) | (b << 16) | (g << 8) | r
+
+
+def _wrap(line: str, chars: int) -> list:
+    """``line`` cut into pieces of at most ``chars`` characters, at spaces where there are any."""
+    import textwrap
+
+    return textwrap.wrap(line, max(chars, 8), subsequent_indent="  ", break_on_hyphens=False) or [""]
+
+
+def _imgui_problem() -> str | None:
+    """None when Dear ImGui (imgui-bundle, the window extra) imports; else what to install."""
+    try:
+        import imgui_bundle  # noqa: F401
+    except Exception as exc:            # ImportError, or a native library it cannot load
+        return (f"--window draws its text with Dear ImGui, and the imgui-bundle package is not usable "
+                f"({exc}): {INSTALL_EXTRA}; or {USE_OUT}")
+    return None
+
+
+class TextLayer:
+    """Words over a frame: Dear ImGui draw lists (imgui-bundle), rendered by ImGui's OpenGL 3
+    backend into the framebuffer bound in the OpenGL context current when it was made (the
+    window's, or the headless one of :func:`render_offscreen`). Between :meth:`begin` and
+    :meth:`end`, :meth:`text` and :meth:`box` add to the frame; :attr:`drawn` is every string
+    written since :meth:`begin`. The font is Inconsolata (imgui-bundle ships it), monospaced:
+    a character is half as wide as the text is high, so the layout needs no measuring."""
+
+    def __init__(self):
+        problem = _imgui_problem()
+        if problem:
+            raise NoDisplayError(problem)
+        import imgui_bundle
+        from imgui_bundle import imgui
+
+        self.imgui = imgui
+        self.context = imgui.create_context()
+        imgui.set_current_context(self.context)
+        io = imgui.get_io()
+        io.set_ini_filename(None)              # no imgui.ini written into the current folder
+        path = os.path.join(os.path.dirname(imgui_bundle.__file__), "assets", "fonts", "Inconsolata-Medium.ttf")
+        self.font = io.fonts.add_font_from_file_ttf(path, CAPTION_PX) if os.path.exists(path) else None
+        if not imgui.backends.opengl3_init("#version 330"):
+            imgui.destroy_context(self.context)
+            raise NoDisplayError("Dear ImGui's OpenGL 3 backend could not start on this OpenGL context; " + USE_OUT)
+        self.drawn = []
+        self._list = None
+
+    def begin(self, size) -> None:
+        imgui = self.imgui
+        imgui.set_current_context(self.context)
+        io = imgui.get_io()
+        io.display_size = (float(size[0]), float(size[1]))
+        io.delta_time = 1.0 / 60.0
+        imgui.backends.opengl3_new_frame()
+        imgui.new_frame()
+        self._list = imgui.get_foreground_draw_list()
+        self.drawn = []
+
+    def text(self, x: float, y: float, s: str, rgb=(0.0, 0.0, 0.0), px: float = STRIP_PX) -> None:
+        self._list.add_text(self.font or self.imgui.get_font(), px, (float(x), float(y)), _u32(rgb), s)
+        self.drawn.append(s)
+
+    def box(self, x0, y0, x1, y1, rgb, alpha: float = 1.0, edge=None) -> None:
+        self._list.add_rect_filled((float(x0), float(y0)), (float(x1), float(y1)), _u32(rgb, alpha))
+        if edge is not None:
+            self._list.add_rect((float(x0), float(y0)), (float(x1), float(y1)), _u32(edge))
+
+    def end(self) -> None:
+        imgui = self.imgui
+        imgui.render()
+        imgui.backends.opengl3_render_draw_data(imgui.get_draw_data())
+        self._list = None
+
+    def release(self) -> None:
+        self.imgui.set_current_context(self.context)
+        self.imgui.backends.opengl3_shutdown()
+        self.imgui.destroy_context(self.context)
+
+
+def _vertex_lines(frame) -> list:
+    pts = frame.vertices
+    head = f"primitive: {frame.primitive}, {len(pts)} vertices" + (":" if 0 < len(pts) <= 6 else "")
+    if len(pts) > 6:
+        return [head + " (not listed)"]
+    return [head] + [f"{i + 1}. V{_xy(v.V)}  T0{_xy(v.T0)}  T1{_xy(v.T1)}" for i, v in enumerate(pts)]
+
+
+def _fragment_lines(frame, fragment, fetches) -> list:
+    if not fragment:
+        return ["no fragment: the pass shaded none that was recorded"]
+    x, y = fragment
+    if not frame.shades(x, y):
+        return [f"fragment ({x}, {y}): not shaded by this pass"]
+    lines = [f"fragment ({x}, {y}): WPOS{_xy((x + .5, y + .5))}",
+             f"T0 = {_xy(frame.T0[y, x])}", f"T1 = {_xy(frame.T1[y, x])}"]
+    lines += [f"{k + 1}. {call} -> {sampler}({tx}, {ty})" for k, (sampler, (tx, ty), call) in enumerate(fetches)]
+    n = int(frame.fetch_count[y, x])
+    if n > len(fetches):
+        lines.append(f"... {n} fetches in all, the first {len(fetches)} shown")
+    return lines
+
+
 class FrameRenderer:
     """Draws one recorded frame into the framebuffer bound in ``ctx`` (see module docstring)."""
 
@@ -232,24 +419,52 @@ class FrameRenderer:
         self._textures.append(t)
         return t
 
-    def draw(self, frame, fragment, size) -> None:
+    @staticmethod
+    def layout(frame, fragment, size, caption: str = ""):
+        """Where things go: (caption lines, caption bar height, strip columns [(x, lines)],
+        strip top). The same with or without the text layer, so that the grids do not move."""
+        W, H = size
+        bar = [piece for line in caption.splitlines() for piece in _wrap(line, int((W - 16) / (CAPTION_PX / 2)))]
+        most = max(1, int(0.3 * H / (CAPTION_PX + 3)))         # the bar takes at most 30 % of the height
+        bar = bar if len(bar) <= most else bar[:most - 1] + [bar[most - 1][:-4] + " ..."]
+        bar_h = len(bar) * (CAPTION_PX + 3) + 8 if bar else 0
+        _, fetches = fetched_panels(frame, fragment)
+        xs = (0.0, 0.25 * W, 0.55 * W, W)                   # vertices, fragment, legend: 25, 30, 45 %
+        chars = [int((b - a - 16) / (STRIP_PX / 2)) for a, b in zip(xs, xs[1:])]
+        cols = [_vertex_lines(frame), _fragment_lines(frame, fragment, fetches), ["legend (H: the keys)"]]
+        cols = [[piece for line in c for piece in _wrap(line, n)] for c, n in zip(cols, chars)]
+        legend_lines = [(rgb, piece) for colour, name, meaning in legend()
+                        for rgb, piece in zip([_rgb(colour)] + [None] * 9, _wrap(f"{name}: {meaning}", chars[2] - 3))]
+        most = max(2, int(0.42 * H / (STRIP_PX + 3)) - 1)      # the strip takes at most 42 % of the height
+        cols = [c[:most] for c in cols]
+        legend_lines = legend_lines[:most - 1]
+        rows = max(len(cols[0]), len(cols[1]), 1 + len(legend_lines))
+        strip_top = H - rows * (STRIP_PX + 3) - 6
+        return bar, bar_h, [(x + 8, c) for x, c in zip(xs, cols)], legend_lines, strip_top
+
+    def draw(self, frame, fragment, size, text: TextLayer | None = None, caption: str = "",
+             help: bool = False) -> None:
         """Draw ``frame`` with ``fragment`` (x, y) explained (None: no fragment) into a viewport of
-        ``size`` = (width, height) pixels of the bound framebuffer."""
+        ``size`` = (width, height) pixels of the bound framebuffer; with ``text``, the words too:
+        ``caption`` in the bar on top, and with ``help`` the keys' overlay."""
         W, H = size
         ctx = self.ctx
         ctx.viewport = (0, 0, W, H)
         ctx.clear(1.0, 1.0, 1.0, 1.0)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
         names, fetches = fetched_panels(frame, fragment)
+        bar, bar_h, strip, legend_lines, strip_top = self.layout(frame, fragment, size, caption)
+        top = bar_h + TITLE_PX + 8
+        gh = strip_top - top - 4
         panels = [(frame.inputs[n], n) for n in names] + [(frame.values, None)]
         pw = W / len(panels)
-        boxes = {}
+        boxes, shown = {}, {}
         for i, (values, name) in enumerate(panels):
             v = values if values.ndim == 2 else values[..., 0]
             rows, cols = v.shape
-            cell = min((pw - 40) / (cols + 1.5), (H - 40) / (rows + 1.5))   # room for oversized primitives
-            x0 = i * pw + 20 + 0.5 * cell
-            y0 = 20 + 0.5 * cell
+            cell = max(1.0, min((pw - 40) / (cols + 1.5), gh / (rows + 1.5)))   # room for oversized primitives
+            x0 = i * pw + (pw - cols * cell) / 2
+            y0 = top + 0.75 * cell
             boxes[name] = (x0, y0, cell)
             marks = np.zeros((rows, cols), np.float32)
             if name is None:
@@ -263,6 +478,7 @@ class FrameRenderer:
                         marks[ty, tx] = 2.0
             finite = np.abs(v[np.abs(v) < 1e30])
             lim = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+            shown[name] = (v, lim)
             tv, tm = self._texture(np.clip(v, -lim, lim)), self._texture(marks)
             tv.use(0)
             tm.use(1)
@@ -278,7 +494,6 @@ class FrameRenderer:
         for t in self._textures:
             t.release()
         self._textures = []
-        tx0, ty0, tc = boxes[None]
 
         def at(box, u, w):
             bx, by, c = box
@@ -296,13 +511,108 @@ class FrameRenderer:
             segs += pts
         self._draw(moderngl.LINES, [at(boxes[None], *p) for p in segs], (0.0, 0.0, 0.0))
         self._draw(moderngl.POINTS, [at(boxes[None], *p) for p in pts], (0.0, 0.0, 0.0), point=5.0)
+        arrows = []
         if fragment:
             fx, fy = fragment
-            arrows = []
             for sampler, (tx, ty), _ in fetches:
-                box = boxes[next(n for n in names if frame.input_ids[n] == frame.input_ids[sampler])]
+                box = boxes[self._panel_of(frame, names, sampler)]
                 arrows += [at(boxes[None], fx + .5, fy + .5), at(box, tx + .5, ty + .5)]
             self._draw(moderngl.LINES, arrows, (0.0, 0.45, 0.0))
+        if text is None:
+            return
+        text.begin(size)
+        self._words(text, frame, fragment, size, names, fetches, boxes, shown, bar, bar_h, strip, legend_lines,
+                    strip_top)
+        if help:
+            self._help(text, size)
+        text.end()
+
+    @staticmethod
+    def _panel_of(frame, names, sampler):
+        return next(n for n in names if frame.input_ids[n] == frame.input_ids[sampler])
+
+    def _words(self, text, frame, fragment, size, names, fetches, boxes, shown, bar, bar_h, strip, legend_lines,
+               strip_top) -> None:
+        W, H = size
+        if bar:                                             # the caption bar
+            text.box(0, 0, W, bar_h, _BAR_RGB)
+            for k, line in enumerate(bar):
+                text.text(8, 4 + k * (CAPTION_PX + 3), line, (1.0, 1.0, 1.0), CAPTION_PX)
+        for name, (x0, y0, cell) in boxes.items():          # titles, indices, values
+            v, lim = shown[name]
+            rows, cols = v.shape
+            if name is None:
+                title = "target (written), after the pass"
+                rgba = frame.values.ndim == 3
+            else:
+                title = "input " + " = ".join(s for s, i in frame.input_ids.items()
+                                              if i == frame.input_ids[name]) + " (read)"
+                rgba = frame.inputs[name].ndim == 3
+            title += " -- RGBA, .r shown" if rgba else ""
+            text.text(max(4.0, x0 + cols * cell / 2 - len(title) * TITLE_PX / 4), bar_h + 4, title, (0.1, 0.1, 0.1),
+                      TITLE_PX)
+            idx_px = min(11.0, 0.5 * cell)
+            if idx_px >= 7 and max(rows, cols) <= LABEL_LIMIT:
+                for c in range(cols):
+                    s = str(c)
+                    text.text(x0 + (c + .5) * cell - len(s) * idx_px / 4, y0 - idx_px - 2, s, (0.45, 0.45, 0.45), idx_px)
+                for r in range(rows):
+                    s = str(r)
+                    text.text(x0 - len(s) * idx_px / 2 - 4, y0 + (r + .5) * cell - idx_px / 2, s, (0.45, 0.45, 0.45),
+                              idx_px)
+            if max(rows, cols) > LABEL_LIMIT:
+                continue
+            labels = [[f"{float(v[r, c]):.3g}" for c in range(cols)] for r in range(rows)]
+            longest = max(len(s) for row in labels for s in row)
+            px = min(12.0, 0.4 * cell, 2 * 0.94 * cell / longest)
+            if px < 6.5:
+                continue
+            for r in range(rows):
+                for c in range(cols):
+                    s = labels[r][c]
+                    t = min(1.0, abs(float(v[r, c])) / lim)
+                    rgb = (1.0, 1.0, 1.0) if t > 0.6 else (0.05, 0.05, 0.05)
+                    text.text(x0 + (c + .5) * cell - len(s) * px / 4, y0 + (r + .5) * cell - px / 2, s, rgb, px)
+        tx0, ty0, tc = boxes[None]                          # the vertices' numbers, beside their points
+        pts = [v.V for v in frame.vertices]
+        if 0 < len(pts) <= 6:
+            cx, cy = np.mean([p[0] for p in pts]), np.mean([p[1] for p in pts])
+            for k, (px_, py_) in enumerate(pts):
+                dx, dy = px_ - cx, py_ - cy
+                norm = max(1e-9, (dx * dx + dy * dy) ** 0.5)
+                x = tx0 + px_ * tc + 12 * dx / norm - 5
+                y = ty0 + py_ * tc + 12 * dy / norm - 8
+                text.box(x - 2, y, x + 12, y + 15, (1.0, 1.0, 1.0), 0.9, edge=(0.3, 0.3, 0.3))
+                text.text(x + 1, y + 1, str(k + 1), (0.0, 0.0, 0.0), 13.0)
+        for k, (sampler, (fx, fy), _) in enumerate(fetches):   # the fetched texels' numbers
+            bx, by, c = boxes[self._panel_of(frame, names, sampler)]
+            px = min(11.0, 0.35 * c)
+            if px >= 6:
+                text.text(bx + (fx + 1) * c - px * 0.5 - 3, by + fy * c + 2, str(k + 1), (0.0, 0.35, 0.0), px)
+        text.box(0, strip_top - 2, W, H, (0.96, 0.96, 0.96))    # the strip: vertices, fragment, legend
+        line_h = STRIP_PX + 3
+        for x, lines in strip[:2]:
+            for k, line in enumerate(lines):
+                text.text(x, strip_top + k * line_h, line, (0.05, 0.05, 0.05), STRIP_PX)
+        x, (head,) = strip[2][0], strip[2][1][:1]
+        text.text(x, strip_top, head, (0.05, 0.05, 0.05), STRIP_PX)
+        for k, (rgb, line) in enumerate(legend_lines):
+            y = strip_top + (k + 1) * line_h
+            if rgb is not None:
+                text.box(x, y + 2, x + 11, y + 13, rgb, edge=(0.3, 0.3, 0.3))
+            text.text(x + 3 * STRIP_PX / 2, y, line, (0.05, 0.05, 0.05), STRIP_PX)
+
+    @staticmethod
+    def _help(text, size) -> None:
+        W, H = size
+        lines = ["keys"] + [f"{keys:<12s}{what}" for keys, what in HELP]
+        w = max(len(s) for s in lines) * STRIP_PX / 2 + 32
+        h = len(lines) * (STRIP_PX + 5) + 20
+        x, y = (W - w) / 2, (H - h) / 2
+        text.box(x, y, x + w, y + h, (0.1, 0.1, 0.12), edge=(0.8, 0.8, 0.8))
+        for k, line in enumerate(lines):
+            text.text(x + 16, y + 10 + k * (STRIP_PX + 5), line, (1.0, 0.85, 0.3) if k == 0 else (1.0, 1.0, 1.0),
+                      STRIP_PX)
 
     def _draw(self, mode, points, rgb, point=1.0) -> None:
         if not points:
@@ -318,21 +628,28 @@ class FrameRenderer:
         return 2.0 * x / W - 1.0, 1.0 - 2.0 * y / H
 
 
-def render_offscreen(frame, fragment, size=DEFAULT_SIZE, ctx=None) -> np.ndarray:
-    """The frame as the window draws it, rendered headless: an (H, W, 3) uint8 array, top row first."""
+def render_offscreen(frame, fragment, size=DEFAULT_SIZE, ctx=None, caption: str | None = None,
+                     help: bool = False) -> np.ndarray:
+    """The frame as the window draws it, rendered headless: an (H, W, 3) uint8 array, top row
+    first. With ``caption`` (a string, "" for none), the text layer too (needs imgui-bundle);
+    None (default): the pictures alone, laid out as with a caption-less text layer."""
     from ..context import get_context, park
 
     ctx = ctx or get_context()
     W, H = size
     tex = ctx.texture((W, H), 4)
-    fbo = r = None
+    fbo = r = text = None
     try:
         fbo = ctx.framebuffer(color_attachments=[tex])
         r = FrameRenderer(ctx)
         fbo.use()
-        r.draw(frame, fragment, size)
+        if caption is not None:
+            text = TextLayer()
+        r.draw(frame, fragment, size, text, caption or "", help)
         img = np.frombuffer(fbo.read(components=3, alignment=1), np.uint8).reshape(H, W, 3)[::-1].copy()
     finally:
+        if text is not None:
+            text.release()
         if r is not None:
             r.release()
         park(ctx)
@@ -363,6 +680,122 @@ def describe(frame, fragment, total) -> str:
     return "\n".join(lines)
 
 
+class Window:
+    """The GLFW window, its OpenGL 3.3 context, the renderer and the text layer: what
+    :func:`run_window` steps through, and what the tests drive directly. :meth:`press` applies a
+    key (a GLFW key code) as the window's key callback does; :meth:`draw` draws the step shown
+    into the back buffer and notes the text layer's strings in :attr:`drawn_text`;
+    :meth:`screenshot` reads that back buffer; :meth:`swap` shows it. ``show_text`` (T) and
+    ``show_help`` (H or F1) switch the text layer and the keys' overlay. Without a display or
+    without imgui-bundle: :class:`NoDisplayError`, saying what to do.
+
+    Release the thread's headless context first (:func:`gpgpu.context.release_context`, once the
+    frames are recorded), as ``python -m gpgpu.show`` does: on X, the window's context cannot be
+    made current while an EGL one is (GLX BadAccess)."""
+
+    def __init__(self, frames, size=DEFAULT_SIZE, heading: str = "", play_seconds: float = 0.6, fragment=None):
+        self.steps = Steps(frames, play_seconds, fragment)
+        self.heading = heading
+        self.captions = captions(self.steps.frames, heading)
+        self.show_text, self.show_help = True, False
+        self.drawn_text = []
+        glfw = self.glfw = _import_glfw()
+        problem = _imgui_problem()
+        if problem:
+            raise NoDisplayError(problem)
+        errors = _init_glfw(glfw)
+        try:
+            glfw.window_hint(glfw.CONTEXT_VERSION_MAJOR, 3)
+            glfw.window_hint(glfw.CONTEXT_VERSION_MINOR, 3)
+            glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
+            glfw.window_hint(glfw.OPENGL_FORWARD_COMPAT, glfw.TRUE)
+            glfw.window_hint(glfw.RESIZABLE, glfw.FALSE)
+            win = glfw.create_window(size[0], size[1], "gpgpu.show", None, None)
+        except Exception as exc:            # GLFWError raised by the package's error reporting
+            errors.append(str(exc))
+            win = None
+        if not win:
+            glfw.terminate()
+            raise _no_display("GLFW could not open an OpenGL 3.3 window" + (f" ({errors[-1]})" if errors else ""))
+        self.win = win
+        self.renderer = self.text = None
+        try:
+            glfw.make_context_current(win)
+            self.ctx = moderngl.create_context(require=330)
+            self.renderer = FrameRenderer(self.ctx)
+            self.text = TextLayer()
+        except BaseException:
+            self.close()
+            raise
+        self.actions = {glfw.KEY_RIGHT: "next", glfw.KEY_N: "next", glfw.KEY_LEFT: "previous",
+                        glfw.KEY_P: "previous", glfw.KEY_HOME: "first", glfw.KEY_END: "last",
+                        glfw.KEY_SPACE: "play", glfw.KEY_F: "next fragment", glfw.KEY_C: "previous fragment"}
+
+    @property
+    def size(self) -> tuple:
+        return tuple(self.glfw.get_framebuffer_size(self.win))
+
+    def press(self, key: int, now: float | None = None) -> bool:
+        """Apply a key press (GLFW key code); returns whether the window must be drawn again."""
+        glfw = self.glfw
+        if key in (glfw.KEY_Q, glfw.KEY_ESCAPE):
+            glfw.set_window_should_close(self.win, True)
+            return False
+        if key in (glfw.KEY_H, glfw.KEY_F1):
+            self.show_help = not self.show_help
+            return True
+        if key == glfw.KEY_T:
+            self.show_text = not self.show_text
+            return True
+        if key in self.actions:
+            return self.steps.key(self.actions[key], time.monotonic() if now is None else now)
+        return False
+
+    def draw(self) -> tuple:
+        """Draw the step shown into the back buffer; returns it, (pass index, fragment)."""
+        f, frag = self.steps.frame, self.steps.fragment()
+        self.glfw.make_context_current(self.win)
+        self.ctx.screen.use()
+        self.renderer.draw(f, frag, self.size, self.text if self.show_text else None,
+                           self.captions[self.steps.i], self.show_help)
+        self.drawn_text = list(self.text.drawn) if self.show_text else []
+        return f.index, frag
+
+    def screenshot(self) -> np.ndarray:
+        """The back buffer (what :meth:`draw` drew, before :meth:`swap`): (H, W, 3) uint8, top row first."""
+        W, H = self.size
+        self.glfw.make_context_current(self.win)
+        raw = self.ctx.screen.read(viewport=(0, 0, W, H), components=3, alignment=1)
+        return np.frombuffer(raw, np.uint8).reshape(H, W, 3)[::-1].copy()
+
+    def save_screenshot(self, path) -> None:
+        from pathlib import Path
+
+        from PIL import Image
+
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(self.screenshot()).save(path)
+
+    def swap(self) -> None:
+        self.glfw.swap_buffers(self.win)
+
+    def close(self) -> None:
+        for part in (self.text, self.renderer):
+            if part is not None:
+                part.release()
+        self.text = self.renderer = None
+        if self.win is not None:
+            self.glfw.destroy_window(self.win)
+            self.glfw.terminate()
+            self.win = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | None = None,
                play_seconds: float = 0.6, fragment=None) -> list:
     """Open the window and step through ``frames`` until it is closed. Returns the steps shown,
@@ -370,98 +803,52 @@ def run_window(frames, size=DEFAULT_SIZE, heading: str = "", screenshots: str | 
     shades it (see :class:`Steps`). With ``screenshots`` (a folder), each shown step is also
     saved from the window's framebuffer as shot_NNNN.png (what the tests compare); the
     screenshots an earlier run left there (files named shot_NNNN.png, nothing else) are
-    deleted first, so the folder holds this run's alone. Without a display:
-    :class:`NoDisplayError` (its message says to use --out DIR)."""
-    steps = Steps(frames, play_seconds, fragment)
-    glfw = _import_glfw()
-    errors = _init_glfw(glfw)
-    try:
-        glfw.window_hint(glfw.CONTEXT_VERSION_MAJOR, 3)
-        glfw.window_hint(glfw.CONTEXT_VERSION_MINOR, 3)
-        glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
-        glfw.window_hint(glfw.OPENGL_FORWARD_COMPAT, glfw.TRUE)
-        glfw.window_hint(glfw.RESIZABLE, glfw.FALSE)
-        win = glfw.create_window(size[0], size[1], "gpgpu.show", None, None)
-    except Exception as exc:            # GLFWError raised by the package's error reporting
-        errors.append(str(exc))
-        win = None
-    if not win:
-        glfw.terminate()
-        raise _no_display("GLFW could not open an OpenGL 3.3 window" + (f" ({errors[-1]})" if errors else ""))
-    try:
-        glfw.make_context_current(win)
-        ctx = moderngl.create_context(require=330)
-        renderer = FrameRenderer(ctx)
-    except BaseException:
-        glfw.destroy_window(win)
-        glfw.terminate()
-        raise
+    deleted first, so the folder holds this run's alone. Without a display or without
+    imgui-bundle: :class:`NoDisplayError` (its message says to use --out DIR, or what to install)."""
+    window = Window(frames, size, heading, play_seconds, fragment)
+    glfw = window.glfw
     if screenshots:
         _clear_screenshots(screenshots)
-    actions = {glfw.KEY_RIGHT: "next", glfw.KEY_N: "next", glfw.KEY_LEFT: "previous", glfw.KEY_P: "previous",
-               glfw.KEY_HOME: "first", glfw.KEY_END: "last", glfw.KEY_SPACE: "play",
-               glfw.KEY_F: "next fragment", glfw.KEY_C: "previous fragment"}
     keys = []
     shown = []
 
-    def on_key(window, key, scancode, action, mods):
+    def on_key(win, key, scancode, action, mods):
         if action in (glfw.PRESS, glfw.REPEAT):
             keys.append(key)   # one key a step: each is drawn before the next is applied
 
-    glfw.set_key_callback(win, on_key)
+    glfw.set_key_callback(window.win, on_key)
     dirty = True
     try:
-        while not glfw.window_should_close(win):
+        while not glfw.window_should_close(window.win):
             if keys:
-                key = keys.pop(0)
-                if key in (glfw.KEY_Q, glfw.KEY_ESCAPE):
-                    glfw.set_window_should_close(win, True)
-                elif key in actions:
-                    dirty |= steps.key(actions[key], time.monotonic())
-            dirty |= steps.tick(time.monotonic())
+                dirty |= window.press(keys.pop(0))
+            dirty |= window.steps.tick(time.monotonic())
             if dirty:
                 dirty = False
-                f, frag = steps.frame, steps.fragment()
-                ctx.screen.use()
-                W, H = glfw.get_framebuffer_size(win)
-                renderer.draw(f, frag, (W, H))
-                shown.append((f.index, frag))
+                shown.append(window.draw())
                 if screenshots:              # the back buffer, just drawn, is what the swap shows
-                    _screenshot(ctx, (W, H), screenshots, len(shown))
-                glfw.swap_buffers(win)
+                    window.save_screenshot(Path(screenshots) / f"shot_{len(shown):04d}.png")
+                window.swap()
+                f, frag = window.steps.frame, window.steps.fragment()
                 text = describe(f, frag, len(frames))
-                glfw.set_window_title(win, "gpgpu.show: " + (heading + " | " if heading else "") + text.split("\n")[0][:200])
+                glfw.set_window_title(window.win, "gpgpu.show: " + (heading + " | " if heading else "")
+                                      + text.split("\n")[0][:200])
                 print(text, flush=True)
             if keys:
                 glfw.poll_events()
             else:
                 glfw.wait_events_timeout(0.05)
     finally:
-        renderer.release()
-        glfw.destroy_window(win)
-        glfw.terminate()
+        window.close()
     return shown
 
 
 def _clear_screenshots(folder) -> None:
     """Delete the screenshots (shot_NNNN.png) an earlier run left in ``folder``."""
     import re
-    from pathlib import Path
 
     folder = Path(folder)
     if folder.is_dir():
         for p in folder.iterdir():
             if re.fullmatch(SHOT_PATTERN, p.name) and p.is_file():
                 p.unlink()
-
-
-def _screenshot(ctx, size, folder, n) -> None:
-    """Save the window's framebuffer (read back before the swap) as folder/shot_NNNN.png."""
-    from pathlib import Path
-
-    from PIL import Image
-
-    W, H = size
-    raw = ctx.screen.read(viewport=(0, 0, W, H), components=3, alignment=1)
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    Image.fromarray(np.frombuffer(raw, np.uint8).reshape(H, W, 3)[::-1]).save(Path(folder) / f"shot_{n:04d}.png")
