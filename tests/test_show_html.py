@@ -46,6 +46,7 @@ def browser():
                     "(make test installs them when run as root)")
     try:
         from selenium import webdriver
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.chrome.service import Service
     except ImportError:
         pytest.skip("needs selenium: pip install -e '.[test]'")
@@ -55,7 +56,11 @@ def browser():
                 "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>"):   # no network either way
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    try:
+        driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
+    except WebDriverException as exc:      # e.g. Ubuntu's chromium-browser, a stub that asks for the snap
+        pytest.skip(f"{chromium} with {chromedriver} does not start headless ({exc.msg}); "
+                    "install Debian's chromium and chromium-driver")
     try:
         yield driver
     finally:

@@ -25,7 +25,6 @@ import base64
 import html
 import io
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -280,7 +279,7 @@ figure { margin: .5rem 0; }
 #fragment-info { font-family: ui-monospace, monospace; font-size: .82rem; white-space: pre-wrap; }
 #kernel-source { font-size: .8rem; line-height: 1.35; background: #fafafa; border: 1px solid #ddd; white-space: pre-wrap;
                  padding: .3rem 0; overflow-x: auto; }
-#kernel-source .line { display: block; padding: 0 .5rem 0 0; }
+#kernel-source .line { display: block; padding: 0 .5rem 0 4ch; text-indent: -4ch; }
 #kernel-source .no { display: inline-block; width: 3ch; text-align: right; color: #999; margin-right: 1ch;
                      user-select: none; }
 #kernel-source .comment { color: #6a737d; }
