@@ -258,3 +258,51 @@ def test_a_screenshot_is_not_blank(loaded):
     s = r[4]
     box = pixels[int(r[1] * s):int((r[1] + r[3]) * s), int(r[0] * s):int((r[0] + r[2]) * s)]
     assert box.size and box.reshape(-1, 3).std(axis=0).max() > 20
+
+
+def test_every_algorithms_fetches_are_found_on_their_kernels_lines():
+    """For every algorithm of --list (n = 4), every pass's fetches as the page lists them carry
+    the lines of the kernel file where that call is written (found here by its text)."""
+    from gpgpu.show import ALGORITHMS
+    from gpgpu.show.html import _pass_data
+
+    checked = 0
+    for name in ALGORITHMS:
+        sources = {}
+        for f in run(name, 4).frames:
+            d = _pass_data(f, None, sources)
+            assert d["source"] == f.file and d["recorded"], (name, f.kernel)
+            lines = [" ".join(s.split()) for s in (ROOT / "glsl" / f.file).read_text().split("\n")]
+            for q in d["fetches"]:
+                a, b = q["lines"]
+                assert q["call"] in " ".join(lines[a - 1:b]), (name, f.kernel, q)
+                assert a == b or q["call"] not in " ".join(lines[a - 1:b - 1]), (name, f.kernel, q)
+                checked += 1
+            where = f.chosen_fragment()
+            assert len(d["fetches"]) == (len(f.fetches_at(*where)) if where else 0), (name, f.kernel)
+    assert checked > 300
+
+
+def test_a_copy_and_an_unrecorded_pass_say_why_they_have_no_fetches(browser, tmp_path):
+    """A copy-to-texture pass (no fragment program) and a pass whose vertex program places the
+    primitive (not instrumented) each get a sentence instead of fetches, with no console error."""
+    import dataclasses
+
+    from gpgpu.show.html import page
+
+    f = run("reduce-pingpong", 2).frames[0]
+    frames = [f, dataclasses.replace(f, file="glCopyTexSubImage2D", covered=None),
+              dataclasses.replace(f, covered=None)]
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 4), (200, 30, 30)).save(buf, format="PNG")
+    path = tmp_path / "p.html"
+    path.write_text(page(frames, [buf.getvalue()] * 3, ["a", "b", "c"], [("orange", "o", "m")], "t"))
+    browser.get("about:blank")
+    browser.get_log("browser")
+    browser.get(path.as_uri() + "#pass-2")
+    assert _by_id(browser, "fragment-info").text == "A copy into the texture (glCopyTexSubImage2D): no fragment program runs."
+    assert _by_id(browser, "kernel-source").text == ""
+    _by_id(browser, "next").click()
+    assert _by_id(browser, "fragment-info").text.startswith("Its vertex program places this pass's primitive")
+    assert "texRECT" in _by_id(browser, "kernel-source").text
+    assert [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
