@@ -84,8 +84,9 @@ def main(argv=None) -> int:
                     help="with --window: also save every step shown as DIR/shot_NNNN.png (the shot_NNNN.png "
                          "files of an earlier run there are deleted first)")
     ap.add_argument("--html", default=None, metavar="FILE",
-                    help="write every pass into one self-contained HTML page (frames, captions, legend, the "
-                         "kernels' sources; no server or network needed) instead of the PNGs; with --out, both")
+                    help="write every pass into one self-contained HTML page to step through in a browser (frames, "
+                         "captions, legend, the kernels' sources; no server or network needed), replaced if it "
+                         "exists, instead of the PNGs; with --out, both")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal)")

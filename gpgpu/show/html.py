@@ -17,7 +17,7 @@ are inline too. It shows
 * the trace (kernel, primitive, fragments, target of every pass).
 
 The address may name a pass: ``page.html#pass-6`` opens at pass 6 (the captions count from 1),
-and stepping keeps the address up to date. The page is about 60 kB a pass.
+and stepping keeps the address up to date. The page weighs about 70 kB a pass.
 """
 from __future__ import annotations
 
