@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := test,experiments,lp,window
 LATEST := .venv-latest
 
-.PHONY: test test-latest lock fig8 figures docs pipeline-pictures bench info clean-venv sysdeps pyvenv
+.PHONY: test test-latest lock fig8 figures docs pipeline-pictures show-page bench info clean-venv sysdeps pyvenv
 
 test: $(VENV)/.installed sysdeps
 	$(PY) tools/versions.py
@@ -42,6 +42,11 @@ docs: $(VENV)/.installed-docs
 # The pictures of docs/pipeline.md, drawn from the real passes of the real algorithms.
 pipeline-pictures: $(VENV)/.installed sysdeps
 	$(PY) -m gpgpu.show.docs docs/pipeline
+
+# The page of docs/stepping.md: every pass of a small Cholesky in one self-contained HTML file.
+show-page: $(VENV)/.installed sysdeps
+	mkdir -p docs/show
+	$(PY) -m gpgpu.show cholesky --n 4 --html docs/show/cholesky.html
 
 bench: $(VENV)/.installed sysdeps
 	$(PY) -m gpgpu bench

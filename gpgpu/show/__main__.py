@@ -10,13 +10,18 @@ Checked before any work, as argparse errors (exit status 2, no traceback): the o
 ``--window`` needs a display. ``--fragment`` must lie inside a pass's target (the valid range is
 in the message) and be shaded by at least one pass. A folder used before has its earlier frames
 replaced (pass_NNNN.png and passes.gif deleted first, nothing else), and the count printed is
-this run's files."""
+this run's files.
+
+``--html FILE`` writes every pass into one self-contained page instead, to step through in any
+browser (:mod:`gpgpu.show.html`); with ``--out`` as well, the PNGs too.
+"""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
-from ..cli import output_folder_problem
+from ..cli import output_file_problem, output_folder_problem
 from . import ALGORITHMS, run, write_frames
 from .algorithms import MAX_N
 
@@ -78,6 +83,10 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshots", default=None, metavar="DIR",
                     help="with --window: also save every step shown as DIR/shot_NNNN.png (the shot_NNNN.png "
                          "files of an earlier run there are deleted first)")
+    ap.add_argument("--html", default=None, metavar="FILE",
+                    help="write every pass into one self-contained HTML page to step through in a browser (frames, "
+                         "captions, legend, the kernels' sources; no server or network needed), replaced if it "
+                         "exists, instead of the PNGs; with --out, both")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal)")
@@ -99,6 +108,11 @@ def main(argv=None) -> int:
         ap.error(f"--size takes WxH, each at least 64 pixels, got {args.size!r}")
     # the outputs are checked before the work, not found unusable after it
     out = args.out or f"frames/{args.algorithm}"
+    if args.html:
+        problem = ("--html writes a page, --window opens a window: give one of them" if args.window
+                   else output_file_problem(args.html, "--html"))
+        if problem:
+            ap.error(problem)
     if args.window:
         from .window import display_problem
 
@@ -109,7 +123,7 @@ def main(argv=None) -> int:
             problem = output_folder_problem(args.screenshots, "--screenshots")
             if problem:
                 ap.error(problem)
-    else:
+    elif args.out is not None or not args.html:
         problem = output_folder_problem(out, "--out")
         if problem:
             ap.error(problem)
@@ -135,6 +149,16 @@ def main(argv=None) -> int:
         print("shown: " + " ".join(f"{i + 1}@{'-' if fr is None else '%d,%d' % fr}" for i, fr in shown))
         return 0
     print(rec.format_trace(), flush=True)          # known once recorded: before the drawing, which takes longer
+    if args.html:
+        from .html import write_html
+
+        page = write_html(rec, args.html, args.fragment, heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
+                          title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
+                          command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
+                          progress=args.progress)
+        print(f"{len(rec.frames)} passes in {page} ({page.stat().st_size // 1024} kB; open it in a browser)")
+        if args.out is None:
+            return 0
     paths = write_frames(rec, out, args.fragment, gif=not args.no_gif,
                          heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})", progress=args.progress)
     print(f"{len(rec.frames)} passes, {len(paths)} files of this run in {out}/"

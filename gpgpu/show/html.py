@@ -1,0 +1,419 @@
+"""``python -m gpgpu.show ALGORITHM --html FILE``: every pass of an algorithm in one
+self-contained HTML page, to step through in any browser (beyond the papers, a teaching tool).
+
+The page needs no server and no network: the frames are the PNG frames of
+:func:`gpgpu.show.draw_frame` (the same pictures as ``--out``), inline as base64 ``data:`` URLs;
+the captions, the trace and the kernels' sources are inline JSON; the script and the style sheet
+are inline too. It shows
+
+* the frame of the current pass and its caption, and a legend of the frames' colours and marks;
+* buttons (first, previous, play/pause, next, last), a slider over the passes, and keys:
+  Right / Left the next / previous pass, Home / End the first / last, Space plays;
+* the GLSL source of the pass's kernel, read from the shipped kernels (``glsl/``, installed as
+  ``gpgpu/glsl``, or ``$GPGPU_GLSL_DIR``: :data:`gpgpu.kernel.GLSL_DIR`) when the page is
+  written, with the chosen fragment's fetch lines highlighted and numbered as the frame numbers
+  the fetched texels (the recorder's fetch calls, :attr:`gpgpu.record.Frame.sites`, located in the
+  file), and the fragment's WPOS, T0, T1 and fetches beside it;
+* the trace (kernel, primitive, fragments, target of every pass).
+
+The address may name a pass: ``page.html#pass-6`` opens at pass 6 (the captions count from 1),
+and stepping keeps the address up to date. The page weighs about 70 kB a pass.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["write_html", "page", "fetch_site_lines"]
+
+#: The legend until :mod:`gpgpu.show` has its own: (matplotlib colour, short name, meaning).
+_DEFAULT_LEGEND = (
+    ("coolwarm", "cell colour", "the texel's value: blue negative, white near 0, red positive "
+                                "(cells labelled with their values); the reductions' 3.4e38 padding stays uncoloured"),
+    ("orange", "orange outline", "a fragment the pass shaded (the GPU's own coverage)"),
+    ("black", "black outline", "the primitive as drawn, its vertices numbered with V, T0 and T1"),
+    ("lime", "green square", "the chosen fragment on the target, and the texels it fetched on the inputs"),
+    ("darkgreen", "arrow", "a fetch: from the chosen fragment to the texel read, numbered in the kernel's order"),
+)
+
+
+# ------------------------------------------------------------------ what the page takes from gpgpu.show
+# Three small functions, so that the page follows gpgpu.show's frames, captions and legend.
+
+def _frame_pngs(frames, fragment=None, heading: str = "", progress: bool | None = None) -> list:
+    """The PNG bytes of every frame, as :func:`gpgpu.show.draw_frame` draws them for ``--out``."""
+    from tqdm import tqdm
+
+    from . import draw_frame
+
+    pngs = []
+    for f in tqdm(frames, desc="frames", unit="frame", file=sys.stderr, dynamic_ncols=True,
+                  disable=None if progress is None else not progress):
+        buf = io.BytesIO()
+        draw_frame(f, len(frames), fragment, buf, heading=heading)
+        pngs.append(buf.getvalue())
+    return pngs
+
+
+def _captions(frames, heading: str = "") -> list:
+    """Every frame's caption, as the PNG frames carry it."""
+    from . import caption
+
+    return [caption(f, len(frames), heading) for f in frames]
+
+
+def _legend() -> tuple:
+    """(matplotlib colour or colormap name, short name, meaning) of every colour and mark of the frames."""
+    from .. import show
+
+    return tuple(getattr(show, "LEGEND", _DEFAULT_LEGEND))
+
+
+# ------------------------------------------------------------------ the kernels' sources
+def _kernel_file(name: str) -> Path | None:
+    """The shipped kernel file called ``name`` (a frame's ``file``), or None (a copy-to-texture
+    pass has no fragment program)."""
+    from ..kernel import GLSL_DIR
+
+    path = GLSL_DIR / name
+    if path.is_file():
+        return path
+    found = sorted(GLSL_DIR.rglob(name)) if name.endswith(".frag") else []
+    return found[0] if found else None
+
+
+def fetch_site_lines(source: str) -> list:
+    """For each fetch call of a kernel's text, in the order the recorder numbers them
+    (:attr:`gpgpu.record.Frame.sites`): (first line, last line) of the call, counted from 1,
+    and the call as the recorder writes it (one space between words)."""
+    from ..record import _COMMENT, _FETCH, _call_text
+
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), source)   # as the recorder reads it
+    out = []
+    for m in _FETCH.finditer(text):
+        call = _call_text(text, m.start())
+        depth, end = 0, text.index("(", m.start())
+        for end in range(end, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        out.append((text.count("\n", 0, m.start()) + 1, text.count("\n", 0, end) + 1, call))
+    return out
+
+
+def _fragment_of(frame, fragment):
+    """The fragment a frame explains: ``fragment`` where the pass shades it, else the pass's own
+    choice (as :func:`gpgpu.show.draw_frame` picks it)."""
+    if fragment is None or not frame.shades(*fragment):
+        return frame.chosen_fragment()
+    return tuple(fragment)
+
+
+def _pass_data(frame, fragment, sources: dict) -> dict:
+    """What the page shows of one pass beside its frame: the kernel, its file's lines of fetch
+    calls, and the explained fragment's WPOS, T0, T1 and fetches (with the lines of their calls)."""
+    from ..record import MAX_FETCHES
+    from . import _xy
+
+    d = {"kernel": frame.kernel, "file": frame.file, "doc": frame.doc, "primitive": frame.primitive,
+         "vertices": len(frame.vertices), "fragments": int(frame.fragments), "target": list(frame.target),
+         "recorded": frame.covered is not None, "fragment": None, "fetches": [], "fetch_count": 0,
+         "site_lines": [], "source": None}
+    path = _kernel_file(frame.file)
+    if path is None:
+        return d
+    d["source"] = path.name
+    if path.name not in sources:
+        sources[path.name] = path.read_text()
+    sites = fetch_site_lines(sources[path.name])
+    if frame.sites and [s[2] for s in sites] != [call for _, call in frame.sites]:
+        sites = []      # the file is not the one recorded (changed since): no lines to show
+    d["site_lines"] = [[a, b] for a, b, _ in sites]
+    where = _fragment_of(frame, fragment)
+    if where is None:
+        return d
+    x, y = where
+    d["fragment"] = {"x": x, "y": y, "wpos": _xy((x + .5, y + .5)), "T0": _xy(frame.T0[y, x]),
+                     "T1": _xy(frame.T1[y, x])}
+    d["fetch_count"] = int(frame.fetch_count[y, x])
+    for k in range(min(d["fetch_count"], MAX_FETCHES)):
+        site = int(frame.fetch_sites[y, x, k])
+        sampler, call = frame.sites[site]
+        tx, ty = (int(v) for v in frame.fetch_texels[y, x, k])
+        d["fetches"].append({"sampler": sampler, "texel": [tx, ty], "call": call,
+                             "lines": list(sites[site][:2]) if sites else None})
+    return d
+
+
+# ------------------------------------------------------------------ the page
+def _css_colour(colour: str) -> str:
+    """A CSS background for a matplotlib colour, or a gradient for a colormap's name."""
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    try:
+        return to_hex(colour)
+    except ValueError:
+        cmap = matplotlib.colormaps[colour]
+        stops = ", ".join(to_hex(cmap(t)) for t in (0.0, 0.25, 0.5, 0.75, 1.0))
+        return f"linear-gradient(90deg, {stops})"
+
+
+def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: str = "",
+         command: str = "", fragment=None) -> str:
+    """The page's text, from the frames (:class:`gpgpu.record.Frame`), each frame's PNG bytes and
+    caption, the legend ((colour, name, meaning) rows) and ``fragment``, the (x, y) to explain in
+    every pass that shades it (None: each pass's own choice, as in the frames)."""
+    if not len(frames) == len(pngs) == len(captions):
+        raise ValueError(f"{len(frames)} frames, {len(pngs)} PNGs and {len(captions)} captions: give one of each a pass")
+    sources: dict = {}
+    passes = []
+    for frame, png, cap in zip(frames, pngs, captions):
+        d = _pass_data(frame, fragment, sources)
+        d["caption"] = cap
+        d["png"] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        passes.append(d)
+    data = {"title": title, "passes": passes, "sources": {k: v.split("\n") for k, v in sources.items()},
+            "trace": trace}
+    blob = json.dumps(data, separators=(",", ":"))
+    blob = blob.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # inert inside <script>
+    rows = "\n".join(
+        f'<li><span class="swatch" style="background:{_css_colour(colour)}"></span>'
+        f"<b>{html.escape(name)}</b>: {html.escape(meaning)}</li>" for colour, name, meaning in legend)
+    n = len(passes)
+    return (_TEMPLATE.replace("@TITLE@", html.escape(title)).replace("@SUBTITLE@", html.escape(subtitle))
+            .replace("@N@", str(n)).replace("@LEGEND@", rows).replace("@COMMAND@", html.escape(command))
+            .replace("@CSS@", _CSS).replace("@JS@", _JS).replace("@DATA@", blob))
+
+
+def write_html(recorder, path, fragment=None, heading: str = "", title: str | None = None,
+               subtitle: str = "", command: str = "", progress: bool | None = None) -> Path:
+    """Write the page of every pass of ``recorder`` (a :class:`gpgpu.record.Recorder`) to
+    ``path`` (replaced when it exists) and return its path. ``fragment`` (x, y) is the fragment
+    to explain in every pass that shades it (default: each pass's own choice), ``heading`` heads
+    every caption as in the PNG frames, ``title`` and ``subtitle`` head the page (default: the
+    heading's first line), ``command`` is the command line the page names as its
+    source, ``progress`` a bar on stderr while the frames are drawn (None: where stderr is a
+    terminal)."""
+    frames = recorder.frames
+    if not frames:
+        raise ValueError("no passes were recorded, so there is nothing to show; record a block that runs an algorithm")
+    pngs = _frame_pngs(frames, fragment, heading, progress)
+    captions = _captions(frames, heading)
+    title = title or (heading.split("\n")[0] if heading else "gpgpu: the passes")
+    text = page(frames, pngs, captions, _legend(), title, subtitle=subtitle,
+                trace=recorder.format_trace(), command=command, fragment=fragment)
+    path = Path(path)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>@TITLE@</title>
+<link rel="icon" href="data:,">
+<style>@CSS@</style>
+</head>
+<body>
+<header>
+<h1>@TITLE@</h1>
+<p class="sub">@SUBTITLE@</p>
+</header>
+<nav id="controls" aria-label="passes">
+<button id="first" type="button" title="first pass (Home)">&#x00AB; first</button>
+<button id="prev" type="button" title="previous pass (Left)">&#x25C0; prev</button>
+<button id="play" type="button" title="play / pause (Space)">&#x25B6; play</button>
+<button id="next" type="button" title="next pass (Right)">next &#x25B6;</button>
+<button id="last" type="button" title="last pass (End)">last &#x00BB;</button>
+<input id="slider" type="range" min="1" max="@N@" value="1" step="1" aria-label="pass">
+<span id="counter">pass 1 of @N@</span>
+</nav>
+<div id="caption" class="caption" aria-live="polite"></div>
+<main>
+<figure id="figure"><img id="frame" alt="the frame of the current pass"></figure>
+<section id="kernel">
+<h2 id="kernel-title"></h2>
+<p id="kernel-doc"></p>
+<div id="fragment-info"></div>
+<pre id="kernel-source"></pre>
+</section>
+</main>
+<section id="legend">
+<h2>Legend</h2>
+<ul>
+@LEGEND@
+</ul>
+</section>
+<details id="trace"><summary>The trace: every pass (counted from 0)</summary><pre id="trace-text"></pre></details>
+<footer>Keys: Right / Left the next / previous pass, Home / End the first / last, Space plays.
+Written by <code>@COMMAND@</code> (gpgpu); one file, no network.</footer>
+<script type="application/json" id="gpgpu-data">@DATA@</script>
+<script>@JS@</script>
+</body>
+</html>
+"""
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 0 1rem 1rem; color: #222; background: #fff; }
+h1 { font-size: 1.25rem; margin: .6rem 0 0; }
+h2 { font-size: 1rem; margin: .3rem 0; }
+.sub { margin: .2rem 0 .4rem; color: #555; font-size: .9rem; }
+#controls { display: flex; flex-wrap: wrap; gap: .4rem; align-items: center; position: sticky; top: 0;
+            background: #fff; padding: .4rem 0; z-index: 1; }
+#controls button { font-size: .9rem; padding: .2rem .6rem; }
+#slider { flex: 1 1 16rem; min-width: 10rem; }
+#counter { font-variant-numeric: tabular-nums; min-width: 8rem; }
+.caption { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: .82rem;
+           background: #f4f4f4; border-left: 4px solid #888; padding: .4rem .6rem; }
+main { display: grid; grid-template-columns: minmax(0, 1100px) minmax(18rem, 1fr); gap: 1rem; align-items: start; }
+@media (max-width: 1400px) { main { grid-template-columns: minmax(0, 1fr); } }
+figure { margin: .5rem 0; }
+#frame { max-width: 100%; height: auto; border: 1px solid #ddd; }
+#fragment-info { font-family: ui-monospace, monospace; font-size: .82rem; white-space: pre-wrap; }
+#kernel-source { font-size: .8rem; line-height: 1.35; background: #fafafa; border: 1px solid #ddd; white-space: pre-wrap;
+                 padding: .3rem 0; overflow-x: auto; }
+#kernel-source .line { display: block; padding: 0 .5rem 0 4ch; text-indent: -4ch; }
+#kernel-source .no { display: inline-block; width: 3ch; text-align: right; color: #999; margin-right: 1ch;
+                     user-select: none; }
+#kernel-source .comment { color: #6a737d; }
+#kernel-source .site { background: #eef7ee; }
+#kernel-source .fetch { background: #b9f5b9; box-shadow: inset 4px 0 0 #006400; }
+#kernel-source .tag { color: #006400; font-weight: bold; margin-left: 1ch; }
+#legend ul { list-style: none; padding: 0; margin: 0; }
+#legend li { margin: .15rem 0; font-size: .88rem; }
+.swatch { display: inline-block; width: 2.2rem; height: .8rem; border: 1px solid #888; margin-right: .5rem;
+          vertical-align: middle; }
+details { margin: .6rem 0; }
+#trace-text { font-size: .75rem; }
+footer { color: #666; font-size: .8rem; margin-top: .6rem; }
+"""
+
+_JS = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("gpgpu-data").textContent);
+  var passes = data.passes, n = passes.length, current = 0, timer = null;
+  var $ = function (id) { return document.getElementById(id); };
+  var img = $("frame"), caption = $("caption"), slider = $("slider"), counter = $("counter");
+  var playButton = $("play");
+  $("trace-text").textContent = data.trace;
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function showSource(p) {
+    var pre = $("kernel-source");
+    pre.textContent = "";
+    $("kernel-title").textContent = p.source ? "glsl/" + p.source : p.file;
+    $("kernel-doc").textContent = p.doc;
+    var info = [];
+    if (!p.source) {
+      info.push("A copy into the texture (" + p.file + "): no fragment program runs.");
+    } else if (!p.recorded) {
+      info.push("Its vertex program places this pass's primitive, so the recorder notes no fetches for it.");
+    } else if (!p.fragment) {
+      info.push("This pass shaded no fragment.");
+    } else {
+      var f = p.fragment;
+      info.push("fragment (" + f.x + ", " + f.y + "): WPOS" + f.wpos, "T0 = " + f.T0, "T1 = " + f.T1);
+      p.fetches.forEach(function (q, k) {
+        info.push((k + 1) + ". " + q.call + " -> " + q.sampler + "(" + q.texel[0] + ", " + q.texel[1] + ")" +
+                  (q.lines ? "   line " + q.lines[0] + (q.lines[1] > q.lines[0] ? "-" + q.lines[1] : "") : ""));
+      });
+      if (p.fetch_count > p.fetches.length)
+        info.push("... " + p.fetch_count + " fetches in all, the first " + p.fetches.length + " shown");
+    }
+    $("fragment-info").textContent = info.join("\n");
+    if (!p.source) return;
+    var lines = data.sources[p.source], tags = {}, sites = {};
+    p.site_lines.forEach(function (s) { for (var i = s[0]; i <= s[1]; i++) sites[i] = true; });
+    p.fetches.forEach(function (q, k) {
+      if (!q.lines) return;
+      for (var i = q.lines[0]; i <= q.lines[1]; i++) (tags[i] = tags[i] || []).push(k + 1);
+    });
+    lines.forEach(function (text, i) {
+      var no = i + 1;
+      if (no === lines.length && text === "") return;
+      var line = el("span", "line");
+      line.dataset.line = no;
+      if (tags[no]) { line.classList.add("fetch"); line.dataset.fetches = tags[no].join(","); }
+      else if (sites[no]) line.classList.add("site");
+      line.appendChild(el("span", "no", String(no)));
+      var c = text.indexOf("//");
+      if (c >= 0) {
+        line.appendChild(document.createTextNode(text.slice(0, c)));
+        line.appendChild(el("span", "comment", text.slice(c)));
+      } else {
+        line.appendChild(document.createTextNode(text));
+      }
+      if (tags[no]) line.appendChild(el("span", "tag", "\u2190 fetch " + tags[no].join(", ")));
+      pre.appendChild(line);
+    });
+  }
+
+  function show(k) {
+    current = Math.max(0, Math.min(n - 1, k));
+    var p = passes[current];
+    img.src = p.png;
+    img.alt = "frame of pass " + (current + 1) + " of " + n + ": " + p.kernel;
+    caption.textContent = p.caption;
+    slider.value = String(current + 1);
+    counter.textContent = "pass " + (current + 1) + " of " + n;
+    document.body.dataset.pass = String(current + 1);
+    showSource(p);
+    if (history.replaceState) {
+      try { history.replaceState(null, "", "#pass-" + (current + 1)); } catch (e) { /* file: in some browsers */ }
+    }
+  }
+
+  function stop() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    playButton.textContent = "\u25B6 play";
+  }
+  function play() {
+    if (timer !== null) { stop(); return; }
+    if (current === n - 1) show(0);
+    playButton.textContent = "\u23F8 pause";
+    timer = setInterval(function () {
+      if (current >= n - 1) stop(); else show(current + 1);
+    }, 900);
+  }
+  function step(k) { stop(); show(k); }
+
+  $("first").addEventListener("click", function () { step(0); });
+  $("prev").addEventListener("click", function () { step(current - 1); });
+  $("next").addEventListener("click", function () { step(current + 1); });
+  $("last").addEventListener("click", function () { step(n - 1); });
+  playButton.addEventListener("click", play);
+  slider.addEventListener("input", function () { step(parseInt(slider.value, 10) - 1); });
+  document.addEventListener("keydown", function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target === slider) return;                       // the slider steps itself
+    if (e.target.tagName === "BUTTON" && (e.key === " " || e.key === "Enter")) return;   // a click
+    var keys = { ArrowRight: function () { step(current + 1); }, ArrowLeft: function () { step(current - 1); },
+                 Home: function () { step(0); }, End: function () { step(n - 1); }, " ": play };
+    if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+  });
+  function fromAddress() {                                  // page.html#pass-6 opens at pass 6
+    var m = /^#pass-(\d+)$/.exec(location.hash);
+    return m ? parseInt(m[1], 10) - 1 : null;
+  }
+  window.addEventListener("hashchange", function () {
+    var k = fromAddress();
+    if (k !== null && k !== current) step(k);
+  });
+  var k0 = fromAddress();
+  show(k0 === null ? 0 : k0);
+})();
+"""
