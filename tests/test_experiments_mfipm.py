@@ -362,3 +362,14 @@ def test_tools_refuse_an_unknown_problem_without_a_traceback(tmp_path, capsys):
     assert "QAPLIB file not found" in capsys.readouterr().err
     assert emulate32.main(["nosuch"]) == 2
     assert "QAPLIB file not found" in capsys.readouterr().err
+
+
+def test_report_names_each_papers_hardware(tmp_path):
+    """REPORT.md's header: 002 ran on a Tesla C2070 against Opterons and 003 on a GeForce FX 5900,
+    not "a GeForce 6800 / 7800 against a Pentium IV" (000's and 004's)."""
+    from experiments.__main__ import report
+
+    text = report(tmp_path).read_text()
+    assert "002 a Tesla C2070 against two quad-core AMD Opteron 2378" in text
+    assert "003 a GeForce FX 5900" in text and "000 a GeForce 6800 against a 2.8 GHz Pentium IV" in text
+    assert "GeForce 6800 / 7800 (2005-2006) against a Pentium IV" not in text
