@@ -16,7 +16,7 @@ gives no sizes for Table 3's 96kx128-0 and 256x256-0; their stand-ins read the n
 of r non-zeros (96k rows of 128; 256k rows of 256): 12.8e6 and 67e6 non-zeros, 0.76 and 4.0
 times 64kx64k0's 16.9e6, against 0.81 and 6.1 times its serial SpMV time in Table 3 (the only
 figure 002 gives for them). An assumption, not 002's data: the rows they make are marked so.
-On one 80 GB GPU all fit (256x256-0: about 2.2 GB of textures for A, its transposed copy and
+On one 80 GB GPU all fit (256x256-0: about 2 GB of textures for A, its transposed copy and
 A .* A). Solve settings: the
 Gruca-like problems to eps = 1e-8 with the defaults of ``gpgpu.lp.solve``; the QAP LPs, on
 which the partial Cholesky preconditioner is weak (PCG stalls as Theta spreads, see the
@@ -45,7 +45,8 @@ PAPER_TABLE2 = {"nug20": (89, 55, 17, 15), "nug30": (90, 54, 18, 17), 1024: (62,
 PAPER_TABLE3 = {"nug20": (2.19, 1.18, 1.60, 1.49, 0.495, 0.945), "nug30": (20.5, 15.8, 15.4, 15.1, 9.69, 9.45),
                 1024: (0.244, 0.177, 0.217, 0.0360, 0.0128, 0.0506), 4096: (3.03, 2.06, 2.15, 1.06, 0.218, 0.336),
                 16384: (24.9, 18.4, 13.5, 13.1, 6.70, 1.72), 65536: (170.0, 109.0, 74.0, 115.0, 47.4, 12.2),
-                "96kx128-0": (137.0, 71.1, 58.8, 93.4, 28.6, 15.3), "256x256-0": (866.0, 283.0, 222.0, 699.0, 119.0, 56.4)}
+                "96kx128-0": (137.0, 71.1, 58.8, 93.4, 28.6, 15.3),
+                "256x256-0": (866.0, 283.0, 222.0, 699.0, 119.0, 56.4)}
 #: HiGHS 1.16 on the QAP LPs (computed once with highspy on the 2-core development machine): its
 #: IPM for nug12 (3.5 s), nug15 (23.8 s) and nug20 (173 s); for nug30, which the IPM did not
 #: finish in 85 minutes, its PDLP (solver="pdlp", one thread, 310 s, primal-dual objective error
