@@ -44,6 +44,11 @@ REGISTRY = {
     "speed": "beyond the papers: Cholesky and LU against the fill limit, LAPACK and cuSOLVER",
 }
 
+#: the machines the papers measured on (each paper's own words): the report's header says it
+PAPERS_HARDWARE = ("The papers ran on: 000 a GeForce 6800 against a 2.8 GHz Pentium IV; 001 a GeForce 7800 GTX "
+                   "against a 3.0 GHz Xeon; 002 a Tesla C2070 against two quad-core AMD Opteron 2378; 003 a "
+                   "GeForce FX 5900 (no CPU timings); 004 a GeForce 6800 and a 7800 against a 3.4 GHz Pentium IV.")
+
 #: command-line tools beside the experiments (a main(), no figure or table; not run by ``all``)
 TOOLS = {
     "mfipm.emulate32": "beyond 002: the GPU's float32 PCG emulated in numpy, to study where it stalls",
@@ -84,9 +89,9 @@ def report(out: Path, failures: list = (), seconds: float | None = None, to: Pat
              f"renderer: {', '.join(renderers) or 'n/a'}; {total / 60:.1f} minutes of experiments.", "",
              "Every claim of the papers that an experiment checks, the paper's figure and the one "
              "found here. Timings are medians of repeats with the GPU idle before and "
-             "`finish()` after; uploads are not timed unless the paper timed them. The papers ran on a "
-             "GeForce 6800 / 7800 (2005-2006) against a Pentium IV; ratios between GPU algorithms are "
-             "what carries over, absolute times and GPU-vs-CPU comparisons do not.", "",
+             "`finish()` after; uploads are not timed unless the paper timed them. " + PAPERS_HARDWARE
+             + " Ratios between GPU algorithms are what carries over, absolute times and GPU-vs-CPU "
+             "comparisons do not.", "",
              "The column *kind* says what a line rests on. *measured*: a time, an iteration count, "
              "an error, or a fragment count read from the GPU's occlusion queries. *by construction*: "
              "a number the code derives from measured ones with its own formulas (bytes = texels "

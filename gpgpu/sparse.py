@@ -859,3 +859,37 @@ def _gather(v: Stream, index: Stream, out: Stream | None = None) -> Stream:
     KERNELS["gather"].draw(res, whole(res), {"B": v, "P": index}, {"b_width": v.cols})
     return res
 
+
+
+# ---------------------------------------------------------------------- 002's DHTELL2, as near as a fragment gets
+def tell_dense_part(A, dense=None, transpose: str = "copy", sums: str = "pingpong") -> SparseStream:
+    """A on the GPU as the nearest this pipeline draws to paper 002's DHTELL2 kernel (Table 3):
+    transposed ELLPACK (T-ELL) for the regular rows plus the dense rows and columns apart.
+
+    002 section 3.3: DHTELL2 "consists of one block to handle any dense rows separately, then a
+    half warp (sixteen threads) per row using a transposed ELLPACK format to store the remainder
+    of the matrix". A fragment program cannot do either split: each fragment computes the one
+    output texel it was rasterized for and can neither read nor add to what another fragment
+    computes in the same pass (no shared memory, no atomics, no synchronisation between
+    fragments), so a row's sum cannot be shared out over several threads, and a dense row
+    cannot get a block of its own. What it can draw:
+
+    * T-ELL: the ELLPACK arrays stored column-major (``format="tell"``: entry k of row i at
+      texel row k of texture column i, blocks of W rows stacked for a folded y), one fragment a
+      row; at every step of a fragment's loop, neighbouring fragments (rows) read neighbouring
+      texels, the access pattern T-ELL gives DHTELL2's threads;
+    * the dense part in place of the block per dense row (``dense=None``: the threshold of
+      fewest texels, module notes): each dense row an inner product, all of them in one
+      product pass and a few reduction passes (a tree sum over many fragments, the GPU's
+      counterpart of the block's reduction); a dense column one full column added by one
+      pass.
+
+    This is ``SparseStream.from_scipy(A, format="tell", dense=dense, transpose=transpose,
+    sums=sums)``; the matrix-free back end uses it with ``format="tell"``
+    (``solve(..., method="matrix-free", backend="gpu", format="tell")``). Errors are
+    ``from_scipy``'s.
+    """
+    return SparseStream.from_scipy(A, format="tell", dense=dense, transpose=transpose, sums=sums)
+
+
+__all__ += ["tell_dense_part"]

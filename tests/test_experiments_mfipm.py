@@ -21,9 +21,20 @@ def test_table1_sizes_and_fill(tmp_path):
 
     o = EXPERIMENT.execute(sizes=[16, 1024], repeat=1, out=tmp_path, quiet=True, qap="none")
     r = {x["problem"]: x for x in rows(tmp_path / "mfipm_table1.csv")}
-    assert r["gruca_like_1024"]["nonzeros"] == r["gruca_like_1024"]["paper_nonzeros"] == "34817"
+    # the stand-ins have N + 1 slack columns; A0 (the model's columns) has Table 1's sizes
+    assert r["gruca_like_1024"]["model_nonzeros"] == r["gruca_like_1024"]["paper_nonzeros"] == "34817"
+    assert (r["gruca_like_1024"]["columns"], r["gruca_like_1024"]["nonzeros"]) == ("2050", str(34817 + 1025))
     assert r["gruca_like_16"]["dense_factor_nnz"] == str(17 * 18 // 2)
-    assert "equal for 1 of 1" in o.claims[0].measured and "gruca_like_1024 5.26e+05 vs 5e+05" in o.claims[1].measured
+    assert "equal for 1 of 1" in o.claims[0].measured
+    full = [c for c in o.claims if "A A^T full" in c.text][0]
+    assert "gruca_like_1024 5.26e+05 vs 5e+05" in full.measured and full.kind == "by construction"
+    for x in r.values():       # Table 1's time columns, measured here
+        assert x["highs_ipm_finished"] == x["highs_simplex_finished"] == "True"
+        assert float(x["highs_ipm_seconds"]) > 0 and float(x["highs_simplex_seconds"]) > 0
+        assert x["mf_status"] == "optimal" and float(x["mf_seconds"]) > 0
+    head = [c for c in o.claims if c.text.startswith("matrix-free IPM vs the simplex")][0]
+    assert head.paper.startswith('"overwhelmingly superior') and "gruca_like_1024: matrix-free" in head.measured
+    assert head.measured.startswith(("met", "missed"))
     assert (tmp_path / "mfipm_table1.png").read_bytes()[:8] == PNG
     # the sparse path: a tridiagonal A A^T has a factor of 2m - 1 entries, and so has its envelope
     A = sp.diags([1.0, 1.0], [0, 1], shape=(50, 51)).tocsr()
@@ -32,18 +43,158 @@ def test_table1_sizes_and_fill(tmp_path):
     assert not est["dense_normal"] and np.isfinite(est["mmd_seconds"])
 
 
+def test_table1_cholesky_claims_keep_measured_and_by_construction_apart():
+    """A table with nug20 (SuperLU's factor, measured) and Gruca-like LPs (m (m+1)/2 of a full
+    A A^T, by construction): the by-construction values are never on a line marked measured."""
+    from experiments.mfipm.table1 import claims
+
+    base = {"dense_factor_nnz": None, "mmd_factor_nnz": None, "rcm_envelope": None}
+    nug = dict(base, problem="nug20", rows=15240, columns=72600, nonzeros=304800, paper_rows=15240,
+               paper_columns=72600, paper_nonzeros=304800, paper_cholesky_nonzeros=38e6, mmd_factor_nnz=31e6)
+    grucas = [dict(base, problem=f"gruca_like_{N}", rows=N + 1, columns=N + 1, nonzeros=1, paper_rows=N + 1,
+                   paper_columns=N + 1, paper_nonzeros=1, paper_cholesky_nonzeros=1e6,
+                   dense_factor_nnz=(N + 1) * (N + 2) // 2) for N in (1024, 4096, 16384, 65536)]
+    out = claims([nug] + grucas)
+    measured = [c for c in out if c.kind == "measured" and "Cholesky" in c.text]
+    built = [c for c in out if c.kind == "by construction" and "Cholesky" in c.text]
+    assert len(measured) == 1 and "nug20 3.1e+07" in measured[0].measured
+    assert not any("gruca" in c.measured for c in measured)
+    assert len(built) == 1 and all(f"gruca_like_{N}" in built[0].measured for N in (1024, 4096, 16384, 65536))
+
+
+def test_headline_claim_met_missed_and_not_counted():
+    """002's "overwhelmingly superior" claim: met where the matrix-free solve is optimal and
+    10 x faster than the faster HiGHS solver (or HiGHS stopped at its limit), missed where not
+    (nug20 as measured on the 2-core machine: HiGHS's IPM 173 s, the matrix-free method 498 s),
+    and a budget run is not counted."""
+    from experiments.mfipm.table1 import headline
+
+    def row(name, mf, ipm, simplex, status="optimal", finished=(True, True)):
+        return {"problem": name, "mf_status": status, "mf_seconds": mf, "settings": "solve", "highs_limit": 240.0,
+                "highs_ipm_seconds": ipm, "highs_simplex_seconds": simplex,
+                "highs_ipm_finished": finished[0], "highs_simplex_finished": finished[1]}
+
+    fast = row("gruca_like_4096", 0.5, 89.0, 11.0)
+    slow = row("nug20", 498.0, 173.0, 240.0, finished=(True, False))
+    stopped = row("gruca_like_65536", 50.0, 240.0, 240.0, finished=(False, False))
+    budget = row("nug30", 20.0, 240.0, 240.0, status="iteration_limit")
+    c = headline([fast, slow, stopped, budget])
+    assert c.measured.startswith("met on 2 (gruca_like_4096, gruca_like_65536), missed on 1 (nug20)")
+    assert "nug20: matrix-free 498 s, HiGHS IPM 173 s, simplex > 240 s (stopped) (faster HiGHS / matrix-free 0.35)" \
+        in c.measured
+    assert "not counted (no solve): nug30 (solve: iteration_limit)" in c.measured
+    assert headline([fast]).measured.startswith("met on all 1") and headline([slow]).measured.startswith("missed on all 1")
+    assert headline([budget]).measured.startswith("not measured")
+
+
+def test_gruca_like_with_slack_has_a_feasible_polytope_and_a_finite_optimum():
+    """gruca_like(slack=True): A = [A0 I] with A0 Table 1's structure; (x0, w0) > 0 is an
+    interior point (b - A0 x0 > 0 for the slacks), so the feasible set is more than one point;
+    HiGHS finds a finite optimum that is not the planted point; the matrix-free IPM reaches it.
+    The square stand-in is unchanged (one feasible point)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from experiments.mfipm.common import highs_objective
+    from gpgpu.lp import gruca_like, solve
+    from gpgpu.lp.gruca import gruca_sizes
+
+    N = 64
+    p = gruca_like(N, seed=4, slack=True)
+    m, n = p.A.shape
+    assert (m, n, p.A.nnz) == gruca_sizes(N, slack=True) == (N + 1, 2 * N + 2, N * 8 + 2 * N + 1 + N + 1)
+    A0, S = p.A[:, :N + 1], p.A[:, N + 1:]
+    assert (A0.getnnz(axis=1)[:N] == 8 + (A0[:N, N].toarray().ravel() != 0)).all()
+    assert abs(S - sp.identity(m)).max() == 0
+    assert np.all(p.c[N + 1:] == 0)
+    # two distinct feasible points: the optimum (HiGHS) and a strictly interior one (an IPM start)
+    obj, _ = highs_objective(p, "simplex")
+    ipm, _ = highs_objective(p)
+    assert np.isfinite(obj) and abs(obj - ipm) <= 1e-7 * abs(obj)
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and abs(r.objective - obj) <= 1e-6 * abs(obj)
+    x = r.x_std
+    assert np.allclose(p.A @ x, p.b, rtol=1e-7, atol=1e-7 * np.abs(p.b).max())
+    assert np.count_nonzero(x > 1e-6) < n        # a vertex-like optimum, not the interior point
+    # per_row: Table 3's rows of other widths; bad values name the fix
+    q = gruca_like(50, per_row=7, slack=True)
+    assert q.A.shape == (51, 102) and (q.A[:50, :51].getnnz(axis=1) >= 7).all()
+    assert gruca_sizes(98304, 128) == (98305, 98305, 98304 * 128 + 2 * 98304 + 1)
+    with pytest.raises(ValueError, match="per_row"):
+        gruca_like(50, per_row=50)
+    with pytest.raises(ValueError, match="or give per_row"):
+        gruca_like(50)
+    with pytest.raises(TypeError, match="slack must be True or False"):
+        gruca_like(16, slack="yes")
+
+
+def test_named_gruca_problems_of_table3():
+    """--gruca: Table 3's names, the two that 002 does not size marked as assumed; an unknown
+    name is refused with the known ones."""
+    from types import SimpleNamespace
+
+    from experiments.mfipm.common import GRUCA_NAMED, gruca_names
+
+    assert gruca_names(SimpleNamespace(options={"gruca": "64kx64k0, 96kx128-0,256x256-0"})) == [
+        "64kx64k0", "96kx128-0", "256x256-0"]
+    assert GRUCA_NAMED["64kx64k0"] == (65536, 256) and GRUCA_NAMED["1kx1k0"] == (1024, 32)
+    assert gruca_names(SimpleNamespace(options={})) == []
+    with pytest.raises(ValueError, match="unknown problem.*64kx64k0"):
+        gruca_names(SimpleNamespace(options={"gruca": "128kx128k0"}))
+
+
+def test_threaded_products_equal_the_serial_ones(rng):
+    """The multi-core CPU column (numpy64 with threads): ThreadedCSR's row blocks sum each row as
+    scipy does serially, so the answers are equal bit for bit (the same program; not two
+    different ones), with a dense row in one block; a solve takes the serial solve's iterations
+    and objective; bad thread counts are refused."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from gpgpu.lp import gruca_like, solve
+    from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree, ThreadedCSR
+
+    p = gruca_like(256, seed=1, slack=True)
+    for M in (p.A.tocsr(), p.A.T.tocsr(), sp.random(37, 5, density=0.3, random_state=1, format="csr")):
+        T = ThreadedCSR(M, 3, min_block=1)
+        assert len(T.bounds) == 3 and T.bounds[0][0] == 0 and T.bounds[-1][1] == M.shape[0]
+        v = rng.standard_normal(M.shape[1])
+        assert np.array_equal(T @ v, M @ v)
+        T.close()
+    assert len(ThreadedCSR(p.A, 4).bounds) == 1           # 5000 non-zeros: not worth a second thread
+    serial = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    threaded = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, threads=3)
+    assert threaded.backend == "numpy64-threads" and serial.backend == "numpy64"
+    assert (threaded.iterations, threaded.pcg_iterations) == (serial.iterations, serial.pcg_iterations)
+    assert threaded.objective == serial.objective
+    for bad in (0, -2, 1.5, True, "8"):
+        with pytest.raises(ValueError, match="threads must be a positive integer"):
+            NumpyMatrixFree(p, threads=bad)
+
+
 def test_table3_and_table2(tmp_path):
     from experiments.mfipm import table2, table3
 
     o = table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     r = rows(tmp_path / "mfipm_table3.csv")
-    assert [x["backend"] for x in r] == ["numpy64", "gpu", "gpu-fan"]
+    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-tell", "gpu-fan"]
     assert {x["settings"] for x in r} == {"defaults"}
     for x in r:
         assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6
         assert int(x["products"]) > 0 and float(x["spmv_seconds"]) > 0 and float(x["seconds"]) > 0
+    cpu = {x["backend"]: x for x in r if x["backend"].startswith("numpy64")}
+    assert cpu["numpy64-threads"]["threads"] != "1" and cpu["numpy64"]["threads"] == "1"
+    assert cpu["numpy64-threads"]["iterations"] == cpu["numpy64"]["iterations"]
     assert o.claims[0].text.startswith("GPU SpMV speed-up") and "gruca_like_16" in o.claims[1].measured
-    assert "fan sums" in o.claims[2].text and o.claims[2].measured.startswith("gruca_like_16 ")
+    by = {c.text: c for c in o.claims}
+    assert by["multi-core SpMV speed-up over serial CPU (one A x + one A^T y)"].measured.startswith("gruca_like_16 ")
+    assert by["multi-core solve speed-up over serial CPU"].paper.startswith('"at most a threefold')
+    gm = [c for c in o.claims if c.text.startswith("GPU vs multi-core CPU")][0]
+    assert gm.measured.startswith(("met on", "missed")) and "gruca_like_16" in gm.measured
+    tell = [c for c in o.claims if c.text.startswith("GPU, ELLPACK time / T-ELL")][0]
+    assert "cannot split a row" in tell.how and "gruca_like_16" in tell.measured
+    fan = [c for c in o.claims if "fan sums" in c.text][0]
+    assert fan.measured.startswith("gruca_like_16 ")
     o = table2.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     for x in rows(tmp_path / "mfipm_table2.csv"):
         shares = [float(x[f"{p}_percent"]) for p in ("pcg", "precondition", "fsax", "fsaty")]
@@ -78,7 +229,8 @@ def test_qap_settings_budget_or_solve():
             settings_label("gruca", solve_ctx)) == ("solve", "budget", "budget", "defaults")
     row = {"problem": "nug20", "seconds": 2.0, "seconds_per_pcg_iteration": 1e-3, "iterations": 30,
            "pcg_iterations": 2000, "accuracy": 1e-9, "ax_seconds": 1.0, "aty_seconds": 1.0, "objective_error": None}
-    rows = [dict(row, backend=b) for b in ("numpy64", "gpu", "gpu-fan")]
+    rows = [dict(row, backend=b, threads=16 if b == "numpy64-threads" else 1)
+            for b in ("numpy64", "numpy64-threads", "gpu", "gpu-tell", "gpu-fan")]
     solved = [c for c in claims(rows, "solved to eps = 1e-8: k = 100") if c.text == "nug20 solve time: GPU, CPU"]
     budget = [c for c in claims(rows) if c.text == "nug20 solve time: GPU, CPU"]
     assert solved[0].how.startswith("solved to eps = 1e-8") and budget[0].how.startswith("budget of 10")
@@ -210,3 +362,14 @@ def test_tools_refuse_an_unknown_problem_without_a_traceback(tmp_path, capsys):
     assert "QAPLIB file not found" in capsys.readouterr().err
     assert emulate32.main(["nosuch"]) == 2
     assert "QAPLIB file not found" in capsys.readouterr().err
+
+
+def test_report_names_each_papers_hardware(tmp_path):
+    """REPORT.md's header: 002 ran on a Tesla C2070 against Opterons and 003 on a GeForce FX 5900,
+    not "a GeForce 6800 / 7800 against a Pentium IV" (000's and 004's)."""
+    from experiments.__main__ import report
+
+    text = report(tmp_path).read_text()
+    assert "002 a Tesla C2070 against two quad-core AMD Opteron 2378" in text
+    assert "003 a GeForce FX 5900" in text and "000 a GeForce 6800 against a 2.8 GHz Pentium IV" in text
+    assert "GeForce 6800 / 7800 (2005-2006) against a Pentium IV" not in text

@@ -1,7 +1,23 @@
 """The problems of paper 002's Tables 1-3 and the solve settings the experiments share.
 
 QAP LP relaxations from QAPLIB (``--qap``, default nug12 on a software renderer, nug12, nug20
-and nug30 on a GPU) and the Gruca-like stand-ins (``--sizes`` = N). Solve settings: the
+and nug30 on a GPU; 002 section 2 and Table 1) and the Gruca-like stand-ins (``--sizes`` = N,
+or ``--gruca`` with the names of 002's Table 3). The stand-ins are
+``gruca_like(N, slack=True)`` (:mod:`gpgpu.lp.gruca`): Table 1's structure (N + 1 rows, one
+dense row and one dense column, the other rows and columns of sqrt(N) non-zeros) as the
+inequalities A0 x <= b, so the standard form is A = [A0 I], (N + 1) x (2N + 2) with N + 1 slack
+columns, and the feasible set a polytope of dimension N + 1 with an interior point (x0, w0)
+by construction, the optimum finite (a strictly dual-feasible point by construction) and
+found by the solvers, not planted. Table 1's sizes are compared with A0's (the model's
+columns; a solver counts a row's slack with the row).
+
+``--gruca`` names (``GRUCA_NAMED``): 1kx1k0 .. 64kx64k0 are Table 1's N = 1024 .. 65536. 002
+gives no sizes for Table 3's 96kx128-0 and 256x256-0; their stand-ins read the names as N rows
+of r non-zeros (96k rows of 128; 256k rows of 256): 12.8e6 and 67e6 non-zeros, 0.76 and 4.0
+times 64kx64k0's 16.9e6, against 0.81 and 6.1 times its serial SpMV time in Table 3 (the only
+figure 002 gives for them). An assumption, not 002's data: the rows they make are marked so.
+On one 80 GB GPU all fit (256x256-0: about 2 GB of textures for A, its transposed copy and
+A .* A). Solve settings: the
 Gruca-like problems to eps = 1e-8 with the defaults of ``gpgpu.lp.solve``; the QAP LPs, on
 which the partial Cholesky preconditioner is weak (PCG stalls as Theta spreads, see the
 docs/results/matrix-free.md), by ``--qap-settings``:
@@ -28,13 +44,24 @@ PAPER_TABLE2 = {"nug20": (89, 55, 17, 15), "nug30": (90, 54, 18, 17), 1024: (62,
 #: 002's Table 3: solve time serial, 8 core, GPU; SpMV time serial, 8 core, GPU (seconds)
 PAPER_TABLE3 = {"nug20": (2.19, 1.18, 1.60, 1.49, 0.495, 0.945), "nug30": (20.5, 15.8, 15.4, 15.1, 9.69, 9.45),
                 1024: (0.244, 0.177, 0.217, 0.0360, 0.0128, 0.0506), 4096: (3.03, 2.06, 2.15, 1.06, 0.218, 0.336),
-                16384: (24.9, 18.4, 13.5, 13.1, 6.70, 1.72), 65536: (170.0, 109.0, 74.0, 115.0, 47.4, 12.2)}
+                16384: (24.9, 18.4, 13.5, 13.1, 6.70, 1.72), 65536: (170.0, 109.0, 74.0, 115.0, 47.4, 12.2),
+                "96kx128-0": (137.0, 71.1, 58.8, 93.4, 28.6, 15.3),
+                "256x256-0": (866.0, 283.0, 222.0, 699.0, 119.0, 56.4)}
 #: HiGHS 1.16 on the QAP LPs (computed once with highspy on the 2-core development machine): its
 #: IPM for nug12 (3.5 s), nug15 (23.8 s) and nug20 (173 s); for nug30, which the IPM did not
 #: finish in 85 minutes, its PDLP (solver="pdlp", one thread, 310 s, primal-dual objective error
 #: 2.7e-9; on nug20 the PDLP's objective is 6.0e-9 from the IPM's)
 HIGHS_QAP = {"nug12": 522.8943505590742, "nug15": 1040.9940409579829, "nug20": 2181.60332164399,
              "nug30": 4804.857631565358}
+#: Table 3's Gruca problems by name: (N, non-zeros of a regular row); the last two are this
+#: project's reading of the names (module notes), 002 gives no sizes for them
+GRUCA_NAMED = {"1kx1k0": (1024, 32), "4kx4k0": (4096, 64), "16kx16k0": (16384, 128),
+               "64kx64k0": (65536, 256), "96kx128-0": (98304, 128), "256x256-0": (262144, 256)}
+#: which of GRUCA_NAMED are sized by this project's reading of the name, not by 002
+GRUCA_ASSUMED = ("96kx128-0", "256x256-0")
+GRUCA_OPTION = ("--gruca", {"type": str, "default": None,
+                            "help": "comma-separated Gruca-like problems by 002's names (" + ", ".join(GRUCA_NAMED)
+                                    + "), besides --sizes; the last two sized by the project (module notes)"})
 QAP_BUDGET = {"max_iter": 10, "pcg_maxiter": 300, "refine": False}
 QAP_OPTION = ("--qap", {"type": str, "default": None,
                         "help": "comma-separated QAPLIB problems (default: nug12 on a software renderer, "
@@ -60,16 +87,38 @@ def qap_names(ctx) -> list:
     return [] if text.strip().lower() == "none" else [t.strip() for t in text.split(",") if t.strip()]
 
 
+def gruca_names(ctx) -> list:
+    """The ``--gruca`` names (none by default); an unknown name is a ValueError naming the known."""
+    text = (getattr(ctx, "options", None) or {}).get("gruca")
+    names = [t.strip() for t in (text or "").split(",") if t.strip()]
+    bad = [n for n in names if n not in GRUCA_NAMED]
+    if bad:
+        raise ValueError(f"--gruca: unknown problem(s) {', '.join(bad)}; 002's Table 3 names are "
+                         f"{', '.join(GRUCA_NAMED)}")
+    return names
+
+
+def gruca_problem(N: int, per_row: int | None = None):
+    """The Gruca-like stand-in of the experiments: ``gruca_like(N, seed=0, slack=True)``."""
+    from gpgpu.lp import gruca_like
+
+    return gruca_like(N, seed=0, per_row=per_row, slack=True)
+
+
 def problems(ctx) -> list:
     """[(label, family, key, Problem)]: key is the N or the QAP name (the papers' row)."""
-    from gpgpu.lp import gruca_like
     from gpgpu.lp.qap import qap_lp, qaplib_dir
 
     out = []
     for name in qap_names(ctx):
         out.append((name, "qap", name, qap_lp(qaplib_dir() / f"{name}.dat")))
     for N in ctx.sizes:
-        out.append((f"gruca_like_{N}", "gruca", N, gruca_like(N, seed=0)))
+        out.append((f"gruca_like_{N}", "gruca", N, gruca_problem(N)))
+    for name in gruca_names(ctx):
+        N, r = GRUCA_NAMED[name]
+        label = name + (" (sizes assumed)" if name in GRUCA_ASSUMED else "")
+        key = name if name in GRUCA_ASSUMED else N
+        out.append((label, "gruca", key, gruca_problem(N, None if r * r == N else r)))
     return out
 
 
@@ -109,8 +158,10 @@ def settings_text(ctx) -> str:
     return "budget of 10 interior point and 300 PCG iterations a solve"
 
 
-def highs_objective(p, solver: str = "ipm") -> tuple:
-    """(objective, seconds) of HiGHS on the standard-form Problem p (its IPM by default)."""
+def highs_objective(p, solver: str = "ipm", time_limit: float | None = None) -> tuple:
+    """(objective, seconds) of HiGHS on the standard-form Problem p (its IPM by default; solver
+    "simplex" for its simplex, which HiGHS runs as the dual simplex, as 002's Cplex did). With
+    ``time_limit`` (seconds): (None, seconds) when HiGHS stops at the limit."""
     import highspy
 
     from gpgpu.lp.mps import quiet_highs
@@ -126,10 +177,14 @@ def highs_objective(p, solver: str = "ipm") -> tuple:
     lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
     h = quiet_highs()
     h.setOptionValue("solver", solver)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
     h.passModel(lp)
     t0 = time.perf_counter()
     h.run()
     seconds = time.perf_counter() - t0
+    if time_limit is not None and h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+        return None, seconds
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise RuntimeError(f"HiGHS did not solve {p.name}: {h.modelStatusToString(h.getModelStatus())}")
     return h.getInfo().objective_function_value + p.c0, seconds

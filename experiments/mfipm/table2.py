@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.harness import Claim, Experiment
-from experiments.mfipm.common import (PAPER_TABLE2, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis, problems, settings,
+from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE2, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis,
+                                      problems, settings,
                                       settings_label)
 from experiments.mfipm.table3 import warm_up
 
@@ -72,7 +73,7 @@ def plot(rows, fig, renderer):
 EXPERIMENT = Experiment(
     name="mfipm_table2", title="shares of the matrix-free IPM's time", paper="002 Table 2",
     sizes_software=[1024], sizes_gpu=[1024, 4096, 16384], run=run, plot=plot, size_name="N",
-    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION])
+    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())

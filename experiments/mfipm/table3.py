@@ -1,6 +1,20 @@
 """Paper 002, Table 3: the matrix-free IPM's solve time and its sparse products' time, on the CPU
-(the numpy64 back end: scipy CSR products in one thread, 002's "serial") and on the GPU (the
-gpu back end: this project's fragment-shader kernels, float32 PCG with float64 refinement).
+(the numpy64 back end: scipy CSR products in one thread, 002's "serial"), on all the CPU's cores
+(``numpy64-threads``, 002's "8 core": the same back end with ``threads=--threads``, default
+os.cpu_count(); its products in a thread pool over blocks of rows, A^T y from a row-wise copy
+of A^T: see :mod:`gpgpu.lp.matrix_free_numpy`; scipy's CSR product releases the GIL, so the
+blocks run at once) and on the GPU (the gpu back end: this project's fragment-shader kernels,
+float32 PCG with float64 refinement). Where threadpoolctl is installed, the serial run limits
+BLAS (the preconditioner's dense products) to one thread and the threaded run to --threads;
+without it BLAS uses what OpenBLAS chooses in both (the CSV's ``blas_threads`` says which).
+
+002's GPU kernel is DHTELL2: "one block to handle any dense rows separately, then a half warp
+(sixteen threads) per row using a transposed ELLPACK format". A fragment computes one output
+texel and cannot share a row's sum with other fragments, so no pass splits a row over threads;
+the nearest the pipeline draws is ``gpu-tell``: transposed ELLPACK (``format="tell"``,
+consecutive rows read consecutive texels at each step) with the dense rows and columns apart,
+the dense rows' inner products all at once (:func:`gpgpu.sparse.tell_dense_part`). ``gpu``
+keeps plain ELLPACK (one fragment a row, each reading along its texture row).
 
 For each problem and back end: the solve (settings of ``experiments.mfipm.common``: Gruca-like
 to eps = 1e-8, the QAP LPs for a fixed budget of iterations or, with ``--qap-settings solve``, to
@@ -12,33 +26,63 @@ time per product (002 reports the products' total time). HiGHS's IPM time is giv
 ran here. Nothing timed is a first run: a small problem is solved first (the kernels compile),
 each timed solve comes after one untimed iteration of the same solve (the textures of its size
 allocated), and each timed product after one untimed product.
-The GPU runs twice: with 000's halving sums (``gpu``, the faithful path) and with the fan sums
-(``gpu-fan``, beyond the papers: ``sums="fan"``, 32 texels a fragment, fewer passes).
+The GPU runs three times: ELLPACK with 000's halving sums (``gpu``), T-ELL with the dense part
+(``gpu-tell``, DHTELL2's nearest) and ELLPACK with the fan sums (``gpu-fan``, beyond the papers:
+``sums="fan"``, 32 texels a fragment, fewer passes).
 
-Claims: 002 "speed-up of these same kernels can approach ten times, though overall solution
-time is reduced no more than four times"; nug20 in 1.60 s on a Tesla C2070 (2.19 s serial).
+Problems: ``--sizes`` N and ``--gruca`` names (Table 3's 64kx64k0, 96kx128-0 and 256x256-0:
+``experiments.mfipm.common``, whose notes say how the last two were sized), and ``--qap``.
+
+Claims: 002 "speed-up of sparse matrix-vector kernels using all 8 cores ... between two and six
+times, giving at most a threefold speed-up of the IPM solution time"; "speed-up of these same
+kernels [GPU] can approach ten times, though overall solution time is reduced no more than four
+times"; the abstract's "a comparison of the speed-up achieved using a many-core GPU
+implementation with that for a multi-core CPU implementation indicates the former has better
+potential"; nug20 in 1.60 s on a Tesla C2070 (2.19 s serial, 1.18 s on 8 cores).
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 
 import numpy as np
 
-from experiments.harness import Claim, Experiment, finish
-from experiments.mfipm.common import (PAPER_TABLE3, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis, highs_reference,
-                                      problems, settings, settings_label, settings_text,
+from experiments.harness import Claim, Experiment, finish, positive_int
+from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE3, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis,
+                                      highs_reference, problems, settings, settings_label, settings_text,
                                       worst_residual)
 
-#: (label, back end, options): the GPU twice, with 000's halving sums (the faithful path) and
-#: with the fan sums (beyond the papers: 32 texels a fragment, fewer passes; gpgpu.reduce)
-RUNS = (("numpy64", "numpy64", {}), ("gpu", "gpu", {}), ("gpu-fan", "gpu", {"sums": "fan"}))
+#: (label, back end, options): the CPU in one thread (002's serial) and in --threads (002's
+#: 8 core; ``threads`` filled in by run()); the GPU three times: ELLPACK with 000's halving
+#: sums, T-ELL with the dense part (DHTELL2's nearest), ELLPACK with the fan sums (beyond the
+#: papers: 32 texels a fragment, fewer passes; gpgpu.reduce)
+RUNS = (("numpy64", "numpy64", {}), ("numpy64-threads", "numpy64", {"threads": None}), ("gpu", "gpu", {}),
+        ("gpu-tell", "gpu", {"format": "tell"}), ("gpu-fan", "gpu", {"sums": "fan"}))
 BACKENDS = tuple(label for label, _, _ in RUNS)
+#: which product times a run's SpMV time is made of
+SIDE = {"numpy64": "cpu", "numpy64-threads": "cpu_threads", "gpu": "gpu", "gpu-tell": "gpu_tell", "gpu-fan": "gpu"}
+THREADS_OPTION = ("--threads", {"type": positive_int, "default": None,
+                                "help": "threads of the multi-core CPU run (default: os.cpu_count())"})
 
 
-def product_times(p, repeat) -> dict:
-    """Seconds of one A x and one A^T y: scipy CSR (float64, as the numpy64 back end) and the
-    GPU's SparseStream (ELLPACK and its transposed copy, as the gpu back end)."""
+def blas_threads(n):
+    """A context that limits BLAS to n threads (threadpoolctl), or does nothing without it;
+    answers (context, label for the CSV)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext(), "default"
+    return threadpool_limits(limits=n, user_api="blas"), str(n)
+
+
+def product_times(p, repeat, threads: int = 1) -> dict:
+    """Seconds of one A x and one A^T y: scipy CSR (float64, as the numpy64 back end) in one
+    thread and in ``threads`` (ThreadedCSR, as numpy64 with threads), and the GPU's
+    SparseStream in ELLPACK and in T-ELL with the dense part (each with its transposed copy,
+    as the gpu back end with format "ellpack" and "tell")."""
     from gpgpu import SparseStream, Stream
+    from gpgpu.lp.matrix_free_numpy import ThreadedCSR
 
     A = p.A.tocsr()
     AT = A.T.tocsr()
@@ -59,44 +103,56 @@ def product_times(p, repeat) -> dict:
         return float(np.median(ts))
 
     out = {"cpu_ax": med(lambda: A @ x), "cpu_aty": med(lambda: AT @ y)}
-    S = SparseStream.from_scipy(A, format="ellpack")
-    T = S.transposed()
+    TA, TAT = ThreadedCSR(A, threads), ThreadedCSR(AT, threads)
+    out["cpu_threads_ax"], out["cpu_threads_aty"] = med(lambda: TA @ x), med(lambda: TAT @ y)
+    TA.close(), TAT.close()
     xs, ys = Stream.from_array(x), Stream.from_array(y)
     yo, xo = Stream.vector_of(m), Stream.vector_of(n)
-    out["gpu_ax"] = med(lambda: S._product(xs, yo))
-    out["gpu_aty"] = med(lambda: T._product(ys, xo))
+    for side, fmt in (("gpu", "ellpack"), ("gpu_tell", "tell")):
+        S = SparseStream.from_scipy(A, format=fmt)
+        T = S.transposed()
+        out[f"{side}_ax"] = med(lambda: S._product(xs, yo))
+        out[f"{side}_aty"] = med(lambda: T._product(ys, xo))
+        S.release()
     for s in (xs, ys, yo, xo):
         s.release()
-    S.release()
     return out
 
 
 def warm_up():
     from gpgpu.lp import gruca_like, solve
 
-    solve(gruca_like(16, seed=1), method="matrix-free", backend="gpu", eps=1e-8, rank=4)
+    for fmt in ("ellpack", "tell"):
+        solve(gruca_like(16, seed=1), method="matrix-free", backend="gpu", eps=1e-8, rank=4, format=fmt)
 
 
 def run(ctx):
     from gpgpu.lp import solve
 
+    threads = ctx.options.get("threads") or os.cpu_count() or 1
     warm_up()
     rows = []
     for label, family, key, p in ctx.steps(problems(ctx), unit="problem"):
         ref, highs_s = highs_reference(p, family, key)
-        prod = product_times(p, ctx.repeat)
+        prod = product_times(p, ctx.repeat, threads)
         for be, backend, options in RUNS:
+            if "threads" in options:
+                options = dict(options, threads=threads)
             kw = dict(method="matrix-free", backend=backend, eps=1e-8, **settings(family, ctx, p), **options)
-            solve(p, **{**kw, "max_iter": 1})                                       # untimed
-            finish()
-            t0 = time.perf_counter()
-            r = solve(p, **kw)
-            finish()
-            seconds = time.perf_counter() - t0
-            side = "cpu" if be == "numpy64" else "gpu"
+            limit, blas = blas_threads(threads if be == "numpy64-threads" else 1)
+            with limit:
+                solve(p, **{**kw, "max_iter": 1})                                       # untimed
+                finish()
+                t0 = time.perf_counter()
+                r = solve(p, **kw)
+                finish()
+                seconds = time.perf_counter() - t0
+            side = SIDE[be]
             nprod = r.counts["fsax"] + r.counts["fsaty"]
             spmv = r.counts["fsax"] * prod[f"{side}_ax"] + r.counts["fsaty"] * prod[f"{side}_aty"]
             row = {"problem": label, "family": family, "backend": be, "settings": settings_label(family, ctx),
+                   "threads": threads if be == "numpy64-threads" else 1,
+                   "blas_threads": blas if backend == "numpy64" else "",
                    "rows": p.A.shape[0],
                    "nonzeros": int(p.A.nnz), "status": r.status, "iterations": r.iterations,
                    "pcg_iterations": r.pcg_iterations, "pcg_unconverged": r.pcg_unconverged,
@@ -114,21 +170,69 @@ def run(ctx):
     return rows, claims(rows, settings_text(ctx))
 
 
+def _ratios(by, names, num, den, per_iteration=False):
+    """"name ratio" of the solve times (and per PCG iteration) or of one A x + one A^T y."""
+    out = []
+    for nm in names:
+        c, g = by.get((nm, num)), by.get((nm, den))
+        if not (c and g):
+            continue
+        if per_iteration:
+            out.append(f"{nm} {c['seconds'] / g['seconds']:.2f} (per PCG iteration "
+                       f"{c['seconds_per_pcg_iteration'] / g['seconds_per_pcg_iteration']:.2f})")
+        else:
+            out.append(f"{nm} {(c['ax_seconds'] + c['aty_seconds']) / (g['ax_seconds'] + g['aty_seconds']):.2f}")
+    return out
+
+
+def _paper_ratios(i, j) -> str:
+    """002's Table 3 column i over column j, as "lo-hi"."""
+    r = [v[i] / v[j] for v in PAPER_TABLE3.values()]
+    return f"{min(r):.1f}-{max(r):.1f}"
+
+
 def claims(rows, how=None):
     by = {(r["problem"], r["backend"]): r for r in rows}
     names = list(dict.fromkeys(r["problem"] for r in rows))
-    spmv, solve_ratio = [], []
-    for nm in names:
-        c, g = by.get((nm, "numpy64")), by.get((nm, "gpu"))
-        if c and g:
-            spmv.append(f"{nm} {(c['ax_seconds'] + c['aty_seconds']) / (g['ax_seconds'] + g['aty_seconds']):.2f}")
-            solve_ratio.append(f"{nm} {c['seconds'] / g['seconds']:.2f} (per PCG iteration "
-                               f"{c['seconds_per_pcg_iteration'] / g['seconds_per_pcg_iteration']:.2f})")
-    out = [Claim("GPU SpMV speed-up over serial CPU (one A x + one A^T y)", "\"can approach ten times\" (0.6-10.7 in "
+    spmv = _ratios(by, names, "numpy64", "gpu")
+    solve_ratio = _ratios(by, names, "numpy64", "gpu", per_iteration=True)
+    threads = next((r.get("threads") for r in rows if r["backend"] == "numpy64-threads"), None)
+    out = [Claim("GPU SpMV speed-up over serial CPU (one A x + one A^T y)", f"\"can approach ten times\" ({_paper_ratios(3, 5)} in "
                  "Table 3)", "; ".join(spmv), "median times of one product, scipy CSR float64 vs SparseStream ELLPACK"),
            Claim("matrix-free IPM: CPU solve time / GPU solve time", "\"reduced no more than four times\" "
-                 "(1.1-3.9 in Table 3)", "; ".join(solve_ratio),
+                 f"({_paper_ratios(0, 2)} in Table 3)", "; ".join(solve_ratio),
                  "same settings on both back ends; their PCG iteration counts differ (float64 vs float32 PCG)")]
+    # the multi-core column (002's 8 core)
+    mc_spmv = _ratios(by, names, "numpy64", "numpy64-threads")
+    mc_solve = _ratios(by, names, "numpy64", "numpy64-threads", per_iteration=True)
+    out.append(Claim("multi-core SpMV speed-up over serial CPU (one A x + one A^T y)",
+                     f"\"between two and six times\" on 8 cores ({_paper_ratios(3, 4)} in Table 3)",
+                     "; ".join(mc_spmv) or "not run", f"scipy CSR in one thread vs ThreadedCSR in {threads} threads "
+                     "(row blocks; A^T y from a CSR copy of A^T); the same float64 answers"))
+    out.append(Claim("multi-core solve speed-up over serial CPU", "\"at most a threefold speed-up\" on 8 cores "
+                     f"({_paper_ratios(0, 1)} in Table 3)", "; ".join(mc_solve) or "not run",
+                     f"numpy64 with threads={threads} vs threads=1 (the same iterations: the products' answers are "
+                     "the serial ones); BLAS threads as the CSV's blas_threads"))
+    gm_spmv = _ratios(by, names, "numpy64-threads", "gpu-tell")
+    gm_solve = _ratios(by, names, "numpy64-threads", "gpu-tell", per_iteration=True)
+    verdict = "no pair in this run"
+    if gm_solve:
+        wins = [nm for nm in names if (nm, "numpy64-threads") in by and (nm, "gpu-tell") in by
+                and by[(nm, "gpu-tell")]["seconds"] < by[(nm, "numpy64-threads")]["seconds"]]
+        verdict = (f"met on {len(wins)} of {len(gm_solve)} problems" if wins else
+                   f"missed: the multi-core CPU solves faster on all {len(gm_solve)} problems")
+    out.append(Claim("GPU vs multi-core CPU: multi-core time / GPU time (solve; SpMV)",
+                     "abstract: the GPU \"has better potential\"; Table 3 solve "
+                     f"{_paper_ratios(1, 2)}, SpMV {_paper_ratios(4, 5)} (8 cores / GPU)",
+                     f"{verdict}: solve " + ("; ".join(gm_solve) or "-") + "; SpMV " + ("; ".join(gm_spmv) or "-"),
+                     f"numpy64 in {threads} threads vs the GPU with T-ELL and the dense part (DHTELL2's nearest)"))
+    tell_spmv = _ratios(by, names, "gpu", "gpu-tell")
+    tell_solve = _ratios(by, names, "gpu", "gpu-tell", per_iteration=True)
+    out.append(Claim("GPU, ELLPACK time / T-ELL with the dense part time (solve; SpMV)",
+                     "002: transposed ELLPACK \"beneficial for large problems\" (DHTELL2; no figure for ELLPACK)",
+                     "solve " + ("; ".join(tell_solve) or "-") + "; SpMV " + ("; ".join(tell_spmv) or "-"),
+                     "a fragment cannot split a row over threads (one fragment, one output texel), so T-ELL here "
+                     "is one fragment a row reading consecutive texels, not DHTELL2's half warp a row"))
     fan = [f"{nm} {by[(nm, 'gpu')]['seconds'] / by[(nm, 'gpu-fan')]['seconds']:.2f}" for nm in names
            if (nm, "gpu") in by and (nm, "gpu-fan") in by]
     out.append(Claim("GPU solve time, halving sums / fan sums (beyond the papers)", "no figure in 002",
@@ -143,8 +247,11 @@ def claims(rows, how=None):
                              "as the row above, sums='fan'"))
         if c and g:
             paper = PAPER_TABLE3[nm]
+            mc = by.get((nm, "numpy64-threads"))
+            mc_text = f"; {mc['seconds']:.2f} s on {mc['threads']} threads" if mc else ""
             out.append(Claim(f"{nm} solve time: GPU, CPU", f"{paper[2]} s (Tesla C2070), {paper[0]} s (Opteron 2378, "
-                             "serial)", f"{g['seconds']:.2f} s, {c['seconds']:.2f} s ({g['iterations']} / "
+                             f"serial); {paper[1]} s (8 cores)", f"{g['seconds']:.2f} s, {c['seconds']:.2f} s{mc_text} "
+                             f"({g['iterations']} / "
                              f"{c['iterations']} interior point and {g['pcg_iterations']} / {c['pcg_iterations']} "
                              f"PCG iterations, accuracy reached {g['accuracy']:.1e} / {c['accuracy']:.1e})",
                              f"{how or settings_text(None)}; 002 gives neither its tolerance nor its iteration "
@@ -172,7 +279,7 @@ def plot(rows, fig, renderer):
 EXPERIMENT = Experiment(
     name="mfipm_table3", title="matrix-free IPM and SpMV time, CPU vs GPU", paper="002 Table 3",
     sizes_software=[1024], sizes_gpu=[1024, 4096, 16384], run=run, plot=plot, size_name="N",
-    repeat_software=1, repeat_gpu=3, arguments=[QAP_OPTION, QAP_SETTINGS_OPTION])
+    repeat_software=1, repeat_gpu=3, arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION, THREADS_OPTION])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())

@@ -22,6 +22,27 @@ builds LPs with exactly that structure -- they are NOT Gruca's models, their num
   optimum; y* = A^-T c, s* = 0. The interior point method does not know that: it follows the
   central path from its own starting point, and its linear algebra (the work 002 measures) is
   that of any LP with this matrix.
+
+``slack=True`` (what the experiments of 002 use) makes a feasible set of more than one point:
+the N + 1 rows above become inequalities A0 x <= b, and the standard form gains a slack column
+per row, A = [A0  I] ((N + 1) x (2N + 2), N + 1 more non-zeros):
+
+* b = A0 x0 + w0 with x0, w0 > 0: (x0, w0) is an interior point of the feasible set, which
+  therefore has dimension N + 1 (a polytope, not a point);
+* the slacks cost nothing and c = A0^T y0 + s0 with y0 < 0 (entries -U(0.5, 1.5)) and s0 > 0:
+  (y0, s0, -y0) is strictly dual feasible (dual: A0^T y <= c, y <= 0), so the optimum is
+  finite, at a vertex that no formula gives (HiGHS is the reference); min c^T x over
+  A0 x <= b, x >= 0.
+
+Table 1's sizes are those of A0, the model's own columns (Cplex counts a row's slack as part
+of the row, not as a column of the model): the printed 1025 columns of 1kx1k0 cannot be a
+square non-singular A of an equality LP with a feasible set worth solving. Gruca's models may
+differ; 002 says nothing more.
+
+``per_row`` (default sqrt(N)): the non-zeros of a regular row and column. 002's Table 3 has
+two problems that Tables 1-2 lack, 96kx128-0 and 256x256-0, without their sizes;
+``experiments.mfipm.common.GRUCA_NAMED`` defines stand-ins for them with this (its notes say
+how they were read from the names).
 """
 from __future__ import annotations
 
@@ -42,25 +63,41 @@ GRUCA_TABLE1 = {
 }
 
 
-def gruca_sizes(N: int) -> tuple:
-    """(rows, columns, non-zeros) of ``gruca_like(N)``: N + 1, N + 1, N sqrt(N) + 2N + 1."""
-    r = math.isqrt(N)
-    return N + 1, N + 1, N * r + 2 * N + 1
+def gruca_sizes(N: int, per_row: int | None = None, slack: bool = False) -> tuple:
+    """(rows, columns, non-zeros) of ``gruca_like(N, per_row=per_row, slack=slack)``: N + 1,
+    N + 1, N r + 2N + 1 with r = ``per_row`` (default sqrt(N)); with ``slack``, N + 1 more
+    columns and non-zeros."""
+    r = math.isqrt(N) if per_row is None else int(per_row)
+    extra = N + 1 if slack else 0
+    return N + 1, N + 1 + extra, N * r + 2 * N + 1 + extra
 
 
-def gruca_like(N: int, seed: int = 0):
+def gruca_like(N: int, seed: int = 0, per_row: int | None = None, slack: bool = False):
     """An LP with the structure of Gruca's problems in 002's Table 1 (module notes), as a
-    standard-form :class:`~gpgpu.lp.Problem` with a sparse A. N must be a perfect square >= 4."""
+    standard-form :class:`~gpgpu.lp.Problem` with a sparse A. N must be a perfect square >= 4
+    (unless ``per_row`` gives the regular rows' non-zeros: then 2 <= per_row < N).
+    ``slack=True``: the rows are inequalities A0 x <= b with a slack column each, and the
+    feasible set is a polytope of dimension N + 1 (module notes); False (default): the square
+    equality LP whose only feasible point is x0."""
     import scipy.sparse as sp
 
     from .mps import Problem
 
     if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 4:
         raise ValueError(f"gruca_like: N must be an integer >= 4, got {N!r}")
-    r = math.isqrt(N)
-    if r * r != N:
-        raise ValueError(f"gruca_like: N must be a perfect square (each regular row holds sqrt(N) "
-                         f"non-zeros; 002 uses 1024, 4096, 16384, 65536), got {N}")
+    if per_row is None:
+        r = math.isqrt(N)
+        if r * r != N:
+            raise ValueError(f"gruca_like: N must be a perfect square (each regular row holds sqrt(N) "
+                             f"non-zeros; 002 uses 1024, 4096, 16384, 65536), got {N}; or give per_row, "
+                             "the non-zeros of a regular row")
+    else:
+        if isinstance(per_row, bool) or not isinstance(per_row, numbers.Integral) or not 2 <= per_row < N:
+            raise ValueError(f"gruca_like: per_row (the non-zeros of a regular row) must be an integer with "
+                             f"2 <= per_row < N = {N}, got {per_row!r}")
+        r = int(per_row)
+    if not isinstance(slack, (bool, np.bool_)):
+        raise TypeError(f"gruca_like: slack must be True or False, got {slack!r}")
     rng = np.random.default_rng(seed)
     perm = rng.permutation(N)
     shifts = rng.choice(N, size=r, replace=False)
@@ -77,6 +114,13 @@ def gruca_like(N: int, seed: int = 0):
     x0 = rng.uniform(0.5, 1.5, N + 1)
     y0 = rng.standard_normal(N + 1)
     s0 = rng.uniform(0.5, 1.5, N + 1)
-    b = A @ x0
-    c = A.T @ y0 + s0
-    return Problem.from_arrays(A, b, c, name=f"gruca_like_{N}")
+    if not slack:
+        b = A @ x0
+        c = A.T @ y0 + s0
+        return Problem.from_arrays(A, b, c, name=f"gruca_like_{N}")
+    y0 = -rng.uniform(0.5, 1.5, N + 1)                    # y <= 0: the slacks' dual constraints
+    w0 = rng.uniform(0.5, 1.5, N + 1)
+    b = A @ x0 + w0
+    c = np.concatenate([A.T @ y0 + s0, np.zeros(N + 1)])
+    A = sp.hstack([A, sp.identity(N + 1, format="csr")], format="csr")
+    return Problem.from_arrays(A, b, c, name=f"gruca_like_{N}_slack")
