@@ -106,6 +106,11 @@ STALL_RAY_RATIO = 1e2
 #: Default number k of pivoted columns of the partial Cholesky preconditioner (min(m, k)).
 DEFAULT_RANK = 100
 STEP_TO_BOUNDARY = 0.995
+#: the adaptive regularisation floor's factor (``adaptive=True``): up after an iteration whose
+#: PCG stopped before its tolerance, down when the proximal terms hold a residual back
+FLOOR_RISE = 10.0
+#: the PCG limit doubles after an iteration that stopped at it, up to this many times its start
+PCG_LIMIT_GROWTH = 4
 
 
 class MatrixFreeBackend(abc.ABC):
@@ -526,7 +531,7 @@ def _max_step(v, dv) -> float:
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
-                collapse=1e-10, stall_window=8, rank_max=None, start=None) -> LPResult:
+                collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -598,6 +603,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         return out
 
     reg = ProximalRegularisation(reg_min, reg_max)
+    floor = _Floor(reg, sol, adaptive)
     if start is not None:
         # beyond 002: resume from a given interior point (a previous result's last point, with
         # its regularisation's state)
@@ -715,6 +721,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             if callback is not None:
                 callback(entry)
             break
+        floor.after_iteration(rho_k, delta_k, f1, f2)
         if k < k_max and not (f1["converged"] and f2["converged"]):
             k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
@@ -762,6 +769,35 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.timers = dict(be.timers, pcg=sol.pcg_seconds, outer_products=sol.outer_seconds, total=elapsed)
     res.counts = dict(be.counts, outer_products=sol.outer_products)
     return res
+
+
+class _Floor:
+    """The adaptive rule (``adaptive=True``, beyond 002; module notes): after an iteration in
+    which a PCG solve stopped at its iteration limit, the regularisation floor ``reg.reg_min``
+    becomes the rho = delta of the last iteration whose solves all converged (rho stops following
+    mu down: G_R's condition stays where PCG met its tolerance), and the PCG limit doubles, up to
+    PCG_LIMIT_GROWTH times its start. Problems whose PCG always converges never meet it."""
+
+    def __init__(self, reg, sol, adaptive):
+        self.reg, self.sol, self.adaptive = reg, sol, bool(adaptive)
+        self.cap = PCG_LIMIT_GROWTH * sol.maxiter
+        self.last_ok = None
+        self.raises = 0
+
+    def after_iteration(self, rho_k, delta_k, f1, f2):
+        if not self.adaptive:
+            return
+        if f1["converged"] and f2["converged"]:
+            self.last_ok = max(rho_k, delta_k)
+            return
+        if "limit" not in (f1["stop"], f2["stop"]):
+            return
+        reg = self.reg
+        new = min(reg.reg_max, self.last_ok if self.last_ok is not None else FLOOR_RISE * max(rho_k, delta_k))
+        if new > reg.reg_min:
+            reg.reg_min = new
+            self.raises += 1
+        self.sol.maxiter = min(self.cap, 2 * self.sol.maxiter)
 
 
 def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:
