@@ -110,7 +110,8 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
     """The options ``solve(..., preset=preset, method=method, backend=backend, **options)`` runs
     with: the preset's (:data:`PRESETS`), then ``options`` over them (None leaves the preset's).
     The "/gpu" part applies to ``backend="gpu"`` given by name; ``pivot="onepass"`` of "fast"
-    only to the outer Cholesky."""
+    only to the outer Cholesky. None for one of solve's own options (:data:`PRESET_NONE`) leaves
+    the preset's value; for a back end's option it is passed on (and refused there)."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))} "
                          "('paper': the papers' algorithm, 'robust': the default, 'fast': the speed options "
@@ -123,8 +124,13 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
         out.update(table.get(f"{method}/gpu", {}))
         if options.get("cholesky", "outer") != "outer" and out.get("pivot") == "onepass":
             del out["pivot"]                  # a variant of the outer form
-    out.update({k: v for k, v in options.items() if v is not None})
+    out.update({k: v for k, v in options.items() if v is not None or k not in PRESET_NONE})
     return out
+
+
+#: solve's own options whose None means "the preset's value" (others pass None on, to be checked)
+PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "cholesky",
+               "adaptive")
 
 
 def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", max_iter=100,
@@ -161,7 +167,8 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         Gets each iteration's history entry (dict); anything else that is not None is a
         TypeError before the solve starts.
     **options
-        Override the preset one by one (None leaves the preset's value). Both methods:
+        Override the preset one by one (None, for the options named below, leaves the preset's
+        value). Both methods:
 
         - ``refine`` (bool or None): mixed-precision iterative refinement (beyond the paper,
           :mod:`gpgpu.lp.backend`); None: on for the float32 back ends ("gpu", "numpy32") when

@@ -30,6 +30,17 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   xi_mu = sigma mu e - X S e - dX_aff dS_aff e; two PCG solves per iteration with the same
   preconditioner; steps 0.995 of the way to the boundary.
 * **Growing rank** (``rank_max``, beyond 002): k doubles after an iteration whose PCG failed.
+* **The adaptive rule** (``adaptive``, beyond 002, on by default): 002 leaves R_p, R_d "chosen
+  dynamically"; rho = delta follow mu down, and G_R's condition grows as they fall. Once a PCG
+  solve stops at its iteration limit (nug12: from iteration 7, its residual then 1e-3 of the
+  right-hand side and the primal residual growing 1000-fold), the floor reg_min becomes the
+  rho of the last iteration whose solves converged, so the condition stays where PCG met its
+  tolerance, and the default PCG limit doubles (up to 4 times) for the later solves. With the
+  proximal reference points at the current iterate the floor does not move the solution. A
+  floor raised ten-fold at every failure instead overshoots to reg_max on nug12 (PCG still
+  stops at its limit there), and then the proximal term rho dx holds the dual residual above
+  1e-6; a fixed floor of 1e-4 solves nug12 but holds bandm's dual residual at 3.9e-6
+  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -353,6 +364,7 @@ class _Solver:
     def __init__(self, be, A, AT, refine, maxiter, rounds=8):
         self.be, self.A, self.AT = be, A, AT
         self.refine, self.maxiter, self.rounds = refine, maxiter, rounds
+        self.maxiter0 = maxiter                          # the limit before the adaptive rule grew it
         self.theta = None
         self.delta = 0.0
         self.iterations = 0
@@ -442,7 +454,9 @@ class _Solver:
         for reason, its in self.stops.items():
             if not its:
                 continue
-            what = STOP_REASONS[reason].format(maxiter=self.maxiter, rounds=self.rounds)
+            limit = (f"{self.maxiter}" if self.maxiter == self.maxiter0 else
+                     f"{self.maxiter0}, grown to {self.maxiter} by the adaptive rule")
+            what = STOP_REASONS[reason].format(maxiter=limit, rounds=self.rounds)
             lo, hi = min(its), max(its)
             after = ("" if reason == "limit" and not self.refine else
                      f", after {lo} PCG iterations" + (" each" if len(its) > 1 else "") if lo == hi else
@@ -552,6 +566,13 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Float64 refinement rounds around the back end's PCG (module notes).
     reg_min, reg_max : float
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
+    adaptive : bool
+        Beyond 002 (default True; ``preset="paper"`` turns it off): after an iteration in which
+        a PCG solve stopped at its iteration limit, the floor of rho = delta becomes their value
+        at the last iteration whose solves all converged (they stop following mu down), and the
+        default PCG limit doubles, up to 4 times its start (module notes). Measured
+        (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
+        without; Table 3's ten NETLIB problems never meet it.
     start : LPResult or (x, y, s), optional
         Beyond 002: start from this point of the standard form (x, s > 0) instead of Mehrotra's
         starting point. A matrix-free result passes the point where its iteration stopped
@@ -603,7 +624,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         return out
 
     reg = ProximalRegularisation(reg_min, reg_max)
-    floor = _Floor(reg, sol, adaptive)
+    floor = _Floor(reg, sol, adaptive, grow=pcg_maxiter is None)
     if start is not None:
         # beyond 002: resume from a given interior point (a previous result's last point, with
         # its regularisation's state)
@@ -776,11 +797,12 @@ class _Floor:
     which a PCG solve stopped at its iteration limit, the regularisation floor ``reg.reg_min``
     becomes the rho = delta of the last iteration whose solves all converged (rho stops following
     mu down: G_R's condition stays where PCG met its tolerance), and the PCG limit doubles, up to
-    PCG_LIMIT_GROWTH times its start. Problems whose PCG always converges never meet it."""
+    PCG_LIMIT_GROWTH times its start (the default limit only: a ``pcg_maxiter`` given is kept).
+    Problems whose PCG always converges never meet it."""
 
-    def __init__(self, reg, sol, adaptive):
+    def __init__(self, reg, sol, adaptive, grow=True):
         self.reg, self.sol, self.adaptive = reg, sol, bool(adaptive)
-        self.cap = PCG_LIMIT_GROWTH * sol.maxiter
+        self.cap = PCG_LIMIT_GROWTH * sol.maxiter if grow else sol.maxiter
         self.last_ok = None
         self.raises = 0
 
