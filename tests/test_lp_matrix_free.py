@@ -608,7 +608,7 @@ def nug(name):
 
 
 @pytest.mark.parametrize("name", ["nug12", pytest.param("nug15", marks=pytest.mark.skipif(
-    not os.environ.get("GPGPU_LONG_TESTS"), reason="about 2 minutes on numpy64; set GPGPU_LONG_TESTS=1"))])
+    not os.environ.get("GPGPU_LONG_TESTS"), reason="about 5 minutes on numpy64 here; set GPGPU_LONG_TESTS=1"))])
 def test_qap_relaxation_is_optimal_with_the_defaults(name):
     """nug12 (3192 x 8856) with method="matrix-free" and nothing else, at eps = 1e-6 (numpy64 here;
     the rule is in the algorithm, so the GPU back end has it too). Without the adaptive rule it

@@ -482,7 +482,8 @@ def checkpoint(result) -> dict:
     x, y, s = (np.array(v, dtype=np.float64) for v in result.last_point)
     return {"x": x, "y": y, "s": s,
             "regularisation_state": np.array(result.regularisation_state, dtype=np.float64),
-            "rank": np.array(int(result.rank))}
+            "rank": np.array(int(result.rank)),
+            "adaptive_state": np.array(getattr(result, "adaptive_state", (0.0, 0, 0.0)), dtype=np.float64)}
 
 
 def _resume_state(start):
@@ -631,6 +632,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         state, rank_then = _resume_state(start)
         if state is not None:
             reg.rho, reg.delta = state
+        floor.resume(start)                                     # the adaptive rule's floor and limit
         if rank_then is not None:
             k = min(k_max, max(k, rank_then))                   # as far as rank_max had grown it
         x, lam, s = _start_point(start, m, n)
@@ -783,6 +785,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.method = "matrix-free"
     res.last_point = last
     res.regularisation_state = (reg.rho, reg.delta)
+    res.adaptive_state = (reg.reg_min, sol.maxiter, floor.last_ok if floor.last_ok is not None else 0.0)
     res.pcg_iterations = sol.iterations
     res.pcg_unconverged = sol.unconverged
     res.pcg_stops = {reason: len(its) for reason, its in sol.stops.items()}
@@ -805,6 +808,17 @@ class _Floor:
         self.cap = PCG_LIMIT_GROWTH * sol.maxiter if grow else sol.maxiter
         self.last_ok = None
         self.raises = 0
+
+    def resume(self, start):
+        """Take the floor, PCG limit and last converged rho a resumed result (or checkpoint) had."""
+        state = getattr(start, "adaptive_state", None) if isinstance(start, LPResult) else (
+            start.get("adaptive_state") if isinstance(start, Mapping) else None)
+        if not self.adaptive or state is None:
+            return
+        floor_then, limit, last_ok = (float(v) for v in np.asarray(state, dtype=np.float64).ravel()[:3])
+        self.reg.reg_min = max(self.reg.reg_min, min(floor_then, self.reg.reg_max))
+        self.sol.maxiter = max(self.sol.maxiter, min(int(limit), self.cap))
+        self.last_ok = last_ok if last_ok > 0 else self.last_ok
 
     def after_iteration(self, rho_k, delta_k, f1, f2):
         if not self.adaptive:
