@@ -26,7 +26,7 @@ from .linprog import linprog
 #: the interior point methods of ``solve``
 METHODS = ("mehrotra", "matrix-free")
 
-__all__ = ["solve", "METHODS", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
+__all__ = ["solve", "METHODS", "PRESETS", "preset_options", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
            "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW",
            "linprog"]
 
@@ -77,9 +77,64 @@ def _trivial(problem, backend) -> LPResult | None:
                     iterations=0, backend=str(backend))
 
 
-def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_iter=100,
-          callback=None, method="mehrotra", presolve=None, correct_primal=None,
-          free_safeguard=None, scale=False, regularize=None, **backend_options) -> LPResult:
+#: what each preset sets, by method and (for "/gpu") by back end: docs/lp_defaults.md has the
+#: table. An option that ``solve`` is given overrides its preset's; one left out (or None) is the
+#: preset's, and one no preset names keeps its function's default.
+PRESETS = {
+    # the algorithms as the papers print them: 000's Algorithm 3 with its single-pass A D^2 A^T,
+    # float32 factors and halving reductions; 002's regularised PCG IPM with a fixed schedule,
+    # ELLPACK, pairwise sums and PCG's scalars read every iteration; no presolve, scaling or
+    # refinement
+    "paper": {"any": {"refine": False, "presolve": False, "scale": False},
+              "mehrotra": {"correct_primal": False, "free_safeguard": False, "regularize": False},
+              "mehrotra/gpu": {"adat": "inner", "substitution": "outer", "pivot": "separate",
+                               "reductions": "pingpong", "fuse": False, "factor_precision": "float32"},
+              "matrix-free": {"adaptive": False},
+              "matrix-free/gpu": {"format": "ellpack", "sums": "pingpong", "pcg_check": 1,
+                                  "solution": "float32"}},
+    # the defaults: refinement, HiGHS's presolve, the primal correction and the free-split
+    # safeguard automatic (on below REFINE_BELOW, see solve), float-float factors after a
+    # stall, the matrix-free method's adaptive regularisation floor and PCG limit
+    "robust": {"matrix-free": {"adaptive": True}},
+    # robust plus every option that saves passes and keeps the answer (float32 rounding only:
+    # docs/guide/lp.md, docs/guide/matrix-free.md)
+    "fast": {"mehrotra": {"correct_primal": True},
+             "mehrotra/gpu": {"adat": "inner4", "substitution": "inverse", "pivot": "onepass",
+                              "reductions": "fan", "fuse": True},
+             "matrix-free": {"adaptive": True},
+             "matrix-free/gpu": {"sums": "fan"}},
+}
+
+
+def preset_options(preset="robust", method="mehrotra", backend="gpu", **options) -> dict:
+    """The options ``solve(..., preset=preset, method=method, backend=backend, **options)`` runs
+    with: the preset's (:data:`PRESETS`), then ``options`` over them (None leaves the preset's).
+    The "/gpu" part applies to ``backend="gpu"`` given by name; ``pivot="onepass"`` of "fast"
+    only to the outer Cholesky. None for one of solve's own options (:data:`PRESET_NONE`) leaves
+    the preset's value; for a back end's option it is passed on (and refused there)."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))} "
+                         "('paper': the papers' algorithm, 'robust': the default, 'fast': the speed options "
+                         "that keep the answer)")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    table = PRESETS[preset]
+    out = dict(table.get("any", {}), **table.get(method, {}))
+    if isinstance(backend, str) and backend == "gpu":
+        out.update(table.get(f"{method}/gpu", {}))
+        if options.get("cholesky", "outer") != "outer" and out.get("pivot") == "onepass":
+            del out["pivot"]                  # a variant of the outer form
+    out.update({k: v for k, v in options.items() if v is not None or k not in PRESET_NONE})
+    return out
+
+
+#: solve's own options whose None means "the preset's value" (others pass None on, to be checked)
+PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "cholesky",
+               "adaptive")
+
+
+def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", max_iter=100,
+          callback=None, **options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
@@ -90,76 +145,61 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
         NETLIB problem shipped with the package (``"afiro"``, ``"pilot4"``: ``gpgpu/data``).
     backend : {"gpu", "numpy32", "numpy64"} or Backend
         The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
+    eps : float
+        Tolerance of (6.1)-(6.3), 0 < eps < 1. The default 1e-6 is tighter than float32
+        iterates reach dependably, so the robust preset refines on the GPU; the paper's own
+        runs used 3e-5 to 2e-3 without (Table 3, ``PAPER_TABLE3[name]["eps"]``).
     method : {"mehrotra", "matrix-free"}
         "mehrotra" (default): paper 000's dense normal equations, formed (adat) and factored
         (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
         equations are solved by PCG with a partial Cholesky preconditioner, A used only
-        through sparse products (:mod:`gpgpu.lp.matrix_free`); it takes ``rank``,
-        ``rank_max``, ``pcg_maxiter``, ``reg_min``, ``reg_max``, ``profile``, ``stall_window``
-        (the stall test's iterations, default 8) and ``start`` (beyond 002: resume from a
-        previous result's point, or from a saved :func:`~gpgpu.lp.matrix_free.checkpoint`) as
-        options (the "gpu" back end also ``format``, ``dense``, ``pcg_check``, ``solution``
-        and ``sums``: "pingpong" or, beyond the papers and faster,
-        "fan"; see :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`), and ignores ``cholesky``.
-    cholesky : {"outer", "inner"}
-        Cholesky form for the normal equations (4.12) (Algorithm 2 / Algorithm 1 of 000).
-    eps : float
-        Tolerance of (6.1)-(6.3), 0 < eps < 1. The default 1e-6 is tighter than float32
-        iterates reach dependably, so with the default ``refine`` it runs with refinement on
-        the GPU; the paper's own runs used 3e-5 to 2e-3 without (Table 3).
-    refine : bool or None
-        Mixed-precision iterative refinement of (4.12) (beyond the paper; see
-        :mod:`gpgpu.lp.backend`). ``None`` (default): on for the float32 back ends ("gpu",
-        "numpy32") when ``eps < REFINE_BELOW`` (3e-5, Table 3's tightest), off otherwise and
-        for "numpy64". ``False`` is the paper's algorithm.
+        through sparse products (:mod:`gpgpu.lp.matrix_free`).
+    preset : {"robust", "paper", "fast"}
+        How to choose the options below in one word (:data:`PRESETS`, docs/lp_defaults.md).
+        "robust" (default): the solver that solves the project's 42 NETLIB problems (and, with
+        the matrix-free method, the QAP relaxations nug12-nug20 at 1e-6). "paper": the
+        paper's algorithm as printed (no presolve, scaling, refinement, correction, safeguard
+        or adaptive rule; the paper's storage, sums and read-backs). "fast": robust with every
+        speed option that changes the answer by float32 rounding only.
     max_iter : int
         A positive integer.
     callback : callable, optional
         Gets each iteration's history entry (dict); anything else that is not None is a
         TypeError before the solve starts.
-    presolve : bool or None
-        Beyond the papers: HiGHS's presolve first, the interior point method on the reduced
-        LP, HiGHS's postsolve to map the point back (:mod:`gpgpu.lp.presolve`); the result
-        then has ``presolve`` (what was removed). ``False`` is the papers' path: only the
-        light presolve of :func:`standardize`. ``None`` (default): see below.
-    correct_primal : bool or None
-        Beyond the paper (Mehrotra's method only): one more solve per iteration puts the
-        direction back on A dx = r_b (:func:`~gpgpu.lp.mehrotra.mehrotra`). ``False`` is
-        Algorithm 3 as printed. ``None`` (default): see below.
-    free_safeguard : bool or None
-        Beyond the paper (Mehrotra's method only): both halves of each split free variable
-        are kept from growing together (:func:`~gpgpu.lp.mehrotra.mehrotra`). ``None``
-        (default): see below.
+    **options
+        Override the preset one by one (None, for the options named below, leaves the preset's
+        value). Both methods:
 
-        With the three options on, numpy64 and the GPU with refinement solve all 42 NETLIB
-        problems at eps = 1e-8 (docs/results/lp.md). ``None``, the default of all three,
-        turns them on where ``refine=None`` turns refinement on: Mehrotra's method at
-        ``eps < REFINE_BELOW`` (3e-5, tighter than any of Table 3's; the default eps = 1e-6
-        included) with a back end given by name; the presolve only where highspy (the
-        optional ``lp`` extra) is installed. At the paper's tolerances, for the matrix-free
-        method and for a back-end instance they are off: ``solve(p,
-        eps=PAPER_TABLE3[name]["eps"])`` is the paper's algorithm, ``solve(p,
-        backend="numpy64", eps=1e-8)`` the robust solver.
-    scale : bool
-        Beyond the papers (either method): geometric scaling of the rows and columns of the
-        standard form (after the presolve, when there is one), powers of two, undone on the
-        answer (:mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
-        ``False`` (default) is the papers' path.
-    regularize : bool or None
-        The primal-dual proximal regularisation of paper 002 (5)-(6) (:mod:`gpgpu.lp.regularisation`).
-        The matrix-free method always has it (``None`` or ``True``). For Mehrotra's method it is
-        beyond paper 000 and off by default (``None`` or ``False``); ``True`` factors
-        A (Theta^-1 + rho I)^-1 A^T + delta I (:func:`~gpgpu.lp.mehrotra.mehrotra`). Either
-        method takes ``reg_min`` and ``reg_max``, the bounds of rho = delta (default 1e-8, 1e-2 for
-        the matrix-free method, 1e-12, 1e-6 for Mehrotra's: measured, docs/results/lp.md).
-    **backend_options
-        Passed to the backend (e.g. ``pivot_tol``; for ``backend="gpu"``, beyond the papers,
-        ``factor_precision="float-float"`` with refinement: A Θ Aᵀ, its factor and the
-        refinement's substitutions in float-float arithmetic, :mod:`gpgpu.float_float`).
+        - ``refine`` (bool or None): mixed-precision iterative refinement (beyond the paper,
+          :mod:`gpgpu.lp.backend`); None: on for the float32 back ends ("gpu", "numpy32") when
+          ``eps < REFINE_BELOW`` (3e-5, Table 3's tightest).
+        - ``presolve`` (bool or None): HiGHS's presolve and postsolve around the IPM (beyond
+          the papers, :mod:`gpgpu.lp.presolve`; the result then has ``presolve``). None: on for
+          Mehrotra's method at ``eps < REFINE_BELOW`` with a back end given by name, where
+          highspy (the "lp" extra) is installed.
+        - ``scale`` (bool): geometric scaling by powers of two, undone on the answer (beyond
+          the papers, :mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
+        - ``regularize`` (bool or None) and ``reg_min``, ``reg_max``: paper 002's proximal
+          regularisation (5)-(6) (:mod:`gpgpu.lp.regularisation`); always on for the
+          matrix-free method (bounds 1e-8, 1e-2), off by default for Mehrotra's (True factors
+          A (Theta^-1 + rho I)^-1 A^T + delta I, bounds 1e-12, 1e-6).
+
+        Mehrotra's method: ``cholesky`` ("outer", Algorithm 2 of 000, or "inner", Algorithm
+        1); ``correct_primal`` and ``free_safeguard`` (beyond the paper, None: as
+        ``presolve``; :func:`~gpgpu.lp.mehrotra.mehrotra`); the back end's options
+        (``pivot_tol``; on the GPU ``adat``, ``substitution``, ``pivot``, ``reductions``,
+        ``fuse``, ``factor_precision``: :class:`gpgpu.lp.gpu_backend.GPUBackend`).
+
+        The matrix-free method: ``rank``, ``rank_max``, ``pcg_maxiter``, ``stall_window``,
+        ``adaptive`` (beyond 002: the regularisation floor and PCG limit that adapt where PCG
+        stops at its limit) and ``start`` (resume; :func:`~gpgpu.lp.matrix_free.matrix_free`);
+        on the GPU ``format``, ``dense``, ``pcg_check``, ``solution``, ``sums``, ``profile``
+        (:class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`).
 
     Returns
     -------
     LPResult
+        ``preset`` and ``options`` (what the preset and the overrides set) are on it.
         Problems that the presolve decides (infeasible or unbounded bounds, no rows or no
         columns left) are answered without iterating (``iterations == 0``). An infeasible or
         unbounded problem has no solution: whichever way it was found (the presolve, HiGHS's,
@@ -173,16 +213,16 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     ------
     TypeError
         A flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
-        ``regularize``, the back ends' ``profile``, ``fuse`` and ``fast_solve`` -- that is not
-        True or False (or None where that is its default; the string "no" is no flag), or a
-        ``callback`` that is not callable: named, before anything is solved.
+        ``regularize``, ``adaptive``, the back ends' ``profile``, ``fuse`` and ``fast_solve``
+        -- that is not True or False (or None; the string "no" is no flag), or a ``callback``
+        that is not callable: named, before anything is solved.
     ValueError
-        Besides wrong options: with ``backend="gpu"`` or ``"numpy32"`` (float32 storage), a
-        coefficient, right-hand side or cost beyond float32's range (|v| > 3.4e38; for the
-        matrix-free method on the GPU, a coefficient above 1.8e19, whose square A .* A would
-        be) is named; use ``backend="numpy64"`` or ``scale=True``. HiGHS's refusal of an LP
-        for its presolve passes on HiGHS's reason (it refuses coefficients of 1e15 and more;
-        ``presolve=False`` then solves without it).
+        An unknown preset or method; besides wrong options: with ``backend="gpu"`` or
+        ``"numpy32"`` (float32 storage), a coefficient, right-hand side or cost beyond
+        float32's range (|v| > 3.4e38; for the matrix-free method on the GPU, a coefficient
+        above 1.8e19, whose square A .* A would be) is named; use ``backend="numpy64"`` or
+        ``scale=True``. HiGHS's refusal of an LP for its presolve passes on HiGHS's reason (it
+        refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
     """
     if isinstance(problem, (str, Path)):
         path = Path(problem)
@@ -196,16 +236,19 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function (it is called with each iteration's history entry, "
                         f"a dict) or None, got {callback!r} of type {type(callback).__name__}")
+    chosen = preset_options(preset, method, backend, **options)
+    backend_options = dict(chosen)
     refine, presolve, correct_primal, free_safeguard, regularize = (
-        _flag(name, v, none=True) for name, v in (("refine", refine), ("presolve", presolve),
-                                                 ("correct_primal", correct_primal),
-                                                 ("free_safeguard", free_safeguard), ("regularize", regularize)))
-    scale = _flag("scale", scale)
+        _flag(name, backend_options.pop(name, None), none=True)
+        for name in ("refine", "presolve", "correct_primal", "free_safeguard", "regularize"))
+    scale = _flag("scale", backend_options.pop("scale", False))
+    cholesky = backend_options.pop("cholesky", "outer")
     for name in FLAG_OPTIONS:
         if name in backend_options:
             backend_options[name] = _flag(name, backend_options[name])
     result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
                     correct_primal, free_safeguard, scale, regularize, **backend_options)
+    result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
     notes = list(_relaxation_warnings(problem))
     result.warnings = notes
     if notes:
@@ -214,7 +257,7 @@ def solve(problem, backend="gpu", cholesky="outer", eps=1e-6, refine=None, max_i
 
 
 #: boolean options of the back ends (checked as solve's own flags)
-FLAG_OPTIONS = ("profile", "fuse", "fast_solve")
+FLAG_OPTIONS = ("profile", "fuse", "fast_solve", "adaptive")
 
 #: the largest float32: the GPU and numpy32 back ends hold the LP in float32
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -314,6 +357,9 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
         if regularize and backend_options["factor_precision"] == "float-float":
             raise ValueError("factor_precision='float-float' does not take the regularisation's shift; "
                              "use regularize=True or factor_precision='float-float', not both")
+    if "adaptive" in backend_options and method != "matrix-free":
+        raise ValueError("adaptive is an option of method='matrix-free' (its regularisation floor and PCG "
+                         "limit rise where PCG stops at its limit)")
     if "start" in backend_options and backend_options["start"] is None:
         del backend_options["start"]                     # the default: Mehrotra's starting point
     if "start" in backend_options:
@@ -413,7 +459,8 @@ def _regularisation_options(options, method) -> dict:
 def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
     from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
 
-    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start") if k in options}
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "adaptive")
+            if k in options}
     for name in ("rank", "rank_max", "pcg_maxiter", "stall_window"):
         v = algo.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):

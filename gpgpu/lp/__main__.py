@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..cli import positive_float, positive_int, tolerance
 from ..context import ContextError
-from . import BACKENDS, METHODS, REFINE_BELOW, read_mps, solve
+from . import BACKENDS, METHODS, PRESETS, REFINE_BELOW, preset_options, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
 
 
@@ -130,6 +130,10 @@ def parser() -> argparse.ArgumentParser:
                     help="gpu, numpy32 or numpy64 (the matrix-free method: gpu or numpy64)")
     ap.add_argument("--method", choices=METHODS, default="mehrotra",
                     help="mehrotra (paper 000, default) or matrix-free (paper 002, PCG)")
+    ap.add_argument("--preset", choices=tuple(PRESETS), default="robust",
+                    help="robust (default: the solver that solves the NETLIB and QAP problems), paper (the "
+                         "paper's algorithm as printed) or fast (robust with the speed options that keep the "
+                         "answer); the options below override it (docs/lp_defaults.md)")
     ap.add_argument("--rank", type=positive_int, default=None,
                     help="matrix-free: columns k of the partial Cholesky preconditioner (default 100)")
     ap.add_argument("--rank-max", type=positive_int, default=None,
@@ -149,7 +153,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pcg-solution", choices=("float32", "float-float"), default=None,
                     help="matrix-free on the gpu: PCG's solution vector in float32 (default) or, "
                          "beyond 002, float-float (needs OpenGL 4.0's GL_ARB_gpu_shader5)")
-    ap.add_argument("--cholesky", choices=("inner", "outer"), default="outer",
+    ap.add_argument("--cholesky", choices=("inner", "outer"), default=None,
                     help="mehrotra: the Cholesky form of the normal equations (4.12), outer products "
                          "(Algorithm 2 of 000, default) or inner products (Algorithm 1)")
     ap.add_argument("--adat", choices=("outer", "inner", "inner4"), default=None,
@@ -225,12 +229,14 @@ def main(argv=None) -> int:
     for note in problem.warnings:
         if "LP relaxation" in note:                    # integer columns: read_mps dropped their integrality
             print(f"warning: {note}", flush=True)
-    refine = args.refine
-    if refine is None:
+    refine = preset_options(args.preset, args.method, args.backend, refine=args.refine).get("refine")
+    if refine is None:                              # solve's rule for refine=None
         refine = args.backend in ("gpu", "numpy32") and eps < REFINE_BELOW
+    if args.method == "matrix-free" and args.backend == "numpy64":
+        refine = False                              # its PCG is float64 already
     print(f"method {args.method}, backend {args.backend}, "
-          + (f"cholesky {args.cholesky}, " if args.method == "mehrotra" else "")
-          + f"refine {refine}, eps {eps:g}")
+          + (f"cholesky {args.cholesky or 'outer'}, " if args.method == "mehrotra" else "")
+          + f"refine {refine}, eps {eps:g}, preset {args.preset}")
     header = [f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
               f"{'a_pri':>7} {'a_dual':>7} {'sigma':>9} {'time':>7}"]
 
@@ -291,10 +297,11 @@ def main(argv=None) -> int:
     extra.update({k: v for k, v in (("reg_min", args.reg_min), ("reg_max", args.reg_max)) if v is not None})
     try:
         with _announced(status, args.backend):
-            res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps,
-                        refine=refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
+            # an option left out (None) is the preset's
+            res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps, preset=args.preset,
+                        refine=args.refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
                         correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
-                        scale=args.scale, regularize=True if args.regularize else None,
+                        scale=True if args.scale else None, regularize=True if args.regularize else None,
                         callback=None if args.quiet else show, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
@@ -304,6 +311,8 @@ def main(argv=None) -> int:
         return 2
     print(f"status: {res.status} ({res.message})")
     print(f"objective: {res.objective:.12g}")
+    if res.options:
+        print("options: " + ", ".join(f"{k}={v}" for k, v in res.options.items()))
     if res.presolve is not None:
         (m0, m1), (n0, n1) = res.presolve["rows"], res.presolve["columns"]
         print(f"presolve (HiGHS): {res.presolve['status']}, {m0} x {n0} -> {m1} x {n1}")

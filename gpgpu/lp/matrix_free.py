@@ -30,6 +30,17 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   xi_mu = sigma mu e - X S e - dX_aff dS_aff e; two PCG solves per iteration with the same
   preconditioner; steps 0.995 of the way to the boundary.
 * **Growing rank** (``rank_max``, beyond 002): k doubles after an iteration whose PCG failed.
+* **The adaptive rule** (``adaptive``, beyond 002, on by default): 002 leaves R_p, R_d "chosen
+  dynamically"; rho = delta follow mu down, and G_R's condition grows as they fall. Once a PCG
+  solve stops at its iteration limit (nug12: from iteration 7, its residual then 1e-3 of the
+  right-hand side and the primal residual growing 1000-fold), the floor reg_min becomes the
+  rho of the last iteration whose solves converged, so the condition stays where PCG met its
+  tolerance, and the default PCG limit doubles (up to 4 times) for the later solves. With the
+  proximal reference points at the current iterate the floor does not move the solution. A
+  floor raised ten-fold at every failure instead overshoots to reg_max on nug12 (PCG still
+  stops at its limit there), and then the proximal term rho dx holds the dual residual above
+  1e-6; a fixed floor of 1e-4 solves nug12 but holds bandm's dual residual at 3.9e-6
+  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -106,6 +117,11 @@ STALL_RAY_RATIO = 1e2
 #: Default number k of pivoted columns of the partial Cholesky preconditioner (min(m, k)).
 DEFAULT_RANK = 100
 STEP_TO_BOUNDARY = 0.995
+#: the adaptive regularisation floor's factor (``adaptive=True``): up after an iteration whose
+#: PCG stopped before its tolerance, down when the proximal terms hold a residual back
+FLOOR_RISE = 10.0
+#: the PCG limit doubles after an iteration that stopped at it, up to this many times its start
+PCG_LIMIT_GROWTH = 4
 
 
 class MatrixFreeBackend(abc.ABC):
@@ -348,6 +364,7 @@ class _Solver:
     def __init__(self, be, A, AT, refine, maxiter, rounds=8):
         self.be, self.A, self.AT = be, A, AT
         self.refine, self.maxiter, self.rounds = refine, maxiter, rounds
+        self.maxiter0 = maxiter                          # the limit before the adaptive rule grew it
         self.theta = None
         self.delta = 0.0
         self.iterations = 0
@@ -437,7 +454,9 @@ class _Solver:
         for reason, its in self.stops.items():
             if not its:
                 continue
-            what = STOP_REASONS[reason].format(maxiter=self.maxiter, rounds=self.rounds)
+            limit = (f"{self.maxiter}" if self.maxiter == self.maxiter0 else
+                     f"{self.maxiter0}, grown to {self.maxiter} by the adaptive rule")
+            what = STOP_REASONS[reason].format(maxiter=limit, rounds=self.rounds)
             lo, hi = min(its), max(its)
             after = ("" if reason == "limit" and not self.refine else
                      f", after {lo} PCG iterations" + (" each" if len(its) > 1 else "") if lo == hi else
@@ -463,7 +482,8 @@ def checkpoint(result) -> dict:
     x, y, s = (np.array(v, dtype=np.float64) for v in result.last_point)
     return {"x": x, "y": y, "s": s,
             "regularisation_state": np.array(result.regularisation_state, dtype=np.float64),
-            "rank": np.array(int(result.rank))}
+            "rank": np.array(int(result.rank)),
+            "adaptive_state": np.array(getattr(result, "adaptive_state", (0.0, 0, 0.0)), dtype=np.float64)}
 
 
 def _resume_state(start):
@@ -526,7 +546,7 @@ def _max_step(v, dv) -> float:
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
-                collapse=1e-10, stall_window=8, rank_max=None, start=None) -> LPResult:
+                collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -547,6 +567,13 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Float64 refinement rounds around the back end's PCG (module notes).
     reg_min, reg_max : float
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
+    adaptive : bool
+        Beyond 002 (default True; ``preset="paper"`` turns it off): after an iteration in which
+        a PCG solve stopped at its iteration limit, the floor of rho = delta becomes their value
+        at the last iteration whose solves all converged (they stop following mu down), and the
+        default PCG limit doubles, up to 4 times its start (module notes). Measured
+        (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
+        without; Table 3's ten NETLIB problems never meet it.
     start : LPResult or (x, y, s), optional
         Beyond 002: start from this point of the standard form (x, s > 0) instead of Mehrotra's
         starting point. A matrix-free result passes the point where its iteration stopped
@@ -598,12 +625,14 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         return out
 
     reg = ProximalRegularisation(reg_min, reg_max)
+    floor = _Floor(reg, sol, adaptive, grow=pcg_maxiter is None)
     if start is not None:
         # beyond 002: resume from a given interior point (a previous result's last point, with
         # its regularisation's state)
         state, rank_then = _resume_state(start)
         if state is not None:
             reg.rho, reg.delta = state
+        floor.resume(start)                                     # the adaptive rule's floor and limit
         if rank_then is not None:
             k = min(k_max, max(k, rank_then))                   # as far as rank_max had grown it
         x, lam, s = _start_point(start, m, n)
@@ -715,6 +744,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             if callback is not None:
                 callback(entry)
             break
+        floor.after_iteration(rho_k, delta_k, f1, f2)
         if k < k_max and not (f1["converged"] and f2["converged"]):
             k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
@@ -755,6 +785,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.method = "matrix-free"
     res.last_point = last
     res.regularisation_state = (reg.rho, reg.delta)
+    res.adaptive_state = (reg.reg_min, sol.maxiter, floor.last_ok if floor.last_ok is not None else 0.0)
     res.pcg_iterations = sol.iterations
     res.pcg_unconverged = sol.unconverged
     res.pcg_stops = {reason: len(its) for reason, its in sol.stops.items()}
@@ -762,6 +793,47 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.timers = dict(be.timers, pcg=sol.pcg_seconds, outer_products=sol.outer_seconds, total=elapsed)
     res.counts = dict(be.counts, outer_products=sol.outer_products)
     return res
+
+
+class _Floor:
+    """The adaptive rule (``adaptive=True``, beyond 002; module notes): after an iteration in
+    which a PCG solve stopped at its iteration limit, the regularisation floor ``reg.reg_min``
+    becomes the rho = delta of the last iteration whose solves all converged (rho stops following
+    mu down: G_R's condition stays where PCG met its tolerance), and the PCG limit doubles, up to
+    PCG_LIMIT_GROWTH times its start (the default limit only: a ``pcg_maxiter`` given is kept).
+    Problems whose PCG always converges never meet it."""
+
+    def __init__(self, reg, sol, adaptive, grow=True):
+        self.reg, self.sol, self.adaptive = reg, sol, bool(adaptive)
+        self.cap = PCG_LIMIT_GROWTH * sol.maxiter if grow else sol.maxiter
+        self.last_ok = None
+        self.raises = 0
+
+    def resume(self, start):
+        """Take the floor, PCG limit and last converged rho a resumed result (or checkpoint) had."""
+        state = getattr(start, "adaptive_state", None) if isinstance(start, LPResult) else (
+            start.get("adaptive_state") if isinstance(start, Mapping) else None)
+        if not self.adaptive or state is None:
+            return
+        floor_then, limit, last_ok = (float(v) for v in np.asarray(state, dtype=np.float64).ravel()[:3])
+        self.reg.reg_min = max(self.reg.reg_min, min(floor_then, self.reg.reg_max))
+        self.sol.maxiter = max(self.sol.maxiter, min(int(limit), self.cap))
+        self.last_ok = last_ok if last_ok > 0 else self.last_ok
+
+    def after_iteration(self, rho_k, delta_k, f1, f2):
+        if not self.adaptive:
+            return
+        if f1["converged"] and f2["converged"]:
+            self.last_ok = max(rho_k, delta_k)
+            return
+        if "limit" not in (f1["stop"], f2["stop"]):
+            return
+        reg = self.reg
+        new = min(reg.reg_max, self.last_ok if self.last_ok is not None else FLOOR_RISE * max(rho_k, delta_k))
+        if new > reg.reg_min:
+            reg.reg_min = new
+            self.raises += 1
+        self.sol.maxiter = min(self.cap, 2 * self.sol.maxiter)
 
 
 def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:

@@ -1,0 +1,176 @@
+"""Presets of gpgpu.lp.solve: "paper" (the paper's algorithm as printed), "robust" (the
+default) and "fast" (robust with the speed options that keep the answer), for both methods;
+an option given to solve overrides its preset."""
+import numpy as np
+import pytest
+
+import gpgpu.lp as lp
+from gpgpu.lp import preset_options, solve
+from gpgpu.lp.netlib import PAPER_TABLE3, PROBLEMS
+
+highspy = pytest.importorskip("highspy")
+
+from test_lp_mehrotra import netlib, rel  # noqa: E402
+
+#: what each preset must set, written out here (not read from PRESETS)
+MEHROTRA = {
+    "paper": {"refine": False, "presolve": False, "scale": False, "correct_primal": False,
+              "free_safeguard": False, "regularize": False},
+    "robust": {},
+    "fast": {"correct_primal": True},
+}
+MEHROTRA_GPU = {
+    "paper": {"adat": "inner", "substitution": "outer", "pivot": "separate", "reductions": "pingpong",
+              "fuse": False, "factor_precision": "float32"},
+    "robust": {},
+    "fast": {"adat": "inner4", "substitution": "inverse", "pivot": "onepass", "reductions": "fan", "fuse": True},
+}
+MATRIX_FREE = {
+    "paper": {"refine": False, "presolve": False, "scale": False, "adaptive": False},
+    "robust": {"adaptive": True},
+    "fast": {"adaptive": True},
+}
+MATRIX_FREE_GPU = {
+    "paper": {"format": "ellpack", "sums": "pingpong", "pcg_check": 1, "solution": "float32"},
+    "robust": {},
+    "fast": {"sums": "fan"},
+}
+
+
+@pytest.mark.parametrize("preset", ["paper", "robust", "fast"])
+def test_each_preset_sets_its_options(preset):
+    assert preset_options(preset, "mehrotra", "numpy64") == MEHROTRA[preset]
+    assert preset_options(preset, "mehrotra", "gpu") == {**MEHROTRA[preset], **MEHROTRA_GPU[preset]}
+    assert preset_options(preset, "matrix-free", "numpy64") == MATRIX_FREE[preset]
+    assert preset_options(preset, "matrix-free", "gpu") == {**MATRIX_FREE[preset], **MATRIX_FREE_GPU[preset]}
+    # "onepass" is a variant of the outer Cholesky: with cholesky="inner" fast leaves the pivots alone
+    inner = preset_options(preset, "mehrotra", "gpu", cholesky="inner")
+    assert "pivot" not in inner or inner["pivot"] == "separate"
+    assert preset_options(preset) == preset_options(preset, "mehrotra", "gpu")
+
+
+def test_an_option_overrides_its_preset_and_none_leaves_it():
+    assert preset_options("paper", "mehrotra", "gpu", presolve=True, adat="outer")["presolve"] is True
+    assert preset_options("paper", "mehrotra", "gpu", adat="outer")["adat"] == "outer"
+    assert preset_options("paper", "mehrotra", "gpu", refine=None)["refine"] is False
+    assert preset_options("robust", "matrix-free", "numpy64", adaptive=False)["adaptive"] is False
+
+
+def spy(monkeypatch, module, name):
+    """Record the keyword arguments of module.name's calls, and call it."""
+    calls = []
+    real = getattr(module, name)
+
+    def wrapper(*a, **k):
+        calls.append(k)
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return calls
+
+
+@pytest.mark.parametrize("preset", ["paper", "robust", "fast"])
+def test_mehrotra_runs_with_its_presets_options(monkeypatch, preset):
+    """What reaches the back end and Algorithm 3 (numpy64 at 1e-8, where robust is the robust
+    solver); robust: the presolve, correction and safeguard on; paper: all off."""
+    p, ref = netlib("afiro")
+    algo = spy(monkeypatch, lp, "mehrotra")
+    backends = spy(monkeypatch, lp, "get_backend")
+    r = solve(p, backend="numpy64", eps=1e-8, preset=preset)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+    assert r.preset == preset and r.options == MEHROTRA[preset]
+    on = preset != "paper"
+    assert algo[-1]["correct_primal"] is on and algo[-1]["free_safeguard"] is (preset == "robust" or on)
+    assert backends[-1]["refine"] is False and (r.presolve is not None) is on
+    # an option given overrides the preset
+    r = solve(p, backend="numpy64", eps=1e-8, preset=preset, correct_primal=not on, presolve=not on)
+    assert algo[-1]["correct_primal"] is (not on) and (r.presolve is not None) is (not on)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+
+
+@pytest.mark.parametrize("preset", ["paper", "fast"])
+def test_mehrotra_gpu_presets_reach_the_back_end(monkeypatch, preset):
+    p, ref = netlib("afiro")
+    backends = spy(monkeypatch, lp, "get_backend")
+    eps = PAPER_TABLE3["afiro"]["eps"]
+    r = solve(p, backend="gpu", eps=eps, preset=preset)
+    assert r.status == "optimal" and rel(r.objective, ref) <= eps
+    for k, v in MEHROTRA_GPU[preset].items():
+        assert backends[-1][k] == v, k
+    solve(p, backend="gpu", eps=eps, preset=preset, reductions="pingpong" if preset == "fast" else "fan")
+    assert backends[-1]["reductions"] == ("pingpong" if preset == "fast" else "fan")
+
+
+@pytest.mark.parametrize("preset", ["paper", "robust", "fast"])
+def test_matrix_free_runs_with_its_presets_options(monkeypatch, preset):
+    import gpgpu.lp.matrix_free as mf
+
+    p, ref = netlib("afiro")
+    algo = spy(monkeypatch, mf, "matrix_free")
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, preset=preset)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+    assert r.options == MATRIX_FREE[preset] and algo[-1]["adaptive"] is (preset != "paper")
+    solve(p, method="matrix-free", backend="numpy64", eps=1e-8, preset=preset, adaptive=preset == "paper")
+    assert algo[-1]["adaptive"] is (preset == "paper")
+
+
+@pytest.mark.parametrize("preset", ["paper", "fast"])
+def test_matrix_free_gpu_presets_reach_the_back_end(monkeypatch, preset):
+    import gpgpu.lp.matrix_free as mf
+
+    p, ref = netlib("afiro")
+    backends = spy(monkeypatch, mf, "get_matrix_free_backend")
+    r = solve(p, method="matrix-free", backend="gpu", eps=1e-6, preset=preset)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+    for k, v in MATRIX_FREE_GPU[preset].items():
+        assert backends[-1][k] == v, k
+    solve(p, method="matrix-free", backend="gpu", eps=1e-6, preset=preset, pcg_check=4)
+    assert backends[-1]["pcg_check"] == 4
+
+
+@pytest.mark.parametrize("name", PROBLEMS)
+def test_table3_of_000_reproduces_with_the_paper_preset(name):
+    """Table 3 of paper 000 (tests/data/paper000_table3.tsv, checked in test_lp_mps) at the
+    paper's eps with preset="paper": numpy32, the paper's "MATLAB version" in single precision."""
+    p, ref = netlib(name)
+    eps = PAPER_TABLE3[name]["eps"]
+    r = solve(p, backend="numpy32", eps=eps, preset="paper")
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= eps
+    assert r.iterations <= 1.5 * PAPER_TABLE3[name]["iterations"]
+    assert r.presolve is None and r.backend == "numpy32"
+
+
+@pytest.mark.parametrize("name", ["afiro", "sc50b"])
+def test_table3_of_000_on_the_gpu_with_the_paper_preset(name):
+    p, ref = netlib(name)
+    eps = PAPER_TABLE3[name]["eps"]
+    r = solve(p, backend="gpu", eps=eps, preset="paper")
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= eps and r.iterations <= 1.5 * PAPER_TABLE3[name]["iterations"]
+    assert r.backend == "gpu"                         # no refinement
+
+
+def test_unknown_preset_is_named():
+    with pytest.raises(ValueError, match="unknown preset 'fastest'.*'paper', 'robust', 'fast'"):
+        solve("afiro", backend="numpy64", preset="fastest")
+    with pytest.raises(ValueError, match="adaptive is an option of method='matrix-free'"):
+        solve("afiro", backend="numpy64", adaptive=True)
+    with pytest.raises(TypeError, match="adaptive must be True or False"):
+        solve("afiro", backend="numpy64", method="matrix-free", adaptive="yes")
+
+
+def test_cli_preset(capsys):
+    from gpgpu.lp.__main__ import main
+
+    netlib("afiro")
+    assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--preset", "paper", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "preset paper" in out and "refine False" in out
+    assert "options: refine=False, presolve=False, scale=False, correct_primal=False" in out
+    assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--preset", "paper", "--presolve",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "presolve=True" in out and "presolve (HiGHS)" in out
+    assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--quiet"]) == 0
+    assert "preset robust" in capsys.readouterr().out
