@@ -301,7 +301,7 @@ def test_chunks_resume_from_the_checkpoint_as_the_uncut_run(tmp_path, capsys):
     log = json.loads((tmp_path / "afiro_numpy64.json").read_text())
     assert [c["iterations"] for c in log["chunks"]] == [2, 2]
     with np.load(tmp_path / "afiro_numpy64.npz") as saved:
-        assert sorted(saved.files) == ["rank", "regularisation_state", "s", "x", "y"]
+        assert sorted(saved.files) == ["adaptive_state", "rank", "regularisation_state", "s", "x", "y"]
     assert main(args) == 0
     log = json.loads((tmp_path / "afiro_numpy64.json").read_text())
     assert sum(c["iterations"] for c in log["chunks"]) == uncut.iterations
