@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import struct
 from contextlib import contextmanager
+from functools import partial
 from typing import NamedTuple
 
 from .kernel import Kernel
@@ -185,6 +186,11 @@ def _pack(u, value):
     return struct.pack(u.fmt, value)
 
 
+def _writer(u):
+    """``u.write`` without moderngl's Python frame (what ``Uniform.write`` calls)."""
+    return partial(u.ctx._write_uniform, u.program_obj, u.location, u.gl_type, u.array_length, u.element_size)
+
+
 class RecordedPlan:
     """Passes noted by :func:`recording`, drawn again by :meth:`run` with all the host work
     done once (beyond the papers: host cost per pass).
@@ -245,18 +251,20 @@ class RecordedPlan:
                 vao = self._vaos.get(kernel._key)
                 if vao is None:
                     vao = self._vaos[kernel._key] = kernel.vertex_array(self.buffer)
-            writes = [["viewport", (target.cols, target.rows), prog["viewport"], None]]
+            writes = [["viewport", (target.cols, target.rows), prog["viewport"], None, None]]
             textures = []
             for unit, (name, stream) in enumerate(inputs.items()):
-                writes.append([name, unit, prog[name], None])
-                textures.append((unit, stream.texture))
+                writes.append([name, unit, prog[name], None, None])
+                textures.append((unit, stream.texture, stream.texture.mglo.use))
             for name, value in uniforms.items():
-                writes.append([name, value, prog[name], None])
+                writes.append([name, value, prog[name], None, None])
                 if (kernel, name) in dynamic:
                     self._dynamic.setdefault((kernel, name), []).append(writes[-1])
             for w in writes:
                 w[3] = _pack(w[2], w[1])
-            self._fast.append((writes, cache, target.fbo, textures, vao, primitive.mode, len(primitive), first))
+                w[4] = _writer(w[2])
+            self._fast.append((writes, cache, target.fbo, target.fbo.mglo.use, textures, vao, primitive.mode,
+                               len(primitive), first))
 
     def _fast_vao(self, kernel):
         return self._vaos[kernel._key]
@@ -285,23 +293,24 @@ class RecordedPlan:
             return
         last_fbo = None
         bound = [None] * 32
-        for writes, cache, fbo, textures, vao, mode, count, first in self._fast:
-            for w in writes:
-                name, value = w[0], w[1]
+        for writes, cache, fbo, fbo_use, textures, vao, mode, count, first in self._fast:
+            for name, value, u, data, write in writes:
                 if cache.get(name) != value:
-                    if w[3] is None:
-                        w[2].value = value
+                    if data is None:
+                        u.value = value
                     else:
-                        w[2].write(w[3])
+                        write(data)
                     cache[name] = value
             if fbo is not last_fbo:
-                fbo.use()
+                fbo_use()
                 last_fbo = fbo
-            for unit, texture in textures:
+            for unit, texture, use in textures:
                 if bound[unit] is not texture:
-                    texture.use(unit)
+                    use(unit)
                     bound[unit] = texture
-            vao.render(mode, vertices=count, first=first)
+            vao.render(mode, count, first)
+        if last_fbo is not None:
+            last_fbo.ctx.fbo = last_fbo       # what moderngl's Framebuffer.use() records
 
     def release(self) -> None:
         """Release the plan's vertex buffer, vertex arrays and temporaries."""
