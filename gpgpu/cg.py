@@ -14,13 +14,21 @@ Pain", B2/B3), which paper 003 follows, with every vector operation a kernel of 
 
 A dot product is 003's "component-wise multiplication into a temporary vector" (Fig. 1)
 followed by a sum reduction over a pyramid of textures padded to a power of two (Figs. 2-3),
-or the ping-pong reduction (``reduction="pingpong"``). The scalars alpha, beta and delta stay on
+or the ping-pong reduction (``reduction="pingpong"``), or (beyond 003, the "fast" preset) fan
+passes that add 32 texels a fragment, the products computed in the first (``reduction="fan"``). The scalars alpha, beta and delta stay on
 the GPU in 1 x 1 streams (as Vortex2D's CG keeps them); nothing is read back inside an
 iteration. Every ``check_every`` iterations one read-back brings ||r||², the breakdown flag
 (the first iteration with dᵀAd <= 0, kept on the GPU) and the convergence watch (the first
 iteration with ||r|| <= the target, kept on the GPU): from that iteration on alpha and beta are
 0, so the iterations run until the read-back change nothing, and the iteration count and x are
 those of the iteration that converged, whatever ``check_every`` is.
+
+An iteration is the same passes every time, on the same streams: every vector and scalar is
+made once a solve (the vectors and the scalars carried to the next iteration in ping-pong
+pairs), and the passes of an iteration are recorded the first time its pairs stand in a given
+order and drawn again from that record (``gpgpu.passes.RecordedPlan``: one vertex buffer,
+bindings and uniforms chosen once, temporaries of its own), so Python does little between
+passes (beyond the papers: host cost per pass; ``plan=False`` draws them one by one).
 
 Beyond the listing, for float32's range and precision:
 
@@ -61,6 +69,8 @@ success when ||r|| <= max(rtol ||b||, atol); ``info`` 0 on success, the iteratio
 is; this cg answers 1 there unless x0 meets the target). What the GPU cannot do is refused with
 the reason: a LinearOperator A (the product runs as a fragment program over A's texture), a
 preconditioner that is not diagonal (it is applied by one element-wise product pass).
+Beyond scipy's arguments, ``preset="robust" | "paper" | "fast"`` picks the sums, the read-back
+interval and the convergence test together (see ``cg``'s docstring; an option given overrides).
 """
 from __future__ import annotations
 
@@ -449,12 +459,34 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         ``callback(xk)`` after every iteration with x as a numpy array in A's (unsorted) order
         (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
         numpy too). The last xk is the answer's x whenever an iteration ran.
+    preset : {"robust", "paper", "fast"}
+        A set of the options below (``PRESETS``); an option given explicitly overrides its
+        preset's value. ``"robust"`` (default): 003's pyramid sums, ||r|| read back every
+        iteration, b - A x verified at the target (CG restarts from x when it misses).
+        ``"paper"``: 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
+        and the recurrence's ||r|| decides convergence, as in 003 and scipy's cg (no
+        verification, no restart: info 0 may come with a ``residual_norm`` above the target,
+        by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
+        fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
+        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust. All three keep the
+        convergence and breakdown watches on the GPU (two one-texel passes an iteration).
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
-        iterations. The iterations after convergence inside a window change nothing: x, the
-        iteration count and ``residual_norm`` are those of the iteration that converged.
-    reduction : {"pyramid", "pingpong"}
-        How the dot products sum (003's pyramid, or halving ping-pong passes).
+        iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
+        window change nothing: the convergence watch sets alpha = beta = 0 on the GPU from the
+        iteration that converged on, so x, the iteration count and ``residual_norm`` are those
+        of that iteration, and no 0 / 0 follows (r may be exactly 0 there).
+    reduction : {"pyramid", "pingpong", "fan"}
+        How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
+        ping-pong passes, or fan passes of 32 texels with the products computed in the first
+        (preset "fast"); sums differ only by float32 rounding (the order of the additions).
+    verify : bool
+        Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
+        target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
+    plan : bool
+        Draw each iteration from a plan recorded the first time (default True; host cost
+        only, ``gpgpu.passes.RecordedPlan``): the same passes in the same order on the same
+        streams as ``plan=False``, which builds and binds every pass in Python each time.
     recompute_every : int, optional
         Shewchuk's restart of the residual, r = b - A x, every this many iterations (his
         listing uses 50). Off by default: in float32 it can stall or diverge an ill-conditioned

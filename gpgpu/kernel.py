@@ -281,8 +281,9 @@ class Kernel:
             return
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
-        if st.recording is not None:
-            st.recording.append((self, target, primitive, inputs, uniforms, texels, st.blending))
+        if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
+            st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
+                                 st.blending))
         prog, vao, cache = self._bind(st, target, inputs, uniforms)
         data = primitive.data()
         n = len(data) // 32
@@ -336,8 +337,9 @@ class Kernel:
         if self.vertex == "pass":
             raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place its vertices")
         st = _state()
-        if st.recording is not None:
-            st.recording.append((self, target, primitive, inputs, uniforms, texels, st.blending))
+        if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
+            st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
+                                 st.blending))
         prog, vao, cache = self._bind(st, target, inputs, uniforms)
         self._render(target, primitive, vao, len(primitive), 0, inputs, uniforms, texels)
 
