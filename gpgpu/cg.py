@@ -714,7 +714,8 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     xn, r, rn, d, dn, q, s = (Stream.like(b) for _ in range(7))
     created = [x, xn, r, rn, d, dn, q, s]
     scalars = [Stream(1, 1) for _ in range(11)]
-    created += scalars
+    readout = Stream(1, 3)            # r^T r, the breakdown flag and the convergence watch, read at once
+    created += scalars + [readout]
     flag, flag_next, conv, conv_next, delta, delta_next, dq, alpha, beta, rr_s, tt = scalars
     readbacks = 0
     residuals = []
@@ -741,8 +742,9 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             L1["fill"].draw(w, Texel.at(0, 0), uniforms={"value": -1.0})
         _dot(r, d, reduction, delta)
 
-    def iteration(it: int, recompute: bool) -> None:
-        """One iteration's passes, from x, r, d, delta, flag, conv into the next ones."""
+    def iteration(it: int, recompute: bool, check: bool) -> None:
+        """One iteration's passes, from x, r, d, delta, flag, conv into the next ones; with
+        ``check``, the three scalars the host reads copied side by side into ``readout``."""
         op(d, q)                                                 # q = A d
         _dot(d, q, reduction, dq)
         KERNELS["breakdown_watch"].draw(flag_next, Texel.at(0, 0),
@@ -765,24 +767,27 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
                                   {"threshold": threshold, "iteration": float(it + 1)})
         _quotient(delta_next, delta, conv_next, beta)            # beta, 0 once converged
         _saxpy(d, sv, beta, +1.0, dn)                            # d = s + beta d
+        if check:
+            for i, v in enumerate((rr, flag_next, conv_next)):
+                L1["copy"].draw(readout, Texel.at(i, 0, T0=(0.5, 0.5)), {"A": v})
 
-    def step(it: int, recompute: bool) -> None:
+    def step(it: int, recompute: bool, check: bool) -> None:
         """One iteration, from its plan when there is one; then the pairs swap."""
         nonlocal x, xn, r, rn, d, dn, flag, flag_next, conv, conv_next, delta, delta_next
-        key = (id(x), id(r), id(d), id(flag), id(conv), id(delta), recompute)
+        key = (id(x), id(r), id(d), id(flag), id(conv), id(delta), recompute, check)
         p = plans.get(key, False) if plan else None
         if p:
             p.run({dynamic[0]: float(it), dynamic[1]: float(it + 1)})
         elif p is False:
             with recording() as noted:
-                iteration(it, recompute)
+                iteration(it, recompute, check)
             try:
                 plans[key] = RecordedPlan(noted, keep=created + [b] + ([Ms] if Ms is not None else [])
                                           + ([op._tmp] if op._tmp is not None else []), dynamic=dynamic)
             except NotReplayable:
                 plans[key] = None
         else:
-            iteration(it, recompute)
+            iteration(it, recompute, check)
         x, xn = xn, x
         r, rn = rn, r
         d, dn = dn, d
@@ -807,7 +812,8 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         while info is None:
             if it >= maxiter:
                 break
-            step(it, bool(recompute_every and (it + 1) % recompute_every == 0))
+            check = (it + 1) % check_every == 0 or it + 1 >= maxiter
+            step(it, bool(recompute_every and (it + 1) % recompute_every == 0), check)
             it += 1
             rr = delta if Ms is None else rr_s
             converged_now = False
@@ -815,9 +821,12 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
                 readbacks += 2
                 converged_now = conv.item() >= 0                 # then this is the converging iteration
                 callback(to_user(x))
-            if not (it % check_every == 0 or it >= maxiter or converged_now):
+            if not (check or converged_now):
                 continue
-            rr_value, first_bad, converged_at = _read(rr, flag, conv)
+            if check:
+                rr_value, first_bad, converged_at = (float(v) for v in readout.to_array().reshape(-1))
+            else:
+                rr_value, first_bad, converged_at = _read(rr, flag, conv)
             readbacks += 1
             if first_bad >= 0 and first_bad != int(first_bad):     # iteration + 0.5: overflow
                 raise CGBreakdownError(int(first_bad), op.n, detail=(
