@@ -14,13 +14,21 @@ Pain", B2/B3), which paper 003 follows, with every vector operation a kernel of 
 
 A dot product is 003's "component-wise multiplication into a temporary vector" (Fig. 1)
 followed by a sum reduction over a pyramid of textures padded to a power of two (Figs. 2-3),
-or the ping-pong reduction (``reduction="pingpong"``). The scalars alpha, beta and delta stay on
+or the ping-pong reduction (``reduction="pingpong"``), or (beyond 003, the "fast" preset) fan
+passes that add 32 texels a fragment, the products computed in the first (``reduction="fan"``). The scalars alpha, beta and delta stay on
 the GPU in 1 x 1 streams (as Vortex2D's CG keeps them); nothing is read back inside an
 iteration. Every ``check_every`` iterations one read-back brings ||r||², the breakdown flag
 (the first iteration with dᵀAd <= 0, kept on the GPU) and the convergence watch (the first
 iteration with ||r|| <= the target, kept on the GPU): from that iteration on alpha and beta are
 0, so the iterations run until the read-back change nothing, and the iteration count and x are
 those of the iteration that converged, whatever ``check_every`` is.
+
+An iteration is the same passes every time, on the same streams: every vector and scalar is
+made once a solve (the vectors and the scalars carried to the next iteration in ping-pong
+pairs), and the passes of an iteration are recorded the first time its pairs stand in a given
+order and drawn again from that record (``gpgpu.passes.RecordedPlan``: one vertex buffer,
+bindings and uniforms chosen once, temporaries of its own), so Python does little between
+passes (beyond the papers: host cost per pass; ``plan=False`` draws them one by one).
 
 Beyond the listing, for float32's range and precision:
 
@@ -61,6 +69,8 @@ success when ||r|| <= max(rtol ||b||, atol); ``info`` 0 on success, the iteratio
 is; this cg answers 1 there unless x0 meets the target). What the GPU cannot do is refused with
 the reason: a LinearOperator A (the product runs as a fragment program over A's texture), a
 preconditioner that is not diagonal (it is applied by one element-wise product pass).
+Beyond scipy's arguments, ``preset="robust" | "paper" | "fast"`` picks the sums, the read-back
+interval and the convergence test together (see ``cg``'s docstring; an option given overrides).
 """
 from __future__ import annotations
 
@@ -74,7 +84,8 @@ from .blas2 import gemv
 from .errors import CGBreakdownError
 from .geometry import Texel
 from .kernel import Kernel
-from .reduce import reduce_region, reduce_regions
+from .passes import NotReplayable, RecordedPlan, recording
+from .reduce import dot_fan, reduce_region, reduce_regions
 from .sparse import SparseStream, _as_csr, _gather
 from .stream import Stream, borrow, check_array, give_back
 
@@ -90,7 +101,20 @@ KERNELS = {
     "converged": Kernel("cg_converged", texels=3, doc="first iteration with ||r||^2 <= target^2"),
 }
 
-REDUCTIONS = ("pyramid", "pingpong")
+REDUCTIONS = ("pyramid", "pingpong", "fan")
+
+#: What each ``preset`` of :func:`cg` sets (an option given explicitly overrides it):
+#: "paper" is paper 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
+#: the recurrence's ||r|| decides convergence (as 003 and scipy's cg; ``residual_norm`` still
+#: reports b - A x); "robust" (the default) verifies b - A x at the target and restarts from x
+#: when it misses; "fast" sums by fan passes (32 texels a fragment, beyond 003) and reads ||r||
+#: back every FAST_CHECK_EVERY iterations, verified as "robust".
+FAST_CHECK_EVERY = 16
+PRESETS = {
+    "paper": {"reduction": "pyramid", "check_every": 1, "verify": False},
+    "robust": {"reduction": "pyramid", "check_every": 1, "verify": True},
+    "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True},
+}
 
 #: A Stream or SparseStream A is scaled on the GPU (a pass a product) only when max|A| is
 #: outside [2^-16, 2^16]; a Stream b, x0 or M (one pass) when its max|.| is outside [2^-8, 2^8].
@@ -252,13 +276,16 @@ def _check_square_symmetric(M) -> None:
                          "needs a symmetric positive definite matrix")
 
 
-def _dot(x: Stream, y: Stream, reduction: str) -> Stream:
-    """x^T y as a 1 x 1 stream: the component-wise product (003 Fig. 1), then the sum
-    reduction (Figs. 2-3, or ping-pong). The scalars of an iteration are pooled temporaries
-    (give_back, not release): no texture is allocated inside the loop."""
+def _dot(x: Stream, y: Stream, reduction: str, out: Stream | None = None) -> Stream:
+    """x^T y as a 1 x 1 stream (``out``, else a borrowed one): the component-wise product (003
+    Fig. 1), then the sum reduction (Figs. 2-3, or ping-pong); with ``reduction="fan"`` the
+    products are computed in the first pass of a fan sum (``reduce.dot_fan``, beyond 003)."""
+    out = out if out is not None else borrow(1, 1)
+    if reduction == "fan":
+        return dot_fan(x, y, out)
     prod = borrow(x.rows, x.cols)
     L1["elementwise_product"].draw(prod, whole(x), {"X": x, "Y": y})
-    res = reduce_regions(prod, "sum", x.regions(), strategy=reduction, out=borrow(1, 1))
+    res = reduce_regions(prod, "sum", x.regions(), strategy=reduction, out=out)
     give_back(prod)
     return res
 
@@ -269,9 +296,8 @@ def _saxpy(x: Stream, y: Stream, s: Stream, sign: float, out: Stream) -> Stream:
     return out
 
 
-def _quotient(a: Stream, b: Stream, converged: Stream) -> Stream:
-    """a / b as a 1 x 1 stream, 0 once the convergence watch is set."""
-    out = borrow(1, 1)
+def _quotient(a: Stream, b: Stream, converged: Stream, out: Stream) -> Stream:
+    """out = a / b (1 x 1 streams), 0 once the convergence watch is set."""
     KERNELS["quotient"].draw(out, Texel.at(0, 0), {"numerator": a, "denominator": b, "converged": converged})
     return out
 
@@ -391,8 +417,9 @@ def _numpy_vector(v, name: str):
 
 
 def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter: int | None = None,
-       M=None, callback=None, tol: float | None = None, check_every: int = 1,
-       reduction: str = "pyramid", recompute_every: int | None = None) -> CGResult:
+       M=None, callback=None, tol: float | None = None, preset: str = "robust", check_every: int | None = None,
+       reduction: str | None = None, recompute_every: int | None = None, verify: bool | None = None,
+       plan: bool = True) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
     Called as scipy.sparse.linalg.cg (scipy >= 1.14): ``x, info = cg(A, b, rtol=1e-6)``.
@@ -432,12 +459,34 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         ``callback(xk)`` after every iteration with x as a numpy array in A's (unsorted) order
         (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
         numpy too). The last xk is the answer's x whenever an iteration ran.
+    preset : {"robust", "paper", "fast"}
+        A set of the options below (``PRESETS``); an option given explicitly overrides its
+        preset's value. ``"robust"`` (default): 003's pyramid sums, ||r|| read back every
+        iteration, b - A x verified at the target (CG restarts from x when it misses).
+        ``"paper"``: 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
+        and the recurrence's ||r|| decides convergence, as in 003 and scipy's cg (no
+        verification, no restart: info 0 may come with a ``residual_norm`` above the target,
+        by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
+        fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
+        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust. All three keep the
+        convergence and breakdown watches on the GPU (two one-texel passes an iteration).
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
-        iterations. The iterations after convergence inside a window change nothing: x, the
-        iteration count and ``residual_norm`` are those of the iteration that converged.
-    reduction : {"pyramid", "pingpong"}
-        How the dot products sum (003's pyramid, or halving ping-pong passes).
+        iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
+        window change nothing: the convergence watch sets alpha = beta = 0 on the GPU from the
+        iteration that converged on, so x, the iteration count and ``residual_norm`` are those
+        of that iteration, and no 0 / 0 follows (r may be exactly 0 there).
+    reduction : {"pyramid", "pingpong", "fan"}
+        How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
+        ping-pong passes, or fan passes of 32 texels with the products computed in the first
+        (preset "fast"); sums differ only by float32 rounding (the order of the additions).
+    verify : bool
+        Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
+        target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
+    plan : bool
+        Draw each iteration from a plan recorded the first time (default True; host cost
+        only, ``gpgpu.passes.RecordedPlan``): the same passes in the same order on the same
+        streams as ``plan=False``, which builds and binds every pass in Python each time.
     recompute_every : int, optional
         Shewchuk's restart of the residual, r = b - A x, every this many iterations (his
         listing uses 50). Off by default: in float32 it can stall or diverge an ill-conditioned
@@ -498,6 +547,14 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     for name, v in (("tol" if tol is not None else "rtol", rtol), ("atol", atol)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
             raise ValueError(f"cg: {name} must be a finite number >= 0, got {v!r}")
+    if preset not in PRESETS:
+        raise ValueError(f"cg: preset must be one of {', '.join(map(repr, PRESETS))}, got {preset!r}")
+    chosen = PRESETS[preset]
+    check_every = chosen["check_every"] if check_every is None else check_every
+    reduction = chosen["reduction"] if reduction is None else reduction
+    verify = chosen["verify"] if verify is None else verify
+    if not isinstance(verify, (bool, np.bool_)) or not isinstance(plan, (bool, np.bool_)):
+        raise TypeError(f"cg: verify and plan must be True or False, got verify={verify!r}, plan={plan!r}")
     for name, v in (("check_every", check_every), ("recompute_every", recompute_every)):
         if name == "recompute_every" and v is None:
             continue
@@ -608,7 +665,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                           "comes out exactly zero. Ask for rtol >= 1.2e-7, or refine the answer in float64 "
                           "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
         x_out, info, extra = _iterate(op, bs, xs, Ms, np.ldexp(bnorm, -k), np.ldexp(target, -k), maxiter,
-                                      callback, check_every, reduction, recompute_every, to_user)
+                                      callback, check_every, reduction, recompute_every, to_user,
+                                      bool(verify), bool(plan))
         extra["readbacks"] += readbacks
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))
         extra["residuals"] = [float(np.ldexp(v, k)) for v in extra["residuals"]]
@@ -642,27 +700,35 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
 
 
 def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduction, recompute_every,
-             to_user):
+             to_user, verify=True, plan=True):
     """CG on the scaled system from x0 (None: zeros); bnorm and target in its units. Returns
-    (x, info, figures)."""
+    (x, info, figures).
+
+    Every stream of the iteration is made here, once: the vectors x, r, d in ping-pong pairs
+    (the iteration renders the next x, r, d while reading the current ones), q and s, and the
+    1 x 1 scalars (d^T q, alpha, beta, delta in a ping-pong pair, r^T r, the two watches in
+    pairs). With ``plan`` the passes of an iteration are recorded the first time its pairs
+    stand in a given order (twice a solve, more after a restart) and drawn again from that
+    record (``passes.RecordedPlan``): the same passes, none of the host work of building them."""
     x = Stream.like(b)
     xn, r, rn, d, dn, q, s = (Stream.like(b) for _ in range(7))
     created = [x, xn, r, rn, d, dn, q, s]
-    watch = [Stream(1, 1) for _ in range(4)]      # breakdown flag and convergence watch, ping-pong
-    created += watch
-    flag, flag_next, conv, conv_next = watch
+    scalars = [Stream(1, 1) for _ in range(11)]
+    readout = Stream(1, 3)            # r^T r, the breakdown flag and the convergence watch, read at once
+    created += scalars + [readout]
+    flag, flag_next, conv, conv_next, delta, delta_next, dq, alpha, beta, rr_s, tt = scalars
     readbacks = 0
     residuals = []
     threshold = float(np.float32(min(max(target, FREEZE_FLOOR * bnorm) ** 2, float(np.finfo(np.float32).max))))
+    plans = {}
+    dynamic = ((KERNELS["breakdown_watch"], "iteration"), (KERNELS["converged"], "iteration"))
 
     def true_residual(out: Stream) -> float:
         """||b - A x|| into out (one product, one read-back)."""
         nonlocal readbacks
         op(x, q)
         L1["saxpy"].draw(out, whole(out), {"X": q, "Y": b}, {"alpha": -1.0})
-        tt = _dot(out, out, reduction)
-        value = tt.item()
-        give_back(tt)
+        value = _dot(out, out, reduction, tt).item()
         readbacks += 1
         return float(np.sqrt(value)) if np.isfinite(value) else float("inf")
 
@@ -674,7 +740,60 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             L1["copy"].draw(d, whole(d), {"A": r})
         for w in (flag, conv):
             L1["fill"].draw(w, Texel.at(0, 0), uniforms={"value": -1.0})
-        return _dot(r, d, reduction)
+        _dot(r, d, reduction, delta)
+
+    def iteration(it: int, recompute: bool, check: bool) -> None:
+        """One iteration's passes, from x, r, d, delta, flag, conv into the next ones; with
+        ``check``, the three scalars the host reads copied side by side into ``readout``."""
+        op(d, q)                                                 # q = A d
+        _dot(d, q, reduction, dq)
+        KERNELS["breakdown_watch"].draw(flag_next, Texel.at(0, 0),
+                                        {"flag": flag, "dAd": dq, "converged": conv}, {"iteration": float(it)})
+        _quotient(delta, dq, conv, alpha)                        # alpha = delta / d^T q
+        _saxpy(d, x, alpha, +1.0, xn)                            # x = x + alpha d
+        if recompute:                                            # r = b - A x
+            op(xn, q)
+            L1["saxpy"].draw(rn, whole(rn), {"X": q, "Y": b}, {"alpha": -1.0})
+        else:
+            _saxpy(q, r, alpha, -1.0, rn)                        # r = r - alpha q
+        if Ms is not None:                                       # s = M r
+            L1["elementwise_product"].draw(s, whole(s), {"X": Ms, "Y": rn})
+            sv = s
+        else:
+            sv = rn
+        _dot(rn, sv, reduction, delta_next)                      # delta = r^T s
+        rr = delta_next if Ms is None else _dot(rn, rn, reduction, rr_s)
+        KERNELS["converged"].draw(conv_next, Texel.at(0, 0), {"converged": conv, "rr": rr},
+                                  {"threshold": threshold, "iteration": float(it + 1)})
+        _quotient(delta_next, delta, conv_next, beta)            # beta, 0 once converged
+        _saxpy(d, sv, beta, +1.0, dn)                            # d = s + beta d
+        if check:
+            for i, v in enumerate((rr, flag_next, conv_next)):
+                L1["copy"].draw(readout, Texel.at(i, 0, T0=(0.5, 0.5)), {"A": v})
+
+    def step(it: int, recompute: bool, check: bool) -> None:
+        """One iteration, from its plan when there is one; then the pairs swap."""
+        nonlocal x, xn, r, rn, d, dn, flag, flag_next, conv, conv_next, delta, delta_next
+        key = (id(x), id(r), id(d), id(flag), id(conv), id(delta), recompute, check)
+        p = plans.get(key, False) if plan else None
+        if p:
+            p.run({dynamic[0]: float(it), dynamic[1]: float(it + 1)})
+        elif p is False:
+            with recording() as noted:
+                iteration(it, recompute, check)
+            try:
+                plans[key] = RecordedPlan(noted, keep=created + [b] + ([Ms] if Ms is not None else [])
+                                          + ([op._tmp] if op._tmp is not None else []), dynamic=dynamic)
+            except NotReplayable:
+                plans[key] = None
+        else:
+            iteration(it, recompute, check)
+        x, xn = xn, x
+        r, rn = rn, r
+        d, dn = dn, d
+        flag, flag_next = flag_next, flag
+        conv, conv_next = conv_next, conv
+        delta, delta_next = delta_next, delta
 
     try:
         if x0 is None:                   # r = b (no product: A 0 = 0)
@@ -686,56 +805,28 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             if not np.isfinite(rnorm):
                 raise ValueError("cg: the initial residual b - A x0 is not finite (overflow in A x0)")
         residuals.append(rnorm)
-        delta = start()
+        start()
         it, info, restarts, stagnated, best, x_best = 0, None, 0, False, rnorm, None
         if rnorm <= target:
             info = 0
         while info is None:
             if it >= maxiter:
                 break
-            op(d, q)                                             # q = A d
-            dq = _dot(d, q, reduction)
-            KERNELS["breakdown_watch"].draw(flag_next, Texel.at(0, 0),
-                                            {"flag": flag, "dAd": dq, "converged": conv}, {"iteration": float(it)})
-            flag, flag_next = flag_next, flag
-            alpha = _quotient(delta, dq, conv)                   # alpha = delta / d^T q
-            _saxpy(d, x, alpha, +1.0, xn)                        # x = x + alpha d
-            x, xn = xn, x
+            check = (it + 1) % check_every == 0 or it + 1 >= maxiter
+            step(it, bool(recompute_every and (it + 1) % recompute_every == 0), check)
             it += 1
-            if recompute_every and it % recompute_every == 0:    # r = b - A x
-                op(x, q)
-                L1["saxpy"].draw(rn, whole(rn), {"X": q, "Y": b}, {"alpha": -1.0})
-            else:
-                _saxpy(q, r, alpha, -1.0, rn)                    # r = r - alpha q
-            r, rn = rn, r
-            give_back(alpha, dq)
-            if Ms is not None:                                   # s = M r
-                L1["elementwise_product"].draw(s, whole(s), {"X": Ms, "Y": r})
-                sv = s
-            else:
-                sv = r
-            delta_old, delta = delta, _dot(r, sv, reduction)     # delta = r^T s
-            rr = delta if Ms is None else _dot(r, r, reduction)
-            KERNELS["converged"].draw(conv_next, Texel.at(0, 0), {"converged": conv, "rr": rr},
-                                      {"threshold": threshold, "iteration": float(it)})
-            conv, conv_next = conv_next, conv
-            beta = _quotient(delta, delta_old, conv)             # 0 once converged
-            give_back(delta_old)
-            _saxpy(d, sv, beta, +1.0, dn)                        # d = s + beta d
-            d, dn = dn, d
-            give_back(beta)
+            rr = delta if Ms is None else rr_s
             converged_now = False
             if callback is not None:
                 readbacks += 2
                 converged_now = conv.item() >= 0                 # then this is the converging iteration
                 callback(to_user(x))
-            if not (it % check_every == 0 or it >= maxiter or converged_now):
-                if Ms is not None:
-                    give_back(rr)
+            if not (check or converged_now):
                 continue
-            rr_value, first_bad, converged_at = _read(rr, flag, conv)
-            if Ms is not None:
-                give_back(rr)
+            if check:
+                rr_value, first_bad, converged_at = (float(v) for v in readout.to_array().reshape(-1))
+            else:
+                rr_value, first_bad, converged_at = _read(rr, flag, conv)
             readbacks += 1
             if first_bad >= 0 and first_bad != int(first_bad):     # iteration + 0.5: overflow
                 raise CGBreakdownError(int(first_bad), op.n, detail=(
@@ -755,7 +846,7 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             if not np.isfinite(rnorm):
                 raise CGBreakdownError(it - 1, op.n, detail="b - A x is no longer finite: the iteration "
                                        "diverged", diverged=True)
-            if rnorm <= target:
+            if rnorm <= target or not verify:
                 info = 0
             elif rnorm >= best:      # a restart that did not help: float32's floor
                 stagnated, info = True, max(it, 1)
@@ -767,20 +858,21 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
                 L1["copy"].draw(x_best, whole(x_best), {"A": x})
                 restarts += 1
                 r, rn = rn, r
-                give_back(delta)
-                delta = start()
+                start()
         if info is None:             # maxiter: the answer's true residual (it may meet the target)
             rnorm = true_residual(rn) if it > 0 else rnorm
             info = 0 if rnorm <= target else max(it, 1)
         if info and x_best is not None and best < rnorm:     # answer the best iterate verified
             x, x_best, rnorm = x_best, x, best
-        give_back(delta)
         return x, info, {"iterations": it, "residual_norm": rnorm, "readbacks": readbacks,
                          "residuals": residuals, "restarts": restarts, "stagnated": stagnated}
     except BaseException:
         x.release()
         raise
     finally:
+        for p in plans.values():
+            if p is not None:
+                p.release()
         for t in created:
             if t is not x:
                 t.release()

@@ -96,6 +96,8 @@ class _ContextState:
         self.programs = {}  # kernel name -> (program, vao, uniform cache)
         self.scratch = {}  # shape -> Stream, for copy-to-texture
         self.plans = {}    # key -> passes.CompiledPlan (vertex buffers of whole plans), LRU order
+        self.recording = None  # a list while passes.recording() notes the passes drawn
+        self.blending = False  # additive_blending() is on
         self.vertex_source = _read_glsl(GLSL_DIR / "pass.vert")
         self.common = _read_glsl(GLSL_DIR / "common.glsl")
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
@@ -271,12 +273,17 @@ class Kernel:
         """
         st = _state()
         if transfer == "ctt":
+            if st.recording is not None:
+                st.recording.append(None)     # a copy to texture: not replayable (passes.recording)
             scratch = _scratch(st, target)
             self.draw(scratch, primitive, inputs, uniforms, texels)
             copy_to_texture(scratch, target, primitive)
             return
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
+        if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
+            st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
+                                 st.blending))
         prog, vao, cache = self._bind(st, target, inputs, uniforms)
         data = primitive.data()
         n = len(data) // 32
@@ -329,7 +336,11 @@ class Kernel:
         vertex count) with no vertex buffer, placed by this kernel's own vertex program."""
         if self.vertex == "pass":
             raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place its vertices")
-        prog, vao, cache = self._bind(_state(), target, inputs, uniforms)
+        st = _state()
+        if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
+            st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
+                                 st.blending))
+        prog, vao, cache = self._bind(st, target, inputs, uniforms)
         self._render(target, primitive, vao, len(primitive), 0, inputs, uniforms, texels)
 
     def _bind(self, st, target: Stream, inputs, uniforms, bound: dict | None = None):
@@ -408,14 +419,18 @@ class additive_blending:
     GL_ONE, GL_ONE) instead of replacing it: how points scatter-add (FSATY from one copy)."""
 
     def __enter__(self):
-        ctx = _state().ctx
+        st = _state()
+        ctx = st.ctx
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = moderngl.ONE, moderngl.ONE
         ctx.blend_equation = moderngl.FUNC_ADD
+        st.blending = True
         return self
 
     def __exit__(self, *exc):
-        _state().ctx.disable(moderngl.BLEND)
+        st = _state()
+        st.ctx.disable(moderngl.BLEND)
+        st.blending = False
 
 
 def _scratch(st: _ContextState, target: Stream) -> Stream:

@@ -15,15 +15,28 @@ thread's context by key (the factorization's order and variant), the most recent
 ``PLAN_CACHE`` of them, so a solver that factors matrices of one order again and again (the
 interior point methods) builds its plan once. The passes, their order, inputs and results are
 the plan's, so counters and the recorder see the same passes.
+
+Iterative methods (conjugate gradients) draw the same passes every iteration through code
+that builds them pass by pass (products, reductions). :func:`recording` notes the passes one
+iteration draws (drawing them too), and :class:`RecordedPlan` draws them again: all their
+vertices in one vertex buffer, each pass's program, target framebuffer, textures and uniforms
+chosen once, the temporaries the iteration borrowed replaced by streams of the plan's own (no
+borrow or give_back in the loop), a uniform that changes from one iteration to the next
+(``dynamic``) given to each ``run``. The passes, their order, inputs and results are the
+recorded ones: a recorded iteration and its replays are the same passes.
 """
 from __future__ import annotations
 
+import struct
+from contextlib import contextmanager
+from functools import partial
 from typing import NamedTuple
 
 from .kernel import Kernel
-from .stream import PingPong
+from .stream import PingPong, Stream
 
-__all__ = ["Draw", "SWAP", "run", "CompiledPlan", "compiled", "PLAN_CACHE"]
+__all__ = ["Draw", "SWAP", "run", "CompiledPlan", "compiled", "PLAN_CACHE", "recording", "RecordedPlan",
+           "NotReplayable"]
 
 PLAN_CACHE = 16
 
@@ -139,3 +152,172 @@ def run(plan, pp: PingPong, others: dict | None = None, transfer: str = "rtt") -
         item.kernel.draw(roles[item.target], item.primitive,
                          {name: roles[role] for name, role in item.inputs.items()},
                          item.uniforms, item.texels, transfer)
+
+
+class NotReplayable(ValueError):
+    """A recorded sequence of passes that :class:`RecordedPlan` cannot draw again (a
+    copy-to-texture pass, or a pass drawn with additive blending); draw it pass by pass."""
+
+
+@contextmanager
+def recording():
+    """``with recording() as passes:`` every pass drawn inside (by ``Kernel.draw`` or
+    ``draw_generated``, in this thread's context) is drawn as usual and noted in ``passes``,
+    for :class:`RecordedPlan`."""
+    from .kernel import _state
+
+    st = _state()
+    if st.recording is not None:
+        raise RuntimeError("passes.recording() is already active in this context")
+    noted = []
+    st.recording = noted
+    try:
+        yield noted
+    finally:
+        st.recording = None
+
+
+def _pack(u, value):
+    """The bytes moderngl's ``Uniform.value = value`` writes (packed once, written each run)."""
+    if u.array_length > 1:
+        return None
+    if u.dimension > 1:
+        return struct.pack(u.fmt, *value)
+    return struct.pack(u.fmt, value)
+
+
+def _writer(u):
+    """``u.write`` without moderngl's Python frame (what ``Uniform.write`` calls)."""
+    return partial(u.ctx._write_uniform, u.program_obj, u.location, u.gl_type, u.array_length, u.element_size)
+
+
+class RecordedPlan:
+    """Passes noted by :func:`recording`, drawn again by :meth:`run` with all the host work
+    done once (beyond the papers: host cost per pass).
+
+    ``keep``: the streams that carry state from one run to the next (an iteration's vectors
+    and scalars). Any other stream whose first use in the passes is as a target is a
+    temporary (written before it is read): the plan draws into a stream of its own of the
+    same shape instead, made once, so the borrowed temporaries of the recorded passes may go
+    back to the pool and be reused elsewhere. Streams first read (the matrix, b) are used as
+    they are. ``dynamic``: (kernel, uniform name) pairs whose value each ``run`` gives.
+    """
+
+    def __init__(self, noted, keep=(), dynamic=()):
+        from .kernel import _state
+
+        if any(n is None for n in noted):
+            raise NotReplayable("a copy-to-texture pass cannot be drawn from a recorded plan")
+        if any(n[6] for n in noted):
+            raise NotReplayable("a pass with additive blending cannot be drawn from a recorded plan")
+        st = self._st = _state()
+        keep_ids = {id(s) for s in keep}
+        seen, clones, self.temporaries = set(), {}, []
+
+        def mapped(s, target):
+            c = clones.get(id(s))
+            if c is not None:
+                return c
+            if id(s) in seen or id(s) in keep_ids or not target:
+                seen.add(id(s))
+                return s
+            c = clones[id(s)] = Stream.like(s, zero=False)
+            self.temporaries.append(c)
+            return c
+
+        self.passes, firsts, uniform_list = [], [], []
+        data, first = [], 0
+        for kernel, target, primitive, inputs, uniforms, texels, _ in noted:
+            inputs = {name: mapped(s, False) for name, s in (inputs or {}).items()}
+            target = mapped(target, True)
+            self.passes.append((kernel, target, primitive, inputs, texels))
+            if kernel.rasterized:
+                d = primitive.data()
+                data.append(d)
+                firsts.append(first)
+                first += len(d) // 32
+            else:
+                firsts.append(None)
+            uniform_list.append(dict(uniforms or {}))
+        self.buffer = st.ctx.buffer(b"".join(data) or bytes(32))
+        self._vaos = {}
+        self._fast = []
+        self._dynamic = {}
+        for (kernel, target, primitive, inputs, texels), uniforms, first in zip(self.passes, uniform_list, firsts):
+            prog, own_vao, cache = kernel._compiled(st)
+            if first is None:
+                vao, first = own_vao, 0
+            else:
+                vao = self._vaos.get(kernel._key)
+                if vao is None:
+                    vao = self._vaos[kernel._key] = kernel.vertex_array(self.buffer)
+            writes = [["viewport", (target.cols, target.rows), prog["viewport"], None, None]]
+            textures = []
+            for unit, (name, stream) in enumerate(inputs.items()):
+                writes.append([name, unit, prog[name], None, None])
+                textures.append((unit, stream.texture, stream.texture.mglo.use))
+            for name, value in uniforms.items():
+                writes.append([name, value, prog[name], None, None])
+                if (kernel, name) in dynamic:
+                    self._dynamic.setdefault((kernel, name), []).append(writes[-1])
+            for w in writes:
+                w[3] = _pack(w[2], w[1])
+                w[4] = _writer(w[2])
+            self._fast.append((writes, cache, target.fbo, target.fbo.mglo.use, textures, vao, primitive.mode,
+                               len(primitive), first))
+
+    def _fast_vao(self, kernel):
+        return self._vaos[kernel._key]
+
+    def __len__(self) -> int:
+        return len(self.passes)
+
+    def run(self, values: dict | None = None) -> None:
+        """Draw the passes; ``values`` maps (kernel, uniform name) pairs given as ``dynamic`` to
+        this run's values."""
+        from . import counters
+
+        if values:
+            for key, value in values.items():
+                for w in self._dynamic.get(key, ()):
+                    if w[1] != value:
+                        w[1] = value
+                        w[3] = _pack(w[2], value)
+        if counters.current() is not None:   # each pass measured (counters, recorder), as drawn
+            for (kernel, target, primitive, inputs, texels), (writes, *_, first) in zip(self.passes, self._fast):
+                u = {w[0]: w[1] for w in writes[1 + len(inputs):]}
+                if kernel.rasterized:
+                    kernel.draw_range(target, self._fast_vao(kernel), primitive, first, inputs, u, texels)
+                else:
+                    kernel.draw_generated(target, primitive, inputs, u, texels)
+            return
+        last_fbo = None
+        bound = [None] * 32
+        for writes, cache, fbo, fbo_use, textures, vao, mode, count, first in self._fast:
+            for name, value, u, data, write in writes:
+                if cache.get(name) != value:
+                    if data is None:
+                        u.value = value
+                    else:
+                        write(data)
+                    cache[name] = value
+            if fbo is not last_fbo:
+                fbo_use()
+                last_fbo = fbo
+            for unit, texture, use in textures:
+                if bound[unit] is not texture:
+                    use(unit)
+                    bound[unit] = texture
+            vao.render(mode, count, first)
+        if last_fbo is not None:
+            last_fbo.ctx.fbo = last_fbo       # what moderngl's Framebuffer.use() records
+
+    def release(self) -> None:
+        """Release the plan's vertex buffer, vertex arrays and temporaries."""
+        for vao in self._vaos.values():
+            vao.release()
+        if self.buffer is not None:
+            self.buffer.release()
+        for t in self.temporaries:
+            t.release()
+        self.buffer, self._vaos, self._fast, self.passes, self.temporaries = None, {}, [], [], []

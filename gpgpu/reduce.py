@@ -41,7 +41,7 @@ from .kernel import Kernel
 from .stream import Operands, Stream, borrow, give_back
 
 __all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region", "reduce_terms",
-           "reduce_into", "argmin_blocking_ratio"]
+           "reduce_into", "argmin_blocking_ratio", "dot_fan"]
 
 #: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
 OPS = {
@@ -416,3 +416,33 @@ def argmax(x, absolute: bool = False):
     if s.cols == 1 and not isinstance(x, Stream) and np.ndim(x) == 1:
         return value, row
     return value, (row, col)
+
+
+def dot_fan(x: Stream, y: Stream, out: Stream | None = None) -> Stream:
+    """x^T y of two streams of one shape (one-row or folded vectors, or matrices) to a 1 x 1
+    stream on the GPU by fan sums (beyond the papers): the products are computed in the first
+    pass of the fan reduction along each row (``reduce_terms``' "product" term), FAN (32) a
+    fragment, and each rectangle of the data (a folded vector's full rows and the used part of
+    its last row) is then summed down its column of row sums; two rectangles' sums are added
+    in one more pass. A vector of n <= 32^3 in one row: ceil(log32 n) passes (3 for n = 16384);
+    folded into h rows of W: ceil(log32 W) + ceil(log32 h) (+ 1 for a partial last row). The
+    same sum as 003's pyramid up to float32 rounding (another order of the additions)."""
+    if x.shape != y.shape:
+        raise ValueError(f"dot_fan takes two streams of one shape, got {x.shape} and {y.shape}")
+    out = out if out is not None else Stream(1, 1)
+    term = FAN_TERMS[("product", "sum")]
+    regions = x.regions()
+    row = borrow(1, len(regions)) if len(regions) > 1 else None
+    for i, (x0, y0, x1, y1) in enumerate(regions):
+        target, at = (out, (0, 0)) if row is None else (row, (i, 0))
+        if y1 - y0 == 1:
+            _fan(term, SUM_FAN, x, (x0, y0, x1, y1), "x", 1, target, at=at, others={"Y": y})
+            continue
+        col = borrow(y1 - y0, 1)
+        _fan(term, SUM_FAN, x, (x0, y0, x1, y1), "x", 1, col, others={"Y": y})
+        _fan(SUM_FAN, SUM_FAN, col, (0, 0, 1, y1 - y0), "y", 1, target, at=at)
+        give_back(col)
+    if row is not None:
+        _fan(SUM_FAN, SUM_FAN, row, (0, 0, len(regions), 1), "x", 1, out)
+        give_back(row)
+    return out

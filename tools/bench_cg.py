@@ -1,0 +1,161 @@
+"""CG on 2-D Poisson systems: passes an iteration, wall microseconds a pass, iterations, total
+time and the true residual, for each preset of ``gpgpu.cg`` (and the robust one drawn pass by
+pass, ``plan=False``), beside scipy's float32 cg on one thread and cupyx's cg when importable.
+
+    python tools/bench_cg.py                 # Poisson 256^2 and 512^2
+    python tools/bench_cg.py --sizes 128 --host
+    python tools/bench_cg.py --check-every 1 4 8 16 32 64     # the fast preset's read-back interval
+
+b is standard normal (seed n), rtol 1e-5, as ``experiments.cg.convergence``. Each solve runs
+once to warm up (programs compiled, pools filled) and then ``--repeat`` times; the median wall
+time is printed. "passes/it" is counted by gpgpu.counters as the difference between solves of
+64 and 32 iterations, divided by 32 (read-backs' copies included, once every check_every);
+"us/pass" is the median wall time over (passes/it x iterations). "host us/pass" (``--host``)
+is Python's cost alone: the same solve with every draw call and read-back made a no-op
+(what the GPU would cost nothing for). The true residual is ||b - A x|| / ||b|| in float64.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")          # scipy on one thread (set before numpy loads)
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+import scipy.sparse.linalg as spla  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gpgpu  # noqa: E402
+from gpgpu import counters  # noqa: E402
+
+RTOL = 1e-5
+
+
+def poisson2d(k: int):
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    return (sp.kron(sp.eye(k), T) + sp.kron(T, sp.eye(k))).tocsr()
+
+
+def median_time(fn, repeat: int):
+    fn()
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def passes_per_iteration(A, b, kw) -> float:
+    counts = []
+    for m in (32, 64):
+        with counters.count(time=False, trace=False) as c, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gpgpu.cg(A, b, rtol=0.0, maxiter=m, **kw)
+        counts.append(c.passes())
+    return (counts[1] - counts[0]) / 32
+
+
+def host_per_pass(A, b, kw, ppi: float, short: int = 32, long: int = 352) -> float:
+    """Python's cost a pass: draws and the read-backs of the watches made no-ops; the time of a
+    solve of ``short`` iterations taken from one of ``long`` (the setup drops out)."""
+    import moderngl
+
+    from gpgpu import Stream
+
+    cgmod = sys.modules["gpgpu.cg"]
+    render, read, to_array = moderngl.VertexArray.render, cgmod._read, Stream.to_array
+    fake = [1.0, -1.0, -1.0]          # r^T r, no breakdown, not converged
+    moderngl.VertexArray.render = lambda self, *a, **k: None
+    cgmod._read = lambda *s: fake
+    Stream.to_array = lambda self, *a, **k: (np.array([fake], dtype=np.float32) if self.shape == (1, 3)
+                                             else to_array(self, *a, **k))
+    try:
+        def solve(m):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return gpgpu.cg(A, b, rtol=0.0, maxiter=m, **kw)
+        t0 = min(median_time(lambda: solve(short), 1)[0] for _ in range(5))     # the least disturbed
+        t1 = min(median_time(lambda: solve(long), 1)[0] for _ in range(5))
+    finally:
+        moderngl.VertexArray.render, cgmod._read, Stream.to_array = render, read, to_array
+    return 1e6 * (t1 - t0) / (ppi * (long - short))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[256, 512], help="grid sides k (n = k^2)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--host", action="store_true", help="also Python's cost a pass (draws made no-ops)")
+    ap.add_argument("--check-every", type=int, nargs="*", default=None,
+                    help="also the fast preset with these read-back intervals")
+    args = ap.parse_args(argv)
+    configs = [("paper", dict(preset="paper")), ("robust", dict(preset="robust")),
+               ("robust, no plan", dict(preset="robust", plan=False)), ("fast", dict(preset="fast")),
+               ("fast, no plan", dict(preset="fast", plan=False))]
+    for k in args.check_every or ():
+        configs.append((f"fast, check_every={k}", dict(preset="fast", check_every=k)))
+    try:
+        import cupy
+        import cupyx.scipy.sparse as csp
+        import cupyx.scipy.sparse.linalg as cspla
+    except Exception:            # not installed, or no CUDA device
+        cupy = None
+    print(f"renderer: {gpgpu.get_context().info.get('GL_RENDERER', '?')}")
+    for side in args.sizes:
+        A = poisson2d(side)
+        n = A.shape[0]
+        b = np.random.default_rng(side).standard_normal(n)
+        bn = float(np.linalg.norm(b))
+        print(f"\n2-D Poisson {side}^2 (n = {n}, nnz = {A.nnz}), rtol {RTOL:g}")
+        head = f"{'solver':28s} {'iters':>6s} {'info':>5s} {'time s':>8s} {'ms/it':>7s} {'passes/it':>9s} " \
+               f"{'us/pass':>8s} {'true res':>9s}" + (f" {'host us/pass':>12s}" if args.host else "")
+        print(head)
+        A32, b32 = A.astype(np.float32), b.astype(np.float32)
+        its = [0]
+
+        def scipy32():
+            its[0] = 0
+            return spla.cg(A32, b32, rtol=RTOL, maxiter=10 * n,
+                           callback=lambda xk: its.__setitem__(0, its[0] + 1))
+        t, (x, info) = median_time(scipy32, args.repeat)
+        res = np.linalg.norm(b - A @ x.astype(np.float64)) / bn
+        print(f"{'scipy float32, 1 thread':28s} {its[0]:6d} {info:5d} {t:8.3f} {1e3 * t / its[0]:7.3f} "
+              f"{'':9s} {'':8s} {res:9.2e}")
+        if cupy is not None:
+            try:
+                Ac, bc = csp.csr_matrix(A32), cupy.asarray(b32)
+                cits = [0]
+
+                def cupy_cg():
+                    cits[0] = 0
+                    x, info = cspla.cg(Ac, bc, tol=RTOL, maxiter=10 * n,
+                                       callback=lambda xk: cits.__setitem__(0, cits[0] + 1))
+                    cupy.cuda.Device().synchronize()
+                    return x, info
+                t, (x, info) = median_time(cupy_cg, args.repeat)
+                res = np.linalg.norm(b - A @ cupy.asnumpy(x).astype(np.float64)) / bn
+                print(f"{'cupyx cg (cuSPARSE)':28s} {cits[0]:6d} {int(info):5d} {t:8.3f} "
+                      f"{1e3 * t / max(cits[0], 1):7.3f} {'':9s} {'':8s} {res:9.2e}")
+            except Exception as exc:      # e.g. no CUDA device
+                print(f"{'cupyx cg (cuSPARSE)':28s} failed: {exc}")
+        for name, kw in configs:
+            t, r = median_time(lambda: gpgpu.cg(A, b, rtol=RTOL, **kw), args.repeat)
+            ppi = passes_per_iteration(A, b, kw)
+            res = np.linalg.norm(b - A @ r[0]) / bn
+            line = (f"{'gpgpu ' + name:28s} {r.iterations:6d} {r[1]:5d} {t:8.3f} "
+                    f"{1e3 * t / max(r.iterations, 1):7.3f} {ppi:9.2f} "
+                    f"{1e6 * t / max(ppi * r.iterations, 1):8.2f} {res:9.2e}")
+            if args.host:
+                line += f" {host_per_pass(A, b, kw, ppi):12.2f}"
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
