@@ -34,14 +34,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cholesky import KERNELS as CHOLESKY_KERNELS, NotPositiveDefiniteError, _pivot_steps, first_bad_pivot
-from .errors import SingularMatrixError
+from .dense_common import (CHOLESKY_KERNELS, LU_PIVOTING, LU_PIVOTS, LUFactor, eliminate,
+                           first_bad_pivot, pivot_steps, singular_threshold, swap_lines, swap_lines_gpu,
+                           validate_spd_input, validate_square)
+from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel
 from .passes import SWAP, Draw, run
+from .reduce import argmax_region, argmax_stream
 from .stream import PingPong, Stream
 
-__all__ = ["blocked_cholesky", "BLOCKS", "KERNELS", "update_fragments"]
+__all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "KERNELS", "update_fragments"]
+
+#: the factorizations' ``variant=``: the papers' passes, or this module's
+VARIANTS = ("faithful", "blocked")
+
+
+def dispatch(factorization: str, variant: str, options: dict, defaults: dict):
+    """The one dispatch of ``variant=`` for :func:`gpgpu.cholesky` and :func:`gpgpu.lu_factor`
+    (and :func:`gpgpu.lu`): ``None`` for ``"faithful"`` (the caller draws its own passes), the
+    blocked function (:func:`blocked_cholesky` or :func:`blocked_lu`) for ``"blocked"``.
+    ``options``: the caller's arguments that choose among the faithful passes, which the blocked
+    variant does not have: each must be at its value in ``defaults``, else a ValueError names
+    them. The faithful modules import this one (not the other way round): see
+    :mod:`gpgpu.dense_common` for the floors."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
+    if variant == "faithful":
+        return None
+    if any(options[name] != defaults[name] for name in options):
+        names = list(options)
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        rest = "its default" if len(names) == 1 else "their defaults"
+        raise ValueError(f"variant='blocked' has its own storage and passes; leave {listed} at {rest}")
+    return {"cholesky": blocked_cholesky, "lu": blocked_lu}[factorization]
+
 
 #: block sizes b (panel widths): multiples of 4, since the panel is packed 4 columns a texel
 BLOCKS = (4, 8, 16, 32)
@@ -96,7 +123,7 @@ def _panel_plan(b: int, R: int, panel: str = "faithful") -> list:
         return plan
     plan = []
     for k in range(b):
-        plan += _pivot_steps(k, R, "full", K["square_root"])
+        plan += pivot_steps(k, R, "full", K["square_root"])
         if k < b - 1:
             plan.append(Draw(K["swizzle"], "T", Rect.covering(k + 1, k + 1, b, R, T0=lambda x, y, k=k: (k + .5, y),
                                                               T1=lambda x, y, k=k: (x, k + .5)), {"L": "S"}))
@@ -123,9 +150,7 @@ def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithf
         if A.rows != A.cols or A.components != 1:
             raise ValueError(f"blocked Cholesky needs a square R32F stream, got {A!r}")
         return _factor(A, A.rows, block, check, panel)
-    from .cholesky import _validate_spd_input
-
-    arr = _validate_spd_input(A)
+    arr = validate_spd_input(A)
     with Stream.from_array(np.tril(arr), "A") as S:
         L = _factor(S, arr.shape[0], block, check, panel)
     out = L.to_array()
@@ -198,9 +223,6 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
     compares 32 candidates a fragment, its last pass renders the result into texel c0 + k of
     ``record``, the swap lines are placed by their vertex program from there, and the same swap is drawn on the
     ping-pong pair ``perm`` (1 x N, the panel's gather of rows); the swaps are then []."""
-    from .lu import KERNELS as LU_KERNELS, _eliminate, swap_lines, swap_lines_gpu
-    from .reduce import argmax_region, argmax_stream
-
     swaps = []
     for k in range(b):
         if pivoting == "partial" and gpu is not None:
@@ -208,7 +230,7 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
             argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True, out=record, at=c0 + k)
             swap_lines_gpu(panel, k, record, b, "row", at=c0 + k)
             swap_lines_gpu(perm, c0 + k, record, 1, "column", shift=c0, by="row", at=c0 + k)
-            _eliminate(panel, k, R, "rtt", cols=b, row_copied=True)
+            eliminate(panel, k, R, "rtt", cols=b, row_copied=True)
             continue
         if pivoting == "partial":
             value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
@@ -217,7 +239,7 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
             swaps.append(p)
             if p != k:
                 swap_lines(panel, k, p, b, "row")
-        _eliminate(panel, k, R, "rtt", cols=b)
+        eliminate(panel, k, R, "rtt", cols=b)
     return swaps
 
 
@@ -241,25 +263,21 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True,
     ``pivots="gpu"``: no read-back per column (see :func:`_panel_lu`); the panel's swaps reach
     the trailing columns through a permutation vector swapped on the GPU, and the pivots are
     read back once at the end. The same factor bit for bit."""
-    from .lu import PIVOTING, PIVOTS, _validate_square
-
-    if pivots not in PIVOTS:
-        raise ValueError(f"pivots must be one of {PIVOTS}, got {pivots!r}")
+    if pivots not in LU_PIVOTS:
+        raise ValueError(f"pivots must be one of {LU_PIVOTS}, got {pivots!r}")
 
     if block not in BLOCKS:
         raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
     if pivoting not in ("partial", "none"):
         raise ValueError(f"the blocked LU pivots by rows: pivoting must be 'partial' or 'none' "
-                         f"(of {PIVOTING}), got {pivoting!r}")
+                         f"(of {LU_PIVOTING}), got {pivoting!r}")
     if isinstance(A, Stream):
         return _lu(A, A.rows, pivoting, block, check, pivots)
-    with Stream.from_array(_validate_square(A), "A") as S:
+    with Stream.from_array(validate_square(A), "A") as S:
         return _lu(S, S.rows, pivoting, block, check, pivots)
 
 
 def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "readback"):
-    from .lu import LUFactor, singular_threshold
-
     if S.rows != S.cols or S.components != 1:
         raise ValueError(f"blocked LU needs a square R32F stream, got {S!r}")
     K = KERNELS
@@ -346,8 +364,6 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
             st.release()
     row_perm = order[:n]
     if pivoting == "none" and check:
-        from .cholesky import first_bad_pivot
-
         k = first_bad_pivot(LU, n, "full", magnitude=True, threshold=threshold)
         if k is not None:
             LU.release()
