@@ -27,8 +27,9 @@ fragments instead of the faithful n³/6. Numerically it is the same right-lookin
 float32, the sums of each update in a different order.
 
 LU with partial pivoting (:func:`blocked_lu`) has the same structure with LU-GPU's passes on
-the panel, a gather pass for the panel's row swaps, b - 1 passes for U12 = L11⁻¹A12 and one
-rank-b pass over the trailing square; see its docstring.
+the panel (with the pivots kept on the GPU, three passes a column: the pivot search's two and
+one ``lu_panel_step``), one pass for U12 = L11⁻¹A12 and one rank-b pass over the trailing
+square that reads its rows through the panel's swaps; see its docstring.
 """
 from __future__ import annotations
 
@@ -208,29 +209,46 @@ KERNELS.update({
     "permute": Kernel("permute_rows_2x2", texels=3, doc="beyond the papers: row swaps of 2 x 2 blocks by a gather"),
     "row_panel": Kernel("row_panel_elimination", texels=4, doc="beyond the papers: U12 = L11^-1 A12, one step"),
     "rows_rgba": Kernel("panel_rows_rgba", texels=5, doc="beyond the papers: the row panel 4 rows a texel"),
+    "panel_step": Kernel("lu_panel_step", texels=6,
+                         doc="beyond the papers: LU-GPU's step (swap, row of U, normalization, elimination) "
+                             "on the panel in one pass, pivot on the GPU"),
+    "panel_gather": Kernel("lu_panel_gather", texels=2,
+                           doc="beyond the papers: a panel's row gather from the GPU's record of pivots"),
 })
 
 
+def _solve_kernel(b: int) -> Kernel:
+    """U12 = L11^-1 A12 in one pass (``row_panel_solve``), one program per b."""
+    key = f"row_panel_solve_{b}"
+    if key not in KERNELS:
+        KERNELS[key] = Kernel("row_panel_solve", texels=b + 2, defines={"BLOCK": b},
+                              doc="beyond the papers: U12 = L11^-1 A12, all b - 1 steps in one pass")
+    return KERNELS[key]
+
 
 def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int,
-              gpu=None) -> list:
-    """LU-GPU (paper 004) on the R x b column panel, with the faithful passes of gpgpu.lu: per
-    column the pivot search (one read-back), the swap drawn as two lines across the panel, the
-    row of U, the normalization and the elimination over the panel's remaining columns. Returns
-    the panel's row swaps (k <-> p, panel rows); the factored panel ends in S.
+              record: Stream | None = None) -> list:
+    """LU-GPU (paper 004) on the R x b column panel. Returns the panel's row swaps (k <-> p,
+    panel rows); the factored panel ends in S.
 
-    With ``gpu = (record, perm)`` (``pivots="gpu"``) nothing is read back: the pivot search
-    compares 32 candidates a fragment, its last pass renders the result into texel c0 + k of
-    ``record``, the swap lines are placed by their vertex program from there, and the same swap is drawn on the
-    ping-pong pair ``perm`` (1 x N, the panel's gather of rows); the swaps are then []."""
+    Pivots read back (``record`` None): the faithful passes of gpgpu.lu per column -- the pivot
+    search (one read-back), the swap drawn as two lines across the panel, the row of U, the
+    normalization and its copy, and the elimination over the panel's remaining columns.
+
+    Pivots on the GPU (``record``, ``pivots="gpu"``): nothing is read back, and a column is
+    two passes of the pivot search (32 candidates a fragment, then 64; the last pass renders
+    (value, x, y) into texel c0 + k of ``record``) and one ``lu_panel_step`` pass that draws
+    the swap, the row of U, the normalized column and the elimination from the state before the
+    step (the faithful step's seven passes in one; the same float32 operations); the swaps are
+    then [] (they are in the record)."""
     swaps = []
+    K = KERNELS
     for k in range(b):
-        if pivoting == "partial" and gpu is not None:
-            record, perm = gpu
+        if pivoting == "partial" and record is not None:
             argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True, out=record, at=c0 + k)
-            swap_lines_gpu(panel, k, record, b, "row", at=c0 + k)
-            swap_lines_gpu(perm, c0 + k, record, 1, "column", shift=c0, by="row", at=c0 + k)
-            eliminate(panel, k, R, "rtt", cols=b, row_copied=True)
+            K["panel_step"].draw(panel.T, Rect.covering(0, max(k - 1, 0), b, R), {"A": panel.S, "record": record},
+                                 {"k": k, "at": c0 + k})
+            panel.swap()
             continue
         if pivoting == "partial":
             value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
@@ -253,16 +271,23 @@ def _gather(swaps: list, c0: int, N: int) -> np.ndarray:
 
 def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True, pivots: str = "readback"):
     """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers):
-    the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
-    faithful passes (``_panel_lu``), its row swaps applied to the columns right of it by one
-    gather pass, U12 = L11^-1 A12 by b - 1 row-panel passes, and the trailing matrix's rank-b update
-    in one pass (``lu_blocked_update``). The swaps of later panels reach the L columns of
-    earlier ones at the end, in one gather pass (as LAPACK's deferred laswp). Returns an
-    :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
+    the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's passes
+    (``_panel_lu``), U12 = L11^-1 A12 in one pass (``row_panel_solve``) on the panel's rows
+    gathered through its swaps, and the trailing matrix's swaps and rank-b update in one pass
+    (``lu_blocked_update_gather``: each fragment reads its rows of A through the panel's row
+    gather, so the trailing square is not gathered by a pass of its own). The swaps of later
+    panels reach the L columns of earlier ones at the end, in one gather pass (as LAPACK's
+    deferred laswp). Returns an :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
 
-    ``pivots="gpu"``: no read-back per column (see :func:`_panel_lu`); the panel's swaps reach
-    the trailing columns through a permutation vector swapped on the GPU, and the pivots are
-    read back once at the end. The same factor bit for bit."""
+    ``pivots="gpu"``: no read-back per column; each panel column is three passes (the pivot
+    search into a record of pivots on the GPU and one ``lu_panel_step``, see :func:`_panel_lu`),
+    the panel's row gather is computed from the record by one pass (``lu_panel_gather``), and
+    the pivots are read back once at the end. The same pivots as ``pivots="readback"`` (the same
+    float32 operations, so the same factor up to a compiler's contraction of a multiply-add).
+
+    Passes at n = N (a multiple of b, P = N / b panels; pivot searches of two passes, rows up
+    to 2048): ``pivots="gpu"`` 3N + 10P - 3 (the last panel has no trailing matrix), read-backs
+    2 (the singularity threshold and the pivots; 1 with ``check=False``)."""
     if pivots not in LU_PIVOTS:
         raise ValueError(f"pivots must be one of {LU_PIVOTS}, got {pivots!r}")
 
@@ -284,7 +309,8 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
     N = padded_order(n, b)
     M = N // 2
     threshold = singular_threshold(S, n) if check else 0.0
-    update = _update_kernel(b, "lu_blocked_update", "LU's trailing square")
+    update = _update_kernel(b, "lu_blocked_update_gather", "LU's trailing square, rows through the swaps")
+    solve = _solve_kernel(b)
     on_gpu = pivots == "gpu" and pivoting == "partial"
     panel_swaps = {}                                     # c0 -> the panel's swaps (k <-> p, panel rows)
     made = []
@@ -300,37 +326,24 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
         rows = PingPong(stream(b, max(N - b, 1)), stream(b, max(N - b, 1)))
         L4 = stream(N, b // 4, components=4)
         U4 = stream(b // 4, max(N - b, 1), components=4)
-        if on_gpu:
-            record = stream(1, N, components=4)
-            perm = PingPong(stream(1, N), stream(1, N))
+        record = stream(1, N, components=4) if on_gpu else None
+        perm = stream(1, N) if on_gpu else None          # the panel's row gather, drawn from the record
         K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
         for c0 in range(0, N, b):
             R, W = N - c0, N - c0 - b
             K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
-            if on_gpu:
-                perm.S.write(np.arange(N, dtype=np.float32)[None, :])
-            panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n,
-                                        (record, perm) if on_gpu else None)
+            panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n, record)
             K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
                                  {"origin": (c0, c0)})
             if W == 0:
                 break
             x0 = (c0 + b) // 2
             if on_gpu:
-                K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": perm.S}, {"group": 0})
+                K["panel_gather"].draw(perm, Rect.covering(0, 0, N, 1), {"record": record}, {"c0": c0, "b": b})
+                _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W, M)
             else:
                 with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
-                    K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": gp},
-                                      {"group": 0})
-            # U12: the row panel (rows c0 .. c0+b-1, columns c0+b ..), b - 1 elimination steps with L11
-            K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
-            for k in range(b - 1):
-                K["row_panel"].draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L": panel.S}, {"k": k})
-                rows.swap()
-            K["pack_panel"].draw(F, Rect.covering(x0, c0 // 2, M, x0), {"L": rows.S}, {"origin": (c0 + b, c0)})
-            K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
-            K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
-            update.draw(work.S, Rect.covering(x0, x0, M, M), {"A": work.T, "L": L4, "U": U4}, {"c0": c0})
+                    _trailing(K, work, rows, panel, F, L4, U4, gp, update, solve, c0, b, R, W, M)
         if on_gpu:                                       # the one read-back of the pivots
             piv = record.to_array().reshape(N, 4)
             for c0 in panel_swaps:
@@ -369,3 +382,20 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
             LU.release()
             raise SingularMatrixError(k, n, pivoting, None, threshold)
     return LUFactor(LU, row_perm, np.arange(n), pivoting, [], [])
+
+
+def _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W, M) -> None:
+    """After the panel at c0: U12 (the panel's b rows right of it, gathered through the swaps
+    into work.T and solved with L11 in one pass), its rows into F, L21 and U12 four a texel, and
+    the trailing square swapped and updated from work.S into work.T in one pass; then work's
+    S and T are swapped."""
+    x0 = (c0 + b) // 2
+    K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, x0), {"A": work.S, "perm": perm}, {"group": 0})
+    K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
+    solve.draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L": panel.S})
+    rows.swap()
+    K["pack_panel"].draw(F, Rect.covering(x0, c0 // 2, M, x0), {"L": rows.S}, {"origin": (c0 + b, c0)})
+    K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
+    K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
+    update.draw(work.T, Rect.covering(x0, x0, M, M), {"A": work.S, "L": L4, "U": U4, "perm": perm}, {"c0": c0})
+    work.swap()
