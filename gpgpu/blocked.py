@@ -41,8 +41,8 @@ from .dense_common import (CHOLESKY_KERNELS, LU_PIVOTING, LU_PIVOTS, LUFactor, e
 from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel
-from .passes import SWAP, Draw, run
-from .reduce import argmax_region, argmax_stream
+from .passes import SWAP, Draw, compiled, run
+from .reduce import ARGMAX_FAN, ARGMAX_FAN_FIRST, FAN, argmax_region
 from .stream import PingPong, Stream
 
 __all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "KERNELS", "update_fragments"]
@@ -226,30 +226,16 @@ def _solve_kernel(b: int) -> Kernel:
     return KERNELS[key]
 
 
-def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int,
-              record: Stream | None = None) -> list:
-    """LU-GPU (paper 004) on the R x b column panel. Returns the panel's row swaps (k <-> p,
-    panel rows); the factored panel ends in S.
-
-    Pivots read back (``record`` None): the faithful passes of gpgpu.lu per column -- the pivot
-    search (one read-back), the swap drawn as two lines across the panel, the row of U, the
-    normalization and its copy, and the elimination over the panel's remaining columns.
-
-    Pivots on the GPU (``record``, ``pivots="gpu"``): nothing is read back, and a column is
-    two passes of the pivot search (32 candidates a fragment, then 64; the last pass renders
-    (value, x, y) into texel c0 + k of ``record``) and one ``lu_panel_step`` pass that draws
-    the swap, the row of U, the normalized column and the elimination from the state before the
-    step (the faithful step's seven passes in one; the same float32 operations); the swaps are
-    then [] (they are in the record)."""
+def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int) -> list:
+    """LU-GPU (paper 004) on the R x b column panel with the pivots read back (or none): the
+    faithful passes of gpgpu.lu per column -- the pivot search (one read-back), the swap drawn as
+    two lines across the panel, the row of U, the normalization and its copy, and the
+    elimination over the panel's remaining columns. Returns the panel's row swaps (k <-> p,
+    panel rows); the factored panel ends in S. (With the pivots on the GPU the panels are
+    passes of :func:`lu_plan`: per column the pivot search into the record and one
+    ``lu_panel_step``.)"""
     swaps = []
-    K = KERNELS
     for k in range(b):
-        if pivoting == "partial" and record is not None:
-            argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True, out=record, at=c0 + k)
-            K["panel_step"].draw(panel.T, Rect.covering(0, max(k - 1, 0), b, R), {"A": panel.S, "record": record},
-                                 {"k": k, "at": c0 + k})
-            panel.swap()
-            continue
         if pivoting == "partial":
             value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
             if not value > threshold and c0 + k < n:
@@ -280,9 +266,12 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True,
     deferred laswp). Returns an :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
 
     ``pivots="gpu"``: no read-back per column; each panel column is three passes (the pivot
-    search into a record of pivots on the GPU and one ``lu_panel_step``, see :func:`_panel_lu`),
+    search, 32 candidates a fragment and then 64, into a record of pivots on the GPU, and one
+    ``lu_panel_step`` for the swap, the row of U, the normalized column and the elimination),
     the panel's row gather is computed from the record by one pass (``lu_panel_gather``), and
-    the pivots are read back once at the end. The same pivots as ``pivots="readback"`` (the same
+    the pivots are read back once at the end. All the passes up to that read-back are one
+    pre-built plan (:func:`lu_plan`; its vertices written once per order and block into one
+    vertex buffer, :func:`gpgpu.passes.compiled`), as the Cholesky plans are. The same pivots as ``pivots="readback"`` (the same
     float32 operations, so the same factor up to a compiler's contraction of a multiply-add).
 
     Passes at n = N (a multiple of b, P = N / b panels; pivot searches of two passes, rows up
@@ -326,24 +315,18 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
         rows = PingPong(stream(b, max(N - b, 1)), stream(b, max(N - b, 1)))
         L4 = stream(N, b // 4, components=4)
         U4 = stream(b // 4, max(N - b, 1), components=4)
-        record = stream(1, N, components=4) if on_gpu else None
-        perm = stream(1, N) if on_gpu else None          # the panel's row gather, drawn from the record
-        K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
-        for c0 in range(0, N, b):
-            R, W = N - c0, N - c0 - b
-            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
-            panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n, record)
-            K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
-                                 {"origin": (c0, c0)})
-            if W == 0:
-                break
-            x0 = (c0 + b) // 2
-            if on_gpu:
-                K["panel_gather"].draw(perm, Rect.covering(0, 0, N, 1), {"record": record}, {"c0": c0, "b": b})
-                _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W, M)
-            else:
-                with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
-                    _trailing(K, work, rows, panel, F, L4, U4, gp, update, solve, c0, b, R, W, M)
+        if on_gpu:
+            # nothing to read back before the end: the whole factorization is one pre-built plan
+            record = stream(1, N, components=4)
+            perm = stream(1, N)                          # a panel's row gather, drawn from the record
+            fan1 = stream(-(-N // FAN), 1, components=4)  # the pivot searches' partial results
+            fan2 = stream(max(1, -(-N // (FAN * ARGMAX_FAN.defines["FAN"]))), 1, components=4)
+            plan = compiled(("blocked_lu", n, b), lambda: lu_plan(n, b))
+            run(plan, panel, others={"A": S, "W0": work.S, "W1": work.T, "F": F, "R0": rows.S, "R1": rows.T,
+                                     "L4": L4, "U4": U4, "REC": record, "G": perm, "F1": fan1, "F2": fan2})
+            panel_swaps = {c0: [] for c0 in range(0, N, b)}
+        else:
+            _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4, update, solve, panel_swaps)
         if on_gpu:                                       # the one read-back of the pivots
             piv = record.to_array().reshape(N, 4)
             for c0 in panel_swaps:
@@ -382,6 +365,88 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
             LU.release()
             raise SingularMatrixError(k, n, pivoting, None, threshold)
     return LUFactor(LU, row_perm, np.arange(n), pivoting, [], [])
+
+
+def _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4, update, solve, panel_swaps) -> None:
+    """The panels of the blocked LU with the pivots read back (or no pivoting), pass by pass."""
+    K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
+    for c0 in range(0, N, b):
+        R, W = N - c0, N - c0 - b
+        K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
+        panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n)
+        K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
+                             {"origin": (c0, c0)})
+        if W == 0:
+            break
+        with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
+            _trailing(K, work, rows, panel, F, L4, U4, gp, update, solve, c0, b, R, W, M)
+
+
+def _argmax_draws(k: int, R: int, at: int) -> list:
+    """The passes of ``argmax_stream(S, (k, k, k + 1, R), absolute=True, fan=True, out=REC,
+    at=at)`` (gpgpu.reduce's fan search down one column) as plan items: FAN candidates a
+    fragment into "F1", then 2 FAN a fragment ("F1" -> "F2" -> "F1" ...), the last pass into
+    texel (at, 0) of "REC"."""
+    draws, kernel, src = [], ARGMAX_FAN_FIRST, "S"
+    x0, y0, x1, y1 = k, k, k + 1, R
+    n, temps = R - k, ("F1", "F2")
+    while True:
+        fan = kernel.defines["FAN"]
+        n_out = -(-n // fan)
+        T0 = lambda X, Y, x0=x0, y0=y0, f=fan: (x0 + X, y0 + f * Y - (f - 1) / 2)  # noqa: E731
+        u = {"limit": (float(x1), float(y1)), "step": (0.0, 1.0)}
+        if kernel is ARGMAX_FAN_FIRST:
+            u.update({"absolute": True, "negate": False})
+        if n_out == 1:
+            rect = Rect.covering(at, 0, at + 1, 1, lambda X, Y, T0=T0: T0(X - at, Y))
+            draws.append(Draw(kernel, "REC", rect, {"S": src}, u))
+            return draws
+        target = temps[len(draws) % 2]
+        draws.append(Draw(kernel, target, Rect.covering(0, 0, 1, n_out, T0), {"S": src}, u))
+        src, kernel, n = target, ARGMAX_FAN, n_out
+        x0, y0, x1, y1 = 0, 0, 1, n_out
+
+
+def lu_plan(n: int, b: int) -> list:
+    """The passes of the blocked LU of order n with partial pivoting and the pivots on the GPU,
+    up to the read-back of the record of pivots, as one plan (:mod:`gpgpu.passes`; beyond the
+    papers: host cost). Roles: "S"/"T" the column panel's ping-pong pair, "A" the input, "W0"
+    and "W1" the matrix in 2 x 2 blocks (the trailing square swapped and updated from one into
+    the other, a panel each), "F" the finished rows and columns, "R0"/"R1" the row panel and
+    U12, "L4"/"U4" L21 and U12 four a texel, "REC" the record of pivots, "G" the panel's row
+    gather, "F1"/"F2" the pivot searches' partial results."""
+    K = KERNELS
+    N = padded_order(n, b)
+    M = N // 2
+    update = _update_kernel(b, "lu_blocked_update_gather", "LU's trailing square, rows through the swaps")
+    solve = _solve_kernel(b)
+    plan = [Draw(K["pack"], "W0", Rect.covering(0, 0, M, M), {"A": "A"}, {"n": n})]
+    cur, nxt = "W0", "W1"
+    for c0 in range(0, N, b):
+        R, W = N - c0, N - c0 - b
+        x0 = (c0 + b) // 2
+        plan.append(Draw(K["unpack"], "S", Rect.covering(0, 0, b, R), {"P": cur}, {"origin": (c0, c0)}))
+        for k in range(b):
+            plan += _argmax_draws(k, R, c0 + k)
+            plan.append(Draw(K["panel_step"], "T", Rect.covering(0, max(k - 1, 0), b, R),
+                             {"A": "S", "record": "REC"}, {"k": k, "at": c0 + k}))
+            plan.append(SWAP)
+        plan.append(Draw(K["pack_panel"], "F", Rect.covering(c0 // 2, c0 // 2, x0, M), {"L": "S"},
+                         {"origin": (c0, c0)}))
+        if W == 0:
+            break
+        plan += [
+            Draw(K["panel_gather"], "G", Rect.covering(0, 0, N, 1), {"record": "REC"}, {"c0": c0, "b": b}),
+            Draw(K["permute"], nxt, Rect.covering(x0, c0 // 2, M, x0), {"A": cur, "perm": "G"}, {"group": 0}),
+            Draw(K["unpack"], "R0", Rect.covering(0, 0, W, b), {"P": nxt}, {"origin": (c0 + b, c0)}),
+            Draw(solve, "R1", Rect.covering(0, 0, W, b), {"U": "R0", "L": "S"}),
+            Draw(K["pack_panel"], "F", Rect.covering(x0, c0 // 2, M, x0), {"L": "R1"}, {"origin": (c0 + b, c0)}),
+            Draw(K["panel_rgba"], "L4", Rect.covering(0, 0, b // 4, R), {"L": "S"}),
+            Draw(K["rows_rgba"], "U4", Rect.covering(0, 0, W, b // 4), {"U": "R1"}),
+            Draw(update, nxt, Rect.covering(x0, x0, M, M), {"A": cur, "L": "L4", "U": "U4", "perm": "G"}, {"c0": c0}),
+        ]
+        cur, nxt = nxt, cur
+    return plan
 
 
 def _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W, M) -> None:

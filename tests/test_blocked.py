@@ -243,6 +243,27 @@ def test_blocked_lu_gpu_pivots_passes_and_read_backs(readbacks):
     # the permute pass of each panel covers only the panel's b / 2 block rows right of it
     strips = [p.fragments for p in c.trace if p.kernel == "permute_rows_2x2"][:-1]
     assert strips == [(b // 2) * ((N - c0 - b) // 2) for c0 in range(0, N - b, b)]
+    # drawn from one pre-built plan: its passes, then the final gather and unpack, and a second
+    # factorization of the order builds no primitive but those two
+    from gpgpu import geometry
+    from gpgpu.blocked import lu_plan
+    from gpgpu.passes import SWAP
+
+    assert c.passes() == sum(d is not SWAP for d in lu_plan(n, b)) + 2
+    built = []
+    covering = geometry.Rect.covering.__func__
+
+    def counting(cls, *a, **k):
+        built.append(a)
+        return covering(cls, *a, **k)
+
+    geometry.Rect.covering = classmethod(counting)
+    try:
+        with Stream.from_array(A) as S:
+            gpgpu.lu_factor(S, variant="blocked", block=b, pivots="gpu", check=False).release()
+    finally:
+        geometry.Rect.covering = classmethod(covering)
+    assert len(built) == 2
 
 
 @pytest.mark.parametrize("singular_step", [2, 6])

@@ -9,6 +9,9 @@ to ``finish()``, including the one read-back of the pivots), scipy's sgetrf on t
 matrix with all the threads its BLAS has (median of ``--repeat`` after a warm-up), the GPU's
 passes and read-backs (one counted run), and both backward errors ‖PA − LU‖_F / ‖A‖_F in
 float64. The pivots are compared with sgetrf's (a random normal matrix: distinct enough).
+``issue s``: the time the host spends issuing the pre-built plan's passes (inside
+``CompiledPlan.run``, one run; the GPU works behind it), i.e. the host's share: near the GPU
+time, the factorization is bound by the host's cost per pass, not by the GPU.
 """
 from __future__ import annotations
 
@@ -68,6 +71,29 @@ class _ReadBacks:
             setattr(Stream, name, original)
 
 
+def _issue_time(fn, finish) -> float:
+    """Seconds spent inside CompiledPlan.run during one ``fn()`` (the host issuing the plan)."""
+    from gpgpu.passes import CompiledPlan
+
+    spent, original = [0.0], CompiledPlan.run
+
+    def timed(self, *a, **k):
+        t0 = time.perf_counter()
+        try:
+            return original(self, *a, **k)
+        finally:
+            spent[0] += time.perf_counter() - t0
+
+    finish()
+    CompiledPlan.run = timed
+    try:
+        _release(fn())
+    finally:
+        CompiledPlan.run = original
+    finish()
+    return spent[0]
+
+
 def backward_error(A: np.ndarray, LU: np.ndarray, perm: np.ndarray) -> float:
     L = np.tril(LU, -1).astype(np.float64) + np.eye(len(A))
     U = np.triu(LU).astype(np.float64)
@@ -90,7 +116,7 @@ def main(argv=None) -> int:
     ctx = gpgpu.get_context()
     print(f"renderer: {ctx.info['GL_RENDERER']}; CPU threads: {os.cpu_count()} "
           f"(OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})")
-    head = (f"{'n':>6} {'b':>3} {'GPU s':>9} {'sgetrf s':>9} {'GPU/sgetrf':>10} {'passes':>7} {'reads':>5} "
+    head = (f"{'n':>6} {'b':>3} {'GPU s':>9} {'sgetrf s':>9} {'GPU/sgetrf':>10} {'issue s':>8} {'passes':>7} {'reads':>5} "
             f"{'passes/col':>10} {'GPU err':>9} {'sgetrf err':>10} {'pivots':>7}")
     print(head)
     for n in args.sizes:
@@ -107,12 +133,15 @@ def main(argv=None) -> int:
                 with _ReadBacks() as rb, counters.count(time=False, trace=False) as c:
                     f = run()
                 passes, reads = c.passes(), rb.n
+                f.release()
+                issue = _issue_time(run, ctx.finish)
+                f = run()
                 LU = f.LU.to_array()
                 perm = np.asarray(f.row_perm)
                 f.release()
                 err = backward_error(A, LU, perm)
                 same = "same" if np.array_equal(perm, perm_c) else "differ"
-                print(f"{n:>6} {b:>3} {t_gpu:>9.4f} {t_cpu:>9.4f} {t_gpu / t_cpu:>10.2f} {passes:>7} {reads:>5} "
+                print(f"{n:>6} {b:>3} {t_gpu:>9.4f} {t_cpu:>9.4f} {t_gpu / t_cpu:>10.2f} {issue:>8.4f} {passes:>7} {reads:>5} "
                       f"{passes / n:>10.2f} {err:>9.2e} {err_c:>10.2e} {same:>7}", flush=True)
     return 0
 
