@@ -142,7 +142,9 @@ def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithf
     the module docstring. A numpy array gives a numpy L; a full n x n Stream (its lower triangle
     read) gives an n x n Stream whose lower triangle is L. ``panel``: the panels factored by
     the faithful kernels (default, five passes a column) or ``"onepass"``, one
-    ``cholesky_step`` pass a column (:func:`_panel_plan`)."""
+    ``cholesky_step`` pass a column (:func:`_panel_plan`). The passes up to the unpacking of
+    the factor are one pre-built plan (:func:`cholesky_plan`: its vertices written once per
+    order, block and panel kind into one vertex buffer, :func:`gpgpu.passes.compiled`)."""
     if block not in BLOCKS:
         raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
     if panel not in ("faithful", "onepass"):
@@ -159,11 +161,46 @@ def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithf
     return np.tril(out)
 
 
-def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful") -> Stream:
+def cholesky_plan(n: int, b: int, panel: str = "faithful") -> list:
+    """The passes of the blocked Cholesky of order n, panels of b columns, as one plan
+    (:mod:`gpgpu.passes`; pre-built once per order, block and panel kind, as the faithful
+    plans are): the packing, then per panel its unpacking, :func:`_panel_plan`, its repacking
+    four columns a texel, its copy into both block textures, and the trailing update. Roles:
+    "S"/"T" the panel's ping-pong pair, "A" the input, "B0"/"B1" the blocks (the update from one
+    into the other, a panel each; the factor ends in "B0" for an even number of updates, else
+    "B1": :func:`factor_blocks`), "P4" the panel four columns a texel."""
     K = KERNELS
     N = padded_order(n, b)
     M = N // 2
     update = _update_kernel(b)
+    plan = [Draw(K["pack"], "B0", Rect.covering(0, 0, M, M), {"A": "A"}, {"n": n})]
+    cur, nxt = "B0", "B1"
+    for c0 in range(0, N, b):
+        R = N - c0
+        plan.append(Draw(K["unpack"], "S", Rect.covering(0, 0, b, R), {"P": cur}, {"origin": (c0, c0)}))
+        plan += _panel_plan(b, R, panel)
+        plan.append(Draw(K["panel_rgba"], "P4", Rect.covering(0, 0, b // 4, R), {"L": "S"}))
+        region = Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M)
+        for target in (cur, nxt):
+            plan.append(Draw(K["pack_panel"], target, region, {"L": "S"}, {"origin": (c0, c0)}))
+        x0 = (c0 + b) // 2
+        if x0 < M:
+            plan.append(Draw(update, nxt, _trailing_triangle(x0, M), {"A": cur, "P": "P4"}, {"c0": c0}))
+            cur, nxt = nxt, cur
+    return plan
+
+
+def factor_blocks(n: int, b: int) -> str:
+    """The role ("B0" or "B1") that holds the factor after :func:`cholesky_plan`."""
+    N = padded_order(n, b)
+    updates = sum((c0 + b) // 2 < N // 2 for c0 in range(0, N, b))
+    return "B0" if updates % 2 == 0 else "B1"
+
+
+def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful") -> Stream:
+    K = KERNELS
+    N = padded_order(n, b)
+    M = N // 2
     made = []
 
     def stream(*shape, **kw):
@@ -171,25 +208,14 @@ def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful
         return made[-1]
 
     try:
-        blocks = PingPong(stream(M, M, components=4), stream(M, M, components=4))
+        blocks = {"B0": stream(M, M, components=4), "B1": stream(M, M, components=4)}
         panel = PingPong(stream(N, b), stream(N, b))
         P4 = stream(N, b // 4, components=4)
-        K["pack"].draw(blocks.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
-        for c0 in range(0, N, b):
-            R = N - c0
-            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": blocks.S}, {"origin": (c0, c0)})
-            run(_panel_plan(b, R, panel_steps), panel)
-            K["panel_rgba"].draw(P4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
-            region = Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M)
-            for target in (blocks.S, blocks.T):
-                K["pack_panel"].draw(target, region, {"L": panel.S}, {"origin": (c0, c0)})
-            x0 = (c0 + b) // 2
-            if x0 < M:
-                update.draw(blocks.T, _trailing_triangle(x0, M), {"A": blocks.S, "P": P4}, {"c0": c0})
-                blocks.swap()
+        plan = compiled(("blocked_cholesky", n, b, panel_steps), lambda: cholesky_plan(n, b, panel_steps))
+        run(plan, panel, others={"A": S, "P4": P4, **blocks})
         L = Stream(n, n)
         try:
-            K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks.S}, {"origin": (0, 0)})
+            K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks[factor_blocks(n, b)]}, {"origin": (0, 0)})
         except BaseException:
             L.release()
             raise

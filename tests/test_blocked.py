@@ -95,6 +95,32 @@ def test_onepass_panels_draw_one_pass_a_column(n, b):
     np.testing.assert_allclose(L, L0, rtol=0, atol=8 * 2 ** -24 * n * np.abs(L0).max())
 
 
+@pytest.mark.parametrize("panel", ["faithful", "onepass"])
+def test_blocked_cholesky_is_one_pre_built_plan(panel):
+    """The passes up to the factor's unpacking are one plan, compiled once per order, block and
+    panel kind: a second factorization of the order builds no primitive but the unpacking's."""
+    from gpgpu import geometry
+    from gpgpu.blocked import cholesky_plan
+    from gpgpu.passes import SWAP
+
+    n, b = 21, 8
+    A = spd(n, 4)
+    with Stream.from_array(np.tril(A)) as S:
+        with counters.count(time=False) as c:
+            blocked_cholesky(S, b, check=False, panel=panel).release()
+        assert c.passes() == sum(d is not SWAP for d in cholesky_plan(n, b, panel)) + 1
+        built = []
+        covering = geometry.Rect.covering.__func__
+        geometry.Rect.covering = classmethod(lambda cls, *a, **k: built.append(a) or covering(cls, *a, **k))
+        try:
+            L = blocked_cholesky(S, b, check=False, panel=panel)
+        finally:
+            geometry.Rect.covering = classmethod(covering)
+        assert len(built) == 1
+        np.testing.assert_allclose(np.tril(L.to_array()), np.linalg.cholesky(A), atol=4e-6)
+        L.release()
+
+
 def test_stream_input_and_argument_errors():
     A = spd(10, 2)
     with Stream.from_array(np.tril(A)) as S:
