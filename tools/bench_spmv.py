@@ -4,6 +4,7 @@ layout variants that may matter, against the fill limit (and cuSPARSE when cupy 
     python tools/bench_spmv.py                         # Poisson 512², 1024², nug30's A
     python tools/bench_spmv.py --only nug30 --reps 50
     python tools/bench_spmv.py --small                 # Poisson 128², 256², nug12 (a software renderer)
+    python tools/bench_spmv.py --only nug30 --rmatvec  # A^T y too (the LP's other product)
 
 Per matrix and variant it prints: the median time of one product between two glFinish calls
 (``--reps`` of them after a warm-up), the time per product of ``--batch`` products issued
@@ -76,25 +77,29 @@ def cusparse_time(A, reps: int) -> float | None:
         return None
 
 
-def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: float) -> dict:
+def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: float, op: str = "matvec") -> dict:
     ctx = gpgpu.get_context()
     saved = stream_module.FOLD_WIDTH
     stream_module.FOLD_WIDTH = fold
     try:
-        m, n = A.shape
         S = SparseStream.from_scipy(A, format=fmt, dense=dense)
+        B = A if op == "matvec" else A.T.tocsr()       # the product's matrix
+        m, n = B.shape
+        product = S.matvec if op == "matvec" else S.rmatvec
         x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
         xs, ys = Stream.vector_of(n, data=x), Stream.vector_of(m)
         try:
-            S.matvec(xs, out=ys)                  # warm-up: compile, first draw
+            product(xs, out=ys)                   # warm-up: compile, first draw (rmatvec: A^T's copy)
             ctx.finish()
-            err = float(np.abs(ys.to_array().reshape(-1)[:m] - A @ x.astype(np.float64)).max()
-                        / max(1e-30, float(np.abs(A @ x.astype(np.float64)).max())))
+            want = B @ x.astype(np.float64)
+            err = float(np.abs(ys.to_array().reshape(-1)[:m] - want).max() / max(1e-30, float(np.abs(want).max())))
+            if op == "rmatvec":
+                S = S.transposed()                 # its layout (K, dense part) is the product's
             single = []
             for _ in range(reps):
                 ctx.finish()
                 t0 = time.perf_counter()
-                S.matvec(xs, out=ys)
+                product(xs, out=ys)
                 ctx.finish()
                 single.append(time.perf_counter() - t0)
             batched = []
@@ -102,11 +107,11 @@ def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: 
                 ctx.finish()
                 t0 = time.perf_counter()
                 for _ in range(batch):
-                    S.matvec(xs, out=ys)
+                    product(xs, out=ys)
                 ctx.finish()
                 batched.append((time.perf_counter() - t0) / batch)
             with counters.count(time=True) as c:
-                S.matvec(xs, out=ys)
+                product(xs, out=ys)
             gpu_ns = sum(s.gpu_ns for s in c.stats.values())
             passes = c.passes()
             K = S.K or 0
@@ -115,13 +120,13 @@ def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: 
             xs.release(), ys.release()
         stored = m * K                           # ELLPACK entries, padding included
         kc, kr = int(getattr(S, "kc", 0) or 0), int(getattr(S, "kr", 0) or 0)
-        S.release()
+        (S if op == "matvec" else product.__self__).release()
     finally:
         stream_module.FOLD_WIDTH = saved
     t = statistics.median(batched)
-    return {"single_ms": statistics.median(single) * 1e3, "batched_ms": t * 1e3,
+    return {"nnz": B.nnz, "single_ms": statistics.median(single) * 1e3, "batched_ms": t * 1e3,
             "gpu_ms": gpu_ns / 1e6 if gpu_ns else None, "passes": passes, "K": K, "y": y_shape,
-            "kc": kc, "kr": kr, "gnnz": A.nnz / t / 1e9, "fill": m / t / limit,
+            "kc": kc, "kr": kr, "gnnz": B.nnz / t / 1e9, "fill": m / t / limit,
             "fetch": 3 * stored / t / (3 * limit), "err": err}
 
 
@@ -131,6 +136,8 @@ def main(argv=None) -> int:
     ap.add_argument("--small", action="store_true", help="Poisson 128², 256² and nug12 instead")
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--batch", type=int, default=20)
+    ap.add_argument("--rmatvec", action="store_true",
+                    help="also x = A^T y (rmatvec, from the transposed copy), for the non-square matrices")
     ap.add_argument("--folds", type=int, nargs="+", default=None,
                     help="fold widths to try besides the default (default: 4096 8192 16384 where below the limit)")
     args = ap.parse_args(argv)
@@ -153,19 +160,20 @@ def main(argv=None) -> int:
                                               if ms else "; cuSPARSE: cupy not importable"))
         print(f"  {'format':>7} {'fold':>6} {'dense':>6} {'y shape':>12} {'K':>4} {'kc/kr':>7} {'passes':>6} "
               f"{'1 ms':>8} {'batch ms':>8} {'GPU ms':>8} {'Gnnz/s':>7} {'fill':>6} {'fetch':>6} {'rel err':>8}")
-        for fmt in ("ellpack", "tell"):
-            for fold in folds:
-                for dense in (None, False):
-                    try:
-                        r = measure(A, fmt, fold, dense, args.reps, args.batch, limit)
-                    except ValueError as exc:
-                        print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6}  refused: {exc}")
-                        continue
-                    gpu = f"{r['gpu_ms']:.4f}" if r["gpu_ms"] is not None else "-"
-                    print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6} {str(r['y']):>12} {r['K']:>4} "
-                          f"{r['kc']:>3}/{r['kr']:<3} {r['passes']:>6} {r['single_ms']:>8.4f} {r['batched_ms']:>8.4f} "
-                          f"{gpu:>8} {r['gnnz']:>7.2f} {r['fill']:>6.2f} {r['fetch']:>6.2f} {r['err']:>8.1e}",
-                          flush=True)
+        ops = ["matvec"] + (["rmatvec"] if args.rmatvec and A.shape[0] != A.shape[1] else [])
+        for op, fmt, fold, dense in ((o, f, w, d) for o in ops for f in ("ellpack", "tell") for w in folds
+                                     for d in (None, False)):
+            if op == "rmatvec" and (fmt, fold, dense) == ("ellpack", folds[0], None):
+                print("  x = A^T y (rmatvec, from the transposed copy):")
+            try:
+                r = measure(A, fmt, fold, dense, args.reps, args.batch, limit, op)
+            except ValueError as exc:
+                print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6}  refused: {exc}")
+                continue
+            gpu = f"{r['gpu_ms']:.4f}" if r["gpu_ms"] is not None else "-"
+            print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6} {str(r['y']):>12} {r['K']:>4} "
+                  f"{r['kc']:>3}/{r['kr']:<3} {r['passes']:>6} {r['single_ms']:>8.4f} {r['batched_ms']:>8.4f} "
+                  f"{gpu:>8} {r['gnnz']:>7.2f} {r['fill']:>6.2f} {r['fetch']:>6.2f} {r['err']:>8.1e}", flush=True)
     return 0
 
 
