@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dense_common import (CHOLESKY_KERNELS, LU_PIVOTING, LU_PIVOTS, LUFactor, eliminate,
-                           first_bad_pivot, pivot_steps, singular_threshold, swap_lines, swap_lines_gpu,
+                           first_bad_pivot, pivot_steps, singular_threshold, swap_lines,
                            validate_spd_input, validate_square)
 from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Triangle, vertex

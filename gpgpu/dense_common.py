@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import packed as pk
-from .errors import UNIT_ROUNDOFF, SingularMatrixError
+from .errors import UNIT_ROUNDOFF
 from .geometry import Line, Rect, Texel
 from .kernel import Kernel
 from .passes import Draw

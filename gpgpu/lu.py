@@ -30,10 +30,9 @@ from .blocked import dispatch
 from .dense_common import (LU_KERNELS, LU_PIVOTING, LU_PIVOTS, WPOS, LUFactor, eliminate,  # noqa: F401 (public here too)
                            first_bad_pivot, power_of_two_exponent, scaled_back, scaled_input, scaled_stream,
                            singular_threshold, swap_lines, swap_lines_gpu, validate_square)
-from .errors import UNIT_ROUNDOFF, SingularMatrixError
+from .errors import SingularMatrixError
 from .geometry import Line, Rect
-from .kernel import Kernel
-from .reduce import argmax_region, argmax_stream, reduce_region
+from .reduce import argmax_region, argmax_stream
 from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError", "LUFactor", "KERNELS"]
