@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 
+import moderngl
 import numpy as np
 
 from .context import get_context, is_software_renderer
@@ -71,7 +72,10 @@ def plan_overhead(m: int = 64, repeat: int = 20) -> dict:
     outer-product Cholesky (Algorithm 2 of 000 with the triangle update; five passes a step)
     drawn from one vertex buffer (:class:`gpgpu.passes.CompiledPlan`) on a ping-pong pair,
     ``repeat`` times. ``host_us_per_pass``: the time to issue them; ``total_us_per_pass``:
-    until the GPU has finished. Small passes, so that the host's cost per pass shows."""
+    until the GPU has finished. Small passes, so that the host's cost per pass shows.
+    ``plan_python_us_per_pass``: the same runs with the draw calls left out (moderngl's
+    ``VertexArray.render`` a no-op while they run; the bindings and uniform writes stay), the
+    host's Python (and binding) cost alone: host minus it is the driver's draw call."""
     from .cholesky import cholesky_plan
     from .passes import SWAP, CompiledPlan
     from .stream import PingPong
@@ -92,11 +96,20 @@ def plan_overhead(m: int = 64, repeat: int = 20) -> dict:
             t1 = time.perf_counter()
             ctx.finish()
             t2 = time.perf_counter()
+            render = moderngl.VertexArray.render
+            moderngl.VertexArray.render = lambda self, *a, **k: None
+            try:
+                t3 = time.perf_counter()
+                for _ in range(repeat):
+                    plan.run(pp, {"M0": s0})
+                t4 = time.perf_counter()
+            finally:
+                moderngl.VertexArray.render = render
     finally:
         plan.release_buffer()
     n = passes * repeat
     return {"order": m, "plan_passes": passes, "plan_host_us_per_pass": (t1 - t0) / n * 1e6,
-            "plan_total_us_per_pass": (t2 - t0) / n * 1e6}
+            "plan_total_us_per_pass": (t2 - t0) / n * 1e6, "plan_python_us_per_pass": (t4 - t3) / n * 1e6}
 
 
 def fill_rate(size: int, reads: int = 0, components: int = 1, repeat: int = 10) -> float:

@@ -168,7 +168,7 @@ def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool 
             raise ValueError(f"trsv: T must be square, got shape {Ts.shape}")
         _vector(bs, n, "trsv b")
         if not unit_diagonal:  # a zero on the diagonal would divide by zero: a named error
-            from .cholesky import first_bad_pivot
+            from .dense_common import first_bad_pivot
             from .errors import SingularMatrixError
 
             k = first_bad_pivot(Ts, n, "full", magnitude=True)

@@ -27,21 +27,49 @@ fragments instead of the faithful n³/6. Numerically it is the same right-lookin
 float32, the sums of each update in a different order.
 
 LU with partial pivoting (:func:`blocked_lu`) has the same structure with LU-GPU's passes on
-the panel, a gather pass for the panel's row swaps, b - 1 passes for U12 = L11⁻¹A12 and one
-rank-b pass over the trailing square; see its docstring.
+the panel (with the pivots kept on the GPU, three passes a column: the pivot search's two and
+one ``lu_panel_step``), one pass for U12 = L11⁻¹A12 and one rank-b pass over the trailing
+square that reads its rows through the panel's swaps; see its docstring.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .cholesky import KERNELS as CHOLESKY_KERNELS, NotPositiveDefiniteError, _pivot_steps, first_bad_pivot
-from .errors import SingularMatrixError
+from .dense_common import (CHOLESKY_KERNELS, LU_PIVOTING, LU_PIVOTS, LUFactor, eliminate,
+                           first_bad_pivot, pivot_steps, singular_threshold, swap_lines,
+                           validate_spd_input, validate_square)
+from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel
-from .passes import SWAP, Draw, run
+from .passes import SWAP, Draw, compiled, run
+from .reduce import ARGMAX_FAN, ARGMAX_FAN_FIRST, FAN, argmax_region
 from .stream import PingPong, Stream
 
-__all__ = ["blocked_cholesky", "BLOCKS", "KERNELS", "update_fragments"]
+__all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "KERNELS", "update_fragments"]
+
+#: the factorizations' ``variant=``: the papers' passes, or this module's
+VARIANTS = ("faithful", "blocked")
+
+
+def dispatch(factorization: str, variant: str, options: dict, defaults: dict):
+    """The one dispatch of ``variant=`` for :func:`gpgpu.cholesky` and :func:`gpgpu.lu_factor`
+    (and :func:`gpgpu.lu`): ``None`` for ``"faithful"`` (the caller draws its own passes), the
+    blocked function (:func:`blocked_cholesky` or :func:`blocked_lu`) for ``"blocked"``.
+    ``options``: the caller's arguments that choose among the faithful passes, which the blocked
+    variant does not have: each must be at its value in ``defaults``, else a ValueError names
+    them. The faithful modules import this one (not the other way round): see
+    :mod:`gpgpu.dense_common` for the floors."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
+    if variant == "faithful":
+        return None
+    if any(options[name] != defaults[name] for name in options):
+        names = list(options)
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        rest = "its default" if len(names) == 1 else "their defaults"
+        raise ValueError(f"variant='blocked' has its own storage and passes; leave {listed} at {rest}")
+    return {"cholesky": blocked_cholesky, "lu": blocked_lu}[factorization]
+
 
 #: block sizes b (panel widths): multiples of 4, since the panel is packed 4 columns a texel
 BLOCKS = (4, 8, 16, 32)
@@ -96,7 +124,7 @@ def _panel_plan(b: int, R: int, panel: str = "faithful") -> list:
         return plan
     plan = []
     for k in range(b):
-        plan += _pivot_steps(k, R, "full", K["square_root"])
+        plan += pivot_steps(k, R, "full", K["square_root"])
         if k < b - 1:
             plan.append(Draw(K["swizzle"], "T", Rect.covering(k + 1, k + 1, b, R, T0=lambda x, y, k=k: (k + .5, y),
                                                               T1=lambda x, y, k=k: (x, k + .5)), {"L": "S"}))
@@ -114,7 +142,9 @@ def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithf
     the module docstring. A numpy array gives a numpy L; a full n x n Stream (its lower triangle
     read) gives an n x n Stream whose lower triangle is L. ``panel``: the panels factored by
     the faithful kernels (default, five passes a column) or ``"onepass"``, one
-    ``cholesky_step`` pass a column (:func:`_panel_plan`)."""
+    ``cholesky_step`` pass a column (:func:`_panel_plan`). The passes up to the unpacking of
+    the factor are one pre-built plan (:func:`cholesky_plan`: its vertices written once per
+    order, block and panel kind into one vertex buffer, :func:`gpgpu.passes.compiled`)."""
     if block not in BLOCKS:
         raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
     if panel not in ("faithful", "onepass"):
@@ -123,9 +153,7 @@ def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithf
         if A.rows != A.cols or A.components != 1:
             raise ValueError(f"blocked Cholesky needs a square R32F stream, got {A!r}")
         return _factor(A, A.rows, block, check, panel)
-    from .cholesky import _validate_spd_input
-
-    arr = _validate_spd_input(A)
+    arr = validate_spd_input(A)
     with Stream.from_array(np.tril(arr), "A") as S:
         L = _factor(S, arr.shape[0], block, check, panel)
     out = L.to_array()
@@ -133,11 +161,46 @@ def blocked_cholesky(A, block: int = 8, check: bool = True, panel: str = "faithf
     return np.tril(out)
 
 
-def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful") -> Stream:
+def cholesky_plan(n: int, b: int, panel: str = "faithful") -> list:
+    """The passes of the blocked Cholesky of order n, panels of b columns, as one plan
+    (:mod:`gpgpu.passes`; pre-built once per order, block and panel kind, as the faithful
+    plans are): the packing, then per panel its unpacking, :func:`_panel_plan`, its repacking
+    four columns a texel, its copy into both block textures, and the trailing update. Roles:
+    "S"/"T" the panel's ping-pong pair, "A" the input, "B0"/"B1" the blocks (the update from one
+    into the other, a panel each; the factor ends in "B0" for an even number of updates, else
+    "B1": :func:`factor_blocks`), "P4" the panel four columns a texel."""
     K = KERNELS
     N = padded_order(n, b)
     M = N // 2
     update = _update_kernel(b)
+    plan = [Draw(K["pack"], "B0", Rect.covering(0, 0, M, M), {"A": "A"}, {"n": n})]
+    cur, nxt = "B0", "B1"
+    for c0 in range(0, N, b):
+        R = N - c0
+        plan.append(Draw(K["unpack"], "S", Rect.covering(0, 0, b, R), {"P": cur}, {"origin": (c0, c0)}))
+        plan += _panel_plan(b, R, panel)
+        plan.append(Draw(K["panel_rgba"], "P4", Rect.covering(0, 0, b // 4, R), {"L": "S"}))
+        region = Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M)
+        for target in (cur, nxt):
+            plan.append(Draw(K["pack_panel"], target, region, {"L": "S"}, {"origin": (c0, c0)}))
+        x0 = (c0 + b) // 2
+        if x0 < M:
+            plan.append(Draw(update, nxt, _trailing_triangle(x0, M), {"A": cur, "P": "P4"}, {"c0": c0}))
+            cur, nxt = nxt, cur
+    return plan
+
+
+def factor_blocks(n: int, b: int) -> str:
+    """The role ("B0" or "B1") that holds the factor after :func:`cholesky_plan`."""
+    N = padded_order(n, b)
+    updates = sum((c0 + b) // 2 < N // 2 for c0 in range(0, N, b))
+    return "B0" if updates % 2 == 0 else "B1"
+
+
+def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful") -> Stream:
+    K = KERNELS
+    N = padded_order(n, b)
+    M = N // 2
     made = []
 
     def stream(*shape, **kw):
@@ -145,25 +208,14 @@ def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful
         return made[-1]
 
     try:
-        blocks = PingPong(stream(M, M, components=4), stream(M, M, components=4))
+        blocks = {"B0": stream(M, M, components=4), "B1": stream(M, M, components=4)}
         panel = PingPong(stream(N, b), stream(N, b))
         P4 = stream(N, b // 4, components=4)
-        K["pack"].draw(blocks.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
-        for c0 in range(0, N, b):
-            R = N - c0
-            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": blocks.S}, {"origin": (c0, c0)})
-            run(_panel_plan(b, R, panel_steps), panel)
-            K["panel_rgba"].draw(P4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
-            region = Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M)
-            for target in (blocks.S, blocks.T):
-                K["pack_panel"].draw(target, region, {"L": panel.S}, {"origin": (c0, c0)})
-            x0 = (c0 + b) // 2
-            if x0 < M:
-                update.draw(blocks.T, _trailing_triangle(x0, M), {"A": blocks.S, "P": P4}, {"c0": c0})
-                blocks.swap()
+        plan = compiled(("blocked_cholesky", n, b, panel_steps), lambda: cholesky_plan(n, b, panel_steps))
+        run(plan, panel, others={"A": S, "P4": P4, **blocks})
         L = Stream(n, n)
         try:
-            K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks.S}, {"origin": (0, 0)})
+            K["unpack"].draw(L, Rect.covering(0, 0, n, n), {"P": blocks[factor_blocks(n, b)]}, {"origin": (0, 0)})
         except BaseException:
             L.release()
             raise
@@ -183,33 +235,33 @@ KERNELS.update({
     "permute": Kernel("permute_rows_2x2", texels=3, doc="beyond the papers: row swaps of 2 x 2 blocks by a gather"),
     "row_panel": Kernel("row_panel_elimination", texels=4, doc="beyond the papers: U12 = L11^-1 A12, one step"),
     "rows_rgba": Kernel("panel_rows_rgba", texels=5, doc="beyond the papers: the row panel 4 rows a texel"),
+    "panel_step": Kernel("lu_panel_step", texels=6,
+                         doc="beyond the papers: LU-GPU's step (swap, row of U, normalization, elimination) "
+                             "on the panel in one pass, pivot on the GPU"),
+    "panel_gather": Kernel("lu_panel_gather", texels=2,
+                           doc="beyond the papers: a panel's row gather from the GPU's record of pivots"),
 })
 
 
+def _solve_kernel(b: int) -> Kernel:
+    """U12 = L11^-1 A12 in one pass (``row_panel_solve``), one program per b."""
+    key = f"row_panel_solve_{b}"
+    if key not in KERNELS:
+        KERNELS[key] = Kernel("row_panel_solve", texels=b + 2, defines={"BLOCK": b},
+                              doc="beyond the papers: U12 = L11^-1 A12, all b - 1 steps in one pass")
+    return KERNELS[key]
 
-def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int,
-              gpu=None) -> list:
-    """LU-GPU (paper 004) on the R x b column panel, with the faithful passes of gpgpu.lu: per
-    column the pivot search (one read-back), the swap drawn as two lines across the panel, the
-    row of U, the normalization and the elimination over the panel's remaining columns. Returns
-    the panel's row swaps (k <-> p, panel rows); the factored panel ends in S.
 
-    With ``gpu = (record, perm)`` (``pivots="gpu"``) nothing is read back: the pivot search
-    compares 32 candidates a fragment, its last pass renders the result into texel c0 + k of
-    ``record``, the swap lines are placed by their vertex program from there, and the same swap is drawn on the
-    ping-pong pair ``perm`` (1 x N, the panel's gather of rows); the swaps are then []."""
-    from .lu import KERNELS as LU_KERNELS, _eliminate, swap_lines, swap_lines_gpu
-    from .reduce import argmax_region, argmax_stream
-
+def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, c0: int, n: int) -> list:
+    """LU-GPU (paper 004) on the R x b column panel with the pivots read back (or none): the
+    faithful passes of gpgpu.lu per column -- the pivot search (one read-back), the swap drawn as
+    two lines across the panel, the row of U, the normalization and its copy, and the
+    elimination over the panel's remaining columns. Returns the panel's row swaps (k <-> p,
+    panel rows); the factored panel ends in S. (With the pivots on the GPU the panels are
+    passes of :func:`lu_plan`: per column the pivot search into the record and one
+    ``lu_panel_step``.)"""
     swaps = []
     for k in range(b):
-        if pivoting == "partial" and gpu is not None:
-            record, perm = gpu
-            argmax_stream(panel.S, (k, k, k + 1, R), absolute=True, fan=True, out=record, at=c0 + k)
-            swap_lines_gpu(panel, k, record, b, "row", at=c0 + k)
-            swap_lines_gpu(perm, c0 + k, record, 1, "column", shift=c0, by="row", at=c0 + k)
-            _eliminate(panel, k, R, "rtt", cols=b, row_copied=True)
-            continue
         if pivoting == "partial":
             value, _, p = argmax_region(panel.S, (k, k, k + 1, R), absolute=True)
             if not value > threshold and c0 + k < n:
@@ -217,7 +269,7 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
             swaps.append(p)
             if p != k:
                 swap_lines(panel, k, p, b, "row")
-        _eliminate(panel, k, R, "rtt", cols=b)
+        eliminate(panel, k, R, "rtt", cols=b)
     return swaps
 
 
@@ -231,42 +283,49 @@ def _gather(swaps: list, c0: int, N: int) -> np.ndarray:
 
 def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True, pivots: str = "readback"):
     """LU with partial pivoting (or none) by blocks of ``block`` columns (beyond the papers):
-    the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's
-    faithful passes (``_panel_lu``), its row swaps applied to the columns right of it by one
-    gather pass, U12 = L11^-1 A12 by b - 1 row-panel passes, and the trailing matrix's rank-b update
-    in one pass (``lu_blocked_update``). The swaps of later panels reach the L columns of
-    earlier ones at the end, in one gather pass (as LAPACK's deferred laswp). Returns an
-    :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
+    the matrix in RGBA 2 x 2 blocks; per panel, the panel factored by LU-GPU's passes
+    (``_panel_lu``), U12 = L11^-1 A12 in one pass (``row_panel_solve``) on the panel's rows
+    gathered through its swaps, and the trailing matrix's swaps and rank-b update in one pass
+    (``lu_blocked_update_gather``: each fragment reads its rows of A through the panel's row
+    gather, so the trailing square is not gathered by a pass of its own). The swaps of later
+    panels reach the L columns of earlier ones at the end, in one gather pass (as LAPACK's
+    deferred laswp). Returns an :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
 
-    ``pivots="gpu"``: no read-back per column (see :func:`_panel_lu`); the panel's swaps reach
-    the trailing columns through a permutation vector swapped on the GPU, and the pivots are
-    read back once at the end. The same factor bit for bit."""
-    from .lu import PIVOTING, PIVOTS, _validate_square
+    ``pivots="gpu"``: no read-back per column; each panel column is three passes (the pivot
+    search, 32 candidates a fragment and then 64, into a record of pivots on the GPU, and one
+    ``lu_panel_step`` for the swap, the row of U, the normalized column and the elimination),
+    the panel's row gather is computed from the record by one pass (``lu_panel_gather``), and
+    the pivots are read back once at the end. All the passes up to that read-back are one
+    pre-built plan (:func:`lu_plan`; its vertices written once per order and block into one
+    vertex buffer, :func:`gpgpu.passes.compiled`), as the Cholesky plans are. The same pivots as ``pivots="readback"`` (the same
+    float32 operations, so the same factor up to a compiler's contraction of a multiply-add).
 
-    if pivots not in PIVOTS:
-        raise ValueError(f"pivots must be one of {PIVOTS}, got {pivots!r}")
+    Passes at n = N (a multiple of b, P = N / b panels; pivot searches of two passes, rows up
+    to 2048): ``pivots="gpu"`` 3N + 10P - 3 (the last panel has no trailing matrix), read-backs
+    2 (the singularity threshold and the pivots; 1 with ``check=False``)."""
+    if pivots not in LU_PIVOTS:
+        raise ValueError(f"pivots must be one of {LU_PIVOTS}, got {pivots!r}")
 
     if block not in BLOCKS:
         raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
     if pivoting not in ("partial", "none"):
         raise ValueError(f"the blocked LU pivots by rows: pivoting must be 'partial' or 'none' "
-                         f"(of {PIVOTING}), got {pivoting!r}")
+                         f"(of {LU_PIVOTING}), got {pivoting!r}")
     if isinstance(A, Stream):
         return _lu(A, A.rows, pivoting, block, check, pivots)
-    with Stream.from_array(_validate_square(A), "A") as S:
+    with Stream.from_array(validate_square(A), "A") as S:
         return _lu(S, S.rows, pivoting, block, check, pivots)
 
 
 def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "readback"):
-    from .lu import LUFactor, singular_threshold
-
     if S.rows != S.cols or S.components != 1:
         raise ValueError(f"blocked LU needs a square R32F stream, got {S!r}")
     K = KERNELS
     N = padded_order(n, b)
     M = N // 2
     threshold = singular_threshold(S, n) if check else 0.0
-    update = _update_kernel(b, "lu_blocked_update", "LU's trailing square")
+    update = _update_kernel(b, "lu_blocked_update_gather", "LU's trailing square, rows through the swaps")
+    solve = _solve_kernel(b)
     on_gpu = pivots == "gpu" and pivoting == "partial"
     panel_swaps = {}                                     # c0 -> the panel's swaps (k <-> p, panel rows)
     made = []
@@ -283,36 +342,17 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
         L4 = stream(N, b // 4, components=4)
         U4 = stream(b // 4, max(N - b, 1), components=4)
         if on_gpu:
+            # nothing to read back before the end: the whole factorization is one pre-built plan
             record = stream(1, N, components=4)
-            perm = PingPong(stream(1, N), stream(1, N))
-        K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
-        for c0 in range(0, N, b):
-            R, W = N - c0, N - c0 - b
-            K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
-            if on_gpu:
-                perm.S.write(np.arange(N, dtype=np.float32)[None, :])
-            panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n,
-                                        (record, perm) if on_gpu else None)
-            K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
-                                 {"origin": (c0, c0)})
-            if W == 0:
-                break
-            x0 = (c0 + b) // 2
-            if on_gpu:
-                K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": perm.S}, {"group": 0})
-            else:
-                with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
-                    K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, M), {"A": work.S, "perm": gp},
-                                      {"group": 0})
-            # U12: the row panel (rows c0 .. c0+b-1, columns c0+b ..), b - 1 elimination steps with L11
-            K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
-            for k in range(b - 1):
-                K["row_panel"].draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L": panel.S}, {"k": k})
-                rows.swap()
-            K["pack_panel"].draw(F, Rect.covering(x0, c0 // 2, M, x0), {"L": rows.S}, {"origin": (c0 + b, c0)})
-            K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
-            K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
-            update.draw(work.S, Rect.covering(x0, x0, M, M), {"A": work.T, "L": L4, "U": U4}, {"c0": c0})
+            perm = stream(1, N)                          # a panel's row gather, drawn from the record
+            fan1 = stream(-(-N // FAN), 1, components=4)  # the pivot searches' partial results
+            fan2 = stream(max(1, -(-N // (FAN * ARGMAX_FAN.defines["FAN"]))), 1, components=4)
+            plan = compiled(("blocked_lu", n, b), lambda: lu_plan(n, b))
+            run(plan, panel, others={"A": S, "W0": work.S, "W1": work.T, "F": F, "R0": rows.S, "R1": rows.T,
+                                     "L4": L4, "U4": U4, "REC": record, "G": perm, "F1": fan1, "F2": fan2})
+            panel_swaps = {c0: [] for c0 in range(0, N, b)}
+        else:
+            _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4, update, solve, panel_swaps)
         if on_gpu:                                       # the one read-back of the pivots
             piv = record.to_array().reshape(N, 4)
             for c0 in panel_swaps:
@@ -346,10 +386,107 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
             st.release()
     row_perm = order[:n]
     if pivoting == "none" and check:
-        from .cholesky import first_bad_pivot
-
         k = first_bad_pivot(LU, n, "full", magnitude=True, threshold=threshold)
         if k is not None:
             LU.release()
             raise SingularMatrixError(k, n, pivoting, None, threshold)
     return LUFactor(LU, row_perm, np.arange(n), pivoting, [], [])
+
+
+def _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4, update, solve, panel_swaps) -> None:
+    """The panels of the blocked LU with the pivots read back (or no pivoting), pass by pass."""
+    K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
+    for c0 in range(0, N, b):
+        R, W = N - c0, N - c0 - b
+        K["unpack"].draw(panel.S, Rect.covering(0, 0, b, R), {"P": work.S}, {"origin": (c0, c0)})
+        panel_swaps[c0] = _panel_lu(panel, R, b, pivoting, threshold, c0, n)
+        K["pack_panel"].draw(F, Rect.covering(c0 // 2, c0 // 2, (c0 + b) // 2, M), {"L": panel.S},
+                             {"origin": (c0, c0)})
+        if W == 0:
+            break
+        with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
+            _trailing(K, work, rows, panel, F, L4, U4, gp, update, solve, c0, b, R, W, M)
+
+
+def _argmax_draws(k: int, R: int, at: int) -> list:
+    """The passes of ``argmax_stream(S, (k, k, k + 1, R), absolute=True, fan=True, out=REC,
+    at=at)`` (gpgpu.reduce's fan search down one column) as plan items: FAN candidates a
+    fragment into "F1", then 2 FAN a fragment ("F1" -> "F2" -> "F1" ...), the last pass into
+    texel (at, 0) of "REC"."""
+    draws, kernel, src = [], ARGMAX_FAN_FIRST, "S"
+    x0, y0, x1, y1 = k, k, k + 1, R
+    n, temps = R - k, ("F1", "F2")
+    while True:
+        fan = kernel.defines["FAN"]
+        n_out = -(-n // fan)
+        T0 = lambda X, Y, x0=x0, y0=y0, f=fan: (x0 + X, y0 + f * Y - (f - 1) / 2)  # noqa: E731
+        u = {"limit": (float(x1), float(y1)), "step": (0.0, 1.0)}
+        if kernel is ARGMAX_FAN_FIRST:
+            u.update({"absolute": True, "negate": False})
+        if n_out == 1:
+            rect = Rect.covering(at, 0, at + 1, 1, lambda X, Y, T0=T0: T0(X - at, Y))
+            draws.append(Draw(kernel, "REC", rect, {"S": src}, u))
+            return draws
+        target = temps[len(draws) % 2]
+        draws.append(Draw(kernel, target, Rect.covering(0, 0, 1, n_out, T0), {"S": src}, u))
+        src, kernel, n = target, ARGMAX_FAN, n_out
+        x0, y0, x1, y1 = 0, 0, 1, n_out
+
+
+def lu_plan(n: int, b: int) -> list:
+    """The passes of the blocked LU of order n with partial pivoting and the pivots on the GPU,
+    up to the read-back of the record of pivots, as one plan (:mod:`gpgpu.passes`; beyond the
+    papers: host cost). Roles: "S"/"T" the column panel's ping-pong pair, "A" the input, "W0"
+    and "W1" the matrix in 2 x 2 blocks (the trailing square swapped and updated from one into
+    the other, a panel each), "F" the finished rows and columns, "R0"/"R1" the row panel and
+    U12, "L4"/"U4" L21 and U12 four a texel, "REC" the record of pivots, "G" the panel's row
+    gather, "F1"/"F2" the pivot searches' partial results."""
+    K = KERNELS
+    N = padded_order(n, b)
+    M = N // 2
+    update = _update_kernel(b, "lu_blocked_update_gather", "LU's trailing square, rows through the swaps")
+    solve = _solve_kernel(b)
+    plan = [Draw(K["pack"], "W0", Rect.covering(0, 0, M, M), {"A": "A"}, {"n": n})]
+    cur, nxt = "W0", "W1"
+    for c0 in range(0, N, b):
+        R, W = N - c0, N - c0 - b
+        x0 = (c0 + b) // 2
+        plan.append(Draw(K["unpack"], "S", Rect.covering(0, 0, b, R), {"P": cur}, {"origin": (c0, c0)}))
+        for k in range(b):
+            plan += _argmax_draws(k, R, c0 + k)
+            plan.append(Draw(K["panel_step"], "T", Rect.covering(0, max(k - 1, 0), b, R),
+                             {"A": "S", "record": "REC"}, {"k": k, "at": c0 + k}))
+            plan.append(SWAP)
+        plan.append(Draw(K["pack_panel"], "F", Rect.covering(c0 // 2, c0 // 2, x0, M), {"L": "S"},
+                         {"origin": (c0, c0)}))
+        if W == 0:
+            break
+        plan += [
+            Draw(K["panel_gather"], "G", Rect.covering(0, 0, N, 1), {"record": "REC"}, {"c0": c0, "b": b}),
+            Draw(K["permute"], nxt, Rect.covering(x0, c0 // 2, M, x0), {"A": cur, "perm": "G"}, {"group": 0}),
+            Draw(K["unpack"], "R0", Rect.covering(0, 0, W, b), {"P": nxt}, {"origin": (c0 + b, c0)}),
+            Draw(solve, "R1", Rect.covering(0, 0, W, b), {"U": "R0", "L": "S"}),
+            Draw(K["pack_panel"], "F", Rect.covering(x0, c0 // 2, M, x0), {"L": "R1"}, {"origin": (c0 + b, c0)}),
+            Draw(K["panel_rgba"], "L4", Rect.covering(0, 0, b // 4, R), {"L": "S"}),
+            Draw(K["rows_rgba"], "U4", Rect.covering(0, 0, W, b // 4), {"U": "R1"}),
+            Draw(update, nxt, Rect.covering(x0, x0, M, M), {"A": cur, "L": "L4", "U": "U4", "perm": "G"}, {"c0": c0}),
+        ]
+        cur, nxt = nxt, cur
+    return plan
+
+
+def _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W, M) -> None:
+    """After the panel at c0: U12 (the panel's b rows right of it, gathered through the swaps
+    into work.T and solved with L11 in one pass), its rows into F, L21 and U12 four a texel, and
+    the trailing square swapped and updated from work.S into work.T in one pass; then work's
+    S and T are swapped."""
+    x0 = (c0 + b) // 2
+    K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, x0), {"A": work.S, "perm": perm}, {"group": 0})
+    K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
+    solve.draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L": panel.S})
+    rows.swap()
+    K["pack_panel"].draw(F, Rect.covering(x0, c0 // 2, M, x0), {"L": rows.S}, {"origin": (c0 + b, c0)})
+    K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
+    K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
+    update.draw(work.T, Rect.covering(x0, x0, M, M), {"A": work.S, "L": L4, "U": U4, "perm": perm}, {"c0": c0})
+    work.swap()

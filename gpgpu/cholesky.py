@@ -39,6 +39,10 @@ import numpy as np
 from . import packed as pk
 from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Texel, Triangle, vertex
+from .blocked import dispatch
+from .dense_common import (CHOLESKY_KERNELS, WPOS, column_below_diagonal, diagonal_pieces,  # noqa: F401 (public here too)
+                           first_bad_pivot, pivot_steps, power_of_two_exponent, scaled_back, scaled_input,
+                           scaled_stream, sqrt_inputs, validate_spd_input)
 from .kernel import Kernel
 from .passes import SWAP, Draw, compiled, run
 from .reduce import reduce_region
@@ -47,33 +51,9 @@ from .stream import PingPong, Stream, borrow, check_array, give_back
 __all__ = ["cholesky", "NotPositiveDefiniteError", "cholesky_plan", "KERNELS", "factor"]
 
 
-def WPOS(x, y):
-    """Texture coordinates equal to the window position (a copy in place)."""
-    return (x, y)
-
-
-#: Kernels with their texels read + written per fragment (Table 1 of 000: bytes/frag / 4).
-KERNELS = {
-    "square_root": Kernel("square_root", texels=2, doc="001 Kernel 3; 000 Table 1 8 bytes/frag"),
-    "square_root_guarded": Kernel("square_root_guarded", texels=3, doc="IPM safeguard, Wright ch. 11"),
-    "copy": Kernel("copy", texels=2, doc="000 Algorithm 2 copy; Table 1 8 bytes/frag"),
-    "normalization": Kernel("normalization", texels=3, doc="001 Kernel 4; 000 Table 1 12 bytes/frag"),
-    "swizzle": Kernel("outer_product_subtraction", texels=4, doc="001 Kernel 5; 000 Table 1 16 bytes/frag"),
-    "computed": Kernel("outer_product_subtraction_computed", texels=4, doc="000 section 6.1.3"),
-    "triad": Kernel("outer_product_subtraction_triad", texels=4, doc="000 section 3.2 index triads"),
-    "inner_product_subtraction": Kernel("inner_product_subtraction", texels=4,
-                                        doc="000 Algorithm 1; Table 1(b) 4(2k+2) bytes/frag"),
-    "pivot_column": Kernel("pivot_column", texels=3, doc="square root and normalization in one pass"),
-    "lower_inverse_step": Kernel("lower_inverse_step", texels=5,
-                                 doc="beyond the papers: step k of L^-1 by Gauss-Jordan, one pass"),
-    "cholesky_step": Kernel("cholesky_step", texels=5,
-                            doc="beyond the papers: a whole outer-product step in one pass (Fig. 5's triangle from column k)"),
-    "cholesky_inverse_step": Kernel("cholesky_inverse_step", texels=5,
-                                    doc="beyond the papers: cholesky_step and lower_inverse_step of step k in one pass"),
-    "identity": Kernel("identity", texels=1, doc="beyond the papers: I drawn, not uploaded"),
-    "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
-    "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
-}
+#: Kernels with their texels read + written per fragment (Table 1 of 000: bytes/frag / 4); the
+#: dict of :mod:`gpgpu.dense_common`, which the blocked variant's panels draw too.
+KERNELS = CHOLESKY_KERNELS
 
 FORMS = ("outer", "inner")
 UPDATES = ("triangle", "square", "columns")
@@ -178,61 +158,6 @@ def packed_triangle_second_half(k: int, m: int) -> Triangle:
     ])
 
 
-def column_below_diagonal(K: int, m: int, storage: str) -> tuple:
-    """((x0, y0, x1, y1) of the texels of L(K+1:m, K), centre of the pivot L(K, K)), full or packed."""
-    if storage == "full":
-        return (K, K + 1, K + 1, m), (K + .5, K + .5)
-    h, w = pk.packed_shape(m)
-    off = 1 - m % 2
-    x, y = pk.position(K, K, m)
-    if K < w:  # left part: rows K+1 .. m-1 at y = i + off, increasing
-        return (x, K + 1 + off, x + 1, m + off), (x + .5, y + .5)
-    return (x, 0, x + 1, m - 1 - K), (x + .5, y + .5)  # rotated part: y = m-1-i
-
-
-def diagonal_pieces(m: int, storage: str) -> list:
-    """Rects over a 1 x m vector whose T0 is interpolated to the diagonal texels L(k, k)."""
-    if storage == "full":
-        return [Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, x))]
-    h, w = pk.packed_shape(m)
-    off = 1 - m % 2
-    pieces = [Rect.covering(0, 0, w, 1, T0=lambda x, y: (x, x + off))]
-    if m > w:  # L(K, K), K >= w, at (m-off-K, m-1-K)
-        pieces.append(Rect.covering(w, 0, m, 1, T0=lambda x, y: (m - off + 1 - x, m - x)))
-    return pieces
-
-
-# ---------------------------------------------------------------------------- plans
-def _sqrt_inputs(sqrt: Kernel) -> dict:
-    """The guarded square root also reads the matrix being factored ("M0") for its tolerance."""
-    return {"L": "S", "M0": "M0"} if sqrt is KERNELS["square_root_guarded"] else {"L": "S"}
-
-
-def _pivot_steps(k: int, m: int, storage: str, sqrt: Kernel, pivot_mode: str = "separate") -> list:
-    """Square root, copy back, normalization, copy back (Algorithm 2 of 000, steps 1-4); with
-    ``pivot_mode="fused"`` (beyond the paper) one ``pivot_column`` pass over the pivot and the
-    column below it, then one copy back of both."""
-    K = KERNELS
-    px, py = (k, k) if storage == "full" else pk.position(k, k, m)
-    column, pivot = column_below_diagonal(k, m, storage)
-    if pivot_mode == "fused":
-        # the pivot and its column are one vertical run of texels in both storages
-        x0, y0, x1, y1 = column
-        run_ = (x0, min(y0, py), x1, max(y1, py + 1))
-        guarded = sqrt is KERNELS["square_root_guarded"]
-        return [
-            Draw(K["pivot_column"], "T", Rect.covering(*run_, T0=pivot),
-                 {"L": "S", "M0": "M0" if guarded else "S"}, {"guarded": guarded, "tolerance": 0.0, "huge": 0.0}),
-            Draw(K["copy"], "S", Rect.covering(*run_, T0=WPOS), {"A": "T"}),
-        ]
-    return [
-        Draw(sqrt, "T", Texel.at(px, py), _sqrt_inputs(sqrt)),
-        Draw(K["copy"], "S", Texel.at(px, py, T0=WPOS), {"A": "T"}),
-        Draw(K["normalization"], "T", Rect.covering(*column, T0=pivot), {"L": "S"}),
-        Draw(K["copy"], "S", Rect.covering(*column, T0=WPOS), {"A": "T"}),
-    ]
-
-
 def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
                   storage: str = "full", guarded: bool = False, pivot: str = "separate") -> list:
     """The passes of a factorization of order m, as ``Draw`` items and ``SWAP`` (see passes.py).
@@ -258,7 +183,7 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
     if form == "inner":
         for k in range(m - 1):
             plan += [
-                Draw(sqrt, "T", Texel.at(k, k), _sqrt_inputs(sqrt)),
+                Draw(sqrt, "T", Texel.at(k, k), sqrt_inputs(sqrt)),
                 Draw(K["copy"], "S", Texel.at(k, k, T0=WPOS), {"A": "T"}),
                 Draw(K["normalization"], "T", Rect.covering(k, k + 1, k + 1, m, T0=(k + .5, k + .5)), {"L": "S"}),
                 # column k+1, rows k+1 .. m-1: T0 at the start of row j, T1 at the start of row k+1
@@ -266,12 +191,12 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
                      Rect.covering(k + 1, k + 1, k + 2, m, T0=lambda x, y: (.5, y), T1=(.5, k + 1.5)),
                      {"L": "T"}, {"count": k + 1}, 2 * (k + 1) + 2),
             ]
-        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), _sqrt_inputs(sqrt)))
+        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), sqrt_inputs(sqrt)))
         return plan
 
     if storage == "full":
         for k in range(m - 1):
-            plan += _pivot_steps(k, m, storage, sqrt, pivot)
+            plan += pivot_steps(k, m, storage, sqrt, pivot)
             if update == "triangle":
                 plan.append(Draw(K[index], "T", outer_product_triangle(k, m, index), {"L": "S"}))
             elif update == "square":
@@ -279,24 +204,24 @@ def cholesky_plan(m: int, form: str = "outer", update: str = "triangle", index: 
             else:
                 plan += [Draw(K["swizzle"], "T", r, {"L": "S"}) for r in outer_product_columns(k, m)]
             plan.append(SWAP)
-        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), _sqrt_inputs(sqrt)))
+        plan.append(Draw(sqrt, "T", Texel.at(m - 1, m - 1), sqrt_inputs(sqrt)))
         return plan
 
     # packed storage (section 4.3 of 001): first half k = 0 .. w-1, second half counting down
     h, w = pk.packed_shape(m)
     odd = m % 2
     for k in range(min(w, m - 1)):
-        plan += _pivot_steps(k, m, storage, sqrt, pivot)
+        plan += pivot_steps(k, m, storage, sqrt, pivot)
         plan.append(Draw(K["swizzle"], "T", packed_triangles_first_half(k, m), {"L": "S"}))
         plan.append(SWAP)
     last = 2 if odd else 1
     for k in range(w - 1, last - 1, -1):
         Kcol = m - k if odd else m - 1 - k  # the pivot column whose texel column is k
-        plan += _pivot_steps(Kcol, m, storage, sqrt, pivot)
+        plan += pivot_steps(Kcol, m, storage, sqrt, pivot)
         plan.append(Draw(K["swizzle"], "T", packed_triangle_second_half(k, m), {"L": "S"}))
         plan.append(SWAP)
     x, y = pk.position(m - 1, m - 1, m)
-    plan.append(Draw(sqrt, "T", Texel.at(x, y), _sqrt_inputs(sqrt)))
+    plan.append(Draw(sqrt, "T", Texel.at(x, y), sqrt_inputs(sqrt)))
     return plan
 
 
@@ -398,20 +323,6 @@ def _check_variant(form, update, index, storage):
 
 
 # ---------------------------------------------------------------------------- execution
-def first_bad_pivot(L: Stream, m: int, storage: str, magnitude: bool = False,
-                    threshold: float = 0.0) -> int | None:
-    """On the GPU: the first k whose pivot L(k, k) is not above ``threshold`` (its magnitude,
-    with ``magnitude``), or None. One value is read back."""
-    flags = borrow(1, m)
-    for piece in diagonal_pieces(m, storage):
-        KERNELS["pivot_check"].draw(flags, piece, {"L": L}, {"magnitude": bool(magnitude),
-                                                            "threshold": float(threshold)})
-    res = reduce_region(flags, "min", out=borrow(1, 1))
-    value = res.item()
-    give_back(flags, res)
-    return None if value > 1e38 else int(value)
-
-
 def count_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str = "pingpong") -> int:
     """How many pivots the guarded square root replaced (a flag kernel, a sum by ``strategy``'s
     passes (:func:`gpgpu.reduce.reduce_region`), one read-back)."""
@@ -474,72 +385,6 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     return result
 
 
-def power_of_two_exponent(amax: float, even: bool = False) -> int:
-    """The e with 2^e amax in [0.5, 1) (in [0.5, 2) with e even, ``even=True``); 0 for amax = 0."""
-    if not amax > 0.0:
-        return 0
-    e = -int(np.frexp(amax)[1])
-    return e + 1 if even and e % 2 else e
-
-
-def scaled_input(a, arr: np.ndarray, even: bool = False) -> tuple:
-    """(2^e a as float32, e) for a numpy input ``a`` that ``check_array`` has passed as ``arr``:
-    the power of two e that brings max|a| into [0.5, 1) ([0.5, 2) with e even, ``even=True``).
-
-    A GPU flushes float32's subnormal numbers (below 2^-126 = 1.2e-38) to zero, in its
-    arithmetic and when it reads a texture, so a matrix scaled by 1e-37 loses most of its
-    digits there (the backward error of LU came out 8e-2). Scaling by a power of two is exact
-    (taken from the float64 values, before their rounding to float32), and every float32
-    operation of the factorizations commutes with it away from over- and underflow: the
-    callers scale back exactly on the CPU (U by 2^-e, L of Cholesky by 2^(-e/2), solutions
-    by the ratio of the two sides' powers). A matrix and the same matrix times 2^j (2^(2j) for
-    Cholesky) give the same float32 upload, hence the same GPU results times that power."""
-    a64 = np.asarray(a, dtype=np.float64)
-    e = power_of_two_exponent(float(np.abs(a64).max()), even)
-    return (arr, 0) if e == 0 else (np.ldexp(a64, e).astype(np.float32), e)
-
-
-def scaled_back(x, e, what: str) -> np.ndarray:
-    """2^e x for a float32 result x read back from the GPU, as float32 (exact, or gradual
-    underflow on the CPU; e an integer or an integer array that broadcasts against x);
-    ``FloatingPointError`` when it overflows float32's range."""
-    if np.all(np.asarray(e) == 0):
-        return x
-    out = np.ldexp(np.asarray(x, dtype=np.float64), e)
-    with np.errstate(over="ignore"):
-        out32 = out.astype(np.float32)
-    if np.all(np.isfinite(x)) and not np.all(np.isfinite(out32)):
-        raise FloatingPointError(f"{what} overflows float32 (|x| > 3.4e38): the problem's scale "
-                                 "is beyond float32's range; scale it")
-    return out32
-
-
-def scaled_stream(x: Stream, e: int) -> Stream:
-    """2^e x on the GPU (``blas1.scale`` passes of at most 2^100 each, so that no factor
-    leaves float32's normal range); releases x unless e = 0."""
-    from .blas1 import scale
-
-    while e:
-        step = max(-100, min(100, e))
-        x_old, x = x, scale(2.0 ** step, x)
-        x_old.release()
-        e -= step
-    return x
-
-
-def _validate_spd_input(a) -> np.ndarray:
-    arr = check_array(a, "A", ndim=(2,))
-    n, n2 = arr.shape
-    if n != n2:
-        raise ValueError(f"cholesky: A must be square, got shape {arr.shape}")
-    scale = float(np.abs(arr).max()) or 1.0
-    asym = float(np.abs(arr - arr.T).max())
-    if asym > 1e-5 * scale:
-        raise ValueError(f"cholesky: A is not symmetric (max |A - A^T| = {asym:.3g}); Cholesky needs a "
-                         "symmetric positive definite matrix (only its lower triangle is read)")
-    return arr
-
-
 def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swizzle",
              storage: str = "full", transfer: str = "rtt", variant: str = "faithful", block: int = 8,
              panel: str = "faithful"):
@@ -591,18 +436,14 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         A not square, not symmetric, not finite, or too large for the GPU's textures.
     """
     _check_variant(form, update, index, storage)
-    if variant not in ("faithful", "blocked"):
-        raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
-    if variant == "blocked":
-        if (form, update, index, storage, transfer) != ("outer", "triangle", "swizzle", "full", "rtt"):
-            raise ValueError("variant='blocked' has its own storage and passes; leave form, update, index, "
-                             "storage and transfer at their defaults")
-        from .blocked import blocked_cholesky
-
+    blocked = dispatch("cholesky", variant, {"form": form, "update": update, "index": index, "storage": storage,
+                                             "transfer": transfer},
+                       {"form": "outer", "update": "triangle", "index": "swizzle", "storage": "full", "transfer": "rtt"})
+    if blocked is not None:
         if isinstance(A, Stream):
-            return blocked_cholesky(A, block, panel=panel)
-        arr, e = scaled_input(A, _validate_spd_input(A), even=True)
-        return np.ldexp(np.asarray(blocked_cholesky(arr, block, panel=panel), dtype=np.float64), -e // 2)
+            return blocked(A, block, panel=panel)
+        arr, e = scaled_input(A, validate_spd_input(A), even=True)
+        return np.ldexp(np.asarray(blocked(arr, block, panel=panel), dtype=np.float64), -e // 2)
     if panel != "faithful":
         raise ValueError("panel= chooses how variant='blocked' factors its panels; leave it at 'faithful'")
     if isinstance(A, Stream):
@@ -611,7 +452,7 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
             raise ValueError(f"cholesky: A must be square, got a stream of shape {A.shape}")
         return factor(A, m, form, update, index, storage, transfer)
     # scaled by a power of two 2^e (e even) so that max|A| is near 1 (scaled_input): L = 2^(-e/2) L_s
-    arr, e = scaled_input(A, _validate_spd_input(A), even=True)
+    arr, e = scaled_input(A, validate_spd_input(A), even=True)
     m = arr.shape[0]
     if storage == "packed":
         from .context import max_texture_size

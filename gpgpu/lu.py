@@ -26,91 +26,26 @@ import numpy as np
 
 from .blas1 import copy as copy_stream, whole
 from .blas2 import trsv
-from .cholesky import WPOS, first_bad_pivot, power_of_two_exponent, scaled_back, scaled_input, scaled_stream
-from .errors import UNIT_ROUNDOFF, SingularMatrixError
+from .blocked import dispatch
+from .dense_common import (LU_KERNELS, LU_PIVOTING, LU_PIVOTS, WPOS, LUFactor, eliminate,  # noqa: F401 (public here too)
+                           first_bad_pivot, power_of_two_exponent, scaled_back, scaled_input, scaled_stream,
+                           singular_threshold, swap_lines, swap_lines_gpu, validate_square)
+from .errors import SingularMatrixError
 from .geometry import Line, Rect
-from .kernel import Kernel
-from .reduce import argmax_region, argmax_stream, reduce_region
+from .reduce import argmax_region, argmax_stream
 from .stream import Operands, PingPong, Stream, check_array
 
 __all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError", "LUFactor", "KERNELS"]
 
-KERNELS = {
-    "copy": Kernel("copy", texels=2, doc="004 copy; 000 Table 1(a) 8 bytes/frag"),
-    "normalization": Kernel("normalization", texels=3, doc="004 normalization; 000 Table 1(a) 12 bytes/frag"),
-    "elimination": Kernel("elimination", texels=4, doc="004 elimination; 000 Table 1(a) 16 bytes/frag"),
-    "gather": Kernel("gather", texels=3, doc="row permutation of a right-hand side"),
-    "swap_normalization": Kernel("swap_normalization", texels=4, vertex="swap_lines",
-                                 doc="004 row swap and normalization in one pass, pivot on the GPU (beyond)"),
-    "swap": Kernel("copy", texels=2, vertex="swap_lines", label="copy_swap_gpu",
-                   doc="004 row/column swap, lines placed by the vertex program from the GPU's pivot"),
-}
-
-PIVOTING = ("none", "partial", "full")
+KERNELS = LU_KERNELS
+PIVOTING = LU_PIVOTING
 #: where the pivot's position goes: "readback", paper 004's (read back at every step to place
 #: the swap lines), or "gpu" (beyond the papers: kept on the GPU, read once at the end)
-PIVOTS = ("readback", "gpu")
-
-
-class LUFactor:
-    """The result of ``lu_factor``: the combined L\\U stream (unit L below the diagonal, U on
-    and above it) and the permutations, P A Q = L U with (P A)[i] = A[row_perm[i]] and
-    (A Q)[:, j] = A[:, col_perm[j]]. ``exponent`` e: the stream holds the factor of 2^e A
-    (a numpy A is scaled by a power of two before the upload, :func:`lu_factor`), so its U is
-    2^e times A's; L and the permutations are A's."""
-
-    def __init__(self, LU: Stream, row_perm, col_perm, pivoting, row_swaps, col_swaps, exponent: int = 0):
-        self.LU, self.row_perm, self.col_perm, self.pivoting = LU, row_perm, col_perm, pivoting
-        self.row_swaps, self.col_swaps = row_swaps, col_swaps
-        self.exponent = exponent
-
-    @property
-    def n(self) -> int:
-        return self.LU.rows
-
-    def release(self) -> None:
-        self.LU.release()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-
-def swap_lines(pp: PingPong, a: int, b: int, length: int, axis: str) -> None:
-    """Swap rows (axis "row") or columns a and b of the ping-pong pair, ``length`` texels long.
-
-    Two lines drawn into T in one pass, each reading the other's texels in S (the "parallel
-    data transfer" of paper 004), then the two lines copied back into S.
-    """
-    line = Line.row if axis == "row" else Line.column
-    if axis == "row":
-        source = lambda other: (lambda x, y: (x, other + .5))  # noqa: E731
-    else:
-        source = lambda other: (lambda x, y: (other + .5, y))  # noqa: E731
-    swap = Line.join(line(a, 0, length, T0=source(b)), line(b, 0, length, T0=source(a)))
-    KERNELS["copy"].draw(pp.T, swap, {"A": pp.S})
-    back = Line.join(line(a, 0, length, T0=WPOS), line(b, 0, length, T0=WPOS))
-    KERNELS["copy"].draw(pp.S, back, {"A": pp.T})
-
-
-def swap_lines_gpu(pp: PingPong, k: int, pivot: Stream, length: int, axis: str, shift: int = 0,
-                   by: str | None = None, at: int = 0) -> None:
-    """:func:`swap_lines` of row (or column) k with the one whose index is in texel (``at``, 0)
-    of ``pivot`` (an argmax result, (value, x, y, 0)) plus ``shift``, without reading it back:
-    ``glsl/swap_lines.vert`` places the two lines from it (beyond the papers). ``by`` ("row" or
-    "column", default ``axis``) says which of the pivot's indexes: a row vector's entries are
-    swapped as columns by the pivot's row."""
-    u = {"k": k, "length": length, "rows": axis == "row", "shift": shift, "pivot_row": (by or axis) == "row",
-         "at": at}
-    KERNELS["swap"].draw_lines(pp.T, 4, {"A": pp.S, "pivot": pivot}, dict(u, back=False))
-    KERNELS["swap"].draw_lines(pp.S, 4, {"A": pp.T, "pivot": pivot}, dict(u, back=True))
-
+PIVOTS = LU_PIVOTS
 
 def _partial_step_gpu(pp: PingPong, k: int, n: int, record: Stream) -> None:
     """Step k of LU with partial pivoting, its pivot at texel k of ``record`` (beyond the
-    papers): three passes where a swap and :func:`_eliminate` draw six. One pass of three
+    papers): three passes where a swap and :func:`eliminate` draw six. One pass of three
     lines writes rows k and p of T from S, swapped -- row k whole is the row of U -- and column
     k below the diagonal normalized, read through the swap (``swap_normalization``); one pass
     of the same three lines copies them back into S (the swap's copy back and the column's copy
@@ -123,34 +58,6 @@ def _partial_step_gpu(pp: PingPong, k: int, n: int, record: Stream) -> None:
     KERNELS["swap"].draw_lines(pp.S, 6, {"A": pp.T, "pivot": record}, dict(u, back=True))
     KERNELS["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, n, n, T0=lambda x, y: (k + .5, y),
                                                     T1=lambda x, y: (x, k + .5)), {"A": pp.S})
-    pp.swap()
-
-
-def _eliminate(pp: PingPong, k: int, n: int, transfer: str, cols: int | None = None,
-               row_copied: bool = False) -> None:
-    """Step k after its pivoting, on an n-row matrix of ``cols`` columns (default n): the row
-    of U, the normalized column, the elimination, and the swap of S and T. The square matrix's
-    last step is its row of U only (T then holds L\\U); a tall panel's last column (``cols``
-    < n, gpgpu.blocked) has its normalization and no elimination, and no swap: S holds it.
-    ``row_copied``: row k of T already equals row k of S over columns k .. cols-1 (a row swap
-    was just drawn: its first pass wrote the whole new row k into T), so its copy is skipped."""
-    K = KERNELS
-    cols = n if cols is None else cols
-    # copy the row of U: row k, columns k .. cols-1 (a line)
-    if not row_copied:
-        K["copy"].draw(pp.T, Line.row(k, k, cols, T0=WPOS), {"A": pp.S}, transfer=transfer)
-    if k == n - 1:
-        return
-    column = (k, k + 1, k + 1, n)
-    K["normalization"].draw(pp.T, Rect.covering(*column, T0=(k + .5, k + .5)), {"L": pp.S},
-                            transfer=transfer)
-    K["copy"].draw(pp.S, Rect.covering(*column, T0=WPOS), {"A": pp.T}, transfer=transfer)
-    if k + 1 == cols:
-        return
-    # elimination over the trailing submatrix: T0 down column k, T1 along row k
-    K["elimination"].draw(pp.T, Rect.covering(k + 1, k + 1, cols, n, T0=lambda x, y: (k + .5, y),
-                                              T1=lambda x, y: (x, k + .5)),
-                          {"A": pp.S}, transfer=transfer)
     pp.swap()
 
 
@@ -186,7 +93,7 @@ def _factor(A: Stream, pivoting: str, transfer: str = "rtt", check: bool = True,
                     if q != k:
                         swap_lines(pp, k, q, n, "column")
                         col_perm[[k, q]] = col_perm[[q, k]]
-            _eliminate(pp, k, n, transfer)
+            eliminate(pp, k, n, transfer)
     except BaseException:
         pp.release()
         raise
@@ -224,7 +131,7 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
             swap_lines_gpu(pp, k, record, n, "row", at=k)
             if pivoting == "full":
                 swap_lines_gpu(pp, k, record, n, "column", at=k)
-            _eliminate(pp, k, n, transfer, row_copied=True)
+            eliminate(pp, k, n, transfer, row_copied=True)
         piv = record.to_array().reshape(n, 4)            # the one read-back of the pivots
     except BaseException:
         pp.release()
@@ -248,23 +155,6 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
     return LUFactor(LU, row_perm, col_perm, pivoting, row_swaps, col_swaps)
 
 
-def singular_threshold(A: Stream, n: int, region=None) -> float:
-    """n u max|A| (u = 2^-24), from an abs-max reduction on the GPU (one read-back): pivots
-    not above it are taken as zero. LU's backward error is of this size (times the growth
-    factor), so such a pivot cannot be told from an exact zero in float32."""
-    res = reduce_region(A, "absmax", region)
-    amax = res.item()
-    res.release()
-    return n * UNIT_ROUNDOFF * amax
-
-
-def _validate_square(a, what="A") -> np.ndarray:
-    arr = check_array(a, what, ndim=(2,))
-    if arr.shape[0] != arr.shape[1]:
-        raise ValueError(f"{what} must be square, got shape {arr.shape}")
-    return arr
-
-
 def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool = True,
               pivots: str = "readback", variant: str = "faithful", block: int = 8) -> LUFactor:
     """Factor A on the GPU; the factor stays there (``LUFactor``) for ``lu_solve``.
@@ -275,21 +165,16 @@ def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool =
     max|A| into [0.5, 1) (exact; ``LUFactor.exponent`` is e): a GPU flushes float32's subnormal
     numbers (below 1.2e-38) to zero, and a matrix of tiny entries would lose its digits. A
     Stream is factored as it is (exponent 0)."""
-    if variant not in ("faithful", "blocked"):
-        raise ValueError(f"variant must be 'faithful' or 'blocked', got {variant!r}")
-    if variant == "blocked":
-        if transfer != "rtt":
-            raise ValueError("variant='blocked' has its own passes; leave transfer at its default")
-        from .blocked import blocked_lu
-
-        factor = lambda S: blocked_lu(S, pivoting, block, check, pivots)  # noqa: E731
+    blocked = dispatch("lu", variant, {"transfer": transfer}, {"transfer": "rtt"})
+    if blocked is not None:
+        factor = lambda S: blocked(S, pivoting, block, check, pivots)  # noqa: E731
     else:
         factor = lambda S: _factor(S, pivoting, transfer, check, pivots)  # noqa: E731
     if isinstance(A, Stream):
         return factor(A)
-    arr, e = scaled_input(A, _validate_square(A))
+    arr, e = scaled_input(A, validate_square(A))
     try:
-        if variant == "blocked":
+        if blocked is not None:
             f = factor(arr)
         else:
             with Stream.from_array(arr, "A") as S:
@@ -453,7 +338,7 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
         if isinstance(A, Stream):
             As = ops.stream(A, "A")
         else:
-            arr, e = scaled_input(A, _validate_square(A))
+            arr, e = scaled_input(A, validate_square(A))
             As = ops.stream(arr, "A")
         if As.rows != As.cols:
             raise ValueError(f"gauss_jordan: A must be square, got shape {As.shape}")

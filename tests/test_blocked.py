@@ -95,6 +95,32 @@ def test_onepass_panels_draw_one_pass_a_column(n, b):
     np.testing.assert_allclose(L, L0, rtol=0, atol=8 * 2 ** -24 * n * np.abs(L0).max())
 
 
+@pytest.mark.parametrize("panel", ["faithful", "onepass"])
+def test_blocked_cholesky_is_one_pre_built_plan(panel):
+    """The passes up to the factor's unpacking are one plan, compiled once per order, block and
+    panel kind: a second factorization of the order builds no primitive but the unpacking's."""
+    from gpgpu import geometry
+    from gpgpu.blocked import cholesky_plan
+    from gpgpu.passes import SWAP
+
+    n, b = 21, 8
+    A = spd(n, 4)
+    with Stream.from_array(np.tril(A)) as S:
+        with counters.count(time=False) as c:
+            blocked_cholesky(S, b, check=False, panel=panel).release()
+        assert c.passes() == sum(d is not SWAP for d in cholesky_plan(n, b, panel)) + 1
+        built = []
+        covering = geometry.Rect.covering.__func__
+        geometry.Rect.covering = classmethod(lambda cls, *a, **k: built.append(a) or covering(cls, *a, **k))
+        try:
+            L = blocked_cholesky(S, b, check=False, panel=panel)
+        finally:
+            geometry.Rect.covering = classmethod(covering)
+        assert len(built) == 1
+        np.testing.assert_allclose(np.tril(L.to_array()), np.linalg.cholesky(A), atol=4e-6)
+        L.release()
+
+
 def test_stream_input_and_argument_errors():
     A = spd(10, 2)
     with Stream.from_array(np.tril(A)) as S:
@@ -151,7 +177,7 @@ def test_blocked_lu_without_pivoting_and_solve():
 def test_blocked_lu_update_passes_shade_each_trailing_square(n, b):
     with counters.count(time=False) as c:
         gpgpu.lu(np.random.default_rng(n).standard_normal((n, n)), variant="blocked", block=b)
-    updates = [p.fragments for p in c.trace if p.kernel == f"lu_blocked_update_BLOCK{b}"]
+    updates = [p.fragments for p in c.trace if p.kernel == f"lu_blocked_update_gather_BLOCK{b}"]
     N = padded_order(n, b)
     assert updates == [((N - c0 - b) // 2) ** 2 for c0 in range(0, N - b, b)]
 
@@ -182,22 +208,88 @@ def test_blocked_lu_argument_errors():
         gpgpu.lu(A, variant="blocked", block=12)
 
 
+def _chained(n, seed):
+    """Q D: D diagonally dominant, Q a permutation, so that partial pivoting swaps row after
+    row through the permutation's cycles (chains of swaps within a panel, and p == k too)."""
+    rng = np.random.default_rng(seed)
+    D = rng.standard_normal((n, n)) + 4 * n * np.diag(1.0 + rng.random(n))
+    return D[rng.permutation(n)]
+
+
 @pytest.mark.parametrize("b", BLOCKS)
-def test_blocked_lu_with_gpu_pivots_is_the_same_factor_read_back_once(b, readbacks):
-    for n in (1, 5, 17, 64, 100):
-        A = np.random.default_rng(n).standard_normal((n, n))
+def test_blocked_lu_with_gpu_pivots_chooses_lapacks_rows_read_back_once(b, readbacks):
+    for n, A in [(n, np.random.default_rng(n).standard_normal((n, n))) for n in (1, 5, 17, 64, 100)] \
+            + [(n, _chained(n, n)) for n in (9, 40)]:
+        A32 = A.astype(np.float32)
         want = gpgpu.lu(A, variant="blocked", block=b)
         with Stream.from_array(A) as S:
             readbacks.n = 0
             f = gpgpu.lu_factor(S, variant="blocked", block=b, pivots="gpu")
             assert readbacks.n == 2          # the singularity threshold and the pivots, once
-        LU = f.LU.to_array()
+        LU = f.LU.to_array().astype(np.float64)
         f.release()
         L, U = np.tril(LU, -1) + np.eye(n), np.triu(LU)
         P = np.zeros((n, n))
         P[f.row_perm, np.arange(n)] = 1.0
-        for w, g in zip(want, (P, L, U)):
-            assert np.array_equal(w, g), (n, b)
+        assert np.array_equal(P, scipy.linalg.lu(A32)[0]), (n, b)          # LAPACK's rows
+        assert np.array_equal(P, want[0]), (n, b)                          # and the read-back path's
+        # the same float32 operations as the faithful panel passes: equal up to a compiler's
+        # contraction of a multiply-add into an fma (a rounding per operation, grown over n steps)
+        tol = 4 * n * 2 ** -24
+        assert np.abs(L - want[1]).max() <= tol, (n, b)
+        assert np.abs(U - want[2]).max() <= tol * np.abs(want[2]).max(), (n, b)
+        err = np.linalg.norm(P @ L @ U - A32) / np.linalg.norm(A32)
+        lu, piv, info = lapack.sgetrf(A32)
+        Lc, Uc = np.tril(lu, -1).astype(np.float64) + np.eye(n), np.triu(lu).astype(np.float64)
+        lapack_err = np.linalg.norm(P @ Lc @ Uc - A32) / np.linalg.norm(A32)
+        assert err <= max(2.5 * lapack_err, 2 * n * 2 ** -24), (n, b, err, lapack_err)
+
+
+def test_blocked_lu_gpu_pivots_passes_and_read_backs(readbacks):
+    """Three passes a panel column (the pivot search's two, one step) and ten a panel, where the
+    faithful panel passes drew nine a column (swaps of the panel and of a permutation vector,
+    row of U, normalization, copy, elimination) plus b - 1 row-panel steps and a gather of the
+    whole trailing square a panel."""
+    n, b = 64, 8
+    N, P = n, n // b
+    A = np.random.default_rng(3).standard_normal((n, n))
+    with Stream.from_array(A) as S:
+        readbacks.n = 0
+        with counters.count(time=False) as c:
+            gpgpu.lu_factor(S, variant="blocked", block=b, pivots="gpu", check=False).release()
+        assert readbacks.n == 1                        # the record of pivots, at the end
+    assert c.passes("lu_panel_step") == N
+    assert c.passes("argmax_reduction_fan_first") == N
+    assert c.passes("argmax_reduction_fan") == sum(R - k > 32 for R in range(N, 0, -b) for k in range(b))
+    assert c.passes(f"row_panel_solve_BLOCK{b}") == P - 1 and c.passes("lu_panel_gather") == P - 1
+    assert c.passes(f"lu_blocked_update_gather_BLOCK{b}") == P - 1
+    assert c.passes("permute_rows_2x2") == P                # the b rows of U12 a panel, the L columns once
+    assert c.passes("copy_swap_gpu") == c.passes("row_panel_elimination") == c.passes("elimination") == 0
+    assert c.passes() == 3 + 2 * P + N + c.passes("argmax_reduction_fan") + 8 * (P - 1) + N
+    # the permute pass of each panel covers only the panel's b / 2 block rows right of it
+    strips = [p.fragments for p in c.trace if p.kernel == "permute_rows_2x2"][:-1]
+    assert strips == [(b // 2) * ((N - c0 - b) // 2) for c0 in range(0, N - b, b)]
+    # drawn from one pre-built plan: its passes, then the final gather and unpack, and a second
+    # factorization of the order builds no primitive but those two
+    from gpgpu import geometry
+    from gpgpu.blocked import lu_plan
+    from gpgpu.passes import SWAP
+
+    assert c.passes() == sum(d is not SWAP for d in lu_plan(n, b)) + 2
+    built = []
+    covering = geometry.Rect.covering.__func__
+
+    def counting(cls, *a, **k):
+        built.append(a)
+        return covering(cls, *a, **k)
+
+    geometry.Rect.covering = classmethod(counting)
+    try:
+        with Stream.from_array(A) as S:
+            gpgpu.lu_factor(S, variant="blocked", block=b, pivots="gpu", check=False).release()
+    finally:
+        geometry.Rect.covering = classmethod(covering)
+    assert len(built) == 2
 
 
 @pytest.mark.parametrize("singular_step", [2, 6])
