@@ -77,6 +77,7 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
     print(f"pre-built plan           Cholesky of order {plan['order']} from one vertex buffer, "
           f"{plan['plan_passes']} passes")
     print(f"host time per pass       {plan['plan_host_us_per_pass']:.2f} us (pre-built plan)")
+    print(f"of which Python          {plan['plan_python_us_per_pass']:.2f} us (draw calls left out)")
     print(f"host+GPU time per pass   {plan['plan_total_us_per_pass']:.2f} us (pre-built plan)")
     print(f"threaded GL driver       {caps['threaded_gl']}")
     limits = fill_limits(size, repeat)

@@ -61,6 +61,8 @@ class CompiledPlan:
         self.buffer = None
         self._vaos = {}
         self._firsts = []
+        self._ops = None
+        self._roles = None
 
     def _upload(self):
         from .kernel import _state
@@ -83,7 +85,47 @@ class CompiledPlan:
             vao.release()
         if self.buffer is not None:
             self.buffer.release()
-        self.buffer, self._vaos, self._firsts = None, {}, []
+        self.buffer, self._vaos, self._firsts, self._ops = None, {}, [], None
+
+    def _compile_ops(self, st) -> None:
+        """The plan as flat operations on slots (host cost per pass): slot 0 and 1 are the pair's
+        S and T as the run starts (the SWAPs resolved here, once), 2 .. the other roles; per
+        pass the program, its vertex array, the target slot, the (unit, slot) of each input,
+        the sampler uniforms with their units and the uniforms with their values."""
+        roles = sorted({r for d in self.plan if d is not SWAP for r in (d.target, *d.inputs.values())} - {"S", "T"})
+        index = {r: 2 + i for i, r in enumerate(roles)}
+        ops, parity = [], 0
+        for item, first in zip(self.plan, self._firsts):
+            if item is SWAP:
+                parity ^= 1
+                continue
+            k = item.kernel
+            prog, _, cache = k._compiled(st)
+            vao = self._vaos.get(k._key)
+            if vao is None:
+                vao = self._vaos[k._key] = k.vertex_array(self.buffer)
+            slot = lambda role: parity if role == "S" else (1 - parity if role == "T" else index[role])  # noqa: E731
+            target = slot(item.target)
+            inputs = tuple((unit, slot(role)) for unit, role in enumerate(item.inputs.values()))
+            if any(s == target for _, s in inputs):
+                raise ValueError(f"kernel {k.name!r}: a role is both input and target of a pass of this plan")
+            samplers = []
+            for unit, name in enumerate(item.inputs):
+                try:
+                    samplers.append((name, prog[name], unit))
+                except KeyError:
+                    raise KeyError(f"kernel {k.name!r} has no sampler named {name!r}") from None
+            uniforms = []
+            for name, value in (item.uniforms or {}).items():
+                try:
+                    u = prog[name]
+                except KeyError:
+                    raise KeyError(f"kernel {k.name!r} has no uniform named {name!r} "
+                                   "(or the compiler removed it as unused)") from None
+                uniforms.append((name, u, value))
+            ops.append((k, prog, cache, vao, item.primitive.mode, len(item.primitive), first, target, inputs,
+                        tuple(samplers), tuple(uniforms)))
+        self._ops, self._roles, self._parity = ops, roles, parity
 
     def run(self, pp: PingPong, others: dict | None = None) -> None:
         from . import counters
@@ -92,6 +134,9 @@ class CompiledPlan:
         if self.buffer is None:
             self._upload()
         others = others or {}
+        if counters.current() is None:
+            self._run_fast(pp, others)
+            return
         vaos = self._vaos
         st = _state()
         # nothing else binds a framebuffer or a texture between the passes of this loop, so a
@@ -115,6 +160,71 @@ class CompiledPlan:
                 bound.clear()
                 continue
             k._bind(st, roles[item.target], inputs, item.uniforms, bound)
+            vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
+        pp.S, pp.T = S, T
+
+    def _run_fast(self, pp: PingPong, others: dict) -> None:
+        """``run`` without counters: the passes of :meth:`_compile_ops`, each binding only the
+        framebuffer, textures, sampler units and uniform values that differ from the previous
+        pass's (nothing else binds between the passes of this loop)."""
+        from .kernel import _state
+
+        st = _state()
+        if self._ops is None:
+            self._compile_ops(st)
+        streams = [pp.S, pp.T] + [others[r] for r in self._roles]
+        ctx = st.ctx
+        for s in streams:
+            if s.ctx is not ctx or s.texture is None:
+                s._check_alive()
+        if len(set(map(id, streams))) < len(streams):      # one stream in two roles: check each pass
+            self.run_checked(pp, others)
+            return
+        fbos = [s.fbo for s in streams]
+        textures = [s.texture for s in streams]
+        sizes = [(s.cols, s.rows) for s in streams]
+        last_target, bound = None, [None] * 16
+        for k, prog, cache, vao, mode, count, first, target, inputs, samplers, uniforms in self._ops:
+            if target != last_target:
+                fbos[target].use()
+                last_target = target
+            size = sizes[target]
+            if cache.get("viewport") != size:
+                prog["viewport"].value = size
+                cache["viewport"] = size
+            for unit, slot in inputs:
+                if bound[unit] != slot:
+                    textures[slot].use(unit)
+                    bound[unit] = slot
+            for name, u, unit in samplers:
+                if cache.get(name) != unit:
+                    u.value = unit
+                    cache[name] = unit
+            for name, u, value in uniforms:
+                if cache.get(name) != value:
+                    u.value = value
+                    cache[name] = value
+            vao.render(mode, count, first)
+        if self._parity:
+            pp.S, pp.T = pp.T, pp.S
+
+    def run_checked(self, pp: PingPong, others: dict) -> None:
+        """The pass-by-pass path of :meth:`run` (each pass's bindings checked as it binds them)."""
+        from .kernel import _state
+
+        st = _state()
+        bound = {}
+        S, T = pp.S, pp.T
+        for item, first in zip(self.plan, self._firsts):
+            if item is SWAP:
+                S, T = T, S
+                continue
+            k = item.kernel
+            vao = self._vaos.get(k._key)
+            if vao is None:
+                vao = self._vaos[k._key] = k.vertex_array(self.buffer)
+            roles = {"S": S, "T": T, **others}
+            k._bind(st, roles[item.target], {n: roles[r] for n, r in item.inputs.items()}, item.uniforms, bound)
             vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
         pp.S, pp.T = S, T
 
