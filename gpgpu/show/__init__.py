@@ -107,9 +107,12 @@ _NOTES = (
     (lambda f: f.kernel == "absmax_reduction" and _within(f, "gpgpu.adat.adat"),
      lambda p: f"Why {p}: max|C| of the product, read back to check that A D^2 A^T did not overflow "
                "float32.", False),
-    (lambda f: f.kernel in ("min_reduction", "max_reduction"),
-     lambda p: "A cell without a partner (an odd-length input) is compared with the reduction's identity, "
-               "+-3.4e38 (float32's largest value), which never wins.", False),
+    (lambda f: f.kernel == "min_reduction",
+     lambda p: "A cell without a partner (an odd-length input) is compared with the identity of min, "
+               "+3.4e38 (float32's largest value), which never wins.", False),
+    (lambda f: f.kernel == "max_reduction",
+     lambda p: "A cell without a partner (an odd-length input) is compared with the identity of max, "
+               "-3.4e38 (minus float32's largest value), which never wins.", False),
 )
 
 _SENTINEL_NOTE = ("Cells of about +-3e+38 (float32's largest value is 3.4e38), drawn violet, are sentinels, not "
@@ -520,7 +523,8 @@ class _Renderer:
             rgb[rs, cs] = pixels
         panels = self.inputs + [self.target]
         sizes = [s for s in (p.label_size() for p in panels) if s is not None]
-        size = round(min(sizes) * 2) / 2 if sizes else None        # one size for all the values of a frame
+        size = np.floor(min(sizes) * 2) / 2 if sizes else None     # one size for all the values of a frame
+        self.value_size = size
         for panel in panels:
             panel.stamp(rgb, self.stamps, size)
         W, H = self.fig.bbox.width, self.fig.bbox.height
@@ -627,18 +631,16 @@ def write_frames(recorder, out_dir, fragment=None, gif: bool = True, duration_ms
     out.mkdir(parents=True, exist_ok=True)
     _clear_frames(out)
     frames = recorder.frames
-    paths, images, palette = [], [], None
+    paths, images = [], []
     with tqdm(total=len(frames), desc="frames", unit="frame", file=sys.stderr, dynamic_ncols=True,
               disable=None if progress is None else not progress) as bar:
         for f, rgb, png, _ in _render(frames, fragment, heading):
             p = out / frame_name(f)
             p.write_bytes(png)
             paths.append(p)
-            if gif:       # one palette for all (made from the first frame): quick, and no flicker
-                im = Image.fromarray(rgb)
-                if palette is None:
-                    palette = im.quantize(256, method=Image.Quantize.MEDIANCUT)
-                images.append(im.quantize(palette=palette, dither=Image.Dither.NONE))
+            if gif:       # each frame its own palette (one shared palette lost the colours frames add)
+                images.append(Image.fromarray(rgb).quantize(256, method=Image.Quantize.FASTOCTREE,
+                                                            dither=Image.Dither.NONE))
             bar.update()
     if gif and images:
         g = out / GIF_NAME
