@@ -306,10 +306,11 @@ class Recorder(counters.Counter):
 
     def _frame(self, label, file, doc, primitive, target, inputs, uniforms, p) -> Frame:
         verts = tuple(primitive.vertices) if hasattr(primitive, "vertices") else ()
-        return Frame(context=_context(), index=len(self._frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
+        return Frame(index=len(self._frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
                      mode=primitive.mode, vertices=verts, target=target.shape, target_id=id(target),
                      values=_values(target), inputs={k: _values(s) for k, s in inputs.items()},
-                     input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p)
+                     input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p,
+                     context=_context())
 
     def _instrumented_pass(self, frame, kernel, primitive, target, inputs, uniforms) -> None:
         inst = self._instrumented.get(kernel._key)

@@ -487,6 +487,8 @@ class _Renderer:
         self.box_texts = []
         W, H = self.fig.bbox.width, self.fig.bbox.height
         pad = 4.0                                      # pixels
+        # right of the grid and of the primitive (an oversized triangle reaches past the grid)
+        right = max([box.x1] + [float(to_fig(tax.transData.transform(p))[0]) for p in pts[:len(boxed)]])
         for slot, (rect, leader) in enumerate(self.boxes):
             if slot >= len(boxed):
                 rect.set_visible(False)
@@ -498,7 +500,8 @@ class _Renderer:
             lines = text.split("\n")
             w = max(self.stamps.bitmap(t, BOX_FONT).shape[1] for t in lines) + 2 * pad
             h = len(lines) * BOX_FONT * 1.25 * self.dpi / 72 + 2 * pad
-            x0, top = box.x1 + 0.014, tops[slot]
+            x0 = min(right + 0.014, 1 - w / W - 0.004)
+            top = tops[slot]
             rect.set_bounds(x0, top - h / H, w / W, h / H)
             rect.set_visible(True)
             vx, vy = to_fig(tax.transData.transform(pts[i]))
