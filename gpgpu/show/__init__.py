@@ -391,7 +391,7 @@ class _Renderer:
                       for _ in range(self.MAX_VERTEX_BOXES)]
         self.box_texts = []        # (text, x, y top) in figure fractions, stamped
         self.explain = fig.text(0.01, 0.215, "", fontsize=8.5, va="top", ha="left", animated=True)
-        self.caption = fig.text(0.01, 0.99, "", fontsize=9.5, va="top", ha="left", animated=True)
+        self.caption = fig.text(0.01, 0.99, "", fontsize=9.0, va="top", ha="left", animated=True)
         self.legend = fig.legend([_legend_handle(c, n) for c, n, _ in LEGEND], [f"{n}: {m}" for _, n, m in LEGEND],
                                  loc="lower right", bbox_to_anchor=(0.995, 0.005), fontsize=7.5, title="legend",
                                  title_fontsize=8, frameon=True, handlelength=1.6, borderaxespad=0.2)
@@ -533,7 +533,9 @@ class _Renderer:
         W, H = self.fig.bbox.width, self.fig.bbox.height
         for t in (self.caption, self.explain):        # texts that are stamped, not drawn (see _Stamps)
             x, y = t.get_position()
-            self.stamps.lines(rgb, t.get_text(), t.get_fontsize(), x * W, y * H)
+            text = t.get_text()
+            size = t.get_fontsize() if text.count("\n") < 6 else 8.0     # a long caption stays above the grids
+            self.stamps.lines(rgb, text, size, x * W, y * H)
         for text, x, y in self.box_texts:
             self.stamps.lines(rgb, text, BOX_FONT, x * W, y * H)
         return rgb
@@ -590,7 +592,10 @@ def draw_frame(frame, total: int, fragment=None, path=None, figsize=(12, 8), hea
     of the fragment to explain; default: ``frame.chosen_fragment()``. Its caption is
     :func:`caption` with the frame's own explanations (:func:`describe` as if the frame came
     first). To draw a whole run use :func:`render_frames` or :func:`write_frames` (faster: one
-    figure for all frames)."""
+    figure for all frames). The picture is the PNG written to ``path``: the figure returned holds
+    the frame's artists for inspection (the caption and the chosen fragment's lines as its
+    ``texts``, the legend in ``legends``), but its texts are stamped onto the PNG rather than
+    drawn by matplotlib, so ``fig.savefig`` would leave them out."""
     text = caption(frame, total, heading) + "".join("\n" + s for s in _notes([frame])[0])
     r = _Renderer(_slots([frame], fragment), figsize)
     fig = r.draw(frame, fragment, text)
