@@ -270,6 +270,7 @@ class _Panel:
         self.grid = LineCollection([], colors="0.6", linewidths=0.4)
         ax.add_collection(self.grid, autolim=False)
         self.title = ""                        # stamped above the grid (see _Stamps)
+        self.value_size = None                 # the values' font size in points, once stamped
         self.shape = None
         self.texts, self.light = [], []
         self.marks = []       # per-frame artists (fetched texels, their numbers), removed at the next frame
@@ -368,11 +369,8 @@ class _Renderer:
         FigureCanvasAgg(fig)
         self.dpi = dpi
         self.stamps = _Stamps(dpi)
-        left, right, bottom, top, gap = 0.035, 0.85, 0.27, 0.845, 0.04
-        width = (right - left - gap * (slots - 1)) / slots
-        self.inputs = [_Panel(fig, (left + i * (width + gap), bottom, width, top - bottom), "E")
-                       for i in range(slots - 1)]
-        self.target = _Panel(fig, (right - width, bottom, width, top - bottom), "W")
+        self.inputs = [_Panel(fig, (0.1, 0.3, 0.2, 0.5), "C") for _ in range(slots - 1)]
+        self.target = _Panel(fig, (0.6, 0.3, 0.2, 0.5), "C")
         tax = self.target.ax
         self.shaded = PolyCollection([], facecolors="none", edgecolors="orange", linewidths=1.6)
         self.outline = PolyCollection([], facecolors="none", edgecolors="k", linewidths=1.4, clip_on=False)
@@ -424,6 +422,7 @@ class _Renderer:
             for s in names:
                 where[s] = panel
         self.target.show(frame.values, "target (written), after the pass")
+        self._layout([p for p in self.inputs if p.ax.get_visible()] + [self.target])
         tax = self.target.ax
         cells = [] if frame.covered is None else [
             [(x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)] for y, x in zip(*np.nonzero(frame.covered))]
@@ -458,6 +457,26 @@ class _Renderer:
         self.caption.set_text(_wrap(text))
         return fig
 
+    #: where the grids go (figure fractions; the vertex boxes go right of them), the gap between
+    #: two grids and the largest cell (inches)
+    AREA, GAP, MAX_CELL = (0.035, 0.27, 0.85, 0.845), 0.5, 0.9
+
+    def _layout(self, panels):
+        """Place the grids side by side, the target last, every cell the same size: the largest
+        that lets them all fit (so a texel of an input and one of the target look alike)."""
+        left, bottom, right, top = self.AREA
+        W, H = self.fig.get_figwidth(), self.fig.get_figheight()
+        width, height = (right - left) * W - self.GAP * (len(panels) - 1), (top - bottom) * H
+        cols = sum(p.shape[1] for p in panels)
+        rows = max(p.shape[0] for p in panels)
+        cell = min(width / cols, height / rows, self.MAX_CELL)
+        x = left * W + (width - cell * cols) / 2
+        for p in panels:
+            r, c = p.shape
+            y = bottom * H + (height - cell * r) / 2
+            p.ax.set_position((x / W, y / H, cell * c / W, cell * r / H))
+            x += cell * c + self.GAP
+
     def _primitive(self, frame):
         pts = [(float(v.V[0]), float(v.V[1])) for v in frame.vertices]
         polys, segs = [], []
@@ -474,7 +493,7 @@ class _Renderer:
         tax = self.target.ax
         tax.apply_aspect()
         box = tax.get_position()                       # after the panel's aspect was applied
-        step, low, high = 0.068, 0.25, 0.845           # a box's height; where the boxes may go
+        step, low, high = 0.068, 0.25, box.y1          # a box's height; where the boxes may go (below the title)
         to_fig = self.fig.transFigure.inverted().transform
         want = {i: float(to_fig(tax.transData.transform(pts[i]))[1]) + step / 2 for i in range(len(boxed))}
         order = sorted(want, key=lambda i: (-want[i], pts[i][0]))
@@ -525,11 +544,13 @@ class _Renderer:
             rs, cs, pixels = self._legend
             rgb[rs, cs] = pixels
         panels = self.inputs + [self.target]
-        sizes = [s for s in (p.label_size() for p in panels) if s is not None]
-        size = np.floor(min(sizes) * 2) / 2 if sizes else None     # one size for all the values of a frame
-        self.value_size = size
-        for panel in panels:
+        fits = [(p.shape, p.label_size()) for p in panels]
+        for panel in panels:               # the largest that fits; one size for the grids of one shape
+            same = [f for shape, f in fits if shape == panel.shape and f is not None]
+            size = np.floor(min(same) * 2) / 2 if same and panel.label_size() is not None else None
             panel.stamp(rgb, self.stamps, size)
+            panel.value_size = size
+        self.value_size = self.target.value_size
         W, H = self.fig.bbox.width, self.fig.bbox.height
         for t in (self.caption, self.explain):        # texts that are stamped, not drawn (see _Stamps)
             x, y = t.get_position()
@@ -541,13 +562,29 @@ class _Renderer:
         return rgb
 
 
-def _slots(frames, fragment) -> int:
-    """The panels a run's figure needs: the target and the most inputs any frame draws."""
-    most = 0
+def _panels(frames, fragment) -> list:
+    """For each frame, the shapes of the grids it draws: its inputs', then its target's."""
+    out = []
     for f in frames:
         fr = fragment if fragment is not None and f.shades(*fragment) else f.chosen_fragment()
-        most = max(most, len(fetched_panels(f, fr)[0]))
-    return most + 1
+        out.append([f.inputs[s].shape[:2] for s in fetched_panels(f, fr)[0]] + [f.target])
+    return out
+
+
+def _slots(frames, fragment) -> int:
+    """The panels a run's figure needs: the target and the most inputs any frame draws."""
+    return max(len(p) for p in _panels(frames, fragment))
+
+
+def _figsize(frames, fragment, height: float = 8.0, cell: float = 0.45, widest: float = 20.0) -> tuple:
+    """(width, height) in inches: 12 wide, wider (up to ``widest``) where a frame's grids side by
+    side need it for cells of ``cell`` inches (the values stay readable)."""
+    left, bottom, right, top = _Renderer.AREA
+    need = 0.0
+    for shapes in _panels(frames, fragment):
+        c = min(cell, (top - bottom) * height / max(r for r, _ in shapes))
+        need = max(need, (c * sum(k for _, k in shapes) + _Renderer.GAP * (len(shapes) - 1)) / (right - left))
+    return (float(min(widest, max(12.0, need))), height)
 
 
 def _png(rgb: np.ndarray, title: str, text: str) -> bytes:
@@ -562,32 +599,34 @@ def _png(rgb: np.ndarray, title: str, text: str) -> bytes:
     return buf.getvalue()
 
 
-def _render(frames, fragment=None, heading: str = "", figsize=(12, 8), dpi: int = 100):
+def _render(frames, fragment=None, heading: str = "", figsize=None, dpi: int = 100):
     """(frame, rgb array, png bytes, caption) for each frame (see :func:`render_frames`)."""
     frames = list(frames)
     if not frames:
         return
     texts = describe(frames, heading)
-    r = _Renderer(_slots(frames, fragment), figsize, dpi)
+    r = _Renderer(_slots(frames, fragment), figsize or _figsize(frames, fragment), dpi)
     for f, text in zip(frames, texts):
         r.draw(f, fragment, text)
         rgb = r.rgb()
         yield f, rgb, _png(rgb, f"pass {f.index + 1} of {len(frames)}", text), text
 
 
-def render_frames(frames, fragment=None, heading: str = "", figsize=(12, 8), dpi: int = 100):
+def render_frames(frames, fragment=None, heading: str = "", figsize=None, dpi: int = 100):
     """Draw each of ``frames`` (a run's, in order: ``recorder.frames``) in memory: an iterator of
     ``(png_bytes, caption)``, one per frame, lazily (each drawn when asked for). The PNG is what
     :func:`write_frames` writes to pass_NNNN.png (its "Title" and "Description" text entries
     included); ``caption`` is that frame's :func:`describe` text. ``fragment`` (x, y) is the
     fragment to explain in every frame that shades it (elsewhere the frame's own choice);
-    ``heading`` starts every caption. One figure is made for the run and updated from frame to
-    frame, so this is how to draw many frames (a page embedding them, for instance)."""
+    ``heading`` starts every caption. ``figsize`` (inches, at ``dpi`` pixels an inch): by default
+    12 x 8, wider (up to 20) where a frame has many grids side by side, the same for every frame
+    of the run. One figure is made for the run and updated from frame to frame, so this is how
+    to draw many frames (a page embedding them, for instance)."""
     for _, _, png, text in _render(frames, fragment, heading, figsize, dpi):
         yield png, text
 
 
-def draw_frame(frame, total: int, fragment=None, path=None, figsize=(12, 8), heading: str = ""):
+def draw_frame(frame, total: int, fragment=None, path=None, figsize=None, heading: str = ""):
     """One frame as a matplotlib figure (saved to ``path`` when given). ``fragment`` is (x, y)
     of the fragment to explain; default: ``frame.chosen_fragment()``. Its caption is
     :func:`caption` with the frame's own explanations (:func:`describe` as if the frame came
@@ -597,7 +636,7 @@ def draw_frame(frame, total: int, fragment=None, path=None, figsize=(12, 8), hea
     ``texts``, the legend in ``legends``), but its texts are stamped onto the PNG rather than
     drawn by matplotlib, so ``fig.savefig`` would leave them out."""
     text = caption(frame, total, heading) + "".join("\n" + s for s in _notes([frame])[0])
-    r = _Renderer(_slots([frame], fragment), figsize)
+    r = _Renderer(_slots([frame], fragment), figsize or _figsize([frame], fragment))
     fig = r.draw(frame, fragment, text)
     rgb = r.rgb()
     if path is not None:
