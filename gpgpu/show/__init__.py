@@ -333,8 +333,13 @@ class _Panel:
         fig = self.ax.figure
         box = self.ax.get_position()
         W, H = fig.bbox.width, fig.bbox.height
-        stamps.stamp(rgb, self.title, 9.0, (box.x0 + box.x1) / 2 * W,
-                     box.y1 * H + 5, va="bottom")
+        room = box.width * W + 0.8 * _Renderer.GAP * fig.dpi        # the grid's width and most of a gap
+        lines = [self.title]
+        if stamps.bitmap(self.title, 9.0).shape[1] > room:           # wrapped over the narrow grid
+            chars = max(8, int(len(self.title) * room / stamps.bitmap(self.title, 9.0).shape[1]))
+            lines = textwrap.wrap(self.title, chars)
+        for k, line in enumerate(reversed(lines)):
+            stamps.stamp(rgb, line, 9.0, (box.x0 + box.x1) / 2 * W, box.y1 * H + 5 + k * 15, va="bottom")
         at = self.ax.transData.transform
         index = round(min(8.0, max(4.0, cell * 0.45)) * 2) / 2
         for x in range(cols):
