@@ -33,6 +33,7 @@ read textures to place the primitive, and a copy shades nothing.
 from __future__ import annotations
 
 import re
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -62,7 +63,12 @@ class Frame:
     ``T0``/``T1`` are (rows, cols, 3) arrays of the interpolated coordinates (zero where not
     covered), ``fetch_count`` the fetches each fragment made and ``fetch_texels`` (rows, cols,
     MAX_FETCHES, 2) / ``fetch_sites`` (rows, cols, MAX_FETCHES) the first of them: the texel
-    and which fetch call of the kernel (``sites``) made it."""
+    and which fetch call of the kernel (``sites``) made it. ``context`` names the project's
+    functions on the call stack when the pass was drawn, outermost first, as
+    ``module.qualname`` (``("gpgpu.lu.lu", "gpgpu.lu.lu_factor", "gpgpu.lu.singular_threshold",
+    "gpgpu.reduce.reduce_region", ...)``; the recorder's, counters' and kernel's own frames left
+    out): what the pass is for, which the kernel alone does not say (an absmax reduction may be
+    LU's pivot threshold or a scale)."""
 
     index: int
     kernel: str          # the label the counters use
@@ -84,6 +90,7 @@ class Frame:
     fetch_texels: np.ndarray | None = None
     fetch_sites: np.ndarray | None = None
     sites: tuple = ()     # the kernel's fetch calls: (sampler, call text), numbered as fetch_sites
+    context: tuple = ()   # the gpgpu functions that drew the pass, outermost first ("gpgpu.lu.singular_threshold")
     pass_: counters.Pass | None = field(default=None, repr=False)
 
     @property
@@ -241,6 +248,21 @@ def _values(stream) -> np.ndarray:
     return a.reshape(stream.rows, stream.cols, -1)[..., 0] if stream.components == 1 else a
 
 
+_PLUMBING = ("gpgpu.record", "gpgpu.counters", "gpgpu.kernel", "gpgpu.show")
+
+
+def _context() -> tuple:
+    """The gpgpu functions on the caller's stack, outermost first (see ``Frame.context``)."""
+    names = []
+    f = sys._getframe(1)
+    while f is not None:
+        module = f.f_globals.get("__name__", "")
+        if module.startswith("gpgpu.") and not module.startswith(_PLUMBING):
+            names.append(f"{module}.{f.f_code.co_qualname}")
+        f = f.f_back
+    return tuple(reversed(names))
+
+
 class Recorder(counters.Counter):
     """A counter that also keeps a :class:`Frame` per pass (use :func:`record`)."""
 
@@ -287,7 +309,8 @@ class Recorder(counters.Counter):
         return Frame(index=len(self._frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
                      mode=primitive.mode, vertices=verts, target=target.shape, target_id=id(target),
                      values=_values(target), inputs={k: _values(s) for k, s in inputs.items()},
-                     input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p)
+                     input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p,
+                     context=_context())
 
     def _instrumented_pass(self, frame, kernel, primitive, target, inputs, uniforms) -> None:
         inst = self._instrumented.get(kernel._key)

@@ -169,10 +169,9 @@ def test_frames_and_gif_written(tmp_path):
     with Image.open(tmp_path / "passes.gif") as g:
         assert g.n_frames == len(rec.frames)
     fig = draw_frame(rec.frames[5], len(rec.frames), heading="x")
-    text = fig._suptitle.get_text()
-    assert "pass 6 of" in text and "glsl/" in text and "fragments (occlusion query)" in text
-    labels = fig.axes[-1].get_xlabel()
-    assert "T0 = " in labels and "texRECT(L, pivot_index.yx) -> L(" in labels
+    texts = [t.get_text() for t in fig.texts]
+    assert any("pass 6 of" in t and "glsl/" in t and "fragments (occlusion query)" in t for t in texts)
+    assert any("T0 = " in t and "texRECT(L, pivot_index.yx) -> L(" in t for t in texts)
 
 
 def test_show_command_line(tmp_path, capsys):
@@ -243,3 +242,19 @@ def test_instrument_ignores_fetches_in_comments():
     body, sites = instrument(src)
     assert sites == (("A", "texRECT(A, WPOS)"),)
     assert body.count("\n") >= src.count("\n")           # comments blanked, line numbers kept
+
+
+def test_frames_name_the_functions_that_drew_them():
+    """Frame.context: the project's functions on the stack when the pass was drawn, outermost
+    first, the recorder's own left out; what tells LU's opening absmax passes (its pivot
+    threshold) from the pivot search's argmax passes, which the kernels alone do not."""
+    frames = run("lu-partial", 4).frames
+    absmax = [f for f in frames if f.kernel == "absmax_reduction"]
+    assert absmax and all(f.context[0] == "gpgpu.lu.lu" and "gpgpu.lu.singular_threshold" in f.context
+                          and f.context.index("gpgpu.lu.lu_factor") < f.context.index("gpgpu.lu.singular_threshold")
+                          for f in absmax)
+    search = [f for f in frames if f.kernel.startswith("argmax_reduction")]
+    assert search and not any("gpgpu.lu.singular_threshold" in f.context for f in search)
+    assert all("gpgpu.reduce.argmax_region" in f.context for f in search)
+    assert not any(c.startswith(("gpgpu.record.", "gpgpu.counters.", "gpgpu.kernel.", "gpgpu.show."))
+                   for f in frames for c in f.context)

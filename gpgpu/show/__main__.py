@@ -2,15 +2,17 @@
 pass of an algorithm on a small problem and draw one frame per pass (PNGs and an animated GIF),
 with the trace printed beside them; ``--window`` steps through them in a GLFW window instead
 (:mod:`gpgpu.show.window`). ``--list`` lists the algorithms. The trace comes first; a bar on
-stderr follows the frames as they are drawn (about half a second each) where stderr is a terminal
-(``--progress`` shows it anyway).
+stderr follows the frames as they are drawn (about a tenth of a second each on a software
+renderer) where stderr is a terminal (``--progress`` shows it anyway, ``--no-progress`` never).
 
 Checked before any work, as argparse errors (exit status 2, no traceback): the output folder
 (``--out``, ``--screenshots``) must be a folder that can be created and written, and
 ``--window`` needs a display. ``--fragment`` must lie inside a pass's target (the valid range is
 in the message) and be shaded by at least one pass. A folder used before has its earlier frames
 replaced (pass_NNNN.png and passes.gif deleted first, nothing else), and the count printed is
-this run's files.
+this run's files. Each frame has a legend, and its caption says, the first time, what a
+sentinel value such as 3e+38 means and what a pass is for where its kernel does not say
+(:func:`gpgpu.show.describe`).
 
 ``--html FILE`` writes every pass into one self-contained page instead, to step through in any
 browser (:mod:`gpgpu.show.html`); with ``--out`` as well, the PNGs too.
@@ -89,7 +91,8 @@ def main(argv=None) -> int:
                          "exists, instead of the PNGs; with --out, both")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal)")
+                    help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal; "
+                         "--no-progress: never)")
     args = ap.parse_args(argv)
     if args.list:
         for name, (what, ref, _) in ALGORITHMS.items():
