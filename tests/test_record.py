@@ -250,11 +250,11 @@ def test_frames_name_the_functions_that_drew_them():
     threshold) from the pivot search's argmax passes, which the kernels alone do not."""
     frames = run("lu-partial", 4).frames
     absmax = [f for f in frames if f.kernel == "absmax_reduction"]
-    assert absmax and all(f.context[0] == "gpgpu.lu.lu" and "gpgpu.lu.singular_threshold" in f.context
-                          and f.context.index("gpgpu.lu.lu_factor") < f.context.index("gpgpu.lu.singular_threshold")
+    assert absmax and all(f.context[0] == "gpgpu.lu.lu" and "gpgpu.dense_common.singular_threshold" in f.context
+                          and f.context.index("gpgpu.lu.lu_factor") < f.context.index("gpgpu.dense_common.singular_threshold")
                           for f in absmax)
     search = [f for f in frames if f.kernel.startswith("argmax_reduction")]
-    assert search and not any("gpgpu.lu.singular_threshold" in f.context for f in search)
+    assert search and not any("gpgpu.dense_common.singular_threshold" in f.context for f in search)
     assert all("gpgpu.reduce.argmax_region" in f.context for f in search)
     assert not any(c.startswith(("gpgpu.record.", "gpgpu.counters.", "gpgpu.kernel.", "gpgpu.show."))
                    for f in frames for c in f.context)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gpgpu.show import caption, draw_frame, run
+from gpgpu.show import describe, render_frames, run
 from gpgpu.show.__main__ import main as show_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,11 +88,15 @@ def _pixels(data_url: str) -> np.ndarray:
         return np.asarray(im.convert("RGB"))
 
 
-def _drawn(frame, total) -> np.ndarray:
-    """The frame as ``--out`` draws it (its PNG), as pixels."""
-    buf = io.BytesIO()
-    draw_frame(frame, total, None, buf, heading=HEADING)
-    with Image.open(io.BytesIO(buf.getvalue())) as im:
+_RENDERED = {}
+
+
+def _drawn(frames, k: int) -> np.ndarray:
+    """Frame k (from 0) as ``--out`` draws it (its PNG), as pixels."""
+    key = id(frames)
+    if key not in _RENDERED:
+        _RENDERED[key] = [png for png, _ in render_frames(frames, heading=HEADING)]
+    with Image.open(io.BytesIO(_RENDERED[key][k])) as im:
         return np.asarray(im.convert("RGB"))
 
 
@@ -127,7 +131,7 @@ def test_the_page_is_one_file_that_names_nothing_outside_it(page, frames):
     pngs = re.findall(r"data:image/png;base64,[A-Za-z0-9+/=]+", text)
     assert len(pngs) == len(frames) == 20
     for k in (0, UPDATE - 1, 19):      # pass k + 1's picture is pass k + 1's frame as --out draws it
-        assert np.array_equal(_pixels(pngs[k]), _drawn(frames[k], len(frames)))
+        assert np.array_equal(_pixels(pngs[k]), _drawn(frames, k))
 
 
 def test_html_options_are_checked_before_the_work(tmp_path, monkeypatch, capsys):
@@ -151,14 +155,14 @@ def test_html_options_are_checked_before_the_work(tmp_path, monkeypatch, capsys)
 
 
 # ---------------------------------------------------------------------------- in the browser
-def test_the_page_loads_without_console_errors_or_requests(loaded):
+def test_the_page_loads_without_console_errors_or_requests(loaded, frames):
     """Loaded from file: (behind a proxy that answers nothing), the console has no error or
     warning, nothing was fetched, and the first frame is decoded and shown."""
     assert [e for e in loaded.get_log("browser") if e["level"] in ("SEVERE", "WARNING")] == []
     fetched = loaded.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert [u for u in fetched if not u.startswith("data:")] == []
     assert loaded.execute_script("var i = document.getElementById('frame'); return [i.complete, i.naturalWidth]") \
-        == [True, 1100]
+        == [True, _drawn(frames, 0).shape[1]]
     assert _by_id(loaded, "counter").text == "pass 1 of 20"
 
 
@@ -169,12 +173,12 @@ def test_next_and_the_keys_step_the_frame_and_caption(loaded, frames):
     from selenium.webdriver.common.keys import Keys
 
     first = _state(loaded)
-    assert first[1] == caption(frames[0], 20, HEADING)
+    assert first[1] == describe(frames, HEADING)[0]
     _by_id(loaded, "next").click()
     second = _state(loaded)
-    assert second[0] == "pass 2 of 20" and second[1] == caption(frames[1], 20, HEADING) != first[1]
+    assert second[0] == "pass 2 of 20" and second[1] == describe(frames, HEADING)[1] != first[1]
     assert second[2] != first[2]
-    assert np.array_equal(_pixels(second[2]), _drawn(frames[1], 20))
+    assert np.array_equal(_pixels(second[2]), _drawn(frames, 1))
     _by_id(loaded, "prev").click()
     assert _state(loaded) == first
     body = _by_id(loaded, "caption")          # keys go to the page, not to a control
@@ -183,7 +187,7 @@ def test_next_and_the_keys_step_the_frame_and_caption(loaded, frames):
                          (Keys.ARROW_RIGHT, 20), (Keys.HOME, 1), (Keys.ARROW_LEFT, 1)]:
         ActionChains(loaded).send_keys(key).perform()
         assert _by_id(loaded, "counter").text == f"pass {counter} of 20", key
-        assert _by_id(loaded, "caption").text == caption(frames[counter - 1], 20, HEADING)
+        assert _by_id(loaded, "caption").text == describe(frames, HEADING)[counter - 1]
     _by_id(loaded, "last").click()
     assert _by_id(loaded, "counter").text == "pass 20 of 20"
     _by_id(loaded, "first").click()
@@ -200,7 +204,7 @@ def test_the_slider_jumps_and_play_steps(loaded, frames):
     assert slider.get_attribute("max") == "20"
     loaded.execute_script("arguments[0].value = '6'; arguments[0].dispatchEvent(new Event('input'))", slider)
     assert _by_id(loaded, "counter").text == "pass 6 of 20"
-    assert _by_id(loaded, "caption").text == caption(frames[5], 20, HEADING)
+    assert _by_id(loaded, "caption").text == describe(frames, HEADING)[5]
     slider.send_keys(Keys.END)                  # the slider's own keys
     assert _by_id(loaded, "counter").text == "pass 20 of 20" and slider.get_attribute("value") == "20"
     _by_id(loaded, "first").click()

@@ -75,7 +75,10 @@ def caption(frame, total: int, heading: str = "") -> str:
 
 # ---------------------------------------------------------------------------- explanations
 def _within(frame, function: str) -> bool:
-    return any(c == function or c.endswith("." + function) for c in getattr(frame, "context", ()))
+    """Whether ``function`` (a dotted name) was on the stack when the pass was drawn; matched by
+    the function's own name, so that a helper moved to another module is still found."""
+    name = function.rsplit(".", 1)[-1]
+    return any(c.rsplit(".", 1)[-1] == name for c in getattr(frame, "context", ()))
 
 
 def _passes(a: int, b: int) -> str:

@@ -31,46 +31,35 @@ from pathlib import Path
 __all__ = ["write_html", "page", "fetch_site_lines"]
 
 #: The legend until :mod:`gpgpu.show` has its own: (matplotlib colour, short name, meaning).
-_DEFAULT_LEGEND = (
-    ("coolwarm", "cell colour", "the texel's value: blue negative, white near 0, red positive "
-                                "(cells labelled with their values); the reductions' 3.4e38 padding stays uncoloured"),
-    ("orange", "orange outline", "a fragment the pass shaded (the GPU's own coverage)"),
-    ("black", "black outline", "the primitive as drawn, its vertices numbered with V, T0 and T1"),
-    ("lime", "green square", "the chosen fragment on the target, and the texels it fetched on the inputs"),
-    ("darkgreen", "arrow", "a fetch: from the chosen fragment to the texel read, numbered in the kernel's order"),
-)
 
 
 # ------------------------------------------------------------------ what the page takes from gpgpu.show
 # Three small functions, so that the page follows gpgpu.show's frames, captions and legend.
 
 def _frame_pngs(frames, fragment=None, heading: str = "", progress: bool | None = None) -> list:
-    """The PNG bytes of every frame, as :func:`gpgpu.show.draw_frame` draws them for ``--out``."""
+    """The PNG bytes of every frame, the frames ``--out`` writes (:func:`gpgpu.show.render_frames`)."""
     from tqdm import tqdm
 
-    from . import draw_frame
+    from . import render_frames
 
-    pngs = []
-    for f in tqdm(frames, desc="frames", unit="frame", file=sys.stderr, dynamic_ncols=True,
-                  disable=None if progress is None else not progress):
-        buf = io.BytesIO()
-        draw_frame(f, len(frames), fragment, buf, heading=heading)
-        pngs.append(buf.getvalue())
-    return pngs
+    return [png for png, _ in tqdm(render_frames(frames, fragment, heading=heading), total=len(frames),
+                                   desc="frames", unit="frame", file=sys.stderr, dynamic_ncols=True,
+                                   disable=None if progress is None else not progress)]
 
 
 def _captions(frames, heading: str = "") -> list:
-    """Every frame's caption, as the PNG frames carry it."""
-    from . import caption
+    """Every frame's caption, as the PNG frames carry it (:func:`gpgpu.show.describe`)."""
+    from . import describe
 
-    return [caption(f, len(frames), heading) for f in frames]
+    return describe(frames, heading)
 
 
 def _legend() -> tuple:
-    """(matplotlib colour or colormap name, short name, meaning) of every colour and mark of the frames."""
-    from .. import show
+    """(matplotlib colour or colormap name, short name, meaning) of every colour and mark of the
+    frames (:data:`gpgpu.show.LEGEND`)."""
+    from . import LEGEND
 
-    return tuple(getattr(show, "LEGEND", _DEFAULT_LEGEND))
+    return tuple(LEGEND)
 
 
 # ------------------------------------------------------------------ the kernels' sources

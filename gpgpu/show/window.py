@@ -232,13 +232,6 @@ HELP = (("Right / N", "next pass"), ("Left / P", "previous pass"), ("Home / End"
         ("Space", "play / pause"), ("F / C", "next / previous fragment of the pass"),
         ("T", "text layer on / off"), ("H / F1", "this help on / off"), ("Q / Esc", "close"))
 
-# Used only where gpgpu.show has no LEGEND (colour, short name, meaning).
-_LEGEND = (("#3b4cc0", "negative", "a cell's value below zero (blue, deeper for larger |value|)"),
-           ("#b40426", "positive", "a cell's value above zero (red)"),
-           ("orange", "shaded", "a fragment the pass shaded (the GPU's coverage)"),
-           ("lime", "chosen", "the fragment explained, and the texels it fetched"),
-           ("black", "primitive", "the primitive drawn; its vertices numbered"),
-           ("darkgreen", "fetch", "from the fragment to a texel it read"))
 _NAMED = {"orange": (1.0, 0.647, 0.0), "lime": (0.0, 1.0, 0.0), "green": (0.0, 0.5, 0.0),
           "darkgreen": (0.0, 0.39, 0.0), "black": (0.0, 0.0, 0.0), "k": (0.0, 0.0, 0.0),
           "white": (1.0, 1.0, 1.0), "red": (1.0, 0.0, 0.0), "blue": (0.0, 0.0, 1.0), "grey": (0.5, 0.5, 0.5),
@@ -251,20 +244,17 @@ _BAR_RGB = (0.16, 0.18, 0.23)                       # the caption bar's backgrou
 
 def captions(frames, heading: str = "") -> list:
     """Each frame's caption, as the PNG frames have it: pass k of n, kernel, file, the paper's
-    reference, primitive and fragments (with the explanations of :func:`gpgpu.show.describe`)."""
-    from .. import show
+    reference, primitive and fragments, with the explanations of :func:`gpgpu.show.describe`."""
+    from . import describe
 
-    describe_all = getattr(show, "describe", None)          # fallback: until gpgpu.show.describe exists
-    if describe_all is not None:
-        return list(describe_all(frames, heading))
-    return [show.caption(f, len(frames), heading) for f in frames]
+    return list(describe(frames, heading))
 
 
 def legend() -> tuple:
-    """(colour, short name, meaning) of each colour a frame uses."""
-    from .. import show
+    """(colour, short name, meaning) of each colour a frame uses (:data:`gpgpu.show.LEGEND`)."""
+    from . import LEGEND
 
-    return tuple(getattr(show, "LEGEND", None) or _LEGEND)  # fallback: until gpgpu.show.LEGEND exists
+    return tuple(LEGEND)
 
 
 def _rgb(colour) -> tuple:
@@ -281,6 +271,11 @@ def _rgb(colour) -> tuple:
         return tuple(to_rgb(colour))
     except Exception:                   # no matplotlib, or a colour it does not know either
         return (0.5, 0.5, 0.5)
+
+
+def _one_line(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, "..." marking a cut (a legend entry a line)."""
+    return text if len(text) <= width else text[:max(width - 3, 1)].rstrip() + "..."
 
 
 def _xy(t) -> str:
@@ -433,8 +428,7 @@ class FrameRenderer:
         chars = [int((b - a - 16) / (STRIP_PX / 2)) for a, b in zip(xs, xs[1:])]
         cols = [_vertex_lines(frame), _fragment_lines(frame, fragment, fetches), ["legend (H: the keys)"]]
         cols = [[piece for line in c for piece in _wrap(line, n)] for c, n in zip(cols, chars)]
-        legend_lines = [(rgb, piece) for colour, name, meaning in legend()
-                        for rgb, piece in zip([_rgb(colour)] + [None] * 9, _wrap(f"{name}: {meaning}", chars[2] - 3))]
+        legend_lines = [(_rgb(colour), _one_line(f"{name}: {meaning}", chars[2] - 3)) for colour, name, meaning in legend()]
         most = max(2, int(0.42 * H / (STRIP_PX + 3)) - 1)      # the strip takes at most 42 % of the height
         cols = [c[:most] for c in cols]
         legend_lines = legend_lines[:most - 1]
