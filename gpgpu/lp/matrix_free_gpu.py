@@ -405,9 +405,13 @@ class GPUMatrixFree(MatrixFreeBackend):
     # ------------------------------------------------------------------ planned PCG
     @property
     def plan(self) -> bool:
-        """Whether :func:`~gpgpu.lp.matrix_free.pcg` runs :meth:`pcg_planned` (``plan`` and not
-        ``profile``)."""
-        return self._plan and not self.profile
+        """Whether :func:`~gpgpu.lp.matrix_free.pcg` runs :meth:`pcg_planned`: ``plan`` and not
+        ``profile``, and neither ``precondition`` nor ``normal_matvec`` replaced (on the instance
+        or in a subclass: the plan draws its own passes of them, so a replacement, e.g. P = I,
+        is drawn by pcg's loop)."""
+        own = all(getattr(type(self), name) is getattr(GPUMatrixFree, name) and name not in vars(self)
+                  for name in ("precondition", "normal_matvec"))
+        return self._plan and not self.profile and own
 
     def _dot_into(self, x: Stream, y: Stream, out: Stream) -> Stream:
         """x^T y into the 1 x 1 ``out``, over the whole texture (the tails of PCG's vectors are
