@@ -36,7 +36,8 @@ u1) = D_S^-1 (r2 - B2 u1); the backward solve gives out2 = w and out1 = C^-T (u1
 rows of B at K hold C itself, where w is 0, so B^T w = B2^T w; E places C^-T v at K.
 
 Vectors are float32 textures of vector_shape(m); a pool keeps them for reuse (a PCG iteration
-allocates nothing). The column stacks are 2 x 2 textures of k planes (ping-pong pairs).
+allocates nothing). With ``plan`` (the default) PCG's iterations are drawn from recorded plans
+on vectors made once per back end, with P^-1 in fewer passes (:meth:`GPUMatrixFree.pcg_planned`). The column stacks are 2 x 2 textures of k planes (ping-pong pairs).
 """
 from __future__ import annotations
 
