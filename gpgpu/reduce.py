@@ -41,7 +41,7 @@ from .kernel import Kernel
 from .stream import Operands, Stream, borrow, give_back
 
 __all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region", "reduce_terms",
-           "reduce_into", "argmin_blocking_ratio", "dot_fan"]
+           "reduce_into", "argmin_blocking_ratio", "dot_fan", "dot_fan_texture", "plane_dots_fan"]
 
 #: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
 OPS = {
@@ -72,6 +72,10 @@ FAN_TERMS = {
                                      label="steps_dot_reduction_fan",
                                      doc="(x + a dx)^T (s + b ds), FAN terms a fragment (beyond)"),
 }
+#: the first pass of the k inner products of a stack of planes with a vector (beyond the papers:
+#: 003's Fig. 1 product and the first fan pass in one; :func:`plane_dots_fan`)
+PLANE_DOT_FAN = Kernel("plane_dot_fan", texels=2 * FAN + 1, defines={"FAN": FAN},
+                       doc="002 (7)-(8): k inner products, FAN products a fragment (beyond)")
 ARGMAX_FAN_FIRST_BLOCKING = Kernel("argmax_reduction_fan_first", texels=2 * FAN + 1,
                                    defines={"FAN": FAN, "BLOCKING": 1}, label="blocking_ratio_argmax_fan_first",
                                    doc="the blocking index's search, FAN ratios a fragment (beyond)")
@@ -445,4 +449,47 @@ def dot_fan(x: Stream, y: Stream, out: Stream | None = None) -> Stream:
     if row is not None:
         _fan(SUM_FAN, SUM_FAN, row, (0, 0, len(regions), 1), "x", 1, out)
         give_back(row)
+    return out
+
+
+def dot_fan_texture(x: Stream, y: Stream, out: Stream) -> Stream:
+    """x^T y over every texel of two streams of one shape, into the 1 x 1 ``out``: the products
+    summed FAN a fragment in the first pass (``dot_fan``'s), down the columns first when there
+    are several rows, then along the row of column sums (beyond the papers). Unlike
+    :func:`dot_fan` it does not follow a folded vector's regions: the tail of the last row must
+    read zero in x or y (as in vectors that are made zero and written over their regions only).
+    ceil(log32 rows) + ceil(log32 cols) passes; a one-row stream gives ``dot_fan``'s passes."""
+    if x.shape != y.shape:
+        raise ValueError(f"dot_fan_texture takes two streams of one shape, got {x.shape} and {y.shape}")
+    term = FAN_TERMS[("product", "sum")]
+    if x.rows == 1:
+        return _fan(term, SUM_FAN, x, (0, 0, x.cols, 1), "x", 1, out, others={"Y": y})
+    if x.cols == 1:
+        return _fan(term, SUM_FAN, x, (0, 0, 1, x.rows), "y", 1, out, others={"Y": y})
+    cols = borrow(1, x.cols)
+    _fan(term, SUM_FAN, x, (0, 0, x.cols, x.rows), "y", 1, cols, others={"Y": y})
+    _fan(SUM_FAN, SUM_FAN, cols, (0, 0, x.cols, 1), "x", 1, out)
+    give_back(cols)
+    return out
+
+
+def plane_dots_fan(P: Stream, k: int, v: Stream, out: Stream) -> Stream:
+    """The inner products of the k planes of P (plane c at texture rows c v.rows .., each folded
+    like the vector stream v) with v, into the k x 1 ``out``: ``sparse._plane_dots`` with
+    ``sums="fan"`` (the products, then fan sums along each row, then, for a folded v, each
+    plane's row sums moved into one row and summed), its product pass merged into the first
+    fan pass (``plane_dot_fan``, which also counts the tail of a folded v's last row as 0, so
+    no pass clears it): ceil(log32 v.cols) passes for a one-row v, ceil(log32 v.cols) + 1 +
+    ceil(log32 v.rows) for a folded one (beyond the papers; 002's P^-1 r takes two)."""
+    h, W = v.rows, v.cols
+    u = {"plane_rows": h, "width": W, "entries": int(v.length)}
+    if h == 1:
+        return _fan(PLANE_DOT_FAN, SUM_FAN, P, (0, 0, W, k), "x", 1, out, u, others={"Y": v})
+    row_sums = borrow(k * h, 1)
+    _fan(PLANE_DOT_FAN, SUM_FAN, P, (0, 0, W, k * h), "x", 1, row_sums, u, others={"Y": v})
+    by_plane = borrow(k, h)        # texel (i, r) <- row sum r h + i, as sparse._plane_dots
+    COPY.draw(by_plane, Rect.covering(0, 0, h, k, T0=lambda X, Y: (0.5, (Y - 0.5) * h + X)), {"A": row_sums})
+    give_back(row_sums)
+    _fan(SUM_FAN, SUM_FAN, by_plane, (0, 0, h, k), "x", 1, out)
+    give_back(by_plane)
     return out

@@ -263,7 +263,11 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
     iterations past its target. A breakdown between two reads (p^T q <= 0 or not finite) is
     recorded by a watch on the device (``watch_step``: the first such iteration) and read with
     the others: PCG then stops with ``breakdown`` and the best iterate of the reads so far.
+    A back end whose ``plan`` is true runs its ``pcg_planned`` instead (the GPU's: this loop
+    drawn from recorded plans, the same contract).
     """
+    if getattr(be, "plan", False):
+        return be.pcg_planned(b, target, maxiter)
     x = be.accumulator()
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
     out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}

@@ -36,9 +36,12 @@ u1) = D_S^-1 (r2 - B2 u1); the backward solve gives out2 = w and out1 = C^-T (u1
 rows of B at K hold C itself, where w is 0, so B^T w = B2^T w; E places C^-T v at K.
 
 Vectors are float32 textures of vector_shape(m); a pool keeps them for reuse (a PCG iteration
-allocates nothing). The column stacks are 2 x 2 textures of k planes (ping-pong pairs).
+allocates nothing). With ``plan`` (the default) PCG's iterations are drawn from recorded plans
+on vectors made once per back end, with P^-1 in fewer passes (:meth:`GPUMatrixFree.pcg_planned`). The column stacks are 2 x 2 textures of k planes (ping-pong pairs).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -48,7 +51,8 @@ from ..context import get_context
 from ..cg import KERNELS as CG_KERNELS
 from ..geometry import Rect, Texel, Triangle
 from ..kernel import Kernel
-from ..reduce import reduce_region
+from ..passes import NotReplayable, RecordedPlan, recording
+from ..reduce import dot_fan_texture, plane_dots_fan, reduce_region
 from ..sparse import SparseStream, _plane_dots
 from ..stream import Stream, borrow, give_back, vector_shape
 from .matrix_free import MatrixFreeBackend
@@ -64,6 +68,10 @@ KERNELS = {
     "saxpy_ratio": Kernel("saxpy_ratio", texels=5, doc="PCG's alpha and beta kept on the GPU (beyond 002)"),
     "saxpy_ratio_ff": Kernel("saxpy_ratio_ff", texels=4, extensions=("GL_ARB_gpu_shader5",), library="float_float",
                              doc="PCG's solution x + alpha p in float-float (beyond 002)"),
+    "plane_combination_difference": Kernel("plane_combination_difference", texels=4,
+                                           doc="002 (7): w + E (u1 - g), P^-1's last pass (beyond 002: one pass)"),
+    "pcg_readout": Kernel("pcg_readout", texels=5, doc="PCG's four scalars in one texel, one read-back"),
+    "copy_rgba": Kernel("copy_rgba", texels=2, doc="000 Algorithm 2's copy, all four components"),
 }
 
 #: the formats of PCG's solution vector (``solution``)
@@ -113,14 +121,27 @@ class GPUMatrixFree(MatrixFreeBackend):
         ``experiments.mfipm.emulate32``); nug12 optimal either way on the H200; but agg3 ends in
         numerical trouble with it (its trajectory differs from iteration 9), so it is not the
         default.
+    plan : bool
+        Draw PCG's iterations from recorded plans (default, beyond 002: host cost per pass;
+        :meth:`pcg_planned`): the same algorithm and read-backs as ``plan=False``, which draws
+        each pass as it goes (the loop of :func:`~gpgpu.lp.matrix_free.pcg`), with a P^-1 of
+        fewer passes; the results differ by float32 rounding only. With ``profile=True`` the
+        passes are drawn one by one whatever ``plan`` says, so that each part is timed.
     """
 
     name = "gpu"
     pcg_floor = 1e-5
 
     def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
-                 sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str = "float32"):
+                 sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str = "float32",
+                 plan: bool = True):
         super().__init__(problem, profile=profile)
+        if not isinstance(plan, (bool, np.bool_)):
+            raise TypeError(f"plan must be True or False (draw PCG's iterations from recorded plans or "
+                            f"pass by pass), got {plan!r}")
+        self._plan = bool(plan)
+        self._pcg = None           # the planned PCG's streams, made on first use
+        self._pcg_plans = {}       # its recorded plans, valid while G_R and P^-1 stay
         from ..float_float import available
 
         if solution not in SOLUTIONS:
@@ -254,6 +275,7 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     # ------------------------------------------------------------------ G_R
     def set_weights(self, theta, delta):
+        self._forget_plans()                          # delta is a uniform of the recorded passes
         self.theta.write(np.asarray(theta, dtype=np.float64))
         self.delta = float(delta)
 
@@ -311,6 +333,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         return src
 
     def build_preconditioner(self, rank):
+        self._forget_plans()                          # B, E, D_S^-1 and k of the recorded passes
         m, h, W = self.m, self.rows, self.width
         k = min(int(rank), m)
         # diag(G_R) = (A .* A) Theta~ + delta; read back to choose the k largest (002: the
@@ -380,6 +403,242 @@ class GPUMatrixFree(MatrixFreeBackend):
         self.free(w)
         return out
 
+    # ------------------------------------------------------------------ planned PCG
+    @property
+    def plan(self) -> bool:
+        """Whether :func:`~gpgpu.lp.matrix_free.pcg` runs :meth:`pcg_planned`: ``plan`` and not
+        ``profile``, and neither ``precondition`` nor ``normal_matvec`` replaced (on the instance
+        or in a subclass: the plan draws its own passes of them, so a replacement, e.g. P = I,
+        is drawn by pcg's loop)."""
+        own = all(getattr(type(self), name) is getattr(GPUMatrixFree, name) and name not in vars(self)
+                  for name in ("precondition", "normal_matvec"))
+        return self._plan and not self.profile and own
+
+    def _dot_into(self, x: Stream, y: Stream, out: Stream) -> Stream:
+        """x^T y into the 1 x 1 ``out``, over the whole texture (the tails of PCG's vectors are
+        zero): with "fan" sums the products in the first fan pass, else :meth:`dot_deferred`'s
+        product and sums."""
+        if self.sums == "fan":
+            return dot_fan_texture(x, y, out)
+        tmp = borrow(x.rows, x.cols)
+        L1["elementwise_product"].draw(tmp, Rect.covering(0, 0, x.cols, x.rows, T0=lambda X, Y: (X, Y)),
+                                       {"X": x, "Y": y})
+        reduce_region(tmp, "sum", (0, 0, x.cols, x.rows), strategy=self.sums, out=out)
+        give_back(tmp)
+        return out
+
+    def _plane_dots(self, P: Stream, k: int, v: Stream) -> Stream:
+        """The k inner products of P's planes with v (a borrowed k x 1 stream)."""
+        if self.sums == "fan":
+            return plane_dots_fan(P, k, v, borrow(k, 1))
+        return _plane_dots(P, k, v, self.sums)
+
+    def _precondition_into(self, r: Stream, out: Stream) -> Stream:
+        """P^-1 r into ``out`` in the fewest passes P^-1's algebra allows (beyond 002; the
+        passes of :meth:`precondition` merged where one pass can do two's work):
+
+        1. u1 = E^T r (= C^-1 r1): the plane products and sums; with "fan" sums the products
+           are made in the first sum pass (``plane_dot_fan``, ceil(log32 m) passes for a
+           one-row vector), with "pingpong" one product pass and ceil(log2 m) halving passes;
+        2. w = D_S^-1 (r - B u1): one ``plane_combination`` pass;
+        3. g = B^T w (= B2^T w): as 1;
+        4. out = w + E (u1 - g): one ``plane_combination_difference`` pass, which forms u1 - g
+           itself (a pass of its own in :meth:`precondition`).
+
+        What cannot merge: 1 and 3 are reductions over all m entries, and each of 2 and 4 needs
+        every one of their k results (u1 before w, g before out), so a pass must end between
+        them; 2 must be stored because 3 reduces over it and 4 adds it. So P^-1 takes two
+        combinations and two k-fold inner products: 2 ceil(log32 m) + 2 passes with "fan" sums
+        (4 + 2 ceil(log2 m) with "pingpong"), against 3 + 2 (ceil(log32 m) + 1) (and 5 +
+        2 ceil(log2 m)) in :meth:`precondition`; for a folded vector each inner product adds the
+        move of the row sums and their sum (the "fan" product pass also leaves out the clearing
+        of the folded tail)."""
+        B, E, dinv, k = self.pre
+        h = self.rows
+        u1 = self._plane_dots(E, k, r)
+        w = self._new(self.m)
+        KERNELS["plane_combination"].draw(w, whole(w), {"Y": r, "P": B, "U": u1, "D": dinv},
+                                          {"k": k, "plane_rows": h, "sign": -1.0, "scaled": True})
+        g = self._plane_dots(B, k, w)
+        KERNELS["plane_combination_difference"].draw(out, whole(out), {"Y": w, "P": E, "U": u1, "G": g},
+                                                     {"k": k, "plane_rows": h})
+        give_back(u1, g)
+        self.free(w)
+        return out
+
+    def _normal_matvec_into(self, v: Stream, out: Stream) -> Stream:
+        """G_R v into ``out``: :meth:`normal_matvec`'s passes."""
+        u = self._scaled_rows_product(v, self._new(self.m))
+        L1["saxpy"].draw(out, whole(out), {"X": v, "Y": u}, {"alpha": self.delta})
+        self.free(u)
+        return out
+
+    def _pcg_streams(self) -> dict:
+        """The planned PCG's streams, made once per back end (zero, so the tails of folded
+        vectors read zero): the solution x (float32 or float-float, ``solution``), the residual
+        r, the direction p, the breakdown watch and r^T z in ping-pong pairs (an iteration reads
+        the current and renders the next), q = G_R p, z = P^-1 r, p^T q, r^T r, the best iterate
+        kept aside, and the read-out texel."""
+        if self._pcg is None:
+            m = self.m
+            if self.solution == "float-float":
+                xvec = lambda: Stream(self.rows, self.width, components=4, vector=True, length=m)  # noqa: E731
+            else:
+                xvec = lambda: Stream.vector_of(m)                                                # noqa: E731
+            self._pcg = {"x": [xvec(), xvec()], "best": xvec(), "r": [Stream.vector_of(m), Stream.vector_of(m)],
+                         "p": [Stream.vector_of(m), Stream.vector_of(m)], "q": Stream.vector_of(m),
+                         "z": Stream.vector_of(m), "watch": [Stream(1, 1), Stream(1, 1)],
+                         "rz": [Stream(1, 1), Stream(1, 1)], "pq": Stream(1, 1), "rr": Stream(1, 1),
+                         "readout": Stream(1, 1, components=4)}
+        return self._pcg
+
+    def _forget_plans(self) -> None:
+        for p in self._pcg_plans.values():
+            if p is not None:
+                p.release()
+        self._pcg_plans = {}
+
+    def pcg_planned(self, b, target: float, maxiter: int) -> dict:
+        """:func:`~gpgpu.lp.matrix_free.pcg` (the same algorithm, contract and read-back points)
+        with every iteration drawn from a recorded plan (beyond 002: host cost per pass).
+
+        The vectors and scalars of the iteration are made once per back end (x, r, p, the watch
+        and r^T z in ping-pong pairs; q, z, p^T q, r^T r), so an iteration is the same passes on
+        the same streams each time: its two halves -- the update (q = G_R p, p^T q, the
+        breakdown watch, x += alpha p, r -= alpha q; at a check also r^T r and the read-out) and
+        the new direction (z = P^-1 r in :meth:`_precondition_into`'s passes, r^T z, p = z +
+        beta p) -- are recorded the first time their pairs stand in a given order and drawn
+        again from that record (``gpgpu.passes.RecordedPlan``: temporaries of its own, nothing
+        borrowed in the loop). alpha and beta stay on the GPU (``saxpy_ratio``). At a check (the
+        first iteration, every ``pcg_check``-th, the last) one read-back brings p^T q, r^T z,
+        the watch and r^T r together (one ``pcg_readout`` pass): one transfer, where the loop
+        of ``pcg`` reads them one by one (``readbacks`` counts the numbers, as there). The plans stay valid
+        while G_R and P^-1 do (the solves of one interior point iteration share them);
+        ``set_weights`` and ``build_preconditioner`` drop them.
+
+        The answer ``x`` is a copy of the best iterate of the checks, a vector of the pool (the
+        caller frees it); the vectors of the plan stay the back end's."""
+        every = max(1, int(self.pcg_check))
+        rnorm = math.sqrt(max(self.dot(b, b), 0.0))
+        out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
+        if out["converged"] or maxiter < 1:
+            out["x"] = self.accumulator()
+            return out
+        S = self._pcg_streams()
+        (x, xn), (r, rn), (p, pn) = S["x"], S["r"], S["p"]
+        (watch, watch_n), (rz, rz_n) = S["watch"], S["rz"]
+        q, z, pq, rr, readout = S["q"], S["z"], S["pq"], S["rr"], S["readout"]
+        fixed = [*S["x"], S["best"], *S["r"], *S["p"], q, z, *S["watch"], *S["rz"], pq, rr, readout]
+        watched = every > 1                           # a p^T q <= 0 between two reads
+        dynamic = ((CG_KERNELS["breakdown"], "iteration"),)
+
+        def update(it: int, check: bool) -> None:
+            """q = G_R p, p^T q, the watch, x + alpha p, r - alpha q (and the read-out)."""
+            self._normal_matvec_into(p, q)
+            self._dot_into(p, q, pq)
+            if watched:
+                CG_KERNELS["breakdown"].draw(watch_n, Texel.at(0, 0), {"flag": watch, "dAd": pq},
+                                             {"iteration": float(it)})
+            if x.components == 4:
+                KERNELS["saxpy_ratio_ff"].draw(xn, whole(xn), {"X": p, "Y": x, "N": rz, "D": pq})
+            else:
+                KERNELS["saxpy_ratio"].draw(xn, whole(xn), {"X": p, "Y": x, "N": rz, "D": pq}, {"sign": 1.0})
+            KERNELS["saxpy_ratio"].draw(rn, whole(rn), {"X": q, "Y": r, "N": rz, "D": pq}, {"sign": -1.0})
+            if check:
+                self._dot_into(rn, rn, rr)
+                KERNELS["pcg_readout"].draw(readout, Texel.at(0, 0), {"pq": pq, "rz": rz, "rr": rr,
+                                                                      "watch": watch_n if watched else pq})
+
+        def direction(it: int, check: bool) -> None:
+            """z = P^-1 r, r^T z, p = z + beta p."""
+            self._precondition_into(r, z)
+            self._dot_into(r, z, rz_n)
+            KERNELS["saxpy_ratio"].draw(pn, whole(pn), {"X": p, "Y": z, "N": rz_n, "D": rz}, {"sign": 1.0})
+
+        def step(part, it: int, check: bool) -> None:
+            key = (part.__name__, check, id(x), id(r), id(p), id(watch), id(rz))
+            plan = self._pcg_plans.get(key, False)
+            if plan:
+                plan.run({dynamic[0]: float(it)})
+                if part is update:                # (a drawn update counts its products itself)
+                    self.counts["fsax"] += 1
+                    self.counts["fsaty"] += 1
+            elif plan is False:
+                with recording() as noted:
+                    part(it, check)
+                try:
+                    self._pcg_plans[key] = RecordedPlan(noted, keep=fixed, dynamic=dynamic)
+                except NotReplayable:             # e.g. a transposed product by additive blending
+                    self._pcg_plans[key] = None
+            else:
+                part(it, check)
+
+        x.fbo.clear()                                 # x0 = 0
+        L1["copy"].draw(r, whole(r), {"A": b})        # r = b (the plans never read b)
+        self._precondition_into(r, p)                 # p = z = P^-1 r
+        self.counts["precondition"] += 1
+        self._dot_into(r, p, rz)
+        if watched:
+            L1["fill"].draw(watch, Texel.at(0, 0), uniforms={"value": -1.0})
+        best, best_norm = None, rnorm                 # None: the zero x0
+        it = 0
+        while it < maxiter:
+            check = it == 0 or (it + 1) % every == 0 or it + 1 == maxiter
+            if best is xn:                            # the update renders over the best iterate: keep it
+                (KERNELS["copy_rgba"] if x.components == 4 else L1["copy"]).draw(
+                    S["best"], Rect.covering(0, 0, x.cols, x.rows, T0=lambda X, Y: (X, Y)), {"A": xn})
+                best = S["best"]
+            step(update, it, check)
+            if check:
+                pqv, rzv, wv, rrv = (float(v) for v in readout.to_array().reshape(-1))
+                self.readbacks += 4 if watched else 3      # numbers, as pcg's reads count them
+                broke = not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0)
+                if watched and not broke:
+                    broke = wv >= 0                   # p^T q <= 0 at an iteration since the last read
+                if broke:
+                    # as pcg: a breakdown, or r reached 0 since the last check; x and r are those
+                    # before this iteration's update, and the residual decides
+                    if watched:
+                        self._dot_into(r, r, rr)
+                        vv = rr.item()
+                        self.readbacks += 1
+                        rnorm = math.sqrt(vv) if math.isfinite(vv) and vv >= 0 else math.inf
+                        if rnorm < best_norm:
+                            best, best_norm = x, rnorm
+                        if rnorm <= target:
+                            out["converged"] = True
+                            break
+                    out["breakdown"] = True
+                    break
+            x, xn = xn, x
+            r, rn = rn, r
+            watch, watch_n = watch_n, watch
+            it += 1
+            if check:
+                rnorm = math.sqrt(rrv) if math.isfinite(rrv) and rrv >= 0 else math.inf
+                if rnorm < best_norm:
+                    best, best_norm = x, rnorm
+                if rnorm <= target:
+                    out["converged"] = True
+                    break
+                if not math.isfinite(rnorm):          # broke down between two checks
+                    out["breakdown"] = True
+                    break
+            step(direction, it, False)
+            self.counts["precondition"] += 1
+            p, pn = pn, p
+            rz, rz_n = rz_n, rz
+        # the pairs' next use starts from the streams where this solve left them
+        S["x"], S["r"], S["p"], S["watch"], S["rz"] = [x, xn], [r, rn], [p, pn], [watch, watch_n], [rz, rz_n]
+        if best is None:
+            answer = self.accumulator()
+        else:
+            answer = self._new_ff() if best.components == 4 else self._new(self.m)
+            (KERNELS["copy_rgba"] if best.components == 4 else L1["copy"]).draw(
+                answer, Rect.covering(0, 0, best.cols, best.rows, T0=lambda X, Y: (X, Y)), {"A": best})
+        out.update(x=answer, residual=best_norm, iterations=it)
+        return out
+
     # ------------------------------------------------------------------ memory
     def _release_stacks(self) -> None:
         if self._stacks is not None:
@@ -390,6 +649,12 @@ class GPUMatrixFree(MatrixFreeBackend):
         self._stacks = None
 
     def release(self) -> None:
+        self._forget_plans()
+        if self._pcg is not None:
+            for v in self._pcg.values():
+                for t in (v if isinstance(v, list) else [v]):
+                    t.release()
+            self._pcg = None
         self._release_stacks()
         for s in (self.theta, self._mask, self._diag):
             if s is not None:

@@ -1,0 +1,109 @@
+"""The matrix-free IPM's PCG (paper 002) on QAPLIB's nug LPs: for the GPU back end, planned
+(``plan=True``, the iterations drawn from recorded plans) and drawn pass by pass (``plan=False``),
+with pairwise ("pingpong", 002's) and fan sums: passes a PCG iteration, ms a PCG iteration and
+wall us a pass; beside numpy64's ms a PCG iteration on one thread.
+
+    python tools/bench_pcg.py                       # nug12, nug20 (and nug30 with --nug30)
+    python tools/bench_pcg.py --problems nug12 --ipm-iterations 2 --pcg-maxiter 50
+
+Each row solves the LP of ``gpgpu.lp.qap.qap_lp`` with ``solve(method="matrix-free", max_iter=
+--ipm-iterations, pcg_maxiter=--pcg-maxiter)`` (eps 1e-8, the robust preset's other options;
+PCG's scalars read every ``--pcg-check`` iterations on the GPU) after one warm-up solve of one
+IPM iteration (programs compiled, pools filled); "ms/PCG it" is the solve's PCG time over its PCG
+iterations (result.timers["pcg"] / result.pcg_iterations: set-up of each solve, read-backs and
+the float64 refinement's CPU product included). "passes/it" is counted by gpgpu.counters on
+the back end after the first IPM iteration's weights: solves of 3 and 2 check windows of PCG
+iterations differ by one window, divided by its iterations (the read-out of a check included,
+once a window). "us/pass" is ms/PCG it over passes/it. The IPM's trajectories differ between
+rows by float32 rounding (the PCG iteration counts too): compare per PCG iteration.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")          # numpy64 on one thread (set before numpy loads)
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gpgpu import counters  # noqa: E402
+from gpgpu.lp import solve  # noqa: E402
+from gpgpu.lp.matrix_free import pcg  # noqa: E402
+from gpgpu.lp.matrix_free_gpu import GPUMatrixFree  # noqa: E402
+from gpgpu.lp.qap import qap_lp, qaplib_dir  # noqa: E402
+
+CONFIGS = [("gpu planned", "pingpong", True), ("gpu drawn", "pingpong", False),
+           ("gpu planned", "fan", True), ("gpu drawn", "fan", False)]
+
+
+def passes_per_iteration(p, sums, plan, check, rank=100):
+    """Passes of one check window of PCG iterations on G_R = A A^T + 1e-2 I (theta = 1), P^-1 of
+    rank k: the passes of a solve of 3 windows less those of one of 2 (both stop at maxiter)."""
+    be = GPUMatrixFree(p, sums=sums, plan=plan, pcg_check=check)
+    try:
+        be.set_weights(np.ones(p.A.shape[1]), 1e-2)
+        be.build_preconditioner(rank)
+        b = be.vector(np.random.default_rng(0).standard_normal(p.A.shape[0]))
+        counts = []
+        for windows in (2, 3, 3):          # the first solve records the plans
+            with counters.count(time=False, trace=False) as c:
+                res = pcg(be, b, 0.0, windows * check)
+            be.free(res["x"])
+            counts.append((c.passes(), res["iterations"]))
+        (p2, i2), (p3, i3) = counts[0], counts[2]
+        return (p3 - p2) / max(i3 - i2, 1)
+    finally:
+        be.release()
+
+
+def timed_solve(p, backend, args, **kw):
+    solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=1, pcg_maxiter=args.pcg_maxiter, **kw)
+    t = time.perf_counter()
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=args.ipm_iterations,
+              pcg_maxiter=args.pcg_maxiter, **kw)
+    wall = time.perf_counter() - t
+    return r, wall
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", nargs="+", default=["nug12", "nug20"])
+    ap.add_argument("--nug30", action="store_true", help="also nug30 (m = 52260)")
+    ap.add_argument("--ipm-iterations", type=int, default=3)
+    ap.add_argument("--pcg-maxiter", type=int, default=100)
+    ap.add_argument("--pcg-check", type=int, default=8)
+    ap.add_argument("--no-numpy", action="store_true", help="skip numpy64")
+    args = ap.parse_args(argv)
+    names = list(args.problems) + (["nug30"] if args.nug30 and "nug30" not in args.problems else [])
+    print(f"{'problem':8} {'m x n':>16} {'back end':12} {'sums':9} {'passes/it':>9} {'ms/PCG it':>10} "
+          f"{'us/pass':>8} {'PCG its':>8} {'IPM its':>7} {'wall s':>7}")
+    for name in names:
+        try:
+            p = qap_lp(qaplib_dir() / f"{name}.dat")
+        except Exception as e:              # noqa: BLE001 (a missing file: say so, go on)
+            print(f"{name}: {type(e).__name__}: {e}")
+            continue
+        shape = f"{p.A.shape[0]} x {p.A.shape[1]}"
+        for label, sums, plan in CONFIGS:
+            try:
+                passes = passes_per_iteration(p, sums, plan, args.pcg_check)
+                r, wall = timed_solve(p, "gpu", args, sums=sums, plan=plan, pcg_check=args.pcg_check)
+            except Exception as e:          # noqa: BLE001 (nug30 may not fit: say why, go on)
+                print(f"{name:8} {shape:>16} {label:12} {sums:9} {type(e).__name__}: {e}")
+                continue
+            ms = 1e3 * r.timers["pcg"] / max(r.pcg_iterations, 1)
+            print(f"{name:8} {shape:>16} {label:12} {sums:9} {passes:9.1f} {ms:10.3f} {1e3 * ms / passes:8.1f} "
+                  f"{r.pcg_iterations:8d} {r.iterations:7d} {wall:7.1f}", flush=True)
+        if not args.no_numpy:
+            r, wall = timed_solve(p, "numpy64", args)
+            ms = 1e3 * r.timers["pcg"] / max(r.pcg_iterations, 1)
+            print(f"{name:8} {shape:>16} {'numpy64 1t':12} {'':9} {'':>9} {ms:10.3f} {'':>8} "
+                  f"{r.pcg_iterations:8d} {r.iterations:7d} {wall:7.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
