@@ -95,7 +95,11 @@ class GPUMatrixFree(MatrixFreeBackend):
     ----------
     problem : gpgpu.lp.Problem
     format : {"ellpack", "tell", "corrigan"}
-        The SparseStream format of A and of its transposed copy (002 uses ELLPACK).
+        The SparseStream format of A and of its transposed copy; default ELLPACK, the storage
+        002 describes. 002's Table 3 ran DHTELL2 (a block per dense row, then half a warp per
+        row over transposed ELLPACK); the nearest the pipeline can draw is ``"tell"`` with its
+        dense part, since a fragment writes one output element and cannot share a row's sum
+        with other fragments.
     dense : None, False or int
         SparseStream's dense-row/column threshold (None: automatic).
     profile : bool
