@@ -20,7 +20,8 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   preconditioned conjugate gradients (:func:`pcg`) multiply by it as A (Theta~ (A^T v)) + delta v.
 * **Preconditioner** (002 (7)-(8)): the partial Cholesky factorization of G_R with the k
   columns of largest diagonal entries pivoted first (the project's choice: 002 does not say how
-  the k columns are chosen; the diagonal of G_R is (A .* A) Theta~ + delta, a product with the squared entries): G11 = L11 D_L L11^T (k x k),
+  the k columns are chosen; the diagonal of G_R is (A .* A) Theta~ + delta, a product with the
+  squared entries): G11 = L11 D_L L11^T (k x k),
   L21 = G21 L11^-T D_L^-1, D_S the diagonal of the Schur complement G22 - L21 D_L L21^T, and
   P = [L11 0; L21 I] diag(D_L, D_S) [L11 0; L21 I]^T. k is ``rank``: by default
   min(m, 100) -- the k of the matrix-free literature (tens to hundreds of columns); for
