@@ -242,6 +242,38 @@ KERNELS.update({
                            doc="beyond the papers: a panel's row gather from the GPU's record of pivots"),
 })
 
+#: rows a fragment of the pivot search's first stage drawn in ``lu_panel_step_search`` scans
+SEARCH_FAN = 32
+
+#: the blocked LU's block sizes: the Cholesky's and 64 (a wider panel, fewer rank-b passes)
+LU_BLOCKS = BLOCKS + (64,)
+
+
+def _step_kernel(b: int) -> Kernel:
+    """LU-GPU's step on the panel with the next column's pivot search (first stage) drawn in
+    the same pass (``lu_panel_step_search``), one program per b."""
+    key = f"lu_panel_step_search_{b}"
+    if key not in KERNELS:
+        KERNELS[key] = Kernel("lu_panel_step_search", texels=6, defines={"BLOCK": b, "FAN1": SEARCH_FAN},
+                              doc="beyond the papers: LU-GPU's step on the panel in one pass (swap, row of "
+                                  "U, normalization, elimination) and the next pivot search's first stage")
+    return KERNELS[key]
+
+
+def _pick_kernel(b: int) -> Kernel:
+    """The pivot search's second stage into the record (``lu_pivot_pick``), one program per b."""
+    key = f"lu_pivot_pick_{b}"
+    if key not in KERNELS:
+        KERNELS[key] = Kernel("lu_pivot_pick", texels=2 * (4096 // SEARCH_FAN),
+                              defines={"BLOCK": b},
+                              doc="beyond the papers: the pivot search's second stage, into the record")
+    return KERNELS[key]
+
+
+def search_partials(R: int, k: int) -> int:
+    """The first stage's partial results for panel column k + 1 (rows k+1 .. R-1)."""
+    return -(-(R - k - 1) // SEARCH_FAN)
+
 
 def _solve_kernel(b: int) -> Kernel:
     """U12 = L11^-1 A12 in one pass (``row_panel_solve``), one program per b."""
@@ -306,8 +338,8 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True,
     if pivots not in LU_PIVOTS:
         raise ValueError(f"pivots must be one of {LU_PIVOTS}, got {pivots!r}")
 
-    if block not in BLOCKS:
-        raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
+    if block not in LU_BLOCKS:
+        raise ValueError(f"block must be one of {LU_BLOCKS}, got {block!r}")
     if pivoting not in ("partial", "none"):
         raise ValueError(f"the blocked LU pivots by rows: pivoting must be 'partial' or 'none' "
                          f"(of {LU_PIVOTING}), got {pivoting!r}")
@@ -337,7 +369,7 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
     try:
         work = PingPong(stream(M, M, components=4), stream(M, M, components=4))
         F = stream(M, M, components=4)                   # the finished rows and columns
-        panel = PingPong(stream(N, b), stream(N, b))
+        panel = PingPong(stream(N, b + 2), stream(N, b + 2))   # + the pivot search's two columns
         rows = PingPong(stream(b, max(N - b, 1)), stream(b, max(N - b, 1)))
         L4 = stream(N, b // 4, components=4)
         U4 = stream(b // 4, max(N - b, 1), components=4)
@@ -446,17 +478,26 @@ def lu_plan(n: int, b: int) -> list:
     M = N // 2
     update = _update_kernel(b, "lu_blocked_update_gather", "LU's trailing square, rows through the swaps")
     solve = _solve_kernel(b)
+    step, pick = _step_kernel(b), _pick_kernel(b)
     plan = [Draw(K["pack"], "W0", Rect.covering(0, 0, M, M), {"A": "A"}, {"n": n})]
     cur, nxt = "W0", "W1"
     for c0 in range(0, N, b):
         R, W = N - c0, N - c0 - b
         x0 = (c0 + b) // 2
         plan.append(Draw(K["unpack"], "S", Rect.covering(0, 0, b, R), {"P": cur}, {"origin": (c0, c0)}))
+        plan += _argmax_draws(0, R, c0)                  # column 0's pivot: the fan search
         for k in range(b):
-            plan += _argmax_draws(k, R, c0 + k)
-            plan.append(Draw(K["panel_step"], "T", Rect.covering(0, max(k - 1, 0), b, R),
-                             {"A": "S", "record": "REC"}, {"k": k, "at": c0 + k}))
+            # the step, and (but after the last column) the next column's search, first stage
+            rects = [(0, max(k - 1, 0), b, R)]
+            m = search_partials(R, k) if k < b - 1 else 0
+            if m:
+                rects.append((b, 0, b + 2, m))
+            plan.append(Draw(step, "T", Triangle.from_rects(rects), {"A": "S", "record": "REC"},
+                             {"k": k, "at": c0 + k, "rows": R}))
             plan.append(SWAP)
+            if m:                                        # its second stage, into the record
+                plan.append(Draw(pick, "REC", Rect.covering(c0 + k + 1, 0, c0 + k + 2, 1), {"S": "S"},
+                                 {"count": m, "k": k + 1}))
         plan.append(Draw(K["pack_panel"], "F", Rect.covering(c0 // 2, c0 // 2, x0, M), {"L": "S"},
                          {"origin": (c0, c0)}))
         if W == 0:
