@@ -1,12 +1,19 @@
-// Beyond the papers (blocked LU, pivot on the GPU): lu_panel_step (LU-GPU's step k on the
-// column panel in one pass, pivot row p from texel `at` of the record) with the first stage of
-// the next column's pivot search drawn in the same pass, so that a panel column costs two
-// passes (this one and lu_pivot_pick), not four. The panel texture is b + 2 columns wide:
-// columns 0 .. b-1 the panel (lu_panel_step's fragments, the same float32 operations), and
-// fragment (b + h, m), h = 0, 1, the search over rows k+1+FAN1 m .. k+FAN1 (m+1) (< `rows`) of
-// column k + 1 AFTER this step, each value computed as the step's own fragment computes it:
-//     v(i) = A(i', k+1) - [A(i', k) / A(p, k)] A(p, k+1),   i' = (i == p ? k : i),
-// the largest |v(i)| (the first of equals) written as its magnitude (h = 0) or its row (h = 1).
+// Beyond the papers (blocked LU, pivot on the GPU): a whole step k of LU-GPU (paper 004) on the
+// column panel in one pass, from the state before the step (A), with the first stage of the
+// next column's pivot search drawn in the same pass, so that a panel column costs two passes
+// (this one and lu_pivot_pick). The panel texture is b + 2 columns wide.
+// Columns 0 .. b-1: the row swap k <-> p (p from texel `at` of the pivot record, (value, x, y,
+// 0), y the panel row), the row of U, the normalized column and the elimination -- the swap's
+// two passes, the normalization, its copy and the elimination of the faithful step, with the
+// same float32 operations:
+//     L(i, k) = A(i', k) / A(p, k),   A(i, j) = A(i', j) - L(i, k) A(p, j)   (i > k, j > k),
+// i' the row that the swap brings to row i. The rectangle covers rows k-1 .. R-1 and all b
+// columns (the swap moves whole panel rows); row k - 1, finished at the step before, is copied,
+// so both textures of the ping-pong pair hold every finished row.
+// Columns b, b + 1: fragment (b + h, m) searches rows k+1+FAN1 m .. k+FAN1 (m+1) (< `rows`) of
+// column k + 1 AFTER this step, each value computed as the step's own fragment computes it,
+//     v(i) = A(i', k+1) - [A(i', k) / A(p, k)] A(p, k+1),
+// and writes the largest |v(i)| (the first of equals) as its magnitude (h = 0) or its row (h = 1).
 uniform sampler2D A;
 uniform sampler2D record;
 uniform int k;

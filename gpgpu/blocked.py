@@ -27,9 +27,10 @@ fragments instead of the faithful n³/6. Numerically it is the same right-lookin
 float32, the sums of each update in a different order.
 
 LU with partial pivoting (:func:`blocked_lu`) has the same structure with LU-GPU's passes on
-the panel (with the pivots kept on the GPU, three passes a column: the pivot search's two and
-one ``lu_panel_step``), one pass for U12 = L11⁻¹A12 and one rank-b pass over the trailing
-square that reads its rows through the panel's swaps; see its docstring.
+the panel (with the pivots kept on the GPU, two passes a column: one ``lu_panel_step_search``
+for the step and the next column's pivot search's first stage, one ``lu_pivot_pick`` for its
+second), one pass for U12 = L11⁻¹A12 and one rank-b pass over the trailing square that reads
+its rows through the panel's swaps; see its docstring.
 """
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ from .passes import SWAP, Draw, compiled, run
 from .reduce import ARGMAX_FAN, ARGMAX_FAN_FIRST, FAN, argmax_region
 from .stream import PingPong, Stream
 
-__all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "KERNELS", "update_fragments"]
+__all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "LU_BLOCKS", "KERNELS",
+           "update_fragments"]
 
 #: the factorizations' ``variant=``: the papers' passes, or this module's
 VARIANTS = ("faithful", "blocked")
@@ -235,9 +237,6 @@ KERNELS.update({
     "permute": Kernel("permute_rows_2x2", texels=3, doc="beyond the papers: row swaps of 2 x 2 blocks by a gather"),
     "row_panel": Kernel("row_panel_elimination", texels=4, doc="beyond the papers: U12 = L11^-1 A12, one step"),
     "rows_rgba": Kernel("panel_rows_rgba", texels=5, doc="beyond the papers: the row panel 4 rows a texel"),
-    "panel_step": Kernel("lu_panel_step", texels=6,
-                         doc="beyond the papers: LU-GPU's step (swap, row of U, normalization, elimination) "
-                             "on the panel in one pass, pivot on the GPU"),
     "panel_gather": Kernel("lu_panel_gather", texels=2,
                            doc="beyond the papers: a panel's row gather from the GPU's record of pivots"),
 })
@@ -290,8 +289,8 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
     two lines across the panel, the row of U, the normalization and its copy, and the
     elimination over the panel's remaining columns. Returns the panel's row swaps (k <-> p,
     panel rows); the factored panel ends in S. (With the pivots on the GPU the panels are
-    passes of :func:`lu_plan`: per column the pivot search into the record and one
-    ``lu_panel_step``.)"""
+    passes of :func:`lu_plan`: per column one ``lu_panel_step_search`` and one
+    ``lu_pivot_pick``.)"""
     swaps = []
     for k in range(b):
         if pivoting == "partial":
@@ -323,18 +322,26 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True,
     panels reach the L columns of earlier ones at the end, in one gather pass (as LAPACK's
     deferred laswp). Returns an :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
 
-    ``pivots="gpu"``: no read-back per column; each panel column is three passes (the pivot
-    search, 32 candidates a fragment and then 64, into a record of pivots on the GPU, and one
-    ``lu_panel_step`` for the swap, the row of U, the normalized column and the elimination),
-    the panel's row gather is computed from the record by one pass (``lu_panel_gather``), and
-    the pivots are read back once at the end. All the passes up to that read-back are one
-    pre-built plan (:func:`lu_plan`; its vertices written once per order and block into one
-    vertex buffer, :func:`gpgpu.passes.compiled`), as the Cholesky plans are. The same pivots as ``pivots="readback"`` (the same
-    float32 operations, so the same factor up to a compiler's contraction of a multiply-add).
+    ``pivots="gpu"``: no read-back per column; each panel column is two passes: one
+    ``lu_panel_step_search`` (the swap, the row of U, the normalized column and the elimination
+    of LU-GPU's step, and in the same pass the first stage of the next column's pivot search,
+    32 rows a fragment, over the column as the step leaves it) and one ``lu_pivot_pick`` (the
+    second stage, one fragment, into a record of pivots on the GPU); a panel's first column is
+    searched by the fan (:func:`gpgpu.reduce.argmax_stream`'s passes). The panel's row gather
+    is computed from the record by one pass (``lu_panel_gather``), and the pivots are read back
+    once at the end. All the passes up to that read-back are one pre-built plan
+    (:func:`lu_plan`; its vertices written once per order and block into one vertex buffer,
+    :func:`gpgpu.passes.compiled`), as the Cholesky plans are. The same pivots as
+    ``pivots="readback"`` where the column's values are distinct (the same float32 operations,
+    up to a compiler's contraction of a multiply-add).
 
-    Passes at n = N (a multiple of b, P = N / b panels; pivot searches of two passes, rows up
-    to 2048): ``pivots="gpu"`` 3N + 10P - 3 (the last panel has no trailing matrix), read-backs
-    2 (the singularity threshold and the pivots; 1 with ``check=False``)."""
+    ``block``: 4, 8, 16, 32 or 64 (:data:`LU_BLOCKS`): wider panels shade fewer fragments in
+    the rank-b updates (about N³ / (12 b)) and more in the panels (about b N² / 2).
+
+    Passes at n = N (a multiple of b, P = N / b panels): ``pivots="gpu"`` 2N + 10P - 5 plus
+    the panels of more than 32 rows and those of more than 2048 (their first column's fan
+    search has a second and third pass), read-backs 2 (the singularity threshold and the
+    pivots; 1 with ``check=False``)."""
     if pivots not in LU_PIVOTS:
         raise ValueError(f"pivots must be one of {LU_PIVOTS}, got {pivots!r}")
 

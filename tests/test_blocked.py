@@ -263,7 +263,6 @@ def test_blocked_lu_gpu_pivots_passes_and_read_backs(readbacks):
     assert c.passes(f"lu_pivot_pick_BLOCK{b}") == N - P          # all but each panel's column 0
     assert c.passes("argmax_reduction_fan_first") == P
     assert c.passes("argmax_reduction_fan") == sum(R > 32 for R in range(N, 0, -b)) == 4
-    assert c.passes("lu_panel_step") == 0
     assert c.passes(f"row_panel_solve_BLOCK{b}") == P - 1 and c.passes("lu_panel_gather") == P - 1
     assert c.passes(f"lu_blocked_update_gather_BLOCK{b}") == P - 1
     assert c.passes("permute_rows_2x2") == P                # the b rows of U12 a panel, the L columns once
@@ -271,6 +270,15 @@ def test_blocked_lu_gpu_pivots_passes_and_read_backs(readbacks):
     # pack; per panel unpack, column 0's search, b steps, b - 1 picks, pack_panel; eight more
     # a panel but the last; the final permute and unpack
     assert c.passes() == 1 + P * (1 + b + (b - 1) + 1) + P + 4 + 8 * (P - 1) + 2 == 207
+    from gpgpu.blocked import lu_plan
+    from gpgpu.passes import SWAP
+
+    # the docstring's count, 2N + 10P - 5 + the panels over 32 rows + those over 2048 (a
+    # third fan pass), at n = 4096, b = 64 too (the plan built, not drawn)
+    for n_, b_ in [(n, b), (4096, 64)]:
+        P_ = n_ // b_
+        want = 2 * n_ + 10 * P_ - 5 + sum(R > 32 for R in range(n_, 0, -b_)) + sum(R > 2048 for R in range(n_, 0, -b_))
+        assert sum(d is not SWAP for d in lu_plan(n_, b_)) + 2 == want, (n_, b_)
     # each step shades the panel's rows k-1 .. R-1 and (but the last column) the partials of
     # the next column's search, 32 rows each, in its two columns
     steps = [p.fragments for p in c.trace if p.kernel.startswith("lu_panel_step_search")]
