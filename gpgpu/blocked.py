@@ -27,9 +27,10 @@ fragments instead of the faithful n³/6. Numerically it is the same right-lookin
 float32, the sums of each update in a different order.
 
 LU with partial pivoting (:func:`blocked_lu`) has the same structure with LU-GPU's passes on
-the panel (with the pivots kept on the GPU, three passes a column: the pivot search's two and
-one ``lu_panel_step``), one pass for U12 = L11⁻¹A12 and one rank-b pass over the trailing
-square that reads its rows through the panel's swaps; see its docstring.
+the panel (with the pivots kept on the GPU, two passes a column: one ``lu_panel_step_search``
+for the step and the next column's pivot search's first stage, one ``lu_pivot_pick`` for its
+second), one pass for U12 = L11⁻¹A12 and one rank-b pass over the trailing square that reads
+its rows through the panel's swaps; see its docstring.
 """
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ from .passes import SWAP, Draw, compiled, run
 from .reduce import ARGMAX_FAN, ARGMAX_FAN_FIRST, FAN, argmax_region
 from .stream import PingPong, Stream
 
-__all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "KERNELS", "update_fragments"]
+__all__ = ["blocked_cholesky", "blocked_lu", "dispatch", "VARIANTS", "BLOCKS", "LU_BLOCKS", "KERNELS",
+           "update_fragments"]
 
 #: the factorizations' ``variant=``: the papers' passes, or this module's
 VARIANTS = ("faithful", "blocked")
@@ -235,12 +237,41 @@ KERNELS.update({
     "permute": Kernel("permute_rows_2x2", texels=3, doc="beyond the papers: row swaps of 2 x 2 blocks by a gather"),
     "row_panel": Kernel("row_panel_elimination", texels=4, doc="beyond the papers: U12 = L11^-1 A12, one step"),
     "rows_rgba": Kernel("panel_rows_rgba", texels=5, doc="beyond the papers: the row panel 4 rows a texel"),
-    "panel_step": Kernel("lu_panel_step", texels=6,
-                         doc="beyond the papers: LU-GPU's step (swap, row of U, normalization, elimination) "
-                             "on the panel in one pass, pivot on the GPU"),
     "panel_gather": Kernel("lu_panel_gather", texels=2,
                            doc="beyond the papers: a panel's row gather from the GPU's record of pivots"),
 })
+
+#: rows a fragment of the pivot search's first stage drawn in ``lu_panel_step_search`` scans
+SEARCH_FAN = 32
+
+#: the blocked LU's block sizes: the Cholesky's and 64 (a wider panel, fewer rank-b passes)
+LU_BLOCKS = BLOCKS + (64,)
+
+
+def _step_kernel(b: int) -> Kernel:
+    """LU-GPU's step on the panel with the next column's pivot search (first stage) drawn in
+    the same pass (``lu_panel_step_search``), one program per b."""
+    key = f"lu_panel_step_search_{b}"
+    if key not in KERNELS:
+        KERNELS[key] = Kernel("lu_panel_step_search", texels=6, defines={"BLOCK": b, "FAN1": SEARCH_FAN},
+                              doc="beyond the papers: LU-GPU's step on the panel in one pass (swap, row of "
+                                  "U, normalization, elimination) and the next pivot search's first stage")
+    return KERNELS[key]
+
+
+def _pick_kernel(b: int) -> Kernel:
+    """The pivot search's second stage into the record (``lu_pivot_pick``), one program per b."""
+    key = f"lu_pivot_pick_{b}"
+    if key not in KERNELS:
+        KERNELS[key] = Kernel("lu_pivot_pick", texels=2 * (4096 // SEARCH_FAN),
+                              defines={"BLOCK": b},
+                              doc="beyond the papers: the pivot search's second stage, into the record")
+    return KERNELS[key]
+
+
+def search_partials(R: int, k: int) -> int:
+    """The first stage's partial results for panel column k + 1 (rows k+1 .. R-1)."""
+    return -(-(R - k - 1) // SEARCH_FAN)
 
 
 def _solve_kernel(b: int) -> Kernel:
@@ -258,8 +289,8 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
     two lines across the panel, the row of U, the normalization and its copy, and the
     elimination over the panel's remaining columns. Returns the panel's row swaps (k <-> p,
     panel rows); the factored panel ends in S. (With the pivots on the GPU the panels are
-    passes of :func:`lu_plan`: per column the pivot search into the record and one
-    ``lu_panel_step``.)"""
+    passes of :func:`lu_plan`: per column one ``lu_panel_step_search`` and one
+    ``lu_pivot_pick``.)"""
     swaps = []
     for k in range(b):
         if pivoting == "partial":
@@ -291,23 +322,31 @@ def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True,
     panels reach the L columns of earlier ones at the end, in one gather pass (as LAPACK's
     deferred laswp). Returns an :class:`gpgpu.lu.LUFactor` (P A = L U, ``row_perm``).
 
-    ``pivots="gpu"``: no read-back per column; each panel column is three passes (the pivot
-    search, 32 candidates a fragment and then 64, into a record of pivots on the GPU, and one
-    ``lu_panel_step`` for the swap, the row of U, the normalized column and the elimination),
-    the panel's row gather is computed from the record by one pass (``lu_panel_gather``), and
-    the pivots are read back once at the end. All the passes up to that read-back are one
-    pre-built plan (:func:`lu_plan`; its vertices written once per order and block into one
-    vertex buffer, :func:`gpgpu.passes.compiled`), as the Cholesky plans are. The same pivots as ``pivots="readback"`` (the same
-    float32 operations, so the same factor up to a compiler's contraction of a multiply-add).
+    ``pivots="gpu"``: no read-back per column; each panel column is two passes: one
+    ``lu_panel_step_search`` (the swap, the row of U, the normalized column and the elimination
+    of LU-GPU's step, and in the same pass the first stage of the next column's pivot search,
+    32 rows a fragment, over the column as the step leaves it) and one ``lu_pivot_pick`` (the
+    second stage, one fragment, into a record of pivots on the GPU); a panel's first column is
+    searched by the fan (:func:`gpgpu.reduce.argmax_stream`'s passes). The panel's row gather
+    is computed from the record by one pass (``lu_panel_gather``), and the pivots are read back
+    once at the end. All the passes up to that read-back are one pre-built plan
+    (:func:`lu_plan`; its vertices written once per order and block into one vertex buffer,
+    :func:`gpgpu.passes.compiled`), as the Cholesky plans are. The same pivots as
+    ``pivots="readback"`` where the column's values are distinct (the same float32 operations,
+    up to a compiler's contraction of a multiply-add).
 
-    Passes at n = N (a multiple of b, P = N / b panels; pivot searches of two passes, rows up
-    to 2048): ``pivots="gpu"`` 3N + 10P - 3 (the last panel has no trailing matrix), read-backs
-    2 (the singularity threshold and the pivots; 1 with ``check=False``)."""
+    ``block``: 4, 8, 16, 32 or 64 (:data:`LU_BLOCKS`): wider panels shade fewer fragments in
+    the rank-b updates (about N³ / (12 b)) and more in the panels (about b N² / 2).
+
+    Passes at n = N (a multiple of b, P = N / b panels): ``pivots="gpu"`` 2N + 10P - 5 plus
+    the panels of more than 32 rows and those of more than 2048 (their first column's fan
+    search has a second and third pass), read-backs 2 (the singularity threshold and the
+    pivots; 1 with ``check=False``)."""
     if pivots not in LU_PIVOTS:
         raise ValueError(f"pivots must be one of {LU_PIVOTS}, got {pivots!r}")
 
-    if block not in BLOCKS:
-        raise ValueError(f"block must be one of {BLOCKS}, got {block!r}")
+    if block not in LU_BLOCKS:
+        raise ValueError(f"block must be one of {LU_BLOCKS}, got {block!r}")
     if pivoting not in ("partial", "none"):
         raise ValueError(f"the blocked LU pivots by rows: pivoting must be 'partial' or 'none' "
                          f"(of {LU_PIVOTING}), got {pivoting!r}")
@@ -337,7 +376,7 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
     try:
         work = PingPong(stream(M, M, components=4), stream(M, M, components=4))
         F = stream(M, M, components=4)                   # the finished rows and columns
-        panel = PingPong(stream(N, b), stream(N, b))
+        panel = PingPong(stream(N, b + 2), stream(N, b + 2))   # + the pivot search's two columns
         rows = PingPong(stream(b, max(N - b, 1)), stream(b, max(N - b, 1)))
         L4 = stream(N, b // 4, components=4)
         U4 = stream(b // 4, max(N - b, 1), components=4)
@@ -446,17 +485,26 @@ def lu_plan(n: int, b: int) -> list:
     M = N // 2
     update = _update_kernel(b, "lu_blocked_update_gather", "LU's trailing square, rows through the swaps")
     solve = _solve_kernel(b)
+    step, pick = _step_kernel(b), _pick_kernel(b)
     plan = [Draw(K["pack"], "W0", Rect.covering(0, 0, M, M), {"A": "A"}, {"n": n})]
     cur, nxt = "W0", "W1"
     for c0 in range(0, N, b):
         R, W = N - c0, N - c0 - b
         x0 = (c0 + b) // 2
         plan.append(Draw(K["unpack"], "S", Rect.covering(0, 0, b, R), {"P": cur}, {"origin": (c0, c0)}))
+        plan += _argmax_draws(0, R, c0)                  # column 0's pivot: the fan search
         for k in range(b):
-            plan += _argmax_draws(k, R, c0 + k)
-            plan.append(Draw(K["panel_step"], "T", Rect.covering(0, max(k - 1, 0), b, R),
-                             {"A": "S", "record": "REC"}, {"k": k, "at": c0 + k}))
+            # the step, and (but after the last column) the next column's search, first stage
+            rects = [(0, max(k - 1, 0), b, R)]
+            m = search_partials(R, k) if k < b - 1 else 0
+            if m:
+                rects.append((b, 0, b + 2, m))
+            plan.append(Draw(step, "T", Triangle.from_rects(rects), {"A": "S", "record": "REC"},
+                             {"k": k, "at": c0 + k, "rows": R}))
             plan.append(SWAP)
+            if m:                                        # its second stage, into the record
+                plan.append(Draw(pick, "REC", Rect.covering(c0 + k + 1, 0, c0 + k + 2, 1), {"S": "S"},
+                                 {"count": m, "k": k + 1}))
         plan.append(Draw(K["pack_panel"], "F", Rect.covering(c0 // 2, c0 // 2, x0, M), {"L": "S"},
                          {"origin": (c0, c0)}))
         if W == 0:

@@ -216,7 +216,7 @@ def _chained(n, seed):
     return D[rng.permutation(n)]
 
 
-@pytest.mark.parametrize("b", BLOCKS)
+@pytest.mark.parametrize("b", BLOCKS + (64,))
 def test_blocked_lu_with_gpu_pivots_chooses_lapacks_rows_read_back_once(b, readbacks):
     for n, A in [(n, np.random.default_rng(n).standard_normal((n, n))) for n in (1, 5, 17, 64, 100)] \
             + [(n, _chained(n, n)) for n in (9, 40)]:
@@ -246,10 +246,11 @@ def test_blocked_lu_with_gpu_pivots_chooses_lapacks_rows_read_back_once(b, readb
 
 
 def test_blocked_lu_gpu_pivots_passes_and_read_backs(readbacks):
-    """Three passes a panel column (the pivot search's two, one step) and ten a panel, where the
-    faithful panel passes drew nine a column (swaps of the panel and of a permutation vector,
-    row of U, normalization, copy, elimination) plus b - 1 row-panel steps and a gather of the
-    whole trailing square a panel."""
+    """Two passes a panel column: the step with the next column's pivot search drawn in it
+    (lu_panel_step_search) and the search's second stage into the record (lu_pivot_pick); a
+    panel's first column is searched by the fan (argmax_reduction_fan_first, then one
+    argmax_reduction_fan where more than 32 rows remain); ten passes a panel besides. The
+    faithful panel passes drew nine a column, the previous plan three or four."""
     n, b = 64, 8
     N, P = n, n // b
     A = np.random.default_rng(3).standard_normal((n, n))
@@ -258,14 +259,31 @@ def test_blocked_lu_gpu_pivots_passes_and_read_backs(readbacks):
         with counters.count(time=False) as c:
             gpgpu.lu_factor(S, variant="blocked", block=b, pivots="gpu", check=False).release()
         assert readbacks.n == 1                        # the record of pivots, at the end
-    assert c.passes("lu_panel_step") == N
-    assert c.passes("argmax_reduction_fan_first") == N
-    assert c.passes("argmax_reduction_fan") == sum(R - k > 32 for R in range(N, 0, -b) for k in range(b))
+    assert c.passes(f"lu_panel_step_search_BLOCK{b}_FAN132") == N
+    assert c.passes(f"lu_pivot_pick_BLOCK{b}") == N - P          # all but each panel's column 0
+    assert c.passes("argmax_reduction_fan_first") == P
+    assert c.passes("argmax_reduction_fan") == sum(R > 32 for R in range(N, 0, -b)) == 4
     assert c.passes(f"row_panel_solve_BLOCK{b}") == P - 1 and c.passes("lu_panel_gather") == P - 1
     assert c.passes(f"lu_blocked_update_gather_BLOCK{b}") == P - 1
     assert c.passes("permute_rows_2x2") == P                # the b rows of U12 a panel, the L columns once
     assert c.passes("copy_swap_gpu") == c.passes("row_panel_elimination") == c.passes("elimination") == 0
-    assert c.passes() == 3 + 2 * P + N + c.passes("argmax_reduction_fan") + 8 * (P - 1) + N
+    # pack; per panel unpack, column 0's search, b steps, b - 1 picks, pack_panel; eight more
+    # a panel but the last; the final permute and unpack
+    assert c.passes() == 1 + P * (1 + b + (b - 1) + 1) + P + 4 + 8 * (P - 1) + 2 == 207
+    from gpgpu.blocked import lu_plan
+    from gpgpu.passes import SWAP
+
+    # the docstring's count, 2N + 10P - 5 + the panels over 32 rows + those over 2048 (a
+    # third fan pass), at n = 4096, b = 64 too (the plan built, not drawn)
+    for n_, b_ in [(n, b), (4096, 64)]:
+        P_ = n_ // b_
+        want = 2 * n_ + 10 * P_ - 5 + sum(R > 32 for R in range(n_, 0, -b_)) + sum(R > 2048 for R in range(n_, 0, -b_))
+        assert sum(d is not SWAP for d in lu_plan(n_, b_)) + 2 == want, (n_, b_)
+    # each step shades the panel's rows k-1 .. R-1 and (but the last column) the partials of
+    # the next column's search, 32 rows each, in its two columns
+    steps = [p.fragments for p in c.trace if p.kernel.startswith("lu_panel_step_search")]
+    assert steps == [b * (R - max(k - 1, 0)) + (2 * (-(-(R - k - 1) // 32)) if k < b - 1 else 0)
+                     for R in range(N, 0, -b) for k in range(b)]
     # the permute pass of each panel covers only the panel's b / 2 block rows right of it
     strips = [p.fragments for p in c.trace if p.kernel == "permute_rows_2x2"][:-1]
     assert strips == [(b // 2) * ((N - c0 - b) // 2) for c0 in range(0, N - b, b)]
@@ -299,3 +317,58 @@ def test_blocked_lu_gpu_pivots_singular_names_the_step(singular_step):
     A[:, singular_step] = A[:, :singular_step] @ rng.integers(-2, 3, singular_step)
     with pytest.raises(SingularMatrixError, match=f"step k = {singular_step}"):
         gpgpu.lu(A, variant="blocked", block=4, pivots="gpu")
+
+
+def test_panel_step_search_kernel_steps_and_searches_the_next_column():
+    """lu_panel_step_search on a 70 x (8 + 2) panel at step k = 2, pivot row p = 41 from the
+    record: the step's columns against numpy's swap and elimination, and the first stage of
+    column 3's search (rows 3 .. 69, 32 a fragment: 3 partials) against numpy's largest |v| and
+    its row, v the column after the step. The largest of each partial is planted clear of the
+    rest, so the rows compare exactly (a texel off or a row index off by one fails)."""
+    from gpgpu.blocked import _pick_kernel, _step_kernel
+    from gpgpu.geometry import Triangle
+
+    R, b, k, p = 70, 8, 2, 41
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1, 1, (R, b + 2)).astype(np.float32)
+    X[p, k] = 3.0
+    # after the step, column k + 1 at row i is X[i', k+1] - X[i', k] / X[p, k] * X[p, k+1]:
+    # plant the largest of rows 3..34 at 34 (a partial's last row), of 35..66 at 41 (swapped
+    # with row k's source), of 67..69 at 69 (the panel's last row)
+    for i, big in [(34, 9.0), (41, -8.0), (69, 7.0)]:
+        src = k if i == p else i
+        X[src, k + 1] = big + X[src, k] / X[p, k] * X[p, k + 1]
+    rec = np.zeros((1, 60, 4), np.float32)
+    rec[0, 33] = [3.0, k, p, 0]
+    want = X.astype(np.float64)
+    want[[k, p]] = want[[p, k]]
+    lcol = want[k + 1:, k] / want[k, k]
+    want[k + 1:, k] = lcol
+    want[k + 1:, k + 1:b] -= np.outer(lcol, want[k, k + 1:b])
+    m = -(-(R - k - 1) // 32)
+    with Stream.from_array(X) as S, Stream(1, 60, components=4, data=rec) as RC, Stream(R, b + 2) as T:
+        step = _step_kernel(b)
+        step.draw(T, Triangle.from_rects([(0, k - 1, b, R), (b, 0, b + 2, m)]), {"A": S, "record": RC},
+                  {"k": k, "at": 33, "rows": R})
+        got = T.to_array().astype(np.float64)
+        np.testing.assert_allclose(got[k - 1:, :b], want[k - 1:, :b], rtol=4 * 2 ** -24, atol=4 * 2 ** -24)
+        assert np.array_equal(got[k:, :k], want[k:, :k])                  # swapped L columns: copies
+        v = np.abs(want[k + 1:, k + 1])
+        parts = [slice(q * 32, min((q + 1) * 32, R - k - 1)) for q in range(m)]
+        assert [k + 1 + s.start + int(np.argmax(v[s])) for s in parts] == [34, 41, 69]
+        assert list(got[:m, b + 1]) == [34, 41, 69]
+        np.testing.assert_allclose(got[:m, b], [v[s].max() for s in parts], rtol=4 * 2 ** -24)
+        # the second stage: the largest of the three into texel `at` of the record, and the
+        # first of equal partials wins (LAPACK's isamax)
+        pick = _pick_kernel(b)
+        pick.draw(RC, Rect.covering(34, 0, 35, 1), {"S": T}, {"count": m, "k": k + 1})
+        out = RC.to_array().reshape(60, 4)
+        assert list(out[34]) == [got[0, b], k + 1, 34.0, 0.0]             # |9|, row 34
+        assert list(out[33]) == [3.0, k, p, 0]                              # the rest untouched
+        # the first of equal partials wins (LAPACK's isamax), and only `count` are read
+        parts = np.zeros((R, b + 2), np.float32)
+        parts[:5, b] = [2.0, 9.0, 9.0, 1.0, 50.0]
+        parts[:5, b + 1] = [5, 11, 12, 13, 14]
+        T.write(parts)
+        pick.draw(RC, Rect.covering(35, 0, 36, 1), {"S": T}, {"count": 4, "k": 7})
+        assert list(RC.to_array().reshape(60, 4)[35]) == [9.0, 7.0, 11.0, 0.0]

@@ -2,6 +2,7 @@
 
     python tools/bench_lu.py                          # b = 16 and 32, n = 1024 2048 4096
     python tools/bench_lu.py --sizes 512 --blocks 16  # a quick look on a software renderer
+    python tools/bench_lu.py --sizes 4096 --blocks 32 64 --repeat 1   # the breakdown at 4096
 
 Per n and block b it prints: the GPU's time of ``lu_factor(S, variant="blocked", pivots="gpu",
 check=False)`` on a Stream (median of ``--repeat`` after one warm-up; each run from an idle GPU
@@ -112,6 +113,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096])
     ap.add_argument("--blocks", type=int, nargs="+", default=[16, 32])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--breakdown", type=int, default=None,
+                    help="n of the per-kernel GPU time breakdown (default the largest size; 0: none)")
     args = ap.parse_args(argv)
     ctx = gpgpu.get_context()
     print(f"renderer: {ctx.info['GL_RENDERER']}; CPU threads: {os.cpu_count()} "
@@ -143,7 +146,37 @@ def main(argv=None) -> int:
                 same = "same" if np.array_equal(perm, perm_c) else "differ"
                 print(f"{n:>6} {b:>3} {t_gpu:>9.4f} {t_cpu:>9.4f} {t_gpu / t_cpu:>10.2f} {issue:>8.4f} {passes:>7} {reads:>5} "
                       f"{passes / n:>10.2f} {err:>9.2e} {err_c:>10.2e} {same:>7}", flush=True)
+    n = max(args.sizes) if args.breakdown is None else args.breakdown
+    if n:
+        A = np.random.default_rng(n).standard_normal((n, n)).astype(np.float32)
+        with Stream.from_array(A, "A") as S:
+            for b in args.blocks:
+                print(breakdown(S, b, ctx.finish), flush=True)
     return 0
+
+
+def breakdown(S, b: int, finish) -> str:
+    """Per kernel of one blocked LU of the Stream S (block b, pivots on the GPU): passes,
+    fragments, GPU time from a timer query around each pass, as a table."""
+    run = lambda: gpgpu.lu_factor(S, "partial", check=False, variant="blocked", block=b, pivots="gpu")  # noqa: E731
+    _release(run())                  # compiled programs and plan
+    finish()
+    t0 = time.perf_counter()
+    with counters.count(time=True, trace=False) as c:
+        _release(run())
+        finish()
+    wall = time.perf_counter() - t0
+    total = c.gpu_seconds() or float("nan")
+    rows = [f"n = {S.rows}, b = {b}: per kernel (timer query a pass; {c.passes()} passes, "
+            f"GPU {total * 1e3:.1f} ms summed, {wall:.2f} s wall with the queries)",
+            f"  {'kernel':38s} {'passes':>7s} {'fragments':>12s} {'GPU ms':>9s} {'us/pass':>8s} "
+            f"{'Gfrag/s':>8s} {'share':>6s}"]
+    for name, st in sorted(c.stats.items(), key=lambda kv: -kv[1].gpu_ns):
+        ms = st.gpu_ns * 1e-6
+        rate = st.fragments / (st.gpu_ns or 1)
+        rows.append(f"  {name:38s} {st.passes:7d} {st.fragments:12d} {ms:9.2f} {1e3 * ms / st.passes:8.2f} "
+                    f"{rate:8.2f} {100 * st.gpu_ns * 1e-9 / total:5.1f}%")
+    return "\n".join(rows)
 
 
 if __name__ == "__main__":
