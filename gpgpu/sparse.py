@@ -626,6 +626,10 @@ class SparseStream:
         tex[ty, tx, comp] = vals
         tex[ty, tx, comp + 1] = cols
         self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
+        # max |a| of the sparse part as one texel: what the code that reduces absmax over a
+        # SparseStream's "values" (CG's scaling of A) needs; the entries texture holds columns too
+        big = float(np.abs(vals).max()) if vals.size else 0.0
+        self._streams["values"] = Stream(1, 1, data=np.array([[big]], dtype=np.float32))
         self.uniform = bool(np.all(seg == split))
         if not self.single and not self.uniform:
             rows_y, W = vector_shape(m)

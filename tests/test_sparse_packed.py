@@ -180,3 +180,23 @@ def test_matrix_free_gpu_takes_the_packed_format():
     ref, _ = highs_objective(p)
     res = solve(p, method="matrix-free", backend="gpu", eps=1e-8, format="packed")
     assert res.status == "optimal" and abs(res.objective - ref) <= 1e-6 * abs(ref)
+
+
+def test_cg_takes_a_packed_sparse_stream():
+    """CG on a SparseStream of the packed format: its scaling reads max |A| from the stream
+    (here 4e6, outside [2^-16, 2^16], so A is scaled by a power of two). 2-D Poisson 16²
+    against scipy's direct solve in float64; before the packed format kept max |A| in a texel,
+    CG raised KeyError."""
+    import scipy.sparse.linalg as spla
+
+    from gpgpu.cg import cg
+
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(16, 16))
+    A = ((sp.kron(sp.eye(16), T) + sp.kron(T, sp.eye(16))) * 1e6).tocsr()
+    b = np.random.default_rng(3).standard_normal(256)
+    with SparseStream.from_scipy(A, format="packed") as S:
+        x, info = cg(S, b, rtol=1e-5)
+    assert info == 0
+    assert np.linalg.norm(A @ x - b) <= 3e-5 * np.linalg.norm(b)
+    want = spla.spsolve(A.tocsc(), b)
+    assert np.linalg.norm(x - want) <= 1e-3 * np.linalg.norm(want)
