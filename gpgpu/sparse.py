@@ -44,6 +44,11 @@ be treated separately" (the HYB idea).
     rows) is refused with a ValueError; so are more than 2^24 segments. Its dense part: only
     rows of more than ``PACKED_DENSE_ROW`` non-zeros by default (no padding to save, a long row
     only makes one fragment's second-pass loop long); ``dense=`` as for the other formats.
+``format="split"`` (beyond papers 002 and 003)
+    The packed format's segments and second pass without the packing: values and column
+    indexes in two float textures, one entry a texel each (``glsl/sparse_split.frag``, 3
+    fetches a non-zero as ELLPACK's), so that a measurement can tell the row splitting's gain
+    from the packing's. Everything else (``segment``, ``fold``, the limits) as "packed".
 
 Dense rows and columns (``dense``): a row or column with more non-zeros than the threshold
 leaves the sparse part. A dense column is stored as a full column (a plane of its own) and
@@ -115,7 +120,8 @@ __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("corrigan", "ellpack", "tell", "packed")
+FORMATS = ("corrigan", "ellpack", "tell", "packed", "split")
+SEGMENTED = ("packed", "split")
 TRANSPOSES = ("copy", "scatter")
 
 #: The longest row the corrigan format unrolls into one program (003: "the Cg compiler simply
@@ -172,6 +178,16 @@ def packed_kernel(L: int) -> Kernel:
     if k is None:
         k = _PACKED[L] = Kernel("sparse_packed", texels=-(-L // 2) + L + 1, defines={"L": L},
                                 doc=f"beyond 002: segments of {L} entries, two a RGBA texel")
+    return k
+
+
+def split_kernel(L: int) -> Kernel:
+    """The split format's fragment program for segments of ``L`` entries (no packing)."""
+    key = ("split", L)
+    k = _PACKED.get(key)
+    if k is None:
+        k = _PACKED[key] = Kernel("sparse_split", texels=3 * L + 1, defines={"L": L},
+                                  doc=f"beyond 002: segments of {L} entries, value and column apart")
     return k
 
 
@@ -307,7 +323,11 @@ class SparseStream:
     again. Attributes: ``shape``, ``nnz``,
     ``format``, ``dense_rows`` and ``dense_cols`` (indexes moved to the dense part), ``perm``
     (the sort permutation, new -> old, or None), ``programs`` (distinct fragment programs of
-    one product) and ``rectangles`` (passes of the sparse part of one product).
+    one product) and ``rectangles`` (passes of the sparse part of one product). The packed
+    format also has ``segment`` (entries a fragment), ``split`` (the most segments of a row),
+    ``segments`` (all of them), ``single`` (one pass writes y), ``uniform`` (every row the same
+    number of segments) and ``p_shape`` (the folded partials, or the segments' layout when
+    single). ``fetches()`` counts the sparse part's texel fetches a product.
     """
 
     def __init__(self):  # use from_scipy
@@ -352,8 +372,9 @@ class SparseStream:
 
         Parameters
         ----------
-        format : {"ellpack", "tell", "corrigan", "packed"}
-            "packed" is beyond the papers (module notes): two entries a texel, long rows split.
+        format : {"ellpack", "tell", "corrigan", "packed", "split"}
+            "packed" and "split" are beyond the papers (module notes): long rows split into
+            segments; "packed" also two entries a texel.
         sort : bool
             Corrigan format: permute rows and columns by non-zero count (003, Fig. 7); A must
             be square. Products still take and answer vectors in the original order.
@@ -377,12 +398,12 @@ class SparseStream:
             non-zeros refused. For ELLPACK and TELL, False keeps every row in the layout (as
             ``dense=False``). ``dense_split=False`` with an int ``dense`` is a ValueError.
         segment : int or None
-            Packed format only: the entries one fragment sums (1 .. ``PACKED_MAX_SEGMENT``); a
+            Packed and split formats only: the entries one fragment sums (1 .. ``PACKED_MAX_SEGMENT``); a
             longer row is split into segments summed by a second pass. None: ``_auto_segment``
             (about ``PACKED_SEGMENT``). The transposed copy of ``rmatvec`` takes the same value
             (None: chosen from A's columns).
         fold : int or None
-            Packed format only: the width the split rows' partial sums are folded to (None:
+            Packed and split formats only: the width the split rows' partial sums are folded to (None:
             ``PACKED_FOLD``, at most ``gpgpu.stream.FOLD_WIDTH``; y's own width when no row is
             split: then one pass writes y). A
             given width always takes the second pass (it re-folds into y).
@@ -409,8 +430,8 @@ class SparseStream:
         for name, value, most in (("segment", segment, PACKED_MAX_SEGMENT), ("fold", fold, None)):
             if value is None:
                 continue
-            if format != "packed":
-                raise ValueError(f"{name}= is an option of format='packed' (beyond the papers); "
+            if format not in SEGMENTED:
+                raise ValueError(f"{name}= is an option of format='packed' and 'split' (beyond the papers); "
                                  f"format={format!r} takes none: drop {name}= or use format='packed'")
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1 or (
                     most is not None and value > most):
@@ -420,7 +441,7 @@ class SparseStream:
             raise ValueError(f"sums must be 'pingpong' or 'fan', got {sums!r}")
         if transpose not in TRANSPOSES:
             raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
-        if transpose == "scatter" and format in ("corrigan", "packed"):
+        if transpose == "scatter" and format in ("corrigan",) + SEGMENTED:
             raise ValueError(f"transpose='scatter' walks the ELLPACK layouts; the {format} format "
                              "computes A^T y from a transposed copy (transpose='copy')")
         if max_programs is None:
@@ -434,10 +455,10 @@ class SparseStream:
         m, n = M.shape
         check_shape((m,), "A's rows (as a vector)")
         check_shape((n,), "A's columns (as a vector)")
-        if format == "packed" and n > FLOAT_INDEX_LIMIT:
+        if format in SEGMENTED and n > FLOAT_INDEX_LIMIT:
             what = ("rmatvec's transposed copy of A has A's rows as its columns: A has"
                     if of_transpose else "A has")
-            raise ValueError(f"format='packed' stores column indexes as float32, exact only up to 2^24 = "
+            raise ValueError(f"format={format!r} stores column indexes as float32, exact only up to 2^24 = "
                              f"{FLOAT_INDEX_LIMIT} columns; {what} {n}. Split A into column blocks of at most "
                              f"{FLOAT_INDEX_LIMIT} (a product per block)")
         self = cls()
@@ -464,7 +485,7 @@ class SparseStream:
         col_nnz = np.bincount(M.indices, minlength=n)
         if dense is False:
             rows_t = cols_t = None
-        elif dense is None and format == "packed":
+        elif dense is None and format in SEGMENTED:
             # nothing is padded: only rows too long for one fragment's second-pass loop go
             rows_t, cols_t = PACKED_DENSE_ROW, max(m, n) + 1
         elif dense is None:
@@ -502,7 +523,7 @@ class SparseStream:
         self.row_counts = counts
         limit = max_texture_size()
         noun = "columns" if self._of_transpose else "rows"
-        if self.format == "packed":
+        if self.format in SEGMENTED:
             self._upload_packed(cols, vals, counts)
             return
         if self.format == "corrigan":
@@ -597,11 +618,11 @@ class SparseStream:
         m, n = self.shape
         limit = max_texture_size()
         L = int(self._segment_arg) if self._segment_arg is not None else _auto_segment(counts)
-        H = -(-L // 2)                                       # texels a segment
+        H = -(-L // 2) if self.format == "packed" else L     # texels a segment
         seg, first, at, slot = _packed_positions(counts, L)
         S = int(seg.sum())
         if S >= FLOAT_INDEX_LIMIT:
-            raise ValueError(f"{self._where()}format='packed': {S} segments of {L} entries, more than float32 "
+            raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {L} entries, more than float32 "
                              f"indexes them exactly (2^24 = {FLOAT_INDEX_LIMIT}); pass a larger segment= "
                              f"(at most {PACKED_MAX_SEGMENT})")
         split = int(seg.max())
@@ -612,24 +633,32 @@ class SparseStream:
             Ws = min(int(self._fold_arg), limit) if self._fold_arg else min(PACKED_FOLD, fold_width())
             Ws = max(Ws, -(-S // max(1, limit // H)))        # the segments' texels must fit the texture
             if Ws > limit or (self._fold_arg is not None and Ws > self._fold_arg):
-                raise ValueError(f"{self._where()}format='packed': {S} segments of {H} texels do not fit "
+                raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels do not fit "
                                  f"{'fold=%d x ' % self._fold_arg if self._fold_arg else ''}GL_MAX_TEXTURE_SIZE "
                                  f"= {limit}; pass a larger fold= (or None) or a larger segment=")
             Ws = min(Ws, S)
         Rs = -(-S // Ws)
         if Rs * H > limit:
-            raise ValueError(f"{self._where()}format='packed': {S} segments of {H} texels need "
+            raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels need "
                              f"{Rs * H} texture rows, more than GL_MAX_TEXTURE_SIZE = {limit}; pass a larger "
                              f"segment=")
-        tex = np.zeros((Rs * H, Ws, 4), dtype=np.float32)
-        ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
-        tex[ty, tx, comp] = vals
-        tex[ty, tx, comp + 1] = cols
-        self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
+        if self.format == "packed":
+            tex = np.zeros((Rs * H, Ws, 4), dtype=np.float32)
+            ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
+            tex[ty, tx, comp] = vals
+            tex[ty, tx, comp + 1] = cols
+            self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
+        else:
+            tv, ti = np.zeros((Rs * H, Ws), dtype=np.float32), np.zeros((Rs * H, Ws), dtype=np.float32)
+            ty, tx = (at // Ws) * H + slot, at % Ws
+            tv[ty, tx], ti[ty, tx] = vals, cols
+            self._streams["values"] = Stream(Rs * H, Ws, data=tv)
+            self._streams["columns"] = Stream(Rs * H, Ws, data=ti)
         # max |a| of the sparse part as one texel: what the code that reduces absmax over a
         # SparseStream's "values" (CG's scaling of A) needs; the entries texture holds columns too
-        big = float(np.abs(vals).max()) if vals.size else 0.0
-        self._streams["values"] = Stream(1, 1, data=np.array([[big]], dtype=np.float32))
+        if self.format == "packed":
+            big = float(np.abs(vals).max()) if vals.size else 0.0
+            self._streams["values"] = Stream(1, 1, data=np.array([[big]], dtype=np.float32))
         self.uniform = bool(np.all(seg == split))
         if not self.single and not self.uniform:
             rows_y, W = vector_shape(m)
@@ -653,9 +682,9 @@ class SparseStream:
         Answers {"fetches", "entries" (stored, padding included), "per_nonzero"}."""
         self._alive()
         m = self.shape[0]
-        if self.format == "packed":
+        if self.format in SEGMENTED:
             L = self.segment
-            n1 = self.segments * (-(-L // 2) + L)
+            n1 = self.segments * ((-(-L // 2) + L) if self.format == "packed" else 3 * L)
             n2 = 0 if self.single else self.segments + (0 if self.uniform else m)
             total, stored = n1 + n2, self.segments * L
         elif self.format == "corrigan":
@@ -670,8 +699,10 @@ class SparseStream:
         """y = A x, packed format: pass 1 over the segments (into y itself when no row is split,
         else into the partials P), pass 2 summing each row's partials into y."""
         m = self.shape[0]
-        L, H = self.segment, -(-self.segment // 2)
-        E = self._streams["entries"]
+        L = self.segment
+        H = -(-L // 2) if self.format == "packed" else L
+        inputs = ({"entries": self._streams["entries"]} if self.format == "packed" else
+                  {"values": self._streams["values"], "columns": self._streams["columns"]})
         key = (xs.cols, y.cols)
         prims = self._prims.get(key)
         if prims is None:
@@ -682,12 +713,12 @@ class SparseStream:
                 prims = (_rows_primitive(vector_regions(self.segments, self.p_shape[1]), T0),
                          _rows_primitive(vector_regions(m, y.cols), lambda X, Y: (X, Y)))
             self._prims[key] = prims
-        kernel = packed_kernel(L)
+        kernel = packed_kernel(L) if self.format == "packed" else split_kernel(L)
         if self.single:
-            kernel.draw(y, prims[0], {"entries": E, "X": xs}, {"x_width": xs.cols})
+            kernel.draw(y, prims[0], {**inputs, "X": xs}, {"x_width": xs.cols})
             return
         P = borrow(*self.p_shape)
-        kernel.draw(P, prims[0], {"entries": E, "X": xs}, {"x_width": xs.cols})
+        kernel.draw(P, prims[0], {**inputs, "X": xs}, {"x_width": xs.cols})
         if self.uniform:
             _packed_sum_kernel(self.split).draw(y, prims[1], {"P": P},
                                                 {"p_width": self.p_shape[1], "y_width": y.cols})
@@ -791,7 +822,7 @@ class SparseStream:
         y = borrow(*vector_shape(m)) if has_dense else (out if out is not None else Stream.vector_of(m))
         rows_y, W = y.rows, y.cols
         xw = xs.cols
-        if self.format == "packed":
+        if self.format in SEGMENTED:
             self._packed_product(xs, y)
         elif self.format == "corrigan":
             if not self._announced:
@@ -964,13 +995,17 @@ class SparseStream:
             c = S["columns"].to_array().reshape(-1)[:nnz]
             r = np.repeat(np.arange(m), self.row_counts)
             rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
-        elif self.format == "packed":
-            tex = S["entries"].to_array()
+        elif self.format in SEGMENTED:
             _, _, at, slot = _packed_positions(self.row_counts, self.segment)
-            Ws, H = self.p_shape[1], -(-self.segment // 2)
-            ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
-            r = np.repeat(np.arange(m), self.row_counts)
-            rows.append(r), cols.append(tex[ty, tx, comp + 1].astype(np.int64)), vals.append(tex[ty, tx, comp])
+            Ws, r = self.p_shape[1], np.repeat(np.arange(m), self.row_counts)
+            if self.format == "packed":
+                tex, H = S["entries"].to_array(), -(-self.segment // 2)
+                ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
+                c, v = tex[ty, tx, comp + 1], tex[ty, tx, comp]
+            else:
+                ty, tx = (at // Ws) * self.segment + slot, at % Ws
+                c, v = S["columns"].to_array()[ty, tx], S["values"].to_array()[ty, tx]
+            rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
         else:
             K = self.K
             rows_y, W = vector_shape(m)

@@ -47,6 +47,7 @@ def layout(S):
     return ("one pass" if S.single else "split, alike" if S.uniform else "split, unequal")
 
 
+@pytest.mark.parametrize("fmt", ["packed", "split"])
 @pytest.mark.parametrize("fold", [None, 6])
 @pytest.mark.parametrize("opts, path", [
     ({}, "split, unequal"),                          # automatic segment: the long rows split
@@ -54,14 +55,15 @@ def layout(S):
     ({"segment": 29}, "one pass"),                   # every row one segment, y written at once
     ({"segment": 29, "fold": 5}, "split, alike"),    # a given fold: partials re-folded into y
 ])
-def test_packed_products_against_scipy_float64(opts, path, fold, rng, monkeypatch):
-    """fold=6 folds x, y and (for the automatic fold) the partials into rows of 6 texels, so
+def test_packed_products_against_scipy_float64(opts, path, fold, fmt, rng, monkeypatch):
+    """format="split" is the same segments without the packing (two float textures).
+    fold=6 folds x, y and (for the automatic fold) the partials into rows of 6 texels, so
     segments, rows and the (first, count) texels cross texture rows."""
     monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
     A = uneven(rng)
     m, n = A.shape
-    with SparseStream.from_scipy(A, format="packed", dense=False, **opts) as S:
-        assert layout(S) == path and S.format == "packed" and S.empty_rows == 2
+    with SparseStream.from_scipy(A, format=fmt, dense=False, **opts) as S:
+        assert layout(S) == path and S.format == fmt and S.empty_rows == 2
         if path != "one pass":
             assert S.split > 1 or "fold" in opts
             if fold or "fold" in opts:
@@ -72,7 +74,7 @@ def test_packed_products_against_scipy_float64(opts, path, fold, rng, monkeypatc
         assert got[5] == 0 and got[20] == 0             # empty rows: zero, not a neighbour's sum
         within_float32(S.rmatvec(y), A.T, y, f"A^T y {opts}")
         # the transposed copy is packed too, chosen from A's columns (the full column splits)
-        assert S.transposed().format == "packed"
+        assert S.transposed().format == fmt
         assert (abs(S.to_scipy() - A.astype(np.float32).astype(np.float64)) > 0).nnz == 0
 
 
@@ -144,8 +146,11 @@ def test_packed_passes_and_fetches(rng):
             assert c.passes() == passes, (k, segment, c.passes())
             if passes == 1:
                 assert S.fetches()["per_nonzero"] == 1.5
-    with SparseStream.from_scipy(A, format="ellpack") as E:
+    with SparseStream.from_scipy(A, format="ellpack") as E, SparseStream.from_scipy(A, format="split") as T:
         assert E.fetches()["per_nonzero"] == 3
+        with counters.count(time=False) as c:
+            T.matvec(rng.standard_normal(n))
+        assert c.passes() == 2 and T.fetches()["per_nonzero"] > 3   # split: 3 a slot, plus pass 2
 
 
 def test_packed_refuses_more_columns_than_float32_indexes():
@@ -153,8 +158,9 @@ def test_packed_refuses_more_columns_than_float32_indexes():
     refused when built, naming the limit and what to do, not answered wrongly."""
     n = 2 ** 24 + 1
     A = sp.csr_matrix(([1.0], ([0], [n - 1])), shape=(1, n))
-    with pytest.raises(ValueError, match=re.escape("2^24 = 16777216") + ".*column blocks"):
-        SparseStream.from_scipy(A, format="packed")
+    for fmt in ("packed", "split"):
+        with pytest.raises(ValueError, match=re.escape("2^24 = 16777216") + ".*column blocks"):
+            SparseStream.from_scipy(A, format=fmt)
 
 
 def test_packed_options_are_checked(rng):

@@ -19,12 +19,12 @@ rate the product runs.
 
 Variants: ``format`` (ellpack: a row's entries along a texture row; tell: down a column;
 packed, beyond the papers: two entries an RGBA texel, rows split into segments of ``seg``
-entries, the split rows' partials folded ``pfold`` wide, a second pass summing them; ``seg``
-and ``pfold`` "auto" are the library's choices), ``fold`` (the width W that long vectors, and
+entries, the split rows' partials folded ``pfold`` wide, a second pass summing them; split:
+the same without the packing, to tell the two gains apart), ``fold`` (the width W that long vectors, and
 the ELLPACK layouts with them, are folded to: ``gpgpu.stream.FOLD_WIDTH``; default
 GL_MAX_TEXTURE_SIZE), ``dense`` (None: the automatic dense part; ``--dense-variants`` adds
 False: all entries in the sparse layout, no dense passes). The default set (ELLPACK and TELL at
-two fold widths, packed at three segment lengths) runs in under 3 minutes on an H100 with
+two fold widths, packed at three segment lengths, split) runs in under 3 minutes on an H100 with
 ``--rmatvec``; ``--folds`` adds fold widths.
 """
 from __future__ import annotations
@@ -125,8 +125,8 @@ def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: 
             K = S.K or 0
             y_shape = ys.shape
             fetches = S.fetches()["fetches"]
-            layout = (f"{S.segment}x{S.split}" if fmt == "packed" else "")
-            pfold = S.p_shape[1] if fmt == "packed" and not S.single else None
+            layout = (f"{S.segment}x{S.split}" if fmt in ("packed", "split") else "")
+            pfold = S.p_shape[1] if fmt in ("packed", "split") and not S.single else None
         finally:
             xs.release(), ys.release()
         kc, kr = int(getattr(S, "kc", 0) or 0), int(getattr(S, "kr", 0) or 0)
@@ -180,6 +180,7 @@ def main(argv=None) -> int:
         variants = [(f, w, d, None) for f in ("ellpack", "tell") for w in folds
                     for d in ((None, False) if args.dense_variants else (None,))]
         variants += [("packed", None, None, {})] + [("packed", None, None, {"segment": s}) for s in args.segments]
+        variants += [("split", None, None, {})]          # the packed layout unpacked: splitting's gain alone
         for op in ops:
             if op == "rmatvec":
                 print("  x = A^T y (rmatvec, from the transposed copy):")
