@@ -24,6 +24,31 @@ be treated separately" (the HYB idea).
 ``format="tell"`` (002, transposed ELLPACK)
     The same entries in K x m textures: row i's entries down texture column i, so that
     neighbouring rows read neighbouring texels (``glsl/sparse_tell.frag``).
+``format="packed"`` (beyond papers 002 and 003)
+    A storage of this project, not the papers': each entry's value and column index share one
+    RGBA32F texel, two entries a texel, (value, column, value, column), so a fragment fetches
+    one texel for two entries (ELLPACK and TELL fetch a value texel and a column texel for
+    each): 1.5 fetches a non-zero with the gather of x, against 3. Rows are cut into segments
+    of ``segment`` = L entries (default: about 8, from the rows' median count, or the longest
+    row when that pads little, see ``_auto_segment``); one fragment sums one segment
+    (``glsl/sparse_packed.frag``, L compiled in, its loop unrolled), the segments' texels down
+    a texture column as T-ELL's. Where every row is one segment, that one pass writes y. Else a
+    row's segments are consecutive partial sums in a folded vector P (``fold`` wide, default
+    ``PACKED_FOLD`` = 4096, so that P is not a strip of a few texel rows), and a second pass
+    sums each row's partials into y (``glsl/sparse_packed_sum.frag``; every row the same
+    number of segments: computed places, else each row's (first, count) from an RGBA texel laid
+    out like y). Long rows thus become many short fragments (nug30's rows of 30: four
+    fragments of 8), and uneven rows pad only their last segment (nug30's A^T, rows of 4 or
+    60: one segment of 4 or fifteen, not every row padded to 60). Column indexes are stored as
+    float32, exact up to 2^24 = 16777216: a matrix with more columns (rmatvec's copy: more
+    rows) is refused with a ValueError; so are more than 2^24 segments. Its dense part: only
+    rows of more than ``PACKED_DENSE_ROW`` non-zeros by default (no padding to save, a long row
+    only makes one fragment's second-pass loop long); ``dense=`` as for the other formats.
+``format="split"`` (beyond papers 002 and 003)
+    The packed format's segments and second pass without the packing: values and column
+    indexes in two float textures, one entry a texel each (``glsl/sparse_split.frag``, 3
+    fetches a non-zero as ELLPACK's), so that a measurement can tell the row splitting's gain
+    from the packing's. Everything else (``segment``, ``fold``, the limits) as "packed".
 
 Dense rows and columns (``dense``): a row or column with more non-zeros than the threshold
 leaves the sparse part. A dense column is stored as a full column (a plane of its own) and
@@ -95,7 +120,8 @@ __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("corrigan", "ellpack", "tell")
+FORMATS = ("corrigan", "ellpack", "tell", "packed", "split")
+SEGMENTED = ("packed", "split")
 TRANSPOSES = ("copy", "scatter")
 
 #: The longest row the corrigan format unrolls into one program (003: "the Cg compiler simply
@@ -107,6 +133,25 @@ CORRIGAN_MAX_NNZ = 1024
 #: program each, compiled by the first product) beyond which ``from_scipy`` refuses the matrix
 #: and names ``format="ellpack"``; every NETLIB matrix has at most 51.
 CORRIGAN_MAX_PROGRAMS = 64
+
+#: The packed format (beyond the papers): about this many entries a fragment sums, where rows
+#: are split (``segment=None``).
+PACKED_SEGMENT = 8
+
+#: The packed format: the width of the folded partial sums of split rows (``fold=None``),
+#: narrower than a texture row so that a few hundred thousand partials are a block of rows,
+#: not a strip two texels tall.
+PACKED_FOLD = 4096
+
+#: The packed format with ``dense=None``: rows of more non-zeros than this go to the dense part
+#: (003's inner products in a pyramid); shorter ones are split into segments. Columns stay.
+PACKED_DENSE_ROW = 8192
+
+#: The packed format: the longest segment (entries a fragment, one program each, unrolled).
+PACKED_MAX_SEGMENT = 64
+
+#: Column indexes (and partial-sum indexes) are float32 in the packed format: exact below this.
+FLOAT_INDEX_LIMIT = 2 ** 24
 
 #: A first product that compiles more corrigan programs than this ("a few dozen") says so first,
 #: on stderr and on the ``gpgpu.sparse`` logger (INFO).
@@ -124,6 +169,66 @@ KERNELS = {
 }
 
 _CORRIGAN: dict = {}
+_PACKED: dict = {}
+
+
+def packed_kernel(L: int) -> Kernel:
+    """The packed format's fragment program for segments of ``L`` entries (L compiled in)."""
+    k = _PACKED.get(L)
+    if k is None:
+        k = _PACKED[L] = Kernel("sparse_packed", texels=-(-L // 2) + L + 1, defines={"L": L},
+                                doc=f"beyond 002: segments of {L} entries, two a RGBA texel")
+    return k
+
+
+def split_kernel(L: int) -> Kernel:
+    """The split format's fragment program for segments of ``L`` entries (no packing)."""
+    key = ("split", L)
+    k = _PACKED.get(key)
+    if k is None:
+        k = _PACKED[key] = Kernel("sparse_split", texels=3 * L + 1, defines={"L": L},
+                                  doc=f"beyond 002: segments of {L} entries, value and column apart")
+    return k
+
+
+def _packed_sum_kernel(segments: int | None) -> Kernel:
+    """The second pass of the packed format: each row's partial sums into y (``segments``: every
+    row has that many, else a (first, count) texel per row)."""
+    key = ("sum", segments)
+    k = _PACKED.get(key)
+    if k is None:
+        defines = {} if segments is None else {"SEGMENTS": segments}
+        k = _PACKED[key] = Kernel("sparse_packed_sum", texels=2 + (segments or 1), defines=defines,
+                                  doc="beyond 002: a split row's partial sums")
+    return k
+
+
+def _auto_segment(counts: np.ndarray) -> int:
+    """The packed format's entries a fragment: the longest row when it is at most
+    ``PACKED_SEGMENT`` and padding every row to it at most doubles the texels (one pass, no
+    split: Poisson's rows of 3 .. 5 give 5); else the median row (of those not empty) cut into
+    pieces of at most ``PACKED_SEGMENT``, as even as can be (rows of 30: 4 segments of 8; rows
+    of 4 or 60: 4, the rows of 60 in 15 segments)."""
+    nz = counts[counts > 0]
+    if nz.size == 0:
+        return 1
+    K = int(nz.max())
+    if K <= PACKED_SEGMENT and counts.size * K <= 2 * int(nz.sum()):
+        return K
+    med = int(np.ceil(np.median(nz)))
+    pieces = -(-med // PACKED_SEGMENT)
+    return max(1, -(-med // pieces))
+
+
+def _packed_positions(counts: np.ndarray, L: int):
+    """For rows of ``counts`` entries cut into segments of L: segments a row (at least 1), the
+    first segment of each row, and for every entry (row-major) its segment and its slot in it."""
+    seg = np.maximum(1, -(-counts // L))
+    first = np.concatenate([[0], np.cumsum(seg)[:-1]]).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    rows = np.repeat(np.arange(counts.size), counts)
+    pos = np.arange(rows.size, dtype=np.int64) - starts[rows]
+    return seg, first, first[rows] + pos // L, pos % L
 
 
 def corrigan_kernel(nnz: int) -> Kernel:
@@ -218,7 +323,11 @@ class SparseStream:
     again. Attributes: ``shape``, ``nnz``,
     ``format``, ``dense_rows`` and ``dense_cols`` (indexes moved to the dense part), ``perm``
     (the sort permutation, new -> old, or None), ``programs`` (distinct fragment programs of
-    one product) and ``rectangles`` (passes of the sparse part of one product).
+    one product) and ``rectangles`` (passes of the sparse part of one product). The packed
+    format also has ``segment`` (entries a fragment), ``split`` (the most segments of a row),
+    ``segments`` (all of them), ``single`` (one pass writes y), ``uniform`` (every row the same
+    number of segments) and ``p_shape`` (the folded partials, or the segments' layout when
+    single). ``fetches()`` counts the sparse part's texel fetches a product.
     """
 
     def __init__(self):  # use from_scipy
@@ -257,12 +366,15 @@ class SparseStream:
     @classmethod
     def from_scipy(cls, A, format: str = "ellpack", sort: bool = False, dense=None,
                    transpose: str = "copy", sums: str = "pingpong",
-                   max_programs: int | None = None, dense_split: bool = True) -> "SparseStream":
+                   max_programs: int | None = None, dense_split: bool = True,
+                   segment: int | None = None, fold: int | None = None) -> "SparseStream":
         """Upload ``A`` (any scipy.sparse matrix, or a dense 2-D array).
 
         Parameters
         ----------
-        format : {"ellpack", "tell", "corrigan"}
+        format : {"ellpack", "tell", "corrigan", "packed", "split"}
+            "packed" and "split" are beyond the papers (module notes): long rows split into
+            segments; "packed" also two entries a texel.
         sort : bool
             Corrigan format: permute rows and columns by non-zero count (003, Fig. 7); A must
             be square. Products still take and answer vectors in the original order.
@@ -285,6 +397,16 @@ class SparseStream:
             printed: every row in the sparse textures, a row of more than ``CORRIGAN_MAX_NNZ``
             non-zeros refused. For ELLPACK and TELL, False keeps every row in the layout (as
             ``dense=False``). ``dense_split=False`` with an int ``dense`` is a ValueError.
+        segment : int or None
+            Packed and split formats only: the entries one fragment sums (1 .. ``PACKED_MAX_SEGMENT``); a
+            longer row is split into segments summed by a second pass. None: ``_auto_segment``
+            (about ``PACKED_SEGMENT``). The transposed copy of ``rmatvec`` takes the same value
+            (None: chosen from A's columns).
+        fold : int or None
+            Packed and split formats only: the width the split rows' partial sums are folded to (None:
+            ``PACKED_FOLD``, at most ``gpgpu.stream.FOLD_WIDTH``; y's own width when no row is
+            split: then one pass writes y). A
+            given width always takes the second pass (it re-folds into y).
 
         Notes
         -----
@@ -297,18 +419,30 @@ class SparseStream:
                 raise ValueError(f"dense_split=False keeps every row sparse (paper 003's storage as printed), "
                                  f"so it takes no dense threshold; got dense={dense!r}: drop one of the two")
             dense = False
-        return cls._build(A, format, sort, dense, transpose, sums, max_programs, of_transpose=False)
+        return cls._build(A, format, sort, dense, transpose, sums, max_programs, of_transpose=False,
+                          segment=segment, fold=fold)
 
     @classmethod
-    def _build(cls, A, format, sort, dense, transpose, sums, max_programs, of_transpose) -> "SparseStream":
+    def _build(cls, A, format, sort, dense, transpose, sums, max_programs, of_transpose,
+               segment=None, fold=None) -> "SparseStream":
         if format not in FORMATS:
             raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+        for name, value, most in (("segment", segment, PACKED_MAX_SEGMENT), ("fold", fold, None)):
+            if value is None:
+                continue
+            if format not in SEGMENTED:
+                raise ValueError(f"{name}= is an option of format='packed' and 'split' (beyond the papers); "
+                                 f"format={format!r} takes none: drop {name}= or use format='packed'")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1 or (
+                    most is not None and value > most):
+                span = f"1 .. {most}" if most is not None else "a positive int"
+                raise ValueError(f"{name} must be {span} (or None: chosen from the rows), got {value!r}")
         if sums not in ("pingpong", "fan"):
             raise ValueError(f"sums must be 'pingpong' or 'fan', got {sums!r}")
         if transpose not in TRANSPOSES:
             raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
-        if transpose == "scatter" and format == "corrigan":
-            raise ValueError("transpose='scatter' walks the ELLPACK layouts; the corrigan format "
+        if transpose == "scatter" and format in ("corrigan",) + SEGMENTED:
+            raise ValueError(f"transpose='scatter' walks the ELLPACK layouts; the {format} format "
                              "computes A^T y from a transposed copy (transpose='copy')")
         if max_programs is None:
             max_programs = CORRIGAN_MAX_PROGRAMS
@@ -321,11 +455,18 @@ class SparseStream:
         m, n = M.shape
         check_shape((m,), "A's rows (as a vector)")
         check_shape((n,), "A's columns (as a vector)")
+        if format in SEGMENTED and n > FLOAT_INDEX_LIMIT:
+            what = ("rmatvec's transposed copy of A has A's rows as its columns: A has"
+                    if of_transpose else "A has")
+            raise ValueError(f"format={format!r} stores column indexes as float32, exact only up to 2^24 = "
+                             f"{FLOAT_INDEX_LIMIT} columns; {what} {n}. Split A into column blocks of at most "
+                             f"{FLOAT_INDEX_LIMIT} (a product per block)")
         self = cls()
         self.format, self.shape, self.nnz, self.transpose = format, (m, n), int(M.nnz), transpose
         self.sums = sums
         self._source_dense, self._sort, self._max_programs = dense, sort, int(max_programs)
         self._of_transpose = of_transpose
+        self._segment_arg, self._fold_arg = segment, fold
         perm = None
         if sort:
             if format != "corrigan":
@@ -344,6 +485,9 @@ class SparseStream:
         col_nnz = np.bincount(M.indices, minlength=n)
         if dense is False:
             rows_t = cols_t = None
+        elif dense is None and format in SEGMENTED:
+            # nothing is padded: only rows too long for one fragment's second-pass loop go
+            rows_t, cols_t = PACKED_DENSE_ROW, max(m, n) + 1
         elif dense is None:
             padded = format != "corrigan"
             # the longest row the layout holds: K texels a block, R blocks side by side in one
@@ -379,6 +523,9 @@ class SparseStream:
         self.row_counts = counts
         limit = max_texture_size()
         noun = "columns" if self._of_transpose else "rows"
+        if self.format in SEGMENTED:
+            self._upload_packed(cols, vals, counts)
+            return
         if self.format == "corrigan":
             big = np.flatnonzero(counts > CORRIGAN_MAX_NNZ)
             if big.size:
@@ -464,6 +611,122 @@ class SparseStream:
         self.rectangles = 1
         self.empty_rows = int(np.count_nonzero(counts == 0))
         self.runs = None
+
+    def _upload_packed(self, cols, vals, counts) -> None:
+        """The packed format (beyond the papers, module notes): entries (row-major, sorted) into
+        RGBA texels two at a time, segments of L entries down texture columns."""
+        m, n = self.shape
+        limit = max_texture_size()
+        L = int(self._segment_arg) if self._segment_arg is not None else _auto_segment(counts)
+        H = -(-L // 2) if self.format == "packed" else L     # texels a segment
+        seg, first, at, slot = _packed_positions(counts, L)
+        S = int(seg.sum())
+        if S >= FLOAT_INDEX_LIMIT:
+            raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {L} entries, more than float32 "
+                             f"indexes them exactly (2^24 = {FLOAT_INDEX_LIMIT}); pass a larger segment= "
+                             f"(at most {PACKED_MAX_SEGMENT})")
+        split = int(seg.max())
+        self.single = split == 1 and self._fold_arg is None   # one pass writes y
+        if self.single:
+            Ws = vector_shape(m)[1]
+        else:
+            Ws = min(int(self._fold_arg), limit) if self._fold_arg else min(PACKED_FOLD, fold_width())
+            Ws = max(Ws, -(-S // max(1, limit // H)))        # the segments' texels must fit the texture
+            if Ws > limit or (self._fold_arg is not None and Ws > self._fold_arg):
+                raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels do not fit "
+                                 f"{'fold=%d x ' % self._fold_arg if self._fold_arg else ''}GL_MAX_TEXTURE_SIZE "
+                                 f"= {limit}; pass a larger fold= (or None) or a larger segment=")
+            Ws = min(Ws, S)
+        Rs = -(-S // Ws)
+        if Rs * H > limit:
+            raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels need "
+                             f"{Rs * H} texture rows, more than GL_MAX_TEXTURE_SIZE = {limit}; pass a larger "
+                             f"segment=")
+        if self.format == "packed":
+            tex = np.zeros((Rs * H, Ws, 4), dtype=np.float32)
+            ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
+            tex[ty, tx, comp] = vals
+            tex[ty, tx, comp + 1] = cols
+            self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
+        else:
+            tv, ti = np.zeros((Rs * H, Ws), dtype=np.float32), np.zeros((Rs * H, Ws), dtype=np.float32)
+            ty, tx = (at // Ws) * H + slot, at % Ws
+            tv[ty, tx], ti[ty, tx] = vals, cols
+            self._streams["values"] = Stream(Rs * H, Ws, data=tv)
+            self._streams["columns"] = Stream(Rs * H, Ws, data=ti)
+        # max |a| of the sparse part as one texel: what the code that reduces absmax over a
+        # SparseStream's "values" (CG's scaling of A) needs; the entries texture holds columns too
+        if self.format == "packed":
+            big = float(np.abs(vals).max()) if vals.size else 0.0
+            self._streams["values"] = Stream(1, 1, data=np.array([[big]], dtype=np.float32))
+        self.uniform = bool(np.all(seg == split))
+        if not self.single and not self.uniform:
+            rows_y, W = vector_shape(m)
+            meta = np.zeros((rows_y * W, 4), dtype=np.float32)
+            meta[:m, 0], meta[:m, 1] = first, seg
+            self._streams["meta"] = Stream(rows_y, W, components=4, data=meta)
+        self.segment, self.segments, self.split = L, S, split
+        self.p_shape = (Rs, Ws)
+        self.K = int(counts.max()) if counts.size and counts.max() > 0 else 1
+        self.programs = 1 if self.single else 2
+        self.rectangles = self.programs
+        self.empty_rows = int(np.count_nonzero(counts == 0))
+        self.runs = None
+        self._prims = {}
+
+    def fetches(self) -> dict:
+        """Texel fetches of one product of the sparse part (dense part not included), counted
+        from the kernels' sources: the packed format's pass 1 fetches ceil(L / 2) texels and L
+        gathers of x a segment; its pass 2 a (first, count) texel (rows of unequal splits) and
+        the row's partials. ELLPACK and TELL: 3 a stored entry, padding included.
+        Answers {"fetches", "entries" (stored, padding included), "per_nonzero"}."""
+        self._alive()
+        m = self.shape[0]
+        if self.format in SEGMENTED:
+            L = self.segment
+            n1 = self.segments * ((-(-L // 2) + L) if self.format == "packed" else 3 * L)
+            n2 = 0 if self.single else self.segments + (0 if self.uniform else m)
+            total, stored = n1 + n2, self.segments * L
+        elif self.format == "corrigan":
+            stored = int(self.row_counts.sum())
+            total = 3 * stored
+        else:
+            stored = m * self.K
+            total = 3 * stored
+        return {"fetches": total, "entries": stored, "per_nonzero": total / max(1, int(self.row_counts.sum()))}
+
+    def _packed_product(self, xs: Stream, y: Stream) -> None:
+        """y = A x, packed format: pass 1 over the segments (into y itself when no row is split,
+        else into the partials P), pass 2 summing each row's partials into y."""
+        m = self.shape[0]
+        L = self.segment
+        H = -(-L // 2) if self.format == "packed" else L
+        inputs = ({"entries": self._streams["entries"]} if self.format == "packed" else
+                  {"values": self._streams["values"], "columns": self._streams["columns"]})
+        key = (xs.cols, y.cols)
+        prims = self._prims.get(key)
+        if prims is None:
+            T0 = lambda X, Y: (X, (Y - 0.5) * H + 0.5)       # noqa: E731  (x + .5, r H + .5)
+            if self.single:
+                prims = (_rows_primitive(vector_regions(m, y.cols), T0), None)
+            else:
+                prims = (_rows_primitive(vector_regions(self.segments, self.p_shape[1]), T0),
+                         _rows_primitive(vector_regions(m, y.cols), lambda X, Y: (X, Y)))
+            self._prims[key] = prims
+        kernel = packed_kernel(L) if self.format == "packed" else split_kernel(L)
+        if self.single:
+            kernel.draw(y, prims[0], {**inputs, "X": xs}, {"x_width": xs.cols})
+            return
+        P = borrow(*self.p_shape)
+        kernel.draw(P, prims[0], {**inputs, "X": xs}, {"x_width": xs.cols})
+        if self.uniform:
+            _packed_sum_kernel(self.split).draw(y, prims[1], {"P": P},
+                                                {"p_width": self.p_shape[1], "y_width": y.cols})
+        else:
+            _packed_sum_kernel(None).draw(y, prims[1], {"P": P, "meta": self._streams["meta"]},
+                                          {"p_width": self.p_shape[1]},
+                                          texels=2 + -(-self.segments // m))
+        give_back(P)
 
     def _upload_dense(self, M, coo, in_row, in_col) -> None:
         m, n = self.shape
@@ -559,7 +822,9 @@ class SparseStream:
         y = borrow(*vector_shape(m)) if has_dense else (out if out is not None else Stream.vector_of(m))
         rows_y, W = y.rows, y.cols
         xw = xs.cols
-        if self.format == "corrigan":
+        if self.format in SEGMENTED:
+            self._packed_product(xs, y)
+        elif self.format == "corrigan":
             if not self._announced:
                 self._announce()
             if (y is out or has_dense) and self.empty_rows:  # rows without a run must read zero
@@ -685,7 +950,8 @@ class SparseStream:
         self._alive()
         if self._T is None:
             self._T = SparseStream._build(self.to_scipy().T, self.format, False, self._source_dense, "copy",
-                                          self.sums, self._max_programs, of_transpose=True)
+                                          self.sums, self._max_programs, of_transpose=True,
+                                          segment=self._segment_arg, fold=self._fold_arg)
         return self._T
 
     def _scatter_transpose(self, ys: Stream, out: Stream | None) -> Stream:
@@ -728,6 +994,17 @@ class SparseStream:
             v = S["values"].to_array().reshape(-1)[:nnz]
             c = S["columns"].to_array().reshape(-1)[:nnz]
             r = np.repeat(np.arange(m), self.row_counts)
+            rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
+        elif self.format in SEGMENTED:
+            _, _, at, slot = _packed_positions(self.row_counts, self.segment)
+            Ws, r = self.p_shape[1], np.repeat(np.arange(m), self.row_counts)
+            if self.format == "packed":
+                tex, H = S["entries"].to_array(), -(-self.segment // 2)
+                ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
+                c, v = tex[ty, tx, comp + 1], tex[ty, tx, comp]
+            else:
+                ty, tx = (at // Ws) * self.segment + slot, at % Ws
+                c, v = S["columns"].to_array()[ty, tx], S["values"].to_array()[ty, tx]
             rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
         else:
             K = self.K

@@ -10,15 +10,22 @@ Per matrix and variant it prints: the median time of one product between two glF
 (``--reps`` of them after a warm-up), the time per product of ``--batch`` products issued
 back to back between two glFinish calls (the pipeline's rate, without a drain per product),
 the GPU time of the product's passes from timer queries where the driver has them, the passes
-a product draws, Gnnz/s (from the batched time), the fragments a second over the fill limit
-for 3 reads (``gpgpu.bench.fill_limit(3)``), and the texel fetches a second (3 a stored entry:
-value, column index, x; padding included) over 3 x that limit, i.e. how near the fragment
-pipeline's texture rate the product runs.
+a product draws, Gnnz/s (from the batched time), the batched time over cuSPARSE's, the
+fragments a second over the fill limit for 3 reads (``gpgpu.bench.fill_limit(3)``), the texel
+fetches of the sparse part (``SparseStream.fetches()``: ELLPACK and TELL 3 a stored entry,
+value, column index, x, padding included; packed, counted from its kernels) a non-zero, and
+those fetches a second over 3 x the fill limit, i.e. how near the fragment pipeline's texture
+rate the product runs.
 
-Variants: ``format`` (ellpack: a row's entries along a texture row; tell: down a column),
-``fold`` (the width W that long vectors, and the ELLPACK layouts with them, are folded to:
-``gpgpu.stream.FOLD_WIDTH``; default GL_MAX_TEXTURE_SIZE), ``dense`` (None: the automatic
-dense part; False: all entries in the ELLPACK part, no dense passes).
+Variants: ``format`` (ellpack: a row's entries along a texture row; tell: down a column;
+packed, beyond the papers: two entries an RGBA texel, rows split into segments of ``seg``
+entries, the split rows' partials folded ``pfold`` wide, a second pass summing them; split:
+the same without the packing, to tell the two gains apart), ``fold`` (the width W that long vectors, and
+the ELLPACK layouts with them, are folded to: ``gpgpu.stream.FOLD_WIDTH``; default
+GL_MAX_TEXTURE_SIZE), ``dense`` (None: the automatic dense part; ``--dense-variants`` adds
+False: all entries in the sparse layout, no dense passes). The default set (ELLPACK and TELL at
+two fold widths, packed at three segment lengths, split) runs in under 3 minutes on an H100 with
+``--rmatvec``; ``--folds`` adds fold widths.
 """
 from __future__ import annotations
 
@@ -77,12 +84,13 @@ def cusparse_time(A, reps: int) -> float | None:
         return None
 
 
-def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: float, op: str = "matvec") -> dict:
+def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: float, op: str = "matvec",
+            opts: dict | None = None) -> dict:
     ctx = gpgpu.get_context()
     saved = stream_module.FOLD_WIDTH
     stream_module.FOLD_WIDTH = fold
     try:
-        S = SparseStream.from_scipy(A, format=fmt, dense=dense)
+        S = SparseStream.from_scipy(A, format=fmt, dense=dense, **(opts or {}))
         B = A if op == "matvec" else A.T.tocsr()       # the product's matrix
         m, n = B.shape
         product = S.matvec if op == "matvec" else S.rmatvec
@@ -116,9 +124,11 @@ def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: 
             passes = c.passes()
             K = S.K or 0
             y_shape = ys.shape
+            fetches = S.fetches()["fetches"]
+            layout = (f"{S.segment}x{S.split}" if fmt in ("packed", "split") else "")
+            pfold = S.p_shape[1] if fmt in ("packed", "split") and not S.single else None
         finally:
             xs.release(), ys.release()
-        stored = m * K                           # ELLPACK entries, padding included
         kc, kr = int(getattr(S, "kc", 0) or 0), int(getattr(S, "kr", 0) or 0)
         (S if op == "matvec" else product.__self__).release()
     finally:
@@ -127,7 +137,8 @@ def measure(A, fmt: str, fold: int | None, dense, reps: int, batch: int, limit: 
     return {"nnz": B.nnz, "single_ms": statistics.median(single) * 1e3, "batched_ms": t * 1e3,
             "gpu_ms": gpu_ns / 1e6 if gpu_ns else None, "passes": passes, "K": K, "y": y_shape,
             "kc": kc, "kr": kr, "gnnz": B.nnz / t / 1e9, "fill": m / t / limit,
-            "fetch": 3 * stored / t / (3 * limit), "err": err}
+            "fetch": fetches / t / (3 * limit), "per_nnz": fetches / B.nnz, "layout": layout, "pfold": pfold,
+            "err": err}
 
 
 def main(argv=None) -> int:
@@ -139,11 +150,15 @@ def main(argv=None) -> int:
     ap.add_argument("--rmatvec", action="store_true",
                     help="also x = A^T y (rmatvec, from the transposed copy), for the non-square matrices")
     ap.add_argument("--folds", type=int, nargs="+", default=None,
-                    help="fold widths to try besides the default (default: 4096 8192 16384 where below the limit)")
+                    help="fold widths to try besides the default (default: 4096 where below the limit)")
+    ap.add_argument("--dense-variants", action="store_true", help="also dense=False for ELLPACK and TELL")
+    ap.add_argument("--segments", type=int, nargs="+", default=[4, 16],
+                    help="packed segment lengths to try besides the automatic one (default: 4 16)")
     args = ap.parse_args(argv)
+    started = time.perf_counter()
     ctx = gpgpu.get_context()
     top = max_texture_size()
-    folds = [None] + [f for f in (args.folds or [4096, 8192, 16384]) if f < top]
+    folds = [None] + [f for f in (args.folds or [4096]) if f < top]
     limit = fill_limit(3)
     print(f"renderer: {ctx.info['GL_RENDERER']}; GL_MAX_TEXTURE_SIZE {top}; fill limit (R32F, 3 reads) "
           f"{limit / 1e9:.2f} G fragments/s")
@@ -158,22 +173,32 @@ def main(argv=None) -> int:
         print(f"\n{name}: {A.shape[0]} x {A.shape[1]}, {A.nnz} non-zeros, rows of {np.diff(A.indptr).min()} .. "
               f"{np.diff(A.indptr).max()}" + (f"; cuSPARSE CSR {ms:.4f} ms ({A.nnz / ms / 1e6:.1f} Gnnz/s)"
                                               if ms else "; cuSPARSE: cupy not importable"))
-        print(f"  {'format':>7} {'fold':>6} {'dense':>6} {'y shape':>12} {'K':>4} {'kc/kr':>7} {'passes':>6} "
-              f"{'1 ms':>8} {'batch ms':>8} {'GPU ms':>8} {'Gnnz/s':>7} {'fill':>6} {'fetch':>6} {'rel err':>8}")
+        print(f"  {'format':>7} {'fold':>6} {'dense':>6} {'seg x s':>7} {'pfold':>6} {'y shape':>12} {'K':>4} "
+              f"{'kc/kr':>7} {'passes':>6} {'1 ms':>8} {'batch ms':>8} {'GPU ms':>8} {'Gnnz/s':>7} {'/cuSP':>6} "
+              f"{'fill':>6} {'f/nnz':>6} {'fetch':>6} {'rel err':>8}")
         ops = ["matvec"] + (["rmatvec"] if args.rmatvec and A.shape[0] != A.shape[1] else [])
-        for op, fmt, fold, dense in ((o, f, w, d) for o in ops for f in ("ellpack", "tell") for w in folds
-                                     for d in (None, False)):
-            if op == "rmatvec" and (fmt, fold, dense) == ("ellpack", folds[0], None):
+        variants = [(f, w, d, None) for f in ("ellpack", "tell") for w in folds
+                    for d in ((None, False) if args.dense_variants else (None,))]
+        variants += [("packed", None, None, {})] + [("packed", None, None, {"segment": s}) for s in args.segments]
+        variants += [("split", None, None, {})]          # the packed layout unpacked: splitting's gain alone
+        for op in ops:
+            if op == "rmatvec":
                 print("  x = A^T y (rmatvec, from the transposed copy):")
-            try:
-                r = measure(A, fmt, fold, dense, args.reps, args.batch, limit, op)
-            except ValueError as exc:
-                print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6}  refused: {exc}")
-                continue
-            gpu = f"{r['gpu_ms']:.4f}" if r["gpu_ms"] is not None else "-"
-            print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6} {str(r['y']):>12} {r['K']:>4} "
-                  f"{r['kc']:>3}/{r['kr']:<3} {r['passes']:>6} {r['single_ms']:>8.4f} {r['batched_ms']:>8.4f} "
-                  f"{gpu:>8} {r['gnnz']:>7.2f} {r['fill']:>6.2f} {r['fetch']:>6.2f} {r['err']:>8.1e}", flush=True)
+            for fmt, fold, dense, opts in variants:
+                try:
+                    r = measure(A, fmt, fold, dense, args.reps, args.batch, limit, op, opts)
+                except ValueError as exc:
+                    print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6}  refused: {exc}")
+                    continue
+                gpu = f"{r['gpu_ms']:.4f}" if r["gpu_ms"] is not None else "-"
+                vs = f"{r['batched_ms'] / ms:.2f}" if ms and op == "matvec" else "-"
+                seg = r["layout"] if not opts or "segment" not in opts else r["layout"] + "*"
+                print(f"  {fmt:>7} {str(fold or top):>6} {str(dense):>6} {seg or '-':>7} {str(r['pfold'] or '-'):>6} "
+                      f"{str(r['y']):>12} {r['K']:>4} {r['kc']:>3}/{r['kr']:<3} {r['passes']:>6} "
+                      f"{r['single_ms']:>8.4f} {r['batched_ms']:>8.4f} {gpu:>8} {r['gnnz']:>7.2f} {vs:>6} "
+                      f"{r['fill']:>6.2f} {r['per_nnz']:>6.2f} {r['fetch']:>6.2f} {r['err']:>8.1e}", flush=True)
+    print(f"\n(seg x s: a packed fragment's entries x the most segments of a row, * given; "
+          f"total run {time.perf_counter() - started:.0f} s)")
     return 0
 
 
