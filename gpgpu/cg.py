@@ -339,6 +339,33 @@ def _fused_levels(rows: int, cols: int) -> list:
     return levels
 
 
+def _fused_sum(first: Kernel, inputs: dict, parts: list, levels: list, stage: int, jacobi: int, out: Stream,
+               uniforms: dict) -> None:
+    """The fan passes of one dot product of the fan iteration over the vector ``inputs["S"]``
+    (the first pass computing the terms of ``first`` from ``inputs``, the tail of a folded
+    vector's last row skipped) into ``parts`` (streams of the shapes of ``levels``, from
+    :func:`_fused_levels`), then the one fragment (``cg_scalars`` of ``stage``) that adds the
+    last partial sums and writes the state texel ``out``; ``uniforms``: its ``state`` (input,
+    stages 1 and 2), ``iteration`` and ``threshold``."""
+    v = inputs["S"]
+    src, kernel, uniforms = None, first, dict(uniforms)
+    for (h, w, axis), dst in zip(levels, parts):
+        if src is None:
+            ins = inputs
+            u = {"width": int(v.cols), "count": int(v.length if v.vector else v.rows * v.cols),
+                 "limit": (float(v.cols), float(v.rows))}
+        else:
+            ins, u = {"S": src}, {"limit": (float(src.cols), float(src.rows))}
+        u["step"] = (1.0, 0.0) if axis == "x" else (0.0, 1.0)
+        T0 = (lambda X, Y: (FAN * X - (FAN - 1) / 2, Y)) if axis == "x" else \
+            (lambda X, Y: (X, FAN * Y - (FAN - 1) / 2))
+        kernel.draw(dst, Rect.covering(0, 0, w, h, T0), ins, u)
+        src, kernel = dst, FUSED["sum4" if dst.components == 4 else "sum"]
+    ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
+    FUSED["scalars", stage, jacobi].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
+                                         texels=src.cols * src.rows + 2)
+
+
 def _saxpy(x: Stream, y: Stream, s: Stream, sign: float, out: Stream) -> Stream:
     """out = y + sign * s x, s a 1 x 1 stream."""
     KERNELS["saxpy"].draw(out, whole(out), {"X": x, "Y": y, "s": s}, {"sign": float(sign)})
@@ -782,38 +809,20 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         created += [state, state_mid] + partials + (partials4 if jac else [])
         pairs = {}
 
-    def fused_sum(first: Kernel, inputs: dict, parts: list, stage: int, out: Stream, uniforms: dict) -> None:
-        """The fan passes of one fused dot product (the first computing the terms of ``inputs``),
-        then the one fragment that adds the last partial sums and writes the state texel."""
-        src, kernel = None, first
-        for (h, w, axis), dst in zip(levels, parts):
-            if src is None:
-                ins, lim = inputs, (float(b.cols), float(b.rows))
-                u = {"width": int(b.cols), "count": int(b.length), "limit": lim}
-            else:
-                ins, u = {"S": src}, {"limit": (float(src.cols), float(src.rows))}
-            u["step"] = (1.0, 0.0) if axis == "x" else (0.0, 1.0)
-            T0 = (lambda X, Y: (FAN * X - (FAN - 1) / 2, Y)) if axis == "x" else \
-                (lambda X, Y: (X, FAN * Y - (FAN - 1) / 2))
-            kernel.draw(dst, Rect.covering(0, 0, w, h, T0), ins, u)
-            src, kernel = dst, FUSED["sum4" if dst.components == 4 else "sum"]
-        ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
-        FUSED["scalars", stage, jac].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
-                                          texels=src.cols * src.rows + 2)
-
     def fused_residual_sums(rv: Stream, stage: int, out: Stream, uniforms: dict) -> None:
         """delta = r^T M r and ||r||^2 (one sum without M) into the state texel ``out``."""
         if Ms is not None:
-            fused_sum(FUSED["rmr"], {"S": rv, "Mdiag": Ms}, partials4, stage, out, uniforms)
+            _fused_sum(FUSED["rmr"], {"S": rv, "Mdiag": Ms}, partials4, levels, stage, 1, out, uniforms)
         else:
-            fused_sum(FUSED["rr"], {"S": rv}, partials, stage, out, uniforms)
+            _fused_sum(FUSED["rr"], {"S": rv}, partials, levels, stage, 0, out, uniforms)
 
     def fused_iteration(it: int, recompute: bool) -> None:
         """One iteration of the fan iteration (see ``cg``'s docstring): q = A d; d^T q with the
         breakdown watch (state -> state_mid); x and r in one pass of two targets, alpha from
         state_mid; delta and ||r||^2 with the convergence watch (state_mid -> state); d."""
         op(d, q)
-        fused_sum(FUSED["dq"], {"S": d, "Y": q}, partials, 1, state_mid, {"state": state, "iteration": float(it)})
+        _fused_sum(FUSED["dq"], {"S": d, "Y": q}, partials, levels, 1, jac, state_mid,
+                   {"state": state, "iteration": float(it)})
         if recompute:                                            # r = b - A x
             FUSED["x"].draw(xn, whole(xn), {"state": state_mid, "X": x, "D": d})
             op(xn, q)
