@@ -290,8 +290,11 @@ class Targets(Stream):
         self._fbo = first.ctx.framebuffer(color_attachments=[s.texture for s in streams])
 
     def release(self) -> None:
+        from .context import park
+
         fbo, self._fbo, self.texture = self._fbo, None, None
         if fbo is not None:
+            park(self.ctx)          # never leave a deleted framebuffer bound (moderngl rebinds it)
             fbo.release()
 
     def __del__(self):
