@@ -54,6 +54,17 @@ Beyond the listing, for float32's range and precision:
   stops after 562 iterations at a true ||b - A x|| = 3.8e-5 ||b|| (its recurrence said 1e-5),
   this cg after 564 (one restart) at 7.3e-6 ||b||.
 
+The fan iteration (``reduction="fan"``, the fast preset; beyond the papers): the same algebra
+in fewer passes. Each dot product is fan passes (``glsl/cg_fan.frag``: the products, or with
+Jacobi both r^T (M r) and r^T r in RGBA partials, computed in the first, the tail of a folded
+vector skipped) ending in one fragment (``glsl/cg_scalars.frag``) that adds the last partial
+sums and writes the iteration's state texel (delta, d^T q or ||r||^2, breakdown watch,
+convergence watch); alpha and beta are computed from that texel by the vector passes that use
+them (``glsl/cg_update.frag``), x + alpha d and r - alpha q in one pass with two render
+targets (``passes.Targets``), d = M r + beta d reading M (no s = M r pass); the read-back is the
+state texel. 9 passes an iteration for a vector in one row of 4096, Jacobi or not (14 and 18 as
+the listing's passes with fan sums).
+
 One deliberate departure from Shewchuk's listing, measured: his restart of the residual,
 r = b - A x every 50 iterations, is off by default (``recompute_every=None``, as scipy's cg) and
 can be asked for with ``recompute_every=50``. In float32 the restart breaks the recurrence's
@@ -544,8 +555,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         verification, no restart: info 0 may come with a ``residual_norm`` above the target,
         by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
         fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
-        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust. All three keep the
-        convergence and breakdown watches on the GPU (two one-texel passes an iteration).
+        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, drawn as the fan
+        iteration (module notes: 9 passes an iteration at n = 4096, Jacobi or not). All three
+        keep the convergence and breakdown watches on the GPU.
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
         iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
@@ -555,7 +567,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     reduction : {"pyramid", "pingpong", "fan"}
         How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
         ping-pong passes, or fan passes of 32 texels with the products computed in the first
-        (preset "fast"); sums differ only by float32 rounding (the order of the additions).
+        (preset "fast"), which also fuses the iteration's scalar and vector passes (the fan
+        iteration, module notes); sums differ only by float32 rounding (the order of the
+        additions).
     verify : bool
         Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
         target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
