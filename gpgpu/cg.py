@@ -54,6 +54,17 @@ Beyond the listing, for float32's range and precision:
   stops after 562 iterations at a true ||b - A x|| = 3.8e-5 ||b|| (its recurrence said 1e-5),
   this cg after 564 (one restart) at 7.3e-6 ||b||.
 
+The fan iteration (``reduction="fan"``, the fast preset; beyond the papers): the same algebra
+in fewer passes. Each dot product is fan passes (``glsl/cg_fan.frag``: the products, or with
+Jacobi both r^T (M r) and r^T r in RGBA partials, computed in the first, the tail of a folded
+vector skipped) ending in one fragment (``glsl/cg_scalars.frag``) that adds the last partial
+sums and writes the iteration's state texel (delta, d^T q or ||r||^2, breakdown watch,
+convergence watch); alpha and beta are computed from that texel by the vector passes that use
+them (``glsl/cg_update.frag``), x + alpha d and r - alpha q in one pass with two render
+targets (``passes.Targets``), d = M r + beta d reading M (no s = M r pass); the read-back is the
+state texel. 9 passes an iteration for a vector in one row of 4096, Jacobi or not (14 and 18 as
+the listing's passes with fan sums).
+
 One deliberate departure from Shewchuk's listing, measured: his restart of the residual,
 r = b - A x every 50 iterations, is off by default (``recompute_every=None``, as scipy's cg) and
 can be asked for with ``recompute_every=50``. In float32 the restart breaks the recurrence's
@@ -84,8 +95,9 @@ from .blas2 import gemv
 from .errors import CGBreakdownError
 from .geometry import Texel
 from .kernel import Kernel
-from .passes import NotReplayable, RecordedPlan, recording
-from .reduce import dot_fan, reduce_region, reduce_regions
+from .geometry import Rect
+from .passes import NotReplayable, RecordedPlan, Targets, recording
+from .reduce import FAN, dot_fan, reduce_region, reduce_regions
 from .sparse import SparseStream, _as_csr, _gather
 from .stream import Stream, borrow, check_array, give_back
 
@@ -100,6 +112,39 @@ KERNELS = {
                               doc="first iteration with d^T A d <= 0, before convergence"),
     "converged": Kernel("cg_converged", texels=3, doc="first iteration with ||r||^2 <= target^2"),
 }
+
+#: The fused iteration of ``reduction="fan"`` (beyond the papers; see ``cg``'s docstring, "The
+#: fan iteration"): fan passes of dot products ending in one fragment that also updates the
+#: iteration's state texel (delta, d^T q or ||r||^2, breakdown watch, convergence watch); the
+#: vector updates computing alpha and beta from it, x and r in one pass of two targets.
+FUSED = {
+    "dq": Kernel("cg_fan", texels=2 * FAN + 1, defines={"FAN": FAN, "TERM": 1, "VEC": 0}, label="cg_dq_fan",
+                 doc="d^T q, FAN products a fragment, the tail of a folded vector skipped (beyond)"),
+    "rr": Kernel("cg_fan", texels=FAN + 1, defines={"FAN": FAN, "TERM": 2, "VEC": 0}, label="cg_rr_fan",
+                 doc="r^T r, FAN squares a fragment (beyond)"),
+    "rmr": Kernel("cg_fan", texels=2 * FAN + 4, defines={"FAN": FAN, "TERM": 3, "VEC": 1}, label="cg_rmr_fan",
+                  doc="(r^T M r, r^T r) of Jacobi PCG in one pass, FAN terms a fragment (beyond)"),
+    "sum": Kernel("cg_fan", texels=FAN + 1, defines={"FAN": FAN, "TERM": 0, "VEC": 0}, label="cg_sum_fan",
+                  doc="FAN partial sums a fragment (beyond)"),
+    "sum4": Kernel("cg_fan", texels=4 * FAN + 4, defines={"FAN": FAN, "TERM": 0, "VEC": 1}, label="cg_sum4_fan",
+                   doc="FAN RGBA partial sums a fragment (beyond)"),
+    "xr": Kernel("cg_update", texels=7, defines={"STEP": 1, "JACOBI": 0}, label="cg_update_xr",
+                 doc="x + alpha d and r - alpha q, two render targets (beyond)"),
+    "x": Kernel("cg_update", texels=4, defines={"STEP": 2, "JACOBI": 0}, label="cg_update_x",
+                doc="x + alpha d, alpha from the state texel (beyond)"),
+}
+for _j in (0, 1):
+    FUSED["d", _j] = Kernel("cg_update", texels=5 + _j, defines={"STEP": 3, "JACOBI": _j},
+                            label="cg_update_d" + ("_jacobi" if _j else ""),
+                            doc="d = M r + beta d, beta from the state texels (beyond)")
+    for _stage in (0, 1, 2):
+        FUSED["scalars", _stage, _j] = Kernel(
+            "cg_scalars", texels=6, defines={"STAGE": _stage, "JACOBI": _j},
+            label=f"cg_scalars{_stage}" + ("_jacobi" if _j else ""),
+            doc="the last sum of a dot product and the iteration's state texel, one fragment (beyond)")
+#: the fused dot products sum along rows by fan passes while a row holds more than FAN partial
+#: sums, then down the columns while more than FAN rows: the last fragment adds at most FAN^2
+FUSED_LAST = FAN
 
 REDUCTIONS = ("pyramid", "pingpong", "fan")
 
@@ -290,6 +335,48 @@ def _dot(x: Stream, y: Stream, reduction: str, out: Stream | None = None) -> Str
     return res
 
 
+def _fused_levels(rows: int, cols: int) -> list:
+    """(rows, cols, axis) of each fan level of the fan iteration's dot products over a vector
+    texture of rows x cols: along the rows (the first level always) while a row holds more than
+    FUSED_LAST partial sums, then down the columns while more than FUSED_LAST rows are left."""
+    levels, c, r = [], -(-cols // FAN), rows
+    levels.append((r, c, "x"))
+    while c > FUSED_LAST:
+        c = -(-c // FAN)
+        levels.append((r, c, "x"))
+    while r > FUSED_LAST:
+        r = -(-r // FAN)
+        levels.append((r, c, "y"))
+    return levels
+
+
+def _fused_sum(first: Kernel, inputs: dict, parts: list, levels: list, stage: int, jacobi: int, out: Stream,
+               uniforms: dict) -> None:
+    """The fan passes of one dot product of the fan iteration over the vector ``inputs["S"]``
+    (the first pass computing the terms of ``first`` from ``inputs``, the tail of a folded
+    vector's last row skipped) into ``parts`` (streams of the shapes of ``levels``, from
+    :func:`_fused_levels`), then the one fragment (``cg_scalars`` of ``stage``) that adds the
+    last partial sums and writes the state texel ``out``; ``uniforms``: its ``state`` (input,
+    stages 1 and 2), ``iteration`` and ``threshold``."""
+    v = inputs["S"]
+    src, kernel, uniforms = None, first, dict(uniforms)
+    for (h, w, axis), dst in zip(levels, parts):
+        if src is None:
+            ins = inputs
+            u = {"width": int(v.cols), "count": int(v.length if v.vector else v.rows * v.cols),
+                 "limit": (float(v.cols), float(v.rows))}
+        else:
+            ins, u = {"S": src}, {"limit": (float(src.cols), float(src.rows))}
+        u["step"] = (1.0, 0.0) if axis == "x" else (0.0, 1.0)
+        T0 = (lambda X, Y: (FAN * X - (FAN - 1) / 2, Y)) if axis == "x" else \
+            (lambda X, Y: (X, FAN * Y - (FAN - 1) / 2))
+        kernel.draw(dst, Rect.covering(0, 0, w, h, T0), ins, u)
+        src, kernel = dst, FUSED["sum4" if dst.components == 4 else "sum"]
+    ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
+    FUSED["scalars", stage, jacobi].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
+                                         texels=src.cols * src.rows + 2)
+
+
 def _saxpy(x: Stream, y: Stream, s: Stream, sign: float, out: Stream) -> Stream:
     """out = y + sign * s x, s a 1 x 1 stream."""
     KERNELS["saxpy"].draw(out, whole(out), {"X": x, "Y": y, "s": s}, {"sign": float(sign)})
@@ -468,8 +555,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         verification, no restart: info 0 may come with a ``residual_norm`` above the target,
         by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
         fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
-        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust. All three keep the
-        convergence and breakdown watches on the GPU (two one-texel passes an iteration).
+        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, drawn as the fan
+        iteration (module notes: 9 passes an iteration at n = 4096, Jacobi or not). All three
+        keep the convergence and breakdown watches on the GPU.
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
         iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
@@ -479,7 +567,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     reduction : {"pyramid", "pingpong", "fan"}
         How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
         ping-pong passes, or fan passes of 32 texels with the products computed in the first
-        (preset "fast"); sums differ only by float32 rounding (the order of the additions).
+        (preset "fast"), which also fuses the iteration's scalar and vector passes (the fan
+        iteration, module notes); sums differ only by float32 rounding (the order of the
+        additions).
     verify : bool
         Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
         target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
@@ -722,6 +812,45 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     threshold = float(np.float32(min(max(target, FREEZE_FLOOR * bnorm) ** 2, float(np.finfo(np.float32).max))))
     plans = {}
     dynamic = ((KERNELS["breakdown_watch"], "iteration"), (KERNELS["converged"], "iteration"))
+    fused = reduction == "fan"
+    jac = int(Ms is not None)
+    if fused:   # the fan iteration: partial sums, the state pair, the render-target pairs of x and r
+        dynamic = ((FUSED["scalars", 1, jac], "iteration"), (FUSED["scalars", 2, jac], "iteration"))
+        state, state_mid = Stream(1, 1, components=4), Stream(1, 1, components=4)
+        levels = _fused_levels(b.rows, b.cols)
+        partials = [Stream(h, w, zero=False) for h, w, _ in levels]
+        partials4 = [Stream(h, w, components=4, zero=False) for h, w, _ in levels] if jac else partials
+        created += [state, state_mid] + partials + (partials4 if jac else [])
+        pairs = {}
+
+    def fused_residual_sums(rv: Stream, stage: int, out: Stream, uniforms: dict) -> None:
+        """delta = r^T M r and ||r||^2 (one sum without M) into the state texel ``out``."""
+        if Ms is not None:
+            _fused_sum(FUSED["rmr"], {"S": rv, "Mdiag": Ms}, partials4, levels, stage, 1, out, uniforms)
+        else:
+            _fused_sum(FUSED["rr"], {"S": rv}, partials, levels, stage, 0, out, uniforms)
+
+    def fused_iteration(it: int, recompute: bool) -> None:
+        """One iteration of the fan iteration (see ``cg``'s docstring): q = A d; d^T q with the
+        breakdown watch (state -> state_mid); x and r in one pass of two targets, alpha from
+        state_mid; delta and ||r||^2 with the convergence watch (state_mid -> state); d."""
+        op(d, q)
+        _fused_sum(FUSED["dq"], {"S": d, "Y": q}, partials, levels, 1, jac, state_mid,
+                   {"state": state, "iteration": float(it)})
+        if recompute:                                            # r = b - A x
+            FUSED["x"].draw(xn, whole(xn), {"state": state_mid, "X": x, "D": d})
+            op(xn, q)
+            L1["saxpy"].draw(rn, whole(rn), {"X": q, "Y": b}, {"alpha": -1.0})
+        else:
+            t = pairs.get((id(xn), id(rn)))
+            if t is None:
+                t = pairs[id(xn), id(rn)] = Targets(xn, rn)
+            FUSED["xr"].draw(t, whole(xn), {"state": state_mid, "X": x, "D": d, "R": r, "Q": q})
+        fused_residual_sums(rn, 2, state, {"state": state_mid, "iteration": float(it + 1), "threshold": threshold})
+        ins = {"state": state, "previous": state_mid, "R": rn, "D": d}
+        if Ms is not None:
+            ins["Mdiag"] = Ms
+        FUSED["d", jac].draw(dn, whole(dn), ins)
 
     def true_residual(out: Stream) -> float:
         """||b - A x|| into out (one product, one read-back)."""
@@ -738,6 +867,9 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             L1["elementwise_product"].draw(d, whole(d), {"X": Ms, "Y": r})
         else:
             L1["copy"].draw(d, whole(d), {"A": r})
+        if fused:             # (delta, ||r||^2, -1, -1)
+            fused_residual_sums(r, 0, state, {})
+            return
         for w in (flag, conv):
             L1["fill"].draw(w, Texel.at(0, 0), uniforms={"value": -1.0})
         _dot(r, d, reduction, delta)
@@ -775,19 +907,23 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         """One iteration, from its plan when there is one; then the pairs swap."""
         nonlocal x, xn, r, rn, d, dn, flag, flag_next, conv, conv_next, delta, delta_next
         key = (id(x), id(r), id(d), id(flag), id(conv), id(delta), recompute, check)
+        if fused:               # its state is one texel pair, its read-back the state itself
+            key = key[:3] + (recompute,)
         p = plans.get(key, False) if plan else None
+        draw = (lambda: fused_iteration(it, recompute)) if fused else (lambda: iteration(it, recompute, check))
         if p:
             p.run({dynamic[0]: float(it), dynamic[1]: float(it + 1)})
         elif p is False:
             with recording() as noted:
-                iteration(it, recompute, check)
+                draw()
             try:
                 plans[key] = RecordedPlan(noted, keep=created + [b] + ([Ms] if Ms is not None else [])
-                                          + ([op._tmp] if op._tmp is not None else []), dynamic=dynamic)
+                                          + ([op._tmp] if op._tmp is not None else [])
+                                          + (list(pairs.values()) if fused else []), dynamic=dynamic)
             except NotReplayable:
                 plans[key] = None
         else:
-            iteration(it, recompute, check)
+            draw()
         x, xn = xn, x
         r, rn = rn, r
         d, dn = dn, d
@@ -819,11 +955,13 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             converged_now = False
             if callback is not None:
                 readbacks += 2
-                converged_now = conv.item() >= 0                 # then this is the converging iteration
-                callback(to_user(x))
+                converged_now = (state.to_array().reshape(-1)[3] if fused else conv.item()) >= 0
+                callback(to_user(x))                             # (then this is the converging iteration)
             if not (check or converged_now):
                 continue
-            if check:
+            if fused:        # the state texel: (delta, ||r||^2, breakdown watch, convergence watch)
+                rr_value, first_bad, converged_at = (float(v) for v in state.to_array().reshape(-1)[1:])
+            elif check:
                 rr_value, first_bad, converged_at = (float(v) for v in readout.to_array().reshape(-1))
             else:
                 rr_value, first_bad, converged_at = _read(rr, flag, conv)
@@ -873,6 +1011,9 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         for p in plans.values():
             if p is not None:
                 p.release()
+        if fused:
+            for t in pairs.values():
+                t.release()
         for t in created:
             if t is not x:
                 t.release()

@@ -36,7 +36,7 @@ from .kernel import Kernel
 from .stream import PingPong, Stream
 
 __all__ = ["Draw", "SWAP", "run", "CompiledPlan", "compiled", "PLAN_CACHE", "recording", "RecordedPlan",
-           "NotReplayable"]
+           "NotReplayable", "Targets"]
 
 PLAN_CACHE = 16
 
@@ -262,6 +262,43 @@ def run(plan, pp: PingPong, others: dict | None = None, transfer: str = "rtt") -
         item.kernel.draw(roles[item.target], item.primitive,
                          {name: roles[role] for name, role in item.inputs.items()},
                          item.uniforms, item.texels, transfer)
+
+
+class Targets(Stream):
+    """Several streams of one shape rendered by one pass (multiple render targets, beyond the
+    papers' one output a pass; the GeForce 6800 of 2004 had four): a fragment program's outputs
+    declared ``layout(location = i) out ...`` go to ``streams[i]``. It stands where a pass takes
+    its target (``Kernel.draw``, :func:`recording`, :class:`RecordedPlan`); it owns only its
+    framebuffer (``release`` frees that, never the streams), and it is never an input: read
+    its streams. A stream of it given as an input of the same pass is refused by the caller
+    (reading and rendering one texture in a pass is undefined)."""
+
+    __slots__ = ("streams",)
+
+    def __init__(self, *streams: Stream):   # not Stream.__init__: no texture of its own
+        if len(streams) < 2:
+            raise ValueError("Targets takes two or more streams")
+        first = streams[0]
+        if any((s.rows, s.cols) != (first.rows, first.cols) for s in streams):
+            raise ValueError(f"Targets: the streams must have one shape, got {[s.shape for s in streams]}")
+        for s in streams:
+            s._check_alive()
+        self.streams = tuple(streams)
+        self.rows, self.cols, self.components = first.rows, first.cols, first.components
+        self.vector, self.length, self.ctx = first.vector, first.length, first.ctx
+        self.texture = first.texture
+        self._fbo = first.ctx.framebuffer(color_attachments=[s.texture for s in streams])
+
+    def release(self) -> None:
+        from .context import park
+
+        fbo, self._fbo, self.texture = self._fbo, None, None
+        if fbo is not None:
+            park(self.ctx)          # never leave a deleted framebuffer bound (moderngl rebinds it)
+            fbo.release()
+
+    def __del__(self):
+        pass
 
 
 class NotReplayable(ValueError):

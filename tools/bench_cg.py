@@ -5,6 +5,18 @@ pass, ``plan=False``), beside scipy's float32 cg on one thread and cupyx's cg wh
     python tools/bench_cg.py                 # Poisson 256^2 and 512^2
     python tools/bench_cg.py --sizes 128 --host
     python tools/bench_cg.py --check-every 1 4 8 16 32 64     # the fast preset's read-back interval
+    python tools/bench_cg.py --sizes 512 --profile            # GPU time of each kernel an iteration
+    python tools/bench_cg.py --sizes 512 --profile fast paper
+
+``--profile [PRESET ...]`` (default: fast) prints, per kernel of one iteration, the passes, the
+fragments, the GPU time (each pass inside a GL timer query, GL_TIME_ELAPSED, by gpgpu.counters)
+and the fraction of the fill limit that is: the time the fill limit (``--fill-r32f``, 13.3
+Gfragments/s for an R32F target, ``--fill-rgba32f``, 3.4 for RGBA32F, the NVIDIA H100's as
+``python -m gpgpu bench`` measured it; a pass of two render targets writes two) would take for
+those fragments over the GPU time. The passes an iteration are the difference between a
+solve of 48 iterations and one of 16 (both stop at maxiter, unconverged), divided by 32, for
+each kernel and target shape; the GPU time of such a pass is the median over the solve of 48.
+The timer queries cost: the sum of the GPU times can exceed an iteration's wall time without.
 
 b is standard normal (seed n), rtol 1e-5, as ``experiments.cg.convergence``. Each solve runs
 once to warm up (programs compiled, pools filled) and then ``--repeat`` times; the median wall
@@ -88,6 +100,61 @@ def host_per_pass(A, b, kw, ppi: float, short: int = 32, long: int = 352) -> flo
     return 1e6 * (t1 - t0) / (ppi * (long - short))
 
 
+def profile(A, b, kw, rate1: float, rate4: float, short: int = 16, long: int = 48) -> str:
+    """Per kernel of one iteration: passes, fragments, GPU microseconds (timer queries) and the
+    fraction of the fill limit (see the module docstring)."""
+    outputs = {}
+    measure = counters.Counter.measure
+
+    def noting(self, kernel, primitive, target, texels, render, inputs=None, uniforms=None):
+        outputs[kernel.label] = (target.components, len(getattr(target, "streams", (target,))))
+        return measure(self, kernel, primitive, target, texels, render, inputs, uniforms)
+
+    runs = []
+    counters.Counter.measure = noting
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gpgpu.cg(A, b, rtol=0.0, maxiter=short, **kw)       # warm-up: programs compiled, pools filled
+            for m in (short, long):
+                with counters.count(time=True, trace=True) as c:
+                    gpgpu.cg(A, b, rtol=0.0, maxiter=m, **kw)
+                runs.append(c.trace)
+    finally:
+        counters.Counter.measure = measure
+    # passes an iteration of each (kernel, target shape): exact, from the difference of the runs;
+    # its GPU time a pass: the median over the long run's passes (robust to a disturbed pass)
+    counts = [{}, {}]
+    times, frags = {}, {}
+    for i, trace in enumerate(runs):
+        for p in trace:
+            key = (p.kernel, p.target)
+            counts[i][key] = counts[i].get(key, 0) + 1
+            if i == 1:
+                times.setdefault(key, []).append(p.gpu_ns)
+                frags[key] = p.fragments
+    its = long - short
+    per_kernel = {}
+    for key, n1 in counts[1].items():
+        passes = (n1 - counts[0].get(key, 0)) / its
+        if passes <= 0:
+            continue
+        us = passes * statistics.median(times[key]) / 1e3
+        comps, outs = outputs.get(key[0], (1, 1))
+        limit_us = 1e6 * passes * frags[key] * outs / (rate4 if comps == 4 else rate1)
+        row = per_kernel.setdefault(key[0], [0.0, 0.0, 0.0, 0.0])
+        for j, v in enumerate((passes, passes * frags[key], us, limit_us)):
+            row[j] += v
+    rows = sorted(((v[2], k, *v[:2], v[3]) for k, v in per_kernel.items()), reverse=True)
+    total = [sum(r[i] for r in rows) if i != 1 else "iteration" for i in range(5)]
+    lines = [f"  {'kernel':28s} {'passes':>7s} {'fragments':>11s} {'GPU us':>8s} {'us/pass':>8s} "
+             f"{'fill-limit us':>13s} {'of limit':>8s}"]
+    for us, k, passes, fr, limit_us in rows + [tuple(total)]:
+        lines.append(f"  {k:28s} {passes:7.2f} {fr:11.0f} {us:8.1f} {us / passes:8.2f} {limit_us:13.1f} "
+                     f"{limit_us / us if us > 0 else float('nan'):8.1%}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[256, 512], help="grid sides k (n = k^2)")
@@ -95,7 +162,23 @@ def main(argv=None):
     ap.add_argument("--host", action="store_true", help="also Python's cost a pass (draws made no-ops)")
     ap.add_argument("--check-every", type=int, nargs="*", default=None,
                     help="also the fast preset with these read-back intervals")
+    ap.add_argument("--profile", nargs="*", default=None, metavar="PRESET",
+                    help="GPU time per kernel of one iteration of these presets (default: fast), nothing else")
+    ap.add_argument("--fill-r32f", type=float, default=13.3e9, help="fill limit, R32F fragments/s (H100)")
+    ap.add_argument("--fill-rgba32f", type=float, default=3.4e9, help="fill limit, RGBA32F fragments/s (H100)")
     args = ap.parse_args(argv)
+    if args.profile is not None:
+        print(f"renderer: {gpgpu.get_context().info.get('GL_RENDERER', '?')}")
+        from gpgpu.context import has_timer_query
+        if not has_timer_query():
+            print("no GL timer queries on this renderer: GPU times read 0")
+        for side in args.sizes:
+            A = poisson2d(side)
+            b = np.random.default_rng(side).standard_normal(A.shape[0])
+            for preset in args.profile or ["fast"]:
+                print(f"\n2-D Poisson {side}^2 (n = {A.shape[0]}), preset {preset!r}: one iteration")
+                print(profile(A, b, dict(preset=preset), args.fill_r32f, args.fill_rgba32f), flush=True)
+        return
     configs = [("paper", dict(preset="paper")), ("robust", dict(preset="robust")),
                ("robust, no plan", dict(preset="robust", plan=False)), ("fast", dict(preset="fast")),
                ("fast, no plan", dict(preset="fast", plan=False))]
@@ -135,8 +218,12 @@ def main(argv=None):
 
                 def cupy_cg():
                     cits[0] = 0
-                    x, info = cspla.cg(Ac, bc, tol=RTOL, maxiter=10 * n,
-                                       callback=lambda xk: cits.__setitem__(0, cits[0] + 1))
+                    count = lambda xk: cits.__setitem__(0, cits[0] + 1)  # noqa: E731
+                    try:      # cupy's cg takes rtol (and atol) as scipy >= 1.12; older ones tol
+                        x, info = cspla.cg(Ac, bc, rtol=RTOL, maxiter=10 * n, callback=count)
+                    except TypeError:
+                        cits[0] = 0
+                        x, info = cspla.cg(Ac, bc, tol=RTOL, maxiter=10 * n, callback=count)
                     cupy.cuda.Device().synchronize()
                     return x, info
                 t, (x, info) = median_time(cupy_cg, args.repeat)
