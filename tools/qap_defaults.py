@@ -1,0 +1,47 @@
+"""Solve QAPLIB's nug LP relaxations with the matrix-free method's defaults and compare with HiGHS.
+
+    python tools/qap_defaults.py nug12 nug15 --backend gpu        # eps 1e-6, no other option
+
+Prints, per problem: status, objective, relative difference to HiGHS's objective (the values
+in experiments.mfipm.common.HIGHS_QAP), IPM and PCG iterations, wall time and the renderer.
+This is the check of the issue "002's solver solves 002's problems with its defaults".
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("problems", nargs="+", help="nug12, nug15, nug20, nug30")
+    ap.add_argument("--backend", default="gpu", choices=("gpu", "numpy64"))
+    ap.add_argument("--preset", default=None, help="a preset of gpgpu.lp.solve (default: solve's own)")
+    args = ap.parse_args(argv)
+
+    from experiments.mfipm.common import HIGHS_QAP
+    from gpgpu.lp import solve
+    from gpgpu.lp.qap import qap_lp, qaplib_dir
+
+    if args.backend == "gpu":
+        import gpgpu
+        print(f"renderer: {gpgpu.context.get().info['GL_RENDERER']}", flush=True)
+    for name in args.problems:
+        p = qap_lp(qaplib_dir() / f"{name}.dat")
+        extra = {"preset": args.preset} if args.preset else {}
+        t = time.perf_counter()
+        r = solve(p, method="matrix-free", backend=args.backend, **extra)
+        dt = time.perf_counter() - t
+        ref = HIGHS_QAP[name]
+        print(f"{name} ({p.A.shape[0]} x {p.A.shape[1]}) {args.backend}: {r.status}, objective {r.objective!r}, "
+              f"{abs(r.objective - ref) / abs(ref):.2e} from HiGHS, {r.iterations} iterations, "
+              f"{getattr(r, 'pcg_iterations', '?')} PCG iterations, {dt:.1f} s; {r.message}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
