@@ -29,7 +29,7 @@ def main(argv=None) -> int:
 
     if args.backend == "gpu":
         import gpgpu
-        print(f"renderer: {gpgpu.context.get().info['GL_RENDERER']}", flush=True)
+        print(f"renderer: {gpgpu.context.get_context().info['GL_RENDERER']}", flush=True)
     for name in args.problems:
         p = qap_lp(qaplib_dir() / f"{name}.dat")
         extra = {"preset": args.preset} if args.preset else {}
