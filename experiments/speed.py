@@ -38,7 +38,8 @@ the GPU 1.1-3.9x faster than the CPU over whole IPM solves):
   thread) and cuSPARSE CSR through cupyx where importable. Each product is timed in a batch of
   ``SPMV_BATCH`` between two ``finish()`` (the pipeline's rate, as cuSPARSE's between two
   synchronizations), median of the repeats;
-* PCG of the matrix-free IPM on ``--pcg-problems`` (nug12, nug20, nug30 on a GPU) for a fixed
+* PCG of the matrix-free IPM on ``--pcg-problems`` (nug12, nug20, nug30 on a GPU; the Gruca-like
+  stand-in of 256 rows on a software renderer) for a fixed
   budget (``--pcg-ipm-iterations`` 3 interior point iterations, ``--pcg-maxiter`` 100 PCG
   iterations a solve): the gpu back end with its iterations from plans and fan sums (and 002's
   pairwise sums), and numpy64 with BLAS on one thread; time a PCG iteration = the solve's PCG
@@ -398,7 +399,7 @@ def _sparse_defaults(ctx) -> dict:
             "spmv_problems": o.get("spmv_problems") if o.get("spmv_problems") is not None else
             (["nug12"] if sw else ["nug30"]),
             "pcg_problems": o.get("pcg_problems") if o.get("pcg_problems") is not None else
-            (["nug12"] if sw else ["nug12", "nug20", "nug30"])}
+            (["gruca_like_256"] if sw else ["nug12", "nug20", "nug30"])}
 
 
 def run(ctx):
@@ -654,7 +655,7 @@ EXPERIMENT = Experiment(
                                      "(default: nug30 on a GPU, nug12 on a software renderer; 'none' for none)"}),
         ("--pcg-problems", {"type": name_list, "default": None,
                             "help": "PCG of the matrix-free IPM on these LPs (default: nug12,nug20,nug30 on a GPU, "
-                                    "nug12 on a software renderer; 'none' for none)"}),
+                                    "gruca_like_256 on a software renderer, where nug12 takes a minute; 'none' for none)"}),
         ("--pcg-ipm-iterations", {"type": positive_int, "default": 3,
                                   "help": "interior point iterations of each timed PCG solve (default: 3)"}),
         ("--pcg-maxiter", {"type": positive_int, "default": 100,
