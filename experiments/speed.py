@@ -21,13 +21,45 @@ an untimed run), the passes, fragments per second over the whole factorization, 
 as a fraction of the fill limit ``python -m gpgpu bench`` measures on the same GPU
 (``gpgpu.bench.fill_limit(1)``). Every factor's relative residual is computed in float64 after
 the timing. Nothing here is asserted in tests; the report states what was measured.
+
+The sparse half (``--parts``: ``dense``, ``sparse`` or its pieces ``cg``, ``spmv``, ``pcg``;
+default both halves), against the goals of the sparse solvers (beyond the papers; 002 found
+the GPU 1.1-3.9x faster than the CPU over whole IPM solves):
+
+* CG on 2-D Poisson k² (``--cg-sizes`` k; b standard normal, seed k; rtol 1e-5): ``gpgpu.cg``
+  with the presets "paper" (003 as printed: pyramid sums, ||r|| read back every iteration) and
+  "fast" (fan sums, read-backs every 16 iterations), scipy's float32 cg with BLAS on one thread
+  and on all cores (threadpoolctl), and ``cupyx.scipy.sparse.linalg.cg`` (cuSPARSE) where cupy
+  imports and finds a CUDA device. Each row: the median total time, the iterations, the time an
+  iteration and the true relative residual ||b - A x|| / ||b|| in float64; the GPU rows also
+  the passes and the bytes written an iteration (:func:`experiments.sparse_timing.cg_per_iteration`);
+* y = A x on Poisson k² (``--spmv-sizes``) and on the LP matrices of ``--spmv-problems`` (nug30 on
+  a GPU): ``SparseStream`` in ELLPACK and packed, scipy CSR (float32; its product runs on one
+  thread) and cuSPARSE CSR through cupyx where importable. Each product is timed in a batch of
+  ``SPMV_BATCH`` between two ``finish()`` (the pipeline's rate, as cuSPARSE's between two
+  synchronizations), median of the repeats;
+* PCG of the matrix-free IPM on ``--pcg-problems`` (nug12, nug20, nug30 on a GPU; the Gruca-like
+  stand-in of 256 rows on a software renderer) for a fixed
+  budget (``--pcg-ipm-iterations`` 3 interior point iterations, ``--pcg-maxiter`` 100 PCG
+  iterations a solve): the gpu back end with its iterations from plans and fan sums (and 002's
+  pairwise sums), and numpy64 with BLAS on one thread; time a PCG iteration = the solve's PCG
+  time over its PCG iterations (:func:`experiments.sparse_timing.timed_ipm_solve`).
+
+A GPU row's ``fill_fraction`` is the time the fill limit would take to write the bytes the row
+writes an iteration (or a product) over the time measured: bytes written / (4 bytes x
+``gpgpu.bench.fill_limit(1)``, an R32F target's fragments a second) / seconds. The claims
+state the goals with the figures, "met", "missed" or "not measured" (a row absent, e.g. no
+cupy, or a size not run).
 """
 from __future__ import annotations
+
+import argparse
+import os
 
 import numpy as np
 
 from experiments.common import cholesky_gpu, general_matrix, spd_matrix, upload_lower
-from experiments.harness import Claim, Experiment, counted, line_plot, release, timed
+from experiments.harness import Claim, Experiment, counted, line_plot, positive_int, release, size_list, timed
 from gpgpu import Stream
 from gpgpu.blocked import blocked_cholesky
 from gpgpu.lu import lu_factor
@@ -54,6 +86,44 @@ SGETC2_MAX = 2048
 #: full pivoting searches the whole trailing submatrix at every step: 32 s at n = 2048 on the
 #: H200 (measured), so larger sizes are left out (as sgetc2's)
 FULL_MAX = 2048
+
+
+SPARSE_ROWS = {
+    "cg_paper": "CG, preset paper (faithful, 003)", "cg_fast": "CG, preset fast (beyond)",
+    "scipy_cg_1t": "scipy float32 cg, 1 thread (CPU)", "scipy_cg_threads": "scipy float32 cg, all threads (CPU)",
+    "cupyx_cg": "cupyx cg (cuSPARSE)",
+    "spmv_ellpack": "y = A x, ELLPACK", "spmv_packed": "y = A x, packed (beyond)",
+    "scipy_csr": "y = A x, scipy CSR (CPU, 1 thread)", "cusparse_csr": "y = A x, cuSPARSE CSR (cupyx)",
+    "pcg_gpu_fan": "PCG, GPU, planned, fan sums (beyond)", "pcg_gpu_pingpong": "PCG, GPU, planned, 002's sums",
+    "pcg_numpy64": "PCG, numpy64 (CPU, 1 thread)",
+}
+PARTS = ("dense", "cg", "spmv", "pcg")
+CG_RTOL = 1e-5
+#: products timed back to back between two finish() calls (the pipeline's rate)
+SPMV_BATCH = 20
+#: the claims' sizes (the issue's goals)
+CG_CLAIM_K = 512
+
+
+def part_list(text: str) -> tuple:
+    """argparse type for --parts: comma-separated dense, sparse (= cg, spmv, pcg), cg, spmv, pcg."""
+    out = []
+    for t in (v.strip().lower() for v in text.split(",") if v.strip()):
+        if t == "sparse":
+            out += ["cg", "spmv", "pcg"]
+        elif t in PARTS:
+            out.append(t)
+        else:
+            raise argparse.ArgumentTypeError(f"unknown part {t!r}: give comma-separated parts among dense, sparse "
+                                             f"(or its pieces cg, spmv, pcg), e.g. --parts dense,sparse")
+    if not out:
+        raise argparse.ArgumentTypeError("expected comma-separated parts, e.g. --parts dense,sparse")
+    return tuple(p for p in PARTS if p in out)
+
+
+def name_list(text: str) -> list:
+    """Comma-separated problem names; 'none' for none."""
+    return [] if text.strip().lower() == "none" else [t.strip() for t in text.split(",") if t.strip()]
 
 
 def _flops(algorithm: str, n: int) -> float:
@@ -168,21 +238,212 @@ def _cuda_rows(n, repeat):
     return rows
 
 
+def _fill(row: dict, written: float, seconds: float, limit: float) -> dict:
+    """The row's bytes written (an iteration or a product) and their time at the fill limit over
+    the time measured (module notes)."""
+    row["written_bytes"] = written
+    row["fill_fraction"] = written / (4 * limit) / seconds if limit and seconds > 0 else None
+    return row
+
+
+def _poisson_system(k: int):
+    from experiments.cg.common import poisson2d
+
+    A = poisson2d(k)
+    return A, np.random.default_rng(k).standard_normal(A.shape[0])
+
+
+def _cg_rows(k, repeat, limit):
+    """CG on Poisson k²: gpgpu.cg's presets paper and fast, scipy float32 (1 thread and all),
+    cupyx where importable (module notes)."""
+    import scipy.sparse.linalg as spla
+
+    import gpgpu
+    from experiments.sparse_timing import blas_threads, cg_per_iteration, cupyx_cg
+
+    A, b = _poisson_system(k)
+    n, bn = A.shape[0], float(np.linalg.norm(b))
+    base = {"part": "cg", "problem": f"poisson{k}", "size": n, "nnz": A.nnz}
+    rows = []
+
+    def row(name, device, seconds, x, iterations, info, **extra):
+        r = dict(base, algorithm=name, device=device, seconds=seconds, iterations=iterations,
+                 seconds_per_iteration=seconds / max(iterations, 1), info=info,
+                 residual=float(np.linalg.norm(b - A @ np.asarray(x, dtype=np.float64)) / bn), **extra)
+        rows.append(r)
+        return r
+
+    for preset in ("paper", "fast"):
+        last = []
+        seconds = timed(lambda: gpgpu.cg(A, b, rtol=CG_RTOL, preset=preset), repeat, last.append)
+        res = last[-1]
+        per = cg_per_iteration(A, b, {"preset": preset}, iterations=res.iterations)
+        r = row(f"cg_{preset}", "gpu", seconds, res[0], res.iterations, int(res[1]),
+                passes_per_iteration=per["passes"], fragments_per_iteration=per["fragments"])
+        _fill(r, per["written"], r["seconds_per_iteration"], limit)
+    A32, b32 = A.astype(np.float32), b.astype(np.float32)
+    for name, threads in (("scipy_cg_1t", 1), ("scipy_cg_threads", os.cpu_count() or 1)):
+        context, label = blas_threads(threads)
+        last = []
+
+        def scipy32():
+            its = [0]
+
+            def count(xk):
+                its[0] += 1
+            x, info = spla.cg(A32, b32, rtol=CG_RTOL, maxiter=10 * n, callback=count)
+            return x, info, its[0]
+        with context:
+            seconds = timed(scipy32, repeat, last.append)
+        x, info, its = last[-1]
+        row(name, "cpu", seconds, x, its, int(info), threads=label)
+    solve = cupyx_cg(A32, b32, CG_RTOL, 10 * n)
+    if solve is not None:
+        last = []
+        seconds = timed(solve, max(3, repeat), last.append)
+        x, info, its = last[-1]
+        row("cupyx_cg", "cuda", seconds, x, its, info)
+    return rows
+
+
+def _spmv_rows(name, A, repeat, limit):
+    """y = A x: SparseStream ELLPACK and packed, scipy CSR float32, cuSPARSE where importable."""
+    import scipy.sparse as sp
+
+    from experiments.sparse_timing import WriteCounter, cusparse_product
+    from gpgpu import SparseStream, Stream, counters
+
+    A = sp.csr_matrix(A)
+    m, n = A.shape
+    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    want = A @ x.astype(np.float64)
+    scale = max(1e-30, float(np.abs(want).max()))
+    base = {"part": "spmv", "problem": name, "size": m, "nnz": A.nnz}
+    rows = []
+
+    def row(algorithm, device, seconds, y, **extra):
+        err = float(np.abs(np.asarray(y, dtype=np.float64).reshape(-1)[:m] - want).max() / scale)
+        r = dict(base, algorithm=algorithm, device=device, seconds=seconds, gnnz=A.nnz / seconds / 1e9,
+                 error=err, **extra)
+        rows.append(r)
+        return r
+
+    for fmt in ("ellpack", "packed"):
+        S = SparseStream.from_scipy(A, format=fmt)
+        xs, ys = Stream.vector_of(n, data=x), Stream.vector_of(m)
+        try:
+            def batch():
+                for _ in range(SPMV_BATCH):
+                    S.matvec(xs, out=ys)
+            seconds = timed(batch, repeat) / SPMV_BATCH
+            with counters.activated(WriteCounter(time=False, keep_trace=False)) as c:
+                S.matvec(xs, out=ys)
+            r = row(f"spmv_{fmt}", "gpu", seconds, ys.to_array(), passes=c.passes(), fragments=c.fragments())
+            _fill(r, c.written(), seconds, limit)
+        finally:
+            xs.release(), ys.release(), S.release()
+    A32 = A.astype(np.float32)
+    out = []
+
+    def cpu_batch():
+        for _ in range(SPMV_BATCH):
+            y = A32 @ x
+        out.append(y)
+    row("scipy_csr", "cpu", timed(cpu_batch, repeat) / SPMV_BATCH, out[-1], threads="1")
+    cuda = cusparse_product(A32, x)
+    if cuda is not None:
+        seconds = timed(lambda: cuda(SPMV_BATCH), max(3, repeat)) / SPMV_BATCH
+        import cupy
+        row("cusparse_csr", "cuda", seconds, cupy.asnumpy(cuda(1)))
+    return rows
+
+
+PCG_RUNS = (("pcg_gpu_fan", "gpu", {"sums": "fan", "plan": True}),
+            ("pcg_gpu_pingpong", "gpu", {"sums": "pingpong", "plan": True}),
+            ("pcg_numpy64", "numpy64", {}))
+
+
+def _pcg_rows(name, p, ipm_iterations, pcg_maxiter, check, limit):
+    """PCG of the matrix-free IPM for a fixed budget: the gpu back end (planned; fan and
+    pairwise sums) and numpy64 on one thread (module notes)."""
+    from experiments.sparse_timing import blas_threads, pcg_per_iteration, timed_ipm_solve
+
+    rows = []
+    base = {"part": "pcg", "problem": name, "size": p.A.shape[0], "nnz": p.A.nnz}
+    for algorithm, backend, kw in PCG_RUNS:
+        if backend == "gpu":
+            kw = dict(kw, pcg_check=check)
+            r, wall = timed_ipm_solve(p, backend, ipm_iterations, pcg_maxiter, **kw)
+            per = pcg_per_iteration(p, kw["sums"], kw["plan"], check)
+            extra = {"passes_per_iteration": per["passes"], "fragments_per_iteration": per["fragments"]}
+        else:
+            context, label = blas_threads(1)
+            with context:
+                r, wall = timed_ipm_solve(p, backend, ipm_iterations, pcg_maxiter)
+            extra, per = {"threads": label}, None
+        seconds = r.timers["pcg"]
+        row = dict(base, algorithm=algorithm, device="gpu" if backend == "gpu" else "cpu", seconds=seconds,
+                   iterations=r.pcg_iterations, ipm_iterations=r.iterations,
+                   seconds_per_iteration=seconds / max(r.pcg_iterations, 1), solve_seconds=wall, **extra)
+        if per is not None:
+            _fill(row, per["written"], row["seconds_per_iteration"], limit)
+        rows.append(row)
+    return rows
+
+
+def _sparse_defaults(ctx) -> dict:
+    o = ctx.options
+    sw = ctx.software
+    return {"cg": o.get("cg_sizes") or ([8, 16] if sw else [256, 512]),
+            "spmv": o.get("spmv_sizes") or ([32, 64] if sw else [512, 1024]),
+            "spmv_problems": o.get("spmv_problems") if o.get("spmv_problems") is not None else
+            (["nug12"] if sw else ["nug30"]),
+            "pcg_problems": o.get("pcg_problems") if o.get("pcg_problems") is not None else
+            (["gruca_like_256"] if sw else ["nug12", "nug20", "nug30"])}
+
+
 def run(ctx):
+    from experiments.sparse_timing import load_problem
     from gpgpu.bench import fill_limit
 
+    parts = ctx.options.get("parts") or PARTS
+    if isinstance(parts, str):
+        parts = part_list(parts)
     limit = fill_limit(1)
-    # compile every program once, untimed
-    _gpu_rows(8, 1, limit)
+    sparse = _sparse_defaults(ctx)
+    steps = [("dense", n) for n in (ctx.sizes if "dense" in parts else [])]
+    steps += [("cg", k) for k in (sparse["cg"] if "cg" in parts else [])]
+    steps += [("spmv", k) for k in (sparse["spmv"] if "spmv" in parts else [])]
+    steps += [("spmv", name) for name in (sparse["spmv_problems"] if "spmv" in parts else [])]
+    steps += [("pcg", name) for name in (sparse["pcg_problems"] if "pcg" in parts else [])]
+    if "dense" in parts:
+        _gpu_rows(8, 1, limit)             # compile every program once, untimed
+    ipm_its, pcg_maxiter = ctx.options.get("pcg_ipm_iterations") or 3, ctx.options.get("pcg_maxiter") or 100
+    check = ctx.options.get("pcg_check") or 8
     rows = []
-    for n in ctx.steps(ctx.sizes):
-        rows += _gpu_rows(n, ctx.repeat, limit)
-        rows += _cpu_rows(n, ctx.repeat)
-        rows += _cuda_rows(n, ctx.repeat)
-        ctx.progress(f"n={n}: " + ", ".join(f"{r['algorithm']} {r['seconds']:.3g} s" for r in rows if r["n"] == n))
+    for part, key in ctx.steps(steps, unit="step"):
+        if part == "dense":
+            new = _gpu_rows(key, ctx.repeat, limit) + _cpu_rows(key, ctx.repeat) + _cuda_rows(key, ctx.repeat)
+            for r in new:
+                r["part"] = "dense"
+            label = f"n={key}"
+        elif part == "cg":
+            new, label = _cg_rows(key, ctx.repeat, limit), f"CG poisson{key}"
+        elif part == "spmv" and isinstance(key, int):
+            new, label = _spmv_rows(f"poisson{key}", _poisson_system(key)[0], ctx.repeat, limit), f"SpMV poisson{key}"
+        elif part == "spmv":
+            new, label = _spmv_rows(key, load_problem(key).A, ctx.repeat, limit), f"SpMV {key}"
+        else:
+            new, label = _pcg_rows(key, load_problem(key), ipm_its, pcg_maxiter, check, limit), f"PCG {key}"
+        rows += new
+        ctx.progress(f"{label}: " + ", ".join(f"{r['algorithm']} {r['seconds']:.3g} s" for r in new))
     for r in rows:
         r["fill_limit"] = limit
-    return rows, claims(rows, ctx.sizes, limit)
+    dense = [r for r in rows if r.get("part") == "dense"]
+    out = claims(dense, ctx.sizes, limit) if dense else []
+    if any(p in parts for p in ("cg", "spmv", "pcg")):
+        out += sparse_claims(rows, parts)
+    return rows, out
 
 
 def claims(rows, sizes, limit):
@@ -224,8 +485,143 @@ def claims(rows, sizes, limit):
     return out
 
 
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "missed"
+
+
+def sparse_claims(rows, parts=PARTS) -> list:
+    """The sparse solvers' goals (beyond the papers) with the figures measured: "met", "missed",
+    or "not measured" where a row is absent (no cupy, a size or problem not run)."""
+    def get(part, problem, algorithm):
+        return next((r for r in rows if r.get("part") == part and r.get("problem") == problem
+                     and r.get("algorithm") == algorithm), None)
+
+    out = []
+    if "cg" in parts:
+        ks = sorted(int(r["problem"][len("poisson"):]) for r in rows
+                    if r.get("part") == "cg" and r.get("algorithm") == "cg_paper")
+        k = CG_CLAIM_K if CG_CLAIM_K in ks else (ks[-1] if ks else None)
+        at = "" if k == CG_CLAIM_K else f" (the goal is at {CG_CLAIM_K}²)"
+        prob = f"poisson{k}"
+        cupyx = get("cg", prob, "cupyx_cg")
+        for preset, goal in (("fast", 1.0), ("paper", 2.0)):
+            mine = get("cg", prob, f"cg_{preset}")
+            text = f"CG, preset {preset} / cupyx CG total time, Poisson {CG_CLAIM_K}²"
+            paper = f"goal (beyond the papers): <= {goal:g}"
+            if mine is None or cupyx is None:
+                why = "no CG rows" if k is None else ("cupyx not importable" if cupyx is None else "no row")
+                out.append(Claim(text, paper, f"not measured ({why})"))
+                continue
+            ratio = mine["seconds"] / cupyx["seconds"]
+            out.append(Claim(text, paper, f"{_verdict(ratio <= goal)}: {mine['seconds']:.3g} s / "
+                             f"{cupyx['seconds']:.3g} s = {ratio:.2f} at {k}²{at} ({mine['iterations']} and "
+                             f"{cupyx['iterations']} iterations)", "median wall time of whole solves, rtol 1e-5"))
+        sci = get("cg", prob, "scipy_cg_1t")
+        text = "CG iterations / scipy float32 cg's, presets paper and fast"
+        paper = "goal (beyond the papers): within 2 %"
+        if sci is None or k is None:
+            out.append(Claim(text, paper, "not measured (no CG rows)"))
+        else:
+            figs, ok = [], True
+            for preset in ("paper", "fast"):
+                mine = get("cg", prob, f"cg_{preset}")
+                if mine is None:
+                    continue
+                dev = mine["iterations"] / max(sci["iterations"], 1) - 1
+                ok &= abs(dev) <= 0.02
+                figs.append(f"{preset} {mine['iterations']} ({dev:+.1%}, true residual {mine['residual']:.2e})")
+            out.append(Claim(text, paper, f"{_verdict(ok)}: " + ", ".join(figs) + f" against scipy's "
+                             f"{sci['iterations']} (true residual {sci['residual']:.2e}) at {k}²{at}",
+                             "true residual ||b - A x|| / ||b|| in float64"))
+        sci_t = get("cg", prob, "scipy_cg_threads")
+        for algorithm in ("cg_fast", "cg_paper"):
+            mine = get("cg", prob, algorithm)
+            if mine is None or sci is None:
+                continue
+            cpu = f"{1e3 * sci['seconds_per_iteration']:.3g} ms (1 thread)"
+            if sci_t is not None:
+                cpu += f", {1e3 * sci_t['seconds_per_iteration']:.3g} ms (all threads)"
+            fill = mine.get("fill_fraction")
+            out.append(Claim(f"CG, preset {algorithm[3:]}: time an iteration against scipy float32 cg",
+                             "no figure (beyond the papers)",
+                             f"{1e3 * mine['seconds_per_iteration']:.3g} ms against {cpu} at {k}²; "
+                             f"{mine['passes_per_iteration']:.1f} passes an iteration"
+                             + (f", {fill:.1%} of the fill limit" if fill is not None else ""),
+                             "bytes written an iteration / (4 B x gpgpu.bench.fill_limit(1)) / its time"))
+    if "spmv" in parts:
+        text = "y = A x on nug30's A / cuSPARSE CSR time"
+        paper = "goal (beyond the papers): <= 2"
+        cus = get("spmv", "nug30", "cusparse_csr")
+        mine = {f: get("spmv", "nug30", f"spmv_{f}") for f in ("ellpack", "packed")}
+        mine = {f: r for f, r in mine.items() if r is not None}
+        if cus is None or not mine:
+            why = "nug30 not run" if not mine else "cupyx not importable"
+            out.append(Claim(text, paper, f"not measured ({why})"))
+        else:
+            best = min(r["seconds"] for r in mine.values())
+            out.append(Claim(text, paper, f"{_verdict(best / cus['seconds'] <= 2)}: " + ", ".join(
+                f"{f} {1e3 * r['seconds']:.3g} ms ({r['seconds'] / cus['seconds']:.2f}, "
+                f"{r['fill_fraction']:.1%} of the fill limit)" for f, r in mine.items())
+                + f" against cuSPARSE's {1e3 * cus['seconds']:.3g} ms",
+                f"products timed {SPMV_BATCH} back to back between two synchronizations, median"))
+    if "pcg" in parts:
+        for problem, goal in (("nug20", 1.0), ("nug30", 2.0)):
+            text = f"PCG of the matrix-free IPM, numpy64 (1 thread) / GPU time a PCG iteration, {problem}"
+            paper = (f"goal (beyond the papers): > 1 (002: the GPU 1.1-3.9x faster over whole solves)" if goal == 1
+                     else "goal (beyond the papers): >= 2")
+            cpu, gpu = get("pcg", problem, "pcg_numpy64"), get("pcg", problem, "pcg_gpu_fan")
+            if cpu is None or gpu is None:
+                out.append(Claim(text, paper, f"not measured ({problem} not run)"))
+                continue
+            ratio = cpu["seconds_per_iteration"] / gpu["seconds_per_iteration"]
+            pp = get("pcg", problem, "pcg_gpu_pingpong")
+            ok = ratio > goal if goal == 1 else ratio >= goal
+            ms_gpu, ms_cpu = 1e3 * gpu["seconds_per_iteration"], 1e3 * cpu["seconds_per_iteration"]
+            out.append(Claim(text, paper, f"{_verdict(ok)}: {ratio:.2f} with fan sums ({ms_gpu:.3g} ms against "
+                             f"{ms_cpu:.3g} ms"
+                             + (f"; 002's sums {cpu['seconds_per_iteration'] / pp['seconds_per_iteration']:.2f}"
+                                if pp else "") + ")",
+                             "the solves' PCG time over their PCG iterations, a fixed budget"))
+    return out
+
+
+def _bars(ax, rows, title):
+    """Time an iteration (or a product) per problem, a bar per algorithm, log scale."""
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    algorithms = list(dict.fromkeys(r["algorithm"] for r in rows))
+    width = 0.8 / max(len(algorithms), 1)
+    for j, a in enumerate(algorithms):
+        xs, ys = [], []
+        for i, p in enumerate(problems):
+            r = next((r for r in rows if r["problem"] == p and r["algorithm"] == a), None)
+            if r is not None:
+                xs.append(i + j * width)
+                ys.append(r.get("seconds_per_iteration", r["seconds"]))
+        ax.bar(xs, ys, width, label=SPARSE_ROWS.get(a, a))
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(problems))], problems, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6)
+
+
 def plot(rows, fig, renderer):
-    ax1, ax2 = fig.subplots(1, 2)
+    sparse = [r for r in rows if r.get("part") in ("cg", "spmv", "pcg")]
+    rows = [r for r in rows if r.get("part", "dense") == "dense"]
+    if sparse:
+        if rows:
+            (ax1, ax2), (ax3, ax4) = fig.subplots(2, 2)
+        else:
+            ax3, ax4 = fig.subplots(1, 2)
+        iterative = [r for r in sparse if r["part"] in ("cg", "pcg")]
+        if iterative:
+            _bars(ax3, iterative, "CG and PCG: time an iteration (s)")
+        spmv = [r for r in sparse if r["part"] == "spmv"]
+        if spmv:
+            _bars(ax4, spmv, "y = A x: time a product (s)")
+        if not rows:
+            return
+    else:
+        ax1, ax2 = fig.subplots(1, 2)
     labels = {**GPU_ROWS, **CPU_ROWS, **CUDA_ROWS}
     line_plot(rows, ax1, "n", "seconds", "algorithm", labels)
     ax1.set_xlabel("n")
@@ -243,7 +639,30 @@ EXPERIMENT = Experiment(
     name="speed", title="Factorizations against the fill limit, LAPACK and cuSOLVER",
     paper="beyond the papers",
     sizes_software=[64, 128], sizes_gpu=[1024, 2048, 4096, 8192],
-    run=run, plot=plot, repeat_software=3, repeat_gpu=3)
+    run=run, plot=plot, repeat_software=3, repeat_gpu=3,
+    arguments=[
+        ("--parts", {"type": part_list, "default": None,
+                     "help": "what to run: comma-separated dense, sparse (or its pieces cg, spmv, pcg); "
+                             "default: dense,sparse"}),
+        ("--cg-sizes", {"type": size_list, "default": None,
+                        "help": "CG on 2-D Poisson k²: the sides k (default: 256,512 on a GPU, 8,16 on a software "
+                                "renderer)"}),
+        ("--spmv-sizes", {"type": size_list, "default": None,
+                          "help": "y = A x on 2-D Poisson k²: the sides k (default: 512,1024 on a GPU, 32,64 on a "
+                                  "software renderer)"}),
+        ("--spmv-problems", {"type": name_list, "default": None,
+                             "help": "y = A x on these LPs' A: QAPLIB names, gruca_like_N or MPS files "
+                                     "(default: nug30 on a GPU, nug12 on a software renderer; 'none' for none)"}),
+        ("--pcg-problems", {"type": name_list, "default": None,
+                            "help": "PCG of the matrix-free IPM on these LPs (default: nug12,nug20,nug30 on a GPU, "
+                                    "gruca_like_256 on a software renderer, where nug12 takes a minute; 'none' for none)"}),
+        ("--pcg-ipm-iterations", {"type": positive_int, "default": 3,
+                                  "help": "interior point iterations of each timed PCG solve (default: 3)"}),
+        ("--pcg-maxiter", {"type": positive_int, "default": 100,
+                           "help": "PCG iterations a solve at most (default: 100)"}),
+        ("--pcg-check", {"type": positive_int, "default": 8,
+                         "help": "the GPU's PCG reads its scalars back every this many iterations (default: 8)"}),
+    ])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())

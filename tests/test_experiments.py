@@ -170,8 +170,9 @@ def test_netlib_experiment_runs_every_back_end_on_two_problems(tmp_path):
 def test_speed_experiment_rows_and_claims(tmp_path):
     from experiments.speed import EXPERIMENT as SPEED, GPU_ROWS
 
-    o = SPEED.execute(sizes=[16, 32], repeat=1, out=tmp_path, quiet=True)
+    o = SPEED.execute(sizes=[16, 32], repeat=1, out=tmp_path, quiet=True, parts="dense")
     rows = read_csv(tmp_path / "speed.csv")
+    assert {r["part"] for r in rows} == {"dense"}                   # --parts dense: no sparse rows
     for n in (16, 32):
         got = {r["algorithm"] for r in rows if int(r["n"]) == n}
         assert set(GPU_ROWS) | {"spotrf", "sgetrf", "sgetc2"} <= got
@@ -187,6 +188,77 @@ def test_speed_experiment_rows_and_claims(tmp_path):
     assert int(by[32, "lu_partial_gpu"]["passes"]) < int(by[32, "lu_partial"]["passes"])
     assert any("pivot on the GPU" in c.text for c in o.claims)
     assert (tmp_path / "speed.png").read_bytes()[:8] == PNG
+
+
+def test_speed_sparse_rows_against_scipy_and_claims_without_cupy(tmp_path, monkeypatch):
+    """The sparse half at tiny sizes: CG, SpMV and PCG rows, each answer checked against scipy
+    in float64, the GPU rows' passes and fill fractions, and the goals as claims; without cupy
+    (made unimportable here, whatever is installed) no CUDA rows and "not measured"."""
+    import numpy as np
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    from experiments.speed import EXPERIMENT as SPEED, SPARSE_ROWS
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    o = SPEED.execute(repeat=1, out=tmp_path, quiet=True, parts="sparse", cg_sizes=[8], spmv_sizes=[16],
+                      spmv_problems=["gruca_like_16"], pcg_problems=["gruca_like_64"], pcg_ipm_iterations=1,
+                      pcg_maxiter=10, pcg_check=2)
+    rows = read_csv(tmp_path / "speed.csv")
+    assert {r["part"] for r in rows} == {"cg", "spmv", "pcg"}          # no dense rows with --parts sparse
+    got = {(r["part"], r["problem"], r["algorithm"]) for r in rows}
+    assert got == {("cg", "poisson8", a) for a in ("cg_paper", "cg_fast", "scipy_cg_1t", "scipy_cg_threads")} \
+        | {("spmv", p, a) for p in ("poisson16", "gruca_like_16") for a in ("spmv_ellpack", "spmv_packed", "scipy_csr")} \
+        | {("pcg", "gruca_like_64", a) for a in ("pcg_gpu_fan", "pcg_gpu_pingpong", "pcg_numpy64")}
+    assert {a for _, _, a in got} <= set(SPARSE_ROWS)
+    # CG: scipy float64's own solve of the same system, the answers' true residuals
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(8, 8))
+    A = (sp.kron(sp.eye(8), T) + sp.kron(T, sp.eye(8))).tocsr()
+    b = np.random.default_rng(8).standard_normal(64)
+    x64, _ = spla.cg(A, b, rtol=1e-5)
+    ref = np.linalg.norm(b - A @ x64) / np.linalg.norm(b)
+    cg = {r["algorithm"]: r for r in rows if r["part"] == "cg"}
+    for name, r in cg.items():
+        assert int(r["info"]) == 0 and int(r["size"]) == 64 and int(r["nnz"]) == A.nnz
+        assert float(r["residual"]) < 2e-5 and ref < 1e-5                  # rtol 1e-5, float32 answers
+        assert float(r["seconds_per_iteration"]) == pytest.approx(float(r["seconds"]) / int(r["iterations"]))
+    for name in ("cg_paper", "cg_fast"):
+        assert abs(int(cg[name]["iterations"]) - int(cg["scipy_cg_1t"]["iterations"])) <= 2
+        assert float(cg[name]["passes_per_iteration"]) > 0 and int(float(cg[name]["written_bytes"])) > 0
+        assert 0 < float(cg[name]["fill_fraction"])
+    # the fan iteration draws fewer passes than 003's pyramid iteration
+    assert float(cg["cg_fast"]["passes_per_iteration"]) < float(cg["cg_paper"]["passes_per_iteration"])
+    for r in rows:
+        if r["part"] == "spmv":
+            assert float(r["error"]) < 1e-5, r                          # against scipy's float64 product
+            assert float(r["gnnz"]) == pytest.approx(int(r["nnz"]) / float(r["seconds"]) / 1e9, rel=1e-6)
+            if r["device"] == "gpu":
+                assert int(r["passes"]) >= 1 and 0 < float(r["fill_fraction"])
+    pcg = {r["algorithm"]: r for r in rows if r["part"] == "pcg"}
+    assert all(int(r["iterations"]) > 0 and int(r["ipm_iterations"]) == 1 for r in pcg.values())
+    assert 0 < float(pcg["pcg_gpu_fan"]["passes_per_iteration"]) < float(pcg["pcg_gpu_pingpong"]["passes_per_iteration"])
+    assert 0 < float(pcg["pcg_gpu_fan"]["fill_fraction"]) and pcg["pcg_numpy64"]["fill_fraction"] == ""
+    by = {c.text: c.measured for c in o.claims}
+    assert by["CG, preset fast / cupyx CG total time, Poisson 512²"] == "not measured (cupyx not importable)"
+    assert by["CG, preset paper / cupyx CG total time, Poisson 512²"] == "not measured (cupyx not importable)"
+    its = by["CG iterations / scipy float32 cg's, presets paper and fast"]
+    assert its.startswith(("met: ", "missed: ")) and "at 8² (the goal is at 512²)" in its
+    assert by["y = A x on nug30's A / cuSPARSE CSR time"].startswith("not measured")
+    for problem in ("nug20", "nug30"):
+        assert by[f"PCG of the matrix-free IPM, numpy64 (1 thread) / GPU time a PCG iteration, {problem}"] \
+            == f"not measured ({problem} not run)"
+    assert (tmp_path / "speed.png").read_bytes()[:8] == PNG
+
+
+def test_speed_parts_flag_names_the_choices():
+    from experiments.speed import EXPERIMENT as SPEED, part_list
+
+    assert part_list("dense,sparse") == ("dense", "cg", "spmv", "pcg") and part_list("pcg, cg") == ("cg", "pcg")
+    with pytest.raises(SystemExit):
+        SPEED.parser().parse_args(["--parts", "dense,sprase"])
+    import argparse
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown part 'sprase'.*dense, sparse.*--parts dense,sparse"):
+        part_list("dense,sprase")
 
 
 def test_table3_baseline_runs_without_the_threaded_driver_variable_gpgpu_set(monkeypatch, tmp_path):

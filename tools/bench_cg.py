@@ -45,6 +45,7 @@ import scipy.sparse.linalg as spla  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gpgpu  # noqa: E402
 from gpgpu import counters  # noqa: E402
+from experiments.sparse_timing import cg_passes_per_iteration as passes_per_iteration  # noqa: E402
 
 RTOL = 1e-5
 
@@ -62,16 +63,6 @@ def median_time(fn, repeat: int):
         out = fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), out
-
-
-def passes_per_iteration(A, b, kw) -> float:
-    counts = []
-    for m in (32, 64):
-        with counters.count(time=False, trace=False) as c, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gpgpu.cg(A, b, rtol=0.0, maxiter=m, **kw)
-        counts.append(c.passes())
-    return (counts[1] - counts[0]) / 32
 
 
 def host_per_pass(A, b, kw, ppi: float, short: int = 32, long: int = 352) -> float:

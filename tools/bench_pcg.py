@@ -22,51 +22,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")          # numpy64 on one thread (set before numpy loads)
 
-import numpy as np  # noqa: E402
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gpgpu import counters  # noqa: E402
-from gpgpu.lp import solve  # noqa: E402
-from gpgpu.lp.matrix_free import pcg  # noqa: E402
-from gpgpu.lp.matrix_free_gpu import GPUMatrixFree  # noqa: E402
+from experiments.sparse_timing import pcg_passes_per_iteration as passes_per_iteration  # noqa: E402
+from experiments.sparse_timing import timed_ipm_solve  # noqa: E402
 from gpgpu.lp.qap import qap_lp, qaplib_dir  # noqa: E402
 
 CONFIGS = [("gpu planned", "pingpong", True), ("gpu drawn", "pingpong", False),
            ("gpu planned", "fan", True), ("gpu drawn", "fan", False)]
 
 
-def passes_per_iteration(p, sums, plan, check, rank=100):
-    """Passes of one check window of PCG iterations on G_R = A A^T + 1e-2 I (theta = 1), P^-1 of
-    rank k: the passes of a solve of 3 windows less those of one of 2 (both stop at maxiter)."""
-    be = GPUMatrixFree(p, sums=sums, plan=plan, pcg_check=check)
-    try:
-        be.set_weights(np.ones(p.A.shape[1]), 1e-2)
-        be.build_preconditioner(rank)
-        b = be.vector(np.random.default_rng(0).standard_normal(p.A.shape[0]))
-        counts = []
-        for windows in (2, 3, 3):          # the first solve records the plans
-            with counters.count(time=False, trace=False) as c:
-                res = pcg(be, b, 0.0, windows * check)
-            be.free(res["x"])
-            counts.append((c.passes(), res["iterations"]))
-        (p2, i2), (p3, i3) = counts[0], counts[2]
-        return (p3 - p2) / max(i3 - i2, 1)
-    finally:
-        be.release()
-
-
 def timed_solve(p, backend, args, **kw):
-    solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=1, pcg_maxiter=args.pcg_maxiter, **kw)
-    t = time.perf_counter()
-    r = solve(p, method="matrix-free", backend=backend, eps=1e-8, max_iter=args.ipm_iterations,
-              pcg_maxiter=args.pcg_maxiter, **kw)
-    wall = time.perf_counter() - t
-    return r, wall
+    return timed_ipm_solve(p, backend, args.ipm_iterations, args.pcg_maxiter, **kw)
 
 
 def main(argv=None):
