@@ -349,7 +349,7 @@ def test_experiments_are_quiet_unless_verbose(tmp_path, capsys):
     assert len(captured.out.splitlines()) < 20 < len(o.rows)
     EXPERIMENT.execute(sizes=[8], repeat=1, out=tmp_path / "b", verbose=True)
     out = capsys.readouterr().out
-    assert "[cg_convergence] k=8 gpu_pyramid" in out
+    assert "[cg_convergence] k=8 gpu_corrigan_pyramid" in out
     assert len(out.splitlines()) > len(o.rows)
 
 
