@@ -41,7 +41,7 @@ REGISTRY = {
     "mfipm.table1": "002 Table 1: QAP and Gruca-like problem sizes, Cholesky fill of a direct IPM",
     "mfipm.table2": "002 Table 2: shares of the matrix-free IPM's time (PCG, P^-1, A x, A^T y)",
     "mfipm.table3": "002 Table 3: matrix-free IPM and SpMV time, CPU (numpy/scipy) vs GPU",
-    "speed": "beyond the papers: Cholesky and LU against the fill limit, LAPACK and cuSOLVER",
+    "speed": "beyond the papers: Cholesky, LU, CG, SpMV and PCG against the fill limit, the CPU and CUDA libraries",
 }
 
 #: the machines the papers measured on (each paper's own words): the report's header says it

@@ -636,7 +636,7 @@ def plot(rows, fig, renderer):
 
 
 EXPERIMENT = Experiment(
-    name="speed", title="Factorizations against the fill limit, LAPACK and cuSOLVER",
+    name="speed", title="Factorizations and the sparse half (CG, SpMV, PCG) against the fill limit, the CPU and CUDA libraries",
     paper="beyond the papers",
     sizes_software=[64, 128], sizes_gpu=[1024, 2048, 4096, 8192],
     run=run, plot=plot, repeat_software=3, repeat_gpu=3,
