@@ -258,14 +258,14 @@ class _Operator:
 
 def _gpu_scale(A) -> int:
     """The shift of a user's Stream or SparseStream A: 0 inside [2^-16, 2^16], else the exponent
-    of max|A| (one read-back of max|A|, reduced on the GPU)."""
+    of max|A| (a Stream: one read-back of max|A|, reduced on the GPU; a SparseStream: its
+    ``max_abs()``, taken at the upload, every format)."""
     if isinstance(A, SparseStream):
-        parts = [A._streams["values"]] + [A._streams[k] for k, used in (("C", A.kc), ("R", A.kr)) if used]
+        big = A.max_abs()
     else:
-        parts = [A]
-    maxima = [reduce_region(p, "absmax", strategy="pingpong", out=borrow(1, 1)) for p in parts]
-    big = max(_read(*maxima))
-    give_back(*maxima)
+        top = reduce_region(A, "absmax", strategy="pingpong", out=borrow(1, 1))
+        big = top.item()
+        give_back(top)
     if not big > 0:
         raise ValueError("cg: A is zero, so singular; conjugate gradients needs a symmetric positive "
                          "definite matrix")
@@ -666,7 +666,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         maxiter = 10 * n
     numpy_out = not isinstance(b, Stream)
     owned = []
-    readbacks = 0 if op.owned else 1          # max|A| of the user's Stream or SparseStream
+    readbacks = 1 if isinstance(A, Stream) else 0      # max|A| of the user's dense Stream
 
     def own(s):
         owned.append(s)
