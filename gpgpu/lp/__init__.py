@@ -97,12 +97,13 @@ PRESETS = {
     # stall, the matrix-free method's adaptive regularisation floor and PCG limit
     "robust": {"matrix-free": {"adaptive": True}},
     # robust plus every option that saves passes and keeps the answer (float32 rounding only:
-    # docs/guide/lp.md, docs/guide/matrix-free.md)
+    # docs/guide/lp.md, docs/guide/matrix-free.md); the matrix-free products in the packed
+    # format (beyond 002: two entries an RGBA texel, long rows in segments; gpgpu.sparse)
     "fast": {"mehrotra": {"correct_primal": True},
              "mehrotra/gpu": {"adat": "inner4", "substitution": "inverse", "pivot": "onepass",
                               "reductions": "fan", "fuse": True},
              "matrix-free": {"adaptive": True},
-             "matrix-free/gpu": {"sums": "fan"}},
+             "matrix-free/gpu": {"format": "packed", "sums": "fan"}},
 }
 
 
