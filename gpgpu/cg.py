@@ -81,7 +81,9 @@ is; this cg answers 1 there unless x0 meets the target). What the GPU cannot do 
 the reason: a LinearOperator A (the product runs as a fragment program over A's texture), a
 preconditioner that is not diagonal (it is applied by one element-wise product pass).
 Beyond scipy's arguments, ``preset="robust" | "paper" | "fast"`` picks the sums, the read-back
-interval and the convergence test together (see ``cg``'s docstring; an option given overrides).
+interval, the convergence test and the storage of a scipy.sparse A together (``format``: ELLPACK,
+paper 002's, or for "fast" the packed format, beyond the papers; see ``cg``'s docstring; an
+option given overrides).
 """
 from __future__ import annotations
 
@@ -160,6 +162,13 @@ PRESETS = {
     "robust": {"reduction": "pyramid", "check_every": 1, "verify": True},
     "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True},
 }
+#: The SparseStream format each preset puts a scipy.sparse A on the GPU in (``format=``
+#: overrides it): ELLPACK (paper 002's storage) for "paper" and "robust", packed (beyond the
+#: papers: two entries an RGBA texel, long rows in segments) for "fast".
+PRESET_FORMATS = {"paper": "ellpack", "robust": "ellpack", "fast": "packed"}
+#: the formats ``format=`` takes (a scipy.sparse A); the corrigan format of paper 003 sorts rows
+#: and columns (``sort=True``): build that SparseStream yourself and pass it
+SCIPY_FORMATS = ("ellpack", "tell", "packed", "split")
 
 #: A Stream or SparseStream A is scaled on the GPU (a pass a product) only when max|A| is
 #: outside [2^-16, 2^16]; a Stream b, x0 or M (one pass) when its max|.| is outside [2^-8, 2^8].
@@ -178,8 +187,9 @@ class CGResult(tuple):
     ``residual_norm`` (||b - A x|| of the answer, computed on the GPU in float32; for x0 = None
     and no iteration, ||b||), ``readbacks``, ``residuals`` (each ||r|| of the recurrence read back:
     the first, then one a check), ``restarts`` (the times the recurrence reached the target but
-    b - A x did not, and CG restarted from x) and ``stagnated`` (CG stopped because a restart did
-    not lower ||b - A x||: the target is below float32's reach)."""
+    b - A x did not, and CG restarted from x), ``stagnated`` (CG stopped because a restart did
+    not lower ||b - A x||: the target is below float32's reach) and ``format`` (the SparseStream
+    format A was multiplied in, None for a dense A)."""
 
     def __new__(cls, x, info, **extra):
         self = super().__new__(cls, (x, info))
@@ -258,14 +268,14 @@ class _Operator:
 
 def _gpu_scale(A) -> int:
     """The shift of a user's Stream or SparseStream A: 0 inside [2^-16, 2^16], else the exponent
-    of max|A| (one read-back of max|A|, reduced on the GPU)."""
+    of max|A| (a Stream: one read-back of max|A|, reduced on the GPU; a SparseStream: its
+    ``max_abs()``, taken at the upload, every format)."""
     if isinstance(A, SparseStream):
-        parts = [A._streams["values"]] + [A._streams[k] for k, used in (("C", A.kc), ("R", A.kr)) if used]
+        big = A.max_abs()
     else:
-        parts = [A]
-    maxima = [reduce_region(p, "absmax", strategy="pingpong", out=borrow(1, 1)) for p in parts]
-    big = max(_read(*maxima))
-    give_back(*maxima)
+        top = reduce_region(A, "absmax", strategy="pingpong", out=borrow(1, 1))
+        big = top.item()
+        give_back(top)
     if not big > 0:
         raise ValueError("cg: A is zero, so singular; conjugate gradients needs a symmetric positive "
                          "definite matrix")
@@ -278,7 +288,7 @@ def _gpu_scale(A) -> int:
     return e
 
 
-def _operator(A) -> _Operator:
+def _operator(A, format: str = "ellpack") -> _Operator:
     if isinstance(A, SparseStream):
         m, n = A.shape
         if m != n:
@@ -297,7 +307,7 @@ def _operator(A) -> _Operator:
         _check_square_symmetric(M)
         e = _exponent(float(abs(M.data).max()))
         M.data = np.ldexp(M.data, -e)                     # exact: 2^-e A, max |.| in [0.5, 1)
-        return _Operator(SparseStream.from_scipy(M, format="ellpack"), owned=True, exponent=e)
+        return _Operator(SparseStream.from_scipy(M, format=format), owned=True, exponent=e)
     check_array(A, "A", ndim=(2,))
     M = _as_csr(A)
     _check_square_symmetric(M)
@@ -506,7 +516,7 @@ def _numpy_vector(v, name: str):
 def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter: int | None = None,
        M=None, callback=None, tol: float | None = None, preset: str = "robust", check_every: int | None = None,
        reduction: str | None = None, recompute_every: int | None = None, verify: bool | None = None,
-       plan: bool = True) -> CGResult:
+       plan: bool = True, format: str | None = None) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
     Called as scipy.sparse.linalg.cg (scipy >= 1.14): ``x, info = cg(A, b, rtol=1e-6)``.
@@ -514,8 +524,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     Parameters
     ----------
     A : SparseStream, scipy.sparse matrix or array, (n, n) array or Stream
-        scipy matrices are put on the GPU in ELLPACK; a dense array or Stream is multiplied
-        by the inner-product sgemv of paper 000. A sorted corrigan SparseStream (paper 003)
+        scipy matrices are put on the GPU in ``format`` (ELLPACK, or packed for the fast
+        preset); a dense array or Stream is multiplied by the inner-product sgemv of paper 000. A sorted corrigan SparseStream (paper 003)
         is solved in its sorted order: b is permuted once and x unpermuted at the end. A
         ``scipy.sparse.linalg.LinearOperator`` (or any callable) is a TypeError: the product
         A d runs on the GPU as a fragment program over a texture of A's entries, so cg needs
@@ -547,8 +557,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
         numpy too). The last xk is the answer's x whenever an iteration ran.
     preset : {"robust", "paper", "fast"}
-        A set of the options below (``PRESETS``); an option given explicitly overrides its
-        preset's value. ``"robust"`` (default): 003's pyramid sums, ||r|| read back every
+        A set of the options below (``PRESETS``; ``PRESET_FORMATS`` for ``format``); an option
+        given explicitly overrides its preset's value. ``"robust"`` (default): 003's pyramid sums, ||r|| read back every
         iteration, b - A x verified at the target (CG restarts from x when it misses).
         ``"paper"``: 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
         and the recurrence's ||r|| decides convergence, as in 003 and scipy's cg (no
@@ -556,8 +566,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
         fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
         every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, drawn as the fan
-        iteration (module notes: 9 passes an iteration at n = 4096, Jacobi or not). All three
-        keep the convergence and breakdown watches on the GPU.
+        iteration (module notes: 9 passes an iteration at n = 4096, Jacobi or not), a
+        scipy.sparse A in the packed format. All three keep the convergence and breakdown
+        watches on the GPU.
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
         iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
@@ -581,6 +592,17 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         Shewchuk's restart of the residual, r = b - A x, every this many iterations (his
         listing uses 50). Off by default: in float32 it can stall or diverge an ill-conditioned
         solve (see the module docstring).
+    format : {"ellpack", "tell", "packed", "split"}
+        The SparseStream format a scipy.sparse A is put on the GPU in (``gpgpu.sparse``): "ellpack"
+        (presets "paper" and "robust") is paper 002's storage, values and column indexes in
+        m x K textures, one fragment a row; "tell" its transposed ELLPACK; "packed" (preset
+        "fast", beyond the papers) two entries (value, column) an RGBA texel, 1.5 fetches a
+        non-zero against ELLPACK's 3, rows longer than a segment summed by a second pass (a
+        product is then two passes; Poisson's rows of at most 5 are one); "split" the packed
+        segments without the packing. Paper 003's own storage, the corrigan format (values and
+        column textures, one program per non-zero count, rows sorted), is a SparseStream you
+        build and pass as A (``SparseStream.from_scipy(A, format="corrigan", sort=True)``).
+        Given with an A that is not a scipy.sparse matrix, a ValueError (A's storage is fixed).
 
     Precision
     ---------
@@ -602,7 +624,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     b); info 0 when converged (||b - A x|| <= max(rtol ||b||, atol), verified), else the
     number of iterations done (at least 1). When CG did not converge, x is the iterate of the
     smallest verified ||b - A x||. ``.iterations``, ``.residual_norm`` (||b - A x|| of the
-    answer), ``.readbacks``, ``.residuals``, ``.restarts`` and ``.stagnated`` tell the run.
+    answer), ``.readbacks``, ``.residuals``, ``.restarts`` and ``.stagnated`` tell the run;
+    ``.format`` is the SparseStream format A was multiplied in (None for a dense A).
     b = 0 answers x = 0 at once (A is nonsingular).
 
     Raises
@@ -658,15 +681,29 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                                 or maxiter < 0):
         raise ValueError(f"cg: maxiter must be a non-negative integer, got {maxiter!r}")
     _check_matrix_kind(A)
+    import scipy.sparse as sp
+
+    if format is not None:
+        if format not in SCIPY_FORMATS:
+            raise ValueError(f"cg: format must be one of {', '.join(map(repr, SCIPY_FORMATS))}, got {format!r} "
+                             "(for paper 003's corrigan format pass SparseStream.from_scipy(A, format='corrigan', "
+                             "sort=True) as A)")
+        if not sp.issparse(A):
+            kind = (f"a SparseStream (format {A.format!r})" if isinstance(A, SparseStream) else
+                    f"a {type(A).__name__}, multiplied as a dense matrix")
+            raise ValueError(f"cg: format={format!r} is how cg stores a scipy.sparse A, but A is {kind}: drop "
+                             "format=, or pass A as a scipy.sparse matrix")
+    format = PRESET_FORMATS[preset] if format is None else format
     M = _preconditioner(M)
     b, x0 = _numpy_vector(b, "b"), _numpy_vector(x0, "x0")
-    op = _operator(A)
+    op = _operator(A, format)
+    used = op.A.format if isinstance(op.A, SparseStream) else None
     n = op.n
     if maxiter is None:
         maxiter = 10 * n
     numpy_out = not isinstance(b, Stream)
     owned = []
-    readbacks = 0 if op.owned else 1          # max|A| of the user's Stream or SparseStream
+    readbacks = 1 if isinstance(A, Stream) else 0      # max|A| of the user's dense Stream
 
     def own(s):
         owned.append(s)
@@ -699,7 +736,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
             bnorm = float(np.ldexp(np.sqrt(bb_value), k))
         if not bmax > 0:            # b = 0: x = 0 exactly (A is nonsingular)
             x = np.zeros(n) if numpy_out else Stream.vector_of(n)
-            return CGResult(x, 0, iterations=0, residual_norm=0.0, readbacks=readbacks, residuals=[0.0],
+            return CGResult(x, 0, iterations=0, residual_norm=0.0, readbacks=readbacks, residuals=[0.0], format=used,
                             restarts=0, stagnated=False)
         shift = op.exponent - k           # x' = 2^(e - k) x solves (2^-e A) x' = 2^-k b
         # ---- x0 and M
@@ -758,6 +795,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                                       callback, check_every, reduction, recompute_every, to_user,
                                       bool(verify), bool(plan))
         extra["readbacks"] += readbacks
+        extra["format"] = used
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))
         extra["residuals"] = [float(np.ldexp(v, k)) for v in extra["residuals"]]
         if numpy_out:

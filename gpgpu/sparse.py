@@ -327,7 +327,8 @@ class SparseStream:
     format also has ``segment`` (entries a fragment), ``split`` (the most segments of a row),
     ``segments`` (all of them), ``single`` (one pass writes y), ``uniform`` (every row the same
     number of segments) and ``p_shape`` (the folded partials, or the segments' layout when
-    single). ``fetches()`` counts the sparse part's texel fetches a product.
+    single). ``fetches()`` counts the sparse part's texel fetches a product; ``max_abs()`` is
+    max |a_ij| (every format).
     """
 
     def __init__(self):  # use from_scipy
@@ -480,6 +481,8 @@ class SparseStream:
             M = M[perm][:, perm].tocsr()
             M.sort_indices()
         self.perm = perm
+        # max |a_ij| of what the textures hold (float32, rounded as the upload rounds): max_abs()
+        self._max_abs = float(np.abs(M.data.astype(np.float32)).max()) if M.nnz else 0.0
         # --- the dense part
         row_nnz = np.diff(M.indptr)
         col_nnz = np.bincount(M.indices, minlength=n)
@@ -654,11 +657,6 @@ class SparseStream:
             tv[ty, tx], ti[ty, tx] = vals, cols
             self._streams["values"] = Stream(Rs * H, Ws, data=tv)
             self._streams["columns"] = Stream(Rs * H, Ws, data=ti)
-        # max |a| of the sparse part as one texel: what the code that reduces absmax over a
-        # SparseStream's "values" (CG's scaling of A) needs; the entries texture holds columns too
-        if self.format == "packed":
-            big = float(np.abs(vals).max()) if vals.size else 0.0
-            self._streams["values"] = Stream(1, 1, data=np.array([[big]], dtype=np.float32))
         self.uniform = bool(np.all(seg == split))
         if not self.single and not self.uniform:
             rows_y, W = vector_shape(m)
@@ -767,6 +765,14 @@ class SparseStream:
     def nbytes_with_transpose(self) -> int:
         """Texture memory including the transposed copy, when ``rmatvec`` has built one."""
         return self.nbytes + (self._T.nbytes if self._T is not None else 0)
+
+    def max_abs(self) -> float:
+        """max |a_ij| over the stored matrix (sparse and dense parts, every format): the float32
+        values the textures hold, so 0.0 for a matrix of zeros. Taken once on the host when
+        ``from_scipy`` uploads A (the textures never change after), so no pass and no read-back;
+        ``gpgpu.cg`` scales a SparseStream A by it. A released SparseStream raises ValueError."""
+        self._alive()
+        return self._max_abs
 
     # ------------------------------------------------------------------ products
     def _check(self, s: Stream, length: int, what: str) -> None:

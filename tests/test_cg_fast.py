@@ -123,7 +123,8 @@ def passes_per_32(A, b, **kw):
 
 @pytest.mark.parametrize("jacobi", [False, True])
 def test_fast_passes_an_iteration(poisson64, jacobi):
-    """n = 4096 in one row. q = A d: 1 ELLPACK pass. d^T q: products summed 32 a fragment,
+    """n = 4096 in one row. q = A d: 1 pass (the fast preset's packed format: Poisson's rows of
+    3 .. 5 entries are one segment of 5 each, so no second pass; ELLPACK's would be 1 too). d^T q: products summed 32 a fragment,
     4096 -> 128 -> 4, the last 4 added by the fragment that writes the state (delta, d^T q,
     breakdown watch, convergence watch): 3 passes. x and r: 1 pass of two render targets.
     delta = r^T M r and ||r||^2 (one fan for both, RGBA partials with Jacobi) and the
@@ -235,3 +236,77 @@ def test_targets_refuse_streams_of_two_shapes():
     finally:
         a.release()
         b.release()
+
+
+# ---------------------------------------------------------------- the storage of a scipy A
+def test_fast_stores_a_scipy_matrix_packed(poisson64, monkeypatch):
+    """The fast preset puts a scipy.sparse A on the GPU in the packed format (beyond the papers;
+    robust and paper keep ELLPACK, paper 002's storage): the SparseStream cg builds is packed
+    (seen at its construction) and the result says so. Poisson 64²'s rows of 3 .. 5 are one
+    segment of 5 each: one pass a product, the 9 passes an iteration above. The answer against
+    scipy float64 within float32's bound, the iterations within 2 % + 2 of scipy float32's."""
+    from gpgpu import SparseStream
+
+    A, b = poisson64
+    built = []
+    real = SparseStream.from_scipy.__func__
+
+    def spy(cls, M, *a, **k):
+        S = real(cls, M, *a, **k)
+        built.append(S)
+        return S
+
+    monkeypatch.setattr(SparseStream, "from_scipy", classmethod(spy))
+    res = gpgpu.cg(A, b, rtol=1e-5, preset="fast")
+    assert [S.format for S in built] == ["packed"] and res.format == "packed"
+    assert built[0].single and built[0].segment == 5 and built[0].shape == A.shape
+    check_answer(A, b, res, 1e-5)
+    ref = scipy32_iterations(A, b)
+    assert abs(res.iterations - ref) <= 0.02 * ref + 2
+    built.clear()
+    for preset in ("robust", "paper"):
+        assert gpgpu.cg(A, b, rtol=1e-3, preset=preset).format == "ellpack"
+    assert [S.format for S in built] == ["ellpack", "ellpack"]
+    # an option given overrides the preset's format
+    assert gpgpu.cg(A, b, rtol=1e-3, preset="fast", format="ellpack").format == "ellpack"
+    assert gpgpu.cg(A, b, rtol=1e-3, format="packed").format == "packed"
+    small = poisson2d(4).toarray()
+    assert gpgpu.cg(small, np.ones(16), rtol=1e-3, preset="fast").format is None
+
+
+def test_fast_with_split_rows_is_two_passes_a_product(rng):
+    """A matrix whose rows are longer than a segment (a 2-D Poisson 20² plus a full row and
+    column of small entries, rows of up to 400): the packed product is two passes (segments,
+    then a row's partial sums); the answer still scipy's. n = 400 in one row: a fan dot
+    product is 400 -> 13 partial sums, then the state fragment adds the 13: 2 passes (4096's
+    3). An iteration: q = A d 2, d^T q 2, x and r 1, delta and ||r||^2 2, d 1: 8 passes (7
+    with a one-pass product)."""
+    A = poisson2d(20).tolil()
+    A[0, :] = 0.01
+    A[:, 0] = 0.01
+    A[0, 0] = 4.0
+    A = A.tocsr()
+    b = rng.standard_normal(400)
+    res = gpgpu.cg(A, b, rtol=1e-5, preset="fast")
+    assert res.format == "packed"
+    check_answer(A, b, res, 1e-5)
+    ref = scipy32_iterations(A, b)
+    assert abs(res.iterations - ref) <= 0.02 * ref + 2
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")           # rtol=1e-9: the iterations run to maxiter
+        assert passes_per_32(A, b) == 32 * 8
+
+
+def test_format_is_checked():
+    A = poisson2d(4)
+    b = np.ones(16)
+    with pytest.raises(ValueError, match="format must be one of 'ellpack', 'tell', 'packed', 'split'.*corrigan"):
+        gpgpu.cg(A, b, format="corrigan")
+    with pytest.raises(ValueError, match="format='packed' is how cg stores a scipy.sparse A.*ndarray"):
+        gpgpu.cg(A.toarray(), b, format="packed")
+    from gpgpu import SparseStream
+
+    with SparseStream.from_scipy(A) as S:
+        with pytest.raises(ValueError, match="SparseStream \\(format 'ellpack'\\).*drop format="):
+            gpgpu.cg(S, b, format="packed")

@@ -33,7 +33,8 @@ MATRIX_FREE = {
 MATRIX_FREE_GPU = {
     "paper": {"format": "ellpack", "sums": "pingpong", "pcg_check": 1, "solution": "float32"},
     "robust": {},
-    "fast": {"sums": "fan"},
+    # fast: the packed format (beyond 002) for A, its transposed copy and A∘A
+    "fast": {"format": "packed", "sums": "fan"},
 }
 
 

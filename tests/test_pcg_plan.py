@@ -119,6 +119,62 @@ def test_passes_a_pcg_iteration(qap, sums, plan, expected):
     assert (passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw)) == 10 * expected
 
 
+@pytest.fixture(scope="module")
+def gruca():
+    """gruca_like(64): rows and columns of 9 and a full row and column of 65. In the packed
+    format (dense=None keeps rows up to PACKED_DENSE_ROW sparse) A, its transposed copy and A∘A
+    split every row: rows of 9 in two segments of 5, the full row in 13 (a (first, count) texel
+    a row, so both second-pass programs); ELLPACK moves the full row and column to its dense
+    part. Weights, G_R in float64 and b as for qap."""
+    p = gruca_like(64, seed=2)
+    rng = np.random.default_rng(4)
+    theta = np.exp(rng.uniform(-1, 1, p.A.shape[1]))
+    A = p.A.toarray()
+    G = A @ (theta[:, None] * A.T) + DELTA * np.eye(A.shape[0])
+    return p, theta, G, rng.standard_normal(A.shape[0])
+
+
+def test_planned_pcg_with_the_packed_format(gruca):
+    """format="packed" (the fast preset's) inside the recorded plans: the split rows' partial
+    sums live in a temporary of the plan. The planned iterate after 6 iterations is within
+    float32 rounding of the drawn one (twice the drawn one's distance from float64's PCG); to a
+    target both converge, b - G x in float64 at it."""
+    p, theta, G, b = gruca
+    be = GPUMatrixFree(p, format="packed")
+    try:
+        assert all(S.format == "packed" and not S.single and not S.uniform for S in (be.A, be.AT, be.A2))
+        assert be.A.kr == be.A.kc == 0
+    finally:
+        be.release()
+    x64 = run(p, theta, b, 0.0, 6, backend="numpy64")["x"]
+    drawn = run(p, theta, b, 0.0, 6, format="packed", sums="fan", plan=False)
+    planned = run(p, theta, b, 0.0, 6, format="packed", sums="fan", plan=True)
+    assert drawn["iterations"] == planned["iterations"] == 6
+    err32 = np.linalg.norm(drawn["x"] - x64)
+    assert 0 < err32 < 1e-3 * np.linalg.norm(x64)
+    assert np.linalg.norm(planned["x"] - drawn["x"]) <= max(2 * err32, 2.0 ** -20 * np.linalg.norm(x64))
+    target = 1e-4 * np.linalg.norm(b)
+    planned = run(p, theta, b, target, 300, format="packed", sums="fan", plan=True)
+    assert planned["converged"] and not planned["breakdown"]
+    assert planned["residual"] <= target and np.linalg.norm(b - G @ planned["x"]) <= 1.5 * target
+
+
+@pytest.mark.parametrize("sums, plan, expected", [
+    # m = 65: ceil(log2 65) = 7 halvings and ceil(log32 65) = 2 fan passes, as m = 104's above,
+    # and the same rank: qap's counts, plus one pass for each of FSATY and FSAX (the packed
+    # product of split rows is two passes: the segments' partial sums, then a row's sum). No
+    # dense part (ELLPACK's full row and column would add their own passes).
+    ("pingpong", True, 8 + 2 * 8 + 2 * 8 + 2 + 2),
+    ("pingpong", False, 8 + 2 * 8 + 2 * 8 + 3 + 2),
+    ("fan", True, 8 + 2 * 2 + 2 * 2 + 2 + 2),
+    ("fan", False, 8 + 2 * 3 + 2 * 3 + 3 + 2),
+])
+def test_passes_a_pcg_iteration_packed(gruca, sums, plan, expected):
+    p, theta, _, b = gruca
+    kw = dict(format="packed", sums=sums, plan=plan, pcg_check=1000)
+    assert (passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw)) == 10 * expected
+
+
 def test_a_check_is_one_transfer(qap, monkeypatch):
     """Read-backs every pcg_check iterations: with pcg_check = 8 and 20 iterations the checks are
     iterations 1, 8, 16 and 20 (the first, every 8th, the last): one transfer each (p^T q, r^T z,
@@ -158,12 +214,13 @@ def test_plan_is_true_or_false(qap):
         be.release()
 
 
-@pytest.mark.parametrize("preset", ["robust", "paper"])
+@pytest.mark.parametrize("preset", ["robust", "paper", "fast"])
 def test_afiro_planned_stays_optimal(preset):
     p, ref = netlib("afiro")
     r = solve(p, method="matrix-free", backend="gpu", eps=1e-8, preset=preset)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
+    assert r.options.get("format", "ellpack") == ("packed" if preset == "fast" else "ellpack")
 
 
 def test_dense_row_and_column_planned_stays_optimal():
@@ -175,3 +232,25 @@ def test_dense_row_and_column_planned_stays_optimal():
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
     assert math.isfinite(r.objective)
+
+
+def test_fast_preset_solves_with_the_packed_format(monkeypatch):
+    """The fast preset (format="packed", fan sums, planned PCG) on gruca_like(64), whose full row
+    and column the packed format keeps sparse and splits into segments: optimal, HiGHS's
+    objective; the back end was built with the packed format for A, Aᵀ and A∘A."""
+    import gpgpu.lp.matrix_free_gpu as mfg
+
+    built = []
+    real = mfg.GPUMatrixFree.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        built.append((self.A.format, self.AT.format, self.A2.format, self.plan))
+
+    monkeypatch.setattr(mfg.GPUMatrixFree, "__init__", spy)
+    p = gruca_like(64, seed=2)
+    ref = highs_objective(p)
+    r = solve(p, method="matrix-free", backend="gpu", eps=1e-8, preset="fast")
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+    assert built and all(b == ("packed", "packed", "packed", True) for b in built)

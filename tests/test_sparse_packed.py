@@ -206,3 +206,29 @@ def test_cg_takes_a_packed_sparse_stream():
     assert np.linalg.norm(A @ x - b) <= 3e-5 * np.linalg.norm(b)
     want = spla.spsolve(A.tocsc(), b)
     assert np.linalg.norm(x - want) <= 1e-3 * np.linalg.norm(want)
+
+
+@pytest.mark.parametrize("fmt", sparse.FORMATS)
+def test_max_abs_every_format_with_its_dense_part(fmt, rng):
+    """max_abs() is max |a_ij| over everything A stores, in float32, for every format: the
+    largest magnitude negative (a plain max would miss it), in the sparse part, in a dense row
+    or in a dense column (a max of the sparse texture alone would miss those), and values far
+    below the column indexes (the packed texel holds both: a max over its four channels would
+    answer a column index). Against numpy on the float32-rounded matrix; a released one raises."""
+    A = uneven(rng) * 0.01                             # |a| <= 0.04 << the column indexes 0 .. 28
+    for where in ("sparse", "dense row", "dense column"):
+        B = A.tolil()
+        i, j = {"sparse": (2, 4), "dense row": (11, 3), "dense column": (9, 7)}[where]
+        B[i, j] = -1.0 / 3.0                           # rounds in float32
+        B = B.tocsr()
+        want = float(np.abs(B.data.astype(np.float32)).max())
+        assert want == np.float32(1.0 / 3.0)
+        with SparseStream.from_scipy(B, format=fmt, dense=8) as S:
+            assert 11 in S.dense_rows and 7 in S.dense_cols
+            got = S.max_abs()
+            assert isinstance(got, float) and got == want, (fmt, where, got, want)
+            assert S.transposed().max_abs() == want
+    with SparseStream.from_scipy(sp.csr_matrix((3, 4)), format=fmt) as Z:
+        assert Z.max_abs() == 0.0
+    with pytest.raises(ValueError, match="released"):
+        Z.max_abs()

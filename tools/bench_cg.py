@@ -1,6 +1,9 @@
 """CG on 2-D Poisson systems: passes an iteration, wall microseconds a pass, iterations, total
 time and the true residual, for each preset of ``gpgpu.cg`` (and the robust one drawn pass by
 pass, ``plan=False``), beside scipy's float32 cg on one thread and cupyx's cg when importable.
+Each gpgpu row names the SparseStream format the solve used in brackets (``result.format``: the
+fast preset's packed, the others' ELLPACK); "fast, ellpack" is the fast preset with
+``format="ellpack"``, so the two storages can be told apart.
 
     python tools/bench_cg.py                 # Poisson 256^2 and 512^2
     python tools/bench_cg.py --sizes 128 --host
@@ -138,10 +141,10 @@ def profile(A, b, kw, rate1: float, rate4: float, short: int = 16, long: int = 4
             row[j] += v
     rows = sorted(((v[2], k, *v[:2], v[3]) for k, v in per_kernel.items()), reverse=True)
     total = [sum(r[i] for r in rows) if i != 1 else "iteration" for i in range(5)]
-    lines = [f"  {'kernel':28s} {'passes':>7s} {'fragments':>11s} {'GPU us':>8s} {'us/pass':>8s} "
+    lines = [f"  {'kernel':34s} {'passes':>7s} {'fragments':>11s} {'GPU us':>8s} {'us/pass':>8s} "
              f"{'fill-limit us':>13s} {'of limit':>8s}"]
     for us, k, passes, fr, limit_us in rows + [tuple(total)]:
-        lines.append(f"  {k:28s} {passes:7.2f} {fr:11.0f} {us:8.1f} {us / passes:8.2f} {limit_us:13.1f} "
+        lines.append(f"  {k:34s} {passes:7.2f} {fr:11.0f} {us:8.1f} {us / passes:8.2f} {limit_us:13.1f} "
                      f"{limit_us / us if us > 0 else float('nan'):8.1%}")
     return "\n".join(lines)
 
@@ -172,7 +175,8 @@ def main(argv=None):
         return
     configs = [("paper", dict(preset="paper")), ("robust", dict(preset="robust")),
                ("robust, no plan", dict(preset="robust", plan=False)), ("fast", dict(preset="fast")),
-               ("fast, no plan", dict(preset="fast", plan=False))]
+               ("fast, no plan", dict(preset="fast", plan=False)),
+               ("fast, ellpack", dict(preset="fast", format="ellpack"))]
     for k in args.check_every or ():
         configs.append((f"fast, check_every={k}", dict(preset="fast", check_every=k)))
     try:
@@ -188,7 +192,7 @@ def main(argv=None):
         b = np.random.default_rng(side).standard_normal(n)
         bn = float(np.linalg.norm(b))
         print(f"\n2-D Poisson {side}^2 (n = {n}, nnz = {A.nnz}), rtol {RTOL:g}")
-        head = f"{'solver':28s} {'iters':>6s} {'info':>5s} {'time s':>8s} {'ms/it':>7s} {'passes/it':>9s} " \
+        head = f"{'solver':34s} {'iters':>6s} {'info':>5s} {'time s':>8s} {'ms/it':>7s} {'passes/it':>9s} " \
                f"{'us/pass':>8s} {'true res':>9s}" + (f" {'host us/pass':>12s}" if args.host else "")
         print(head)
         A32, b32 = A.astype(np.float32), b.astype(np.float32)
@@ -200,7 +204,7 @@ def main(argv=None):
                            callback=lambda xk: its.__setitem__(0, its[0] + 1))
         t, (x, info) = median_time(scipy32, args.repeat)
         res = np.linalg.norm(b - A @ x.astype(np.float64)) / bn
-        print(f"{'scipy float32, 1 thread':28s} {its[0]:6d} {info:5d} {t:8.3f} {1e3 * t / its[0]:7.3f} "
+        print(f"{'scipy float32, 1 thread':34s} {its[0]:6d} {info:5d} {t:8.3f} {1e3 * t / its[0]:7.3f} "
               f"{'':9s} {'':8s} {res:9.2e}")
         if cupy is not None:
             try:
@@ -219,15 +223,16 @@ def main(argv=None):
                     return x, info
                 t, (x, info) = median_time(cupy_cg, args.repeat)
                 res = np.linalg.norm(b - A @ cupy.asnumpy(x).astype(np.float64)) / bn
-                print(f"{'cupyx cg (cuSPARSE)':28s} {cits[0]:6d} {int(info):5d} {t:8.3f} "
+                print(f"{'cupyx cg (cuSPARSE)':34s} {cits[0]:6d} {int(info):5d} {t:8.3f} "
                       f"{1e3 * t / max(cits[0], 1):7.3f} {'':9s} {'':8s} {res:9.2e}")
             except Exception as exc:      # e.g. no CUDA device
-                print(f"{'cupyx cg (cuSPARSE)':28s} failed: {exc}")
+                print(f"{'cupyx cg (cuSPARSE)':34s} failed: {exc}")
         for name, kw in configs:
             t, r = median_time(lambda: gpgpu.cg(A, b, rtol=RTOL, **kw), args.repeat)
             ppi = passes_per_iteration(A, b, kw)
             res = np.linalg.norm(b - A @ r[0]) / bn
-            line = (f"{'gpgpu ' + name:28s} {r.iterations:6d} {r[1]:5d} {t:8.3f} "
+            label = f"gpgpu {name} [{r.format}]"
+            line = (f"{label:34s} {r.iterations:6d} {r[1]:5d} {t:8.3f} "
                     f"{1e3 * t / max(r.iterations, 1):7.3f} {ppi:9.2f} "
                     f"{1e6 * t / max(ppi * r.iterations, 1):8.2f} {res:9.2e}")
             if args.host:

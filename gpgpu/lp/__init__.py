@@ -94,15 +94,20 @@ PRESETS = {
                                   "solution": "float32"}},
     # the defaults: refinement, HiGHS's presolve, the primal correction and the free-split
     # safeguard automatic (on below REFINE_BELOW, see solve), float-float factors after a
-    # stall, the matrix-free method's adaptive regularisation floor and PCG limit
+    # stall, the matrix-free method's adaptive regularisation floor and PCG limit. Its storage
+    # stays the back end's ELLPACK: the packed format changes the sums' order only (float32
+    # rounding), and robust's record (the NETLIB and nug runs) was measured with ELLPACK; on
+    # llvmpipe at eps 1e-8 packed was as optimal on ten LPs (bandm: optimal, ELLPACK numerical
+    # trouble there, a rounding-sensitive problem either way) with fewer passes on the larger ones
     "robust": {"matrix-free": {"adaptive": True}},
     # robust plus every option that saves passes and keeps the answer (float32 rounding only:
-    # docs/guide/lp.md, docs/guide/matrix-free.md)
+    # docs/guide/lp.md, docs/guide/matrix-free.md); the matrix-free products in the packed
+    # format (beyond 002: two entries an RGBA texel, long rows in segments; gpgpu.sparse)
     "fast": {"mehrotra": {"correct_primal": True},
              "mehrotra/gpu": {"adat": "inner4", "substitution": "inverse", "pivot": "onepass",
                               "reductions": "fan", "fuse": True},
              "matrix-free": {"adaptive": True},
-             "matrix-free/gpu": {"sums": "fan"}},
+             "matrix-free/gpu": {"format": "packed", "sums": "fan"}},
 }
 
 

@@ -94,12 +94,15 @@ class GPUMatrixFree(MatrixFreeBackend):
     Parameters
     ----------
     problem : gpgpu.lp.Problem
-    format : {"ellpack", "tell", "corrigan"}
-        The SparseStream format of A and of its transposed copy; default ELLPACK, the storage
-        002 describes. 002's Table 3 ran DHTELL2 (a block per dense row, then half a warp per
-        row over transposed ELLPACK); the nearest the pipeline can draw is ``"tell"`` with its
-        dense part, since a fragment writes one output element and cannot share a row's sum
-        with other fragments.
+    format : {"ellpack", "tell", "corrigan", "packed", "split"}
+        The SparseStream format of A, of its transposed copy and of A∘A; default ELLPACK, the
+        storage 002 describes. 002's Table 3 ran DHTELL2 (a block per dense row, then half a
+        warp per row over transposed ELLPACK); the nearest the pipeline can draw is ``"tell"``
+        with its dense part, since a fragment writes one output element and cannot share a
+        row's sum with other fragments. ``"packed"`` (beyond 002; the "fast" preset of
+        ``gpgpu.lp.solve``): two entries an RGBA texel and long rows cut into segments, so the
+        transposed copy's rows of unequal length are not padded to the longest (nug30's Aᵀ y
+        12 times faster than ELLPACK on an H100); a product of split rows is two passes.
     dense : None, False or int
         SparseStream's dense-row/column threshold (None: automatic).
     profile : bool
