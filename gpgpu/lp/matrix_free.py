@@ -97,7 +97,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .mehrotra import STATUS, LPResult, _diverged, _result_message, _stop_code
-from .regularisation import ProximalRegularisation
+from .regularisation import REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
@@ -545,8 +545,9 @@ def _max_step(v, dv) -> float:
 
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
-                pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
-                collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True) -> LPResult:
+                pcg_maxiter=None, refine=False, reg_min=REG_MIN, reg_max=REG_MAX, ray_ratio=1e4,
+                collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
+                correctors=2) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -713,11 +714,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
             info = sol.set_weights(theta, delta_k, k)
             replaced_total += int(info.get("replaced", 0))
-            cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * eps * (1.0 + nb) / bs)
+            floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs)
+            cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * floor_b)
 
-            def newton(xi_mu):
-                f = rc - xi_mu / x                                # xi_d - X^-1 xi_mu
-                rhs = rb + outer(A, theta * f)
+            def newton(xi_mu, residuals=True):
+                f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
+                rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
                 tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
                 dy, facts = sol.solve(rhs, tol)
                 dx = theta * (outer(AT, dy) - f)
@@ -733,10 +735,14 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a)
             ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
+            dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
+                                                               correctors)
+            for fk in extra:
+                f2 = fk if not fk["converged"] else f2
             # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
             # would hold them back, the next iteration regularises ten times less
             reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
-                           nrc_n, nrb_n, eps * (1.0 + nc) / cs, eps * (1.0 + nb) / bs)
+                           nrc_n, nrb_n, floor_c, floor_b)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
             # the back end's arithmetic broke down (a factor with inf or NaN): the precision
             # is exhausted, never a traceback out of solve
@@ -834,6 +840,61 @@ class _Floor:
             reg.reg_min = new
             self.raises += 1
         self.sol.maxiter = min(self.cap, 2 * self.sol.maxiter)
+
+
+#: Gondzio's multiple centrality correctors: the trial step's increase, the products' band
+#: [BETA_MIN, BETA_MAX] sigma mu, and the least gain in the step that keeps a corrector
+CORRECTOR_STEP_GAIN, BETA_MIN, BETA_MAX, CORRECTOR_ACCEPT = 0.3, 0.1, 10.0, 0.1
+
+
+def _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, target, count):
+    """Gondzio's multiple centrality correctors (Gondzio 1996; the correctors of his matrix-free
+    IPM, [7] of 002): while the combined direction's step is short, aim at the point of a
+    longer trial step alpha~ = min(1, alpha + 0.3), pull its complementarity products that fall
+    outside [0.1, 10] sigma mu back to that band (xi_mu = the projection minus the products,
+    residuals zero), and keep the corrected direction when its step grows by at least 0.1 of
+    the aimed increase; at most ``count`` correctors (one PCG solve each)."""
+    extra = []
+    for _ in range(count):
+        a = min(ap, ad)
+        if a >= 0.9:
+            break
+        tp, td = min(1.0, ap + CORRECTOR_STEP_GAIN), min(1.0, ad + CORRECTOR_STEP_GAIN)
+        v = (x + tp * dx) * (s + td * ds)
+        t = np.clip(v, BETA_MIN * target, BETA_MAX * target) - v
+        t = np.maximum(t, -BETA_MAX * target)
+        cx, cy, cs, facts = newton(t, residuals=False)
+        extra.append(facts)
+        nx, ny, ns = dx + cx, dy + cy, ds + cs
+        np_ = min(1.0, STEP_TO_BOUNDARY * _max_step(x, nx))
+        nd = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ns))
+        if min(np_, nd) < a + CORRECTOR_ACCEPT * CORRECTOR_STEP_GAIN * min(1.0, 1.0 - a + 1e-12) or not facts["converged"]:
+            if min(np_, nd) > a and facts["converged"]:
+                dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
+            break
+        dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
+    return dx, dy, ds, ap, ad, extra
+
+
+def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs) -> tuple:
+    """The residuals (in the iteration's units) below which the PCG target (primal) and the
+    proximal terms' leak test stop asking for more: eps (1 + ||b||_inf) and eps (1 + ||c||_inf),
+    as the tests (6.1)-(6.2) -- unless the gap (6.3) is held by the residuals. c^T x - b^T y =
+    x^T s + x^T r_c - y^T r_b: when the residual part exceeds half of eps (1 + |c^T x|) (large
+    multipliers: |y^T r_b| can be 1e3 times ||r_b||_inf), the floors become
+    eps (1 + |c^T x|) / ||y||_2 and eps (1 + |c^T x|) / ||x||_2, so that the residuals fall until
+    the gap can close. ``cx``, ``by`` in the problem's units."""
+    floor_b, floor_c = eps * (1.0 + nb) / bs, eps * (1.0 + nc) / cs
+    scale = bs * cs
+    held = abs(cx - by - float(x @ s) * scale)
+    want = eps * (1.0 + abs(cx))
+    if held > 0.5 * want:
+        ny, nx = float(np.linalg.norm(lam)), float(np.linalg.norm(x))
+        if ny > 0:
+            floor_b = min(floor_b, want / (scale * ny))
+        if nx > 0:
+            floor_c = min(floor_c, want / (scale * nx))
+    return floor_b, floor_c
 
 
 def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:

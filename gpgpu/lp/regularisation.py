@@ -30,7 +30,7 @@ from __future__ import annotations
 __all__ = ["ProximalRegularisation", "REG_MIN", "REG_MAX", "MEHROTRA_REG_MIN", "MEHROTRA_REG_MAX"]
 
 #: default bounds of rho' = delta' (normalised units) of the matrix-free method
-REG_MIN, REG_MAX = 1e-8, 1e-2
+REG_MIN, REG_MAX = 1e-12, 1e-2
 #: and of the Mehrotra solver's option: measured (numpy64, eps = 1e-8, presolve, correction and
 #: safeguard on the 42 NETLIB problems) 39 optimal with (1e-12, 1e-6), 37 with (1e-10, 1e-4), 42
 #: without the option; with (1e-8, 1e-2) forplan and pilot4 lose centrality too (the proximal
