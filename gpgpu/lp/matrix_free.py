@@ -736,12 +736,13 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
             dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
-                                                               correctors)
+                                                               correctors if f1["converged"] and f2["converged"]
+                                                               else 0)
             for fk in extra:
                 f2 = fk if not fk["converged"] else f2
             # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
             # would hold them back, the next iteration regularises ten times less
-            reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
+            held = reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
                            nrc_n, nrb_n, floor_c, floor_b)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
             # the back end's arithmetic broke down (a factor with inf or NaN): the precision
@@ -750,7 +751,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             if callback is not None:
                 callback(entry)
             break
-        floor.after_iteration(rho_k, delta_k, f1, f2)
+        floor.after_iteration(rho_k, delta_k, f1, f2, held)
         if k < k_max and not (f1["converged"] and f2["converged"]):
             k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
@@ -814,6 +815,8 @@ class _Floor:
         self.cap = PCG_LIMIT_GROWTH * sol.maxiter if grow else sol.maxiter
         self.last_ok = None
         self.raises = 0
+        self.lowered = 0
+        self.floor0 = reg.reg_min                        # the floor given (or the default)
 
     def resume(self, start):
         """Take the floor, PCG limit and last converged rho a resumed result (or checkpoint) had."""
@@ -826,11 +829,21 @@ class _Floor:
         self.sol.maxiter = max(self.sol.maxiter, min(int(limit), self.cap))
         self.last_ok = last_ok if last_ok > 0 else self.last_ok
 
-    def after_iteration(self, rho_k, delta_k, f1, f2):
+    def after_iteration(self, rho_k, delta_k, f1, f2, held=(False, False)):
         if not self.adaptive:
             return
         if f1["converged"] and f2["converged"]:
             self.last_ok = max(rho_k, delta_k)
+            reg = self.reg
+            if any(held) and reg.reg_min > self.floor0:
+                # the raised floor now holds a residual back while PCG meets its tolerance:
+                # it comes down ten-fold (the term that held is cut with it)
+                reg.reg_min = max(self.floor0, reg.reg_min / FLOOR_RISE)
+                if held[0]:
+                    reg.rho = max(reg.reg_min, rho_k / FLOOR_RISE)
+                if held[1]:
+                    reg.delta = max(reg.reg_min, delta_k / FLOOR_RISE)
+                self.lowered += 1
             return
         if "limit" not in (f1["stop"], f2["stop"]):
             return

@@ -48,7 +48,9 @@ class ProximalRegularisation:
     ``current(mu)`` answers (rho_k, delta_k) for an iteration with complementarity ``mu``;
     after its step, ``after_step(rho_k, delta_k, dx_max, dy_max, nrc, nrb, floor_c, floor_b)``
     cuts rho (delta) ten-fold when rho_k ||dx||_inf (delta_k ||dy||_inf) exceeds a tenth of
-    max(||r_c||_inf, floor_c) (max(||r_b||_inf, floor_b)); all in the solver's own units.
+    max(||r_c||_inf, floor_c) (max(||r_b||_inf, floor_b)); all in the solver's own units. It
+    answers whether each term held its residual so (rho's, delta's), whether or not reg_min let
+    it be cut.
     """
 
     def __init__(self, reg_min: float = REG_MIN, reg_max: float = REG_MAX, b_scale: float = 1.0,
@@ -76,7 +78,9 @@ class ProximalRegularisation:
     def after_step(self, rho_k: float, delta_k: float, dx_max: float, dy_max: float, nrc: float,
                    nrb: float, floor_c: float, floor_b: float) -> None:
         rho_n, delta_n = self._k
-        if rho_k * dx_max > 0.1 * max(nrc, floor_c):
+        held = (rho_k * dx_max > 0.1 * max(nrc, floor_c), delta_k * dy_max > 0.1 * max(nrb, floor_b))
+        if held[0]:
             self.rho = max(self.reg_min, rho_n / 10.0)
-        if delta_k * dy_max > 0.1 * max(nrb, floor_b):
+        if held[1]:
             self.delta = max(self.reg_min, delta_n / 10.0)
+        return held
