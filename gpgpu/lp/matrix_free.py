@@ -96,7 +96,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .mehrotra import STATUS, LPResult, _diverged, _result_message, _stop_code
+from .mehrotra import STATUS, LPResult, _diverged, _near_central_path, _result_message, _stop_code
 from .regularisation import REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
@@ -122,6 +122,9 @@ STEP_TO_BOUNDARY = 0.995
 FLOOR_RISE = 10.0
 #: the PCG limit doubles after an iteration that stopped at it, up to this many times its start
 PCG_LIMIT_GROWTH = 4
+#: a stalled iteration goes on (this many times) from its best point near the central path with
+#: the regularisation's ceiling reg_max this many times lower
+RESTARTS, RESTART_REG_CUT = 1, 1e4
 
 
 class MatrixFreeBackend(abc.ABC):
@@ -660,6 +663,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     worst_hist = []
     why = {}                                                  # the certificate of 2 or 3
     best = (math.inf, 0, x, lam, s)
+    near = best                                              # the best near the central path
+    restarts = 0
     first = None
     code = 1
     it = 0
@@ -691,6 +696,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         if finite:
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
+            if worst < near[0] and _near_central_path(pres, dres, mu, first, eps):
+                near = (worst, it, x, lam, s)
 
         def diverged(ratio):
             return _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ratio, collapse,
@@ -703,6 +710,21 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # certified at ray_ratio (the regularisation slows the run along it: measured, x's
             # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
             stop, stalled_ray = weak, True
+        if stop == 4 and finite and restarts < RESTARTS and not stalled_ray:
+            # beyond 002: a stall goes on once from the best point near the central path with the
+            # regularisation's ceiling RESTART_REG_CUT times lower (module notes)
+            restarts += 1
+            _, entry["restart_iteration"], x, lam, s = near if near[0] < math.inf else best
+            reg.reg_max = max(reg.reg_max / RESTART_REG_CUT, min(reg.reg_min, reg.reg_max))
+            reg.reg_min = min(reg.reg_min, reg.reg_max)
+            floor.floor0 = min(floor.floor0, reg.reg_max)
+            reg.rho = reg.delta = reg.reg_max
+            worst_hist.clear()
+            entry["regularisation_ceiling"] = reg.reg_max
+            if callback is not None:
+                callback(entry)
+            it += 1
+            continue
         if stop is not None:
             code = stop
             if callback is not None:
