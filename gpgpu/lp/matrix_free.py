@@ -96,7 +96,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .mehrotra import STATUS, LPResult, _diverged, _near_central_path, _result_message, _stop_code
+from .mehrotra import FREE_SPLIT_BOUND, STATUS, LPResult, _diverged, _near_central_path, _result_message, _split_partners, _stop_code
 from .regularisation import REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
@@ -550,7 +550,7 @@ def _max_step(v, dv) -> float:
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=REG_MIN, reg_max=REG_MAX, ray_ratio=1e4,
                 collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
-                correctors=2) -> LPResult:
+                correctors=2, free_safeguard=True) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -659,6 +659,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         x = x + max(0.5 * xs / s.sum(), 1e-3 * (1.0 + np.abs(x).max()))
         s = s + max(0.5 * xs / x.sum(), 1e-3 * (1.0 + np.abs(s).max()))
 
+    partner = _split_partners(problem) if free_safeguard else None
     history = []
     worst_hist = []
     why = {}                                                  # the certificate of 2 or 3
@@ -777,6 +778,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         if k < k_max and not (f1["converged"] and f2["converged"]):
             k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
+        if partner is not None:
+            x = _bound_free_splits(x, partner)
         lam = lam + ad * dy
         s = s + ad * ds
         entry.update(alpha_pri=ap, alpha_dual=ad, sigma=sigma, replaced_pivots=int(info.get("replaced", 0)),
@@ -909,6 +912,20 @@ def _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, target, count):
             break
         dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
     return dx, dy, ds, ap, ad, extra
+
+
+def _bound_free_splits(x, partner, bound=FREE_SPLIT_BOUND):
+    """The free-split safeguard of the Mehrotra solver (its ``free_safeguard``): both halves of
+    every split free variable v = x+ - x- lowered by the same amount so that
+    min(x+, x-) <= bound (1 + |v|); v and A x do not change (the halves' columns are opposite)."""
+    idx = np.flatnonzero(partner >= 0)
+    lo = np.minimum(x[idx], x[partner[idx]])
+    shift = np.maximum(lo - bound * (1.0 + np.abs(x[idx] - x[partner[idx]])), 0.0)
+    if not shift.any():
+        return x
+    x = x.copy()
+    x[idx] -= shift                                   # each pair appears twice: both halves lowered
+    return x
 
 
 def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs) -> tuple:
