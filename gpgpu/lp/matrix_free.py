@@ -97,7 +97,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .mehrotra import FREE_SPLIT_BOUND, STATUS, LPResult, _diverged, _near_central_path, _result_message, _split_partners, _stop_code
-from .regularisation import REG_MAX, REG_MIN, ProximalRegularisation
+from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
@@ -548,9 +548,9 @@ def _max_step(v, dv) -> float:
 
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
-                pcg_maxiter=None, refine=False, reg_min=REG_MIN, reg_max=REG_MAX, ray_ratio=1e4,
+                pcg_maxiter=None, refine=False, reg_min=None, reg_max=REG_MAX, ray_ratio=1e4,
                 collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
-                correctors=2, free_safeguard=True) -> LPResult:
+                correctors=None, free_safeguard=None) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -628,6 +628,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         sol.outer_products += 1
         return out
 
+    adaptive = bool(adaptive)
+    if reg_min is None:
+        reg_min = min(REG_MIN if adaptive else FIXED_REG_MIN, reg_max)
+    correctors = (CORRECTORS if adaptive else 0) if correctors is None else int(correctors)
+    free_safeguard = adaptive if free_safeguard is None else bool(free_safeguard)
     reg = ProximalRegularisation(reg_min, reg_max)
     floor = _Floor(reg, sol, adaptive, grow=pcg_maxiter is None)
     if start is not None:
@@ -711,12 +716,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # certified at ray_ratio (the regularisation slows the run along it: measured, x's
             # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
             stop, stalled_ray = weak, True
-        if stop == 4 and finite and restarts < RESTARTS and not stalled_ray:
+        if stop == 4 and finite and adaptive and restarts < RESTARTS and not stalled_ray:
             # beyond 002: a stall goes on once from the best point near the central path with the
             # regularisation's ceiling RESTART_REG_CUT times lower (module notes)
             restarts += 1
             _, entry["restart_iteration"], x, lam, s = near if near[0] < math.inf else best
-            reg.reg_max = max(reg.reg_max / RESTART_REG_CUT, min(reg.reg_min, reg.reg_max))
+            reg.reg_max /= RESTART_REG_CUT
             reg.reg_min = min(reg.reg_min, reg.reg_max)
             floor.floor0 = min(floor.floor0, reg.reg_max)
             reg.rho = reg.delta = reg.reg_max
@@ -737,7 +742,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
             info = sol.set_weights(theta, delta_k, k)
             replaced_total += int(info.get("replaced", 0))
-            floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs)
+            floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive)
             cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * floor_b)
 
             def newton(xi_mu, residuals=True):
@@ -880,6 +885,8 @@ class _Floor:
         self.sol.maxiter = min(self.cap, 2 * self.sol.maxiter)
 
 
+#: Gondzio's multiple centrality correctors (``adaptive``): at most this many an iteration
+CORRECTORS = 2
 #: Gondzio's multiple centrality correctors: the trial step's increase, the products' band
 #: [BETA_MIN, BETA_MAX] sigma mu, and the least gain in the step that keeps a corrector
 CORRECTOR_STEP_GAIN, BETA_MIN, BETA_MAX, CORRECTOR_ACCEPT = 0.3, 0.1, 10.0, 0.1
@@ -928,7 +935,7 @@ def _bound_free_splits(x, partner, bound=FREE_SPLIT_BOUND):
     return x
 
 
-def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs) -> tuple:
+def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive=True) -> tuple:
     """The residuals (in the iteration's units) below which the PCG target (primal) and the
     proximal terms' leak test stop asking for more: eps (1 + ||b||_inf) and eps (1 + ||c||_inf),
     as the tests (6.1)-(6.2) -- unless the gap (6.3) is held by the residuals. c^T x - b^T y =
@@ -937,6 +944,8 @@ def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs) -> tuple:
     eps (1 + |c^T x|) / ||y||_2 and eps (1 + |c^T x|) / ||x||_2, so that the residuals fall until
     the gap can close. ``cx``, ``by`` in the problem's units."""
     floor_b, floor_c = eps * (1.0 + nb) / bs, eps * (1.0 + nc) / cs
+    if not adaptive:
+        return floor_b, floor_c
     scale = bs * cs
     held = abs(cx - by - float(x @ s) * scale)
     want = eps * (1.0 + abs(cx))

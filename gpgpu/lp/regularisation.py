@@ -27,10 +27,15 @@ normalised b and c, passes 1 and 1.
 """
 from __future__ import annotations
 
-__all__ = ["ProximalRegularisation", "REG_MIN", "REG_MAX", "MEHROTRA_REG_MIN", "MEHROTRA_REG_MAX"]
+__all__ = ["ProximalRegularisation", "REG_MIN", "REG_MAX", "FIXED_REG_MIN", "MEHROTRA_REG_MIN", "MEHROTRA_REG_MAX"]
 
-#: default bounds of rho' = delta' (normalised units) of the matrix-free method
+#: default bounds of rho' = delta' (normalised units) of the matrix-free method. With its
+#: adaptive rule (the default) the floor is 1e-12: a floor of 1e-8 holds finnis's and forplan's
+#: residuals, whose large multipliers turn them into a gap above 1e-6 (docs/lp_defaults.md); the
+#: rule raises the floor where PCG needs it. Without the rule (``adaptive=False``, the "paper"
+#: preset) the floor is FIXED_REG_MIN, the schedule as it was before the rule.
 REG_MIN, REG_MAX = 1e-12, 1e-2
+FIXED_REG_MIN = 1e-8
 #: and of the Mehrotra solver's option: measured (numpy64, eps = 1e-8, presolve, correction and
 #: safeguard on the 42 NETLIB problems) 39 optimal with (1e-12, 1e-6), 37 with (1e-10, 1e-4), 42
 #: without the option; with (1e-8, 1e-2) forplan and pilot4 lose centrality too (the proximal
