@@ -644,25 +644,70 @@ def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
     """With 15 PCG iterations a solve and k = 1, afiro's solves stop at their limit from its third
     iteration on (measured on numpy64): from the
     iteration after the first such stop, rho = delta never fall below their value at the last
-    iteration whose solves converged (without the rule they follow mu down to 1e-8); a
-    pcg_maxiter given is kept (the default limit alone grows)."""
+    iteration whose solves converged (without the rule they follow mu down to 1e-8) until an
+    iteration whose solves converge again (after it the floor may come down ten-fold where it
+    holds a residual) or a stall's restart; a pcg_maxiter given is kept (the default limit alone
+    grows)."""
     p, _ = netlib("afiro")
     runs = {}
     for adaptive in (True, False):
         hist = []
         solve(p, method="matrix-free", backend=backend, eps=1e-8, rank=1, pcg_maxiter=15, max_iter=25,
               adaptive=adaptive, callback=hist.append)
-        runs[adaptive] = [h for h in hist if h["regularisation"] is not None]
+        # up to a stall's restart (the adaptive defaults then lower the ceiling reg_max)
+        upto = next((i for i, h in enumerate(hist) if "restart_iteration" in h), len(hist))
+        runs[adaptive] = [h for h in hist[:upto] if h["regularisation"] is not None]
     for adaptive, hist in runs.items():
         failed = [i for i, h in enumerate(hist) if not h["pcg_converged"]]
         ok = [i for i in range(failed[0]) if hist[i]["pcg_converged"]]
         assert failed and ok and max(max(h["pcg_iterations"]) for h in hist) <= 15
-        later = [max(h["regularisation"]) for h in hist[failed[0] + 1:]]
+        again = next((i for i in range(failed[0] + 1, len(hist)) if hist[i]["pcg_converged"]), len(hist) - 1)
+        later = [max(h["regularisation"]) for h in hist[failed[0] + 1:again + 1]]
         held = max(hist[ok[-1]]["regularisation"])
         if adaptive:
             assert min(later) >= held * (1 - 1e-12)
         else:
             assert min(later) < held
+
+
+#: netlib-more problems that the matrix-free defaults solved only with the safeguards of the
+#: adaptive defaults (numpy64, eps 1e-6; before them: numerical_trouble 5.6e-6, 0.13 and 0.40
+#: off HiGHS's objective), each within a few seconds
+@pytest.mark.parametrize("name,mechanism", [("finnis", "floor"), ("forplan", "correctors"),
+                                            ("fffff800", "restart")])
+def test_netlib_more_is_optimal_with_the_matrix_free_defaults(name, mechanism):
+    """finnis and forplan: the gap (6.3) was held by the residuals (c^T x - b^T y = x^T s +
+    x^T r_c - y^T r_b with multipliers of 1e3-1e4) while the floor 1e-8 of rho = delta held the
+    residuals; with the floor at 1e-12 and (forplan) Gondzio's centrality correctors on its short
+    steps they are optimal. fffff800: its steps stay short under the early regularisation (1e-3)
+    and the stall test fires; the run goes on from its best point near the central path with the
+    ceiling reg_max 1e4 times lower, and is optimal (the history has the restart)."""
+    p, ref = netlib_more(name)
+    r = solve(p, method="matrix-free", backend="numpy64")
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) <= 1e-6
+    regs = [h["regularisation"] for h in r.history if h["regularisation"] is not None]
+    restarts = [h for h in r.history if "restart_iteration" in h]
+    if mechanism == "floor":
+        assert min(min(v) for v in regs) < 1e-8                  # below the fixed schedule's floor
+    if mechanism == "restart":
+        assert len(restarts) == 1 and restarts[0]["regularisation_ceiling"] == pytest.approx(1e-6)
+    else:
+        assert not restarts
+
+
+def test_free_split_safeguard_keeps_the_split_and_bounds_its_halves():
+    """The free-split safeguard (pilot4, perold: 88 splits): both halves of a split lowered by
+    the same amount so that min(x+, x-) <= 1 + |x+ - x-|; other columns untouched. pilot4 with
+    the defaults: optimal (69 iterations, about a minute here; docs/lp_defaults.md)."""
+    from gpgpu.lp.matrix_free import _bound_free_splits
+
+    x = np.array([5.0, 107.0, 100.0, 0.5, 0.25, 3.0])
+    partner = np.array([-1, 2, 1, 4, 3, -1])
+    y = _bound_free_splits(x, partner)
+    assert y[1] - y[2] == pytest.approx(7.0) and min(y[1], y[2]) == pytest.approx(1.0 + 7.0)
+    assert y[[0, 3, 4, 5]].tolist() == [5.0, 0.5, 0.25, 3.0]    # within the bound: unchanged
+    assert x[1] == 107.0                                         # a copy
 
 
 @pytest.mark.parametrize("c_factor,b_factor", [(1e10, 1.0), (1.0, 1e6), (1e6, 1e3)])

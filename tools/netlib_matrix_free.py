@@ -86,7 +86,7 @@ def row(name: str, res: dict, options: dict, variant: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--problems", default=None, help="comma-separated NETLIB names (default: all 42)")
+    ap.add_argument("--problems", default=None, help="comma-separated NETLIB names (default: all 42; \"\" for none)")
     ap.add_argument("--qap", default="", help="comma-separated QAPLIB names (nug12, nug15) to run too")
     ap.add_argument("--options", default="{}", help="JSON of solve options beyond the defaults")
     ap.add_argument("--variant", default="defaults", help="the rows' variant column")
@@ -95,7 +95,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     options = json.loads(args.options)
     jobs = [("qap", n) for n in args.qap.split(",") if n]
-    jobs += [("netlib", n) for n in (args.problems.split(",") if args.problems else netlib_names())]
+    names = netlib_names() if args.problems is None else [n for n in args.problems.split(",") if n]
+    jobs += [("netlib", n) for n in names]
     # plain comma-joined fields, as the file's earlier rows (no field holds a comma)
     lines = [] if args.append is not None else [",".join(FIELDS)]
     solved = 0
