@@ -725,7 +725,10 @@ def test_scaling_b_and_c_changes_nothing(c_factor, b_factor):
     np.testing.assert_allclose(r.y / c_factor, base.y, rtol=1e-6, atol=1e-9 * np.abs(base.y).max())
     for a, b in zip(r.history, base.history):
         assert a["primal_residual"] == pytest.approx(b["primal_residual"], rel=1e-3, abs=1e-12)
-        assert a["mu"] == pytest.approx(b["mu"] * c_factor * b_factor, rel=1e-6)
+        # rel 1e-5: the scaled data round differently and PCG stops where its residual falls
+        # below 1e-2 of the right-hand side, so the iterates part at the rounding's level
+        # amplified by G_R's condition (measured 1.2e-6 with the floor 1e-12 and the correctors)
+        assert a["mu"] == pytest.approx(b["mu"] * c_factor * b_factor, rel=1e-5)
 
 
 def test_a_breakdown_in_the_back_end_is_numerical_trouble_not_a_traceback():
@@ -975,9 +978,14 @@ def test_an_unbounded_lp_whose_iteration_stalls_is_unbounded(seed):
     p = unbounded_lp(100, seed)
     assert linprog_status(p) == 3
     assert solve(p, backend="numpy64", eps=1e-8, presolve=False).status == "unbounded"
-    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, adaptive=False)
     assert r.status == "unbounded", r.message
     assert "a primal ray: c^T x = -" in r.message and "The iteration had stalled" in r.message
+    # with the adaptive defaults' safeguards the steps along the ray no longer shrink so: the ray
+    # test holds at its own ratio, before any stall
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8)
+    assert r.status == "unbounded", r.message
+    assert "a primal ray: c^T x = -" in r.message
 
 
 def linprog_status(p):
@@ -1082,16 +1090,22 @@ def test_a_run_resumed_from_a_saved_checkpoint_goes_on_as_the_uncut_one(name, tm
     p, _ = netlib(name)
     opts = dict(method="matrix-free", backend="numpy64", eps=1e-8)
     full = solve(p, **opts)
-    cut = solve(p, **opts, max_iter=4)
+    # a cut where the state matters: the first at which the bare triple's next-but-one dual
+    # residual is 10 % off the uncut run's (the proximal terms' cut state is then not mu's)
+    for k in range(2, full.iterations - 2):
+        cut = solve(p, **opts, max_iter=k)
+        bare = solve(p, **opts, start=cut.last_point, max_iter=2)
+        if abs(bare.history[1]["dual_residual"] / full.history[k + 1]["dual_residual"] - 1) > 0.1:
+            break
+    else:
+        pytest.fail("the bare triple resumed as the uncut run at every cut: the test sees nothing")
     np.savez(tmp_path / "point.npz", **checkpoint(cut))
     with np.load(tmp_path / "point.npz") as saved:
         rest = solve(p, **opts, start=saved)
-    assert full.status == rest.status == "optimal" and 4 + rest.iterations == full.iterations
-    for a, b in zip(full.history[4:7], rest.history[:3]):
+    assert full.status == rest.status == "optimal" and k + rest.iterations == full.iterations
+    for a, b in zip(full.history[k:k + 3], rest.history[:3]):
         for key in ("primal_residual", "dual_residual", "gap"):
             assert b[key] == pytest.approx(a[key], rel=1e-6), key
-    bare = solve(p, **opts, start=cut.last_point, max_iter=2)     # measured: 0.72, 0.36 apart
-    assert abs(bare.history[1]["dual_residual"] / full.history[5]["dual_residual"] - 1) > 0.1
 
 
 def test_a_checkpoint_keeps_the_rank_rank_max_had_grown():

@@ -40,7 +40,26 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   floor raised ten-fold at every failure instead overshoots to reg_max on nug12 (PCG still
   stops at its limit there), and then the proximal term rho dx holds the dual residual above
   1e-6; a fixed floor of 1e-4 solves nug12 but holds bandm's dual residual at 3.9e-6
-  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule.
+  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule. Once an
+  iteration's solves converge again and a proximal term holds a residual back (the leak test
+  below), the raised floor comes down ten-fold (never below the floor given).
+* **The safeguards of the adaptive defaults** (``adaptive``, beyond 002; the NETLIB problems
+  whose every PCG solve converged and still ended in numerical trouble, docs/lp_defaults.md):
+  the floor reg_min is 1e-12 instead of 1e-8 (``adaptive=False`` keeps 1e-8), since
+  c^T x - b^T y = x^T s + x^T r_c - y^T r_b and with multipliers of 1e3-1e4 (finnis, forplan,
+  bnl1) residuals at eps leave the gap far above it, and the floor's leak delta dy held them
+  there; for the same reason, when the residual part of the gap exceeds half of
+  eps (1 + |c^T x|), the primal PCG target and the leak test aim at
+  eps (1 + |c^T x|) / ||y||_2 (and / ||x||_2) rather than eps (1 + ||b||) (:func:`_residual_floors`);
+  Gondzio's multiple centrality correctors while the step is below 0.9 and the iteration's
+  solves converged (:func:`_centrality_correctors`, at most 2, a PCG solve each; forplan's
+  steps fell to 0.01-0.1 without them); the Mehrotra solver's free-split safeguard
+  (:func:`_bound_free_splits`; pilot4's 88 splits); and, as the Mehrotra solver after a stall,
+  a restart: the first time the stall test fires, the iteration goes on from its best point near
+  the central path (the Mehrotra solver's :func:`~gpgpu.lp.mehrotra._near_central_path`) with
+  the ceiling reg_max 1e4 times lower (fffff800 and pilot4, whose steps stayed short under
+  rho = delta = 1e-3 .. 1e-5; the history entry of the restart has ``restart_iteration`` and
+  ``regularisation_ceiling`` and takes no step).
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -571,13 +590,21 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Float64 refinement rounds around the back end's PCG (module notes).
     reg_min, reg_max : float
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
+        reg_min None: 1e-12 with ``adaptive`` (the rule raises it where PCG needs it), 1e-8
+        without (:data:`~gpgpu.lp.regularisation.FIXED_REG_MIN`).
     adaptive : bool
         Beyond 002 (default True; ``preset="paper"`` turns it off): after an iteration in which
         a PCG solve stopped at its iteration limit, the floor of rho = delta becomes their value
         at the last iteration whose solves all converged (they stop following mu down), and the
         default PCG limit doubles, up to 4 times its start (module notes). Measured
         (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
-        without; Table 3's ten NETLIB problems never meet it.
+        without. It also turns on the safeguards of the module notes (floor 1e-12, residual
+        targets aware of the gap, centrality correctors, the free-split safeguard, one restart
+        after a stall): with them the defaults solve 40 of the project's 42 NETLIB problems at
+        1e-6 (34 before; ganges and perold still end in numerical trouble).
+    correctors, free_safeguard : optional
+        The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
+        safeguard (None: as ``adaptive``); for experiments (``solve`` does not take them).
     start : LPResult or (x, y, s), optional
         Beyond 002: start from this point of the standard form (x, s > 0) instead of Mehrotra's
         starting point. A matrix-free result passes the point where its iteration stopped
