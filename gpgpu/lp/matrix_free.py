@@ -41,7 +41,26 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   floor raised ten-fold at every failure instead overshoots to reg_max on nug12 (PCG still
   stops at its limit there), and then the proximal term rho dx holds the dual residual above
   1e-6; a fixed floor of 1e-4 solves nug12 but holds bandm's dual residual at 3.9e-6
-  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule.
+  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule. Once an
+  iteration's solves converge again and a proximal term holds a residual back (the leak test
+  below), the raised floor comes down ten-fold (never below the floor given).
+* **The safeguards of the adaptive defaults** (``adaptive``, beyond 002; the NETLIB problems
+  whose every PCG solve converged and still ended in numerical trouble, docs/lp_defaults.md):
+  the floor reg_min is 1e-12 instead of 1e-8 (``adaptive=False`` keeps 1e-8), since
+  c^T x - b^T y = x^T s + x^T r_c - y^T r_b and with multipliers of 1e3-1e4 (finnis, forplan,
+  bnl1) residuals at eps leave the gap far above it, and the floor's leak delta dy held them
+  there; for the same reason, when the residual part of the gap exceeds half of
+  eps (1 + |c^T x|), the primal PCG target and the leak test aim at
+  eps (1 + |c^T x|) / ||y||_2 (and / ||x||_2) rather than eps (1 + ||b||) (:func:`_residual_floors`);
+  Gondzio's multiple centrality correctors while the step is below 0.9 and the iteration's
+  solves converged (:func:`_centrality_correctors`, at most 2, a PCG solve each; forplan's
+  steps fell to 0.01-0.1 without them); the Mehrotra solver's free-split safeguard
+  (:func:`_bound_free_splits`; pilot4's 88 splits); and, as the Mehrotra solver after a stall,
+  a restart: the first time the stall test fires, the iteration goes on from its best point near
+  the central path (the Mehrotra solver's :func:`~gpgpu.lp.mehrotra._near_central_path`) with
+  the ceiling reg_max 1e4 times lower (fffff800 and pilot4, whose steps stayed short under
+  rho = delta = 1e-3 .. 1e-5; the history entry of the restart has ``restart_iteration`` and
+  ``regularisation_ceiling`` and takes no step).
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -97,8 +116,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .mehrotra import STATUS, LPResult, _diverged, _result_message, _stop_code
-from .regularisation import ProximalRegularisation
+from .mehrotra import FREE_SPLIT_BOUND, STATUS, LPResult, _diverged, _near_central_path, _result_message, _split_partners, _stop_code
+from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
@@ -123,6 +142,9 @@ STEP_TO_BOUNDARY = 0.995
 FLOOR_RISE = 10.0
 #: the PCG limit doubles after an iteration that stopped at it, up to this many times its start
 PCG_LIMIT_GROWTH = 4
+#: a stalled iteration goes on (this many times) from its best point near the central path with
+#: the regularisation's ceiling reg_max this many times lower
+RESTARTS, RESTART_REG_CUT = 1, 1e4
 
 
 class MatrixFreeBackend(abc.ABC):
@@ -550,8 +572,9 @@ def _max_step(v, dv) -> float:
 
 
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
-                pcg_maxiter=None, refine=False, reg_min=1e-8, reg_max=1e-2, ray_ratio=1e4,
-                collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True) -> LPResult:
+                pcg_maxiter=None, refine=False, reg_min=None, reg_max=REG_MAX, ray_ratio=1e4,
+                collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
+                correctors=None, free_safeguard=None) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -572,13 +595,21 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Float64 refinement rounds around the back end's PCG (module notes).
     reg_min, reg_max : float
         Bounds of rho = delta (R_p = rho I, R_d = delta I), which follow mu between them.
+        reg_min None: 1e-12 with ``adaptive`` (the rule raises it where PCG needs it), 1e-8
+        without (:data:`~gpgpu.lp.regularisation.FIXED_REG_MIN`).
     adaptive : bool
         Beyond 002 (default True; ``preset="paper"`` turns it off): after an iteration in which
         a PCG solve stopped at its iteration limit, the floor of rho = delta becomes their value
         at the last iteration whose solves all converged (they stop following mu down), and the
         default PCG limit doubles, up to 4 times its start (module notes). Measured
         (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
-        without; Table 3's ten NETLIB problems never meet it.
+        without. It also turns on the safeguards of the module notes (floor 1e-12, residual
+        targets aware of the gap, centrality correctors, the free-split safeguard, one restart
+        after a stall): with them the defaults solve 40 of the project's 42 NETLIB problems at
+        1e-6 (34 before; ganges and perold still end in numerical trouble).
+    correctors, free_safeguard : optional
+        The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
+        safeguard (None: as ``adaptive``); for experiments (``solve`` does not take them).
     start : LPResult or (x, y, s), optional
         Beyond 002: start from this point of the standard form (x, s > 0) instead of Mehrotra's
         starting point. A matrix-free result passes the point where its iteration stopped
@@ -629,6 +660,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         sol.outer_products += 1
         return out
 
+    adaptive = bool(adaptive)
+    if reg_min is None:
+        reg_min = min(REG_MIN if adaptive else FIXED_REG_MIN, reg_max)
+    correctors = (CORRECTORS if adaptive else 0) if correctors is None else int(correctors)
+    free_safeguard = adaptive if free_safeguard is None else bool(free_safeguard)
     reg = ProximalRegularisation(reg_min, reg_max)
     floor = _Floor(reg, sol, adaptive, grow=pcg_maxiter is None)
     if start is not None:
@@ -660,10 +696,13 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         x = x + max(0.5 * xs / s.sum(), 1e-3 * (1.0 + np.abs(x).max()))
         s = s + max(0.5 * xs / x.sum(), 1e-3 * (1.0 + np.abs(s).max()))
 
+    partner = _split_partners(problem) if free_safeguard else None
     history = []
     worst_hist = []
     why = {}                                                  # the certificate of 2 or 3
     best = (math.inf, 0, x, lam, s)
+    near = best                                              # the best near the central path
+    restarts = 0
     first = None
     code = 1
     it = 0
@@ -695,6 +734,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         if finite:
             first["min_pres"] = min(first["min_pres"], pres)
             first["min_dres"] = min(first["min_dres"], dres)
+            if worst < near[0] and _near_central_path(pres, dres, mu, first, eps):
+                near = (worst, it, x, lam, s)
 
         def diverged(ratio):
             return _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ratio, collapse,
@@ -707,6 +748,21 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # certified at ray_ratio (the regularisation slows the run along it: measured, x's
             # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
             stop, stalled_ray = weak, True
+        if stop == 4 and finite and adaptive and restarts < RESTARTS and not stalled_ray:
+            # beyond 002: a stall goes on once from the best point near the central path with the
+            # regularisation's ceiling RESTART_REG_CUT times lower (module notes)
+            restarts += 1
+            _, entry["restart_iteration"], x, lam, s = near if near[0] < math.inf else best
+            reg.reg_max /= RESTART_REG_CUT
+            reg.reg_min = min(reg.reg_min, reg.reg_max)
+            floor.floor0 = min(floor.floor0, reg.reg_max)
+            reg.rho = reg.delta = reg.reg_max
+            worst_hist.clear()
+            entry["regularisation_ceiling"] = reg.reg_max
+            if callback is not None:
+                callback(entry)
+            it += 1
+            continue
         if stop is not None:
             code = stop
             if callback is not None:
@@ -718,11 +774,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
             info = sol.set_weights(theta, delta_k, k)
             replaced_total += int(info.get("replaced", 0))
-            cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * eps * (1.0 + nb) / bs)
+            floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive)
+            cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * floor_b)
 
-            def newton(xi_mu):
-                f = rc - xi_mu / x                                # xi_d - X^-1 xi_mu
-                rhs = rb + outer(A, theta * f)
+            def newton(xi_mu, residuals=True):
+                f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
+                rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
                 tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
                 dy, facts = sol.solve(rhs, tol)
                 dx = theta * (outer(AT, dy) - f)
@@ -738,10 +795,15 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a)
             ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
+            dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
+                                                               correctors if f1["converged"] and f2["converged"]
+                                                               else 0)
+            for fk in extra:
+                f2 = fk if not fk["converged"] else f2
             # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
             # would hold them back, the next iteration regularises ten times less
-            reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
-                           nrc_n, nrb_n, eps * (1.0 + nc) / cs, eps * (1.0 + nb) / bs)
+            held = reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
+                           nrc_n, nrb_n, floor_c, floor_b)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
             # the back end's arithmetic broke down (a factor with inf or NaN): the precision
             # is exhausted, never a traceback out of solve
@@ -749,10 +811,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             if callback is not None:
                 callback(entry)
             break
-        floor.after_iteration(rho_k, delta_k, f1, f2)
+        floor.after_iteration(rho_k, delta_k, f1, f2, held)
         if k < k_max and not (f1["converged"] and f2["converged"]):
             k = min(k_max, 2 * k)                             # a richer preconditioner next time
         x = x + ap * dx
+        if partner is not None:
+            x = _bound_free_splits(x, partner)
         lam = lam + ad * dy
         s = s + ad * ds
         entry.update(alpha_pri=ap, alpha_dual=ad, sigma=sigma, replaced_pivots=int(info.get("replaced", 0)),
@@ -813,6 +877,8 @@ class _Floor:
         self.cap = PCG_LIMIT_GROWTH * sol.maxiter if grow else sol.maxiter
         self.last_ok = None
         self.raises = 0
+        self.lowered = 0
+        self.floor0 = reg.reg_min                        # the floor given (or the default)
 
     def resume(self, start):
         """Take the floor, PCG limit and last converged rho a resumed result (or checkpoint) had."""
@@ -825,11 +891,21 @@ class _Floor:
         self.sol.maxiter = max(self.sol.maxiter, min(int(limit), self.cap))
         self.last_ok = last_ok if last_ok > 0 else self.last_ok
 
-    def after_iteration(self, rho_k, delta_k, f1, f2):
+    def after_iteration(self, rho_k, delta_k, f1, f2, held=(False, False)):
         if not self.adaptive:
             return
         if f1["converged"] and f2["converged"]:
             self.last_ok = max(rho_k, delta_k)
+            reg = self.reg
+            if any(held) and reg.reg_min > self.floor0:
+                # the raised floor now holds a residual back while PCG meets its tolerance:
+                # it comes down ten-fold (the term that held is cut with it)
+                reg.reg_min = max(self.floor0, reg.reg_min / FLOOR_RISE)
+                if held[0]:
+                    reg.rho = max(reg.reg_min, rho_k / FLOOR_RISE)
+                if held[1]:
+                    reg.delta = max(reg.reg_min, delta_k / FLOOR_RISE)
+                self.lowered += 1
             return
         if "limit" not in (f1["stop"], f2["stop"]):
             return
@@ -839,6 +915,79 @@ class _Floor:
             reg.reg_min = new
             self.raises += 1
         self.sol.maxiter = min(self.cap, 2 * self.sol.maxiter)
+
+
+#: Gondzio's multiple centrality correctors (``adaptive``): at most this many an iteration
+CORRECTORS = 2
+#: Gondzio's multiple centrality correctors: the trial step's increase, the products' band
+#: [BETA_MIN, BETA_MAX] sigma mu, and the least gain in the step that keeps a corrector
+CORRECTOR_STEP_GAIN, BETA_MIN, BETA_MAX, CORRECTOR_ACCEPT = 0.3, 0.1, 10.0, 0.1
+
+
+def _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, target, count):
+    """Gondzio's multiple centrality correctors (Gondzio 1996; the correctors of his matrix-free
+    IPM, [7] of 002): while the combined direction's step is short, aim at the point of a
+    longer trial step alpha~ = min(1, alpha + 0.3), pull its complementarity products that fall
+    outside [0.1, 10] sigma mu back to that band (xi_mu = the projection minus the products,
+    residuals zero), and keep the corrected direction when its step grows by at least 0.1 of
+    the aimed increase; at most ``count`` correctors (one PCG solve each)."""
+    extra = []
+    for _ in range(count):
+        a = min(ap, ad)
+        if a >= 0.9:
+            break
+        tp, td = min(1.0, ap + CORRECTOR_STEP_GAIN), min(1.0, ad + CORRECTOR_STEP_GAIN)
+        v = (x + tp * dx) * (s + td * ds)
+        t = np.clip(v, BETA_MIN * target, BETA_MAX * target) - v
+        t = np.maximum(t, -BETA_MAX * target)
+        cx, cy, cs, facts = newton(t, residuals=False)
+        extra.append(facts)
+        nx, ny, ns = dx + cx, dy + cy, ds + cs
+        np_ = min(1.0, STEP_TO_BOUNDARY * _max_step(x, nx))
+        nd = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ns))
+        if min(np_, nd) < a + CORRECTOR_ACCEPT * CORRECTOR_STEP_GAIN * min(1.0, 1.0 - a + 1e-12) or not facts["converged"]:
+            if min(np_, nd) > a and facts["converged"]:
+                dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
+            break
+        dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
+    return dx, dy, ds, ap, ad, extra
+
+
+def _bound_free_splits(x, partner, bound=FREE_SPLIT_BOUND):
+    """The free-split safeguard of the Mehrotra solver (its ``free_safeguard``): both halves of
+    every split free variable v = x+ - x- lowered by the same amount so that
+    min(x+, x-) <= bound (1 + |v|); v and A x do not change (the halves' columns are opposite)."""
+    idx = np.flatnonzero(partner >= 0)
+    lo = np.minimum(x[idx], x[partner[idx]])
+    shift = np.maximum(lo - bound * (1.0 + np.abs(x[idx] - x[partner[idx]])), 0.0)
+    if not shift.any():
+        return x
+    x = x.copy()
+    x[idx] -= shift                                   # each pair appears twice: both halves lowered
+    return x
+
+
+def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive=True) -> tuple:
+    """The residuals (in the iteration's units) below which the PCG target (primal) and the
+    proximal terms' leak test stop asking for more: eps (1 + ||b||_inf) and eps (1 + ||c||_inf),
+    as the tests (6.1)-(6.2) -- unless the gap (6.3) is held by the residuals. c^T x - b^T y =
+    x^T s + x^T r_c - y^T r_b: when the residual part exceeds half of eps (1 + |c^T x|) (large
+    multipliers: |y^T r_b| can be 1e3 times ||r_b||_inf), the floors become
+    eps (1 + |c^T x|) / ||y||_2 and eps (1 + |c^T x|) / ||x||_2, so that the residuals fall until
+    the gap can close. ``cx``, ``by`` in the problem's units."""
+    floor_b, floor_c = eps * (1.0 + nb) / bs, eps * (1.0 + nc) / cs
+    if not adaptive:
+        return floor_b, floor_c
+    scale = bs * cs
+    held = abs(cx - by - float(x @ s) * scale)
+    want = eps * (1.0 + abs(cx))
+    if held > 0.5 * want:
+        ny, nx = float(np.linalg.norm(lam)), float(np.linalg.norm(x))
+        if ny > 0:
+            floor_b = min(floor_b, want / (scale * ny))
+        if nx > 0:
+            floor_c = min(floor_c, want / (scale * nx))
+    return floor_b, floor_c
 
 
 def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:

@@ -1,0 +1,122 @@
+"""The matrix-free method's defaults on the project's 42 NETLIB problems (and optionally the
+QAP relaxations), one process per problem with a timeout, as rows of
+docs/figures/lp_matrix_free_defaults_numpy64.csv.
+
+Each run is ``solve(p, method="matrix-free", backend="numpy64", eps=1e-6, **options)`` with one
+BLAS thread; the objective error is relative to HiGHS's objective (max(1, |objective|)).
+
+    python tools/netlib_matrix_free.py                       # the 42, rows on stdout
+    python tools/netlib_matrix_free.py --problems bnl1,ganges --options '{"correctors": 0}'
+    python tools/netlib_matrix_free.py --qap nug12 --append docs/figures/lp_matrix_free_defaults_numpy64.csv
+
+``--variant`` names the rows' variant column (default "defaults"), ``--timeout`` the seconds
+per problem (a run past it is a row with status "timeout").
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RENDERER = "numpy64 on this 2-core machine (one BLAS thread)"
+FIELDS = ("problem", "status", "objective_error_vs_highs", "iterations", "time_s", "options", "variant",
+          "renderer", "date")
+
+#: what one child process runs: the problem, HiGHS's objective, the solve; one JSON line
+_CHILD = r"""
+import json, sys, time
+from threadpoolctl import threadpool_limits
+threadpool_limits(1)
+from gpgpu.lp import read_mps, solve
+kind, name, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if kind == "qap":
+    from gpgpu.lp.qap import qaplib_dir, qap_lp
+    from experiments.mfipm.common import HIGHS_QAP
+    p, ref = qap_lp(qaplib_dir() / f"{name}.dat"), HIGHS_QAP[name]
+else:
+    from gpgpu.lp.netlib import netlib_path
+    from experiments.table3 import highs_objective
+    path = netlib_path(name)
+    p, ref = read_mps(path), highs_objective(path)[0]
+t0 = time.perf_counter()
+r = solve(p, method="matrix-free", backend="numpy64", eps=1e-6, **options)
+print(json.dumps({"status": r.status, "error": abs(r.objective - ref) / max(1.0, abs(ref)),
+                  "iterations": r.iterations, "time": time.perf_counter() - t0}))
+"""
+
+
+def netlib_names() -> list:
+    from gpgpu.lp.netlib import netlib_dir
+
+    base = netlib_dir()
+    names = []
+    for folder in (base, base.parent / "netlib-more"):
+        names += [p.name.split(".")[0] for p in sorted(folder.glob("*.mps.gz"))]
+    return names
+
+
+def run_one(kind: str, name: str, options: dict, timeout: float) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        out = subprocess.run([sys.executable, "-c", _CHILD, kind, name, json.dumps(options)], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "error": float("nan"), "iterations": "", "time": timeout}
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if out.returncode != 0 or not lines:
+        tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"status": f"error: {tail}", "error": float("nan"), "iterations": "", "time": float("nan")}
+    return json.loads(lines[-1])
+
+
+def row(name: str, res: dict, options: dict, variant: str) -> dict:
+    shown = dict(options, backend="numpy64")
+    return {"problem": name, "status": res["status"], "objective_error_vs_highs": f"{res['error']:.2e}",
+            "iterations": res["iterations"], "time_s": f"{res['time']:.1f}",
+            # the CSV's options column keeps its commas out (as the file's earlier rows)
+            "options": json.dumps(shown).replace(",", ";"), "variant": variant, "renderer": RENDERER,
+            "date": datetime.date.today().isoformat()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", default=None, help="comma-separated NETLIB names (default: all 42; \"\" for none)")
+    ap.add_argument("--qap", default="", help="comma-separated QAPLIB names (nug12, nug15) to run too")
+    ap.add_argument("--options", default="{}", help="JSON of solve options beyond the defaults")
+    ap.add_argument("--variant", default="defaults", help="the rows' variant column")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per problem")
+    ap.add_argument("--append", default=None, help="append the rows to this CSV instead of printing them")
+    args = ap.parse_args(argv)
+    options = json.loads(args.options)
+    jobs = [("qap", n) for n in args.qap.split(",") if n]
+    names = netlib_names() if args.problems is None else [n for n in args.problems.split(",") if n]
+    jobs += [("netlib", n) for n in names]
+    # plain comma-joined fields, as the file's earlier rows (no field holds a comma)
+    lines = [] if args.append is not None else [",".join(FIELDS)]
+    solved = 0
+    for kind, name in jobs:
+        res = run_one(kind, name, options, args.timeout)
+        solved += res["status"] == "optimal"
+        r = row(name, res, options, args.variant)
+        lines.append(",".join(str(r[k]).replace(",", ";") for k in FIELDS))
+        print(f"{name}: {res['status']}, error {res['error']:.2e}, {res['iterations']} iterations, "
+              f"{res['time']:.1f} s", file=sys.stderr, flush=True)
+    print(f"{solved} of {len(jobs)} optimal", file=sys.stderr)
+    text = "".join(ln + "\n" for ln in lines)
+    if args.append is None:
+        sys.stdout.write(text)
+    else:
+        with open(args.append, "a") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())
