@@ -186,7 +186,8 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
           the papers, :mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
         - ``regularize`` (bool or None) and ``reg_min``, ``reg_max``: paper 002's proximal
           regularisation (5)-(6) (:mod:`gpgpu.lp.regularisation`); always on for the
-          matrix-free method (bounds 1e-8, 1e-2), off by default for Mehrotra's (True factors
+          matrix-free method (bounds 1e-12 with its adaptive defaults, 1e-8 with
+          ``adaptive=False``, and 1e-2), off by default for Mehrotra's (True factors
           A (Theta^-1 + rho I)^-1 A^T + delta I, bounds 1e-12, 1e-6).
 
         Mehrotra's method: ``cholesky`` ("outer", Algorithm 2 of 000, or "inner", Algorithm
