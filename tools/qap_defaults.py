@@ -1,9 +1,11 @@
 """Solve QAPLIB's nug LP relaxations with the matrix-free method's defaults and compare with HiGHS.
 
     python tools/qap_defaults.py nug12 nug15 --backend gpu        # eps 1e-6, no other option
+    python tools/qap_defaults.py nug20 --backend numpy64 --rank-max 800   # a variant: rank_max
 
 Prints, per problem: status, objective, relative difference to HiGHS's objective (the values
-in experiments.mfipm.common.HIGHS_QAP), IPM and PCG iterations, wall time and the renderer.
+in experiments.mfipm.common.HIGHS_QAP), IPM and PCG iterations, wall time, the preconditioner's
+final k and the renderer; ``--progress`` also prints a line per interior point iteration.
 This is the check of the issue "002's solver solves 002's problems with its defaults".
 """
 from __future__ import annotations
@@ -21,6 +23,10 @@ def main(argv=None) -> int:
     ap.add_argument("problems", nargs="+", help="nug12, nug15, nug20, nug30")
     ap.add_argument("--backend", default="gpu", choices=("gpu", "numpy64"))
     ap.add_argument("--preset", default=None, help="a preset of gpgpu.lp.solve (default: solve's own)")
+    ap.add_argument("--rank-max", type=int, default=None,
+                    help="rank_max of the matrix-free method (default: solve's own)")
+    ap.add_argument("--progress", action="store_true",
+                    help="print each iteration's residuals, gap, PCG iterations and k")
     args = ap.parse_args(argv)
 
     from experiments.mfipm.common import HIGHS_QAP
@@ -33,13 +39,20 @@ def main(argv=None) -> int:
     for name in args.problems:
         p = qap_lp(qaplib_dir() / f"{name}.dat")
         extra = {"preset": args.preset} if args.preset else {}
+        if args.rank_max is not None:
+            extra["rank_max"] = args.rank_max
+        if args.progress:
+            extra["callback"] = lambda h: print(
+                f"  {h['iteration']}: primal {h['primal_residual']:.1e} dual {h['dual_residual']:.1e} "
+                f"gap {h['gap']:.1e} PCG {h['pcg_iterations']} k {h['rank']} "
+                f"{time.perf_counter() - t:.0f} s", flush=True)
         t = time.perf_counter()
         r = solve(p, method="matrix-free", backend=args.backend, **extra)
         dt = time.perf_counter() - t
         ref = HIGHS_QAP[name]
         print(f"{name} ({p.A.shape[0]} x {p.A.shape[1]}) {args.backend}: {r.status}, objective {r.objective!r}, "
               f"{abs(r.objective - ref) / abs(ref):.2e} from HiGHS, {r.iterations} iterations, "
-              f"{getattr(r, 'pcg_iterations', '?')} PCG iterations, {dt:.1f} s; {r.message}", flush=True)
+              f"{getattr(r, 'pcg_iterations', '?')} PCG iterations, {dt:.1f} s, final k {getattr(r, 'rank', '?')}; {r.message}", flush=True)
     return 0
 
 
