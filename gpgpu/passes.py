@@ -129,7 +129,6 @@ class CompiledPlan:
 
     def run(self, pp: PingPong, others: dict | None = None) -> None:
         from . import counters
-        from .kernel import _state
 
         if self.buffer is None:
             self._upload()
@@ -137,31 +136,7 @@ class CompiledPlan:
         if counters.current() is None:
             self._run_fast(pp, others)
             return
-        vaos = self._vaos
-        st = _state()
-        # nothing else binds a framebuffer or a texture between the passes of this loop, so a
-        # pass binds only what differs from the previous pass's (host cost)
-        bound = {}
-        counted = counters.current() is not None
-        S, T = pp.S, pp.T
-        for item, first in zip(self.plan, self._firsts):
-            if item is SWAP:
-                S, T = T, S
-                continue
-            k = item.kernel
-            vao = vaos.get(k._key)
-            if vao is None:
-                vao = vaos[k._key] = k.vertex_array(self.buffer)
-            roles = {"S": S, "T": T, **others} if others else {"S": S, "T": T}
-            inputs = {name: roles[role] for name, role in item.inputs.items()}
-            if counted:  # the counters' (and recorder's) path: each pass measured as draw_range's
-                pp.S, pp.T = S, T
-                k.draw_range(roles[item.target], vao, item.primitive, first, inputs, item.uniforms, item.texels)
-                bound.clear()
-                continue
-            k._bind(st, roles[item.target], inputs, item.uniforms, bound)
-            vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
-        pp.S, pp.T = S, T
+        self._run_pass_by_pass(pp, others, counted=True)
 
     def _run_fast(self, pp: PingPong, others: dict) -> None:
         """``run`` without counters: the passes of :meth:`_compile_ops`, each binding only the
@@ -210,9 +185,17 @@ class CompiledPlan:
 
     def run_checked(self, pp: PingPong, others: dict) -> None:
         """The pass-by-pass path of :meth:`run` (each pass's bindings checked as it binds them)."""
+        self._run_pass_by_pass(pp, others, counted=False)
+
+    def _run_pass_by_pass(self, pp: PingPong, others: dict, counted: bool) -> None:
+        """Each pass bound and drawn in turn; with ``counted``, through ``draw_range`` so that
+        the counters (and the recorder) measure each pass."""
         from .kernel import _state
 
+        vaos = self._vaos
         st = _state()
+        # nothing else binds a framebuffer or a texture between the passes of this loop, so a
+        # pass binds only what differs from the previous pass's (host cost)
         bound = {}
         S, T = pp.S, pp.T
         for item, first in zip(self.plan, self._firsts):
@@ -220,13 +203,20 @@ class CompiledPlan:
                 S, T = T, S
                 continue
             k = item.kernel
-            vao = self._vaos.get(k._key)
+            vao = vaos.get(k._key)
             if vao is None:
-                vao = self._vaos[k._key] = k.vertex_array(self.buffer)
-            roles = {"S": S, "T": T, **others}
-            k._bind(st, roles[item.target], {n: roles[r] for n, r in item.inputs.items()}, item.uniforms, bound)
+                vao = vaos[k._key] = k.vertex_array(self.buffer)
+            roles = {"S": S, "T": T, **others} if others else {"S": S, "T": T}
+            inputs = {name: roles[role] for name, role in item.inputs.items()}
+            if counted:  # the counters' (and recorder's) path: each pass measured as draw_range's
+                pp.S, pp.T = S, T
+                k.draw_range(roles[item.target], vao, item.primitive, first, inputs, item.uniforms, item.texels)
+                bound.clear()
+                continue
+            k._bind(st, roles[item.target], inputs, item.uniforms, bound)
             vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
         pp.S, pp.T = S, T
+
 
 
 def compiled(key, build) -> CompiledPlan:
