@@ -177,7 +177,7 @@ def test_table3_and_table2(tmp_path):
 
     o = table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     r = rows(tmp_path / "mfipm_table3.csv")
-    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-tell", "gpu-fan"]
+    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-tell", "gpu-fan", "gpu-fast"]
     assert {x["settings"] for x in r} == {"defaults"}
     for x in r:
         assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6
@@ -195,6 +195,11 @@ def test_table3_and_table2(tmp_path):
     assert "cannot split a row" in tell.how and "gruca_like_16" in tell.measured
     fan = [c for c in o.claims if "fan sums" in c.text][0]
     assert fan.measured.startswith("gruca_like_16 ")
+    fast = [c for c in o.claims if "fast preset" in c.text][0]
+    assert fast.measured.startswith("gruca_like_16 ") and "per PCG iteration" in fast.measured
+    # the fast run's products are the packed format's, timed apart from ELLPACK's
+    by_be = {x["backend"]: x for x in r}
+    assert float(by_be["gpu-fast"]["ax_seconds"]) > 0 and by_be["gpu-fast"]["ax_seconds"] != by_be["gpu"]["ax_seconds"]
     o = table2.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     for x in rows(tmp_path / "mfipm_table2.csv"):
         shares = [float(x[f"{p}_percent"]) for p in ("pcg", "precondition", "fsax", "fsaty")]

@@ -26,9 +26,11 @@ time per product (002 reports the products' total time). HiGHS's IPM time is giv
 ran here. Nothing timed is a first run: a small problem is solved first (the kernels compile),
 each timed solve comes after one untimed iteration of the same solve (the textures of its size
 allocated), and each timed product after one untimed product.
-The GPU runs three times: ELLPACK with 000's halving sums (``gpu``), T-ELL with the dense part
-(``gpu-tell``, DHTELL2's nearest) and ELLPACK with the fan sums (``gpu-fan``, beyond the papers:
-``sums="fan"``, 32 texels a fragment, fewer passes).
+The GPU runs four times: ELLPACK with 000's halving sums (``gpu``), T-ELL with the dense part
+(``gpu-tell``, DHTELL2's nearest), ELLPACK with the fan sums (``gpu-fan``, beyond the papers:
+``sums="fan"``, 32 texels a fragment, fewer passes) and the fast preset (``gpu-fast``, beyond the
+papers: ``preset="fast"``, the packed format, two entries an RGBA texel, with the fan sums; PCG's
+iterations drawn from recorded plans, as in every GPU run).
 
 Problems: ``--sizes`` N and ``--gruca`` names (Table 3's 64kx64k0, 96kx128-0 and 256x256-0:
 ``experiments.mfipm.common``, whose notes say how the last two were sized), and ``--qap``.
@@ -54,14 +56,16 @@ from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE3, QAP_OPTION, QA
                                       worst_residual)
 
 #: (label, back end, options): the CPU in one thread (002's serial) and in --threads (002's
-#: 8 core; ``threads`` filled in by run()); the GPU three times: ELLPACK with 000's halving
+#: 8 core; ``threads`` filled in by run()); the GPU four times: ELLPACK with 000's halving
 #: sums, T-ELL with the dense part (DHTELL2's nearest), ELLPACK with the fan sums (beyond the
-#: papers: 32 texels a fragment, fewer passes; gpgpu.reduce)
+#: papers: 32 texels a fragment, fewer passes; gpgpu.reduce), the fast preset (packed, fan sums)
 RUNS = (("numpy64", "numpy64", {}), ("numpy64-threads", "numpy64", {"threads": None}), ("gpu", "gpu", {}),
-        ("gpu-tell", "gpu", {"format": "tell"}), ("gpu-fan", "gpu", {"sums": "fan"}))
+        ("gpu-tell", "gpu", {"format": "tell"}), ("gpu-fan", "gpu", {"sums": "fan"}),
+        ("gpu-fast", "gpu", {"preset": "fast"}))
 BACKENDS = tuple(label for label, _, _ in RUNS)
 #: which product times a run's SpMV time is made of
-SIDE = {"numpy64": "cpu", "numpy64-threads": "cpu_threads", "gpu": "gpu", "gpu-tell": "gpu_tell", "gpu-fan": "gpu"}
+SIDE = {"numpy64": "cpu", "numpy64-threads": "cpu_threads", "gpu": "gpu", "gpu-tell": "gpu_tell", "gpu-fan": "gpu",
+        "gpu-fast": "gpu_packed"}
 THREADS_OPTION = ("--threads", {"type": positive_int, "default": None,
                                 "help": "threads of the multi-core CPU run (default: os.cpu_count())"})
 
@@ -79,8 +83,8 @@ def blas_threads(n):
 def product_times(p, repeat, threads: int = 1) -> dict:
     """Seconds of one A x and one A^T y: scipy CSR (float64, as the numpy64 back end) in one
     thread and in ``threads`` (ThreadedCSR, as numpy64 with threads), and the GPU's
-    SparseStream in ELLPACK and in T-ELL with the dense part (each with its transposed copy,
-    as the gpu back end with format "ellpack" and "tell")."""
+    SparseStream in ELLPACK, in T-ELL with the dense part and packed (each with its transposed
+    copy, as the gpu back end with format "ellpack", "tell" and "packed")."""
     from gpgpu import SparseStream, Stream
     from gpgpu.lp.matrix_free_numpy import ThreadedCSR
 
@@ -108,7 +112,7 @@ def product_times(p, repeat, threads: int = 1) -> dict:
     TA.close(), TAT.close()
     xs, ys = Stream.from_array(x), Stream.from_array(y)
     yo, xo = Stream.vector_of(m), Stream.vector_of(n)
-    for side, fmt in (("gpu", "ellpack"), ("gpu_tell", "tell")):
+    for side, fmt in (("gpu", "ellpack"), ("gpu_tell", "tell"), ("gpu_packed", "packed")):
         S = SparseStream.from_scipy(A, format=fmt)
         T = S.transposed()
         out[f"{side}_ax"] = med(lambda: S._product(xs, yo))
@@ -122,8 +126,8 @@ def product_times(p, repeat, threads: int = 1) -> dict:
 def warm_up():
     from gpgpu.lp import gruca_like, solve
 
-    for fmt in ("ellpack", "tell"):
-        solve(gruca_like(16, seed=1), method="matrix-free", backend="gpu", eps=1e-8, rank=4, format=fmt)
+    for options in ({"format": "ellpack"}, {"format": "tell"}, {"preset": "fast"}):
+        solve(gruca_like(16, seed=1), method="matrix-free", backend="gpu", eps=1e-8, rank=4, **options)
 
 
 def run(ctx):
@@ -238,6 +242,11 @@ def claims(rows, how=None):
     out.append(Claim("GPU solve time, halving sums / fan sums (beyond the papers)", "no figure in 002",
                      "; ".join(fan), "the same solve; the fan sums take ceil(log32) passes a sum instead of "
                      "ceil(log2) (a PCG iteration of nug12: about 30 passes instead of 75)"))
+    fast = _ratios(by, names, "numpy64", "gpu-fast", per_iteration=True)
+    out.append(Claim("matrix-free IPM: CPU solve time / GPU solve time, fast preset (beyond the papers)",
+                     f"\"reduced no more than four times\" ({_paper_ratios(0, 2)} in Table 3)", "; ".join(fast) or "not run",
+                     "numpy64 in one thread vs the GPU with preset='fast' (packed products, fan sums); per PCG "
+                     "iteration, as their PCG iteration counts differ"))
     for nm in ("nug20", "nug30"):
         c, g, gf = by.get((nm, "numpy64")), by.get((nm, "gpu")), by.get((nm, "gpu-fan"))
         if c and gf:
