@@ -220,15 +220,92 @@ def _auto_segment(counts: np.ndarray) -> int:
     return max(1, -(-med // pieces))
 
 
+def _index_type(*sizes):
+    """int32 when every index (entries, places) fits it, else int64: the build's integer work
+    on int32 is half the memory traffic."""
+    return np.int32 if max(sizes) < 2 ** 31 else np.int64
+
+
+def _first_of(counts: np.ndarray) -> np.ndarray:
+    """The exclusive running sum of ``counts`` (int64): where each row's first entry is."""
+    first = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    return first
+
+
 def _packed_positions(counts: np.ndarray, L: int):
     """For rows of ``counts`` entries cut into segments of L: segments a row (at least 1), the
     first segment of each row, and for every entry (row-major) its segment and its slot in it."""
     seg = np.maximum(1, -(-counts // L))
-    first = np.concatenate([[0], np.cumsum(seg)[:-1]]).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    rows = np.repeat(np.arange(counts.size), counts)
-    pos = np.arange(rows.size, dtype=np.int64) - starts[rows]
-    return seg, first, first[rows] + pos // L, pos % L
+    first = _first_of(seg)
+    nnz = int(counts.sum())
+    it = _index_type(nnz, int(seg.sum()))
+    pos = np.arange(nnz, dtype=it) - np.repeat(_first_of(counts).astype(it), counts)
+    whole = pos // L
+    return seg, first, np.repeat(first.astype(it), counts) + whole, pos - whole * L
+
+
+def _places(counts: np.ndarray, first: np.ndarray, L: int, P: int, nnz: int, total: int) -> np.ndarray:
+    """Where each entry (row-major, rows of ``counts``) goes in segments of P places laid end to
+    end, L entries a segment (P >= L: a packed segment of odd L has a spare place), row i's
+    from segment ``first[i]``: its k-th entry at first[i] P + (k // L) P + k % L. That is the
+    entry's own number plus one offset a row (first[i] P - its first entry's number), plus
+    (k // L)(P - L) where a row spans several segments with spare places. Integer arithmetic
+    on rows and one np.repeat, int32 where it fits."""
+    it = _index_type(nnz, total)
+    starts = _first_of(counts)
+    q = np.arange(nnz, dtype=it)
+    q += np.repeat((first * P - starts).astype(it), counts)
+    if P != L and counts.size and int(counts.max()) > L:
+        pos = np.arange(nnz, dtype=it) - np.repeat(starts.astype(it), counts)
+        q += (pos // L) * (P - L)
+    return q
+
+
+def _pairs(vals: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Each entry's (value, column) as float32 side by side, seen as one 8-byte item an entry
+    (one scatter moves both)."""
+    pv = np.empty((vals.size, 2), dtype=np.float32)
+    pv[:, 0] = vals
+    pv[:, 1] = cols
+    return pv.view(np.uint64).reshape(vals.size)
+
+
+def _segments_of_pairs(vals, cols, counts, first, L, P, slots):
+    """The entries' (value, column) pairs in ``slots`` segments of P places each, zeros where
+    no entry is (row i's entries from segment ``first[i]``, L to a segment): a uint64 array of
+    slots x P. Rows all of one count c, P = L (or one segment each), are a reshape; else one
+    scatter with ``_places``."""
+    nnz = vals.size
+    buf = np.zeros(slots * P, dtype=np.uint64)
+    pairs = _pairs(vals, cols)
+    m = counts.size
+    c = int(counts[0]) if m else 0
+    seg = -(-c // L) if c else 1
+    if m and c and (P == L or seg == 1) and bool(np.all(counts == c)) and bool(np.all(np.diff(first) == seg)) \
+            and int(first[0]) == 0:
+        buf[:m * seg * P].reshape(m, seg * P)[:, :c] = pairs.reshape(m, c)
+    elif nnz:
+        buf[_places(counts, first, L, P, nnz, slots * P)] = pairs
+    return buf
+
+
+def _blocks_down(buf: np.ndarray, blocks: int, width: int, depth: int, texel: str) -> np.ndarray:
+    """``buf`` as blocks x width items of ``depth`` texels each (item-major), laid out as a
+    texture of blocks x depth rows of ``width``: item b W + x's texel k at (x, b depth + k)
+    (T-ELL's and the packed segments' layout). One transposing copy; ``texel`` the numpy
+    type of one texel (V16 for RGBA32F)."""
+    t = buf.view(texel).reshape(blocks, width, depth)
+    if depth == 1:
+        return t.reshape(blocks, width)
+    return np.ascontiguousarray(t.transpose(0, 2, 1)).reshape(blocks * depth, width)
+
+
+def _split_pairs(buf: np.ndarray, shape: tuple, axes: tuple):
+    """The values and the columns of (value, column) pairs ``buf`` (uint64, ``shape`` of them),
+    each as a float32 array of ``shape`` transposed by ``axes`` (one copy each)."""
+    b = buf.view(np.float32).reshape(*shape, 2)
+    return (np.ascontiguousarray(b[..., 0].transpose(axes)), np.ascontiguousarray(b[..., 1].transpose(axes)))
 
 
 def corrigan_kernel(nnz: int) -> Kernel:
@@ -297,8 +374,14 @@ def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True, most: 
         return t if most is None else min(t, int(most))
     # 32 as a candidate changes no unconstrained choice: with rows of up to 32 it costs no less
     # than the longest of them, without, more than keeping every row (a row is at most `length`)
-    t = np.unique(np.append(counts, 32))
-    above = counts.size - np.searchsorted(np.sort(counts), t, side="right")
+    # the distinct counts and 32, and how many rows are above each: from a histogram of the
+    # counts (small integers), not a sort
+    hist = np.bincount(counts, minlength=33)
+    hist_32 = hist[32]
+    hist[32] = max(hist_32, 1)
+    t = np.flatnonzero(hist)
+    hist[32] = hist_32
+    above = counts.size - np.cumsum(hist)[t]
     cost = counts.size * t.astype(np.float64) + above * float(length)
     if most is not None:
         fits = np.maximum(t, 32) <= most
@@ -337,6 +420,7 @@ class SparseStream:
         self.nnz = 0
         self._streams: dict = {}
         self._T = None
+        self._host = None              # (float32 values, indices, indptr) of A, for transposed()
         self._released = False
         self._of_transpose = False     # rmatvec's transposed copy: its rows are A's columns
         self._announced = False        # the first corrigan product has said what it compiles
@@ -468,6 +552,13 @@ class SparseStream:
         self._source_dense, self._sort, self._max_programs = dense, sort, int(max_programs)
         self._of_transpose = of_transpose
         self._segment_arg, self._fold_arg = segment, fold
+        # max |a_ij| of what the textures hold (float32, rounded as the upload rounds): max_abs()
+        data32 = M.data.astype(np.float32)
+        self._max_abs = float(np.abs(data32).max()) if M.nnz else 0.0
+        # rmatvec's transposed copy is built from a host copy of A as the textures hold it (its
+        # structure and float32 values, original order), not from the textures read back
+        if transpose == "copy" and not of_transpose:
+            self._host = (data32, M.indices, M.indptr)
         perm = None
         if sort:
             if format != "corrigan":
@@ -481,11 +572,12 @@ class SparseStream:
             M = M[perm][:, perm].tocsr()
             M.sort_indices()
         self.perm = perm
-        # max |a_ij| of what the textures hold (float32, rounded as the upload rounds): max_abs()
-        self._max_abs = float(np.abs(M.data.astype(np.float32)).max()) if M.nnz else 0.0
         # --- the dense part
         row_nnz = np.diff(M.indptr)
-        col_nnz = np.bincount(M.indices, minlength=n)
+        # the columns' counts only where a column may go dense (not dense=False, not the
+        # segmented formats' default, which keeps every column)
+        col_nnz = None if dense is False or (dense is None and format in SEGMENTED) else \
+            np.bincount(M.indices, minlength=n)
         if dense is False:
             rows_t = cols_t = None
         elif dense is None and format in SEGMENTED:
@@ -503,14 +595,24 @@ class SparseStream:
             dense_rows = dense_cols = np.zeros(0, dtype=np.int64)
         else:
             dense_rows = np.flatnonzero(row_nnz > rows_t)
-            dense_cols = np.flatnonzero(col_nnz > cols_t)
+            dense_cols = np.flatnonzero(col_nnz > cols_t) if col_nnz is not None else np.zeros(0, dtype=np.int64)
         self.dense_rows, self.dense_cols = dense_rows, dense_cols
-        coo = M.tocoo()
-        in_row = np.isin(coo.row, dense_rows)
-        in_col = np.isin(coo.col, dense_cols) & ~in_row      # a dense row keeps its whole row
-        sparse = ~(in_row | in_col)
-        self._upload_sparse(coo.row[sparse], coo.col[sparse], coo.data[sparse])
-        self._upload_dense(M, coo, in_row, in_col)
+        # M is a canonical CSR (sorted columns, no duplicates): its entries are row-major in
+        # order, and so is any subset of them
+        if dense_rows.size or dense_cols.size:
+            coo = M.tocoo()
+            dense_row, dense_col = np.zeros(m, dtype=bool), np.zeros(n, dtype=bool)
+            dense_row[dense_rows], dense_col[dense_cols] = True, True
+            in_row = dense_row[coo.row]
+            in_col = dense_col[coo.col] & ~in_row      # a dense row keeps its whole row
+            sparse = ~(in_row | in_col)
+            rows = coo.row[sparse]
+            self._upload_sparse(rows, coo.col[sparse], coo.data[sparse], np.bincount(rows, minlength=m),
+                                ordered=True)
+            self._upload_dense(M, coo, in_row, in_col)
+        else:
+            self._upload_sparse(None, M.indices, M.data, row_nnz, ordered=True)
+            self._upload_dense(M, None, None, None)
         if perm is not None:
             self._streams["perm"] = Stream.vector_of(m, data=perm.astype(np.float32))
             inverse = np.empty_like(perm)
@@ -518,11 +620,17 @@ class SparseStream:
             self._streams["inverse"] = Stream.vector_of(m, data=inverse.astype(np.float32))
         return self
 
-    def _upload_sparse(self, rows, cols, vals) -> None:
+    def _upload_sparse(self, rows, cols, vals, counts=None, ordered: bool = False) -> None:
+        """The sparse part's entries (``rows``, ``cols``, ``vals``) into the format's textures.
+        ``ordered``: the entries are already row-major with increasing columns (a canonical
+        CSR's, as ``_build`` passes them), so no lexsort; then ``counts`` (entries a row) may
+        stand for ``rows`` (None)."""
         m, n = self.shape
-        order = np.lexsort((cols, rows))
-        rows, cols, vals = rows[order], cols[order], vals[order]
-        counts = np.bincount(rows, minlength=m)
+        if not ordered:
+            order = np.lexsort((cols, rows))
+            rows, cols, vals = rows[order], cols[order], vals[order]
+        if counts is None or not ordered:
+            counts = np.bincount(rows, minlength=m)
         self.row_counts = counts
         limit = max_texture_size()
         noun = "columns" if self._of_transpose else "rows"
@@ -588,25 +696,17 @@ class SparseStream:
             raise ValueError(f"{self._where()}{self.format.upper()} stores each of {self._lines()} as K texels "
                              f"along a texture {along}, K the most non-zeros of any ({self._line(longest)} has "
                              f"{K}): {span}, more than GL_MAX_TEXTURE_SIZE = {limit}; {fix}")
-        slots = np.zeros((m, K), dtype=np.float32)
-        idx = np.zeros((m, K), dtype=np.float32)
-        pos = np.arange(rows.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[rows]
-        slots[rows, pos] = vals
-        idx[rows, pos] = cols
-        pad = rows_y * W - m
-        if pad:
-            slots = np.vstack([slots, np.zeros((pad, K), np.float32)])
-            idx = np.vstack([idx, np.zeros((pad, K), np.float32)])
-        # block r of W rows -> texture columns r K .. r K + K - 1 (ELLPACK: entry k of row
-        # r W + x at texel (r K + k, x)); TELL transposes each block (texel (x, r K + k))
-        blocks_v = slots.reshape(rows_y, W, K)
-        blocks_i = idx.reshape(rows_y, W, K)
+        # row i's entries in places i K .. i K + K - 1 (the rows padded to R W), as (value,
+        # column) pairs; block r of W rows -> texture columns r K .. r K + K - 1 (ELLPACK:
+        # entry k of row r W + x at texel (r K + k, x)); TELL transposes each block (texel
+        # (x, r K + k)). One scatter (a reshape when every row has K), one copy a texture.
+        buf = _segments_of_pairs(vals, cols, counts, np.arange(m, dtype=np.int64), K, K, rows_y * W)
         if self.format == "ellpack":
-            tex_v = np.concatenate(list(blocks_v), axis=1)   # W x (R K)
-            tex_i = np.concatenate(list(blocks_i), axis=1)
+            tex_v, tex_i = _split_pairs(buf, (rows_y, W, K), (1, 0, 2))
+            tex_v, tex_i = tex_v.reshape(W, rows_y * K), tex_i.reshape(W, rows_y * K)   # W x (R K)
         else:
-            tex_v = np.concatenate([b.T for b in blocks_v], axis=0)   # (R K) x W
-            tex_i = np.concatenate([b.T for b in blocks_i], axis=0)
+            tex_v, tex_i = _split_pairs(buf, (rows_y, W, K), (0, 2, 1))
+            tex_v, tex_i = tex_v.reshape(rows_y * K, W), tex_i.reshape(rows_y * K, W)   # (R K) x W
         self._streams["values"] = Stream(*tex_v.shape, data=tex_v)
         self._streams["columns"] = Stream(*tex_i.shape, data=tex_i)
         self.K = K
@@ -617,12 +717,14 @@ class SparseStream:
 
     def _upload_packed(self, cols, vals, counts) -> None:
         """The packed format (beyond the papers, module notes): entries (row-major, sorted) into
-        RGBA texels two at a time, segments of L entries down texture columns."""
+        RGBA texels two at a time, segments of L entries down texture columns (the split
+        format: one a texel, values and columns apart)."""
         m, n = self.shape
         limit = max_texture_size()
         L = int(self._segment_arg) if self._segment_arg is not None else _auto_segment(counts)
         H = -(-L // 2) if self.format == "packed" else L     # texels a segment
-        seg, first, at, slot = _packed_positions(counts, L)
+        seg = np.maximum(1, -(-counts // L))                  # segments a row (an empty row: 1)
+        first = _first_of(seg)
         S = int(seg.sum())
         if S >= FLOAT_INDEX_LIMIT:
             raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {L} entries, more than float32 "
@@ -645,18 +747,18 @@ class SparseStream:
             raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels need "
                              f"{Rs * H} texture rows, more than GL_MAX_TEXTURE_SIZE = {limit}; pass a larger "
                              f"segment=")
+        # the segments end to end, P places of (value, column) each (packed: 2 a texel, so an
+        # odd L leaves a spare place; split: one a texel), then segment s's texels down texture
+        # column s % Ws from row (s // Ws) H: one transposing copy
+        P = 2 * H if self.format == "packed" else L
+        buf = _segments_of_pairs(vals, cols, counts, first, L, P, Rs * Ws)
         if self.format == "packed":
-            tex = np.zeros((Rs * H, Ws, 4), dtype=np.float32)
-            ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
-            tex[ty, tx, comp] = vals
-            tex[ty, tx, comp + 1] = cols
+            tex = _blocks_down(buf, Rs, Ws, H, "V16").view(np.float32).reshape(Rs * H, Ws, 4)
             self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
         else:
-            tv, ti = np.zeros((Rs * H, Ws), dtype=np.float32), np.zeros((Rs * H, Ws), dtype=np.float32)
-            ty, tx = (at // Ws) * H + slot, at % Ws
-            tv[ty, tx], ti[ty, tx] = vals, cols
-            self._streams["values"] = Stream(Rs * H, Ws, data=tv)
-            self._streams["columns"] = Stream(Rs * H, Ws, data=ti)
+            tv, ti = _split_pairs(buf, (Rs, Ws, L), (0, 2, 1))
+            self._streams["values"] = Stream(Rs * H, Ws, data=tv.reshape(Rs * H, Ws))
+            self._streams["columns"] = Stream(Rs * H, Ws, data=ti.reshape(Rs * H, Ws))
         self.uniform = bool(np.all(seg == split))
         if not self.single and not self.uniform:
             rows_y, W = vector_shape(m)
@@ -950,14 +1052,30 @@ class SparseStream:
         return self._download(res, out)
 
     def transposed(self) -> "SparseStream":
-        """The second, row-wise copy of Aᵀ (002 section 3.1), built on first use from the stored
-        textures (read back once), in the same format; ``release()`` frees both. Its errors
-        (a column too long for the layout, too many distinct column counts) speak of A's columns."""
+        """The second, row-wise copy of Aᵀ (002 section 3.1), built on first use in the same
+        format; ``release()`` frees both. Its errors (a column too long for the layout, too
+        many distinct column counts) speak of A's columns.
+
+        It is built from a host copy of A that ``from_scipy`` keeps with ``transpose="copy"``
+        (the default): A's column indexes and values rounded to float32 as the textures hold
+        them, about 8 bytes a non-zero and 4 (8 beyond 2^31 non-zeros) a row of host memory,
+        freed once the copy is built or on ``release()``. The copy's textures are those a
+        build from the textures read back gives (an entry float32 rounds to zero is none),
+        without the read-back. With ``transpose="scatter"`` (no host copy kept) it is built
+        from the textures read back (``to_scipy``)."""
         self._alive()
         if self._T is None:
-            self._T = SparseStream._build(self.to_scipy().T, self.format, False, self._source_dense, "copy",
+            if self._host is not None:
+                import scipy.sparse as sp
+
+                # an entry float32 rounds to zero is an explicit zero here; _as_csr drops it
+                H = sp.csr_matrix(self._host, shape=self.shape)
+            else:
+                H = self.to_scipy()
+            self._T = SparseStream._build(H.T, self.format, False, self._source_dense, "copy",
                                           self.sums, self._max_programs, of_transpose=True,
                                           segment=self._segment_arg, fold=self._fold_arg)
+            self._host = None
         return self._T
 
     def _scatter_transpose(self, ys: Stream, out: Stream | None) -> Stream:
@@ -1051,6 +1169,7 @@ class SparseStream:
         for s in self._streams.values():
             s.release()
         self._streams.clear()
+        self._host = None
         if self._T is not None:
             self._T.release()
             self._T = None
