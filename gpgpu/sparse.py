@@ -98,8 +98,10 @@ for Stream input a vector Stream of that length (``Stream.vector_of(length)``), 
 input. Anything else is a TypeError or ValueError naming the expected shape and type. A
 released SparseStream raises ValueError. ``rmatvec`` (FSATY) works from a second, row-wise copy of
 Aᵀ (``transpose="copy"``, the default: built on first use, doubling the memory, as 002 says a
-GPU code must), or from the one copy of A (``transpose="scatter"``: a point per stored entry,
-placed on its column by the vertex program and summed by additive blending; ELLPACK and TELL).
+GPU code must; built from a host copy of A, 8 bytes a non-zero kept until then, not from a
+read-back: ``SparseStream.transposed``), or from the one copy of A (``transpose="scatter"``: a
+point per stored entry, placed on its column by the vertex program and summed by additive
+blending; ELLPACK and TELL).
 """
 from __future__ import annotations
 
