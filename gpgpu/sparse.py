@@ -247,17 +247,17 @@ def _packed_positions(counts: np.ndarray, L: int):
     return seg, first, np.repeat(first.astype(it), counts) + whole, pos - whole * L
 
 
-def _places(counts: np.ndarray, first: np.ndarray, L: int, P: int, nnz: int, total: int) -> np.ndarray:
-    """Where each entry (row-major, rows of ``counts``) goes in segments of P places laid end to
-    end, L entries a segment (P >= L: a packed segment of odd L has a spare place), row i's
-    from segment ``first[i]``: its k-th entry at first[i] P + (k // L) P + k % L. That is the
-    entry's own number plus one offset a row (first[i] P - its first entry's number), plus
-    (k // L)(P - L) where a row spans several segments with spare places. Integer arithmetic
-    on rows and one np.repeat, int32 where it fits."""
+def _places(counts: np.ndarray, base: np.ndarray, L: int, P: int, nnz: int, total: int) -> np.ndarray:
+    """Where each entry (row-major, rows of ``counts``) goes among ``total`` places: row i's
+    k-th entry at base[i] + (k // L) P + k % L (segments of P places, L entries each; P >= L: a
+    packed segment of odd L has a spare place). That is the entry's own number plus one
+    offset a row (base[i] - its first entry's number), plus (k // L)(P - L) where a row spans
+    several segments with spare places. Integer arithmetic on rows and one np.repeat, int32
+    where it fits."""
     it = _index_type(nnz, total)
     starts = _first_of(counts)
     q = np.arange(nnz, dtype=it)
-    q += np.repeat((first * P - starts).astype(it), counts)
+    q += np.repeat((base - starts).astype(it), counts)
     if P != L and counts.size and int(counts.max()) > L:
         pos = np.arange(nnz, dtype=it) - np.repeat(starts.astype(it), counts)
         q += (pos // L) * (P - L)
@@ -273,23 +273,31 @@ def _pairs(vals: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return pv.view(np.uint64).reshape(vals.size)
 
 
-def _segments_of_pairs(vals, cols, counts, first, L, P, slots):
-    """The entries' (value, column) pairs in ``slots`` segments of P places each, zeros where
-    no entry is (row i's entries from segment ``first[i]``, L to a segment): a uint64 array of
-    slots x P. Rows all of one count c, P = L (or one segment each), are a reshape; else one
-    scatter with ``_places``."""
+def _scatter_pairs(vals, cols, counts, base, L, P, total):
+    """The entries' (value, column) pairs among ``total`` places (a uint64 array, zero where no
+    entry is), row i's k-th entry at base[i] + (k // L) P + k % L (``_places``). Rows all of one
+    count c, each ``step`` places after the one before (base = i step, c <= L or P = L), are a
+    reshape; else one scatter."""
     nnz = vals.size
-    buf = np.zeros(slots * P, dtype=np.uint64)
+    buf = np.zeros(total, dtype=np.uint64)
+    if not nnz:
+        return buf
     pairs = _pairs(vals, cols)
-    m = counts.size
-    c = int(counts[0]) if m else 0
-    seg = -(-c // L) if c else 1
-    if m and c and (P == L or seg == 1) and bool(np.all(counts == c)) and bool(np.all(np.diff(first) == seg)) \
-            and int(first[0]) == 0:
-        buf[:m * seg * P].reshape(m, seg * P)[:, :c] = pairs.reshape(m, c)
-    elif nnz:
-        buf[_places(counts, first, L, P, nnz, slots * P)] = pairs
+    m, c = counts.size, int(counts[0])
+    step = int(base[1] - base[0]) if m > 1 else max(c, 1)
+    if c and (c <= L or P == L) and step >= -(-c // L) * P and bool(np.all(counts == c)) \
+            and int(base[0]) == 0 and bool(np.all(np.diff(base) == step)):
+        buf[:m * step].reshape(m, step)[:, :c] = pairs.reshape(m, c)
+    else:
+        buf[_places(counts, base, L, P, nnz, total)] = pairs
     return buf
+
+
+def _deinterleave(buf: np.ndarray):
+    """The values and the columns of (value, column) pairs ``buf`` (uint64), each a contiguous
+    float32 array of buf's length."""
+    p = buf.view(np.float32).reshape(buf.size, 2)
+    return np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
 
 
 def _blocks_down(buf: np.ndarray, blocks: int, width: int, depth: int, texel: str) -> np.ndarray:
@@ -301,13 +309,6 @@ def _blocks_down(buf: np.ndarray, blocks: int, width: int, depth: int, texel: st
     if depth == 1:
         return t.reshape(blocks, width)
     return np.ascontiguousarray(t.transpose(0, 2, 1)).reshape(blocks * depth, width)
-
-
-def _split_pairs(buf: np.ndarray, shape: tuple, axes: tuple):
-    """The values and the columns of (value, column) pairs ``buf`` (uint64, ``shape`` of them),
-    each as a float32 array of ``shape`` transposed by ``axes`` (one copy each)."""
-    b = buf.view(np.float32).reshape(*shape, 2)
-    return (np.ascontiguousarray(b[..., 0].transpose(axes)), np.ascontiguousarray(b[..., 1].transpose(axes)))
 
 
 def corrigan_kernel(nnz: int) -> Kernel:
@@ -347,7 +348,8 @@ def _as_csr(A, name="A"):
     with np.errstate(over="ignore"):
         if M.nnz and not np.all(np.isfinite(M.data.astype(np.float32))):
             raise ValueError(f"{name}: values overflow float32 (|a| > 3.4e38)")
-    M.eliminate_zeros()
+    if M.nnz and not M.data.all():    # (a scan is cheaper than eliminate_zeros' pass)
+        M.eliminate_zeros()
     M.sort_indices()
     return M
 
@@ -698,17 +700,16 @@ class SparseStream:
             raise ValueError(f"{self._where()}{self.format.upper()} stores each of {self._lines()} as K texels "
                              f"along a texture {along}, K the most non-zeros of any ({self._line(longest)} has "
                              f"{K}): {span}, more than GL_MAX_TEXTURE_SIZE = {limit}; {fix}")
-        # row i's entries in places i K .. i K + K - 1 (the rows padded to R W), as (value,
-        # column) pairs; block r of W rows -> texture columns r K .. r K + K - 1 (ELLPACK:
-        # entry k of row r W + x at texel (r K + k, x)); TELL transposes each block (texel
-        # (x, r K + k)). One scatter (a reshape when every row has K), one copy a texture.
-        buf = _segments_of_pairs(vals, cols, counts, np.arange(m, dtype=np.int64), K, K, rows_y * W)
-        if self.format == "ellpack":
-            tex_v, tex_i = _split_pairs(buf, (rows_y, W, K), (1, 0, 2))
-            tex_v, tex_i = tex_v.reshape(W, rows_y * K), tex_i.reshape(W, rows_y * K)   # W x (R K)
-        else:
-            tex_v, tex_i = _split_pairs(buf, (rows_y, W, K), (0, 2, 1))
-            tex_v, tex_i = tex_v.reshape(rows_y * K, W), tex_i.reshape(rows_y * K, W)   # (R K) x W
+        # block r of W rows -> texture columns r K .. r K + K - 1 (ELLPACK: entry k of row
+        # r W + x at texel (r K + k, x)); TELL transposes each block (texel (x, r K + k)). The
+        # (value, column) pairs in one scatter (a reshape where it can), then apart.
+        i = np.arange(m, dtype=np.int64)
+        if self.format == "ellpack":     # W x (R K): row i's K places contiguous, at (x R + r) K
+            buf = _scatter_pairs(vals, cols, counts, ((i % W) * rows_y + i // W) * K, K, K, W * rows_y * K)
+            tex_v, tex_i = (t.reshape(W, rows_y * K) for t in _deinterleave(buf))
+        else:                            # (R K) x W: row-major R W x K, each block transposed
+            buf = _scatter_pairs(vals, cols, counts, i * K, K, K, rows_y * W * K)
+            tex_v, tex_i = (_blocks_down(t, rows_y, W, K, np.float32) for t in _deinterleave(buf))
         self._streams["values"] = Stream(*tex_v.shape, data=tex_v)
         self._streams["columns"] = Stream(*tex_i.shape, data=tex_i)
         self.K = K
@@ -753,14 +754,14 @@ class SparseStream:
         # odd L leaves a spare place; split: one a texel), then segment s's texels down texture
         # column s % Ws from row (s // Ws) H: one transposing copy
         P = 2 * H if self.format == "packed" else L
-        buf = _segments_of_pairs(vals, cols, counts, first, L, P, Rs * Ws)
+        buf = _scatter_pairs(vals, cols, counts, first * P, L, P, Rs * Ws * P)
         if self.format == "packed":
             tex = _blocks_down(buf, Rs, Ws, H, "V16").view(np.float32).reshape(Rs * H, Ws, 4)
             self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
         else:
-            tv, ti = _split_pairs(buf, (Rs, Ws, L), (0, 2, 1))
-            self._streams["values"] = Stream(Rs * H, Ws, data=tv.reshape(Rs * H, Ws))
-            self._streams["columns"] = Stream(Rs * H, Ws, data=ti.reshape(Rs * H, Ws))
+            tv, ti = (_blocks_down(t, Rs, Ws, L, np.float32) for t in _deinterleave(buf))
+            self._streams["values"] = Stream(Rs * H, Ws, data=tv)
+            self._streams["columns"] = Stream(Rs * H, Ws, data=ti)
         self.uniform = bool(np.all(seg == split))
         if not self.single and not self.uniform:
             rows_y, W = vector_shape(m)
