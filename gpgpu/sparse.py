@@ -285,7 +285,7 @@ def _scatter_pairs(vals, cols, counts, base, L, P, total):
     pairs = _pairs(vals, cols)
     m, c = counts.size, int(counts[0])
     step = int(base[1] - base[0]) if m > 1 else max(c, 1)
-    if c and (c <= L or P == L) and step >= -(-c // L) * P and bool(np.all(counts == c)) \
+    if c and (c <= L or P == L) and step >= -(-c // L) * P and m * step <= total and bool(np.all(counts == c)) \
             and int(base[0]) == 0 and bool(np.all(np.diff(base) == step)):
         buf[:m * step].reshape(m, step)[:, :c] = pairs.reshape(m, c)
     else:
@@ -300,11 +300,11 @@ def _deinterleave(buf: np.ndarray):
     return np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
 
 
-def _blocks_down(buf: np.ndarray, blocks: int, width: int, depth: int, texel: str) -> np.ndarray:
+def _blocks_down(buf: np.ndarray, blocks: int, width: int, depth: int, texel) -> np.ndarray:
     """``buf`` as blocks x width items of ``depth`` texels each (item-major), laid out as a
     texture of blocks x depth rows of ``width``: item b W + x's texel k at (x, b depth + k)
     (T-ELL's and the packed segments' layout). One transposing copy; ``texel`` the numpy
-    type of one texel (V16 for RGBA32F)."""
+    type of one texel (np.float32, or "V16" for RGBA32F)."""
     t = buf.view(texel).reshape(blocks, width, depth)
     if depth == 1:
         return t.reshape(blocks, width)
