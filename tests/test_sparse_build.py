@@ -307,3 +307,17 @@ def test_unordered_entries_still_sorted(fmt, rng, monkeypatch):
     for name, A in matrices(rng).items():
         with SparseStream.from_scipy(A, format=fmt, dense=False, max_programs=1000) as S:
             check(S, reference(A, fmt, [], []), f"{fmt} {name} shuffled")
+
+
+@pytest.mark.parametrize("fmt", ["packed", "split", "ellpack", "tell"])
+def test_int64_indexes_give_the_same_textures(fmt, rng, monkeypatch):
+    """The index arithmetic in int64 (what a matrix of 2^31 places or more takes) gives the
+    textures the int32 arithmetic gives (odd segments: the gap term; a fold: y's blocks)."""
+    from gpgpu import sparse
+
+    monkeypatch.setattr(sparse, "_index_type", lambda *sizes: np.int64)
+    monkeypatch.setattr(stream, "FOLD_WIDTH", 7)
+    for name, A in matrices(rng).items():
+        opts = {"segment": 3} if fmt in ("packed", "split") else {}
+        with SparseStream.from_scipy(A, format=fmt, dense=False, **opts) as S:
+            check(S, reference(A, fmt, [], [], **opts), f"{fmt} {name} int64")
