@@ -144,11 +144,28 @@ for _j in (0, 1):
             "cg_scalars", texels=6, defines={"STAGE": _stage, "JACOBI": _j},
             label=f"cg_scalars{_stage}" + ("_jacobi" if _j else ""),
             doc="the last sum of a dot product and the iteration's state texel, one fragment (beyond)")
+#: The single-reduction iteration of Chronopoulos and Gear (``iteration="single-reduction"``,
+#: beyond the papers; see ``cg``'s docstring): one fan reduction of (gamma, delta[, ||r||^2]), a
+#: state fragment computing alpha and beta and the watches into a 1 x 2 RGBA state, and one
+#: update pass of four render targets (d, s, x, r; five with Jacobi: u = M r too).
+for _j in (0, 1):
+    FUSED["sr_fan", _j] = Kernel("cg_fan", texels=3 * FAN + 4, defines={"FAN": FAN, "TERM": 4 + _j, "VEC": 1},
+                                 label="cg_sr_fan" + ("_jacobi" if _j else ""),
+                                 doc="(r^T u, w^T u[, r^T r]) of single-reduction CG in one pass (beyond)")
+    FUSED["sr_scalars", _j] = Kernel("cg_single_reduction_scalars", texels=6, defines={"JACOBI": _j},
+                                     label="cg_sr_scalars" + ("_jacobi" if _j else ""),
+                                     doc="alpha, beta and the watches of single-reduction CG, 1 x 2 (beyond)")
+    FUSED["sr_update", _j] = Kernel("cg_single_reduction_update", texels=7 + 2 * _j, defines={"JACOBI": _j},
+                                    label="cg_sr_update" + ("_jacobi" if _j else ""),
+                                    doc="d, s, x, r (and u = M r) of single-reduction CG, one pass (beyond)")
 #: the fused dot products sum along rows by fan passes while a row holds more than FAN partial
 #: sums, then down the columns while more than FAN rows: the last fragment adds at most FAN^2
 FUSED_LAST = FAN
 
 REDUCTIONS = ("pyramid", "pingpong", "fan")
+#: ``iteration=``: Shewchuk's listing (paper 003's, two reductions an iteration) or the
+#: single-reduction CG of Chronopoulos and Gear (beyond the papers; drawn with fan sums)
+ITERATIONS = ("standard", "single-reduction")
 
 #: What each ``preset`` of :func:`cg` sets (an option given explicitly overrides it):
 #: "paper" is paper 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
@@ -158,9 +175,9 @@ REDUCTIONS = ("pyramid", "pingpong", "fan")
 #: back every FAST_CHECK_EVERY iterations, verified as "robust".
 FAST_CHECK_EVERY = 16
 PRESETS = {
-    "paper": {"reduction": "pyramid", "check_every": 1, "verify": False},
-    "robust": {"reduction": "pyramid", "check_every": 1, "verify": True},
-    "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True},
+    "paper": {"reduction": "pyramid", "check_every": 1, "verify": False, "iteration": "standard"},
+    "robust": {"reduction": "pyramid", "check_every": 1, "verify": True, "iteration": "standard"},
+    "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True, "iteration": "single-reduction"},
 }
 #: The SparseStream format each preset puts a scipy.sparse A on the GPU in (``format=``
 #: overrides it): ELLPACK (paper 002's storage) for "paper" and "robust", packed (beyond the
@@ -368,8 +385,18 @@ def _fused_sum(first: Kernel, inputs: dict, parts: list, levels: list, stage: in
     :func:`_fused_levels`), then the one fragment (``cg_scalars`` of ``stage``) that adds the
     last partial sums and writes the state texel ``out``; ``uniforms``: its ``state`` (input,
     stages 1 and 2), ``iteration`` and ``threshold``."""
+    src = _fan_passes(first, inputs, parts, levels)
+    uniforms = dict(uniforms)
+    ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
+    FUSED["scalars", stage, jacobi].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
+                                         texels=src.cols * src.rows + 2)
+
+
+def _fan_passes(first: Kernel, inputs: dict, parts: list, levels: list) -> Stream:
+    """The fan passes of :func:`_fused_sum` (the first computing the terms of ``first`` from
+    ``inputs``, over the vector ``inputs["S"]``) into ``parts``; answers the last of them."""
     v = inputs["S"]
-    src, kernel, uniforms = None, first, dict(uniforms)
+    src, kernel = None, first
     for (h, w, axis), dst in zip(levels, parts):
         if src is None:
             ins = inputs
@@ -382,9 +409,7 @@ def _fused_sum(first: Kernel, inputs: dict, parts: list, levels: list, stage: in
             (lambda X, Y: (X, FAN * Y - (FAN - 1) / 2))
         kernel.draw(dst, Rect.covering(0, 0, w, h, T0), ins, u)
         src, kernel = dst, FUSED["sum4" if dst.components == 4 else "sum"]
-    ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
-    FUSED["scalars", stage, jacobi].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
-                                         texels=src.cols * src.rows + 2)
+    return src
 
 
 def _saxpy(x: Stream, y: Stream, s: Stream, sign: float, out: Stream) -> Stream:
@@ -516,7 +541,7 @@ def _numpy_vector(v, name: str):
 def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter: int | None = None,
        M=None, callback=None, tol: float | None = None, preset: str = "robust", check_every: int | None = None,
        reduction: str | None = None, recompute_every: int | None = None, verify: bool | None = None,
-       plan: bool = True, format: str | None = None) -> CGResult:
+       plan: bool = True, format: str | None = None, iteration: str | None = None) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
     Called as scipy.sparse.linalg.cg (scipy >= 1.14): ``x, info = cg(A, b, rtol=1e-6)``.
@@ -664,7 +689,17 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         raise ValueError(f"cg: preset must be one of {', '.join(map(repr, PRESETS))}, got {preset!r}")
     chosen = PRESETS[preset]
     check_every = chosen["check_every"] if check_every is None else check_every
+    if iteration is not None and iteration not in ITERATIONS:
+        raise ValueError(f"cg: iteration must be one of {', '.join(map(repr, ITERATIONS))}, got {iteration!r}")
+    if iteration == "single-reduction" and reduction not in (None, "fan"):
+        raise ValueError(f"cg: iteration='single-reduction' sums its dot products by fan passes, so it "
+                         f"cannot take reduction={reduction!r}: drop reduction= (or pass reduction='fan'), "
+                         "or pass iteration='standard'")
+    if iteration is None:       # the preset's; single-reduction only where the sums are fan passes
+        iteration = chosen["iteration"] if reduction in (None, "fan") else "standard"
     reduction = chosen["reduction"] if reduction is None else reduction
+    if iteration == "single-reduction":
+        reduction = "fan"
     verify = chosen["verify"] if verify is None else verify
     if not isinstance(verify, (bool, np.bool_)) or not isinstance(plan, (bool, np.bool_)):
         raise TypeError(f"cg: verify and plan must be True or False, got verify={verify!r}, plan={plan!r}")
@@ -793,7 +828,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                           "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
         x_out, info, extra = _iterate(op, bs, xs, Ms, np.ldexp(bnorm, -k), np.ldexp(target, -k), maxiter,
                                       callback, check_every, reduction, recompute_every, to_user,
-                                      bool(verify), bool(plan))
+                                      bool(verify), bool(plan), iteration == "single-reduction")
         extra["readbacks"] += readbacks
         extra["format"] = used
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))
@@ -828,7 +863,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
 
 
 def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduction, recompute_every,
-             to_user, verify=True, plan=True):
+             to_user, verify=True, plan=True, single=False):
     """CG on the scaled system from x0 (None: zeros); bnorm and target in its units. Returns
     (x, info, figures).
 
@@ -852,14 +887,50 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     dynamic = ((KERNELS["breakdown_watch"], "iteration"), (KERNELS["converged"], "iteration"))
     fused = reduction == "fan"
     jac = int(Ms is not None)
-    if fused:   # the fan iteration: partial sums, the state pair, the render-target pairs of x and r
+    if fused:
+        levels = _fused_levels(b.rows, b.cols)
+        pairs = {}
+    if fused and not single:   # the fan iteration: partial sums, the state pair, the render-target pairs of x and r
         dynamic = ((FUSED["scalars", 1, jac], "iteration"), (FUSED["scalars", 2, jac], "iteration"))
         state, state_mid = Stream(1, 1, components=4), Stream(1, 1, components=4)
-        levels = _fused_levels(b.rows, b.cols)
         partials = [Stream(h, w, zero=False) for h, w, _ in levels]
         partials4 = [Stream(h, w, components=4, zero=False) for h, w, _ in levels] if jac else partials
         created += [state, state_mid] + partials + (partials4 if jac else [])
-        pairs = {}
+    if single:  # single-reduction: s = A d and (Jacobi) u = M r in pairs, w = A u, a 1 x 2 state pair
+        dynamic = ((FUSED["sr_scalars", jac], "iteration"),)
+        sv, svn, w = Stream.like(b), Stream.like(b), Stream.like(b)
+        u, un = (Stream.like(b), Stream.like(b)) if jac else (None, None)
+        state, state_mid = Stream(1, 2, components=4), Stream(1, 2, components=4)
+        partials4 = [Stream(h, cc, components=4, zero=False) for h, cc, _ in levels]
+        created += [sv, svn, w, state, state_mid] + partials4 + ([u, un] if jac else [])
+
+    def sr_iteration(it: int, recompute: bool) -> None:
+        """One iteration of single-reduction CG (Chronopoulos and Gear; see ``cg``'s docstring):
+        w = A u; (gamma, delta[, ||r||^2]) by one fan reduction ending in the 1 x 2 state
+        fragment (alpha, beta, watches: state -> state_mid); d, s, x, r (and u = M r) in one pass
+        of four (five) render targets."""
+        uv = u if jac else r
+        op(uv, w)
+        ins = {"S": r, "W": w}
+        if jac:
+            ins["U"] = u
+        src = _fan_passes(FUSED["sr_fan", jac], ins, partials4, levels)
+        FUSED["sr_scalars", jac].draw(state_mid, whole(state_mid), {"P": src, "state": state},
+                                      {"size": (src.cols, src.rows), "iteration": float(it), "threshold": threshold},
+                                      texels=src.cols * src.rows + 2)
+        outs = (xn, rn, dn, svn) + ((un,) if jac else ())
+        t = pairs.get(tuple(map(id, outs)))
+        if t is None:
+            t = pairs[tuple(map(id, outs))] = Targets(*outs)
+        ins = {"state": state_mid, "X": x, "R": r, "D": d, "S": sv, "W": w}
+        if jac:
+            ins.update(U=u, Mdiag=Ms)
+        FUSED["sr_update", jac].draw(t, whole(xn), ins)
+        if recompute:                                            # r = b - A x (and u = M r)
+            op(xn, w)
+            L1["saxpy"].draw(rn, whole(rn), {"X": w, "Y": b}, {"alpha": -1.0})
+            if jac:
+                L1["elementwise_product"].draw(un, whole(un), {"X": Ms, "Y": rn})
 
     def fused_residual_sums(rv: Stream, stage: int, out: Stream, uniforms: dict) -> None:
         """delta = r^T M r and ||r||^2 (one sum without M) into the state texel ``out``."""
@@ -900,7 +971,14 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         return float(np.sqrt(value)) if np.isfinite(value) else float("inf")
 
     def start():
-        """d = s = M r, delta = r^T s, both watches cleared: CG (re)starts from x and r."""
+        """d = s = M r, delta = r^T s, both watches cleared: CG (re)starts from x and r.
+        Single-reduction: u = M r, and the state (alpha_old = 0: the first iteration, beta = 0;
+        both watches -1) written."""
+        if single:
+            if jac:
+                L1["elementwise_product"].draw(u, whole(u), {"X": Ms, "Y": r})
+            state.write(np.array([0.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 0.0], dtype=np.float32))
+            return
         if Ms is not None:
             L1["elementwise_product"].draw(d, whole(d), {"X": Ms, "Y": r})
         else:
@@ -944,13 +1022,19 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     def step(it: int, recompute: bool, check: bool) -> None:
         """One iteration, from its plan when there is one; then the pairs swap."""
         nonlocal x, xn, r, rn, d, dn, flag, flag_next, conv, conv_next, delta, delta_next
+        nonlocal sv, svn, u, un, state, state_mid
         key = (id(x), id(r), id(d), id(flag), id(conv), id(delta), recompute, check)
         if fused:               # its state is one texel pair, its read-back the state itself
             key = key[:3] + (recompute,)
         p = plans.get(key, False) if plan else None
-        draw = (lambda: fused_iteration(it, recompute)) if fused else (lambda: iteration(it, recompute, check))
+        if single:
+            draw = lambda: sr_iteration(it, recompute)        # noqa: E731
+        elif fused:
+            draw = lambda: fused_iteration(it, recompute)     # noqa: E731
+        else:
+            draw = lambda: iteration(it, recompute, check)    # noqa: E731
         if p:
-            p.run({dynamic[0]: float(it), dynamic[1]: float(it + 1)})
+            p.run({dynamic[0]: float(it)} if single else {dynamic[0]: float(it), dynamic[1]: float(it + 1)})
         elif p is False:
             with recording() as noted:
                 draw()
@@ -968,6 +1052,17 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         flag, flag_next = flag_next, flag
         conv, conv_next = conv_next, conv
         delta, delta_next = delta_next, delta
+        if single:
+            sv, svn = svn, sv
+            u, un = un, u
+            state, state_mid = state_mid, state
+
+    def state_watches() -> tuple:
+        """(||r||^2, breakdown watch, convergence watch) of the state: one read-back."""
+        if single:      # texel 0 (gamma, alpha, beta, ||r||^2), texel 1 (flag, converged, ...)
+            v = state.to_array().reshape(-1)
+            return float(v[3]), float(v[4]), float(v[5])
+        return tuple(float(v) for v in state.to_array().reshape(-1)[1:])
 
     try:
         if x0 is None:                   # r = b (no product: A 0 = 0)
@@ -993,12 +1088,14 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             converged_now = False
             if callback is not None:
                 readbacks += 2
-                converged_now = (state.to_array().reshape(-1)[3] if fused else conv.item()) >= 0
-                callback(to_user(x))                             # (then this is the converging iteration)
+                converged_now = (state_watches()[2] if fused else conv.item()) >= 0
+                if not (single and converged_now):
+                    callback(to_user(x))                         # (then this is the converging iteration)
+                # single-reduction sees r_k's norm in iteration k, so x (frozen) is the previous one's
             if not (check or converged_now):
                 continue
             if fused:        # the state texel: (delta, ||r||^2, breakdown watch, convergence watch)
-                rr_value, first_bad, converged_at = (float(v) for v in state.to_array().reshape(-1)[1:])
+                rr_value, first_bad, converged_at = state_watches()
             elif check:
                 rr_value, first_bad, converged_at = (float(v) for v in readout.to_array().reshape(-1))
             else:
