@@ -1,0 +1,359 @@
+"""The single-reduction CG of Chronopoulos and Gear (``iteration="single-reduction"``, the fast
+preset's; beyond the papers): its iterates against Shewchuk's listing in float64 (computed here,
+an independent reference: a wrong sign of beta, alpha_old of the wrong iteration or an s = A d
+not updated are far outside float32's deviation), its iteration counts against scipy's cg, the
+passes an iteration counted, the convergence and breakdown watches, the power-of-two scaling,
+Jacobi, restarts and the options. No bit equality across programs (NVIDIA contracts fma)."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spl
+
+import gpgpu
+from gpgpu import Stream, counters, rbf, stream
+from gpgpu.cg import ITERATIONS, PRESETS
+from gpgpu.errors import CGBreakdownError
+
+U = 2.0 ** -24
+SR = "single-reduction"
+
+
+def poisson2d(k):
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    return (sp.kron(sp.eye(k), T) + sp.kron(T, sp.eye(k))).tocsr()
+
+
+def scipy_iterations(A, b, M=None, rtol=1e-5, dtype=np.float64):
+    its = []
+    Md = None if M is None else sp.diags(np.asarray(M, dtype=dtype))
+    spl.cg(sp.csr_matrix(A).astype(dtype), b.astype(dtype), rtol=rtol, M=Md, maxiter=100000,
+           callback=lambda xk: its.append(1))
+    return len(its)
+
+
+def listing64(A, b, k, M=None):
+    """x after k iterations of Shewchuk's listing (B3, Jacobi M) in float64, from x0 = 0."""
+    A = sp.csr_matrix(A)
+    m = np.ones(len(b)) if M is None else np.asarray(M, dtype=np.float64)
+    x, r = np.zeros(len(b)), b.astype(np.float64).copy()
+    d = m * r
+    delta = r @ d
+    for _ in range(k):
+        q = A @ d
+        alpha = delta / (d @ q)
+        x, r = x + alpha * d, r - alpha * q
+        s = m * r
+        delta, old = r @ s, delta
+        d = s + delta / old * d
+    return x
+
+
+def solve(A, b, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # rtol below float32's reach: run to maxiter
+        return gpgpu.cg(A, b, **kw)
+
+
+def check_answer(A, b, res, rtol):
+    """info 0 and b - A x in float64 within the target (plus float32's rounding of b - A x)."""
+    x, info = res
+    assert info == 0
+    A64 = sp.csr_matrix(A)
+    slack = 8 * U * (np.linalg.norm(b) + np.linalg.norm(abs(A64) @ abs(x)))
+    assert np.linalg.norm(b - A64 @ x) <= rtol * np.linalg.norm(b) + slack
+
+
+@pytest.fixture(scope="module")
+def poisson64():
+    A = poisson2d(64)
+    return A, np.random.default_rng(1).standard_normal(A.shape[0])
+
+
+def scaled_system(n_side=12, seed=0):
+    """D (P + 2 I) D, P a 2-D Poisson matrix, D spanning 0.3 .. 3: condition 126, 4.7 with
+    Jacobi, whose M then matters."""
+    rng = np.random.default_rng(seed)
+    P = poisson2d(n_side)
+    D = sp.diags(rng.uniform(0.3, 3.0, P.shape[0]))
+    A = (D @ (P + 2 * sp.eye(P.shape[0])) @ D).tocsr()
+    return A, rng.standard_normal(P.shape[0]), 1.0 / A.diagonal()
+
+
+# ---------------------------------------------------------------- the algebra
+@pytest.mark.parametrize("jacobi", [False, True])
+@pytest.mark.parametrize("k", [1, 2, 3, 8])
+def test_iterates_are_those_of_cg(jacobi, k):
+    """x_k of single-reduction CG (k = 1: beta = 0 and alpha = gamma / delta; k >= 2: beta and
+    alpha_old in d^T A d = delta - beta gamma / alpha_old; k = 8: s = A d carried by its
+    recurrence) equals x_k of Shewchuk's listing in float64 within float32's deviation: each
+    iteration perturbs x by a few u relative, amplified at most by the condition number
+    (126; 4.7 with Jacobi) over k iterations (measured: at most 0.05 of this bound). A planted
+    bug (beta's sign, beta_old read for alpha_old, alpha and beta of the previous iteration in
+    the update, s = w without beta s, M left out of u) moves x_k by 1e-3 or more."""
+    A, b, M = scaled_system()
+    M = M if jacobi else None
+    x = solve(A, b, rtol=0.0, maxiter=k, M=M, iteration=SR, check_every=1)
+    assert x.iterations == k and x[1] == k
+    ref = listing64(A, b, k, M)
+    kappa = 4.7 if jacobi else 126.0
+    assert np.linalg.norm(x[0] - ref) <= 4 * k * kappa * U * np.linalg.norm(ref)
+
+
+def test_first_iteration_breaks_down_where_d_is_an_eigenvector_of_a_negative_eigenvalue():
+    """b = e_last of diag(1 .. 2, -1): d = r = b, d^T A d = delta = -1 at iteration 0 (the first
+    iteration's d^T A d is delta itself, no alpha_old yet): CGBreakdownError names iteration 0."""
+    A = sp.diags(np.concatenate([np.linspace(1, 2, 9), [-1.0]])).tocsr()
+    b = np.zeros(10)
+    b[-1] = 1.0
+    with pytest.raises(CGBreakdownError) as e:
+        gpgpu.cg(A, b, rtol=1e-5, iteration=SR)
+    assert e.value.iteration == 0 and not e.value.diverged
+
+
+def test_breakdown_is_found_at_the_iteration_the_standard_iteration_finds(rng):
+    """An indefinite A (one eigenvalue -1 among 30 in [1, 2]): d^T A d <= 0 at some iteration
+    k > 0, computed here as delta - beta gamma / alpha_old; the watch names the same k as the
+    standard iteration's d^T (A d) (robust and fast preset alike)."""
+    d = np.concatenate([np.linspace(1, 2, 30), [-1.0]])
+    Q, _ = np.linalg.qr(rng.standard_normal((31, 31)))
+    A = Q @ np.diag(d) @ Q.T
+    A = (A + A.T) / 2
+    b = rng.standard_normal(31)
+    found = []
+    for kw in (dict(preset="robust"), dict(preset="fast", iteration="standard"), dict(preset="fast"),
+               dict(preset="fast", check_every=1)):
+        with pytest.raises(CGBreakdownError) as e:
+            solve(A, b, rtol=1e-7, **kw)
+        found.append(e.value.iteration)
+    assert found[0] > 0 and len(set(found)) == 1
+
+
+# ---------------------------------------------------------------- passes an iteration
+def passes_per_32(A, b, **kw):
+    counts = []
+    for m in (16, 48):
+        with counters.count(time=False, trace=False) as c:
+            res = solve(A, b, rtol=1e-9, maxiter=m, **kw)
+        assert res.iterations == m
+        counts.append(c.passes())
+    return counts[1] - counts[0]
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_five_passes_an_iteration(poisson64, jacobi):
+    """n = 4096 in one row: w = A u (1, packed, rows of at most 5); (gamma, delta[, ||r||^2])
+    summed 32 a fragment, 4096 -> 128 -> 4 (2); the 1 x 2 state fragment adding the last 4 with
+    alpha, beta and the watches (1); d, s, x, r (and u = M r) in one pass of four (five) render
+    targets (1): 5 passes, Jacobi or not (the standard fan iteration's 9)."""
+    A, b = poisson64
+    M = 1.0 / A.diagonal() if jacobi else None
+    assert passes_per_32(A, b, M=M, preset="fast") == 32 * 5
+    assert passes_per_32(A, b, M=M, preset="fast", plan=False) == 32 * 5
+    assert passes_per_32(A, b, M=M, preset="fast", iteration="standard") == 32 * 9
+
+
+# ---------------------------------------------------------------- iterations against scipy
+def rbf_system(case):
+    if case == "curve":
+        (p, n), eps, h = rbf.blob_2d(200), 0.1, 0.2
+    else:
+        (p, n), eps, h = rbf.torus_3d(600, noise=0.005), 0.08, 0.3
+    _, f, A = rbf.rbf_system(p, n, eps, h)
+    return A, f
+
+
+@pytest.mark.parametrize("k", [64, 128])
+def test_poisson_iterations_within_2_percent_of_scipy(k):
+    """2-D Poisson 64^2 and 128^2, rtol 1e-5: the iteration count within 2 % (+ 2, a
+    verification restart) of scipy's float64 and float32 cg (measured on llvmpipe: 149 and 281
+    against 148 and 280, the standard fan iteration the same), the answer verified."""
+    A = poisson2d(k)
+    b = np.random.default_rng(k).standard_normal(A.shape[0])
+    res = gpgpu.cg(A, b, rtol=1e-5, preset="fast")
+    check_answer(A, b, res, 1e-5)
+    for dtype in (np.float64, np.float32):
+        ref = scipy_iterations(A, b, dtype=dtype)
+        assert abs(res.iterations - ref) <= 0.02 * ref + 2
+
+
+@pytest.mark.parametrize("case", ["curve", "torus"])
+def test_rbf_iterations_within_2_percent_of_scipy_float32(case):
+    """003's RBF systems (600 and 1800 unknowns, rtol 1e-6): float32 itself takes more iterations
+    than float64 there (scipy: 141 against 133, 160 against 155); single-reduction CG stays
+    within 2 % (+ 2) of scipy's float32 cg and of the standard iteration (measured: 143 and 161,
+    the standard 142 and 159)."""
+    A, f = rbf_system(case)
+    res = gpgpu.cg(A, f, rtol=1e-6, preset="fast")
+    check_answer(A, f, res, 1e-6)
+    ref = scipy_iterations(A, f, rtol=1e-6, dtype=np.float32)
+    assert abs(res.iterations - ref) <= 0.02 * ref + 2
+    std = gpgpu.cg(A, f, rtol=1e-6, preset="fast", iteration="standard")
+    assert abs(res.iterations - std.iterations) <= 0.02 * std.iterations + 2
+
+
+def test_jacobi_with_a_badly_scaled_diagonal():
+    """A dense SPD matrix whose diagonal spans three decades (Jacobi matters: without it far
+    more iterations), and a 2-D Poisson 64^2 scaled by D spanning two decades on both sides, its
+    diagonal four: with M = 1 / diag(A), the iterations within 2 % (+ 2) of scipy's float64
+    Jacobi PCG, the answer verified."""
+    rng = np.random.default_rng(2)
+    n = 300
+    B = rng.standard_normal((n, n))
+    D = np.diag(10.0 ** rng.uniform(0, 3, n))
+    A = D @ (B @ B.T / n + np.eye(n)) @ D
+    A = sp.csr_matrix((A + A.T) / 2)
+    P = poisson2d(64)
+    Dp = sp.diags(10.0 ** np.random.default_rng(5).uniform(-1, 1, P.shape[0]))
+    for A, b, rtol in ((A, rng.standard_normal(n), 1e-5),
+                       ((Dp @ P @ Dp).tocsr(), np.random.default_rng(6).standard_normal(P.shape[0]), 1e-4)):
+        M = 1.0 / A.diagonal()
+        res = gpgpu.cg(A, b, rtol=rtol, M=M, preset="fast")
+        check_answer(A, b, res, rtol)
+        ref = scipy_iterations(A, b, M, rtol=rtol)
+        assert abs(res.iterations - ref) <= 0.02 * ref + 2
+    plain = gpgpu.cg(A, b, rtol=1e-4, preset="fast", maxiter=3 * res.iterations)
+    assert plain.iterations > 2 * res.iterations
+
+
+# ---------------------------------------------------------------- the watches
+@pytest.mark.parametrize("n", [5, 30])
+@pytest.mark.parametrize("check_every", [16, 64])
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_converged_iterate_is_frozen_whatever_check_every(n, check_every, jacobi):
+    """Convergence in under 16 iterations, read back every 16 or 64: the convergence watch
+    (set in the iteration that sums the converged r's norm) makes alpha = beta = 0 from then on,
+    so x, the iteration count and the residual are those of check_every=1 (the same programs,
+    so the same bits), no 0 / 0 past r = 0, and x solves the system (float64)."""
+    rng = np.random.default_rng(n)
+    B = rng.standard_normal((n, n))
+    A = B @ B.T / n + 2 * np.eye(n)
+    b = rng.standard_normal(n)
+    M = 1.0 / np.diag(A) if jacobi else None
+    every = gpgpu.cg(A, b, rtol=1e-6, M=M, preset="fast", check_every=1)
+    sparse = gpgpu.cg(A, b, rtol=1e-6, M=M, preset="fast", check_every=check_every)
+    assert every[1] == sparse[1] == 0 and sparse.iterations == every.iterations < 16
+    np.testing.assert_array_equal(sparse[0], every[0])
+    assert sparse.residual_norm == every.residual_norm and sparse.readbacks < every.readbacks
+    assert np.linalg.norm(b - A @ sparse[0]) <= 1e-6 * np.linalg.norm(b) * (1 + 1e-3)
+    std = gpgpu.cg(A, b, rtol=1e-6, M=M, preset="fast", iteration="standard")
+    assert abs(std.iterations - sparse.iterations) <= 1
+
+
+def test_callback_sees_each_iterate_once_and_the_answer_last(poisson64):
+    """The convergence watch sees r_k's norm one iteration after x_k is made: the iteration that
+    finds it changes nothing and is not given to the callback, so the callback runs once an
+    iteration counted and its last x is the answer (bit for bit)."""
+    A = poisson2d(16)
+    b = np.random.default_rng(16).standard_normal(256)
+    seen = []
+    res = gpgpu.cg(A, b, rtol=1e-5, preset="fast", callback=lambda xk: seen.append(xk.copy()))
+    assert res[1] == 0 and res.restarts == 0 and len(seen) == res.iterations
+    np.testing.assert_array_equal(seen[-1], res[0])
+    assert np.linalg.norm(b - A @ seen[-2]) > np.linalg.norm(b - A @ seen[-1])
+
+
+def test_maxiter_at_the_converging_iteration():
+    """maxiter equal to the iteration that converges: the watch has not seen r_k yet (it would in
+    the next iteration), and the final true residual decides: info 0, the same x as without
+    maxiter."""
+    A = poisson2d(16)
+    b = np.random.default_rng(3).standard_normal(256)
+    free = gpgpu.cg(A, b, rtol=1e-4, preset="fast")
+    assert free.restarts == 0
+    capped = gpgpu.cg(A, b, rtol=1e-4, preset="fast", maxiter=free.iterations)
+    assert capped[1] == 0 and capped.iterations == free.iterations
+    np.testing.assert_array_equal(capped[0], free[0])
+
+
+# ---------------------------------------------------------------- scaling, restarts, inputs
+@pytest.mark.parametrize("scale", [1e-17, 1e-30, 1e30])
+def test_tiny_or_huge_b_converges_for_real(scale):
+    """||b|| = 1e-17 .. 1e30: gamma = ||r||^2 and delta would leave float32's range unscaled; the
+    power-of-two scaling keeps them in, and the answer's float64 residual meets the target."""
+    A = poisson2d(16)
+    b = np.random.default_rng(16).standard_normal(256) * scale
+    x, info = gpgpu.cg(A, b, rtol=1e-5, preset="fast")
+    assert info == 0
+    assert np.linalg.norm(b - A @ x) <= 1e-5 * np.linalg.norm(b) * (1 + 1e-3)
+    assert np.linalg.norm(x) > 0
+
+
+def test_a_huge_sparse_stream_and_a_stream_b():
+    """A SparseStream of 2^40 P (scaled on the GPU: the product then a scaling pass, the plan
+    keeps the operator's temporary) and a Stream b: a Stream x of A x = b."""
+    P = poisson2d(16)
+    b = np.random.default_rng(4).standard_normal(256)
+    with gpgpu.SparseStream.from_scipy(P * 2.0 ** 40, format="packed") as S:
+        bs = Stream.vector_of(256, data=b.astype(np.float32))
+        res = gpgpu.cg(S, bs, rtol=1e-5, preset="fast")
+        x = res[0].to_array().astype(np.float64)
+        res[0].release()
+        bs.release()
+    assert res[1] == 0
+    b32 = b.astype(np.float32).astype(np.float64)
+    A = P * 2.0 ** 40
+    assert np.linalg.norm(b32 - A @ x) <= 1e-5 * np.linalg.norm(b32) + 8 * U * np.linalg.norm(abs(A) @ abs(x))
+
+
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_folded_vectors_x0_and_recompute(monkeypatch, jacobi):
+    """n = 625 in rows of 16 (a partial last row, a fan level down the columns), from an x0,
+    with r = b - A x (and u = M r) every 7 iterations: the answer verified, the iterations
+    within 2 % (+ 2) of scipy float64's."""
+    monkeypatch.setattr(stream, "FOLD_WIDTH", 16)
+    rng = np.random.default_rng(7)
+    A = poisson2d(25)
+    b = rng.standard_normal(625)
+    x0 = rng.standard_normal(625)
+    M = 1.0 / (A.diagonal() * rng.uniform(0.5, 2.0, 625)) if jacobi else None
+    res = gpgpu.cg(A, b, x0=x0, rtol=1e-5, M=M, preset="fast")
+    check_answer(A, b, res, 1e-5)
+    its = []
+    spl.cg(A, b, x0=x0, rtol=1e-5, M=None if M is None else sp.diags(M), callback=lambda xk: its.append(1))
+    assert abs(res.iterations - len(its)) <= 0.02 * len(its) + 2
+    again = gpgpu.cg(A, b, x0=x0, rtol=1e-5, M=M, preset="fast", recompute_every=7)
+    check_answer(A, b, again, 1e-5)
+    assert abs(again.iterations - len(its)) <= 0.1 * len(its) + 2
+
+
+def test_a_restart_from_the_true_residual(poisson64):
+    """Poisson 64^2 at rtol 1e-5: the recurrence's ||r|| reaches the target before b - A x does;
+    CG restarts from x (u = M r and the state rewritten: the first iteration again) and
+    converges for real."""
+    A, b = poisson64
+    res = gpgpu.cg(A, b, rtol=1e-5, preset="fast")
+    assert res.restarts >= 1
+    check_answer(A, b, res, 1e-5)
+    assert res.residual_norm <= 1e-5 * np.linalg.norm(b)
+
+
+# ---------------------------------------------------------------- the option
+def test_presets_and_the_iteration_option(poisson64):
+    A, b = poisson64
+    assert ITERATIONS == ("standard", SR)
+    assert PRESETS["fast"]["iteration"] == SR
+    assert PRESETS["paper"]["iteration"] == PRESETS["robust"]["iteration"] == "standard"
+
+    def kernels(**kw):
+        with counters.count(time=False, trace=False) as c:
+            solve(A, b, rtol=1e-9, maxiter=3, **kw)
+        return set(c.stats)
+
+    assert "cg_sr_update" in kernels(preset="fast") and "cg_update_xr" not in kernels(preset="fast")
+    assert "cg_update_xr" in kernels(preset="fast", iteration="standard")
+    # robust with iteration="single-reduction": drawn with fan sums
+    assert "cg_sr_update_jacobi" in kernels(preset="robust", iteration=SR, M=1.0 / A.diagonal())
+    # the fast preset with pyramid sums: the standard iteration (single-reduction needs fan sums)
+    k = kernels(preset="fast", reduction="pyramid")
+    assert "sum_reduction" in k and not any(name.startswith("cg_sr") for name in k)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(iteration="pipelined"), "iteration must be one of 'standard', 'single-reduction'"),
+    (dict(iteration=SR, reduction="pyramid"), "single-reduction.*reduction='pyramid'.*drop reduction="),
+])
+def test_bad_iteration_options_are_named(kw, match):
+    with pytest.raises(ValueError, match=match):
+        gpgpu.cg(sp.eye(3, format="csr"), np.ones(3), **kw)
