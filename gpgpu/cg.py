@@ -65,6 +65,34 @@ targets (``passes.Targets``), d = M r + beta d reading M (no s = M r pass); the 
 state texel. 9 passes an iteration for a vector in one row of 4096, Jacobi or not (14 and 18 as
 the listing's passes with fan sums).
 
+The single-reduction iteration (``iteration="single-reduction"``, the fast preset's; beyond the
+papers): the conjugate gradients of Chronopoulos and Gear (1989, "s-step iterative methods for
+symmetric linear systems", J. Comput. Appl. Math. 25; also in Saad's "Iterative Methods for
+Sparse Linear Systems" and, as "Chronopoulos/Gear CG", in Ghysels and Vanroose's pipelined CG
+paper), which gets both dot products of an iteration from one reduction by carrying s = A d by
+its own recurrence:
+
+    u = M r;  w = A u;  gamma = r^T u;  delta = w^T u
+    beta = gamma / gamma_old;  alpha = gamma / (delta - beta gamma / alpha_old)
+    (the first iteration after a (re)start: beta = 0, alpha = gamma / delta)
+    d = u + beta d;  s = w + beta s;  x = x + alpha d;  r = r - alpha s
+
+In exact arithmetic these are CG's iterates (delta - beta gamma / alpha_old is d^T A d); in
+float32 their rounding differs, measured (llvmpipe) within a couple of iterations of the
+standard iteration and of scipy's cg. Drawn as: the product w = A u; one fan reduction of
+(gamma, delta, and with Jacobi ||r||^2) in RGBA partials (``glsl/cg_fan.frag``, TERM 4 and 5);
+one fragment pass over a 1 x 2 RGBA state (``glsl/cg_single_reduction_scalars.frag``: alpha,
+beta, ||r||^2, both watches); and one pass of four render targets, d, s, x, r (five with Jacobi:
+u = M r too; ``glsl/cg_single_reduction_update.frag``): 5 passes an iteration for a vector in
+one row of 4096, Jacobi or not. The watches are the same (breakdown: the first iteration whose
+delta - beta gamma / alpha_old <= 0, i.e. d^T A d <= 0; convergence: alpha = beta = 0 from the
+iteration that converged on, x frozen), with one difference: ||r_k|| is summed in iteration k
+(the standard iteration sums it in iteration k - 1, with r_k's update), so the convergence of
+x_k is seen one iteration later; the iteration that sees it changes nothing (alpha = 0), and
+the iteration count, x, the callback's iterates (that iteration is not given to it) and the
+verification are those of x_k. Restarts (the verification's, ``recompute_every``) rewrite r (and
+u); the state then marks the first iteration again.
+
 One deliberate departure from Shewchuk's listing, measured: his restart of the residual,
 r = b - A x every 50 iterations, is off by default (``recompute_every=None``, as scipy's cg) and
 can be asked for with ``recompute_every=50``. In float32 the restart breaks the recurrence's
@@ -81,9 +109,10 @@ is; this cg answers 1 there unless x0 meets the target). What the GPU cannot do 
 the reason: a LinearOperator A (the product runs as a fragment program over A's texture), a
 preconditioner that is not diagonal (it is applied by one element-wise product pass).
 Beyond scipy's arguments, ``preset="robust" | "paper" | "fast"`` picks the sums, the read-back
-interval, the convergence test and the storage of a scipy.sparse A together (``format``: ELLPACK,
-paper 002's, or for "fast" the packed format, beyond the papers; see ``cg``'s docstring; an
-option given overrides).
+interval, the convergence test, the iteration and the storage of a scipy.sparse A together
+(``format``: ELLPACK, paper 002's, or for "fast" the packed format, beyond the papers;
+``iteration``: Shewchuk's listing, or for "fast" the single-reduction iteration; see ``cg``'s
+docstring; an option given overrides).
 """
 from __future__ import annotations
 
@@ -590,10 +619,10 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         verification, no restart: info 0 may come with a ``residual_norm`` above the target,
         by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
         fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
-        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, drawn as the fan
-        iteration (module notes: 9 passes an iteration at n = 4096, Jacobi or not), a
-        scipy.sparse A in the packed format. All three keep the convergence and breakdown
-        watches on the GPU.
+        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, the single-reduction
+        iteration (``iteration``, module notes: 5 passes an iteration at n = 4096, Jacobi or
+        not; 9 with ``iteration="standard"``), a scipy.sparse A in the packed format. All
+        three keep the convergence and breakdown watches on the GPU.
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
         iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
@@ -604,8 +633,20 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
         ping-pong passes, or fan passes of 32 texels with the products computed in the first
         (preset "fast"), which also fuses the iteration's scalar and vector passes (the fan
-        iteration, module notes); sums differ only by float32 rounding (the order of the
+        iteration, or the single-reduction one: ``iteration``, module notes); sums differ only by float32 rounding (the order of the
         additions).
+    iteration : {"standard", "single-reduction"}
+        ``"standard"`` (presets "paper" and "robust"): Shewchuk's listing, as paper 003, two
+        reductions an iteration. ``"single-reduction"`` (preset "fast"; beyond the papers): the
+        CG of Chronopoulos and Gear (1989, "s-step iterative methods for symmetric linear
+        systems"), both dot products from one reduction, s = A d carried by a recurrence
+        (module notes): the same iterates in exact arithmetic, a different rounding in float32,
+        the same watches, verification, scaling and Jacobi M, in fewer passes. It is drawn with
+        fan sums: given with ``reduction="pyramid"`` or ``"pingpong"`` it is a ValueError, and a
+        preset's "single-reduction" gives way to "standard" where ``reduction`` asks for
+        those sums; given with a preset of pyramid sums it brings fan sums. The recurrence's
+        ||r|| of x_k is seen one iteration later than in the standard iteration (that
+        iteration changes nothing; ``.residuals`` are read one iteration behind).
     verify : bool
         Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
         target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
@@ -662,7 +703,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         A or M a LinearOperator or a callable (see A and M).
     ValueError
         Bad shapes, non-square or non-symmetric A, a non-diagonal M, NaN, complex, an empty
-        row, a zero A or M, bad options (tol and rtol disagreeing too); a Stream answer whose x
+        row, a zero A or M, bad options (tol and rtol disagreeing too, iteration="single-reduction"
+        with pyramid or ping-pong sums); a Stream answer whose x
         float32 cannot hold (max |x| above 3.4e38 or within 2^24 of the underflow at 1.2e-38:
         pass b as numpy to get x in float64).
 
@@ -872,7 +914,9 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     1 x 1 scalars (d^T q, alpha, beta, delta in a ping-pong pair, r^T r, the two watches in
     pairs). With ``plan`` the passes of an iteration are recorded the first time its pairs
     stand in a given order (twice a solve, more after a restart) and drawn again from that
-    record (``passes.RecordedPlan``): the same passes, none of the host work of building them."""
+    record (``passes.RecordedPlan``): the same passes, none of the host work of building them.
+    ``single``: the single-reduction iteration (module notes), with s = A d and u = M r in
+    pairs too, w = A u, and a 1 x 2 state pair."""
     x = Stream.like(b)
     xn, r, rn, d, dn, q, s = (Stream.like(b) for _ in range(7))
     created = [x, xn, r, rn, d, dn, q, s]
