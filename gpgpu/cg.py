@@ -83,8 +83,10 @@ standard iteration and of scipy's cg (2-D Poisson 128^2 and 256^2: 284 and 564 i
 the standard iteration; scipy 283 and 562). Near float32's reach its recurrence drifts further
 from b - A x than the standard one (s = A d is a recurrence too), and the verification restarts
 more: the RBF torus of 4500 unknowns at rtol 1e-6 (scipy's float32 cg stops at a true 1.4e-6)
-took 248 iterations against the standard iteration's 229 (at rtol 1e-5: 181 and 181). Drawn as: the product w = A u; one fan reduction of
-(gamma, delta, and with Jacobi ||r||^2) in RGBA partials (``glsl/cg_fan.frag``, TERM 4 and 5);
+took 248 iterations against the standard iteration's 229 (at rtol 1e-5: 181 and 181).
+
+Drawn as: the product w = A u; one fan reduction of (gamma, delta, and with Jacobi ||r||^2) in
+RGBA partials (``glsl/cg_fan.frag``, TERM 4 and 5);
 one fragment pass over a 1 x 2 RGBA state (``glsl/cg_single_reduction_scalars.frag``: alpha,
 beta, ||r||^2, both watches); and one pass of four render targets, d, s, x, r (five with Jacobi:
 u = M r too; ``glsl/cg_single_reduction_update.frag``): 5 passes an iteration for a vector in

@@ -256,17 +256,18 @@ def test_converged_iterate_is_frozen_whatever_check_every(n, check_every, jacobi
     assert abs(std.iterations - sparse.iterations) <= 1
 
 
-def test_callback_sees_each_iterate_once_and_the_answer_last(poisson64):
+def test_callback_sees_each_iterate_once_and_the_answer_last():
     """The convergence watch sees r_k's norm one iteration after x_k is made: the iteration that
     finds it changes nothing and is not given to the callback, so the callback runs once an
-    iteration counted and its last x is the answer (bit for bit)."""
+    iteration counted (a restart's iterations counted too) and its last x is the answer (bit
+    for bit), which meets the target."""
     A = poisson2d(16)
     b = np.random.default_rng(16).standard_normal(256)
     seen = []
     res = gpgpu.cg(A, b, rtol=1e-5, preset="fast", callback=lambda xk: seen.append(xk.copy()))
-    assert res[1] == 0 and res.restarts == 0 and len(seen) == res.iterations
+    assert res[1] == 0 and len(seen) == res.iterations
     np.testing.assert_array_equal(seen[-1], res[0])
-    assert np.linalg.norm(b - A @ seen[-2]) > np.linalg.norm(b - A @ seen[-1])
+    check_answer(A, b, (seen[-1], 0), 1e-5)
 
 
 def test_maxiter_at_the_converging_iteration():
@@ -275,9 +276,9 @@ def test_maxiter_at_the_converging_iteration():
     maxiter."""
     A = poisson2d(16)
     b = np.random.default_rng(3).standard_normal(256)
-    free = gpgpu.cg(A, b, rtol=1e-4, preset="fast")
+    free = gpgpu.cg(A, b, rtol=1e-3, preset="fast")      # far above float32's drift: no restart
     assert free.restarts == 0
-    capped = gpgpu.cg(A, b, rtol=1e-4, preset="fast", maxiter=free.iterations)
+    capped = gpgpu.cg(A, b, rtol=1e-3, preset="fast", maxiter=free.iterations)
     assert capped[1] == 0 and capped.iterations == free.iterations
     np.testing.assert_array_equal(capped[0], free[0])
 
@@ -333,15 +334,18 @@ def test_folded_vectors_x0_and_recompute(monkeypatch, jacobi):
     assert abs(again.iterations - len(its)) <= 0.1 * len(its) + 2
 
 
-def test_a_restart_from_the_true_residual(poisson64):
-    """Poisson 64^2 at rtol 1e-5: the recurrence's ||r|| reaches the target before b - A x does;
-    CG restarts from x (u = M r and the state rewritten: the first iteration again) and
-    converges for real."""
-    A, b = poisson64
-    res = gpgpu.cg(A, b, rtol=1e-5, preset="fast")
+@pytest.mark.parametrize("jacobi", [False, True])
+def test_a_restart_from_the_true_residual(jacobi):
+    """Poisson 32^2, b = 1, rtol 2e-5 (test_cg_plan's system for robust's restart): the
+    recurrence's ||r|| reaches the target before b - A x does; CG restarts from x (u = M r and
+    the state rewritten: the first iteration again) and converges for real."""
+    A = poisson2d(32)
+    b = np.ones(1024)
+    M = 1.0 / (A.diagonal() * np.random.default_rng(8).uniform(0.5, 2.0, 1024)) if jacobi else None
+    res = gpgpu.cg(A, b, rtol=2e-5, M=M, preset="fast")
     assert res.restarts >= 1
-    check_answer(A, b, res, 1e-5)
-    assert res.residual_norm <= 1e-5 * np.linalg.norm(b)
+    check_answer(A, b, res, 2e-5)
+    assert res.residual_norm <= 2e-5 * np.linalg.norm(b)
 
 
 # ---------------------------------------------------------------- the option
