@@ -54,7 +54,8 @@ Beyond the listing, for float32's range and precision:
   stops after 562 iterations at a true ||b - A x|| = 3.8e-5 ||b|| (its recurrence said 1e-5),
   this cg after 564 (one restart) at 7.3e-6 ||b||.
 
-The fan iteration (``reduction="fan"``, the fast preset; beyond the papers): the same algebra
+The fan iteration (``reduction="fan"`` with ``iteration="standard"``: the fast preset with that
+option, or another preset with fan sums; beyond the papers): the same algebra
 in fewer passes. Each dot product is fan passes (``glsl/cg_fan.frag``: the products, or with
 Jacobi both r^T (M r) and r^T r in RGBA partials, computed in the first, the tail of a folded
 vector skipped) ending in one fragment (``glsl/cg_scalars.frag``) that adds the last partial
@@ -940,7 +941,7 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     if fused:
         levels = _fused_levels(b.rows, b.cols)
         pairs = {}
-    if fused and not single:   # the fan iteration: partial sums, the state pair, the render-target pairs of x and r
+    if fused and not single:   # the fan iteration: partial sums, the state pair
         dynamic = ((FUSED["scalars", 1, jac], "iteration"), (FUSED["scalars", 2, jac], "iteration"))
         state, state_mid = Stream(1, 1, components=4), Stream(1, 1, components=4)
         partials = [Stream(h, w, zero=False) for h, w, _ in levels]

@@ -130,6 +130,16 @@ def test_breakdown_is_found_at_the_iteration_the_standard_iteration_finds(rng):
     assert found[0] > 0 and len(set(found)) == 1
 
 
+def test_overflow_is_named_as_divergence():
+    """A = J + I (64 x 64), b = 1, x0 = 3e16 (test_cg's case): gamma = ||r0||^2 = 6e37 fits
+    float32, delta = r0^T A r0 (= d0^T A d0 at the first iteration) overflows: the watch records
+    iteration 0 + 0.5, named as a diverged iteration, not as an indefinite matrix."""
+    A = np.ones((64, 64)) + np.eye(64)
+    with pytest.raises(CGBreakdownError, match="overflowed") as e:
+        gpgpu.cg(A, np.ones(64), x0=np.full(64, 3e16), preset="fast")
+    assert e.value.iteration == 0 and e.value.diverged
+
+
 # ---------------------------------------------------------------- passes an iteration
 def passes_per_32(A, b, **kw):
     counts = []
