@@ -207,8 +207,9 @@ ITERATIONS = ("standard", "single-reduction")
 #: "paper" is paper 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
 #: the recurrence's ||r|| decides convergence (as 003 and scipy's cg; ``residual_norm`` still
 #: reports b - A x); "robust" (the default) verifies b - A x at the target and restarts from x
-#: when it misses; "fast" sums by fan passes (32 texels a fragment, beyond 003) and reads ||r||
-#: back every FAST_CHECK_EVERY iterations, verified as "robust".
+#: when it misses; "fast" sums by fan passes (32 texels a fragment, beyond 003), draws the
+#: single-reduction iteration of Chronopoulos and Gear (beyond 003) and reads ||r|| back every
+#: FAST_CHECK_EVERY iterations, verified as "robust".
 FAST_CHECK_EVERY = 16
 PRESETS = {
     "paper": {"reduction": "pyramid", "check_every": 1, "verify": False, "iteration": "standard"},
