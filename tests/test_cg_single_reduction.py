@@ -164,6 +164,134 @@ def test_five_passes_an_iteration(poisson64, jacobi):
     assert passes_per_32(A, b, M=M, preset="fast", iteration="standard") == 32 * 9
 
 
+# ---------------------------------------------------------------- the kernels one by one
+def folded_with_garbage_tail(values, width, tail=1e30):
+    """A folded vector stream whose texels past its length hold ``tail`` (not zeros)."""
+    n = len(values)
+    rows = -(-n // width)
+    full = np.full(rows * width, tail, dtype=np.float32)
+    full[:n] = values
+    return Stream(rows, width, vector=True, length=n, data=full.reshape(rows, width))
+
+
+def rgba(values, cols):
+    return Stream(1, cols, components=4, data=np.array(values, dtype=np.float32).reshape(1, cols, 4))
+
+
+@pytest.mark.parametrize("jacobi", [0, 1])
+def test_state_fragment_computes_alpha_beta_and_the_watches(jacobi):
+    """cg_single_reduction_scalars on hand-made partial sums and states, against the formulas in
+    float64: a later iteration (beta = gamma / gamma_old, d^T A d = delta - beta gamma /
+    alpha_old), the first (alpha_old = 0: beta = 0, d^T A d = delta), a breakdown (d^T A d < 0:
+    flag = iteration), convergence (||r||^2 <= threshold: alpha = beta = 0, the flag silent), a
+    set watch kept. Partials (gamma, delta, ||r||^2 with Jacobi) in 3 texels, added."""
+    from gpgpu.blas1 import whole
+    from gpgpu.cg import FUSED
+
+    kernel = FUSED["sr_scalars", jacobi]
+    parts = [(1.0, 2.0, 0.5, 0.0), (2.0, 1.0, 0.25, 0.0), (1.0, 3.0, 0.25, 0.0)]     # gamma 4, delta 6, rr 1
+    gamma, delta, rr = 4.0, 6.0, (1.0 if jacobi else 4.0)
+    P = rgba(parts, 3)
+    out = Stream(1, 2, components=4)
+    cases = [   # (old state texels, threshold)
+        ([(2.0, 0.5, 0.3, 9.0), (-1.0, -1.0, 0, 0)], 0.1),
+        ([(0.0, 0.0, 0.0, 0.0), (-1.0, -1.0, 0, 0)], 0.1),
+        ([(0.5, 1.0, 0.3, 9.0), (-1.0, -1.0, 0, 0)], 0.1),             # d^T A d = 6 - 8 * 4 / 1 < 0
+        ([(2.0, 0.5, 0.3, 9.0), (-1.0, -1.0, 0, 0)], 2 * rr),          # converges now
+        ([(2.0, 0.5, 0.3, 9.0), (3.0, -1.0, 0, 0)], 0.1),              # an earlier breakdown kept
+    ]
+    try:
+        for old, threshold in cases:
+            first = old[0][1] == 0.0
+            conv = 7.0 if rr <= threshold else -1.0
+            beta = 0.0 if (first or conv >= 0) else gamma / old[0][0]
+            dAd = delta if first else delta - beta * gamma / old[0][1]
+            flag = old[1][0] if (old[1][0] >= 0 or conv >= 0) else (7.0 if dAd <= 0 else -1.0)
+            alpha = 0.0 if conv >= 0 else gamma / dAd
+            S = rgba([old[0], old[1]], 2)
+            kernel.draw(out, whole(out), {"P": P, "state": S},
+                        {"size": (3, 1), "iteration": 7.0, "threshold": float(threshold)}, texels=5)
+            S.release()
+            got = out.to_array().reshape(2, 4).astype(np.float64)
+            np.testing.assert_allclose(got[0], [gamma, alpha, beta, rr], rtol=4 * U, atol=0)
+            np.testing.assert_allclose(got[1], [flag, conv, dAd, delta], rtol=4 * U, atol=0)
+    finally:
+        for s in (P, out):
+            s.release()
+
+
+@pytest.mark.parametrize("jacobi", [0, 1])
+def test_one_fan_reduction_sums_gamma_delta_and_rr_in_their_channels(rng, jacobi):
+    """cg_fan TERM 4 (r^T r, w^T r) and TERM 5 (r^T u, w^T u, r^T r) over a vector folded into
+    rows of 64 with a partial last row whose tail holds 1e30 (never summed), by the fan levels;
+    each channel against float64 within float32's sums (a swapped channel, u left out, or the
+    tail summed is far outside)."""
+    from gpgpu.cg import FUSED, _fan_passes, _fused_levels
+
+    n, width = 777, 64
+    r32, w32 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    u32 = (r32 * rng.uniform(5.0, 9.0, n)).astype(np.float32) if jacobi else r32
+    ins = {"S": folded_with_garbage_tail(r32, width), "W": folded_with_garbage_tail(w32, width, tail=-3e30)}
+    if jacobi:
+        ins["U"] = folded_with_garbage_tail(u32, width, tail=2e30)
+    levels = _fused_levels(ins["S"].rows, ins["S"].cols)
+    parts = [Stream(h, w, components=4) for h, w, _ in levels]
+    try:
+        last = _fan_passes(FUSED["sr_fan", jacobi], ins, parts, levels)
+        got = last.to_array().reshape(-1, 4).astype(np.float64).sum(axis=0)
+        r_, w_, u_ = (v.astype(np.float64) for v in (r32, w32, u32))
+        want = [r_ @ u_, w_ @ u_] + ([r_ @ r_] if jacobi else [])
+        sizes = [np.abs(r_ * u_).sum(), np.abs(w_ * u_).sum(), r_ @ r_]
+        for g, wv, size in zip(got, want, sizes):
+            assert abs(g - wv) <= 2 * (2 + 32 * 4 + width) * U * size
+        if not jacobi:
+            assert got[2] == 0.0
+    finally:
+        for v in list(ins.values()) + parts:
+            v.release()
+
+
+@pytest.mark.parametrize("jacobi", [0, 1])
+def test_update_writes_d_s_x_r_and_u_each_to_its_stream(rng, jacobi):
+    """cg_single_reduction_update, four (five) render targets: d = u + beta d, s = w + beta s,
+    x + alpha d, r - alpha s (u = M r of the new r), alpha and beta from texel 0 of the state;
+    with beta = 0 (the first iteration) d = u and s = w exactly, whatever D and S hold (NaN
+    here). A swapped location or a wrong input is far outside the bound."""
+    from gpgpu.blas1 import whole
+    from gpgpu.cg import FUSED
+    from gpgpu.passes import Targets
+
+    n = 37
+    X, R, D, S, W, Uv, Mv = (rng.standard_normal(n).astype(np.float32) for _ in range(7))
+    if not jacobi:
+        Uv = R
+    ins = {k: Stream.vector_of(n, data=v) for k, v in (("X", X), ("R", R), ("D", D), ("S", S), ("W", W))}
+    if jacobi:
+        ins.update(U=Stream.vector_of(n, data=Uv), Mdiag=Stream.vector_of(n, data=Mv))
+    outs = [Stream.vector_of(n) for _ in range(4 + jacobi)]
+    t = Targets(*outs)
+    nan = {k: Stream.vector_of(n, data=np.full(n, np.nan, dtype=np.float32)) for k in ("D", "S")}
+    try:
+        for alpha, beta in ((0.75, 0.5), (0.75, 0.0)):
+            st = rgba([(1.0, alpha, beta, 1.0), (-1.0, -1.0, 0.0, 0.0)], 2)
+            FUSED["sr_update", jacobi].draw(t, whole(outs[0]), {"state": st, **ins, **(nan if beta == 0 else {})})
+            st.release()
+            d = Uv.astype(np.float64) + beta * D
+            s = W.astype(np.float64) + beta * S
+            x, r = X + alpha * d, R - alpha * s
+            refs = [x, r, d, s] + ([Mv * r] if jacobi else [])
+            scale = max(np.abs(v).max() for v in (X, R, D, S, W, Uv)) * 4
+            for out, ref in zip(outs, refs):
+                np.testing.assert_allclose(out.to_array().astype(np.float64), ref, rtol=0,
+                                           atol=8 * U * scale * (1 + np.abs(Mv).max()))
+            if beta == 0:
+                assert np.array_equal(outs[2].to_array(), Uv) and np.array_equal(outs[3].to_array(), W)
+    finally:
+        t.release()
+        for v in list(ins.values()) + outs + list(nan.values()):
+            v.release()
+
+
 # ---------------------------------------------------------------- iterations against scipy
 def rbf_system(case):
     if case == "curve":
