@@ -7,7 +7,12 @@
 //   1  S Y                     (d^T q: the products computed where they are summed);
 //   2  S S                     (r^T r);
 //   3  (S (Mdiag S), S S)      (Jacobi PCG: delta = r^T (M r) and ||r||^2 in one pass, written
-//                               as the first two components of an RGBA partial, VEC).
+//                               as the first two components of an RGBA partial, VEC);
+//   4  (S S, W S)              (the single-reduction iteration of Chronopoulos and Gear, 1989,
+//                               beyond paper 003: gamma = r^T r and delta = w^T r, w = A r, in one
+//                               pass, VEC);
+//   5  (S U, W U, S S)         (the same with Jacobi: gamma = r^T u, delta = w^T u, u = M r,
+//                               w = A u, and ||r||^2, VEC).
 // For TERM >= 1 the input is a vector folded into rows `width` texels wide of which the first
 // `count` entries are data: a texel (x, y) with y width + x >= count is skipped, so the
 // tail of a folded vector's last row never enters the sum, whatever lies there.
@@ -23,6 +28,12 @@ uniform sampler2D Y;
 #endif
 #if TERM == 3
 uniform sampler2D Mdiag;
+#endif
+#if TERM >= 4
+uniform sampler2D W;
+#endif
+#if TERM == 5
+uniform sampler2D U;
 #endif
 #if VEC
 out vec4 result;
@@ -50,9 +61,14 @@ TYPE term(vec2 c) {
     return s * texRECT(Y, c);
 #elif TERM == 2
     return s * s;
-#else
+#elif TERM == 3
     float m = texRECT(Mdiag, c);
     return vec4(s * (m * s), s * s, 0.0, 0.0);
+#elif TERM == 4
+    return vec4(s * s, texRECT(W, c) * s, 0.0, 0.0);
+#else
+    float u = texRECT(U, c);
+    return vec4(s * u, texRECT(W, c) * u, s * s, 0.0);
 #endif
 #endif
 }

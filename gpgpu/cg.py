@@ -54,7 +54,8 @@ Beyond the listing, for float32's range and precision:
   stops after 562 iterations at a true ||b - A x|| = 3.8e-5 ||b|| (its recurrence said 1e-5),
   this cg after 564 (one restart) at 7.3e-6 ||b||.
 
-The fan iteration (``reduction="fan"``, the fast preset; beyond the papers): the same algebra
+The fan iteration (``reduction="fan"`` with ``iteration="standard"``: the fast preset with that
+option, or another preset with fan sums; beyond the papers): the same algebra
 in fewer passes. Each dot product is fan passes (``glsl/cg_fan.frag``: the products, or with
 Jacobi both r^T (M r) and r^T r in RGBA partials, computed in the first, the tail of a folded
 vector skipped) ending in one fragment (``glsl/cg_scalars.frag``) that adds the last partial
@@ -64,6 +65,43 @@ them (``glsl/cg_update.frag``), x + alpha d and r - alpha q in one pass with two
 targets (``passes.Targets``), d = M r + beta d reading M (no s = M r pass); the read-back is the
 state texel. 9 passes an iteration for a vector in one row of 4096, Jacobi or not (14 and 18 as
 the listing's passes with fan sums).
+
+The single-reduction iteration (``iteration="single-reduction"``, the fast preset's; beyond the
+papers): the conjugate gradients of Chronopoulos and Gear (1989, "s-step iterative methods for
+symmetric linear systems", J. Comput. Appl. Math. 25; also in Saad's "Iterative Methods for
+Sparse Linear Systems" and, as "Chronopoulos/Gear CG", in Ghysels and Vanroose's pipelined CG
+paper), which gets both dot products of an iteration from one reduction by carrying s = A d by
+its own recurrence:
+
+    u = M r;  w = A u;  gamma = r^T u;  delta = w^T u
+    beta = gamma / gamma_old;  alpha = gamma / (delta - beta gamma / alpha_old)
+    (the first iteration after a (re)start: beta = 0, alpha = gamma / delta)
+    d = u + beta d;  s = w + beta s;  x = x + alpha d;  r = r - alpha s
+
+In exact arithmetic these are CG's iterates (delta - beta gamma / alpha_old is d^T A d); in
+float32 their rounding differs, measured (llvmpipe) within a couple of iterations of the
+standard iteration and of scipy's cg (2-D Poisson 128^2 and 256^2: 284 and 564 iterations, as
+the standard iteration; scipy 283 and 562). Near float32's reach its recurrence drifts further
+from b - A x than the standard one (s = A d is a recurrence too), and the verification restarts
+more: the RBF torus of 4500 unknowns at rtol 1e-6 (scipy's float32 cg stops at a true 1.4e-6)
+took 248 iterations against the standard iteration's 229 (at rtol 1e-5: 181 and 181). Without
+the restarts its b - A x there stops near 1.8e-6 ||b||, the standard one's near 1.0e-6 (numpy
+float32); with them it reaches the targets the standard iteration reaches (4e-7: 298 iterations
+against 260; at 2.5e-7 both stop, ``.stagnated``).
+
+Drawn as: the product w = A u; one fan reduction of (gamma, delta, and with Jacobi ||r||^2) in
+RGBA partials (``glsl/cg_fan.frag``, TERM 4 and 5);
+one fragment pass over a 1 x 2 RGBA state (``glsl/cg_single_reduction_scalars.frag``: alpha,
+beta, ||r||^2, both watches); and one pass of four render targets, d, s, x, r (five with Jacobi:
+u = M r too; ``glsl/cg_single_reduction_update.frag``): 5 passes an iteration for a vector in
+one row of 4096, Jacobi or not. The watches are the same (breakdown: the first iteration whose
+delta - beta gamma / alpha_old <= 0, i.e. d^T A d <= 0; convergence: alpha = beta = 0 from the
+iteration that converged on, x frozen), with one difference: ||r_k|| is summed in iteration k
+(the standard iteration sums it in iteration k - 1, with r_k's update), so the convergence of
+x_k is seen one iteration later; the iteration that sees it changes nothing (alpha = 0), and
+the iteration count, x, the callback's iterates (that iteration is not given to it) and the
+verification are those of x_k. Restarts (the verification's, ``recompute_every``) rewrite r (and
+u); the state then marks the first iteration again.
 
 One deliberate departure from Shewchuk's listing, measured: his restart of the residual,
 r = b - A x every 50 iterations, is off by default (``recompute_every=None``, as scipy's cg) and
@@ -81,9 +119,10 @@ is; this cg answers 1 there unless x0 meets the target). What the GPU cannot do 
 the reason: a LinearOperator A (the product runs as a fragment program over A's texture), a
 preconditioner that is not diagonal (it is applied by one element-wise product pass).
 Beyond scipy's arguments, ``preset="robust" | "paper" | "fast"`` picks the sums, the read-back
-interval, the convergence test and the storage of a scipy.sparse A together (``format``: ELLPACK,
-paper 002's, or for "fast" the packed format, beyond the papers; see ``cg``'s docstring; an
-option given overrides).
+interval, the convergence test, the iteration and the storage of a scipy.sparse A together
+(``format``: ELLPACK, paper 002's, or for "fast" the packed format, beyond the papers;
+``iteration``: Shewchuk's listing, or for "fast" the single-reduction iteration; see ``cg``'s
+docstring; an option given overrides).
 """
 from __future__ import annotations
 
@@ -144,23 +183,41 @@ for _j in (0, 1):
             "cg_scalars", texels=6, defines={"STAGE": _stage, "JACOBI": _j},
             label=f"cg_scalars{_stage}" + ("_jacobi" if _j else ""),
             doc="the last sum of a dot product and the iteration's state texel, one fragment (beyond)")
+#: The single-reduction iteration of Chronopoulos and Gear (``iteration="single-reduction"``,
+#: beyond the papers; see ``cg``'s docstring): one fan reduction of (gamma, delta[, ||r||^2]), a
+#: state fragment computing alpha and beta and the watches into a 1 x 2 RGBA state, and one
+#: update pass of four render targets (d, s, x, r; five with Jacobi: u = M r too).
+for _j in (0, 1):
+    FUSED["sr_fan", _j] = Kernel("cg_fan", texels=3 * FAN + 4, defines={"FAN": FAN, "TERM": 4 + _j, "VEC": 1},
+                                 label="cg_sr_fan" + ("_jacobi" if _j else ""),
+                                 doc="(r^T u, w^T u[, r^T r]) of single-reduction CG in one pass (beyond)")
+    FUSED["sr_scalars", _j] = Kernel("cg_single_reduction_scalars", texels=6, defines={"JACOBI": _j},
+                                     label="cg_sr_scalars" + ("_jacobi" if _j else ""),
+                                     doc="alpha, beta and the watches of single-reduction CG, 1 x 2 (beyond)")
+    FUSED["sr_update", _j] = Kernel("cg_single_reduction_update", texels=7 + 2 * _j, defines={"JACOBI": _j},
+                                    label="cg_sr_update" + ("_jacobi" if _j else ""),
+                                    doc="d, s, x, r (and u = M r) of single-reduction CG, one pass (beyond)")
 #: the fused dot products sum along rows by fan passes while a row holds more than FAN partial
 #: sums, then down the columns while more than FAN rows: the last fragment adds at most FAN^2
 FUSED_LAST = FAN
 
 REDUCTIONS = ("pyramid", "pingpong", "fan")
+#: ``iteration=``: Shewchuk's listing (paper 003's, two reductions an iteration) or the
+#: single-reduction CG of Chronopoulos and Gear (beyond the papers; drawn with fan sums)
+ITERATIONS = ("standard", "single-reduction")
 
 #: What each ``preset`` of :func:`cg` sets (an option given explicitly overrides it):
 #: "paper" is paper 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
 #: the recurrence's ||r|| decides convergence (as 003 and scipy's cg; ``residual_norm`` still
 #: reports b - A x); "robust" (the default) verifies b - A x at the target and restarts from x
-#: when it misses; "fast" sums by fan passes (32 texels a fragment, beyond 003) and reads ||r||
-#: back every FAST_CHECK_EVERY iterations, verified as "robust".
+#: when it misses; "fast" sums by fan passes (32 texels a fragment, beyond 003), draws the
+#: single-reduction iteration of Chronopoulos and Gear (beyond 003) and reads ||r|| back every
+#: FAST_CHECK_EVERY iterations, verified as "robust".
 FAST_CHECK_EVERY = 16
 PRESETS = {
-    "paper": {"reduction": "pyramid", "check_every": 1, "verify": False},
-    "robust": {"reduction": "pyramid", "check_every": 1, "verify": True},
-    "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True},
+    "paper": {"reduction": "pyramid", "check_every": 1, "verify": False, "iteration": "standard"},
+    "robust": {"reduction": "pyramid", "check_every": 1, "verify": True, "iteration": "standard"},
+    "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True, "iteration": "single-reduction"},
 }
 #: The SparseStream format each preset puts a scipy.sparse A on the GPU in (``format=``
 #: overrides it): ELLPACK (paper 002's storage) for "paper" and "robust", packed (beyond the
@@ -368,8 +425,18 @@ def _fused_sum(first: Kernel, inputs: dict, parts: list, levels: list, stage: in
     :func:`_fused_levels`), then the one fragment (``cg_scalars`` of ``stage``) that adds the
     last partial sums and writes the state texel ``out``; ``uniforms``: its ``state`` (input,
     stages 1 and 2), ``iteration`` and ``threshold``."""
+    src = _fan_passes(first, inputs, parts, levels)
+    uniforms = dict(uniforms)
+    ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
+    FUSED["scalars", stage, jacobi].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
+                                         texels=src.cols * src.rows + 2)
+
+
+def _fan_passes(first: Kernel, inputs: dict, parts: list, levels: list) -> Stream:
+    """The fan passes of :func:`_fused_sum` (the first computing the terms of ``first`` from
+    ``inputs``, over the vector ``inputs["S"]``) into ``parts``; answers the last of them."""
     v = inputs["S"]
-    src, kernel, uniforms = None, first, dict(uniforms)
+    src, kernel = None, first
     for (h, w, axis), dst in zip(levels, parts):
         if src is None:
             ins = inputs
@@ -382,9 +449,7 @@ def _fused_sum(first: Kernel, inputs: dict, parts: list, levels: list, stage: in
             (lambda X, Y: (X, FAN * Y - (FAN - 1) / 2))
         kernel.draw(dst, Rect.covering(0, 0, w, h, T0), ins, u)
         src, kernel = dst, FUSED["sum4" if dst.components == 4 else "sum"]
-    ins = {"P": src} if stage == 0 else {"P": src, "state": uniforms.pop("state")}
-    FUSED["scalars", stage, jacobi].draw(out, Texel.at(0, 0), ins, {"size": (src.cols, src.rows), **uniforms},
-                                         texels=src.cols * src.rows + 2)
+    return src
 
 
 def _saxpy(x: Stream, y: Stream, s: Stream, sign: float, out: Stream) -> Stream:
@@ -516,7 +581,7 @@ def _numpy_vector(v, name: str):
 def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter: int | None = None,
        M=None, callback=None, tol: float | None = None, preset: str = "robust", check_every: int | None = None,
        reduction: str | None = None, recompute_every: int | None = None, verify: bool | None = None,
-       plan: bool = True, format: str | None = None) -> CGResult:
+       plan: bool = True, format: str | None = None, iteration: str | None = None) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
     Called as scipy.sparse.linalg.cg (scipy >= 1.14): ``x, info = cg(A, b, rtol=1e-6)``.
@@ -565,10 +630,10 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         verification, no restart: info 0 may come with a ``residual_norm`` above the target,
         by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
         fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
-        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, drawn as the fan
-        iteration (module notes: 9 passes an iteration at n = 4096, Jacobi or not), a
-        scipy.sparse A in the packed format. All three keep the convergence and breakdown
-        watches on the GPU.
+        every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, the single-reduction
+        iteration (``iteration``, module notes: 5 passes an iteration at n = 4096, Jacobi or
+        not; 9 with ``iteration="standard"``), a scipy.sparse A in the packed format. All
+        three keep the convergence and breakdown watches on the GPU.
     check_every : int
         Read ||r|| (and the breakdown and convergence watches) back every this many
         iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
@@ -579,8 +644,20 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
         ping-pong passes, or fan passes of 32 texels with the products computed in the first
         (preset "fast"), which also fuses the iteration's scalar and vector passes (the fan
-        iteration, module notes); sums differ only by float32 rounding (the order of the
+        iteration, or the single-reduction one: ``iteration``, module notes); sums differ only by float32 rounding (the order of the
         additions).
+    iteration : {"standard", "single-reduction"}
+        ``"standard"`` (presets "paper" and "robust"): Shewchuk's listing, as paper 003, two
+        reductions an iteration. ``"single-reduction"`` (preset "fast"; beyond the papers): the
+        CG of Chronopoulos and Gear (1989, "s-step iterative methods for symmetric linear
+        systems"), both dot products from one reduction, s = A d carried by a recurrence
+        (module notes): the same iterates in exact arithmetic, a different rounding in float32,
+        the same watches, verification, scaling and Jacobi M, in fewer passes. It is drawn with
+        fan sums: given with ``reduction="pyramid"`` or ``"pingpong"`` it is a ValueError, and a
+        preset's "single-reduction" gives way to "standard" where ``reduction`` asks for
+        those sums; given with a preset of pyramid sums it brings fan sums. The recurrence's
+        ||r|| of x_k is seen one iteration later than in the standard iteration (that
+        iteration changes nothing; ``.residuals`` are read one iteration behind).
     verify : bool
         Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
         target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
@@ -637,7 +714,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         A or M a LinearOperator or a callable (see A and M).
     ValueError
         Bad shapes, non-square or non-symmetric A, a non-diagonal M, NaN, complex, an empty
-        row, a zero A or M, bad options (tol and rtol disagreeing too); a Stream answer whose x
+        row, a zero A or M, bad options (tol and rtol disagreeing too, iteration="single-reduction"
+        with pyramid or ping-pong sums); a Stream answer whose x
         float32 cannot hold (max |x| above 3.4e38 or within 2^24 of the underflow at 1.2e-38:
         pass b as numpy to get x in float64).
 
@@ -664,7 +742,17 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         raise ValueError(f"cg: preset must be one of {', '.join(map(repr, PRESETS))}, got {preset!r}")
     chosen = PRESETS[preset]
     check_every = chosen["check_every"] if check_every is None else check_every
+    if iteration is not None and iteration not in ITERATIONS:
+        raise ValueError(f"cg: iteration must be one of {', '.join(map(repr, ITERATIONS))}, got {iteration!r}")
+    if iteration == "single-reduction" and reduction not in (None, "fan"):
+        raise ValueError(f"cg: iteration='single-reduction' sums its dot products by fan passes, so it "
+                         f"cannot take reduction={reduction!r}: drop reduction= (or pass reduction='fan'), "
+                         "or pass iteration='standard'")
+    if iteration is None:       # the preset's; single-reduction only where the sums are fan passes
+        iteration = chosen["iteration"] if reduction in (None, "fan") else "standard"
     reduction = chosen["reduction"] if reduction is None else reduction
+    if iteration == "single-reduction":
+        reduction = "fan"
     verify = chosen["verify"] if verify is None else verify
     if not isinstance(verify, (bool, np.bool_)) or not isinstance(plan, (bool, np.bool_)):
         raise TypeError(f"cg: verify and plan must be True or False, got verify={verify!r}, plan={plan!r}")
@@ -793,7 +881,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                           "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
         x_out, info, extra = _iterate(op, bs, xs, Ms, np.ldexp(bnorm, -k), np.ldexp(target, -k), maxiter,
                                       callback, check_every, reduction, recompute_every, to_user,
-                                      bool(verify), bool(plan))
+                                      bool(verify), bool(plan), iteration == "single-reduction")
         extra["readbacks"] += readbacks
         extra["format"] = used
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))
@@ -828,7 +916,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
 
 
 def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduction, recompute_every,
-             to_user, verify=True, plan=True):
+             to_user, verify=True, plan=True, single=False):
     """CG on the scaled system from x0 (None: zeros); bnorm and target in its units. Returns
     (x, info, figures).
 
@@ -837,7 +925,9 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     1 x 1 scalars (d^T q, alpha, beta, delta in a ping-pong pair, r^T r, the two watches in
     pairs). With ``plan`` the passes of an iteration are recorded the first time its pairs
     stand in a given order (twice a solve, more after a restart) and drawn again from that
-    record (``passes.RecordedPlan``): the same passes, none of the host work of building them."""
+    record (``passes.RecordedPlan``): the same passes, none of the host work of building them.
+    ``single``: the single-reduction iteration (module notes), with s = A d and u = M r in
+    pairs too, w = A u, and a 1 x 2 state pair."""
     x = Stream.like(b)
     xn, r, rn, d, dn, q, s = (Stream.like(b) for _ in range(7))
     created = [x, xn, r, rn, d, dn, q, s]
@@ -852,14 +942,50 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     dynamic = ((KERNELS["breakdown_watch"], "iteration"), (KERNELS["converged"], "iteration"))
     fused = reduction == "fan"
     jac = int(Ms is not None)
-    if fused:   # the fan iteration: partial sums, the state pair, the render-target pairs of x and r
+    if fused:
+        levels = _fused_levels(b.rows, b.cols)
+        pairs = {}
+    if fused and not single:   # the fan iteration: partial sums, the state pair
         dynamic = ((FUSED["scalars", 1, jac], "iteration"), (FUSED["scalars", 2, jac], "iteration"))
         state, state_mid = Stream(1, 1, components=4), Stream(1, 1, components=4)
-        levels = _fused_levels(b.rows, b.cols)
         partials = [Stream(h, w, zero=False) for h, w, _ in levels]
         partials4 = [Stream(h, w, components=4, zero=False) for h, w, _ in levels] if jac else partials
         created += [state, state_mid] + partials + (partials4 if jac else [])
-        pairs = {}
+    if single:  # single-reduction: s = A d and (Jacobi) u = M r in pairs, w = A u, a 1 x 2 state pair
+        dynamic = ((FUSED["sr_scalars", jac], "iteration"),)
+        sv, svn, w = Stream.like(b), Stream.like(b), Stream.like(b)
+        u, un = (Stream.like(b), Stream.like(b)) if jac else (None, None)
+        state, state_mid = Stream(1, 2, components=4), Stream(1, 2, components=4)
+        partials4 = [Stream(h, cc, components=4, zero=False) for h, cc, _ in levels]
+        created += [sv, svn, w, state, state_mid] + partials4 + ([u, un] if jac else [])
+
+    def sr_iteration(it: int, recompute: bool) -> None:
+        """One iteration of single-reduction CG (Chronopoulos and Gear; see ``cg``'s docstring):
+        w = A u; (gamma, delta[, ||r||^2]) by one fan reduction ending in the 1 x 2 state
+        fragment (alpha, beta, watches: state -> state_mid); d, s, x, r (and u = M r) in one pass
+        of four (five) render targets."""
+        uv = u if jac else r
+        op(uv, w)
+        ins = {"S": r, "W": w}
+        if jac:
+            ins["U"] = u
+        src = _fan_passes(FUSED["sr_fan", jac], ins, partials4, levels)
+        FUSED["sr_scalars", jac].draw(state_mid, whole(state_mid), {"P": src, "state": state},
+                                      {"size": (src.cols, src.rows), "iteration": float(it), "threshold": threshold},
+                                      texels=src.cols * src.rows + 2)
+        outs = (xn, rn, dn, svn) + ((un,) if jac else ())
+        t = pairs.get(tuple(map(id, outs)))
+        if t is None:
+            t = pairs[tuple(map(id, outs))] = Targets(*outs)
+        ins = {"state": state_mid, "X": x, "R": r, "D": d, "S": sv, "W": w}
+        if jac:
+            ins.update(U=u, Mdiag=Ms)
+        FUSED["sr_update", jac].draw(t, whole(xn), ins)
+        if recompute:                                            # r = b - A x (and u = M r)
+            op(xn, w)
+            L1["saxpy"].draw(rn, whole(rn), {"X": w, "Y": b}, {"alpha": -1.0})
+            if jac:
+                L1["elementwise_product"].draw(un, whole(un), {"X": Ms, "Y": rn})
 
     def fused_residual_sums(rv: Stream, stage: int, out: Stream, uniforms: dict) -> None:
         """delta = r^T M r and ||r||^2 (one sum without M) into the state texel ``out``."""
@@ -900,7 +1026,14 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         return float(np.sqrt(value)) if np.isfinite(value) else float("inf")
 
     def start():
-        """d = s = M r, delta = r^T s, both watches cleared: CG (re)starts from x and r."""
+        """d = s = M r, delta = r^T s, both watches cleared: CG (re)starts from x and r.
+        Single-reduction: u = M r, and the state (alpha_old = 0: the first iteration, beta = 0;
+        both watches -1) written."""
+        if single:
+            if jac:
+                L1["elementwise_product"].draw(u, whole(u), {"X": Ms, "Y": r})
+            state.write(np.array([0.0, 0.0, 0.0, 0.0, -1.0, -1.0, 0.0, 0.0], dtype=np.float32))
+            return
         if Ms is not None:
             L1["elementwise_product"].draw(d, whole(d), {"X": Ms, "Y": r})
         else:
@@ -944,13 +1077,19 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
     def step(it: int, recompute: bool, check: bool) -> None:
         """One iteration, from its plan when there is one; then the pairs swap."""
         nonlocal x, xn, r, rn, d, dn, flag, flag_next, conv, conv_next, delta, delta_next
+        nonlocal sv, svn, u, un, state, state_mid
         key = (id(x), id(r), id(d), id(flag), id(conv), id(delta), recompute, check)
         if fused:               # its state is one texel pair, its read-back the state itself
             key = key[:3] + (recompute,)
         p = plans.get(key, False) if plan else None
-        draw = (lambda: fused_iteration(it, recompute)) if fused else (lambda: iteration(it, recompute, check))
+        if single:
+            draw = lambda: sr_iteration(it, recompute)        # noqa: E731
+        elif fused:
+            draw = lambda: fused_iteration(it, recompute)     # noqa: E731
+        else:
+            draw = lambda: iteration(it, recompute, check)    # noqa: E731
         if p:
-            p.run({dynamic[0]: float(it), dynamic[1]: float(it + 1)})
+            p.run({dynamic[0]: float(it)} if single else {dynamic[0]: float(it), dynamic[1]: float(it + 1)})
         elif p is False:
             with recording() as noted:
                 draw()
@@ -968,6 +1107,17 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
         flag, flag_next = flag_next, flag
         conv, conv_next = conv_next, conv
         delta, delta_next = delta_next, delta
+        if single:
+            sv, svn = svn, sv
+            u, un = un, u
+            state, state_mid = state_mid, state
+
+    def state_watches() -> tuple:
+        """(||r||^2, breakdown watch, convergence watch) of the state: one read-back."""
+        if single:      # texel 0 (gamma, alpha, beta, ||r||^2), texel 1 (flag, converged, ...)
+            v = state.to_array().reshape(-1)
+            return float(v[3]), float(v[4]), float(v[5])
+        return tuple(float(v) for v in state.to_array().reshape(-1)[1:])
 
     try:
         if x0 is None:                   # r = b (no product: A 0 = 0)
@@ -993,12 +1143,14 @@ def _iterate(op, b, x0, Ms, bnorm, target, maxiter, callback, check_every, reduc
             converged_now = False
             if callback is not None:
                 readbacks += 2
-                converged_now = (state.to_array().reshape(-1)[3] if fused else conv.item()) >= 0
-                callback(to_user(x))                             # (then this is the converging iteration)
+                converged_now = (state_watches()[2] if fused else conv.item()) >= 0
+                if not (single and converged_now):
+                    callback(to_user(x))                         # (then this is the converging iteration)
+                # single-reduction sees r_k's norm in iteration k, so x (frozen) is the previous one's
             if not (check or converged_now):
                 continue
             if fused:        # the state texel: (delta, ||r||^2, breakdown watch, convergence watch)
-                rr_value, first_bad, converged_at = (float(v) for v in state.to_array().reshape(-1)[1:])
+                rr_value, first_bad, converged_at = state_watches()
             elif check:
                 rr_value, first_bad, converged_at = (float(v) for v in readout.to_array().reshape(-1))
             else:

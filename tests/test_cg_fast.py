@@ -123,7 +123,8 @@ def passes_per_32(A, b, **kw):
 
 @pytest.mark.parametrize("jacobi", [False, True])
 def test_fast_passes_an_iteration(poisson64, jacobi):
-    """n = 4096 in one row. q = A d: 1 pass (the fast preset's packed format: Poisson's rows of
+    """The fan iteration (``iteration="standard"``; the fast preset draws the single-reduction
+    one, 5 passes: tests/test_cg_single_reduction.py). n = 4096 in one row. q = A d: 1 pass (the fast preset's packed format: Poisson's rows of
     3 .. 5 entries are one segment of 5 each, so no second pass; ELLPACK's would be 1 too). d^T q: products summed 32 a fragment,
     4096 -> 128 -> 4, the last 4 added by the fragment that writes the state (delta, d^T q,
     breakdown watch, convergence watch): 3 passes. x and r: 1 pass of two render targets.
@@ -136,7 +137,7 @@ def test_fast_passes_an_iteration(poisson64, jacobi):
         import warnings
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            assert passes_per_32(A, b, M=M) == 32 * 9
+            assert passes_per_32(A, b, M=M, iteration="standard") == 32 * 9
 
 
 def test_fan_levels():
@@ -280,7 +281,8 @@ def test_fast_with_split_rows_is_two_passes_a_product(rng):
     then a row's partial sums); the answer still scipy's. n = 400 in one row: a fan dot
     product is 400 -> 13 partial sums, then the state fragment adds the 13: 2 passes (4096's
     3). An iteration: q = A d 2, d^T q 2, x and r 1, delta and ||r||^2 2, d 1: 8 passes (7
-    with a one-pass product)."""
+    with a one-pass product); single-reduction (the fast preset's): w = A u 2, one fan
+    reduction 2, the update 1: 5."""
     A = poisson2d(20).tolil()
     A[0, :] = 0.01
     A[:, 0] = 0.01
@@ -295,7 +297,8 @@ def test_fast_with_split_rows_is_two_passes_a_product(rng):
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")           # rtol=1e-9: the iterations run to maxiter
-        assert passes_per_32(A, b) == 32 * 8
+        assert passes_per_32(A, b, iteration="standard") == 32 * 8
+        assert passes_per_32(A, b) == 32 * 5
 
 
 def test_format_is_checked():

@@ -3,15 +3,20 @@ time and the true residual, for each preset of ``gpgpu.cg`` (and the robust one 
 pass, ``plan=False``), beside scipy's float32 cg on one thread and cupyx's cg when importable.
 Each gpgpu row names the SparseStream format the solve used in brackets (``result.format``: the
 fast preset's packed, the others' ELLPACK); "fast, ellpack" is the fast preset with
-``format="ellpack"``, so the two storages can be told apart.
+``format="ellpack"``, so the two storages can be told apart. The fast preset draws the
+single-reduction iteration (Chronopoulos and Gear; ``iteration="single-reduction"``, 5 passes an
+iteration); "fast, standard" is the fast preset with ``iteration="standard"`` (the fan
+iteration of Shewchuk's listing, 9 passes), so the two iterations can be told apart, both also
+with the matrix already on the GPU ("A on the GPU").
 
     python tools/bench_cg.py                 # Poisson 256^2 and 512^2
     python tools/bench_cg.py --sizes 128 --host
     python tools/bench_cg.py --check-every 1 4 8 16 32 64     # the fast preset's read-back interval
     python tools/bench_cg.py --sizes 512 --profile            # GPU time of each kernel an iteration
     python tools/bench_cg.py --sizes 512 --profile fast paper
+    python tools/bench_cg.py --sizes 512 --profile fast fast:standard   # PRESET:ITERATION
 
-``--profile [PRESET ...]`` (default: fast) prints, per kernel of one iteration, the passes, the
+``--profile [PRESET[:ITERATION] ...]`` (default: fast) prints, per kernel of one iteration, the passes, the
 fragments, the GPU time (each pass inside a GL timer query, GL_TIME_ELAPSED, by gpgpu.counters)
 and the fraction of the fill limit that is: the time the fill limit (``--fill-r32f``, 13.3
 Gfragments/s for an R32F target, ``--fill-rgba32f``, 3.4 for RGBA32F, the NVIDIA H100's as
@@ -78,10 +83,20 @@ def host_per_pass(A, b, kw, ppi: float, short: int = 32, long: int = 352) -> flo
     cgmod = sys.modules["gpgpu.cg"]
     render, read, to_array = moderngl.VertexArray.render, cgmod._read, Stream.to_array
     fake = [1.0, -1.0, -1.0]          # r^T r, no breakdown, not converged
+    # the state texel of the fan iteration (delta, r^T r, watches) and the 1 x 2 state of the
+    # single-reduction one ((gamma, alpha, beta, r^T r), (watches, d^T A d, delta)), likewise
+    states = {(1, 1): np.array([[[1.0, 1.0, -1.0, -1.0]]], dtype=np.float32),
+              (1, 2): np.array([[[1.0, 1.0, 0.0, 1.0], [-1.0, -1.0, 1.0, 1.0]]], dtype=np.float32)}
+
+    def fake_to_array(self, *a, **k):
+        if self.shape == (1, 3) and self.components == 1:
+            return np.array([fake], dtype=np.float32)
+        if self.components == 4 and self.shape in states:
+            return states[self.shape].copy()
+        return to_array(self, *a, **k)
     moderngl.VertexArray.render = lambda self, *a, **k: None
     cgmod._read = lambda *s: fake
-    Stream.to_array = lambda self, *a, **k: (np.array([fake], dtype=np.float32) if self.shape == (1, 3)
-                                             else to_array(self, *a, **k))
+    Stream.to_array = fake_to_array
     try:
         def solve(m):
             with warnings.catch_warnings():
@@ -156,8 +171,9 @@ def main(argv=None):
     ap.add_argument("--host", action="store_true", help="also Python's cost a pass (draws made no-ops)")
     ap.add_argument("--check-every", type=int, nargs="*", default=None,
                     help="also the fast preset with these read-back intervals")
-    ap.add_argument("--profile", nargs="*", default=None, metavar="PRESET",
-                    help="GPU time per kernel of one iteration of these presets (default: fast), nothing else")
+    ap.add_argument("--profile", nargs="*", default=None, metavar="PRESET[:ITERATION]",
+                    help="GPU time per kernel of one iteration of these presets (default: fast; "
+                         "fast:standard for the fast preset with iteration='standard'), nothing else")
     ap.add_argument("--fill-r32f", type=float, default=13.3e9, help="fill limit, R32F fragments/s (H100)")
     ap.add_argument("--fill-rgba32f", type=float, default=3.4e9, help="fill limit, RGBA32F fragments/s (H100)")
     args = ap.parse_args(argv)
@@ -169,19 +185,24 @@ def main(argv=None):
         for side in args.sizes:
             A = poisson2d(side)
             b = np.random.default_rng(side).standard_normal(A.shape[0])
-            for preset in args.profile or ["fast"]:
-                print(f"\n2-D Poisson {side}^2 (n = {A.shape[0]}), preset {preset!r}: one iteration")
-                print(profile(A, b, dict(preset=preset), args.fill_r32f, args.fill_rgba32f), flush=True)
+            for name in args.profile or ["fast"]:
+                preset, _, iteration = name.partition(":")
+                kw = dict(preset=preset, **({"iteration": iteration} if iteration else {}))
+                what = f"preset {preset!r}" + (f", iteration {iteration!r}" if iteration else "")
+                print(f"\n2-D Poisson {side}^2 (n = {A.shape[0]}), {what}: one iteration")
+                print(profile(A, b, kw, args.fill_r32f, args.fill_rgba32f), flush=True)
         return
     configs = [("paper", dict(preset="paper")), ("robust", dict(preset="robust")),
                ("robust, no plan", dict(preset="robust", plan=False)), ("fast", dict(preset="fast")),
                ("fast, no plan", dict(preset="fast", plan=False)),
-               ("fast, ellpack", dict(preset="fast", format="ellpack"))]
+               ("fast, ellpack", dict(preset="fast", format="ellpack")),
+               ("fast, standard", dict(preset="fast", iteration="standard"))]
     for k in args.check_every or ():
         configs.append((f"fast, check_every={k}", dict(preset="fast", check_every=k)))
     # A put on the GPU once, outside the timed solve (as cupyx's CSR matrix is): the solve alone
     configs += [("paper, A on the GPU", dict(preset="paper", prebuilt="ellpack")),
-                ("fast, A on the GPU", dict(preset="fast", prebuilt="packed"))]
+                ("fast, A on the GPU", dict(preset="fast", prebuilt="packed")),
+                ("fast, standard, A on the GPU", dict(preset="fast", iteration="standard", prebuilt="packed"))]
     try:
         import cupy
         import cupyx.scipy.sparse as csp
