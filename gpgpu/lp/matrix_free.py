@@ -55,17 +55,22 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   Gondzio's multiple centrality correctors while the step is below 0.9 and the iteration's
   solves converged (:func:`_centrality_correctors`, at most 2, a PCG solve each; forplan's
   steps fell to 0.01-0.1 without them); the Mehrotra solver's free-split safeguard
-  (:func:`_bound_free_splits`; pilot4's 88 splits); and, as the Mehrotra solver after a stall,
-  a restart: the first time the stall test fires, the iteration goes on from its best point near
-  the central path (the Mehrotra solver's :func:`~gpgpu.lp.mehrotra._near_central_path`) with
-  the ceiling reg_max 1e4 times lower (fffff800 and pilot4, whose steps stayed short under
-  rho = delta = 1e-3 .. 1e-5; the history entry of the restart has ``restart_iteration`` and
-  ``regularisation_ceiling`` and takes no step).
+  (:func:`_bound_free_splits`; pilot4's 88 splits); PCG's target 1e-6 of the right-hand side
+  instead of 1e-2 (``PCG_REL``; below); and a restart: the first time the stall test fires, the
+  iteration goes on from its starting point with the ceiling reg_max 1e10 times lower, i.e. at
+  the floor 1e-12 (fffff800 and pilot4, whose steps stayed short under rho = delta = 1e-3 ..
+  1e-5; fffff800's iterates head for a wrong face under that early regularisation, so that a
+  restart from the best point near the central path with the ceiling 1e4 lower, the rule
+  before, succeeded only where the rounding was lucky; the history entry of the restart has
+  ``restart_iteration`` (0) and ``regularisation_ceiling`` and takes no step).
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
-  ||r|| <= min(1e-2 ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
-  keeps falling. A solve whose PCG reaches its iteration limit is kept (the direction is still
+  ||r|| <= min(t ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
+  keeps falling; t = 1e-6 with ``adaptive`` (1e-2 without). With t = 1e-2 the error of dy,
+  weighted by Theta~ (which spans many orders) in dx = Theta~ (A^T dy - ...), decided the step
+  lengths, and last-bit differences of the BLAS grew into different trajectories: fffff800 and
+  forplan ended optimal or in numerical trouble by the OpenBLAS kernels (docs/lp_defaults.md). A solve whose PCG reaches its iteration limit is kept (the direction is still
   a descent direction for the residuals) but counted: in the history entry (``pcg_converged``,
   and ``pcg_stop``: why each solve stopped -- "converged", "limit", "breakdown" (p^T G_R p not
   positive), "stalled" or "rounds" (the float64 refinement rounds)), in
@@ -142,9 +147,13 @@ STEP_TO_BOUNDARY = 0.995
 FLOOR_RISE = 10.0
 #: the PCG limit doubles after an iteration that stopped at it, up to this many times its start
 PCG_LIMIT_GROWTH = 4
-#: a stalled iteration goes on (this many times) from its best point near the central path with
-#: the regularisation's ceiling reg_max this many times lower
-RESTARTS, RESTART_REG_CUT = 1, 1e4
+#: a stalled iteration goes on (this many times) from its starting point with the
+#: regularisation's ceiling reg_max this many times lower (with the defaults: at the floor 1e-12)
+RESTARTS, RESTART_REG_CUT = 1, 1e10
+#: PCG's relative target: ||r|| <= PCG_REL ||rhs|| (module notes; 1e-2 before the adaptive
+#: defaults' safeguards made it 1e-6, measured in docs/lp_defaults.md), PCG_REL_FIXED with
+#: ``adaptive=False``
+PCG_REL, PCG_REL_FIXED = 1e-6, 1e-2
 
 
 class MatrixFreeBackend(abc.ABC):
@@ -604,8 +613,9 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         default PCG limit doubles, up to 4 times its start (module notes). Measured
         (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
         without. It also turns on the safeguards of the module notes (floor 1e-12, residual
-        targets aware of the gap, centrality correctors, the free-split safeguard, one restart
-        after a stall): with them the defaults solve 40 of the project's 42 NETLIB problems at
+        targets aware of the gap, PCG's target 1e-6 of the right-hand side, centrality
+        correctors, the free-split safeguard, one restart from the starting point after a stall,
+        with the regularisation at its floor): with them the defaults solve 40 of the project's 42 NETLIB problems at
         1e-6 (34 before; ganges and perold still end in numerical trouble).
     correctors, free_safeguard : optional
         The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
@@ -701,6 +711,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     worst_hist = []
     why = {}                                                  # the certificate of 2 or 3
     best = (math.inf, 0, x, lam, s)
+    origin = (math.inf, 0, x, lam, s)                       # where a restart goes on from
+    pcg_rel = PCG_REL if adaptive else PCG_REL_FIXED
     near = best                                              # the best near the central path
     restarts = 0
     first = None
@@ -749,10 +761,10 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
             stop, stalled_ray = weak, True
         if stop == 4 and finite and adaptive and restarts < RESTARTS and not stalled_ray:
-            # beyond 002: a stall goes on once from the best point near the central path with the
-            # regularisation's ceiling RESTART_REG_CUT times lower (module notes)
+            # beyond 002: a stall goes on once from the starting point with the regularisation's
+            # ceiling RESTART_REG_CUT times lower (module notes)
             restarts += 1
-            _, entry["restart_iteration"], x, lam, s = near if near[0] < math.inf else best
+            _, entry["restart_iteration"], x, lam, s = origin
             reg.reg_max /= RESTART_REG_CUT
             reg.reg_min = min(reg.reg_min, reg.reg_max)
             floor.floor0 = min(floor.floor0, reg.reg_max)
@@ -780,7 +792,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             def newton(xi_mu, residuals=True):
                 f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
                 rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
-                tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
+                tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
                 dy, facts = sol.solve(rhs, tol)
                 dx = theta * (outer(AT, dy) - f)
                 ds = (xi_mu - s * dx) / x
