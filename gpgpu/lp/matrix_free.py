@@ -149,7 +149,7 @@ FLOOR_RISE = 10.0
 PCG_LIMIT_GROWTH = 4
 #: a stalled iteration goes on (this many times) from its starting point with the
 #: regularisation's ceiling reg_max this many times lower (with the defaults: at the floor 1e-12)
-RESTARTS, RESTART_REG_CUT = 1, 1e10
+RESTARTS, RESTART_REG_CUT = 1, 1e4
 #: PCG's relative target: ||r|| <= PCG_REL ||rhs|| (module notes; 1e-2 before the adaptive
 #: defaults' safeguards made it 1e-6, measured in docs/lp_defaults.md), PCG_REL_FIXED with
 #: ``adaptive=False``
@@ -766,9 +766,9 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             restarts += 1
             _, entry["restart_iteration"], x, lam, s = origin
             reg.reg_max /= RESTART_REG_CUT
-            reg.reg_min = min(reg.reg_min, reg.reg_max)
-            floor.floor0 = min(floor.floor0, reg.reg_max)
-            reg.rho = reg.delta = reg.reg_max
+            reg.reg_min = floor.floor0 = min(floor.floor0, reg.reg_max)
+            reg.rho = reg.delta = reg.reg_min
+            floor.restarted = True
             worst_hist.clear()
             entry["regularisation_ceiling"] = reg.reg_max
             if callback is not None:
@@ -890,6 +890,7 @@ class _Floor:
         self.last_ok = None
         self.raises = 0
         self.lowered = 0
+        self.restarted = False                           # after a restart the floor rises ten-fold
         self.floor0 = reg.reg_min                        # the floor given (or the default)
 
     def resume(self, start):
@@ -922,7 +923,9 @@ class _Floor:
         if "limit" not in (f1["stop"], f2["stop"]):
             return
         reg = self.reg
-        new = min(reg.reg_max, self.last_ok if self.last_ok is not None else FLOOR_RISE * max(rho_k, delta_k))
+        rise = FLOOR_RISE * max(rho_k, delta_k)
+        new = min(reg.reg_max, max(self.last_ok, rise) if self.restarted and self.last_ok is not None else
+                  self.last_ok if self.last_ok is not None else rise)
         if new > reg.reg_min:
             reg.reg_min = new
             self.raises += 1
