@@ -645,8 +645,8 @@ def test_table3_netlib_is_optimal_with_the_matrix_free_defaults(name):
 
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])
 def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
-    """With 15 PCG iterations a solve and k = 1, afiro's solves stop at their limit from its third
-    iteration on (measured on numpy64): from the
+    """With 20 PCG iterations a solve and k = 1, afiro's solves stop at their limit from its second
+    iteration on (measured on numpy64, PCG's target 1e-6 of the right-hand side): from the
     iteration after the first such stop, rho = delta never fall below their value at the last
     iteration whose solves converged (without the rule they follow mu down to 1e-8) until an
     iteration whose solves converge again (after it the floor may come down ten-fold where it
@@ -656,7 +656,7 @@ def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
     runs = {}
     for adaptive in (True, False):
         hist = []
-        solve(p, method="matrix-free", backend=backend, eps=1e-8, rank=1, pcg_maxiter=15, max_iter=25,
+        solve(p, method="matrix-free", backend=backend, eps=1e-8, rank=1, pcg_maxiter=20, max_iter=25,
               adaptive=adaptive, callback=hist.append)
         # up to a stall's restart (the adaptive defaults then lower the ceiling reg_max)
         upto = next((i for i, h in enumerate(hist) if "restart_iteration" in h), len(hist))
@@ -664,7 +664,7 @@ def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
     for adaptive, hist in runs.items():
         failed = [i for i, h in enumerate(hist) if not h["pcg_converged"]]
         ok = [i for i in range(failed[0]) if hist[i]["pcg_converged"]]
-        assert failed and ok and max(max(h["pcg_iterations"]) for h in hist) <= 15
+        assert failed and ok and max(max(h["pcg_iterations"]) for h in hist) <= 20
         again = next((i for i in range(failed[0] + 1, len(hist)) if hist[i]["pcg_converged"]), len(hist) - 1)
         later = [max(h["regularisation"]) for h in hist[failed[0] + 1:again + 1]]
         held = max(hist[ok[-1]]["regularisation"])
