@@ -646,7 +646,7 @@ def test_table3_netlib_is_optimal_with_the_matrix_free_defaults(name):
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])
 def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
     """With 20 PCG iterations a solve and k = 1, afiro's solves stop at their limit from its second
-    iteration on (measured on numpy64, PCG's target 1e-6 of the right-hand side): from the
+    (numpy64, PCG's target 1e-6 of the right-hand side) or third (GPU, 1e-2) iteration on: from the
     iteration after the first such stop, rho = delta never fall below their value at the last
     iteration whose solves converged (without the rule they follow mu down to 1e-8) until an
     iteration whose solves converge again (after it the floor may come down ten-fold where it
@@ -674,6 +674,33 @@ def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
             assert min(later) < held
 
 
+@pytest.mark.parametrize("backend,target", [("numpy64", 1e-6), ("gpu", 1e-2)])
+def test_pcg_target_follows_the_back_ends_precision(backend, target, monkeypatch):
+    """The defaults' PCG target is 1e-6 of the right-hand side where the back end's PCG reaches
+    it (float64, numpy64) and 1e-2 on the GPU, whose float32 PCG stops at 1e-5 of its residual:
+    there 1e-6 made every solve take a float64 refinement round (measured on afiro: 13 of 19
+    of the iterations' solves took two rounds instead of 5; scsd6 twice the time). afiro's first
+    iteration, whose residual cap is far above both targets: its two solves ask for
+    target ||rhs|| and (GPU) end in one round."""
+    import gpgpu.lp.matrix_free as mf
+
+    asked = []
+    inner = mf._Solver.solve
+
+    def spy(self, rhs, tol):
+        dy, facts = inner(self, rhs, tol)
+        asked.append((tol / float(np.linalg.norm(rhs)), facts["rounds"]))
+        return dy, facts
+
+    monkeypatch.setattr(mf._Solver, "solve", spy)
+    p, ref = netlib("afiro")
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-6)
+    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+    first = asked[2:4]                               # after the starting point's two solves
+    assert [t for t, _ in first] == [pytest.approx(target, rel=1e-12)] * 2
+    assert [n for _, n in first] == [1, 1]
+
+
 #: netlib-more problems that the matrix-free defaults solved only with the safeguards of the
 #: adaptive defaults (numpy64, eps 1e-6; before them: numerical_trouble 5.6e-6, 0.13 and 0.40
 #: off HiGHS's objective), each within a few seconds
@@ -685,9 +712,10 @@ def test_netlib_more_is_optimal_with_the_matrix_free_defaults(name, mechanism):
     residuals; with the floor at 1e-12, PCG's target 1e-6 of the right-hand side and (forplan)
     Gondzio's centrality correctors on its short steps they are optimal. fffff800: under the
     early regularisation (1e-3 .. 1e-4) its iterates head for a wrong face (0.39 off HiGHS's
-    objective) and the stall test fires; the run goes on from its starting point with the
-    regularisation's ceiling at its floor 1e-12 (1e10 lower), and is optimal (the history has
-    the restart)."""
+    objective) and the stall test fires; the run goes on from its starting point with rho = delta
+    at the floor 1e-12 and the ceiling reg_max 1e4 lower (1e-6), and is optimal (the history has
+    the restart; a restart from the best point near the central path stayed in the wrong
+    region)."""
     p, ref = netlib_more(name)
     r = solve(p, method="matrix-free", backend="numpy64")
     assert r.status == "optimal", r.message
@@ -697,8 +725,10 @@ def test_netlib_more_is_optimal_with_the_matrix_free_defaults(name, mechanism):
     if mechanism == "floor":
         assert min(min(v) for v in regs) < 1e-8                  # below the fixed schedule's floor
     if mechanism == "restart":
-        assert len(restarts) == 1 and restarts[0]["regularisation_ceiling"] == pytest.approx(1e-12)
+        assert len(restarts) == 1 and restarts[0]["regularisation_ceiling"] == pytest.approx(1e-6)
         assert restarts[0]["restart_iteration"] == 0                 # from the starting point
+        after = r.history[restarts[0]["iteration"] + 1]["regularisation"]
+        assert max(after) == pytest.approx(1e-12)                   # at the floor
     else:
         assert not restarts
 
