@@ -623,9 +623,9 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         targets aware of the gap, PCG's target 1e-6 of the right-hand side on a float64 back
         end, centrality correctors, the free-split safeguard, one restart from the starting
         point after a stall, with the regularisation at its floor): with them the defaults
-        solve 39 of the project's 42 NETLIB problems at 1e-6 on numpy64 under every OpenBLAS
-        kernel tried (34 before; ganges, perold and pilot4 end in numerical trouble;
-        docs/lp_defaults.md).
+        solve 40 (OpenBLAS's Haswell kernels) or 39 (SkylakeX's) of the project's 42 NETLIB
+        problems at 1e-6 on numpy64 (34 before; perold and pilot4 end in numerical trouble, and
+        ganges, at the edge of the precision, under SkylakeX's kernels; docs/lp_defaults.md).
     correctors, free_safeguard : optional
         The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
         safeguard (None: as ``adaptive``); for experiments (``solve`` does not take them).
