@@ -616,8 +616,8 @@ def test_qap_relaxation_is_optimal_with_the_defaults(name):
     ends in numerical trouble 2.2e-6 from HiGHS's objective: from iteration 7 PCG stops at its
     limit with residuals growing to 4e-3 of the right-hand side, and the primal residual grows
     1000-fold. With it the regularisation floor stays at the last converged iteration's 1e-5
-    and the PCG limit grows to 8000: optimal in 15 iterations with the safeguards of the
-    adaptive defaults, 1.1e-7 off (27-44 s here; 17 iterations with the rule alone)."""
+    and the PCG limit grows to 8000: optimal in 16 iterations with the safeguards of the
+    adaptive defaults, 1.1e-7 off (30-44 s here; 17 iterations with the rule alone)."""
     from experiments.mfipm.common import HIGHS_QAP
 
     p = nug(name)
