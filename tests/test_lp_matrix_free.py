@@ -624,9 +624,13 @@ def test_qap_relaxation_is_optimal_with_the_defaults(name):
     r = solve(p, method="matrix-free", backend="numpy64")
     assert r.status == "optimal", r.message
     assert rel(r.objective, HIGHS_QAP[name]) <= 1e-6
-    rho = [h["regularisation"][0] for h in r.history[:-1]]
-    first = next(i for i, h in enumerate(r.history[:-1]) if not h["pcg_converged"])
-    assert min(rho[first + 1:]) >= rho[first - 1] * (1 - 1e-12)     # the floor held
+    hist = r.history[:-1]
+    rho = [h["regularisation"][0] for h in hist]
+    first = next(i for i, h in enumerate(hist) if not h["pcg_converged"])
+    # the floor held until an iteration whose solves converged again (after it the floor may
+    # come down ten-fold where it holds a residual: nug15 under OpenBLAS's Haswell kernels)
+    again = next((i for i in range(first + 1, len(hist)) if hist[i]["pcg_converged"]), len(hist) - 1)
+    assert min(rho[first + 1:again + 1]) >= rho[first - 1] * (1 - 1e-12)
     assert max(max(h["pcg_iterations"]) for h in r.history[:-1]) > 2000   # the limit grew
     assert "grown to" in r.message
 
