@@ -10,7 +10,9 @@ BLAS thread; the objective error is relative to HiGHS's objective (max(1, |objec
     python tools/netlib_matrix_free.py --qap nug12 --append docs/figures/lp_matrix_free_defaults_numpy64.csv
 
 ``--variant`` names the rows' variant column (default "defaults"), ``--timeout`` the seconds
-per problem (a run past it is a row with status "timeout").
+per problem (a run past it is a row with status "timeout"). ``OPENBLAS_CORETYPE=SkylakeX`` (or
+Haswell, Sandybridge, Prescott) in the environment picks OpenBLAS's kernels for every child
+process and is named in the renderer column.
 """
 from __future__ import annotations
 
@@ -75,12 +77,19 @@ def run_one(kind: str, name: str, options: dict, timeout: float) -> dict:
     return json.loads(lines[-1])
 
 
+def renderer() -> str:
+    """The renderer column: RENDERER, with the OpenBLAS kernels when OPENBLAS_CORETYPE names them
+    (the defaults' trajectories once depended on them; docs/lp_defaults.md)."""
+    core = os.environ.get("OPENBLAS_CORETYPE")
+    return RENDERER if not core else f"{RENDERER[:-1]}; OPENBLAS_CORETYPE={core})"
+
+
 def row(name: str, res: dict, options: dict, variant: str) -> dict:
     shown = dict(options, backend="numpy64")
     return {"problem": name, "status": res["status"], "objective_error_vs_highs": f"{res['error']:.2e}",
             "iterations": res["iterations"], "time_s": f"{res['time']:.1f}",
             # the CSV's options column keeps its commas out (as the file's earlier rows)
-            "options": json.dumps(shown).replace(",", ";"), "variant": variant, "renderer": RENDERER,
+            "options": json.dumps(shown).replace(",", ";"), "variant": variant, "renderer": renderer(),
             "date": datetime.date.today().isoformat()}
 
 

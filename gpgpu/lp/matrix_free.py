@@ -55,17 +55,29 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   Gondzio's multiple centrality correctors while the step is below 0.9 and the iteration's
   solves converged (:func:`_centrality_correctors`, at most 2, a PCG solve each; forplan's
   steps fell to 0.01-0.1 without them); the Mehrotra solver's free-split safeguard
-  (:func:`_bound_free_splits`; pilot4's 88 splits); and, as the Mehrotra solver after a stall,
-  a restart: the first time the stall test fires, the iteration goes on from its best point near
-  the central path (the Mehrotra solver's :func:`~gpgpu.lp.mehrotra._near_central_path`) with
-  the ceiling reg_max 1e4 times lower (fffff800 and pilot4, whose steps stayed short under
-  rho = delta = 1e-3 .. 1e-5; the history entry of the restart has ``restart_iteration`` and
-  ``regularisation_ceiling`` and takes no step).
+  (:func:`_bound_free_splits`; pilot4's 88 splits); PCG's target 1e-6 of the right-hand side
+  instead of 1e-2 on a float64 back end (``PCG_REL``; below); and a restart: the first time the
+  stall test fires, the iteration goes on from its starting point with rho = delta at the floor
+  1e-12 and the ceiling reg_max 1e4 times lower (fffff800, whose steps stayed short under
+  rho = delta = 1e-3 .. 1e-5: under that early regularisation its iterates head for a wrong
+  face, 0.39 off HiGHS's objective, so that a restart from its best point near the central path
+  stays in the wrong region); after the restart the floor, where PCG stops at its limit, rises
+  at least ten-fold (:class:`_Floor`). The history entry of the restart has
+  ``restart_iteration`` (0, the starting point) and ``regularisation_ceiling`` and takes no
+  step.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
-  ||r|| <= min(1e-2 ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
-  keeps falling. A solve whose PCG reaches its iteration limit is kept (the direction is still
+  ||r|| <= min(t ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
+  keeps falling; t = 1e-6 with ``adaptive`` on a float64 back end, else 1e-2. With t = 1e-2
+  the error of dy, weighted by Theta~ (which spans many orders) in dx = Theta~ (A^T dy - ...),
+  decided the step lengths, and last-bit differences of the BLAS grew into different
+  trajectories: fffff800 and forplan ended optimal or in numerical trouble by the OpenBLAS
+  kernels (docs/lp_defaults.md). A float32 PCG (the GPU) stops at 1e-5 of its residual, so
+  that t = 1e-6 there would cost every solve a float64 refinement round (measured: 1.3 times
+  the PCG iterations and up to twice the time, no problem gained); it keeps 1e-2, and its
+  trajectories depend on the renderer's rounding in any case. A solve whose PCG reaches its
+  iteration limit is kept (the direction is still
   a descent direction for the residuals) but counted: in the history entry (``pcg_converged``,
   and ``pcg_stop``: why each solve stopped -- "converged", "limit", "breakdown" (p^T G_R p not
   positive), "stalled" or "rounds" (the float64 refinement rounds)), in
@@ -142,9 +154,13 @@ STEP_TO_BOUNDARY = 0.995
 FLOOR_RISE = 10.0
 #: the PCG limit doubles after an iteration that stopped at it, up to this many times its start
 PCG_LIMIT_GROWTH = 4
-#: a stalled iteration goes on (this many times) from its best point near the central path with
-#: the regularisation's ceiling reg_max this many times lower
+#: a stalled iteration goes on (this many times) from its starting point with rho = delta at the
+#: floor and the regularisation's ceiling reg_max this many times lower
 RESTARTS, RESTART_REG_CUT = 1, 1e4
+#: PCG's relative target ||r|| <= PCG_REL ||rhs|| with ``adaptive`` on a back end whose PCG
+#: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
+#: (the GPU; module notes, docs/lp_defaults.md)
+PCG_REL, PCG_REL_FIXED = 1e-6, 1e-2
 
 
 class MatrixFreeBackend(abc.ABC):
@@ -604,9 +620,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         default PCG limit doubles, up to 4 times its start (module notes). Measured
         (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
         without. It also turns on the safeguards of the module notes (floor 1e-12, residual
-        targets aware of the gap, centrality correctors, the free-split safeguard, one restart
-        after a stall): with them the defaults solve 40 of the project's 42 NETLIB problems at
-        1e-6 (34 before; ganges and perold still end in numerical trouble).
+        targets aware of the gap, PCG's target 1e-6 of the right-hand side on a float64 back
+        end, centrality correctors, the free-split safeguard, one restart from the starting
+        point after a stall, with the regularisation at its floor): with them the defaults
+        solve 40 (OpenBLAS's Haswell kernels) or 39 (SkylakeX's) of the project's 42 NETLIB
+        problems at 1e-6 on numpy64 (34 before; perold and pilot4 end in numerical trouble, and
+        ganges, at the edge of the precision, under SkylakeX's kernels; docs/lp_defaults.md).
     correctors, free_safeguard : optional
         The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
         safeguard (None: as ``adaptive``); for experiments (``solve`` does not take them).
@@ -701,6 +720,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     worst_hist = []
     why = {}                                                  # the certificate of 2 or 3
     best = (math.inf, 0, x, lam, s)
+    origin = (math.inf, 0, x, lam, s)                       # where a restart goes on from
+    # the target 1e-6 where the back end's PCG reaches it in one solve (float64); a float32 PCG
+    # stops at pcg_floor = 1e-5 of its residual, so that 1e-6 would cost every solve a refinement
+    # round (module notes)
+    pcg_rel = PCG_REL if adaptive and be.pcg_floor < PCG_REL else PCG_REL_FIXED
     near = best                                              # the best near the central path
     restarts = 0
     first = None
@@ -749,14 +773,14 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
             stop, stalled_ray = weak, True
         if stop == 4 and finite and adaptive and restarts < RESTARTS and not stalled_ray:
-            # beyond 002: a stall goes on once from the best point near the central path with the
-            # regularisation's ceiling RESTART_REG_CUT times lower (module notes)
+            # beyond 002: a stall goes on once from the starting point with rho = delta at the
+            # floor and the ceiling RESTART_REG_CUT times lower (module notes)
             restarts += 1
-            _, entry["restart_iteration"], x, lam, s = near if near[0] < math.inf else best
+            _, entry["restart_iteration"], x, lam, s = origin
             reg.reg_max /= RESTART_REG_CUT
-            reg.reg_min = min(reg.reg_min, reg.reg_max)
-            floor.floor0 = min(floor.floor0, reg.reg_max)
-            reg.rho = reg.delta = reg.reg_max
+            reg.reg_min = floor.floor0 = min(floor.floor0, reg.reg_max)
+            reg.rho = reg.delta = reg.reg_min
+            floor.restarted = True
             worst_hist.clear()
             entry["regularisation_ceiling"] = reg.reg_max
             if callback is not None:
@@ -780,7 +804,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             def newton(xi_mu, residuals=True):
                 f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
                 rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
-                tol = min(1e-2 * float(np.linalg.norm(rhs)), cap_abs)
+                tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
                 dy, facts = sol.solve(rhs, tol)
                 dx = theta * (outer(AT, dy) - f)
                 ds = (xi_mu - s * dx) / x
@@ -870,7 +894,9 @@ class _Floor:
     becomes the rho = delta of the last iteration whose solves all converged (rho stops following
     mu down: G_R's condition stays where PCG met its tolerance), and the PCG limit doubles, up to
     PCG_LIMIT_GROWTH times its start (the default limit only: a ``pcg_maxiter`` given is kept).
-    Problems whose PCG always converges never meet it."""
+    After a stall's restart (which goes on at the floor 1e-12) the floor becomes at least
+    FLOOR_RISE times the iteration's rho = delta (the last converged value alone had left
+    pilot4 at 1e-12 with PCG at its limit). Problems whose PCG always converges never meet it."""
 
     def __init__(self, reg, sol, adaptive, grow=True):
         self.reg, self.sol, self.adaptive = reg, sol, bool(adaptive)
@@ -878,6 +904,7 @@ class _Floor:
         self.last_ok = None
         self.raises = 0
         self.lowered = 0
+        self.restarted = False                           # after a restart: at least a ten-fold rise
         self.floor0 = reg.reg_min                        # the floor given (or the default)
 
     def resume(self, start):
@@ -910,7 +937,9 @@ class _Floor:
         if "limit" not in (f1["stop"], f2["stop"]):
             return
         reg = self.reg
-        new = min(reg.reg_max, self.last_ok if self.last_ok is not None else FLOOR_RISE * max(rho_k, delta_k))
+        rise = FLOOR_RISE * max(rho_k, delta_k)
+        new = min(reg.reg_max, max(self.last_ok, rise) if self.restarted and self.last_ok is not None else
+                  self.last_ok if self.last_ok is not None else rise)
         if new > reg.reg_min:
             reg.reg_min = new
             self.raises += 1
