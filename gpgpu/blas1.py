@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .geometry import Rect, Triangle
 from .kernel import Kernel
-from .reduce import reduce_region
+from .reduce import dot_pyramid, reduce_region
 from .stream import Operands, Stream, borrow, give_back
 
 __all__ = ["copy", "fill", "saxpy", "scale", "add_scalar", "multiply", "divide", "dot", "norm_inf",
@@ -118,15 +118,19 @@ def divide(x, y, out: Stream | None = None):
     return _elementwise("elementwise_quotient", x, {"X": x, "Y": y}, out=out)
 
 
-def _reduce(first, kernel: str | None, arrays: dict, op: str, stream: bool | None, strategy: str = "pingpong"):
+def _reduce(first, kernel: str | None, arrays: dict, op: str, stream: bool | None, strategy: str = "pingpong",
+            reduction=None):
     """Optional element-wise kernel, then a reduction to 1 x 1 (``strategy`` as in
-    :func:`gpgpu.reduce.reduce_region`). Answers a float for numpy input (one read-back) and the
-    1 x 1 Stream for Stream input, unless ``stream`` says otherwise."""
+    :func:`gpgpu.reduce.reduce_region`); or ``reduction(*streams)``, both in one. Answers a
+    float for numpy input (one read-back) and the 1 x 1 Stream for Stream input, unless
+    ``stream`` says otherwise."""
     with Operands(first) as ops:
         streams = {name: ops.stream(a, name.lower()) for name, a in arrays.items()}
         _same_shape(*streams.values())
         like = next(iter(streams.values()))
-        if kernel is None:
+        if reduction is not None:
+            res = reduction(*streams.values())
+        elif kernel is None:
             res = reduce_region(like, op, strategy=strategy)
         else:
             tmp = borrow(like.rows, like.cols)
@@ -146,6 +150,8 @@ def dot(x, y, stream: bool | None = None, strategy: str = "pingpong"):
     stream that holds it (no read-back). ``stream=True/False`` forces either. ``strategy``:
     the reduction's, 000's halving passes ("pingpong") or, beyond the papers, "fan"
     (:mod:`gpgpu.reduce`)."""
+    if strategy == "pyramid":       # 003: the products drawn straight into the pyramid's base
+        return _reduce(x, None, {"X": x, "Y": y}, "sum", stream, strategy, dot_pyramid)
     return _reduce(x, "elementwise_product", {"X": x, "Y": y}, "sum", stream, strategy)
 
 

@@ -138,7 +138,7 @@ from .geometry import Texel
 from .kernel import Kernel
 from .geometry import Rect
 from .passes import NotReplayable, RecordedPlan, Targets, recording
-from .reduce import FAN, dot_fan, reduce_region, reduce_regions
+from .reduce import FAN, dot_fan, dot_pyramid, reduce_region, reduce_regions
 from .sparse import SparseStream, _as_csr, _gather
 from .stream import Stream, borrow, check_array, give_back
 
@@ -390,11 +390,15 @@ def _check_square_symmetric(M) -> None:
 
 def _dot(x: Stream, y: Stream, reduction: str, out: Stream | None = None) -> Stream:
     """x^T y as a 1 x 1 stream (``out``, else a borrowed one): the component-wise product (003
-    Fig. 1), then the sum reduction (Figs. 2-3, or ping-pong); with ``reduction="fan"`` the
-    products are computed in the first pass of a fan sum (``reduce.dot_fan``, beyond 003)."""
+    Fig. 1) into the pyramid's power-of-two base, then its levels (Figs. 2-3,
+    ``reduce.dot_pyramid``), or the product then ping-pong halving passes; with
+    ``reduction="fan"`` the products are computed in the first pass of a fan sum
+    (``reduce.dot_fan``, beyond 003)."""
     out = out if out is not None else borrow(1, 1)
     if reduction == "fan":
         return dot_fan(x, y, out)
+    if reduction == "pyramid":       # the products drawn straight into the pyramid's base
+        return dot_pyramid(x, y, out)
     prod = borrow(x.rows, x.cols)
     L1["elementwise_product"].draw(prod, whole(x), {"X": x, "Y": y})
     res = reduce_regions(prod, "sum", x.regions(), strategy=reduction, out=out)

@@ -41,7 +41,7 @@ from .kernel import Kernel
 from .stream import Operands, Stream, borrow, give_back
 
 __all__ = ["reduce", "argmax", "OPS", "reduce_region", "reduce_regions", "argmax_region", "reduce_terms",
-           "reduce_into", "argmin_blocking_ratio", "dot_fan", "dot_fan_texture", "plane_dots_fan"]
+           "reduce_into", "argmin_blocking_ratio", "dot_fan", "dot_pyramid", "dot_fan_texture", "plane_dots_fan"]
 
 #: op -> kernel for one halving pass; each fragment reads 2 texels and writes 1.
 OPS = {
@@ -87,6 +87,8 @@ ARGMAX_FAN = Kernel("argmax_reduction_fan", texels=4 * ARGMAX_FAN_STEP + 4, defi
 STRATEGIES = ("pingpong", "pyramid", "fan")
 COPY = Kernel("copy", texels=2, doc="000 Algorithm 2 copy kernel")
 FILL = Kernel("fill", texels=1, doc="fill with a constant")
+#: Corrigan's product of two vectors into the pyramid's base (paper 003, Figs. 1-2)
+PYRAMID_PRODUCT = Kernel("pyramid_product", texels=3, doc="003 Figs. 1-2: x .* y into the pyramid's base")
 
 
 def _last(rows: int, cols: int, at, T0, T1=None) -> Rect:
@@ -193,12 +195,11 @@ def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components
     return target
 
 
-def _pyramid_sum(src: Stream, region, out: Stream | None) -> Stream:
-    """Corrigan's pyramid (paper 003, Figs. 2-3): the region is copied into a texture whose sides
-    are the next powers of two, padded with the additive identity (Fig. 2), then pairs are
-    combined level by level (Fig. 3), along the rows first and then down the one column left,
-    until one texel is left. The levels come from the pool of temporaries, so the pyramid is
-    built once per size and reused, as the paper's RenderTextures were."""
+def _pyramid_base(region) -> tuple:
+    """The pyramid's base (paper 003, Fig. 2) for a region (x0, y0, x1, y1): a borrowed
+    texture whose sides are the next powers of two of the region's, its padding filled with the
+    additive identity; returns (base, w, h), the region's data to be drawn into its
+    (0, 0, w, h)."""
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     pw, ph = 1 << max(0, math.ceil(math.log2(w))), 1 << max(0, math.ceil(math.log2(h)))
@@ -207,7 +208,15 @@ def _pyramid_sum(src: Stream, region, out: Stream | None) -> Stream:
         FILL.draw(base, Rect.covering(w, 0, pw, ph), uniforms={"value": 0.0})
     if ph > h:
         FILL.draw(base, Rect.covering(0, h, w, ph), uniforms={"value": 0.0})
-    COPY.draw(base, Rect.covering(0, 0, w, h, T0=lambda X, Y: (x0 + X, y0 + Y)), {"A": src})
+    return base, w, h
+
+
+def _pyramid_levels(base: Stream, out: Stream | None) -> Stream:
+    """Fig. 3 of paper 003 over a base of power-of-two sides (given back here): pairs combined
+    level by level, along the rows first and then down the one column left, until one texel
+    is left (in ``out``, else a new 1 x 1 stream). The levels come from the pool of
+    temporaries, so the pyramid is built once per size and reused, as the paper's
+    RenderTextures were."""
     cur, temps = base, [base]
     while cur.cols > 1 or cur.rows > 1:
         if cur.cols > 1:
@@ -223,11 +232,42 @@ def _pyramid_sum(src: Stream, region, out: Stream | None) -> Stream:
         cur = target
         if not last:
             temps.append(target)
-    if cur is base:  # a single element: the pyramid is the padded copy itself
+    if cur is base:  # a single element: the pyramid is the padded base itself
         cur = out if out is not None else Stream(1, 1)
         COPY.draw(cur, Rect.covering(0, 0, 1, 1, T0=lambda X, Y: (X, Y)), {"A": base})
     give_back(*temps)
     return cur
+
+
+def _pyramid_sum(src: Stream, region, out: Stream | None) -> Stream:
+    """Corrigan's pyramid (paper 003, Figs. 2-3): the region is copied into a texture whose sides
+    are the next powers of two, padded with the additive identity (Fig. 2), then pairs are
+    combined level by level (Fig. 3) until one texel is left (:func:`_pyramid_levels`)."""
+    x0, y0 = region[:2]
+    base, w, h = _pyramid_base(region)
+    COPY.draw(base, Rect.covering(0, 0, w, h, T0=lambda X, Y: (x0 + X, y0 + Y)), {"A": src})
+    return _pyramid_levels(base, out)
+
+
+def dot_pyramid(x: Stream, y: Stream, out: Stream | None = None) -> Stream:
+    """x^T y as Corrigan computes it (paper 003, Figs. 1-3): "component wise multiplication into
+    a temporary vector (Figure 1) ... The temporary vector has dimension of the next highest
+    power of two (Figure 2)": the products are drawn straight into the pyramid's base, padded
+    with zeros, then summed by its levels (Fig. 3). One pass fewer than the product into a
+    temporary of x's shape copied into the base (:func:`_pyramid_sum` of that product), with
+    the same additions in the same order. A folded vector's full rows and last row are two
+    pyramids whose results are added (:func:`reduce_regions`). Returns ``out`` (else a new
+    1 x 1 stream)."""
+    if x.shape != y.shape:
+        raise ValueError(f"dot_pyramid: shapes differ, {x.shape} vs {y.shape}")
+    regions = x.regions()
+    parts = []
+    for region in regions:
+        x0, y0 = region[:2]
+        base, w, h = _pyramid_base(region)
+        PYRAMID_PRODUCT.draw(base, Rect.covering(0, 0, w, h, T0=lambda X, Y: (x0 + X, y0 + Y)), {"X": x, "Y": y})
+        parts.append(_pyramid_levels(base, out if len(regions) == 1 else borrow(1, 1)))
+    return parts[0] if len(parts) == 1 else _combine(parts, "sum", out)
 
 
 def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = "pingpong",

@@ -129,7 +129,7 @@ def test_fast_passes_an_iteration(poisson64, jacobi):
     4096 -> 128 -> 4, the last 4 added by the fragment that writes the state (delta, d^T q,
     breakdown watch, convergence watch): 3 passes. x and r: 1 pass of two render targets.
     delta = r^T M r and ||r||^2 (one fan for both, RGBA partials with Jacobi) and the
-    convergence watch: 3. d = M r + beta d: 1. 9 passes (the robust preset's pyramid: 36, 51
+    convergence watch: 3. d = M r + beta d: 1. 9 passes (the robust preset's pyramid: 34, 48
     with Jacobi); the read-back every 16 is the state texel itself, no copy pass."""
     A, b = poisson64
     M = 1.0 / A.diagonal() if jacobi else None

@@ -128,11 +128,11 @@ def passes_per_16_iterations(A, b, **kw):
     # n = 4096 in one row. An iteration: q = A d (1 ELLPACK pass), d^T q, the breakdown watch,
     # alpha, x += alpha d, r -= alpha q, delta = r^T s, the convergence watch, beta, d = s + beta d:
     # 8 passes + 2 dot products (with Jacobi M: + s = M r and a third dot product, r^T r).
-    # Pyramid dot (003 Figs. 1-3): the product, the copy into the 2^12 base (no padding: 4096
-    # is a power of two), 12 halving levels = 14 passes. Fan dot: the products summed 32 a
+    # Pyramid dot (003 Figs. 1-3): the products drawn into the 2^12 base (no padding: 4096
+    # is a power of two), 12 halving levels = 13 passes. Fan dot: the products summed 32 a
     # fragment, 4096 -> 128 -> 4 -> 1 = 3 passes.
-    ("pyramid", False, 16 * (8 + 2 * 14) + 3),       # 36 an iteration
-    ("pyramid", True, 16 * (9 + 3 * 14) + 3),        # 51
+    ("pyramid", False, 16 * (8 + 2 * 13) + 3),       # 34 an iteration
+    ("pyramid", True, 16 * (9 + 3 * 13) + 3),        # 48
     # The fan iteration (reduction="fan", the fast preset; cg's docstring): q = A d (1); d^T q
     # as 4096 -> 128 -> 4 by fan passes, the last 4 added by the fragment that writes the state
     # texel with the breakdown watch (3); x and r in one pass of two targets (1); delta and

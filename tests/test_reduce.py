@@ -387,3 +387,64 @@ def test_pingpong_alternates_exactly_two_textures(shape, axis, rng):
     # sum of magnitudes
     bound = (np.ceil(np.log2(n)) + 1) * 2.0 ** -24 * (np.abs(x).sum() if axis is None else np.abs(x).sum(axis=axis))
     assert np.all(np.abs(np.asarray(got) - ref) <= bound), (got, ref)
+
+
+@pytest.mark.parametrize("n, fold", [(1, None), (5, None), (64, None), (1000, None), (100, 16), (4096, 1000)])
+def test_dot_pyramid_is_the_exact_inner_product_of_integers(monkeypatch, rng, n, fold):
+    """Corrigan's inner product (003, Figs. 1-3): the products drawn into the pyramid's base,
+    padded to the next powers of two with zeros, then its levels. Small integers multiply and
+    add exactly in float32, so the answer is numpy's; a folded vector (rows of ``fold``: its
+    full rows and its partial last row, each a pyramid, at a row offset) reads each region at
+    its place (a product read a row off, or the last row's pyramid reading the full rows', is
+    another integer). Against the NaN-poisoned pool, so an unfilled padding texel is NaN."""
+    from gpgpu import stream
+    from gpgpu.reduce import dot_pyramid
+    from gpgpu.stream import give_back
+
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    x64 = rng.integers(-8, 9, n).astype(np.float64)
+    y64 = rng.integers(-8, 9, n).astype(np.float64)
+    x, y = Stream.vector_of(n, data=x64.astype(np.float32)), Stream.vector_of(n, data=y64.astype(np.float32))
+    side = lambda k: 1 << (k - 1).bit_length()                       # noqa: E731
+    gpgpu.free_temporaries()
+    give_back(*(Stream(side(r1 - r0), side(c1 - c0), data=np.full((side(r1 - r0), side(c1 - c0)), np.nan, np.float32))
+                for c0, r0, c1, r1 in x.regions() for _ in range(2)))
+    try:
+        if fold:
+            assert len(x.regions()) == 2
+        assert dot_pyramid(x, y).item() == float(x64 @ y64)
+        assert gpgpu.dot(x64, y64, strategy="pyramid") == float(x64 @ y64)
+    finally:
+        x.release()
+        y.release()
+
+
+def test_dot_pyramid_draws_the_products_into_the_base():
+    """003 Fig. 2: "The temporary vector has dimension of the next highest power of two": the
+    product pass renders the base itself, no copy of a product into it. 4096 entries in a row:
+    1 product pass + 12 halving levels; 3000: 1 fill of the padding + 1 + 12."""
+    from gpgpu import counters
+    from gpgpu.reduce import dot_pyramid
+
+    for n, passes in ((4096, 13), (3000, 14)):
+        x = Stream.vector_of(n, data=np.ones(n, np.float32))
+        try:
+            with counters.count(time=False, trace=True) as c:
+                assert dot_pyramid(x, x).item() == n
+            assert c.passes() == passes
+            assert [p.kernel for p in c.trace].count("copy") == 0
+        finally:
+            x.release()
+
+
+def test_dot_pyramid_refuses_vectors_of_different_shapes():
+    from gpgpu.reduce import dot_pyramid
+
+    x, y = Stream.vector_of(4, data=np.ones(4, np.float32)), Stream.vector_of(5, data=np.ones(5, np.float32))
+    try:
+        with pytest.raises(ValueError, match="dot_pyramid: shapes differ"):
+            dot_pyramid(x, y)
+    finally:
+        x.release()
+        y.release()

@@ -7,7 +7,8 @@ fast preset's packed, the others' ELLPACK); "fast, ellpack" is the fast preset w
 single-reduction iteration (Chronopoulos and Gear; ``iteration="single-reduction"``, 5 passes an
 iteration); "fast, standard" is the fast preset with ``iteration="standard"`` (the fan
 iteration of Shewchuk's listing, 9 passes), so the two iterations can be told apart, both also
-with the matrix already on the GPU ("A on the GPU").
+with the matrix already on the GPU ("A on the GPU"). "robust, check_every=16" is 003's pyramid
+iteration (the default preset) reading ||r|| back every 16 iterations instead of every one.
 
     python tools/bench_cg.py                 # Poisson 256^2 and 512^2
     python tools/bench_cg.py --sizes 128 --host
@@ -53,6 +54,7 @@ import scipy.sparse.linalg as spla  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gpgpu  # noqa: E402
 from gpgpu import counters  # noqa: E402
+from gpgpu.cg import FAST_CHECK_EVERY  # noqa: E402
 from experiments.sparse_timing import cg_passes_per_iteration as passes_per_iteration  # noqa: E402
 
 RTOL = 1e-5
@@ -193,6 +195,7 @@ def main(argv=None):
                 print(profile(A, b, kw, args.fill_r32f, args.fill_rgba32f), flush=True)
         return
     configs = [("paper", dict(preset="paper")), ("robust", dict(preset="robust")),
+               (f"robust, check_every={FAST_CHECK_EVERY}", dict(preset="robust", check_every=FAST_CHECK_EVERY)),
                ("robust, no plan", dict(preset="robust", plan=False)), ("fast", dict(preset="fast")),
                ("fast, no plan", dict(preset="fast", plan=False)),
                ("fast, ellpack", dict(preset="fast", format="ellpack")),
@@ -201,6 +204,8 @@ def main(argv=None):
         configs.append((f"fast, check_every={k}", dict(preset="fast", check_every=k)))
     # A put on the GPU once, outside the timed solve (as cupyx's CSR matrix is): the solve alone
     configs += [("paper, A on the GPU", dict(preset="paper", prebuilt="ellpack")),
+                (f"robust, check_every={FAST_CHECK_EVERY}, A on the GPU",
+                 dict(preset="robust", check_every=FAST_CHECK_EVERY, prebuilt="ellpack")),
                 ("fast, A on the GPU", dict(preset="fast", prebuilt="packed")),
                 ("fast, standard, A on the GPU", dict(preset="fast", iteration="standard", prebuilt="packed"))]
     try:
