@@ -381,7 +381,7 @@ def _check_square_symmetric(M) -> None:
     if empty.size:
         raise ValueError(f"cg: row {int(empty[0])} of A is empty, so A is singular; conjugate gradients "
                          "needs a symmetric positive definite matrix")
-    scale = float(abs(M).max())
+    scale = float(np.abs(M.data).max()) if M.nnz else 0.0
     asym = float(abs(M - M.T).max()) if M.nnz else 0.0
     if asym > 1e-6 * scale:
         raise ValueError(f"cg: A is not symmetric (max |A - A^T| = {asym:.3g}); conjugate gradients "

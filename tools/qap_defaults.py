@@ -2,6 +2,7 @@
 
     python tools/qap_defaults.py nug12 nug15 --backend gpu        # eps 1e-6, no other option
     python tools/qap_defaults.py nug20 --backend numpy64 --rank-max 800   # a variant: rank_max
+    python tools/qap_defaults.py nug20 --backend numpy64 --set PCG_REL=1e-4 --progress
 
 Prints, per problem: status, objective, relative difference to HiGHS's objective (the values
 in experiments.mfipm.common.HIGHS_QAP), IPM and PCG iterations, wall time, the preconditioner's
@@ -25,9 +26,22 @@ def main(argv=None) -> int:
     ap.add_argument("--preset", default=None, help="a preset of gpgpu.lp.solve (default: solve's own)")
     ap.add_argument("--rank-max", type=int, default=None,
                     help="rank_max of the matrix-free method (default: solve's own)")
+    ap.add_argument("--reg-min", type=float, default=None,
+                    help="reg_min of the matrix-free method (default: solve's own)")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a variant: set a module constant of gpgpu.lp.matrix_free (PCG_REL, "
+                         "PCG_LIMIT_GROWTH, FLOOR_RISE, ...) to a number; repeatable")
     ap.add_argument("--progress", action="store_true",
-                    help="print each iteration's residuals, gap, PCG iterations and k")
+                    help="print each iteration's residuals, gap, mu, steps, rho = delta, PCG iterations, "
+                         "why each solve stopped, and k")
     args = ap.parse_args(argv)
+
+    import gpgpu.lp.matrix_free as mf
+    for item in args.set:
+        name, _, value = item.partition("=")
+        if not hasattr(mf, name) or not isinstance(getattr(mf, name), (int, float)):
+            ap.error(f"--set {item}: gpgpu.lp.matrix_free has no numeric constant {name!r}")
+        setattr(mf, name, type(getattr(mf, name))(float(value)))
 
     from experiments.mfipm.common import HIGHS_QAP
     from gpgpu.lp import solve
@@ -41,11 +55,16 @@ def main(argv=None) -> int:
         extra = {"preset": args.preset} if args.preset else {}
         if args.rank_max is not None:
             extra["rank_max"] = args.rank_max
+        if args.reg_min is not None:
+            extra["reg_min"] = args.reg_min
         if args.progress:
             extra["callback"] = lambda h: print(
                 f"  {h['iteration']}: primal {h['primal_residual']:.1e} dual {h['dual_residual']:.1e} "
-                f"gap {h['gap']:.1e} PCG {h['pcg_iterations']} k {h['rank']} "
-                f"{time.perf_counter() - t:.0f} s", flush=True)
+                f"gap {h['gap']:.1e} mu {h['mu']:.1e} steps {h['alpha_pri'] or 0:.2f}/{h['alpha_dual'] or 0:.2f} "
+                f"rho=delta {h['regularisation'][0] if h['regularisation'] else 0:.1e} "
+                f"PCG {h['pcg_iterations']} {h['pcg_stop']} k {h['rank']} "
+                f"{time.perf_counter() - t:.0f} s" + (" (restart)" if "restart_iteration" in h else ""),
+                flush=True)
         t = time.perf_counter()
         r = solve(p, method="matrix-free", backend=args.backend, **extra)
         dt = time.perf_counter() - t
