@@ -90,12 +90,15 @@ def renderer(res: dict | None = None) -> str:
     GL_RENDERER (``res["renderer"]``) when it has one."""
     if res and res.get("renderer"):
         return f"{res['renderer']} (GPU PCG; outer iteration numpy64)"
+    if res and res.get("backend") == "gpu":          # no answer from the child (a timeout)
+        return "the GPU (the run gave no answer; GPU PCG; outer iteration numpy64)"
     core = os.environ.get("OPENBLAS_CORETYPE")
     return RENDERER if not core else f"{RENDERER[:-1]}; OPENBLAS_CORETYPE={core})"
 
 
 def row(name: str, res: dict, options: dict, variant: str, backend: str = "numpy64") -> dict:
     shown = dict(options, backend=backend)
+    res = dict(res, backend=backend)
     return {"problem": name, "status": res["status"], "objective_error_vs_highs": f"{res['error']:.2e}",
             "iterations": res["iterations"], "time_s": f"{res['time']:.1f}",
             # the CSV's options column keeps its commas out (as the file's earlier rows)
