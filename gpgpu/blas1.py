@@ -148,8 +148,9 @@ def dot(x, y, stream: bool | None = None, strategy: str = "pingpong"):
     """The inner product: element-wise product, then sum reduction (paper 000 level 1;
     paper 003 Figs. 1-3). A float for numpy input (one read-back); for Stream input the 1 x 1
     stream that holds it (no read-back). ``stream=True/False`` forces either. ``strategy``:
-    the reduction's, 000's halving passes ("pingpong") or, beyond the papers, "fan"
-    (:mod:`gpgpu.reduce`)."""
+    the reduction's, 000's halving passes ("pingpong"), 003's pyramid ("pyramid": the products
+    drawn straight into its power-of-two base, ``gpgpu.reduce.dot_pyramid``) or, beyond the
+    papers, "fan" (:mod:`gpgpu.reduce`)."""
     if strategy == "pyramid":       # 003: the products drawn straight into the pyramid's base
         return _reduce(x, None, {"X": x, "Y": y}, "sum", stream, strategy, dot_pyramid)
     return _reduce(x, "elementwise_product", {"X": x, "Y": y}, "sum", stream, strategy)
