@@ -278,8 +278,9 @@ def _solve_kernel(b: int) -> Kernel:
     """U12 = L11^-1 A12 in one pass (``row_panel_solve``), one program per b."""
     key = f"row_panel_solve_{b}"
     if key not in KERNELS:
-        KERNELS[key] = Kernel("row_panel_solve", texels=b + 2, defines={"BLOCK": b},
-                              doc="beyond the papers: U12 = L11^-1 A12, all b - 1 steps in one pass")
+        KERNELS[key] = Kernel("row_panel_solve", texels=b // 4 + 2, defines={"BLOCK": b},
+                              doc="beyond the papers: U12 = L11^-1 A12, all b - 1 steps in one pass, "
+                                  "L11 read 4 columns a texel")
     return KERNELS[key]
 
 
@@ -306,10 +307,10 @@ def _panel_lu(panel: PingPong, R: int, b: int, pivoting: str, threshold: float, 
 
 def _gather(swaps: list, c0: int, N: int) -> np.ndarray:
     """A panel's row swaps (k <-> p in panel rows, in order) as one gather of the N rows."""
-    g = np.arange(N)
+    g = list(range(N))
     for k, p in enumerate(swaps):
-        g[[c0 + k, c0 + p]] = g[[c0 + p, c0 + k]]
-    return g
+        g[c0 + k], g[c0 + p] = g[c0 + p], g[c0 + k]
+    return np.array(g)
 
 
 def blocked_lu(A, pivoting: str = "partial", block: int = 8, check: bool = True, pivots: str = "readback"):
@@ -405,12 +406,12 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
             order = order[g]
         # the later panels' swaps reach each panel's L columns: one gather with a row of
         # source rows per panel (identity above the panel's own rows)
-        groups = np.tile(np.arange(N, dtype=np.float32), (len(perms), 1))
-        for p in range(len(perms)):
-            src = np.arange(N)
-            for g in perms[p + 1:]:
-                src = src[g]
+        # (panel p's row: perms[p + 1] composed with the later ones, built from the last panel back)
+        groups = np.empty((len(perms), N), np.float32)
+        src = np.arange(N)
+        for p in range(len(perms) - 1, -1, -1):
             groups[p] = src
+            src = perms[p][src]
         done = stream(M, M, components=4)
         with Stream.from_array(groups) as gp:
             K["permute"].draw(done, Rect.covering(0, 0, M, M), {"A": F, "perm": gp}, {"group": b})
@@ -513,9 +514,9 @@ def lu_plan(n: int, b: int) -> list:
             Draw(K["panel_gather"], "G", Rect.covering(0, 0, N, 1), {"record": "REC"}, {"c0": c0, "b": b}),
             Draw(K["permute"], nxt, Rect.covering(x0, c0 // 2, M, x0), {"A": cur, "perm": "G"}, {"group": 0}),
             Draw(K["unpack"], "R0", Rect.covering(0, 0, W, b), {"P": nxt}, {"origin": (c0 + b, c0)}),
-            Draw(solve, "R1", Rect.covering(0, 0, W, b), {"U": "R0", "L": "S"}),
-            Draw(K["pack_panel"], "F", Rect.covering(x0, c0 // 2, M, x0), {"L": "R1"}, {"origin": (c0 + b, c0)}),
             Draw(K["panel_rgba"], "L4", Rect.covering(0, 0, b // 4, R), {"L": "S"}),
+            Draw(solve, "R1", Rect.covering(0, 0, W, b), {"U": "R0", "L4": "L4"}),
+            Draw(K["pack_panel"], "F", Rect.covering(x0, c0 // 2, M, x0), {"L": "R1"}, {"origin": (c0 + b, c0)}),
             Draw(K["rows_rgba"], "U4", Rect.covering(0, 0, W, b // 4), {"U": "R1"}),
             Draw(update, nxt, Rect.covering(x0, x0, M, M), {"A": cur, "L": "L4", "U": "U4", "perm": "G"}, {"c0": c0}),
         ]
@@ -531,10 +532,10 @@ def _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W,
     x0 = (c0 + b) // 2
     K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, x0), {"A": work.S, "perm": perm}, {"group": 0})
     K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})
-    solve.draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L": panel.S})
+    K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
+    solve.draw(rows.T, Rect.covering(0, 0, W, b), {"U": rows.S, "L4": L4})
     rows.swap()
     K["pack_panel"].draw(F, Rect.covering(x0, c0 // 2, M, x0), {"L": rows.S}, {"origin": (c0 + b, c0)})
-    K["panel_rgba"].draw(L4, Rect.covering(0, 0, b // 4, R), {"L": panel.S})
     K["rows_rgba"].draw(U4, Rect.covering(0, 0, W, b // 4), {"U": rows.S})
     update.draw(work.T, Rect.covering(x0, x0, M, M), {"A": work.S, "L": L4, "U": U4, "perm": perm}, {"c0": c0})
     work.swap()
