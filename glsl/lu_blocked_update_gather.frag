@@ -1,9 +1,12 @@
-// Beyond the papers (blocked LU): lu_blocked_update with the panel's row swaps read through:
+// Beyond the papers (blocked LU): the trailing matrix's rank-b update with the panel's row swaps
+// read through:
 //     A22(r, c) = A(g(r), c) - sum over the panel's b columns p of L21(r, p) U12(p, c),
 // g the panel's row gather (`perm`, a 1 x N row: g(r) is the row of A that the swaps bring to
 // row r), so that the trailing square is swapped and updated in one pass (no gather pass over
-// it first). One fragment a 2 x 2 block (pack_2x2's layout); L21 4 columns a texel, U12 4 rows
-// a texel, as in lu_blocked_update.
+// it first). One fragment a 2 x 2 block (pack_2x2's layout), drawn as a rectangle over the
+// trailing blocks; L21 4 columns a texel (panel_rgba: texel (q, i) = L(c0 + i, c0 + 4q ..)),
+// U12 4 rows a texel (panel_rows_rgba: texel (j, q) = U(c0 + 4q .., c0 + b + j)); b fetches,
+// 4b multiply-adds.
 uniform sampler2D A;
 uniform sampler2D L;
 uniform sampler2D U;

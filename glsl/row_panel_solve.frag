@@ -3,7 +3,7 @@
 // texel (q, i) = L(i, 4q .. 4q+3)), so that a row of L11 costs ceil(i / 4) fetches, not i:
 // fragment (c, r) runs the forward substitution of its column down to row r,
 //     u(i) = U(i, c) - sum over k < i of L(i, k) u(k),   i = 0 .. r,
-// the same operations in the same order as the b - 1 passes of row_panel_elimination (k
+// the same operations in the same order as b - 1 elimination steps drawn pass by pass (k
 // ascending; the components of a texel at or right of the diagonal, U11's, are not used).
 uniform sampler2D U;
 uniform sampler2D L4;

@@ -235,7 +235,6 @@ def _factor(S: Stream, n: int, b: int, check: bool, panel_steps: str = "faithful
 # ---------------------------------------------------------------------------- LU
 KERNELS.update({
     "permute": Kernel("permute_rows_2x2", texels=3, doc="beyond the papers: row swaps of 2 x 2 blocks by a gather"),
-    "row_panel": Kernel("row_panel_elimination", texels=4, doc="beyond the papers: U12 = L11^-1 A12, one step"),
     "rows_rgba": Kernel("panel_rows_rgba", texels=5, doc="beyond the papers: the row panel 4 rows a texel"),
     "panel_gather": Kernel("lu_panel_gather", texels=2,
                            doc="beyond the papers: a panel's row gather from the GPU's record of pivots"),
