@@ -12,12 +12,13 @@ UNIT_ROUNDOFF = 2.0 ** -24
 class NotPositiveDefiniteError(np.linalg.LinAlgError):
     """A pivot of the Cholesky factorization was not positive, at step ``k`` (0-based)."""
 
-    def __init__(self, k: int, n: int):
+    def __init__(self, k: int, n: int, hint: str | None = None):
         self.k = k
+        hint = hint or ("Cholesky needs a symmetric positive definite matrix; use gpgpu.lu for "
+                        "general matrices.")
         super().__init__(
             f"matrix is not positive definite: the pivot at step k = {k} (0-based; the leading "
-            f"{k + 1} x {k + 1} minor of the {n} x {n} matrix) is not positive. Cholesky needs a "
-            "symmetric positive definite matrix; use gpgpu.lu for general matrices.")
+            f"{k + 1} x {k + 1} minor of the {n} x {n} matrix) is not positive. {hint}")
 
 
 class SingularMatrixError(np.linalg.LinAlgError):

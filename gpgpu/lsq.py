@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .adat import form
-from .cholesky import factor, solve_with_factor
+from .cholesky import FORMS, factor, solve_with_factor
+from .errors import NotPositiveDefiniteError
 from .stream import Stream, check_array
 
 __all__ = ["lstsq_weighted", "LstsqResult"]
@@ -58,15 +59,29 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
         Apply Algorithm 1 (mixed-precision iterative refinement); otherwise return x⁰_sgl.
     tol, maxiter : the ε and the iteration limit of Algorithm 1
     storage : {"full", "packed"} for A D² Aᵀ and its factor
+    form_cholesky : {"outer", "inner"}, the Cholesky form that factors A D² Aᵀ (000's two forms)
 
     Returns
     -------
     LstsqResult; unpacks as ``x, history = lstsq_weighted(...)``.
+
+    Raises
+    ------
+    ValueError
+        A with more rows than columns (then A D² Aᵀ is singular), shapes that do not match, a
+        negative weight, or an option outside the values above (before any GPU work).
+    NotPositiveDefiniteError
+        A D² Aᵀ is not positive definite in float32: A lacks full row rank, or too many
+        weights are zero (or negligible) for the rows of A that remain.
     """
     if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
         raise ValueError(f"lstsq_weighted: tol must be a positive finite number, got {tol!r}")
     if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) or maxiter < 0:
         raise ValueError(f"lstsq_weighted: maxiter must be a non-negative integer, got {maxiter!r}")
+    if storage not in ("full", "packed"):
+        raise ValueError(f"lstsq_weighted: storage must be 'full' or 'packed', got {storage!r}")
+    if form_cholesky not in FORMS:
+        raise ValueError(f"lstsq_weighted: form_cholesky must be one of {FORMS}, got {form_cholesky!r}")
     # validate the inputs as given (complex, NaN, shapes against the texture limit) before any
     # conversion: np.asarray(..., float64) would drop an imaginary part with only a warning
     A32 = check_array(A, "A", ndim=(2,))
@@ -77,6 +92,10 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
     m, n = A64.shape
     if d64.shape != (n,) or b64.shape != (n,):
         raise ValueError(f"lstsq_weighted: A is {m} x {n}, so d and b need length {n}; got {d64.shape} and {b64.shape}")
+    if m > n:
+        raise ValueError(f"lstsq_weighted: A is {m} x {n}, more rows than columns, so the {m} x {m} "
+                         f"matrix A D² Aᵀ has rank at most {n} and is singular. 001's A is m x n with "
+                         f"m <= n: m unknowns, n observations (pass A.T if your observations are A's rows)")
     if np.any(d64 < 0):
         raise ValueError("lstsq_weighted: d is the diagonal of D², it must be non-negative")
     rhs = A64 @ (d64 * b64)  # A D² b in double precision
@@ -86,6 +105,10 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
         C = form(As, ds, storage=storage)
     try:
         L = factor(C, m, form=form_cholesky, storage=storage)
+    except NotPositiveDefiniteError as exc:
+        raise NotPositiveDefiniteError(exc.k, m, hint=(
+            "A D² Aᵀ must be symmetric positive definite: A needs full row rank, and enough "
+            "non-zero weights d that the columns of A they keep still have rank m.")) from None
     finally:
         C.release()
     try:

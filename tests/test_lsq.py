@@ -80,3 +80,30 @@ def test_errors():
         gpgpu.lstsq_weighted(np.ones((2, 4)), np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="non-negative"):
         gpgpu.lstsq_weighted(np.eye(2), -np.ones(2), np.ones(2))
+
+
+@pytest.mark.parametrize("shape", [(9, 8), (128, 64)])
+def test_more_rows_than_columns_is_refused_before_any_pass(shape, rng):
+    # A D² Aᵀ (m x m) has rank at most n < m: singular. The 9 x 8 case used to return a finite
+    # x (float32 rounding kept its pivots positive) and claim convergence.
+    A = rng.standard_normal(shape)
+    with gpgpu.counters.count(time=False) as c:
+        with pytest.raises(ValueError, match=r"more rows than columns.*A\.T"):
+            gpgpu.lstsq_weighted(A, np.ones(shape[1]), np.ones(shape[1]))
+    assert c.passes() == 0
+
+
+@pytest.mark.parametrize("option, value", [("form_cholesky", "left"), ("storage", "Packed")])
+def test_options_are_checked_by_their_own_names_before_any_pass(option, value, rng):
+    A = rng.standard_normal((4, 8))
+    with gpgpu.counters.count(time=False) as c:
+        with pytest.raises(ValueError, match=f"lstsq_weighted: {option} must be"):
+            gpgpu.lstsq_weighted(A, np.ones(8), np.ones(8), **{option: value})
+    assert c.passes() == 0
+
+
+def test_zero_weights_name_a_d2_at_not_lu(rng):
+    A = rng.standard_normal((4, 8))
+    with pytest.raises(gpgpu.NotPositiveDefiniteError, match="A D² Aᵀ must be symmetric positive definite") as e:
+        gpgpu.lstsq_weighted(A, np.zeros(8), np.ones(8))
+    assert "gpgpu.lu" not in str(e.value)
