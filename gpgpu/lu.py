@@ -221,7 +221,7 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
         ``"blocked"`` (beyond the papers, :func:`gpgpu.blocked.blocked_lu`; pivoting "partial"
         or "none"): RGBA 2 x 2 blocks, panels of ``block`` columns factored by LU-GPU's passes,
         one rank-b update pass per panel.
-    block : {4, 8, 16, 32}
+    block : {4, 8, 16, 32, 64}
         The panel width of ``variant="blocked"``.
 
     Returns
@@ -236,7 +236,8 @@ def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readb
     Raises
     ------
     SingularMatrixError
-        A zero pivot (exactly zero, or NaN/inf without pivoting), naming the step k.
+        A pivot not above n u max|A| (u = 2^-24; NaN/inf without pivoting too), naming the step
+        k: the matrix is singular to float32 precision (:func:`lu_factor`).
     """
     with lu_factor(A, pivoting, transfer, pivots=pivots, variant=variant, block=block) as f:
         LU = f.LU.to_array().astype(np.float64)
@@ -273,10 +274,26 @@ def lu_solve(factor, b):
 
     Raises
     ------
+    TypeError
+        ``factor`` is the (P, L, U) of :func:`lu` instead of A or an ``LUFactor``.
+    ValueError
+        b's length is not A's order (checked before A is factored).
+    SingularMatrixError
+        A matrix given as ``factor`` is singular to float32 precision (:func:`lu_factor`).
     FloatingPointError
         A numpy solution beyond float32's range (|x| > 3.4e38).
     """
+    if (isinstance(factor, (tuple, list)) and len(factor) in (3, 4)
+            and all(np.ndim(part) == 2 for part in factor)):
+        raise TypeError("lu_solve takes A, or gpgpu.lu_factor(A), not the (P, L, U) arrays of gpgpu.lu: "
+                        "call gpgpu.lu_solve(A, b), or f = gpgpu.lu_factor(A) once and gpgpu.lu_solve(f, b) "
+                        "for each b")
     owned = not isinstance(factor, LUFactor)
+    if owned and not isinstance(b, Stream) and np.ndim(factor) == 2:
+        n = factor.rows if isinstance(factor, Stream) else np.shape(factor)[0]
+        if np.ndim(b) in (1, 2) and np.shape(b)[0] != n:     # before A is factored
+            raise ValueError(f"lu_solve: A is {n} x {n}, so b must have length {n} (or shape ({n}, r) for r "
+                             f"right-hand sides), got shape {np.shape(b)}")
     f = lu_factor(factor) if owned else factor
     try:
         with Operands(b) as ops:
@@ -284,6 +301,9 @@ def lu_solve(factor, b):
                 bs, eb = b, 0
             else:
                 arr = check_array(b, "b", ndim=(1, 2), texture=False)
+                if arr.shape[0] != f.n:
+                    raise ValueError(f"lu_solve: b must have length {f.n} (or shape ({f.n}, r) for r "
+                                     f"right-hand sides), got shape {arr.shape}")
                 if arr.ndim == 2:  # several right-hand sides: one column at a time
                     return np.stack([lu_solve(f, np.asarray(b)[:, j]) for j in range(arr.shape[1])], axis=1)
                 arr, eb = scaled_input(b, arr)

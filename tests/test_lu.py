@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -371,3 +373,26 @@ def test_stream_right_hand_sides_with_a_scaled_matrix(rng):
     with Stream.from_array(b[:, None]) as Bs:
         X = gpgpu.gauss_jordan(At, Bs)
     np.testing.assert_allclose(X[:, 0], np.linalg.solve(At, b), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(5,), (1, 6), (5, 2)])
+def test_lu_solve_names_the_users_b_and_checks_it_before_factoring(shape, rng):
+    A = rng.standard_normal((6, 6))
+    b = np.ones(shape)
+    with gpgpu.counters.count(time=False) as c:
+        with pytest.raises(ValueError, match=re.escape(f"got shape {shape}")):
+            gpgpu.lu_solve(A, b)
+    assert c.passes() == 0                       # nothing factored for a b that cannot fit
+    with gpgpu.lu_factor(A) as f:
+        with pytest.raises(ValueError, match=re.escape(f"b must have length 6 (or shape (6, r) for r right-hand "
+                                                       f"sides), got shape {shape}")):
+            gpgpu.lu_solve(f, b)
+
+
+def test_lu_solve_refuses_the_p_l_u_of_lu_with_the_fix(rng):
+    A = rng.standard_normal((6, 6))
+    with pytest.raises(TypeError, match=r"not the \(P, L, U\) arrays of gpgpu.lu.*lu_factor\(A\)"):
+        gpgpu.lu_solve(gpgpu.lu(A), np.ones(6))
+    # a matrix given as a list of rows is still a matrix
+    x = gpgpu.lu_solve([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]], [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(x, np.linalg.solve([[2, 1, 0], [1, 3, 1], [0, 1, 4]], [1, 2, 3]), rtol=1e-6)
