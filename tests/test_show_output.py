@@ -289,3 +289,12 @@ def test_render_frames_gives_the_pngs_write_frames_writes(tmp_path):
     assert [text for _, text in got] == describe(frames, "h")
     assert [png for png, _ in got] == [(tmp_path / f"pass_{k:04d}.png").read_bytes()
                                        for k in range(1, len(frames) + 1)]
+
+
+def test_each_algorithm_names_its_reference_once():
+    # --list and the page headings print "what (reference)": a reference repeated inside
+    # "what" read "... (beyond the papers) (beyond the papers)"
+    from gpgpu.show.algorithms import ALGORITHMS
+
+    for name, (what, ref, _) in ALGORITHMS.items():
+        assert ref not in what, (name, what)

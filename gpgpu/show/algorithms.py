@@ -97,11 +97,11 @@ ALGORITHMS = {
     "cholesky-packed-odd": ("Cholesky in the rectangular packed format, m odd", "001 section 4.3, Fig. 7",
                             _packed(1)),
     "cholesky-blocked": ("blocked Cholesky: RGBA 2 x 2 blocks, panels of 4 columns, one rank-4 pass "
-                         "per panel (beyond the papers)", "beyond the papers", _cholesky(variant="blocked", block=4)),
+                         "per panel", "beyond the papers", _cholesky(variant="blocked", block=4)),
     "lu-partial": ("LU with partial pivoting (row swaps drawn as lines)", "004 (LU-GPU)", _lu("partial")),
     "lu-full": ("LU with full pivoting (row and column swaps)", "004 (LU-GPU)", _lu("full")),
     "lu-blocked": ("blocked LU with partial pivoting: RGBA 2 x 2 blocks, panels of 4 columns, one rank-4 "
-                   "pass per panel (beyond the papers)", "beyond the papers", _lu_blocked),
+                   "pass per panel", "beyond the papers", _lu_blocked),
     "gauss-jordan": ("Gauss-Jordan elimination with partial pivoting", "004", _gauss_jordan),
     "adat": ("A D^2 A^T by column scaling and outer-product addition", "001 Algorithm 3, Fig. 2", _adat("full")),
     "adat-packed": ("A D^2 A^T into the packed format", "001 Fig. 4", _adat("packed")),
