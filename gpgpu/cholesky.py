@@ -431,7 +431,11 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     Raises
     ------
     NotPositiveDefiniteError
-        A pivot was not positive (detected on the GPU), naming the step k.
+        A pivot was not positive (detected on the GPU), naming the step k. As LAPACK's
+        potrf, no threshold: a singular positive semi-definite A (e.g. a rank-one matrix) may
+        leave pivots that float32's rounding made slightly positive instead of zero, and then
+        its factor comes back (pivots near sqrt(n u max|A|), u = 2^-24) with the error on
+        some forms and not others. Check L's diagonal when A may be singular.
     ValueError
         A not square, not symmetric, not finite, or too large for the GPU's textures.
     """
