@@ -506,7 +506,7 @@ def test_a_preconditioner_with_an_entry_not_positive_is_named(entry, as_matrix):
     d = 1.0 / A.diagonal()
     d[3] = entry
     with pytest.raises(ValueError, match=rf"cg: M\[3\] = {entry:g} \(and 1 entries <= 0 in all\): the "
-                                         "preconditioner M ~ A\^-1 must be positive definite"):
+                                         r"preconditioner M ~ A\^-1 must be positive definite"):
         gpgpu.cg(A, np.arange(1.0, 7.0), M=sp.diags(d) if as_matrix else d)
 
 
