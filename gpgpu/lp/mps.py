@@ -700,10 +700,14 @@ def read_mps(path) -> Problem:
 
     Raises
     ------
+    TypeError
+        When ``path`` is not a str or path.
     FileNotFoundError
-        When ``path`` does not exist.
+        When ``path`` does not exist (``IsADirectoryError`` when it is a directory).
     ValueError
-        When HiGHS cannot parse the file; the message names the file and quotes HiGHS's
+        When the file's name does not end in ``.mps`` or ``.mps.gz`` (HiGHS picks its reader
+        by the name: a good MPS file named ``.txt`` is refused), saying so; when HiGHS cannot
+        parse the file; the message names the file and quotes HiGHS's
         error lines (which usually say the offending entry or section). When a number of the
         COLUMNS, RHS, RANGES or BOUNDS section is not one (``abc``), or a coefficient is not
         finite: the message names the line number and the token (:func:`check_mps_numbers`;
@@ -717,13 +721,23 @@ def read_mps(path) -> Problem:
     """
     import highspy
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"read_mps: path must be a str or pathlib.Path naming an MPS file, got "
+                        f"{type(path).__name__}")
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not an MPS file: pass the path of a .mps or "
+                                ".mps.gz file")
     if not path.is_file():
         raise FileNotFoundError(f"MPS file not found: {path}")
     h, status, log = _highs_log(str(path))
     lines = [ln.strip() for ln in log.splitlines()]
     errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")]
     warns = [ln for ln in lines if ln.startswith("WARNING")]
+    if status == highspy.HighsStatus.kError and any("not supported" in e for e in errors):
+        raise ValueError(f"cannot read {path}: HiGHS chooses its reader by the file name's ending and has "
+                         f"none for {path.name!r} (whatever the file holds); an MPS file must be named "
+                         "*.mps or *.mps.gz: rename or copy it to such a name")
     check_mps_numbers(path)        # before HiGHS's error too: it names the line (HiGHS: an inf, a NaN)
     if status == highspy.HighsStatus.kError:
         cause = "; ".join(errors) if errors else "HiGHS could not read it"
