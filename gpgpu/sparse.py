@@ -985,6 +985,15 @@ class SparseStream:
             print(f"gpgpu.sparse: {text}", file=sys.stderr, flush=True)
             log.info(text)
 
+    #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
+    __array_ufunc__ = None
+
+    def __matmul__(self, other):
+        raise TypeError("a SparseStream has no @ operator (each product is a GPU pass with its own "
+                        "options): use S.matvec(x) for A x and S.rmatvec(y) for Aᵀ y")
+
+    __rmatmul__ = __matmul__
+
     def matvec(self, x, out=None):
         """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out.
 
@@ -1047,9 +1056,18 @@ class SparseStream:
             self._check_out(out, out_length, what.split()[0], False, v)
             return fn(v, out)
         self._check_out(out, out_length, what.split()[0], True)
+        import scipy.sparse as sp
+
+        if sp.issparse(v):
+            raise TypeError(f"{what}: expected a numpy vector of length {length} or a vector Stream, got a "
+                            f"scipy.sparse {type(v).__name__} of shape {v.shape}: pass v.toarray().ravel()")
         arr = np.asarray(v)
+        if arr.dtype == object or arr.dtype.kind in "SUV":
+            raise TypeError(f"{what}: expected a numpy vector of length {length} or a vector Stream, got "
+                            f"{type(v).__name__}")
         if arr.ndim != 1 or arr.shape[0] != length:
-            raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}")
+            hint = ": pass it 1-D (v.ravel())" if arr.size == length and arr.ndim == 2 else ""
+            raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}{hint}")
         with Stream.from_array(arr, what) as vs:
             res = fn(vs, None)
         return self._download(res, out)
