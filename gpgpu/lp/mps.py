@@ -230,27 +230,43 @@ class Problem:
         """``min c^T x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``, bounds (as scipy.linprog).
 
         ``bounds`` is one ``(lb, ub)`` pair for all variables or one per variable; ``None``
-        means infinite. The problem goes through :func:`standardize`.
+        means infinite (``bounds=None``: (0, None), as scipy). The problem goes through
+        :func:`standardize`. A matrix without its right-hand side (or the reverse), a right-hand
+        side of another length than the matrix's rows, or bounds of another shape is a
+        ValueError naming it.
         """
         c = _real_vector(c, "c")
         n = c.size
         blocks, lo, up = [], [], []
-        if A_ub is not None:
-            A_ub = _as_sparse(A_ub, "A_ub", n)
-            blocks.append(A_ub)
-            lo.append(np.full(A_ub.shape[0], -np.inf))
-            up.append(_real_vector(b_ub, "b_ub", allow_inf=True))
-        if A_eq is not None:
-            A_eq = _as_sparse(A_eq, "A_eq", n)
-            blocks.append(A_eq)
-            lo.append(_real_vector(b_eq, "b_eq"))
-            up.append(_real_vector(b_eq, "b_eq"))
+        for A_part, b_part, names in ((A_ub, b_ub, ("A_ub", "b_ub")), (A_eq, b_eq, ("A_eq", "b_eq"))):
+            if (A_part is None) != (b_part is None):
+                given, missing = names if b_part is None else names[::-1]
+                raise ValueError(f"from_inequalities: {given} is given without {missing}: pass both or neither")
+            if A_part is None:
+                continue
+            A_part = _as_sparse(A_part, names[0], n)
+            rhs = _real_vector(b_part, names[1], allow_inf=names[1] == "b_ub")
+            if rhs.size != A_part.shape[0]:
+                raise ValueError(f"from_inequalities: {names[1]} has {rhs.size} entries, {names[0]} has "
+                                 f"{A_part.shape[0]} rows: one right-hand side a row")
+            blocks.append(A_part)
+            lo.append(np.full(rhs.size, -np.inf) if names[1] == "b_ub" else rhs)
+            up.append(rhs)
         A = sp.vstack(blocks, format="csc") if blocks else sp.csc_matrix((0, n))
-        bounds = list(bounds)
-        if len(bounds) == 2 and not isinstance(bounds[0], (tuple, list)):
-            bounds = [bounds] * n
-        cl = np.array([-np.inf if bd[0] is None else bd[0] for bd in bounds], dtype=np.float64)
-        cu = np.array([np.inf if bd[1] is None else bd[1] for bd in bounds], dtype=np.float64)
+        if bounds is None:             # scipy's default: x >= 0
+            bounds = (0, None)
+        try:
+            bounds = list(bounds)
+            if len(bounds) == 2 and not isinstance(bounds[0], (tuple, list, np.ndarray)):
+                bounds = [bounds] * n
+            pairs = [tuple(bd) for bd in bounds]
+            if len(pairs) != n or any(len(bd) != 2 for bd in pairs):
+                raise ValueError
+            cl = np.array([-np.inf if bd[0] is None else bd[0] for bd in pairs], dtype=np.float64)
+            cu = np.array([np.inf if bd[1] is None else bd[1] for bd in pairs], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"from_inequalities: bounds must be one (lb, ub) pair for all variables or "
+                             f"{n} such pairs, one per entry of c (None: no bound), got {bounds!r}") from None
         return standardize(c, A, np.concatenate(lo) if lo else np.zeros(0),
                            np.concatenate(up) if up else np.zeros(0), cl, cu, offset=c0,
                            sense=-1 if maximize else 1, name=name)
@@ -347,7 +363,9 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     rl, ru, cl, cu = (np.array(v, dtype=np.float64).ravel()
                       for v in (row_lower, row_upper, col_lower, col_upper))
     if rl.size != m0 or ru.size != m0 or cl.size != n0 or cu.size != n0:
-        raise ValueError("inconsistent LP data sizes")
+        raise ValueError(f"inconsistent LP data sizes: A is {m0} x {n0} and c has {n0} entries, so "
+                         f"row_lower and row_upper need {m0} entries and col_lower and col_upper {n0}; "
+                         f"got {rl.size}, {ru.size}, {cl.size} and {cu.size}")
     raw = {"rl": rl.copy(), "ru": ru.copy(), "cl": cl.copy(), "cu": cu.copy()}
     for what, v in (("row lower", rl), ("row upper", ru), ("column lower", cl), ("column upper", cu)):
         if np.isnan(v).any():
