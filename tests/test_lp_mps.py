@@ -280,6 +280,17 @@ def test_a_good_mps_file_with_another_ending_is_refused_for_its_name(tmp_path, n
     assert "malformed" not in str(err.value)
 
 
+def test_a_good_mps_file_named_lp_is_read_as_the_lp_format_and_says_so(tmp_path):
+    """HiGHS reads a .lp file as CPLEX's LP format: the MPS text was "malformed MPS file:
+    expected a section keyword, found `NAME`" with no word about the name."""
+    f = tmp_path / "tiny.lp"
+    f.write_text(TINY_MPS)
+    with pytest.raises(ValueError, match=r"malformed MPS file .*tiny\.lp: .*\(HiGHS chose its reader by the "
+                                         r"name's ending, '\.lp': if the file is MPS, name it \*\.mps or "
+                                         r"\*\.mps\.gz\)"):
+        read_mps(f)
+
+
 def test_a_directory_or_a_path_that_is_not_one_is_named(tmp_path):
     with pytest.raises(IsADirectoryError, match="is a directory, not an MPS file"):
         read_mps(tmp_path)

@@ -759,6 +759,9 @@ def read_mps(path) -> Problem:
     check_mps_numbers(path)        # before HiGHS's error too: it names the line (HiGHS: an inf, a NaN)
     if status == highspy.HighsStatus.kError:
         cause = "; ".join(errors) if errors else "HiGHS could not read it"
+        if not path.name.lower().endswith((".mps", ".mps.gz")):     # e.g. .lp: read as a CPLEX LP file
+            cause += (f" (HiGHS chose its reader by the name's ending, {''.join(path.suffixes)!r}: if the file "
+                      "is MPS, name it *.mps or *.mps.gz)")
         raise ValueError(f"malformed MPS file {path}: {cause}")
     lp = h.getLp()
     m, n = lp.num_row_, lp.num_col_
