@@ -331,7 +331,12 @@ def _as_csr(A, name="A"):
     else:
         arr = np.asarray(A)
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-            raise ValueError(f"{name}: expected a real matrix, got dtype {arr.dtype}")
+            module = type(A).__module__.split(".")[0]
+            what = (f"dtype {arr.dtype}" if arr.dtype != object or arr.ndim else
+                    f"{'' if module == 'builtins' else module + '.'}{type(A).__name__}, not an array of numbers")
+            raise ValueError(f"{name}: expected a real matrix (a scipy.sparse matrix or array, or a 2-D numeric "
+                             f"array: its entries go into textures, so a LinearOperator or a function will not "
+                             f"do), got {what}")
         if arr.ndim != 2:
             raise ValueError(f"{name}: expected a 2-D matrix, got shape {arr.shape}")
         M = sp.csr_matrix(arr)

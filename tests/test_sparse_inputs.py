@@ -303,3 +303,18 @@ def test_what_is_not_a_vector_is_named_and_at_has_the_products_name():
         with pytest.raises(ValueError, match=r"expected a vector of length 7, got shape \(7, 1\): pass it 1-D"):
             S.matvec(x[:, None])
         np.testing.assert_allclose(S.matvec(x), A @ x, rtol=4e-7)   # vectors pass (positive terms: (k + 1) u)
+
+
+def test_what_is_not_a_matrix_is_named_by_its_type():
+    """A LinearOperator or None was "A: expected a real matrix, got dtype object", which named
+    numpy's view of it rather than what was passed."""
+    import scipy.sparse.linalg as spl
+
+    for bad, kind in ((spl.aslinearoperator(sp.eye(3)), "scipy.MatrixLinearOperator"), (None, "NoneType"),
+                      (lambda v: v, "function")):
+        with pytest.raises(ValueError, match=r"A: expected a real matrix \(a scipy\.sparse matrix or array, or a "
+                                             r"2-D numeric array: .*a LinearOperator or a function will not do\), "
+                                             f"got {kind}, not an array of numbers"):
+            SparseStream.from_scipy(bad)
+    with pytest.raises(ValueError, match=r"expected a real matrix .* got dtype <U1"):
+        SparseStream.from_scipy([["a", "b"]])
