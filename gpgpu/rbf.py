@@ -131,6 +131,13 @@ def _points_array(a, name: str, what: str, empty: bool = True) -> np.ndarray:
     return arr
 
 
+def _check_numbers(what: str, **values) -> None:
+    """A TypeError naming an argument that is not a real number (a str "0.1" failed at ``>``)."""
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{what}: {name} must be a number, got {v!r} of type {type(v).__name__}")
+
+
 def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1e-2,
                constant: bool = False):
     """(centres, values, A): the on- and off-surface centres, their values (0, +eps, -eps) and
@@ -146,9 +153,7 @@ def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1
     side, "outside"), then p_i - eps n_i (value -eps). ``points`` and ``normals`` are (n, d)
     arrays of the same shape, d = 1, 2 or 3, n >= 1, finite, the normals nonzero (unit length
     for s to approximate the signed distance near the surface); ``ValueError`` otherwise."""
-    for name, v in (("eps", eps), ("support", support), ("smoothing", smoothing)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(f"rbf: {name} must be a number, got {v!r} of type {type(v).__name__}")
+    _check_numbers("rbf", eps=eps, support=support, smoothing=smoothing)
     if not (eps > 0 and support > 0 and smoothing >= 0):
         raise ValueError("rbf_system: eps and support must be positive, smoothing >= 0")
     if constant and not smoothing > 0:
@@ -192,6 +197,7 @@ def evaluation_matrix(grid, centres, support: float):
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
 
+    _check_numbers("evaluation_matrix", support=support)
     if not support > 0:
         raise ValueError(f"evaluation_matrix: support must be positive, got {support!r}")
     grid = _points_array(grid, "grid", "evaluate")
@@ -273,6 +279,10 @@ def evaluate(grid, centres, lam, support: float, format: str = "ellpack", outsid
     if lam.shape not in ((N,), (N + 1,)):
         raise ValueError(f"evaluate: lam must hold one coefficient per centre, {N}, or {N + 1} with the "
                          f"constant term last, got shape {lam.shape}")
+    if not np.isfinite(lam).all():      # (matvec's own message named its argument "x")
+        raise ValueError(f"evaluate: lam has {int((~np.isfinite(lam)).sum())} NaN or infinite coefficients "
+                         f"(the first at {int(np.flatnonzero(~np.isfinite(lam))[0])}); pass the finite "
+                         "coefficients of fit")
     with SparseStream.from_scipy(E, format=format) as S:
         s = S.matvec(lam[:N])
     s = s.astype(np.float64)
@@ -292,6 +302,7 @@ def support_band(grid, centres, support: float, reach: float = BAND_REACH) -> np
     ``ValueError`` for reach outside (0, 1] or a grid of the wrong dimension."""
     from scipy.spatial import cKDTree
 
+    _check_numbers("support_band", support=support, reach=reach)
     if not (0 < reach <= 1):
         raise ValueError(f"support_band: reach is a fraction of the support radius in (0, 1], got {reach!r}")
     if not support > 0:

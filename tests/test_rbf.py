@@ -193,3 +193,18 @@ def test_support_band_masks_where_only_tails_reach():
         rbf.support_band(g, centres, h, reach=1.5)
     with pytest.raises(ValueError, match="3 coordinates, the centres 2"):
         rbf.support_band(np.zeros((2, 3)), centres, h)
+
+
+def test_evaluate_names_a_support_that_is_not_a_number_and_coefficients_that_are_not_finite():
+    """support="0.3" was "'>' not supported between 'str' and 'int'"; a NaN coefficient was
+    "matvec x: contains NaN or infinity", naming an argument evaluate does not have."""
+    p, n = _points()
+    grid = np.zeros((4, 2))
+    lam = np.ones(3 * len(p))
+    for call in (lambda: rbf.evaluate(grid, p, lam[:len(p)], "0.3"),
+                 lambda: rbf.support_band(grid, p, "0.3")):
+        with pytest.raises(TypeError, match=r"support must be a number, got '0.3' of type str"):
+            call()
+    lam[5] = np.nan
+    with pytest.raises(ValueError, match=r"evaluate: lam has 1 NaN or infinite coefficients \(the first at 5\)"):
+        rbf.evaluate(grid, np.vstack([p, p, p]), lam, 0.3)
