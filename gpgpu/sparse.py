@@ -471,7 +471,8 @@ class SparseStream:
             segments; "packed" also two entries a texel.
         sort : bool
             Corrigan format: permute rows and columns by non-zero count (003, Fig. 7); A must
-            be square. Products still take and answer vectors in the original order.
+            be square. Products still take and answer vectors in the original order. True or
+            False: anything else (a str "no" is true in Python) is a ValueError.
         dense : None, False or int
             Rows and columns with more non-zeros than this go to the dense part; None picks
             the threshold of fewest texels (module notes), False keeps everything sparse.
@@ -508,6 +509,8 @@ class SparseStream:
         """
         if not isinstance(dense_split, (bool, np.bool_)):
             raise ValueError(f"dense_split must be True or False, got {dense_split!r}")
+        if not isinstance(sort, (bool, np.bool_)):     # sort="no" sorted: a str is true
+            raise ValueError(f"sort must be True or False, got {sort!r}")
         if not dense_split:
             if not (dense is None or dense is False):
                 raise ValueError(f"dense_split=False keeps every row sparse (paper 003's storage as printed), "

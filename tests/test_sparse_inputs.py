@@ -318,3 +318,10 @@ def test_what_is_not_a_matrix_is_named_by_its_type():
             SparseStream.from_scipy(bad)
     with pytest.raises(ValueError, match=r"expected a real matrix .* got dtype <U1"):
         SparseStream.from_scipy([["a", "b"]])
+
+
+@pytest.mark.parametrize("sort", ["no", 1, None])
+def test_sort_must_be_a_flag(sort):
+    """sort="no" was taken as true: the corrigan rows were sorted."""
+    with pytest.raises(ValueError, match=f"sort must be True or False, got {sort!r}"):
+        SparseStream.from_scipy(sp.eye(4, format="csr"), format="corrigan", sort=sort)
