@@ -275,6 +275,8 @@ def _check_option_names(options, method, backend) -> None:
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
+    if any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values()):
+        return                        # a back end that takes any keyword (a wrapper): it decides
     known = ({"refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "cholesky"}
              | set(_METHOD_OPTIONS[method]) | ({"adaptive"} if method == "matrix-free" else set())
              | {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
