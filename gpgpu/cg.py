@@ -620,7 +620,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         scipy.sparse matrix or array (``scipy.sparse.diags(1 / d)``, or csr / dia / ... with
         entries on the diagonal only) or dense (n, n) array, whose diagonal is taken. A matrix
         with an entry off the diagonal is a ValueError, a LinearOperator or a callable a
-        TypeError: the GPU applies only a diagonal.
+        TypeError: the GPU applies only a diagonal. M is positive definite as A is: a numpy
+        (or scipy) M with an entry <= 0 is a ValueError naming it, before the iterations.
     callback : callable, optional
         ``callback(xk)`` after every iteration with x as a numpy array in A's (unsorted) order
         (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
@@ -853,6 +854,14 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
             else:
                 M64 = _host_vector(M, n, "M")
                 mmax = float(np.abs(M64).max())
+                bad = np.flatnonzero(M64 <= 0)
+                if mmax > 0 and bad.size:      # PCG needs M positive definite, as A is
+                    i = int(bad[0])
+                    raise ValueError(f"cg: M[{i}] = {M64[i]:.6g} (and {bad.size} entries <= 0 in all): the "
+                                     "preconditioner M ~ A^-1 must be positive definite, so its diagonal "
+                                     "positive (a zero or negative entry breaks PCG down, which would be "
+                                     "reported as an A that is not positive definite); for Jacobi pass "
+                                     "1 / A.diagonal() of the positive definite A")
                 if mmax > 0:    # PCG does not see a scalar factor of M
                     Ms = own(_upload(M64, -_exponent(mmax), "M"))
             if not mmax > 0:

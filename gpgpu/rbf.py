@@ -60,6 +60,8 @@ The point sets are generated here, no downloads: ``blob_2d`` (a smooth star-shap
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 __all__ = ["wendland", "blob_2d", "torus_3d", "rbf_system", "evaluation_matrix", "fit", "evaluate",
@@ -111,6 +113,8 @@ def torus_3d(n: int = 1500, R: float = 1.0, r: float = 0.35, noise: float = 0.0,
 def _points_array(a, name: str, what: str, empty: bool = True) -> np.ndarray:
     """``a`` as an (n, d) float64 array of finite coordinates, d = 1, 2 or 3 (n >= 1 unless
     ``empty``); ValueError else."""
+    if np.iscomplexobj(a):              # float64 would drop the imaginary parts with a ComplexWarning only
+        raise ValueError(f"{what}: {name} must be real coordinates, got complex numbers")
     try:
         arr = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError):
@@ -125,6 +129,13 @@ def _points_array(a, name: str, what: str, empty: bool = True) -> np.ndarray:
         raise ValueError(f"{what}: {name} has NaN or infinite coordinates (in {int(bad.sum())} of {len(arr)} "
                          f"rows, the first row {int(np.argmax(bad))}); drop or repair those rows")
     return arr
+
+
+def _check_numbers(what: str, **values) -> None:
+    """A TypeError naming an argument that is not a real number (a str "0.1" failed at ``>``)."""
+    for name, v in values.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{what}: {name} must be a number, got {v!r} of type {type(v).__name__}")
 
 
 def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1e-2,
@@ -142,6 +153,7 @@ def rbf_system(points, normals, eps: float, support: float, smoothing: float = 1
     side, "outside"), then p_i - eps n_i (value -eps). ``points`` and ``normals`` are (n, d)
     arrays of the same shape, d = 1, 2 or 3, n >= 1, finite, the normals nonzero (unit length
     for s to approximate the signed distance near the surface); ``ValueError`` otherwise."""
+    _check_numbers("rbf", eps=eps, support=support, smoothing=smoothing)
     if not (eps > 0 and support > 0 and smoothing >= 0):
         raise ValueError("rbf_system: eps and support must be positive, smoothing >= 0")
     if constant and not smoothing > 0:
@@ -185,6 +197,7 @@ def evaluation_matrix(grid, centres, support: float):
     import scipy.sparse as sp
     from scipy.spatial import cKDTree
 
+    _check_numbers("evaluation_matrix", support=support)
     if not support > 0:
         raise ValueError(f"evaluation_matrix: support must be positive, got {support!r}")
     grid = _points_array(grid, "grid", "evaluate")
@@ -212,13 +225,18 @@ def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, to
     lambda. ``format``, ``sort``, ``max_programs`` and ``dense_split`` are
     ``SparseStream.from_scipy``'s (``format="corrigan", sort=True``: paper 003's storage; the
     last row and column then go to the dense part, beyond 003, unless ``dense_split=False``).
-    The system's ``ValueError`` names bad points or normals; s = :func:`evaluate` is positive
-    on the side the normals point to and negative on the other."""
+    The system's ``ValueError`` names bad points or normals (a ``TypeError`` an ``eps``,
+    ``support`` or ``smoothing`` that is not a number); s = :func:`evaluate` is positive
+    on the side the normals point to and negative on the other. ``tol`` is each cg solve's
+    ``rtol``; ``cg_options`` are :func:`gpgpu.cg`'s other keywords (``rtol=`` there is a
+    ``TypeError`` naming ``tol``)."""
     import scipy.sparse as sp
 
     from .cg import CGResult, cg
     from .sparse import SparseStream
 
+    if "rtol" in cg_options:          # fit's tol is cg's rtol (otherwise a TypeError from the call to cg)
+        raise TypeError("fit: pass the tolerance as tol= (fit gives it to each cg solve as rtol), not rtol=")
     centres, values, A = rbf_system(points, normals, eps, support, smoothing, constant=constant)
     K = A
     if constant:                    # the last unknown scaled: D K D with D = diag(1, .., 1, beta^-1/2)
@@ -261,6 +279,10 @@ def evaluate(grid, centres, lam, support: float, format: str = "ellpack", outsid
     if lam.shape not in ((N,), (N + 1,)):
         raise ValueError(f"evaluate: lam must hold one coefficient per centre, {N}, or {N + 1} with the "
                          f"constant term last, got shape {lam.shape}")
+    if not np.isfinite(lam).all():      # (matvec's own message named its argument "x")
+        raise ValueError(f"evaluate: lam has {int((~np.isfinite(lam)).sum())} NaN or infinite coefficients "
+                         f"(the first at {int(np.flatnonzero(~np.isfinite(lam))[0])}); pass the finite "
+                         "coefficients of fit")
     with SparseStream.from_scipy(E, format=format) as S:
         s = S.matvec(lam[:N])
     s = s.astype(np.float64)
@@ -280,6 +302,7 @@ def support_band(grid, centres, support: float, reach: float = BAND_REACH) -> np
     ``ValueError`` for reach outside (0, 1] or a grid of the wrong dimension."""
     from scipy.spatial import cKDTree
 
+    _check_numbers("support_band", support=support, reach=reach)
     if not (0 < reach <= 1):
         raise ValueError(f"support_band: reach is a fraction of the support radius in (0, 1], got {reach!r}")
     if not support > 0:

@@ -331,7 +331,12 @@ def _as_csr(A, name="A"):
     else:
         arr = np.asarray(A)
         if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-            raise ValueError(f"{name}: expected a real matrix, got dtype {arr.dtype}")
+            module = type(A).__module__.split(".")[0]
+            what = (f"dtype {arr.dtype}" if arr.dtype != object or arr.ndim else
+                    f"{'' if module == 'builtins' else module + '.'}{type(A).__name__}, not an array of numbers")
+            raise ValueError(f"{name}: expected a real matrix (a scipy.sparse matrix or array, or a 2-D numeric "
+                             f"array: its entries go into textures, so a LinearOperator or a function will not "
+                             f"do), got {what}")
         if arr.ndim != 2:
             raise ValueError(f"{name}: expected a 2-D matrix, got shape {arr.shape}")
         M = sp.csr_matrix(arr)
@@ -466,7 +471,8 @@ class SparseStream:
             segments; "packed" also two entries a texel.
         sort : bool
             Corrigan format: permute rows and columns by non-zero count (003, Fig. 7); A must
-            be square. Products still take and answer vectors in the original order.
+            be square. Products still take and answer vectors in the original order. True or
+            False: anything else (a str "no" is true in Python) is a ValueError.
         dense : None, False or int
             Rows and columns with more non-zeros than this go to the dense part; None picks
             the threshold of fewest texels (module notes), False keeps everything sparse.
@@ -503,6 +509,8 @@ class SparseStream:
         """
         if not isinstance(dense_split, (bool, np.bool_)):
             raise ValueError(f"dense_split must be True or False, got {dense_split!r}")
+        if not isinstance(sort, (bool, np.bool_)):     # sort="no" sorted: a str is true
+            raise ValueError(f"sort must be True or False, got {sort!r}")
         if not dense_split:
             if not (dense is None or dense is False):
                 raise ValueError(f"dense_split=False keeps every row sparse (paper 003's storage as printed), "
@@ -985,6 +993,15 @@ class SparseStream:
             print(f"gpgpu.sparse: {text}", file=sys.stderr, flush=True)
             log.info(text)
 
+    #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
+    __array_ufunc__ = None
+
+    def __matmul__(self, other):
+        raise TypeError("a SparseStream has no @ operator (each product is a GPU pass with its own "
+                        "options): use S.matvec(x) for A x and S.rmatvec(y) for Aᵀ y")
+
+    __rmatmul__ = __matmul__
+
     def matvec(self, x, out=None):
         """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out.
 
@@ -1047,9 +1064,18 @@ class SparseStream:
             self._check_out(out, out_length, what.split()[0], False, v)
             return fn(v, out)
         self._check_out(out, out_length, what.split()[0], True)
+        import scipy.sparse as sp
+
+        if sp.issparse(v):
+            raise TypeError(f"{what}: expected a numpy vector of length {length} or a vector Stream, got a "
+                            f"scipy.sparse {type(v).__name__} of shape {v.shape}: pass v.toarray().ravel()")
         arr = np.asarray(v)
+        if arr.dtype == object or arr.dtype.kind in "SUV":
+            raise TypeError(f"{what}: expected a numpy vector of length {length} or a vector Stream, got "
+                            f"{type(v).__name__}")
         if arr.ndim != 1 or arr.shape[0] != length:
-            raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}")
+            hint = ": pass it 1-D (v.ravel())" if arr.size == length and arr.ndim == 2 else ""
+            raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}{hint}")
         with Stream.from_array(arr, what) as vs:
             res = fn(vs, None)
         return self._download(res, out)

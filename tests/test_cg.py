@@ -496,6 +496,20 @@ def test_a_diagonal_matrix_preconditioner_is_its_diagonal(as_matrix, rng):
     assert_verified(mat, B, b, 1e-5 * np.linalg.norm(b))
 
 
+@pytest.mark.parametrize("entry, as_matrix", [(0.0, False), (-0.25, False), (0.0, True)],
+                         ids=["zero", "negative", "zero-in-diags"])
+def test_a_preconditioner_with_an_entry_not_positive_is_named(entry, as_matrix):
+    """A Jacobi M with a zero (a forgotten entry) or a negative entry is not positive definite:
+    PCG broke down and the CGBreakdownError said that A is not positive definite (A is: the
+    1-D Laplacian); now M's entry is named, before the iterations."""
+    A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(6, 6)).tocsr()
+    d = 1.0 / A.diagonal()
+    d[3] = entry
+    with pytest.raises(ValueError, match=rf"cg: M\[3\] = {entry:g} \(and 1 entries <= 0 in all\): the "
+                                         r"preconditioner M ~ A\^-1 must be positive definite"):
+        gpgpu.cg(A, np.arange(1.0, 7.0), M=sp.diags(d) if as_matrix else d)
+
+
 def test_what_the_gpu_cannot_apply_is_refused_with_the_reason():
     """A LinearOperator A (its product runs on the CPU; the GPU's product is a fragment program
     over A's texture), a preconditioner that is not a diagonal: refused, saying what to pass."""

@@ -322,3 +322,41 @@ def test_float32_range_is_checked_after_scaling():
     p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, BIG]], b_ub=[4, 6])
     r = solve(p, backend="numpy32", scale=True, presolve=False, eps=1e-5)
     assert r.status == "optimal" and r.objective == pytest.approx(-4.0, rel=1e-4)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(A_ub=[[1, 1]], b_ub=[1, 2]), r"from_inequalities: b_ub has 2 entries, A_ub has 1 rows"),
+    (dict(A_eq=[[1, 1], [1, -1]], b_eq=[1]), r"from_inequalities: b_eq has 1 entries, A_eq has 2 rows"),
+    (dict(A_ub=[[1, 1]]), r"from_inequalities: A_ub is given without b_ub: pass both or neither"),
+    (dict(A_ub=[[1, 1]], b_ub=[1], b_eq=[1]), r"from_inequalities: b_eq is given without A_eq"),
+    (dict(A_ub=[[1, 1]], b_ub=[1], bounds=[(0, 1)] * 3), r"bounds must be one \(lb, ub\) pair for all variables "
+                                                         r"or 2 such pairs, one per entry of c"),
+    (dict(A_ub=[[1, 1]], b_ub=[1], bounds=[0, 1, 2]), r"bounds must be one \(lb, ub\) pair"),
+    (dict(A_ub=[[1, 1]], b_ub=[1], bounds=[(0, 1), (0, 1, 2)]), r"bounds must be one \(lb, ub\) pair"),
+])
+def test_from_inequalities_names_what_does_not_fit(kwargs, match):
+    """Were "inconsistent LP data sizes" (a right-hand side or bounds of another length), a raw
+    "'int' object is not subscriptable" (bounds of scalars), or silence (b_eq without A_eq)."""
+    with pytest.raises(ValueError, match=match):
+        Problem.from_inequalities([1.0, 1.0], **kwargs)
+
+
+def test_from_inequalities_takes_scipys_bounds_none_and_an_array_of_pairs():
+    """bounds=None is scipy's (0, None) (was "'NoneType' object is not iterable"); an (n, 2)
+    array of pairs with n = 2 was read as one pair for all variables."""
+    # min x0 + 2 x1 with x0 + x1 >= 1, x >= 0: x = (1, 0); with x0 <= 0.25: x = (0.25, 0.75), 1.75
+    p = Problem.from_inequalities([1.0, 2.0], A_ub=[[-1.0, -1.0]], b_ub=[-1.0], bounds=None)
+    r = solve(p, backend="numpy64", eps=1e-9)
+    assert r.status == "optimal" and r.objective == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(r.x, [1.0, 0.0], atol=1e-8)
+    p = Problem.from_inequalities([1.0, 2.0], A_ub=[[-1.0, -1.0]], b_ub=[-1.0],
+                                  bounds=np.array([[0.0, 0.25], [0.0, 5.0]]))
+    r = solve(p, backend="numpy64", eps=1e-9)
+    assert r.status == "optimal" and r.objective == pytest.approx(0.25 + 2 * 0.75, abs=1e-8)
+    np.testing.assert_allclose(r.x, [0.25, 0.75], atol=1e-8)
+
+
+def test_standardize_names_the_sizes_that_disagree():
+    with pytest.raises(ValueError, match=r"inconsistent LP data sizes: A is 1 x 2 and c has 2 entries, so row_lower "
+                                         r"and row_upper need 1 entries and col_lower and col_upper 2; got 1, 1, 3 and 2"):
+        standardize([1.0, 1.0], [[1.0, 1.0]], [0.0], [1.0], [0.0, 0.0, 0.0], [1.0, 1.0])

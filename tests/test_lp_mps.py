@@ -259,6 +259,47 @@ def test_garbage_file(tmp_path):
         read_mps(f)
 
 
+TINY_MPS = ("NAME TINY\nROWS\n N  OBJ\n L  R1\nCOLUMNS\n    X1  OBJ  -1.0  R1  1.0\n"
+            "    X2  OBJ  -2.0  R1  1.0\nRHS\n    RHS  R1  4.0\nBOUNDS\n UP BND  X2  3.0\nENDATA\n")
+
+
+@pytest.mark.parametrize("name", ["tiny.txt", "tiny", "tiny.gz"])
+def test_a_good_mps_file_with_another_ending_is_refused_for_its_name(tmp_path, name):
+    """HiGHS picks its reader by the file name: a good MPS file named .txt was reported as
+    "malformed MPS file ...: Model file ... not supported"; the message now names the ending."""
+    good = tmp_path / "tiny.mps"
+    good.write_text(TINY_MPS)
+    p = read_mps(good)
+    assert p.original_objective(p.from_original(np.array([1.0, 3.0]))) == pytest.approx(-7.0)   # read as MPS
+    f = tmp_path / name
+    f.write_bytes(gzip.compress(TINY_MPS.encode()) if name.endswith(".gz") else TINY_MPS.encode())
+    with pytest.raises(ValueError, match=rf"cannot read .*{name}: HiGHS chooses its reader by the file name's "
+                                         rf"ending and has none for '{name}'.* must be named \*\.mps or "
+                                         r"\*\.mps\.gz: rename or copy it") as err:
+        read_mps(f)
+    assert "malformed" not in str(err.value)
+
+
+def test_a_good_mps_file_named_lp_is_read_as_the_lp_format_and_says_so(tmp_path):
+    """HiGHS reads a .lp file as CPLEX's LP format: the MPS text was "malformed MPS file:
+    expected a section keyword, found `NAME`" with no word about the name."""
+    f = tmp_path / "tiny.lp"
+    f.write_text(TINY_MPS)
+    with pytest.raises(ValueError, match=r"malformed MPS file .*tiny\.lp: .*\(HiGHS chose its reader by the "
+                                         r"name's ending, '\.lp': if the file is MPS, name it \*\.mps or "
+                                         r"\*\.mps\.gz\)"):
+        read_mps(f)
+
+
+def test_a_directory_or_a_path_that_is_not_one_is_named(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory, not an MPS file"):
+        read_mps(tmp_path)
+    for bad in (None, 3):
+        with pytest.raises(TypeError, match=f"read_mps: path must be a str or pathlib.Path naming an MPS "
+                                            f"file, got {type(bad).__name__}"):
+            read_mps(bad)
+
+
 def test_a_shipped_netlib_problem_is_found_by_its_name():
     """solve("afiro") and the CLI read the package's copy; netlib-more's problems too."""
     from gpgpu.lp import solve

@@ -74,6 +74,33 @@ def test_max_iter_must_be_a_positive_integer(max_iter, exc):
         solve(p, backend="numpy64", max_iter=max_iter)
 
 
+@pytest.mark.parametrize("method, backend", [("mehrotra", "gpu"), ("mehrotra", "numpy64"),
+                                             ("matrix-free", "gpu"), ("matrix-free", "numpy64")])
+@pytest.mark.parametrize("option, ours", [("maxiter", "max_iter"), ("tol", "eps"), ("colour", None)])
+def test_an_unknown_option_is_named_by_solve_with_the_options_there_are(method, backend, option, ours):
+    """scipy's names (maxiter, tol) were a TypeError from inside the back end's constructor,
+    "GPUBackend.__init__() got an unexpected keyword argument 'maxiter'", naming neither solve
+    nor the option to use; now solve names the option, ours for scipy's, and the list."""
+    p = Problem.from_arrays(np.eye(2), np.ones(2), np.ones(2))
+    with pytest.raises(TypeError) as err:
+        solve(p, method=method, backend=backend, **{option: 5})
+    msg = str(err.value)
+    assert msg.startswith(f"solve: unexpected keyword argument '{option}'") and "__init__" not in msg
+    assert f"method={method!r} with backend={backend!r} takes eps, max_iter" in msg
+    if ours:
+        assert f"'{option}' is '{ours}' here" in msg
+    assert ("rank" in msg) is (method == "matrix-free") and ("correct_primal" in msg) is (method == "mehrotra")
+    assert ("adat" in msg) is (method == "mehrotra" and backend == "gpu")
+
+
+def test_the_options_of_each_method_and_back_end_still_pass_the_name_check():
+    p = Problem.from_arrays(np.eye(2), np.ones(2), np.ones(2))
+    assert solve(p, backend="numpy32", pivot_tol=1e-8, refine_method="cg", scale=True).status == "optimal"
+    assert solve(p, backend="gpu", adat="outer", cholesky="inner", presolve=False).status == "optimal"
+    assert solve(p, method="matrix-free", backend="numpy64", rank=1, adaptive=False, threads=1,
+                 reg_min=1e-8).status == "optimal"
+
+
 @pytest.mark.parametrize("problem", [42, np.eye(2), None])
 def test_problem_must_be_a_problem_or_a_path(problem):
     with pytest.raises(TypeError, match="Problem or the path"):

@@ -53,6 +53,7 @@ def _points():
     ("zero normal", r"1 normals are zero \(the first at row 7\).*give unit normals"),
     ("4-D points", r"d = 1, 2 or 3"),
     ("1-D array", r"must be an \(n, d\) array"),
+    ("complex points", r"points must be real coordinates, got complex numbers"),
 ])
 def test_fit_names_bad_points_and_normals(case, match):
     p, n = _points()
@@ -74,8 +75,26 @@ def test_fit_names_bad_points_and_normals(case, match):
         p, n = np.ones((20, 4)), np.ones((20, 4))
     elif case == "1-D array":
         p, n = p[:, 0], n[:, 0]
+    elif case == "complex points":      # was fitted to the real parts, with a ComplexWarning only
+        p = p + 1j * p
     with pytest.raises(ValueError, match=match):
         rbf.fit(p, n, 0.1, 0.2)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(rtol=1e-5), r"fit: pass the tolerance as tol= \(fit gives it to each cg solve as rtol\), not rtol="),
+    (dict(eps="0.1"), r"rbf: eps must be a number, got '0.1' of type str"),
+    (dict(support=None), r"rbf: support must be a number, got None"),
+    (dict(smoothing=[0.01]), r"rbf: smoothing must be a number"),
+])
+def test_fit_names_an_argument_of_the_wrong_kind(kwargs, match):
+    """rtol= (cg's name for fit's tol) was "cg() got multiple values for keyword argument
+    'rtol'", eps="0.1" a "'>' not supported between 'str' and 'int'" from the comparison."""
+    p, n = _points()
+    args = dict(eps=0.1, support=0.2)
+    args.update(kwargs)
+    with pytest.raises(TypeError, match=match):
+        rbf.fit(p, n, **args)
 
 
 def test_evaluate_names_bad_grids():
@@ -174,3 +193,18 @@ def test_support_band_masks_where_only_tails_reach():
         rbf.support_band(g, centres, h, reach=1.5)
     with pytest.raises(ValueError, match="3 coordinates, the centres 2"):
         rbf.support_band(np.zeros((2, 3)), centres, h)
+
+
+def test_evaluate_names_a_support_that_is_not_a_number_and_coefficients_that_are_not_finite():
+    """support="0.3" was "'>' not supported between 'str' and 'int'"; a NaN coefficient was
+    "matvec x: contains NaN or infinity", naming an argument evaluate does not have."""
+    p, n = _points()
+    grid = np.zeros((4, 2))
+    lam = np.ones(3 * len(p))
+    for call in (lambda: rbf.evaluate(grid, p, lam[:len(p)], "0.3"),
+                 lambda: rbf.support_band(grid, p, "0.3")):
+        with pytest.raises(TypeError, match=r"support must be a number, got '0.3' of type str"):
+            call()
+    lam[5] = np.nan
+    with pytest.raises(ValueError, match=r"evaluate: lam has 1 NaN or infinite coefficients \(the first at 5\)"):
+        rbf.evaluate(grid, np.vstack([p, p, p]), lam, 0.3)

@@ -279,3 +279,49 @@ def test_automatic_threshold_keeps_the_longer_rows_on_a_tie(rng):
             got = S.matvec(x)
         within(got, A, x, 50, "A x")
         assert c.passes("plane_product") == 0 and c.passes() == 1
+
+
+def test_what_is_not_a_vector_is_named_and_at_has_the_products_name():
+    """``S @ x`` was numpy's "matmul: Input operand 0 does not have enough dimensions"; a scipy
+    column, None or a string in matvec "expected a vector of length 7, got shape ()"; a column
+    (7, 1) gave its shape without the fix."""
+    A = sp.random(5, 7, density=0.4, format="csr", random_state=1)
+    x = np.arange(1.0, 8.0)
+    with SparseStream.from_scipy(A) as S:
+        for expr in (lambda: S @ x, lambda: np.ones(5) @ S):
+            with pytest.raises(TypeError, match=r"a SparseStream has no @ operator .*use S\.matvec\(x\) for A x "
+                                                r"and S\.rmatvec\(y\) for Aᵀ y"):
+                expr()
+        with pytest.raises(TypeError, match=r"matvec x: expected a numpy vector of length 7 or a vector Stream, "
+                                            r"got a scipy\.sparse csr_matrix of shape \(7, 1\): pass "
+                                            r"v\.toarray\(\)\.ravel\(\)"):
+            S.matvec(sp.csr_matrix(x[:, None]))
+        for bad, kind in ((None, "NoneType"), ("abc", "str")):
+            with pytest.raises(TypeError, match=f"rmatvec y: expected a numpy vector of length 5 or a vector "
+                                                f"Stream, got {kind}$"):
+                S.rmatvec(bad)
+        with pytest.raises(ValueError, match=r"expected a vector of length 7, got shape \(7, 1\): pass it 1-D"):
+            S.matvec(x[:, None])
+        np.testing.assert_allclose(S.matvec(x), A @ x, rtol=4e-7)   # vectors pass (positive terms: (k + 1) u)
+
+
+def test_what_is_not_a_matrix_is_named_by_its_type():
+    """A LinearOperator or None was "A: expected a real matrix, got dtype object", which named
+    numpy's view of it rather than what was passed."""
+    import scipy.sparse.linalg as spl
+
+    for bad, kind in ((spl.aslinearoperator(sp.eye(3)), "scipy.MatrixLinearOperator"), (None, "NoneType"),
+                      (lambda v: v, "function")):
+        with pytest.raises(ValueError, match=r"A: expected a real matrix \(a scipy\.sparse matrix or array, or a "
+                                             r"2-D numeric array: .*a LinearOperator or a function will not do\), "
+                                             f"got {kind}, not an array of numbers"):
+            SparseStream.from_scipy(bad)
+    with pytest.raises(ValueError, match=r"expected a real matrix .* got dtype <U1"):
+        SparseStream.from_scipy([["a", "b"]])
+
+
+@pytest.mark.parametrize("sort", ["no", 1, None])
+def test_sort_must_be_a_flag(sort):
+    """sort="no" was taken as true: the corrigan rows were sorted."""
+    with pytest.raises(ValueError, match=f"sort must be True or False, got {sort!r}"):
+        SparseStream.from_scipy(sp.eye(4, format="csr"), format="corrigan", sort=sort)

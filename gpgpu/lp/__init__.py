@@ -243,6 +243,7 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         raise TypeError(f"callback must be a function (it is called with each iteration's history entry, "
                         f"a dict) or None, got {callback!r} of type {type(callback).__name__}")
     chosen = preset_options(preset, method, backend, **options)
+    _check_option_names(options, method, backend)
     backend_options = dict(chosen)
     refine, presolve, correct_primal, free_safeguard, regularize = (
         _flag(name, backend_options.pop(name, None), none=True)
@@ -260,6 +261,36 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     if notes:
         result.message += " Warning: " + " ".join(notes) + "."
     return result
+
+
+def _check_option_names(options, method, backend) -> None:
+    """An option that neither ``solve``, the method nor the back end (given by name) takes is a
+    TypeError naming it, scipy's name of one of ours (``maxiter``, ``tol``) with ours, and the
+    options there are, before anything is built (the back end's own TypeError named its class)."""
+    from .linprog import _METHOD_OPTIONS, _SCIPY_NAMES, _backend_class
+
+    cls = _backend_class(method, backend) if method in METHODS else None
+    if cls is None:                   # a back end instance, or a name that solve refuses by itself
+        return
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    if any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values()):
+        return                        # a back end that takes any keyword (a wrapper): it decides
+    known = ({"refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "cholesky"}
+             | set(_METHOD_OPTIONS[method]) | ({"adaptive"} if method == "matrix-free" else set())
+             | {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
+                and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD})
+    # the other method's (or back end's) options that _solve refuses with their own reason
+    unknown = sorted(set(options) - known - {"adaptive", "start", "factor_precision"})
+    if unknown:
+        hints = [f"{k!r} is {_SCIPY_NAMES[k]!r} here" for k in unknown if k in _SCIPY_NAMES]
+        if method == "matrix-free":       # Mehrotra's options, which the matrix-free method refuses by name
+            known -= {"cholesky", "correct_primal", "free_safeguard"}
+        raise TypeError(f"solve: unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(map(repr, unknown))}" + (f" ({'; '.join(hints)})" if hints else "")
+                        + f"; method={method!r} with backend={backend!r} takes eps, max_iter, callback, "
+                        f"preset and the options {', '.join(sorted(known))}")
 
 
 #: boolean options of the back ends (checked as solve's own flags)

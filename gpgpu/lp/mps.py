@@ -230,27 +230,43 @@ class Problem:
         """``min c^T x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``, bounds (as scipy.linprog).
 
         ``bounds`` is one ``(lb, ub)`` pair for all variables or one per variable; ``None``
-        means infinite. The problem goes through :func:`standardize`.
+        means infinite (``bounds=None``: (0, None), as scipy). The problem goes through
+        :func:`standardize`. A matrix without its right-hand side (or the reverse), a right-hand
+        side of another length than the matrix's rows, or bounds of another shape is a
+        ValueError naming it.
         """
         c = _real_vector(c, "c")
         n = c.size
         blocks, lo, up = [], [], []
-        if A_ub is not None:
-            A_ub = _as_sparse(A_ub, "A_ub", n)
-            blocks.append(A_ub)
-            lo.append(np.full(A_ub.shape[0], -np.inf))
-            up.append(_real_vector(b_ub, "b_ub", allow_inf=True))
-        if A_eq is not None:
-            A_eq = _as_sparse(A_eq, "A_eq", n)
-            blocks.append(A_eq)
-            lo.append(_real_vector(b_eq, "b_eq"))
-            up.append(_real_vector(b_eq, "b_eq"))
+        for A_part, b_part, names in ((A_ub, b_ub, ("A_ub", "b_ub")), (A_eq, b_eq, ("A_eq", "b_eq"))):
+            if (A_part is None) != (b_part is None):
+                given, missing = names if b_part is None else names[::-1]
+                raise ValueError(f"from_inequalities: {given} is given without {missing}: pass both or neither")
+            if A_part is None:
+                continue
+            A_part = _as_sparse(A_part, names[0], n)
+            rhs = _real_vector(b_part, names[1], allow_inf=names[1] == "b_ub")
+            if rhs.size != A_part.shape[0]:
+                raise ValueError(f"from_inequalities: {names[1]} has {rhs.size} entries, {names[0]} has "
+                                 f"{A_part.shape[0]} rows: one right-hand side a row")
+            blocks.append(A_part)
+            lo.append(np.full(rhs.size, -np.inf) if names[1] == "b_ub" else rhs)
+            up.append(rhs)
         A = sp.vstack(blocks, format="csc") if blocks else sp.csc_matrix((0, n))
-        bounds = list(bounds)
-        if len(bounds) == 2 and not isinstance(bounds[0], (tuple, list)):
-            bounds = [bounds] * n
-        cl = np.array([-np.inf if bd[0] is None else bd[0] for bd in bounds], dtype=np.float64)
-        cu = np.array([np.inf if bd[1] is None else bd[1] for bd in bounds], dtype=np.float64)
+        if bounds is None:             # scipy's default: x >= 0
+            bounds = (0, None)
+        try:
+            bounds = list(bounds)
+            if len(bounds) == 2 and not isinstance(bounds[0], (tuple, list, np.ndarray)):
+                bounds = [bounds] * n
+            pairs = [tuple(bd) for bd in bounds]
+            if len(pairs) != n or any(len(bd) != 2 for bd in pairs):
+                raise ValueError
+            cl = np.array([-np.inf if bd[0] is None else bd[0] for bd in pairs], dtype=np.float64)
+            cu = np.array([np.inf if bd[1] is None else bd[1] for bd in pairs], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"from_inequalities: bounds must be one (lb, ub) pair for all variables or "
+                             f"{n} such pairs, one per entry of c (None: no bound), got {bounds!r}") from None
         return standardize(c, A, np.concatenate(lo) if lo else np.zeros(0),
                            np.concatenate(up) if up else np.zeros(0), cl, cu, offset=c0,
                            sense=-1 if maximize else 1, name=name)
@@ -347,7 +363,9 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     rl, ru, cl, cu = (np.array(v, dtype=np.float64).ravel()
                       for v in (row_lower, row_upper, col_lower, col_upper))
     if rl.size != m0 or ru.size != m0 or cl.size != n0 or cu.size != n0:
-        raise ValueError("inconsistent LP data sizes")
+        raise ValueError(f"inconsistent LP data sizes: A is {m0} x {n0} and c has {n0} entries, so "
+                         f"row_lower and row_upper need {m0} entries and col_lower and col_upper {n0}; "
+                         f"got {rl.size}, {ru.size}, {cl.size} and {cu.size}")
     raw = {"rl": rl.copy(), "ru": ru.copy(), "cl": cl.copy(), "cu": cu.copy()}
     for what, v in (("row lower", rl), ("row upper", ru), ("column lower", cl), ("column upper", cu)):
         if np.isnan(v).any():
@@ -700,10 +718,14 @@ def read_mps(path) -> Problem:
 
     Raises
     ------
+    TypeError
+        When ``path`` is not a str or path.
     FileNotFoundError
-        When ``path`` does not exist.
+        When ``path`` does not exist (``IsADirectoryError`` when it is a directory).
     ValueError
-        When HiGHS cannot parse the file; the message names the file and quotes HiGHS's
+        When the file's name does not end in ``.mps`` or ``.mps.gz`` (HiGHS picks its reader
+        by the name: a good MPS file named ``.txt`` is refused), saying so; when HiGHS cannot
+        parse the file; the message names the file and quotes HiGHS's
         error lines (which usually say the offending entry or section). When a number of the
         COLUMNS, RHS, RANGES or BOUNDS section is not one (``abc``), or a coefficient is not
         finite: the message names the line number and the token (:func:`check_mps_numbers`;
@@ -717,16 +739,29 @@ def read_mps(path) -> Problem:
     """
     import highspy
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"read_mps: path must be a str or pathlib.Path naming an MPS file, got "
+                        f"{type(path).__name__}")
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not an MPS file: pass the path of a .mps or "
+                                ".mps.gz file")
     if not path.is_file():
         raise FileNotFoundError(f"MPS file not found: {path}")
     h, status, log = _highs_log(str(path))
     lines = [ln.strip() for ln in log.splitlines()]
     errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")]
     warns = [ln for ln in lines if ln.startswith("WARNING")]
+    if status == highspy.HighsStatus.kError and any("not supported" in e for e in errors):
+        raise ValueError(f"cannot read {path}: HiGHS chooses its reader by the file name's ending and has "
+                         f"none for {path.name!r} (whatever the file holds); an MPS file must be named "
+                         "*.mps or *.mps.gz: rename or copy it to such a name")
     check_mps_numbers(path)        # before HiGHS's error too: it names the line (HiGHS: an inf, a NaN)
     if status == highspy.HighsStatus.kError:
         cause = "; ".join(errors) if errors else "HiGHS could not read it"
+        if not path.name.lower().endswith((".mps", ".mps.gz")):     # e.g. .lp: read as a CPLEX LP file
+            cause += (f" (HiGHS chose its reader by the name's ending, {''.join(path.suffixes)!r}: if the file "
+                      "is MPS, name it *.mps or *.mps.gz)")
         raise ValueError(f"malformed MPS file {path}: {cause}")
     lp = h.getLp()
     m, n = lp.num_row_, lp.num_col_
