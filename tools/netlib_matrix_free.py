@@ -8,7 +8,7 @@ objective error is relative to HiGHS's objective (max(1, |objective|)). ``--jobs
 problems at a time (one process each; on one GPU they share it).
 
     python tools/netlib_matrix_free.py                       # the 42, rows on stdout
-    python tools/netlib_matrix_free.py --problems bnl1,ganges --options '{"correctors": 0}'
+    python tools/netlib_matrix_free.py --problems bnl1,ganges --options '{"rank": 200}'
     python tools/netlib_matrix_free.py --qap nug12 --append docs/figures/lp_matrix_free_defaults_numpy64.csv
     python tools/netlib_matrix_free.py --backend gpu --jobs 12 --timeout 500      # the GPU's PCG
 
