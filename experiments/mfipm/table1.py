@@ -165,7 +165,7 @@ def claims(rows):
             if (r["rows"], r.get("model_columns", r["columns"]), r.get("model_nonzeros", r["nonzeros"]))
             == (r["paper_rows"], r["paper_columns"], r["paper_nonzeros"])]
     out = [Claim("rows, columns and non-zeros equal 002's Table 1",
-                 "nug20 15240 x 72600 (304800), nug30 52260 x 379350 (1567800), 1kx1k0 .. 64kx64k0 N+1 square "
+                 "nug20 15240 x 72600 (304,800), nug30 52260 x 379350 (1,567,800), 1kx1k0 .. 64kx64k0 N+1 square "
                  "with N sqrt(N) + 2N + 1",
                  f"equal for {len(same)} of {len(with_paper)} problems of the table in this run "
                  f"({', '.join(same) or 'none'})", "qap_lp and gruca_like built, A.shape and A.nnz; the "
