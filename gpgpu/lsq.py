@@ -71,8 +71,8 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
         A with more rows than columns (then A D² Aᵀ is singular), shapes that do not match, a
         negative weight, or an option outside the values above (before any GPU work).
     NotPositiveDefiniteError
-        A D² Aᵀ is not positive definite in float32: A lacks full row rank, or too many
-        weights are zero (or negligible) for the rows of A that remain.
+        A D² Aᵀ is not positive definite in float32: A lacks full row rank, or the columns of
+        A with non-zero (not negligible) weights do not have rank m.
     """
     if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
         raise ValueError(f"lstsq_weighted: tol must be a positive finite number, got {tol!r}")
