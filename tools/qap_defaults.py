@@ -31,6 +31,9 @@ def main(argv=None) -> int:
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a variant: set a module constant of gpgpu.lp.matrix_free (PCG_REL, "
                          "PCG_LIMIT_GROWTH, FLOOR_RISE, ...) to a number; repeatable")
+    ap.add_argument("--kw", action="append", default=[], metavar="NAME=VALUE",
+                    help="a keyword of gpgpu.lp.solve with a number or true/false (pcg_maxiter=10000, "
+                         "adaptive=false, ...); repeatable")
     ap.add_argument("--progress", action="store_true",
                     help="print each iteration's residuals, gap, mu, steps, rho = delta, PCG iterations, "
                          "why each solve stopped, and k")
@@ -57,6 +60,11 @@ def main(argv=None) -> int:
             extra["rank_max"] = args.rank_max
         if args.reg_min is not None:
             extra["reg_min"] = args.reg_min
+        for item in args.kw:
+            key, _, value = item.partition("=")
+            low = value.strip().lower()
+            extra[key] = low == "true" if low in ("true", "false") else (
+                int(value) if value.strip().lstrip("-").isdigit() else float(value))
         if args.progress:
             extra["callback"] = lambda h: print(
                 f"  {h['iteration']}: primal {h['primal_residual']:.1e} dual {h['dual_residual']:.1e} "
