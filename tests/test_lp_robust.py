@@ -66,6 +66,34 @@ def test_eps_outside_zero_one_is_refused(eps):
         solve(p, backend="numpy64", eps=eps)
 
 
+@pytest.mark.parametrize("eps", ["1e-6", True, False, np.True_, None, 1e-6j])
+def test_eps_that_is_not_a_number_is_refused_not_converted(eps):
+    """float("1e-6") is 1e-6 and float(True) is 1.0: a string was solved as a tolerance and a bool
+    got the range's message. Both are a TypeError that names eps and the kind of value it takes."""
+    p = Problem.from_arrays(np.eye(1), np.ones(1), np.ones(1))
+    with pytest.raises(TypeError, match=r"eps must be a number \(a float such as 1e-6.*got "):
+        solve(p, backend="numpy64", eps=eps)
+
+
+def test_eps_and_max_iter_are_checked_before_the_problem_is_read(tmp_path):
+    """The arguments are checked at the top of solve: a wrong eps is named before the MPS file is
+    read (here one that does not exist, which would have been the error before)."""
+    missing = tmp_path / "missing.mps"
+    with pytest.raises(TypeError, match="eps must be a number"):
+        solve(missing, eps="1e-6")
+    with pytest.raises(ValueError, match="0 < eps < 1"):
+        solve(missing, eps=float("nan"))
+    with pytest.raises(TypeError, match="max_iter must be a positive integer"):
+        solve(missing, max_iter=True)
+
+
+def test_numpy_numbers_are_numbers():
+    p = Problem.from_arrays(np.array([[1.0, 1.0]]), np.array([1.0]), np.array([1.0, 2.0]))
+    r = solve(p, backend="numpy64", eps=np.float32(1e-6), max_iter=np.int64(50))
+    assert r.status == "optimal"
+    np.testing.assert_allclose(r.x, [1.0, 0.0], atol=1e-6)
+
+
 @pytest.mark.parametrize("max_iter, exc", [(0, ValueError), (-3, ValueError), (2.5, TypeError),
                                            (True, TypeError), ("10", TypeError)])
 def test_max_iter_must_be_a_positive_integer(max_iter, exc):

@@ -38,10 +38,12 @@ REFINE_BELOW = 3e-5
 
 
 def _check_options(eps, max_iter):
-    try:
-        eps_f = float(eps)
-    except (TypeError, ValueError):
-        raise TypeError(f"eps must be a number, got {eps!r}") from None
+    """``eps`` and ``max_iter`` checked (a TypeError or ValueError naming the argument) and
+    returned as float and int. A string ("1e-6") or a bool is no tolerance: refused, not converted."""
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"eps must be a number (a float such as 1e-6, the relative tolerance of "
+                        f"(6.1)-(6.3)), got {eps!r} of type {type(eps).__name__}")
+    eps_f = float(eps)
     if not (math.isfinite(eps_f) and 0.0 < eps_f < 1.0):
         raise ValueError(f"eps must be a finite number with 0 < eps < 1 (the relative tolerance of "
                          f"(6.1)-(6.3)), got {eps!r}")
@@ -218,18 +220,21 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     Raises
     ------
     TypeError
-        A flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
+        ``eps`` that is not a number (a string such as "1e-6", a bool) or ``max_iter`` that is
+        not an integer (a float, a bool, a string); a flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
         ``regularize``, ``adaptive``, the back ends' ``profile``, ``fuse`` and ``fast_solve``
         -- that is not True or False (or None; the string "no" is no flag), or a ``callback``
         that is not callable: named, before anything is solved.
     ValueError
-        An unknown preset or method; besides wrong options: with ``backend="gpu"`` or
+        ``eps`` not finite or outside 0 < eps < 1, ``max_iter`` below 1 (checked first, before
+        an MPS file is read); an unknown preset or method; besides wrong options: with ``backend="gpu"`` or
         ``"numpy32"`` (float32 storage), a coefficient, right-hand side or cost beyond
         float32's range (|v| > 3.4e38; for the matrix-free method on the GPU, a coefficient
         above 1.8e19, whose square A .* A would be) is named; use ``backend="numpy64"`` or
         ``scale=True``. HiGHS's refusal of an LP for its presolve passes on HiGHS's reason (it
         refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
     """
+    _check_options(eps, max_iter)     # before an MPS file is read or a back end built
     if isinstance(problem, (str, Path)):
         path = Path(problem)
         if isinstance(problem, str) and not path.exists() and not path.suffix and "/" not in problem:
