@@ -350,6 +350,11 @@ def _operator(A, format: str = "ellpack") -> _Operator:
         m, n = A.shape
         if m != n:
             raise ValueError(f"cg: A must be square, got a {m} x {n} SparseStream")
+        host = A._host      # from_scipy's host copy (transpose="copy", until transposed() is built)
+        if host is not None:
+            import scipy.sparse as sp
+
+            _check_square_symmetric(sp.csr_matrix(host, shape=A.shape))
         e = _gpu_scale(A)
         return _Operator(A, owned=False, exponent=e, shift=e)
     if isinstance(A, Stream):
@@ -570,6 +575,25 @@ def _preconditioner(M):
     return M.diagonal() if sp.issparse(M) else arr.diagonal()
 
 
+def _check_preconditioner(M64: np.ndarray) -> float:
+    """max |M| of a diagonal preconditioner (given as numpy, or a Stream's entries read back),
+    after a ValueError naming its first entry that is not positive and finite: PCG needs M
+    positive definite, as A is, and a zero or negative entry would break it down later, reported
+    as an A that is not positive definite (or not at all)."""
+    bad = np.flatnonzero(~(M64 > 0) | ~np.isfinite(M64))     # NaN is not > 0
+    if not np.any(M64 != 0):
+        raise ValueError("cg: M is zero; it must be the diagonal of a positive definite "
+                         "preconditioner M ~ A^-1, e.g. 1 / A.diagonal() for Jacobi")
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"cg: M[{i}] = {M64[i]:.6g} (and {bad.size} entries <= 0 or not finite in all): the "
+                         "preconditioner M ~ A^-1 must be positive definite, so its diagonal positive and "
+                         "finite (a zero or negative entry breaks PCG down, which would be reported as an A "
+                         "that is not positive definite); for Jacobi pass 1 / A.diagonal() of the positive "
+                         "definite A, with no zero on A's diagonal")
+    return float(np.abs(M64).max())
+
+
 def _numpy_vector(v, name: str):
     """A numpy (n, 1) column given for a vector, as scipy's cg takes it: flattened."""
     if v is None or isinstance(v, Stream):
@@ -599,6 +623,12 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         ``scipy.sparse.linalg.LinearOperator`` (or any callable) is a TypeError: the product
         A d runs on the GPU as a fragment program over a texture of A's entries, so cg needs
         the matrix itself (pass the scipy.sparse matrix, a dense array, a SparseStream).
+        A must be symmetric. A scipy or numpy A is checked, and so is a SparseStream that keeps
+        ``from_scipy``'s host copy (``transpose="copy"``, the default, until its transposed copy
+        is built): a ValueError gives max |A - A^T|. A dense Stream, or a SparseStream without
+        that copy, is not checked (that would read the matrix back): there its symmetry is the
+        caller's job. CG on a non-symmetric A may break down or not converge (info 0 is still
+        verified on b - A x).
     b : (n,) or (n, 1) array, or vector Stream
         x comes back of shape (n,) for either shape, as scipy's.
     x0 : (n,) or (n, 1) array or vector Stream, optional (zeros)
@@ -620,8 +650,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         scipy.sparse matrix or array (``scipy.sparse.diags(1 / d)``, or csr / dia / ... with
         entries on the diagonal only) or dense (n, n) array, whose diagonal is taken. A matrix
         with an entry off the diagonal is a ValueError, a LinearOperator or a callable a
-        TypeError: the GPU applies only a diagonal. M is positive definite as A is: a numpy
-        (or scipy) M with an entry <= 0 is a ValueError naming it, before the iterations.
+        TypeError: the GPU applies only a diagonal. M is positive definite as A is: an M with
+        an entry <= 0 or not finite is a ValueError naming it, before the iterations (a Stream
+        M is read back once for this).
     callback : callable, optional
         ``callback(xk)`` after every iteration with x as a numpy array in A's (unsorted) order
         (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
@@ -718,8 +749,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     TypeError
         A or M a LinearOperator or a callable (see A and M).
     ValueError
-        Bad shapes, non-square or non-symmetric A, a non-diagonal M, NaN, complex, an empty
-        row, a zero A or M, bad options (tol and rtol disagreeing too, iteration="single-reduction"
+        Bad shapes, non-square or non-symmetric A (where checked, see A), a non-diagonal M or
+        one with an entry <= 0 (named), NaN, complex, an empty row, a zero A or M, bad options (tol and rtol disagreeing too, iteration="single-reduction"
         with pyramid or ping-pong sums); a Stream answer whose x
         float32 cannot hold (max |x| above 3.4e38 or within 2^24 of the underflow at 1.2e-38:
         pass b as numpy to get x in float64).
@@ -843,30 +874,15 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                 xs = own(_upload(_host_vector(x0, n, "x0"), shift, "x0"))
         Ms = None
         if M is not None:
-            if isinstance(M, Stream):
+            if isinstance(M, Stream):   # one read-back of M's entries, to check them as a numpy M's
                 Ms = _stream_vector(M, n, "M")
-                am = reduce_regions(Ms, "absmax", Ms.regions(), strategy="pingpong", out=borrow(1, 1))
-                mmax = am.item()
-                give_back(am)
+                mmax = _check_preconditioner(Ms.to_array().astype(np.float64))
                 readbacks += 1
-                if mmax > 0 and not 2.0 ** -VECTOR_RANGE <= mmax <= 2.0 ** VECTOR_RANGE:
+                if not 2.0 ** -VECTOR_RANGE <= mmax <= 2.0 ** VECTOR_RANGE:
                     Ms = own(_scale_into(Ms, -_exponent(mmax), Stream.like(Ms)))
-            else:
+            else:               # PCG does not see a scalar factor of M
                 M64 = _host_vector(M, n, "M")
-                mmax = float(np.abs(M64).max())
-                bad = np.flatnonzero(M64 <= 0)
-                if mmax > 0 and bad.size:      # PCG needs M positive definite, as A is
-                    i = int(bad[0])
-                    raise ValueError(f"cg: M[{i}] = {M64[i]:.6g} (and {bad.size} entries <= 0 in all): the "
-                                     "preconditioner M ~ A^-1 must be positive definite, so its diagonal "
-                                     "positive (a zero or negative entry breaks PCG down, which would be "
-                                     "reported as an A that is not positive definite); for Jacobi pass "
-                                     "1 / A.diagonal() of the positive definite A")
-                if mmax > 0:    # PCG does not see a scalar factor of M
-                    Ms = own(_upload(M64, -_exponent(mmax), "M"))
-            if not mmax > 0:
-                raise ValueError("cg: M is zero; it must be the diagonal of a positive definite "
-                                 "preconditioner M ~ A^-1, e.g. 1 / A.diagonal() for Jacobi")
+                Ms = own(_upload(M64, -_exponent(_check_preconditioner(M64)), "M"))
         sorted_A = isinstance(op.A, SparseStream) and op.A.perm is not None
         if sorted_A:   # 003: solve the sorted system, unsort the solution at the end
             perm = op.A._streams["perm"]

@@ -505,9 +505,46 @@ def test_a_preconditioner_with_an_entry_not_positive_is_named(entry, as_matrix):
     A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(6, 6)).tocsr()
     d = 1.0 / A.diagonal()
     d[3] = entry
-    with pytest.raises(ValueError, match=rf"cg: M\[3\] = {entry:g} \(and 1 entries <= 0 in all\): the "
+    with pytest.raises(ValueError, match=rf"cg: M\[3\] = {entry:g} \(and 1 entries <= 0 or not finite in all\): the "
                                          r"preconditioner M ~ A\^-1 must be positive definite"):
         gpgpu.cg(A, np.arange(1.0, 7.0), M=sp.diags(d) if as_matrix else d)
+
+
+@pytest.mark.parametrize("entry", [0.0, -0.25, np.inf], ids=["zero", "negative", "inf"])
+def test_a_stream_preconditioner_with_an_entry_not_positive_is_named(entry):
+    """The same M as a vector Stream (a Jacobi diagonal kept on the GPU): a zero entry was
+    reported as a breakdown of an A "not positive definite" (A is: the 1-D Laplacian), a negative
+    one was taken silently. Its entries are read back once and checked as a numpy M's."""
+    A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(6, 6)).tocsr()
+    d = 1.0 / A.diagonal()
+    d[3] = entry
+    with Stream.vector_of(6, data=d.astype(np.float32)) as Ms:
+        with pytest.raises(ValueError, match=rf"cg: M\[3\] = {entry:g} \(and 1 entries <= 0 or not finite in "
+                                             r"all\): the preconditioner M ~ A\^-1 must be positive definite.*"
+                                             r"for Jacobi pass 1 / A.diagonal\(\)"):
+            gpgpu.cg(A, np.arange(1.0, 7.0), M=Ms)
+    with Stream.vector_of(6) as zero, pytest.raises(ValueError, match="cg: M is zero"):
+        gpgpu.cg(A, np.arange(1.0, 7.0), M=zero)
+
+
+@pytest.mark.parametrize("fmt, sort", [("ellpack", False), ("packed", False), ("corrigan", True)])
+def test_a_non_symmetric_sparse_stream_is_refused_as_a_scipy_matrix_is(fmt, sort):
+    """A SparseStream A that is not symmetric was solved (CG then converges by chance, breaks
+    down or stalls); the scipy path's check now runs on the host copy from_scipy keeps."""
+    A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(6, 6)).tolil()
+    A[0, 1] = -0.5
+    A = A.tocsr()
+    b = np.arange(1.0, 7.0)
+    with pytest.raises(ValueError, match=r"cg: A is not symmetric \(max \|A - A\^T\| = 0.5\)") as scipy_error:
+        gpgpu.cg(A, b)
+    with SparseStream.from_scipy(A, format=fmt, sort=sort) as S:
+        with pytest.raises(ValueError) as stream_error:
+            gpgpu.cg(S, b)
+    assert str(stream_error.value) == str(scipy_error.value)
+    A[0, 1] = -1.0                        # symmetric again: solved, as before
+    with SparseStream.from_scipy(A, format=fmt, sort=sort) as S:
+        x, info = gpgpu.cg(S, b, rtol=1e-6)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-6 * np.linalg.norm(b)
 
 
 def test_what_the_gpu_cannot_apply_is_refused_with_the_reason():
