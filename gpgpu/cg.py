@@ -628,7 +628,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         is built): a ValueError gives max |A - A^T|. A dense Stream, or a SparseStream without
         that copy, is not checked (that would read the matrix back): there its symmetry is the
         caller's job. CG on a non-symmetric A may break down or not converge (info 0 is still
-        verified on b - A x).
+        verified on b - A x, unless verify=False).
     b : (n,) or (n, 1) array, or vector Stream
         x comes back of shape (n,) for either shape, as scipy's.
     x0 : (n,) or (n, 1) array or vector Stream, optional (zeros)

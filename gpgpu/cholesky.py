@@ -431,11 +431,17 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     Raises
     ------
     NotPositiveDefiniteError
-        A pivot was not positive (detected on the GPU), naming the step k. As LAPACK's
-        potrf, no threshold: a singular positive semi-definite A (e.g. a rank-one matrix) may
-        leave pivots that float32's rounding made slightly positive instead of zero, and then
-        its factor comes back (pivots near sqrt(n u max|A|), u = 2^-24) with the error on
-        some forms and not others. Check L's diagonal when A may be singular.
+        A pivot was not positive (detected on the GPU), naming the step k (column k of L,
+        0-based). As LAPACK's potrf (numpy.linalg.cholesky), no threshold. A zero pivot that
+        float32 computes exactly (an exactly singular A such as [[1, 1], [1, 1]], [[4, 2],
+        [2, 1]] or v vᵀ of small integers) is refused at its column by every form and variant,
+        as numpy refuses it. A singular positive semi-definite A whose zero pivot float32's
+        rounding leaves as a tiny number (B Bᵀ with a random n x (n-1) B) is refused where
+        that number is negative and factored where it is positive (L's diagonal there near
+        sqrt(n u max|A|), u = 2^-24); the forms round differently, so one may factor what
+        another refuses (measured on llvmpipe: 14 of 79 random rank-deficient B Bᵀ of orders
+        2 to 8), and numpy in float64 factors some such matrices too. Check L's diagonal when
+        A may be singular.
     ValueError
         A not square, not symmetric, not finite, or too large for the GPU's textures.
     """

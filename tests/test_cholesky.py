@@ -298,6 +298,51 @@ def test_semidefinite_zero_pivot_is_caught():
         gpgpu.cholesky(np.outer(v, v))
 
 
+def _exactly_singular():
+    """Singular semi-definite matrices whose zero pivot float32 computes exactly on any GPU:
+    every pivot is a power of two squared (exact square roots, divisions by powers of two) and
+    every other value a small integer times a power of two, so no step rounds (with or without
+    fused multiply-adds). (A, the zero pivot's column)."""
+    L = np.array([[1, 0, 0, 0, 0, 0, 0, 0, 0], [3, 2, 0, 0, 0, 0, 0, 0, 0], [-1, 2, 1, 0, 0, 0, 0, 0, 0],
+                  [2, 0, -3, 4, 0, 0, 0, 0, 0], [1, 1, 1, -2, 2, 0, 0, 0, 0], [0, -2, 3, 1, 1, 1, 0, 0, 0],
+                  [2, 1, -1, 3, 0, 2, 0, 0, 0], [1, 0, 2, -1, 3, 1, 0, 2, 0],
+                  [-3, 1, 0, 2, 1, -1, 0, 1, 1]], dtype=float)     # L[6, 6] = 0, and below it
+    v = np.array([1.0, 2.0, 3.0])
+    return {"[[1, 1], [1, 1]]": (np.ones((2, 2)), 1), "[[4, 2], [2, 1]]": (np.array([[4.0, 2.0], [2.0, 1.0]]), 1),
+            "v v^T": (np.outer(v, v), 1), "L L^T, 9 x 9": (L @ L.T, 6)}
+
+
+#: every way to factor a full numpy matrix: the papers' forms and variants
+ALL_FORMS = [dict(form="outer"), dict(form="inner"), dict(form="outer", update="square"),
+             dict(form="outer", update="columns"), dict(form="outer", index="computed"),
+             dict(form="outer", index="triad"), dict(form="outer", storage="packed"),
+             dict(form="outer", transfer="ctt"), dict(form="inner", transfer="ctt"),
+             dict(variant="blocked", block=4), dict(variant="blocked", block=4, panel="onepass")]
+
+
+@pytest.mark.parametrize("case", sorted(_exactly_singular()))
+def test_every_form_refuses_an_exactly_singular_matrix_at_its_zero_pivot(case):
+    """An exactly singular semi-definite A whose zero pivot float32 computes exactly: every form
+    (outer, inner, their variants, the blocked one, the outer form's fused and one-pass pivot
+    steps) raises NotPositiveDefiniteError at that column, as numpy.linalg.cholesky raises
+    LinAlgError. (A singular A whose zero pivot float32 rounds to +-tiny is factored or refused
+    by the sign of that rounding, which differs between forms: the docstring says so.)"""
+    from gpgpu.cholesky import factor
+
+    A, k = _exactly_singular()[case]
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(A)
+    for kw in ALL_FORMS:
+        with pytest.raises(NotPositiveDefiniteError, match=f"step k = {k} ") as e:
+            gpgpu.cholesky(A, **kw)
+        assert e.value.k == k, kw
+    with Stream.from_array(np.tril(A)) as S:
+        for pivot in ("fused", "onepass"):
+            with pytest.raises(NotPositiveDefiniteError) as e:
+                factor(S, A.shape[0], pivot=pivot)
+            assert e.value.k == k, pivot
+
+
 def test_input_errors():
     with pytest.raises(ValueError, match="square"):
         gpgpu.cholesky(np.ones((2, 3)))
