@@ -609,7 +609,9 @@ def nug(name):
 
 
 @pytest.mark.parametrize("name", ["nug12", pytest.param("nug15", marks=pytest.mark.skipif(
-    not os.environ.get("GPGPU_LONG_TESTS"), reason="about 5 minutes on numpy64 here; set GPGPU_LONG_TESTS=1"))])
+    not os.environ.get("GPGPU_LONG_TESTS"), reason="1-5 minutes on numpy64 here; set GPGPU_LONG_TESTS=1")),
+    pytest.param("nug20", marks=pytest.mark.skipif(
+        not os.environ.get("GPGPU_LONG_TESTS"), reason="about 10 minutes on numpy64 here; set GPGPU_LONG_TESTS=1"))])
 def test_qap_relaxation_is_optimal_with_the_defaults(name):
     """nug12 (3192 x 8856) with method="matrix-free" and nothing else, at eps = 1e-6 (numpy64 here;
     the rule is in the algorithm, so the GPU back end has it too). Without the adaptive rule it
@@ -633,6 +635,63 @@ def test_qap_relaxation_is_optimal_with_the_defaults(name):
     assert min(rho[first + 1:again + 1]) >= rho[first - 1] * (1 - 1e-12)
     assert max(max(h["pcg_iterations"]) for h in r.history[:-1]) > 2000   # the limit grew
     assert "grown to" in r.message
+    if name == "nug20":
+        # the primal finishing rule ended it: without it the primal residual stays at 1e-5
+        # while mu falls to 1e-10 (docs/lp_defaults.md)
+        assert any(h["pcg_limit"] > max(h["pcg_iterations"][0], 8000) for h in hist)
+
+
+@pytest.mark.parametrize("pres,dres,gap,leads", [
+    (2e-6, 1e-7, 1e-7, True), (2e-6, 3e-6, 1e-7, False), (2e-6, 1e-7, 3e-6, False),
+    (5e-7, 1e-7, 1e-7, False), (1e-6, 1e-7, 1e-7, False), (2e-6, 2e-6, 1e-7, False)])
+def test_primal_finishing_rule_condition(pres, dres, gap, leads):
+    """The rule's condition by hand: the primal residual above eps = 1e-6 and above both other
+    tests (a tie is not a lead)."""
+    from gpgpu.lp.matrix_free import _primal_leads
+
+    assert _primal_leads(pres, dres, gap, 1e-6) is leads
+
+
+def test_primal_finishing_rule_runs_the_combined_solve_longer_where_the_primal_residual_leads(monkeypatch):
+    """The primal finishing rule (module notes): in an iteration whose primal residual is above
+    eps and the largest of the three tests, the combined direction's PCG may run 8 times the
+    limit; the predictor's solve, every other iteration, a ``pcg_maxiter`` given and
+    ``adaptive=False`` keep the limit. beaconfd's primal residual leads in every iteration and
+    sctap1's in its first three (m = 173 and 300: limits 692 and 1200), so both branches run.
+    Each solve's limit is seen where the outer iteration passes it to PCG."""
+    import gpgpu.lp.matrix_free as mf
+
+    calls = []
+    inner = mf._Solver.solve
+
+    def spy(self, rhs, tol, maxiter=None):
+        calls.append(self.maxiter if maxiter is None else maxiter)
+        return inner(self, rhs, tol, maxiter)
+
+    monkeypatch.setattr(mf._Solver, "solve", spy)
+    seen = set()
+    for name in ("beaconfd", "sctap1"):
+        p, ref = netlib(name)
+        for options in ({}, {"pcg_maxiter": 300}, {"preset": "paper"}):
+            limit = options.get("pcg_maxiter", max(200, min(4 * p.A.shape[0], 2000)))
+            per_iteration = []
+
+            def take(h):
+                per_iteration.append((h, list(calls)))
+                calls.clear()
+
+            calls.clear()
+            r = solve(p, method="matrix-free", backend="numpy64", eps=1e-6, callback=take, **options)
+            assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+            per_iteration[0][1][:2] = []                  # the starting point's two solves
+            for h, solves in per_iteration[:-1]:          # the last entry takes no step
+                lead = h["primal_residual"] > max(1e-6, h["dual_residual"], h["gap"])
+                fires = lead and not options
+                predictor, combined, *correctors = solves
+                assert predictor == limit and correctors == [limit] * len(correctors)
+                assert combined == h["pcg_limit"] == (8 * limit if fires else limit), (name, options, h["iteration"])
+                seen.add(fires)
+    assert seen == {True, False}
 
 
 @pytest.mark.parametrize("name", PROBLEMS)
@@ -691,8 +750,8 @@ def test_pcg_target_follows_the_back_ends_precision(backend, target, monkeypatch
     asked = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol):
-        dy, facts = inner(self, rhs, tol)
+    def spy(self, rhs, tol, maxiter=None):
+        dy, facts = inner(self, rhs, tol, maxiter)
         asked.append((tol / float(np.linalg.norm(rhs)), facts["rounds"]))
         return dy, facts
 

@@ -65,6 +65,19 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   at least ten-fold (:class:`_Floor`). The history entry of the restart has
   ``restart_iteration`` (0, the starting point) and ``regularisation_ceiling`` and takes no
   step.
+* **The primal finishing rule** (``adaptive``, beyond 002, with the default PCG limit): the PCG
+  residual r of a solve stopped at its limit stays in the primal equation (below), so where PCG
+  stops at its limit the primal residual cannot fall below what the limit leaves, while mu and
+  the gap go on falling. In an iteration whose relative primal residual is above eps and the
+  largest of the three tests, the combined direction's PCG may run FINISH_LIMIT_GROWTH = 8 times
+  the current limit (the predictor's keeps it: it only sets sigma). A problem whose PCG meets its
+  tolerance within the limit is not affected: PCG stops at its tolerance. Measured on nug20
+  (numpy64, eps 1e-6, docs/lp_defaults.md): without the rule the primal residual stays at
+  1e-5 .. 3e-5 while mu falls to 1e-10 and the iteration stalls; with it the rule fires in
+  6 of 24 iterations, each long solve cuts the primal residual 1.5-2.5 times, and the run
+  ends optimal. Firing only once the gap and the dual residual are below eps came too late
+  there (mu was already 1e-11 and the steps 0.00). The history entry's ``pcg_limit`` is the
+  combined solve's limit.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -157,6 +170,10 @@ PCG_LIMIT_GROWTH = 4
 #: a stalled iteration goes on (this many times) from its starting point with rho = delta at the
 #: floor and the regularisation's ceiling reg_max this many times lower
 RESTARTS, RESTART_REG_CUT = 1, 1e4
+#: the primal finishing rule (``adaptive``, the default PCG limit only): in an iteration whose
+#: primal residual is above eps and the largest of the three tests, the combined direction's PCG
+#: may run this many times the current limit (module notes)
+FINISH_LIMIT_GROWTH = 8
 #: PCG's relative target ||r|| <= PCG_REL ||rhs|| with ``adaptive`` on a back end whose PCG
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
 #: (the GPU; module notes, docs/lp_defaults.md)
@@ -431,9 +448,11 @@ class _Solver:
         self.outer_products += 2
         return out
 
-    def solve(self, rhs, target) -> tuple:
-        """dy with ||rhs - G_R dy|| <= target, as far as PCG gets; (dy, facts)."""
+    def solve(self, rhs, target, maxiter=None) -> tuple:
+        """dy with ||rhs - G_R dy|| <= target, as far as PCG gets (at most ``maxiter`` PCG
+        iterations, by default the current limit); (dy, facts)."""
         be = self.be
+        maxiter = self.maxiter if maxiter is None else int(maxiter)
         rnorm0 = float(np.linalg.norm(rhs))
         dy = np.zeros_like(rhs)
         r = rhs
@@ -448,7 +467,7 @@ class _Solver:
             tol = max(target, be.pcg_floor * rnorm)
             t0 = time.perf_counter()
             rv = be.vector(r)
-            res = pcg(be, rv, tol, self.maxiter)
+            res = pcg(be, rv, tol, maxiter)
             be.free(rv)
             if be.profile:
                 be.sync()
@@ -747,6 +766,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                  "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
                  "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
                  "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
+                 "pcg_limit": None,
                  "rank": k, "regularisation": None, "time": time.perf_counter() - t0}
         history.append(entry)
         finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
@@ -801,11 +821,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive)
             cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * floor_b)
 
-            def newton(xi_mu, residuals=True):
+            def newton(xi_mu, residuals=True, maxiter=None):
                 f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
                 rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
                 tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
-                dy, facts = sol.solve(rhs, tol)
+                dy, facts = sol.solve(rhs, tol, maxiter)
                 dx = theta * (outer(AT, dy) - f)
                 ds = (xi_mu - s * dx) / x
                 return dx, dy, ds, facts
@@ -815,8 +835,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             ap, ad = _max_step(x, dx_a), _max_step(s, ds_a)
             mu_aff = float((x + ap * dx_a) @ (s + ad * ds_a)) / n
             sigma = (mu_aff / mu_n) ** 3
-            # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
-            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a)
+            # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e; while
+            # the primal residual is the test farthest above eps, its PCG may run longer: the
+            # primal finishing rule (module notes)
+            finishing = floor.grow and _primal_leads(pres, dres, gap, eps)
+            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a,
+                                    maxiter=FINISH_LIMIT_GROWTH * sol.maxiter if finishing else None)
             ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
             dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
@@ -847,7 +871,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                      pcg_iterations=(f1["iterations"], f2["iterations"]),
                      pcg_converged=bool(f1["converged"] and f2["converged"]),
                      pcg_stop=(f1["stop"], f2["stop"]),
-                     pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k))
+                     pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k),
+                     pcg_limit=FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter)
         if callback is not None:
             callback(entry)
         it += 1
@@ -901,6 +926,7 @@ class _Floor:
     def __init__(self, reg, sol, adaptive, grow=True):
         self.reg, self.sol, self.adaptive = reg, sol, bool(adaptive)
         self.cap = PCG_LIMIT_GROWTH * sol.maxiter if grow else sol.maxiter
+        self.grow = self.adaptive and grow               # the limit is the rule's to change
         self.last_ok = None
         self.raises = 0
         self.lowered = 0
@@ -994,6 +1020,12 @@ def _bound_free_splits(x, partner, bound=FREE_SPLIT_BOUND):
     x = x.copy()
     x[idx] -= shift                                   # each pair appears twice: both halves lowered
     return x
+
+
+def _primal_leads(pres, dres, gap, eps) -> bool:
+    """Whether the relative primal residual is above eps and the largest of the three tests
+    (the primal finishing rule's condition, module notes)."""
+    return pres > max(eps, dres, gap)
 
 
 def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive=True) -> tuple:
