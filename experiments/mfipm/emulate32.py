@@ -13,6 +13,7 @@ method's own). ``solution="float64"`` keeps PCG's solution vector in float64, as
 minutes, about a fifth of the H200's time.
 
     python -m experiments.mfipm.emulate32 nug20 --solution float64 --stall-window 30
+    python -m experiments.mfipm.emulate32 nug20 --defaults      # what solve(p, backend="gpu") runs
 """
 from __future__ import annotations
 
@@ -121,7 +122,12 @@ def main(argv=None) -> int:
     ap.add_argument("--rank", type=int, default=100)
     ap.add_argument("--reg-min", type=float, default=1e-4)
     ap.add_argument("--pcg-maxiter", type=int, default=10000)
+    ap.add_argument("--defaults", action="store_true",
+                    help="the matrix-free method's defaults instead of the QAP settings: eps 1e-6, "
+                         "reg_min and pcg_maxiter the method's own (the adaptive rule's)")
     args = ap.parse_args(argv)
+    if args.defaults:
+        args.eps, args.reg_min, args.pcg_maxiter = 1e-6, None, None
     try:
         problem = load_problem(args.problem)
     except (ValueError, FileNotFoundError) as e:
