@@ -283,6 +283,29 @@ def test_float32_emulation_of_the_gpu_pcg(capsys):
     assert capsys.readouterr().out.splitlines()[-1].startswith("optimal:")
 
 
+def test_float32_emulation_with_the_defaults(monkeypatch, capsys):
+    """emulate32 --defaults runs what solve(p, method="matrix-free", backend="gpu") runs: eps
+    1e-6, reg_min and pcg_maxiter the method's own (None), refinement on; without it the QAP
+    settings (eps 1e-8, reg_min 1e-4, pcg_maxiter 10000)."""
+    from experiments.mfipm import emulate32
+    from gpgpu.lp.netlib import netlib_dir
+
+    seen = []
+    inner = emulate32.matrix_free
+
+    def spy(be, problem, **kw):
+        seen.append(kw)
+        return inner(be, problem, **kw)
+
+    monkeypatch.setattr(emulate32, "matrix_free", spy)
+    path = str(netlib_dir() / "afiro.mps.gz")
+    assert emulate32.main([path, "--defaults"]) == 0
+    assert emulate32.main([path]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("optimal:")
+    got = [(kw["eps"], kw["reg_min"], kw["pcg_maxiter"], kw["refine"]) for kw in seen]
+    assert got == [(1e-6, None, None, True), (1e-8, 1e-4, 10000, True)]
+
+
 def test_chunks_resume_from_the_checkpoint_as_the_uncut_run(tmp_path, capsys):
     """experiments.mfipm.chunks: a run cut by --max-iter into two commands of chunks of 2
     iterations (the second starting from the files on disk) takes the uncut run's iterations and
