@@ -635,6 +635,10 @@ def test_qap_relaxation_is_optimal_with_the_defaults(name):
     assert min(rho[first + 1:again + 1]) >= rho[first - 1] * (1 - 1e-12)
     assert max(max(h["pcg_iterations"]) for h in r.history[:-1]) > 2000   # the limit grew
     assert "grown to" in r.message
+    # the history's pcg_limit is the limit the combined solve ran under (not the one the rule
+    # set for the next iteration)
+    at_limit = [h for h in hist if h["pcg_stop"][1] == "limit"]
+    assert at_limit and all(h["pcg_iterations"][1] == h["pcg_limit"] for h in at_limit)
     if name == "nug20":
         # the primal finishing rule ended it: without it the primal residual stays at 1e-5
         # while mu falls to 1e-10 (docs/lp_defaults.md)

@@ -76,7 +76,7 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   1e-5 .. 3e-5 while mu falls to 1e-10 and the iteration stalls; with it the rule fires in
   6 of 24 iterations, each long solve cuts the primal residual 1.5-2.5 times, and the run
   ends optimal. Firing only once the gap and the dual residual are below eps came too late
-  there (mu was already 1e-11 and the steps 0.00). The history entry's ``pcg_limit`` is the
+  there (mu was already 7e-11 and the steps 0.00). The history entry's ``pcg_limit`` is the
   combined solve's limit.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
@@ -839,8 +839,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # the primal residual is the test farthest above eps, its PCG may run longer: the
             # primal finishing rule (module notes)
             finishing = floor.grow and _primal_leads(pres, dres, gap, eps)
-            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a,
-                                    maxiter=FINISH_LIMIT_GROWTH * sol.maxiter if finishing else None)
+            limit = FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter
+            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit)
             ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
             dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
@@ -872,7 +872,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                      pcg_converged=bool(f1["converged"] and f2["converged"]),
                      pcg_stop=(f1["stop"], f2["stop"]),
                      pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k),
-                     pcg_limit=FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter)
+                     pcg_limit=limit)
         if callback is not None:
             callback(entry)
         it += 1
