@@ -6,6 +6,7 @@ a tolerance this long.
 
     python -m experiments.mfipm.chunks nug20 --backend gpu --solution float-float \\
         --budget 540 --checkpoint ck/
+    python -m experiments.mfipm.chunks nug20 --defaults --checkpoint ck/   # eps 1e-6, nothing else
     # run it again with the same --checkpoint (and the same settings) to go on
 
 Within a command, each chunk is ``solve(..., max_iter=CHUNK, start=previous result)``; between
@@ -164,9 +165,16 @@ def main(argv=None) -> int:
     ap.add_argument("--sums", choices=("pingpong", "fan"), default="fan", help="gpu: reductions (default fan)")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="the bar over the iterations on stderr (default: only where stderr is a terminal)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="the matrix-free method's defaults instead of the QAP settings: eps 1e-6 and no "
+                         "other option (rank, reg_min, pcg_maxiter, sums, solution: solve's own)")
     args = ap.parse_args(argv)
     options = {"eps": args.eps, "rank": args.rank, "reg_min": args.reg_min, "pcg_maxiter": args.pcg_maxiter}
-    if args.backend == "gpu":
+    if args.defaults:
+        if args.solution is not None:
+            ap.error("--defaults takes no --solution: it runs solve's own options")
+        options = {"eps": 1e-6}
+    elif args.backend == "gpu":
         options["sums"] = args.sums
         if args.solution is not None:
             options["solution"] = args.solution

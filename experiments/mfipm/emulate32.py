@@ -43,10 +43,17 @@ class Float32MatrixFree(NumpyMatrixFree):
 
     def __init__(self, problem, solution: str = "float32"):
         super().__init__(problem)
-        if solution not in ("float32", "float64"):
-            raise ValueError(f"solution must be 'float32' or 'float64', got {solution!r}")
-        self.solution = solution
+        if solution not in ("float32", "float64", "auto"):
+            raise ValueError(f"solution must be 'float32', 'float64' or 'auto', got {solution!r}")
+        self._widen = solution == "auto"             # as the GPU's solution=None
+        self.solution = "float32" if solution == "auto" else solution
         self.A32, self.AT32, self.A2_32 = (M.astype(f32) for M in (self.A, self.AT, self.A2))
+
+    def widen_solution(self) -> bool:
+        if not self._widen or self.solution == "float64":
+            return False
+        self.solution = "float64"
+        return True
 
     def vector(self, arr):
         return np.array(arr, dtype=f32)
@@ -115,7 +122,10 @@ class Float32MatrixFree(NumpyMatrixFree):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m experiments.mfipm.emulate32", description=__doc__.split("\n\n")[0])
     ap.add_argument("problem", help="a QAPLIB name (nug12, nug20, ...; GPGPU_QAPLIB_DIR) or an MPS file")
-    ap.add_argument("--solution", choices=("float32", "float64"), default="float32")
+    ap.add_argument("--solution", choices=("float32", "float64", "auto"), default=None,
+                    help="PCG's solution vector: float32 (the default), float64, or auto (float32 until "
+                         "the first solve stopped at its limit, then float64: the GPU's default, "
+                         "and the default with --defaults)")
     ap.add_argument("--stall-window", type=int, default=8)
     ap.add_argument("--eps", type=float, default=1e-8)
     ap.add_argument("--max-iter", type=int, default=100)
@@ -128,6 +138,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.defaults:
         args.eps, args.reg_min, args.pcg_maxiter = 1e-6, None, None
+    if args.solution is None:
+        args.solution = "auto" if args.defaults else "float32"
     try:
         problem = load_problem(args.problem)
     except (ValueError, FileNotFoundError) as e:

@@ -271,6 +271,13 @@ class MatrixFreeBackend(abc.ABC):
         """x + (num / den) p, a new solution vector (num, den handles of :meth:`dot_deferred`)."""
         return self.ratio_axpy(num, den, 1.0, p, x)
 
+    def widen_solution(self) -> bool:
+        """Keep PCG's solution vector in the wider format from the next solve on, where the back
+        end has one and its format was left to it (the adaptive rule calls this after the first
+        solve that stopped at its limit; module notes); whether it changed. Default: no wider
+        format."""
+        return False
+
     def watch_start(self):
         """A breakdown watch for PCG between its reads (default: on the host): the first
         iteration whose p^T q was not positive, or -1."""
@@ -545,7 +552,7 @@ def checkpoint(result) -> dict:
     return {"x": x, "y": y, "s": s,
             "regularisation_state": np.array(result.regularisation_state, dtype=np.float64),
             "rank": np.array(int(result.rank)),
-            "adaptive_state": np.array(getattr(result, "adaptive_state", (0.0, 0, 0.0)), dtype=np.float64)}
+            "adaptive_state": np.array(getattr(result, "adaptive_state", (0.0, 0, 0.0, 0.0)), dtype=np.float64)}
 
 
 def _resume_state(start):
@@ -766,7 +773,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                  "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
                  "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
                  "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
-                 "pcg_limit": None,
+                 "pcg_limit": None, "pcg_solution": getattr(be, "solution", None),
                  "rank": k, "regularisation": None, "time": time.perf_counter() - t0}
         history.append(entry)
         finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
@@ -903,7 +910,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     res.method = "matrix-free"
     res.last_point = last
     res.regularisation_state = (reg.rho, reg.delta)
-    res.adaptive_state = (reg.reg_min, sol.maxiter, floor.last_ok if floor.last_ok is not None else 0.0)
+    res.adaptive_state = (reg.reg_min, sol.maxiter, floor.last_ok if floor.last_ok is not None else 0.0,
+                          1.0 if floor.widened else 0.0)
     res.pcg_iterations = sol.iterations
     res.pcg_unconverged = sol.unconverged
     res.pcg_stops = {reason: len(its) for reason, its in sol.stops.items()}
@@ -932,6 +940,7 @@ class _Floor:
         self.lowered = 0
         self.restarted = False                           # after a restart: at least a ten-fold rise
         self.floor0 = reg.reg_min                        # the floor given (or the default)
+        self.widened = False                             # PCG's solution vector in the wider format
 
     def resume(self, start):
         """Take the floor, PCG limit and last converged rho a resumed result (or checkpoint) had."""
@@ -939,10 +948,17 @@ class _Floor:
             start.get("adaptive_state") if isinstance(start, Mapping) else None)
         if not self.adaptive or state is None:
             return
-        floor_then, limit, last_ok = (float(v) for v in np.asarray(state, dtype=np.float64).ravel()[:3])
+        state = np.asarray(state, dtype=np.float64).ravel()
+        floor_then, limit, last_ok = (float(v) for v in state[:3])
         self.reg.reg_min = max(self.reg.reg_min, min(floor_then, self.reg.reg_max))
         self.sol.maxiter = max(self.sol.maxiter, min(int(limit), self.cap))
         self.last_ok = last_ok if last_ok > 0 else self.last_ok
+        if state.size > 3 and state[3] > 0:
+            self.widen()
+
+    def widen(self):
+        """PCG's solution vector in the back end's wider format from now on (module notes)."""
+        self.widened = self.sol.be.widen_solution() or self.widened
 
     def after_iteration(self, rho_k, delta_k, f1, f2, held=(False, False)):
         if not self.adaptive:
@@ -962,6 +978,8 @@ class _Floor:
             return
         if "limit" not in (f1["stop"], f2["stop"]):
             return
+        if not self.widened:
+            self.widen()
         reg = self.reg
         rise = FLOOR_RISE * max(rho_k, delta_k)
         new = min(reg.reg_max, max(self.last_ok, rise) if self.restarted and self.last_ok is not None else

@@ -140,7 +140,7 @@ class GPUMatrixFree(MatrixFreeBackend):
     pcg_floor = 1e-5
 
     def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
-                 sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str = "float32",
+                 sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str | None = None,
                  plan: bool = True):
         super().__init__(problem, profile=profile)
         if not isinstance(plan, (bool, np.bool_)):
@@ -151,12 +151,14 @@ class GPUMatrixFree(MatrixFreeBackend):
         self._pcg_plans = {}       # its recorded plans, valid while G_R and P^-1 stay
         from ..float_float import available
 
-        if solution not in SOLUTIONS:
-            raise ValueError(f"solution must be one of {', '.join(map(repr, SOLUTIONS))}, got {solution!r}")
+        if solution is not None and solution not in SOLUTIONS:
+            raise ValueError(f"solution must be None or one of {', '.join(map(repr, SOLUTIONS))}, got {solution!r}")
         if solution == "float-float" and not available():
             raise ValueError("solution='float-float' needs GL_ARB_gpu_shader5 (OpenGL 4.0), which this "
                              "context lacks; use solution='float32'")
-        self.solution = solution
+        # None: float32 until the adaptive rule widens it (widen_solution), where float-float exists
+        self._widen = solution is None and available()
+        self.solution = solution or "float32"
         if isinstance(pcg_check, bool) or not isinstance(pcg_check, (int, np.integer)) or pcg_check < 1:
             raise ValueError(f"pcg_check must be a positive integer (iterations between PCG's "
                              f"read-backs), got {pcg_check!r}")
@@ -216,6 +218,15 @@ class GPUMatrixFree(MatrixFreeBackend):
         out = self._new_ff()
         KERNELS["saxpy_ratio_ff"].draw(out, whole(out), {"X": p, "Y": x, "N": num, "D": den})
         return out
+
+    def widen_solution(self) -> bool:
+        """float-float from the next solve on, where ``solution`` was left None and the context
+        has GL_ARB_gpu_shader5 (the planned PCG's streams and plans are made again)."""
+        if not self._widen or self.solution == "float-float":
+            return False
+        self.solution = "float-float"
+        self._release_pcg()
+        return True
 
     def vector(self, arr):
         v = self._new(self.m)
@@ -655,13 +666,17 @@ class GPUMatrixFree(MatrixFreeBackend):
             self._kpos.release()
         self._stacks = None
 
-    def release(self) -> None:
+    def _release_pcg(self) -> None:
+        """The planned PCG's streams and plans (made again on the next solve)."""
         self._forget_plans()
         if self._pcg is not None:
             for v in self._pcg.values():
                 for t in (v if isinstance(v, list) else [v]):
                     t.release()
             self._pcg = None
+
+    def release(self) -> None:
+        self._release_pcg()
         self._release_stacks()
         for s in (self.theta, self._mask, self._diag):
             if s is not None:
