@@ -668,9 +668,9 @@ def test_primal_finishing_rule_runs_the_combined_solve_longer_where_the_primal_r
     calls = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None):
+    def spy(self, rhs, tol, maxiter=None, soft=None):
         calls.append(self.maxiter if maxiter is None else maxiter)
-        return inner(self, rhs, tol, maxiter)
+        return inner(self, rhs, tol, maxiter, soft)
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     seen = set()
@@ -754,8 +754,8 @@ def test_pcg_target_follows_the_back_ends_precision(backend, target, monkeypatch
     asked = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None):
-        dy, facts = inner(self, rhs, tol, maxiter)
+    def spy(self, rhs, tol, maxiter=None, soft=None):
+        dy, facts = inner(self, rhs, tol, maxiter, soft)
         asked.append((tol / float(np.linalg.norm(rhs)), facts["rounds"]))
         return dy, facts
 
@@ -1299,3 +1299,162 @@ def test_start_is_checked():
         solve(p, backend="numpy64", start=(x, y, s))
     with pytest.raises(ValueError, match="scale"):
         solve(p, method="matrix-free", backend="numpy64", scale=True, start=(x, y, s))
+
+
+def _hard_normal_system(rng, backend):
+    """A back end holding a G_R (m = 120) that PCG with k = 1 does not solve in 60 iterations
+    (Theta~ over four orders: its residual falls about 500-fold in 60), and a right-hand side."""
+    p = small_lp(rng, m=120, n=300, density=0.05)
+    be = get_matrix_free_backend(backend, p)
+    theta = 10.0 ** rng.uniform(-2, 2, p.A.shape[1])
+    be.set_weights(theta, 1e-6)
+    be.build_preconditioner(1)
+    G = normal_matrix(p.A.toarray(), theta, 1e-6)
+    return be, G, rng.standard_normal(p.A.shape[0])
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_pcg_soft_limit_stops_at_the_first_read_past_it_where_the_residual_is_enough(rng, backend):
+    """pcg(..., soft=(limit, enough)): past ``limit`` iterations PCG stops at the first read whose
+    residual is at most ``enough`` (not converged), and never before ``limit``; without ``soft``
+    it runs to ``maxiter``. The trajectory is the unsoftened one's (the same iterations cut at
+    other counts), and the reported residual is the float64 ||b - G x|| of the answer (float32
+    on the GPU: to 1e-3). Catches a soft test that never stops, one that stops before the limit,
+    and (GPU, reads every 8 iterations) a missing read at the soft limit itself."""
+    be, G, b = _hard_normal_system(rng, backend)
+    bv = be.vector(b)
+
+    def run(maxiter, soft=None):
+        out = pcg(be, bv, 0.0, maxiter, soft=soft)
+        x = be.to_numpy(out["x"])
+        true = float(np.linalg.norm(b - G @ x))
+        assert out["residual"] == pytest.approx(true, rel=1e-3 if backend == "gpu" else 1e-8)
+        return out
+
+    full = run(60)
+    assert full["iterations"] == 60 and not full["converged"]
+    # stopped at the soft limit itself (10: not a multiple of the GPU's 8) when anything is enough
+    early = run(60, soft=(10, math.inf))
+    assert early["iterations"] == 10 and not early["converged"]
+    # nothing is enough: as without soft
+    assert run(60, soft=(10, 0.0))["iterations"] == 60
+    # enough = the residual 40 iterations reach: stops at the first read at or past 10 whose
+    # residual (the unsoftened trajectory's) is at most that
+    every = be.pcg_check
+    reads = sorted({j for j in range(10, 61) if j % every == 0 or j in (10, 60)})
+    residual_at = {j: run(j)["residual"] for j in reads}
+    enough = residual_at[40] * (1 + 1e-6)
+    expect = next(j for j in reads if residual_at[j] <= enough)
+    assert 10 < expect <= 60
+    got = run(60, soft=(10, enough))
+    assert got["iterations"] == expect and got["residual"] <= enough
+    be.release()
+
+
+def test_solve_with_refinement_goes_on_past_a_soft_stop_that_the_float64_residual_does_not_confirm(monkeypatch):
+    """_Solver.solve with refinement and ``soft``: a PCG round stopped at the soft limit (its own,
+    float32, residual enough) is followed by another round on the float64 residual while that
+    residual is above ``enough`` and falls, within ``maxiter`` PCG iterations in all; without
+    ``soft`` the first round stopped before its tolerance ends the solve, as before. PCG is a
+    stub here that takes half the float64 residual away a round in 10 iterations, so the
+    float64 residual after j rounds is 0.5^j of the right-hand side's."""
+    import gpgpu.lp.matrix_free as mf
+
+    p = small_lp(np.random.default_rng(0))
+    be = NumpyMatrixFree(p)
+    theta = np.ones(p.A.shape[1])
+    be.set_weights(theta, 1e-3)
+    G = normal_matrix(p.A.toarray(), theta, 1e-3)
+
+    def stub(be_, r, tol, maxiter, soft=None):
+        return {"x": 0.5 * np.linalg.solve(G, r), "iterations": 10, "converged": False, "breakdown": False,
+                "residual": 0.0}
+
+    monkeypatch.setattr(mf, "pcg", stub)
+    sol = mf._Solver(be, p.A.tocsr(), p.A.T.tocsr(), refine=True, maxiter=1000, rounds=50)
+    sol.set_weights(theta, 1e-3, 1)
+    rhs = np.random.default_rng(1).standard_normal(p.A.shape[0])
+    n0 = float(np.linalg.norm(rhs))
+    _, once = sol.solve(rhs, 1e-12, soft=None)
+    assert once["rounds"] == 1 and once["stop"] == "limit" and not once["converged"]
+    # enough = 0.1 ||rhs||: 0.5^4 = 0.0625 is the first at or below it
+    _, facts = sol.solve(rhs, 1e-12, soft=(10, 0.1 * n0))
+    assert facts["rounds"] == 4 and facts["iterations"] == 40 and facts["stop"] == "limit"
+    assert facts["residual"] == pytest.approx(0.5 ** 4, rel=1e-6)
+    # the cap: 20 PCG iterations in all allow two rounds
+    _, capped = sol.solve(rhs, 1e-12, maxiter=20, soft=(10, 0.1 * n0))
+    assert capped["rounds"] == 2 and capped["iterations"] == 20
+
+
+def test_float_float_solution_after_the_first_pcg_limit():
+    """The GPU back end's ``solution=None`` (the default): PCG's solution vector is float32 until
+    the first iteration with a solve stopped at its limit, float-float from the next iteration on
+    (the history's ``pcg_solution``); ``solution="float32"`` and the paper preset keep float32;
+    a checkpoint carries the widening into a resumed run. afiro with k = 1 and 20 PCG iterations
+    a solve (the adaptive rule's test) stops at the limit from its third iteration."""
+    from gpgpu import float_float
+    from gpgpu.lp.matrix_free import checkpoint
+
+    if not float_float.available():
+        pytest.skip("no GL_ARB_gpu_shader5: no float-float")
+    p, _ = netlib("afiro")
+    opts = dict(method="matrix-free", backend="gpu", eps=1e-8, rank=1, pcg_maxiter=20, max_iter=8)
+    for extra, widens in (({}, True), ({"solution": "float32"}, False), ({"preset": "paper"}, False)):
+        r = solve(p, **opts, **extra)
+        steps = [h for h in r.history if h["pcg_stop"] is not None]
+        first = next(i for i, h in enumerate(steps) if "limit" in h["pcg_stop"])
+        assert all(h["pcg_solution"] == "float32" for h in r.history[:first + 1]), extra
+        later = {h["pcg_solution"] for h in r.history[first + 1:]}
+        assert later == ({"float-float"} if widens else {"float32"}), extra
+    cut = solve(p, **opts)
+    rest = solve(p, **opts, start=checkpoint(cut))
+    assert rest.history[0]["pcg_solution"] == "float-float"
+    assert solve(p, method="matrix-free", backend="numpy64", max_iter=2).history[0]["pcg_solution"] is None
+
+
+def test_residual_aware_limit_is_asked_of_a_float32_pcg_only(monkeypatch):
+    """The combined direction's solve on a float32 PCG (the GPU) with the default limit L: PCG may
+    run to 8 L, stopping past L where its residual is at most 10 times the primal part of its
+    target (``soft``; the history's ``pcg_limit`` L and ``pcg_cap`` 8 L), unless the primal
+    finishing rule gives it 8 L outright; the predictor keeps L. A float64 PCG (numpy64), a
+    ``pcg_maxiter`` given and the paper preset never get a soft limit."""
+    import gpgpu.lp.matrix_free as mf
+
+    calls = []
+    inner = mf._Solver.solve
+
+    def spy(self, rhs, tol, maxiter=None, soft=None):
+        calls.append((self.maxiter if maxiter is None else maxiter, soft, tol))
+        return inner(self, rhs, tol, maxiter, soft)
+
+    monkeypatch.setattr(mf._Solver, "solve", spy)
+    p, ref = netlib("afiro")
+    L = max(200, min(4 * p.A.shape[0], 2000))
+    seen = set()
+    for backend, options in (("gpu", {}), ("gpu", {"pcg_maxiter": 300}), ("gpu", {"preset": "paper"}),
+                             ("numpy64", {})):
+        limit = options.get("pcg_maxiter", L)
+        per_iteration = []
+
+        def take(h):
+            per_iteration.append((h, list(calls)))
+            calls.clear()
+
+        calls.clear()
+        r = solve(p, method="matrix-free", backend=backend, eps=1e-6, callback=take, **options)
+        assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+        per_iteration[0][1][:2] = []                      # the starting point's two solves
+        for h, solves in per_iteration[:-1]:
+            (pred_max, pred_soft, _), (comb_max, comb_soft, comb_tol), *_ = solves
+            assert (pred_max, pred_soft) == (limit, None)
+            fires = not options and h["primal_residual"] > max(1e-6, h["dual_residual"], h["gap"])
+            aware = backend == "gpu" and not options and not fires
+            if aware:
+                assert comb_max == 8 * limit and comb_soft[0] == limit
+                # 10 times the primal part of the target: at least 10 times the target itself
+                assert comb_soft[1] >= 10 * comb_tol * (1 - 1e-12)
+            else:
+                assert comb_soft is None and comb_max == (8 * limit if fires else limit)
+            assert (h["pcg_limit"], h["pcg_cap"]) == ((limit, 8 * limit) if aware else (comb_max, comb_max))
+            seen.add((backend, aware))
+    assert seen == {("gpu", True), ("gpu", False), ("numpy64", False)}

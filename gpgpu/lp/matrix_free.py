@@ -78,6 +78,26 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   ends optimal. Firing only once the gap and the dual residual are below eps came too late
   there (mu was already 7e-11 and the steps 0.00). The history entry's ``pcg_limit`` is the
   combined solve's limit.
+* **The residual-aware limit** (``adaptive``, beyond 002, with the default PCG limit, on a
+  float32 PCG: the GPU): where the finishing rule does not fire, the combined direction's PCG
+  may still run up to FINISH_LIMIT_GROWTH times the limit, stopping past the limit as soon as
+  its residual is at most PRIMAL_ENOUGH = 10 times the primal part of its target (that is,
+  max(||r_b||, eps (1 + ||b||)): a step along it no longer raises the primal residual). With
+  float64 refinement the float64 residual decides: a round that PCG ended there on its float32
+  residual is followed by another while the float64 one is above it and still falls. A float32
+  PCG stopped at its limit leaves about 1e-3 of its right-hand side (the float32 floor of
+  G_R's products late in a QAP solve), far above a primal residual near eps: in the float32
+  emulation of nug20 such a solve threw the primal residual from 1.6e-7 to 2e-4 in one
+  iteration, and the iteration then stalled. A float64 PCG keeps the plain limit (numpy64's
+  record was measured so). The history's ``pcg_limit`` is then the limit and ``pcg_cap`` the
+  most the solve could run.
+* **float-float after the first limit** (``adaptive``, beyond 002, a back end with a wider
+  format for PCG's solution vector: the GPU's ``solution=None``, the default): after the first
+  iteration with a solve stopped at its limit, PCG's solution vector is float-float
+  (:meth:`MatrixFreeBackend.widen_solution`; the history's ``pcg_solution``): where PCG stops at
+  its limit its steps fall below half an ulp of a float32 x. Problems whose PCG always converges
+  (Table 3's ten) never widen, so agg3, which ends in numerical trouble with float-float from
+  the start, keeps its float32 trajectory. A checkpoint carries the widening.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
@@ -174,6 +194,9 @@ RESTARTS, RESTART_REG_CUT = 1, 1e4
 #: primal residual is above eps and the largest of the three tests, the combined direction's PCG
 #: may run this many times the current limit (module notes)
 FINISH_LIMIT_GROWTH = 8
+#: the residual-aware limit: past its limit a float32 PCG's combined solve goes on while its
+#: residual is above PRIMAL_ENOUGH times the primal part of its target (module notes)
+PRIMAL_ENOUGH = 10.0
 #: PCG's relative target ||r|| <= PCG_REL ||rhs|| with ``adaptive`` on a back end whose PCG
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
 #: (the GPU; module notes, docs/lp_defaults.md)
@@ -308,11 +331,13 @@ class MatrixFreeBackend(abc.ABC):
         """P^-1 r, a new vector."""
 
 
-def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
+def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dict:
     """Preconditioned conjugate gradients on G_R dy = b with the back end's operations
     (Hestenes-Stiefel with a preconditioner; [9] of 002), x0 = 0.
 
-    Stops when ||r||_2 <= target or after ``maxiter`` iterations. Answers a dict: ``x`` (a
+    Stops when ||r||_2 <= target or after ``maxiter`` iterations; with ``soft = (limit,
+    enough)`` also at the first read after ``limit`` iterations where ||r||_2 <= enough (not
+    converged: the residual-aware limit of :func:`matrix_free`). Answers a dict: ``x`` (a
     back-end vector, the iterate with the smallest residual seen; the caller frees it),
     ``iterations``, ``residual`` (its ||r||_2), ``converged``, ``breakdown`` (p^T G p <= 0 or
     not finite).
@@ -329,8 +354,9 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
     A back end whose ``plan`` is true runs its ``pcg_planned`` instead (the GPU's: this loop
     drawn from recorded plans, the same contract).
     """
+    soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
     if getattr(be, "plan", False):
-        return be.pcg_planned(b, target, maxiter)
+        return be.pcg_planned(b, target, maxiter, soft=soft)
     x = be.accumulator()
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
     out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
@@ -357,7 +383,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
         pq = be.dot_deferred(p, q)
         # checked: the first iteration (a complete factor, k = m, converges in one), every
         # pcg_check-th and the last
-        check = it == 0 or (it + 1) % every == 0 or it + 1 == maxiter
+        check = it == 0 or (it + 1) % every == 0 or it + 1 in (maxiter, soft_limit)
         if watch is not None:
             watch = be.watch_step(watch, pq, it)
         if check:
@@ -403,6 +429,8 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int) -> dict:
                 break
             if not math.isfinite(rnorm):              # broke down between two checks
                 out["breakdown"] = True
+                break
+            if it >= soft_limit and rnorm <= enough:  # past the soft limit, the residual enough
                 break
         with be.timed("precondition"):
             z = be.precondition(r)
@@ -455,9 +483,12 @@ class _Solver:
         self.outer_products += 2
         return out
 
-    def solve(self, rhs, target, maxiter=None) -> tuple:
+    def solve(self, rhs, target, maxiter=None, soft=None) -> tuple:
         """dy with ||rhs - G_R dy|| <= target, as far as PCG gets (at most ``maxiter`` PCG
-        iterations, by default the current limit); (dy, facts)."""
+        iterations, by default the current limit); (dy, facts). ``soft = (limit, enough)``:
+        past ``limit`` PCG iterations the solve stops where ||rhs - G_R dy|| <= enough (with
+        refinement, judged on the float64 residual: a round stopped there whose residual is
+        still above ``enough`` is followed by another, within ``maxiter`` in all)."""
         be = self.be
         maxiter = self.maxiter if maxiter is None else int(maxiter)
         rnorm0 = float(np.linalg.norm(rhs))
@@ -474,7 +505,9 @@ class _Solver:
             tol = max(target, be.pcg_floor * rnorm)
             t0 = time.perf_counter()
             rv = be.vector(r)
-            res = pcg(be, rv, tol, maxiter)
+            done = facts["iterations"]
+            res = pcg(be, rv, tol, maxiter - done,
+                      soft=None if soft is None else (max(soft[0] - done, 0), soft[1]))
             be.free(rv)
             if be.profile:
                 be.sync()
@@ -494,10 +527,15 @@ class _Solver:
             if not res["converged"]:
                 # PCG itself ran out of iterations (or broke down): another round would meet the
                 # same conditioning (measured: nug12 on the H200 spent 3-7 rounds of 2000 PCG
-                # iterations a solve for no gain)
-                rnorm = min(rnorm, rnorm_new)
+                # iterations a solve for no gain) -- unless it stopped at a soft limit on a
+                # float32 residual that the float64 one does not confirm
                 facts["stop"] = pcg_stop(res)
-                break
+                if (soft is None or res["breakdown"] or facts["iterations"] >= maxiter
+                        or rnorm_new <= soft[1] or not rnorm_new < 0.9 * rnorm):
+                    rnorm = min(rnorm, rnorm_new)
+                    break
+                r, rnorm = r_new, rnorm_new
+                continue
             if rnorm_new <= target:
                 facts["converged"] = True
                 facts["stop"] = "converged"
@@ -773,7 +811,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                  "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
                  "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
                  "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
-                 "pcg_limit": None, "pcg_solution": getattr(be, "solution", None),
+                 "pcg_limit": None, "pcg_cap": None, "pcg_solution": getattr(be, "solution", None),
                  "rank": k, "regularisation": None, "time": time.perf_counter() - t0}
         history.append(entry)
         finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
@@ -828,11 +866,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive)
             cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * floor_b)
 
-            def newton(xi_mu, residuals=True, maxiter=None):
+            def newton(xi_mu, residuals=True, maxiter=None, soft=None):
                 f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
                 rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
                 tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
-                dy, facts = sol.solve(rhs, tol, maxiter)
+                dy, facts = sol.solve(rhs, tol, maxiter, soft)
                 dx = theta * (outer(AT, dy) - f)
                 ds = (xi_mu - s * dx) / x
                 return dx, dy, ds, facts
@@ -847,7 +885,12 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             # primal finishing rule (module notes)
             finishing = floor.grow and _primal_leads(pres, dres, gap, eps)
             limit = FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter
-            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit)
+            soft = None
+            if floor.grow and not finishing and be.pcg_floor >= PCG_REL:
+                # the residual-aware limit (a float32 PCG): past its limit the solve goes on (up
+                # to the finishing rule's) while its residual would raise the primal residual
+                soft, limit = (sol.maxiter, PRIMAL_ENOUGH * cap_abs), FINISH_LIMIT_GROWTH * sol.maxiter
+            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft)
             ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
             ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
             dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
@@ -879,7 +922,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                      pcg_converged=bool(f1["converged"] and f2["converged"]),
                      pcg_stop=(f1["stop"], f2["stop"]),
                      pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k),
-                     pcg_limit=limit)
+                     pcg_limit=limit if soft is None else soft[0], pcg_cap=limit)
         if callback is not None:
             callback(entry)
         it += 1

@@ -117,17 +117,19 @@ class GPUMatrixFree(MatrixFreeBackend):
         "pingpong" (default) is 000's level-1 halving sum (ceil(log2) passes); "fan", beyond
         the papers, adds 32 texels a fragment (ceil(log32) passes; a P^-1 of nug12 in 9 passes
         instead of 29). The results differ by float32 rounding only.
-    solution : {"float32", "float-float"}
-        The format of PCG's solution vector x, which sums the steps alpha p. "float32" (default)
-        keeps x as the other vectors; "float-float" (beyond 002, whose PCG ran in double on the
+    solution : {None, "float32", "float-float"}
+        The format of PCG's solution vector x, which sums the steps alpha p. None (default):
+        float32 until the matrix-free method's adaptive rule widens it to float-float after the
+        first solve that stopped at its iteration limit (:meth:`widen_solution`; float32 where
+        the context lacks GL_ARB_gpu_shader5). "float32" keeps x as the other vectors; "float-float" (beyond 002, whose PCG ran in double on the
         CPU; ``saxpy_ratio_ff``, about 48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
         llvmpipe and NVIDIA's drivers have) keeps the steps below half an ulp of x that float32
         loses. Measured (docs/results/matrix-free.md): PCG's true residual 20 times smaller after 10000 iterations at
         nug20's tenth interior point iteration, and nug20 optimal at eps = 1e-8 with it and
         ``stall_window=30``, not without it (both in a float32 emulation,
         ``experiments.mfipm.emulate32``); nug12 optimal either way on the H200; but agg3 ends in
-        numerical trouble with it (its trajectory differs from iteration 9), so it is not the
-        default.
+        numerical trouble with it from the start (its trajectory differs from iteration 9), so
+        the default widens to it only after a solve stopped at its limit (agg3's never do).
     plan : bool
         Draw PCG's iterations from recorded plans (default, beyond 002: host cost per pass;
         :meth:`pcg_planned`): the same algorithm and read-backs as ``plan=False``, which draws
@@ -516,7 +518,7 @@ class GPUMatrixFree(MatrixFreeBackend):
                 p.release()
         self._pcg_plans = {}
 
-    def pcg_planned(self, b, target: float, maxiter: int) -> dict:
+    def pcg_planned(self, b, target: float, maxiter: int, soft=None) -> dict:
         """:func:`~gpgpu.lp.matrix_free.pcg` (the same algorithm, contract and read-back points)
         with every iteration drawn from a recorded plan (beyond 002: host cost per pass).
 
@@ -537,6 +539,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         The answer ``x`` is a copy of the best iterate of the checks, a vector of the pool (the
         caller frees it); the vectors of the plan stay the back end's."""
         every = max(1, int(self.pcg_check))
+        soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
         rnorm = math.sqrt(max(self.dot(b, b), 0.0))
         out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
         if out["converged"] or maxiter < 1:
@@ -601,7 +604,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         best, best_norm = None, rnorm                 # None: the zero x0
         it = 0
         while it < maxiter:
-            check = it == 0 or (it + 1) % every == 0 or it + 1 == maxiter
+            check = it == 0 or (it + 1) % every == 0 or it + 1 in (maxiter, soft_limit)
             if best is xn:                            # the update renders over the best iterate: keep it
                 (KERNELS["copy_rgba"] if x.components == 4 else L1["copy"]).draw(
                     S["best"], Rect.covering(0, 0, x.cols, x.rows, T0=lambda X, Y: (X, Y)), {"A": xn})
@@ -641,6 +644,8 @@ class GPUMatrixFree(MatrixFreeBackend):
                     break
                 if not math.isfinite(rnorm):          # broke down between two checks
                     out["breakdown"] = True
+                    break
+                if it >= soft_limit and rnorm <= enough:
                     break
             step(direction, it, False)
             self.counts["precondition"] += 1
