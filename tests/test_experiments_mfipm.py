@@ -306,6 +306,27 @@ def test_float32_emulation_with_the_defaults(monkeypatch, capsys):
     assert got == [(1e-6, None, None, True), (1e-8, 1e-4, 10000, True)]
 
 
+@pytest.mark.parametrize("argv,solution,widens", [(["--defaults"], "float32", True), ([], "float32", False),
+                                                  (["--defaults", "--solution", "float32"], "float32", False),
+                                                  (["--solution", "float64"], "float64", False)])
+def test_float32_emulation_widens_its_solution_vector_as_the_gpu(monkeypatch, argv, solution, widens):
+    """emulate32's solution vector: with --defaults "auto", as the GPU's solution=None (float32,
+    float64 once the adaptive rule widens it); otherwise float32 unless --solution says."""
+    from experiments.mfipm import emulate32
+    from gpgpu.lp.netlib import netlib_dir
+
+    made = []
+    monkeypatch.setattr(emulate32, "matrix_free", lambda be, problem, **kw: made.append(be) or 0)
+    monkeypatch.setattr(emulate32, "time", type("T", (), {"perf_counter": staticmethod(lambda: 0.0)}))
+    with pytest.raises(AttributeError):                 # the stub's result has no status
+        emulate32.main([str(netlib_dir() / "afiro.mps.gz"), *argv])
+    be, = made
+    assert be.solution == solution
+    assert be.widen_solution() is widens
+    assert be.solution == ("float64" if widens else solution)
+    assert be.widen_solution() is False                 # once
+
+
 def test_chunks_resume_from_the_checkpoint_as_the_uncut_run(tmp_path, capsys):
     """experiments.mfipm.chunks: a run cut by --max-iter into two commands of chunks of 2
     iterations (the second starting from the files on disk) takes the uncut run's iterations and
@@ -342,6 +363,29 @@ def test_chunks_resume_from_the_checkpoint_as_the_uncut_run(tmp_path, capsys):
             assert b[key] == pytest.approx(a[key], rel=1e-6), key
     capsys.readouterr()
     assert main(args) == 0 and "already ended" in capsys.readouterr().out
+
+
+def test_chunks_defaults_run_solve_with_eps_alone(tmp_path, monkeypatch):
+    """chunks --defaults: solve(..., method="matrix-free", backend=..., eps=1e-6) and nothing
+    else of the method's (not the QAP settings); it takes no --solution."""
+    import gpgpu.lp
+    from experiments.mfipm import chunks
+    from gpgpu.lp.netlib import netlib_dir
+
+    seen = []
+    inner = gpgpu.lp.solve
+
+    def spy(problem, **kw):
+        seen.append({k: v for k, v in kw.items() if k not in ("start", "callback", "max_iter")})
+        return inner(problem, **kw)
+
+    monkeypatch.setattr(gpgpu.lp, "solve", spy)
+    path = str(netlib_dir() / "afiro.mps.gz")
+    assert chunks.main([path, "--defaults", "--backend", "numpy64", "--checkpoint", str(tmp_path / "a"),
+                        "--no-progress"]) == 0
+    assert seen and all(kw == {"method": "matrix-free", "backend": "numpy64", "eps": 1e-6} for kw in seen)
+    with pytest.raises(SystemExit):
+        chunks.main([path, "--defaults", "--solution", "float32", "--checkpoint", str(tmp_path / "b")])
 
 
 def test_chunks_budget_and_settings(tmp_path, capsys):
