@@ -151,8 +151,9 @@ def parser() -> argparse.ArgumentParser:
                     help="matrix-free on the gpu (beyond 002): PCG reads its scalars every this many "
                          "iterations (default 8; 1: every iteration)")
     ap.add_argument("--pcg-solution", choices=("float32", "float-float"), default=None,
-                    help="matrix-free on the gpu: PCG's solution vector in float32 (default) or, "
-                         "beyond 002, float-float (needs OpenGL 4.0's GL_ARB_gpu_shader5)")
+                    help="matrix-free on the gpu: PCG's solution vector in float32 or, beyond 002, "
+                         "float-float (needs OpenGL 4.0's GL_ARB_gpu_shader5); default: float32 until "
+                         "a PCG solve stops at its limit, then float-float")
     ap.add_argument("--cholesky", choices=("inner", "outer"), default=None,
                     help="mehrotra: the Cholesky form of the normal equations (4.12), outer products "
                          "(Algorithm 2 of 000, default) or inner products (Algorithm 1)")
