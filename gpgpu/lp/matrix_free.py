@@ -96,8 +96,8 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   iteration with a solve stopped at its limit, PCG's solution vector is float-float
   (:meth:`MatrixFreeBackend.widen_solution`; the history's ``pcg_solution``): where PCG stops at
   its limit its steps fall below half an ulp of a float32 x. Problems whose PCG always converges
-  (Table 3's ten) never widen, so agg3, which ends in numerical trouble with float-float from
-  the start, keeps its float32 trajectory. A checkpoint carries the widening.
+  never widen; agg3, which ends in numerical trouble with float-float from the start, keeps its
+  result on the H100. A checkpoint carries the widening.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when

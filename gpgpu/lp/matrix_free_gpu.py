@@ -121,8 +121,9 @@ class GPUMatrixFree(MatrixFreeBackend):
         The format of PCG's solution vector x, which sums the steps alpha p. None (default):
         float32 until the matrix-free method's adaptive rule widens it to float-float after the
         first solve that stopped at its iteration limit (:meth:`widen_solution`; float32 where
-        the context lacks GL_ARB_gpu_shader5). "float32" keeps x as the other vectors; "float-float" (beyond 002, whose PCG ran in double on the
-        CPU; ``saxpy_ratio_ff``, about 48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
+        the context lacks GL_ARB_gpu_shader5). "float32" keeps x as the other vectors;
+        "float-float" (beyond 002, whose PCG ran in double on the CPU; ``saxpy_ratio_ff``, about
+        48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
         llvmpipe and NVIDIA's drivers have) keeps the steps below half an ulp of x that float32
         loses. Measured (docs/results/matrix-free.md): PCG's true residual 20 times smaller after 10000 iterations at
         nug20's tenth interior point iteration, and nug20 optimal at eps = 1e-8 with it and
