@@ -161,7 +161,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reg-min", type=float, default=DEFAULTS["reg_min"])
     ap.add_argument("--pcg-maxiter", type=int, default=DEFAULTS["pcg_maxiter"])
     ap.add_argument("--solution", choices=("float32", "float-float"), default=None,
-                    help="gpu: PCG's solution vector (default the back end's, float32)")
+                    help="gpu: PCG's solution vector (default the back end's: float32 until the first "
+                         "solve stopped at its PCG limit, float-float after it)")
     ap.add_argument("--sums", choices=("pingpong", "fan"), default="fan", help="gpu: reductions (default fan)")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="the bar over the iterations on stderr (default: only where stderr is a terminal)")
