@@ -1,8 +1,8 @@
 """Solve an LP with the matrix-free method in chunks of interior point iterations, each resumed
-from the last, with a checkpoint on disk after every chunk, for GPUs lent by the command (the
-H200's commands stop after 10 minutes): the way nug20 was solved there, by this driver's
-precursor (docs/results/matrix-free.md, "nug20 to 1e-8"). Beyond 002, a driver, not a table: 002 reports no solve to
-a tolerance this long.
+from the last, with a checkpoint on disk after every chunk, for GPUs lent a command at a time
+(each command stops after 10 minutes): the way nug20 was solved on an H100 with the
+defaults and on an H200 to 1e-8 (docs/results/matrix-free.md, "Problems solved, and not").
+Beyond 002, a driver, not a table: 002 reports no solve to a tolerance this long.
 
     python -m experiments.mfipm.chunks nug20 --backend gpu --solution float-float \\
         --budget 540 --checkpoint ck/

@@ -1,7 +1,7 @@
 """A numpy emulation of the GPU back end's float32 PCG, for studying why a float32 PCG does or
-does not solve an LP to a tolerance (docs/results/matrix-free.md, "nug20 to 1e-8 with a float32 PCG"). Beyond 002;
-an analysis tool, not an implementation path: the GPU back end is
-:class:`gpgpu.lp.matrix_free_gpu.GPUMatrixFree`.
+does not solve an LP to a tolerance (docs/results/matrix-free.md, "Why the QAP problems are
+hard"; docs/lp_defaults.md, "A float32 PCG"). Beyond 002; an analysis tool, not an
+implementation path: the GPU back end is :class:`gpgpu.lp.matrix_free_gpu.GPUMatrixFree`.
 
 :class:`Float32MatrixFree` does what the GPU back end does in float32 -- G_R's products, the
 vectors, the inner products, the partial Cholesky preconditioner built from float32 columns

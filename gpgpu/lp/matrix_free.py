@@ -149,7 +149,8 @@ Resuming (beyond 002): ``start=`` a previous result goes on from the point where
 (``LPResult.last_point``, with its regularisation's state and k), so that a long solve can run
 in pieces; :func:`checkpoint` turns a result into arrays that ``numpy.savez`` keeps, and
 ``start=`` that dict (or the loaded file) resumes the same way in another process
-(``experiments.mfipm.chunks``: nug20 on the H200 ran so over six 10-minute commands; docs/results/matrix-free.md).
+(``experiments.mfipm.chunks``: nug20 with the defaults ran so on an H100 over four 10-minute commands;
+docs/lp_defaults.md).
 """
 from __future__ import annotations
 
