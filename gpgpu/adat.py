@@ -11,20 +11,27 @@ Per column k (Algorithm 3 of 001):
     swap C_S and C_T
 
 A is the m x n stream (x = column k, y = row i); d and b are 1-row streams.
+
+Beyond the papers, :func:`form_points` draws the same outer-product form restricted to the
+non-zeros of each column of a sparse A: one pass of points, one per pair (i, j, k) with i >= j
+and A(i, k) A(j, k) != 0, each adding A(i, k) A(j, k) d(k) into texel (j, i) of C by additive
+blending, from a pair table built once per matrix (:func:`pair_table`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import packed as pk
+from .blas1 import KERNELS as L1, whole
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel, additive_blending
 from .reduce import reduce_region
-from .stream import Operands, PingPong, Stream, check_array
+from .stream import Operands, PingPong, Stream, check_array, vector_shape
 
 __all__ = ["adat", "pack_4x1", "column_scaling_rect", "outer_product_addition_triangle",
            "outer_product_addition_square", "outer_product_addition_packed", "inner_product_triangle",
-           "inner_product_square", "shift_diagonal", "KERNELS", "PRODUCTS"]
+           "inner_product_square", "shift_diagonal", "KERNELS", "PRODUCTS", "AdatPoints", "pair_records",
+           "pair_table", "form_points", "INDEX_LIMIT"]
 
 KERNELS = {
     "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
@@ -35,6 +42,11 @@ KERNELS = {
     "pack_4x1": Kernel("pack_4x1", texels=5, doc="four elements of a row in one RGBA texel (beyond the papers)"),
     "diagonal_shift": Kernel("diagonal_shift", texels=2, vertex="diagonal_points",
                              doc="002 (6): + delta I, points on the diagonal with additive blending (beyond 000)"),
+    # texels: the pair's RGBA record (4), d(k) (1), the texel of C written (1)
+    "points": Kernel("adat_points", texels=6, vertex="adat_points",
+                     doc="001 Algorithm 3's outer-product form (column scaling + outer product addition) "
+                         "over the non-zeros of A: one pass of points, one per pair (i, j, k), summed by "
+                         "additive blending in the order of k (beyond the papers)"),
 }
 
 DOMAINS = ("triangle", "square")
@@ -287,4 +299,176 @@ def shift_diagonal(C: Stream, delta: float) -> Stream:
         raise ValueError(f"shift_diagonal: delta must be finite, got {delta}")
     with additive_blending():
         KERNELS["diagonal_shift"].draw_points(C, C.rows, uniforms={"delta": delta})
+    return C
+
+
+# ---------------------------------------------------------------------- A D² Aᵀ by points
+#: The pair table holds row and column indexes as float32, which is exact for integers below
+#: 2^24: m and n may be at most INDEX_LIMIT (the largest index is then 2^24 - 1).
+INDEX_LIMIT = 1 << 24
+
+
+def pair_records(A):
+    """The pairs of A's non-zeros, host side (numpy): ``(records, m, n)`` with ``records`` a
+    float32 array of shape (count, 4), row p = (j, i, A(i, k) A(j, k), k) for the pairs i >= j of
+    stored non-zeros of column k, sorted by k, then i, then j (the order of 001's sum over the
+    columns). The coefficient is formed in float64 and rounded once to float32.
+
+    ``A`` is a scipy.sparse matrix (any format; duplicates are summed, explicit zeros dropped)
+    or a 2-D numpy array. Raises ValueError for m or n above :data:`INDEX_LIMIT` (2^24), before
+    anything the size of n is allocated, and for values that are not finite or a product that
+    overflows float32."""
+    import scipy.sparse as sp
+
+    if isinstance(A, Stream):
+        raise TypeError("pair_table: A must be a scipy.sparse matrix or a numpy array (the table is built on "
+                        "the host), not a Stream")
+    shape = tuple(int(v) for v in np.shape(A))
+    if len(shape) != 2:
+        raise ValueError(f"pair_table: A must be a 2-D matrix, got shape {shape}")
+    m, n = shape
+    if m < 1 or n < 1:
+        raise ValueError(f"pair_table: A must be at least 1 x 1, got {m} x {n}")
+    if m > INDEX_LIMIT or n > INDEX_LIMIT:
+        raise ValueError(f"pair_table: A is {m} x {n}, but the pair table holds row and column indexes as "
+                         f"float32, exact only below 2^24: m and n must be at most 2^24 = {INDEX_LIMIT}")
+    if sp.issparse(A):
+        if np.issubdtype(A.dtype, np.complexfloating) or not (np.issubdtype(A.dtype, np.number)
+                                                               or A.dtype == bool):
+            raise ValueError(f"pair_table: A must be real, got dtype {A.dtype}")
+        C = sp.csc_matrix(A, dtype=np.float64, copy=True)
+    else:
+        arr = np.asarray(A)
+        if arr.dtype == object or np.iscomplexobj(arr) or not (np.issubdtype(arr.dtype, np.number)
+                                                               or arr.dtype == bool):
+            raise ValueError(f"pair_table: A must be a real numeric matrix, got dtype {arr.dtype}")
+        C = sp.csc_matrix(arr.astype(np.float64))
+    C.sum_duplicates()
+    C.eliminate_zeros()
+    C.sort_indices()
+    if not np.all(np.isfinite(C.data)):
+        raise ValueError("pair_table: A contains NaN or infinity")
+    indptr = C.indptr.astype(np.int64)
+    rows, vals = C.indices.astype(np.int64), C.data
+    nnz = rows.size
+    col = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))       # column k of each entry
+    local = np.arange(nnz, dtype=np.int64) - indptr[col]                  # its place in the column
+    reps = local + 1                                                      # pairs (i, j <= i) it starts
+    count = int(reps.sum())
+    e = np.repeat(np.arange(nnz, dtype=np.int64), reps)                   # the entry of i
+    first = np.cumsum(reps) - reps
+    f = indptr[col[e]] + (np.arange(count, dtype=np.int64) - first[e])   # the entry of j
+    records = np.empty((count, 4), np.float32)
+    records[:, 0] = rows[f]
+    records[:, 1] = rows[e]
+    with np.errstate(over="ignore"):
+        records[:, 2] = vals[e] * vals[f]
+    records[:, 3] = col[e]
+    if not np.all(np.isfinite(records[:, 2])):
+        raise ValueError("pair_table: a product A(i, k) A(j, k) overflows float32 (beyond 3.4e38); scale A down")
+    return records, m, n
+
+
+class AdatPoints:
+    """The pair table of a matrix A (m x n) for :func:`form_points`, built once per matrix by
+    :func:`pair_table`: ``stream`` (RGBA32F, ``width`` texels a row; pair p at texel
+    (p % width, p // width) holds (j, i, A(i, k) A(j, k), k)), ``count`` pairs, ``m``, ``n``.
+    ``release()`` frees the texture (also as a context manager)."""
+
+    __slots__ = ("stream", "count", "m", "n", "width")
+
+    def __init__(self, stream: Stream, count: int, m: int, n: int):
+        self.stream, self.count, self.m, self.n = stream, int(count), int(m), int(n)
+        self.width = stream.cols
+
+    @property
+    def released(self) -> bool:
+        return self.stream.released
+
+    def records(self) -> np.ndarray:
+        """The table read back: a (count, 4) float32 array, row p = (j, i, A(i, k) A(j, k), k)."""
+        return self.stream.to_array().reshape(-1, 4)[:self.count].copy()
+
+    def release(self) -> None:
+        self.stream.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __repr__(self) -> str:
+        state = " released" if self.released else ""
+        return f"<AdatPoints {self.m}x{self.n}, {self.count} pairs{state}>"
+
+
+def pair_table(A, width: int | None = None) -> AdatPoints:
+    """The pair table of a sparse A (m x n) on the GPU, for :func:`form_points` (beyond the
+    papers): one RGBA32F texel per pair (i, j, k), i >= j, of stored non-zeros of column k,
+    holding (j, i, A(i, k) A(j, k), k), sorted by k, then i, then j (:func:`pair_records`),
+    folded ``width`` texels a row (default: one row up to GL_MAX_TEXTURE_SIZE pairs, then rows
+    of that width). Build it once per matrix; :func:`form_points` reuses it for every d."""
+    records, m, n = pair_records(A)
+    count = len(records)
+    if width is None:
+        try:
+            rows, W = vector_shape(max(count, 1))
+        except ValueError as exc:
+            raise ValueError(f"pair_table: {count} pairs do not fit one texture: {exc}") from None
+    else:
+        W = int(width)
+        if W < 1:
+            raise ValueError(f"pair_table: width must be at least 1, got {width}")
+        rows = max(-(-count // W), 1)
+    data = np.zeros((rows * W, 4), np.float32)
+    data[:count] = records
+    return AdatPoints(Stream(rows, W, components=4, data=data), count, m, n)
+
+
+def form_points(table: AdatPoints, d: Stream, out: Stream | None = None, shift: float = 0.0) -> Stream:
+    """C = A D² Aᵀ (+ shift I) from the pair table of A (beyond the papers): 001's Algorithm 3
+    in outer-product form over the non-zeros of A, ONE pass of ``table.count`` points with
+    additive blending (kernel ``points``), pair (i, j, k) adding A(i, k) A(j, k) d(k) into texel
+    (x = j, y = i) of C; the blender sums one texel's points in the order of k. The lower
+    triangle is formed; the upper triangle stays 0.
+
+    ``d`` is the diagonal of D², a vector stream of length n (folded or not, or a 1 x n
+    stream). ``out`` (an m x m R32F stream) is cleared and drawn into instead of a new stream.
+    ``shift`` != 0 adds shift I afterwards (:func:`shift_diagonal`, one more pass of points).
+    """
+    if not isinstance(table, AdatPoints):
+        raise TypeError(f"form_points: table must be the AdatPoints of pair_table(A), got {type(table).__name__}")
+    if table.released:
+        raise ValueError("form_points: the pair table has been released")
+    m, n = table.m, table.n
+    if not isinstance(d, Stream):
+        raise TypeError(f"form_points: d must be a vector Stream of length {n}, got {type(d).__name__}")
+    d_ok = d.components == 1 and ((d.vector and d.length == n) or (not d.vector and d.shape == (1, n)))
+    if not d_ok:
+        got = f"a vector of length {d.length}" if d.vector else f"shape {d.shape}"
+        raise ValueError(f"form_points: d must be a one-component vector of length {n} (the columns of A), "
+                         f"got {got} with {d.components} component(s)")
+    shift = float(shift)
+    if not np.isfinite(shift):
+        raise ValueError(f"form_points: shift must be finite, got {shift}")
+    if out is None:
+        C = Stream(m, m)                              # cleared: the upper triangle stays 0
+    else:
+        if not isinstance(out, Stream) or out.shape != (m, m) or out.components != 1 or out.vector:
+            what = f"{out.shape} with {out.components} component(s)" if isinstance(out, Stream) else type(out).__name__
+            raise ValueError(f"form_points: out must be an R32F {m} x {m} stream, got {what}")
+        C = out
+        L1["fill"].draw(C, whole(C), uniforms={"value": 0.0})
+    try:
+        if table.count:
+            with additive_blending():
+                KERNELS["points"].draw_points(C, table.count, {"pairs": table.stream, "d": d},
+                                              {"W": table.width, "d_width": d.cols})
+        if shift != 0.0:
+            shift_diagonal(C, shift)
+    except Exception:
+        if out is None:
+            C.release()
+        raise
     return C
