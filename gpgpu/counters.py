@@ -15,11 +15,12 @@ kernel, primitive, vertices, fragments, target shape.
 from __future__ import annotations
 
 import threading
+import time as _time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["count", "Counter", "Pass", "KernelStats", "current"]
+__all__ = ["count", "Counter", "Pass", "KernelStats", "current", "tally", "Tally", "current_tally"]
 
 # Counters are per thread, like contexts: a count() block sees the passes of its own thread.
 _local = threading.local()
@@ -232,3 +233,58 @@ def count(time: bool = True, trace: bool = True):
 
     with activated(Counter(time=time and has_timer_query(), keep_trace=trace)) as c:
         yield c
+
+
+# --------------------------------------------------------------------------- the host's tally
+@dataclass
+class Tally:
+    """Passes drawn inside a :func:`tally` block and the host time spent issuing them: binding
+    the program, framebuffer, textures and uniforms, writing vertices and the draw call, for a
+    pass drawn by itself (``Kernel.draw``) or from a plan (``gpgpu.passes``); not the time the
+    host waits for the GPU (read-backs) nor its own numerical work. No queries: it costs two
+    clock reads a pass or a plan."""
+
+    passes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def host_us_per_pass(self) -> float:
+        """Microseconds of host time a pass (0 without passes)."""
+        return self.seconds / self.passes * 1e6 if self.passes else 0.0
+
+
+_tally_local = threading.local()
+clock = _time.perf_counter
+
+
+def current_tally():
+    """The innermost active :class:`Tally` of this thread, or None."""
+    return getattr(_tally_local, "tally", None)
+
+
+@contextmanager
+def tally():
+    """``with tally() as t:`` counts the passes drawn inside and the host time spent issuing
+    them (:class:`Tally`); a tally opened inside another adds its counts to the outer one."""
+    outer = current_tally()
+    t = Tally()
+    _tally_local.tally = t
+    try:
+        yield t
+    finally:
+        _tally_local.tally = outer
+        if outer is not None:
+            outer.passes += t.passes
+            outer.seconds += t.seconds
+
+
+@contextmanager
+def suspended_tally():
+    """Inside the block no tally of this thread counts (a plan that counts its passes itself
+    and draws them through a path that would count them again)."""
+    saved = current_tally()
+    _tally_local.tally = None
+    try:
+        yield
+    finally:
+        _tally_local.tally = saved

@@ -281,6 +281,8 @@ class Kernel:
             return
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
+        tally = counters.current_tally()
+        t0 = counters.clock() if tally is not None else 0.0
         if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
             st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
                                  st.blending))
@@ -291,6 +293,9 @@ class Kernel:
             st.grow(n)
         st.vbo.write(data)
         self._render(target, primitive, vao, n, 0, inputs, uniforms, texels)
+        if tally is not None:
+            tally.passes += 1
+            tally.seconds += counters.clock() - t0
 
     def _render(self, target, primitive, vao, count, first, inputs, uniforms, texels) -> None:
         """Draw, inside the counters' queries when a counter is active."""
@@ -308,8 +313,13 @@ class Kernel:
         ``first`` .. of the buffer behind ``vao`` (a vertex array of this kernel's program, made
         by :class:`gpgpu.passes.CompiledPlan`). The same pass as ``draw(target, primitive, ...)``
         without building and writing the vertices (beyond the papers: host cost)."""
+        tally = counters.current_tally()
+        t0 = counters.clock() if tally is not None else 0.0
         self._bind(_state(), target, inputs, uniforms)
         self._render(target, primitive, vao, len(primitive), first, inputs, uniforms, texels)
+        if tally is not None:
+            tally.passes += 1
+            tally.seconds += counters.clock() - t0
 
     def vertex_array(self, buffer):
         """A vertex array of this kernel's program over ``buffer`` (vertices as ``draw`` writes them)."""
@@ -337,11 +347,16 @@ class Kernel:
         if self.vertex == "pass":
             raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place its vertices")
         st = _state()
+        tally = counters.current_tally()
+        t0 = counters.clock() if tally is not None else 0.0
         if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
             st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
                                  st.blending))
         prog, vao, cache = self._bind(st, target, inputs, uniforms)
         self._render(target, primitive, vao, len(primitive), 0, inputs, uniforms, texels)
+        if tally is not None:
+            tally.passes += 1
+            tally.seconds += counters.clock() - t0
 
     def _bind(self, st, target: Stream, inputs, uniforms, bound: dict | None = None):
         """Bind the program, the target's framebuffer, the input textures and the uniforms.

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import NamedTuple
 
+from . import counters
 from .kernel import Kernel
 from .stream import PingPong, Stream
 
@@ -142,9 +143,17 @@ class CompiledPlan:
         """``run`` without counters: the passes of :meth:`_compile_ops`, each binding only the
         framebuffer, textures, sampler units and uniform values that differ from the previous
         pass's (nothing else binds between the passes of this loop)."""
+        from . import counters
         from .kernel import _state
 
-        st = _state()
+        tally = counters.current_tally()
+        t0 = counters.clock() if tally is not None else 0.0
+        self._draw_ops(pp, others, _state())
+        if tally is not None and self._ops is not None:
+            tally.passes += len(self._ops)
+            tally.seconds += counters.clock() - t0
+
+    def _draw_ops(self, pp: PingPong, others: dict, st) -> None:
         if self._ops is None:
             self._compile_ops(st)
         streams = [pp.S, pp.T] + [others[r] for r in self._roles]
@@ -153,7 +162,8 @@ class CompiledPlan:
             if s.ctx is not ctx or s.texture is None:
                 s._check_alive()
         if len(set(map(id, streams))) < len(streams):      # one stream in two roles: check each pass
-            self.run_checked(pp, others)
+            with counters.suspended_tally():                   # counted by _run_fast
+                self.run_checked(pp, others)
             return
         fbos = [s.fbo for s in streams]
         textures = [s.texture for s in streams]
@@ -190,10 +200,13 @@ class CompiledPlan:
     def _run_pass_by_pass(self, pp: PingPong, others: dict, counted: bool) -> None:
         """Each pass bound and drawn in turn; with ``counted``, through ``draw_range`` so that
         the counters (and the recorder) measure each pass."""
+        from . import counters
         from .kernel import _state
 
         vaos = self._vaos
         st = _state()
+        tally = None if counted else counters.current_tally()     # counted: draw_range tallies
+        t0 = counters.clock() if tally is not None else 0.0
         # nothing else binds a framebuffer or a texture between the passes of this loop, so a
         # pass binds only what differs from the previous pass's (host cost)
         bound = {}
@@ -215,7 +228,11 @@ class CompiledPlan:
                 continue
             k._bind(st, roles[item.target], inputs, item.uniforms, bound)
             vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
+            if tally is not None:
+                tally.passes += 1
         pp.S, pp.T = S, T
+        if tally is not None:
+            tally.seconds += counters.clock() - t0
 
 
 
@@ -428,6 +445,8 @@ class RecordedPlan:
                 else:
                     kernel.draw_generated(target, primitive, inputs, u, texels)
             return
+        tally = counters.current_tally()
+        t0 = counters.clock() if tally is not None else 0.0
         last_fbo = None
         bound = [None] * 32
         for writes, cache, fbo, fbo_use, textures, vao, mode, count, first in self._fast:
@@ -448,6 +467,9 @@ class RecordedPlan:
             vao.render(mode, count, first)
         if last_fbo is not None:
             last_fbo.ctx.fbo = last_fbo       # what moderngl's Framebuffer.use() records
+        if tally is not None:
+            tally.passes += len(self._fast)
+            tally.seconds += counters.clock() - t0
 
     def release(self) -> None:
         """Release the plan's vertex buffer, vertex arrays and temporaries."""

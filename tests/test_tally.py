@@ -1,0 +1,44 @@
+"""gpgpu.counters.tally: the passes drawn and the host time spent issuing them, without queries;
+the same count as the counters for passes drawn one by one, from a compiled plan and from a
+recorded plan."""
+import numpy as np
+
+import gpgpu
+from gpgpu import Stream, counters
+from gpgpu.blas1 import KERNELS, whole
+from gpgpu.passes import RecordedPlan, recording
+
+
+def test_tally_counts_what_the_counters_count(rng):
+    a = rng.standard_normal((12, 12))
+    a = a @ a.T + 12 * np.eye(12)
+    gpgpu.cholesky(a)                                  # compiled once
+    with counters.count(time=False) as c:
+        gpgpu.cholesky(a)                              # a compiled plan and passes of its own
+    with counters.tally() as t:
+        gpgpu.cholesky(a)
+    assert t.passes == c.passes() > 12 and t.seconds > 0 and t.host_us_per_pass > 0
+
+
+def test_tally_counts_recorded_plans_and_nests(rng):
+    x = Stream.from_array(rng.standard_normal(64))
+    y = Stream.like(x)
+    with recording() as noted:
+        KERNELS["copy"].draw(y, whole(y), {"A": x})
+        KERNELS["scale"].draw(x, whole(x), {"X": y}, {"alpha": 2.0})
+    plan = RecordedPlan(noted, keep=[x, y])
+    try:
+        with counters.tally() as outer:
+            with counters.tally() as inner:
+                plan.run()
+                plan.run()
+            KERNELS["copy"].draw(y, whole(y), {"A": x})
+        assert inner.passes == 4 and outer.passes == 5
+        with counters.count(time=False) as c, counters.tally() as t:
+            plan.run()
+        assert c.passes() == t.passes == 2
+        assert counters.current_tally() is None
+    finally:
+        plan.release()
+        x.release()
+        y.release()
