@@ -324,15 +324,23 @@ def _check_variant(form, update, index, storage):
 
 # ---------------------------------------------------------------------------- execution
 def count_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str = "pingpong") -> int:
-    """How many pivots the guarded square root replaced (a flag kernel, a sum by ``strategy``'s
-    passes (:func:`gpgpu.reduce.reduce_region`), one read-back)."""
+    """How many pivots the guarded square root replaced (:func:`flag_replaced`, one read-back)."""
+    res = flag_replaced(L, m, storage, huge, strategy, borrow(1, 1))
+    value = res.item()
+    give_back(res)
+    return int(round(value))
+
+
+def flag_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str = "pingpong",
+                  out: Stream | None = None) -> Stream:
+    """The number of pivots the guarded square root replaced, in a 1 x 1 stream (``out``): a flag
+    kernel on the diagonal, then a sum by ``strategy``'s passes (:func:`gpgpu.reduce.reduce_region`)."""
     flags = borrow(1, m)
     for piece in diagonal_pieces(m, storage):
         KERNELS["huge_pivot_flag"].draw(flags, piece, {"L": L}, {"threshold": float(np.sqrt(huge)) * 0.5})
-    res = reduce_region(flags, "sum", strategy=strategy, out=borrow(1, 1))
-    value = res.item()
-    give_back(flags, res)
-    return int(round(value))
+    res = reduce_region(flags, "sum", strategy=strategy, out=out if out is not None else borrow(1, 1))
+    give_back(flags)
+    return res
 
 
 def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
@@ -577,7 +585,8 @@ def lower_inverse(L: Stream, m: int) -> Stream:
     return pp.S
 
 
-def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: int = 1) -> tuple:
+def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: int = 1,
+                        out: tuple | None = None) -> tuple:
     """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 5 passes (beyond
     the papers): the one-pass Cholesky steps of ``factor(pivot="onepass")`` and the steps of
     :func:`lower_inverse` drawn together, step k of both in one ``cholesky_inverse_step`` pass
@@ -591,6 +600,9 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     computing the steps from the state before them with the same float32 operations as the
     one-step passes, the pass's pivots computed once per vertex and handed to the fragments
     as flat values.
+
+    ``out``: two m x m streams (L, X) to render the answer into (an interior point method
+    keeps them from one factorization to the next), else new ones.
 
     Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
     :func:`lower_inverse`)."""
@@ -614,13 +626,19 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     try:
         BLAS1["copy_input"].draw(pp.S, Rect.covering(0, 0, m, m, T0=WPOS), {"A": S})
         run(plan, pp, others={"M0": S})
-        L, X = Stream(m, m), Stream(m, m)
+        if out is not None:
+            L, X = out
+            if L.shape != (m, m) or X.shape != (m, m):
+                raise ValueError(f"factor_with_inverse: out must be two {m} x {m} streams, got {L.shape}, {X.shape}")
+        else:
+            L, X = Stream(m, m), Stream(m, m)
         BLAS1["copy"].draw(L, Rect.covering(0, 0, m, m, T0=WPOS), {"A": pp.T})
         BLAS1["copy"].draw(X, Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": pp.T})
     except BaseException:
-        for s in (L, X):
-            if s is not None:
-                s.release()
+        if out is None:
+            for s in (L, X):
+                if s is not None:
+                    s.release()
         raise
     finally:
         pp.release()
