@@ -56,10 +56,10 @@ def test_one_pass_adat_and_substitution_solve_the_same_problems_in_fewer_passes(
     eps = PAPER_TABLE3[name]["eps"]
     ref = highs_objective(path)
     with counters.count(time=False) as c:
-        paper = solve(problem, backend="gpu", eps=eps)
+        paper = solve(problem, backend="gpu", eps=eps, preset="paper", adat="outer")   # 001's multipass adat
     paper_passes = c.passes() / paper.iterations
     with counters.count(time=False) as c:
-        fast = solve(problem, backend="gpu", eps=eps, adat="inner", substitution="inner", pivot="fused")
+        fast = solve(problem, backend="gpu", eps=eps, preset="paper", adat="inner", substitution="inner", pivot="fused")
     assert fast.status == "optimal", fast.message
     assert abs(fast.objective - ref) / max(1.0, abs(ref)) <= eps
     assert abs(fast.iterations - paper.iterations) <= 1
@@ -80,9 +80,9 @@ def test_onepass_cholesky_steps_solve_the_same_problems(name):
     path = NETLIB / f"{name}.mps.gz"
     problem = read_mps(path)
     eps = PAPER_TABLE3[name]["eps"]
-    paper = solve(problem, backend="gpu", eps=eps)
+    paper = solve(problem, backend="gpu", eps=eps, preset="paper")
     with counters.count(time=False) as c:
-        fast = solve(problem, backend="gpu", eps=eps, adat="inner", substitution="inner", pivot="onepass")
+        fast = solve(problem, backend="gpu", eps=eps, preset="paper", adat="inner", substitution="inner", pivot="onepass")
     assert fast.status == "optimal", fast.message
     assert abs(fast.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
     assert abs(fast.iterations - paper.iterations) <= 1
@@ -105,7 +105,7 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
     problem = read_mps(path)
     eps = PAPER_TABLE3[name]["eps"]
     with counters.count(time=False) as c:
-        r = solve(problem, backend="gpu", eps=eps, adat="inner", substitution="inverse", pivot="onepass")
+        r = solve(problem, backend="gpu", eps=eps, preset="paper", adat="inner", substitution="inverse", pivot="onepass")
     assert r.status == "optimal", r.message
     assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
     m = problem.A.shape[0]
@@ -116,7 +116,7 @@ def test_inverse_substitution_solves_small_problems_with_two_passes_a_solve(name
     assert c.passes("lower_inverse_step") == c.passes("cholesky_step") == 0
     assert c.passes("substitution_inner_product") == c.passes("substitution_update") == 0
     with counters.count(time=False) as c:
-        r2 = solve(problem, backend="gpu", eps=eps, adat="inner", substitution="inverse", pivot="fused")
+        r2 = solve(problem, backend="gpu", eps=eps, preset="paper", adat="inner", substitution="inverse", pivot="fused")
     assert r2.status == "optimal", r2.message
     assert abs(r2.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
     assert c.passes("lower_inverse_step") >= m * r2.iterations and c.passes("cholesky_inverse_step") == 0
@@ -131,9 +131,9 @@ def _paper_and_option(name, **options):
     problem = read_mps(path)
     eps = PAPER_TABLE3[name]["eps"]
     with counters.count(time=False) as c0:
-        paper = solve(problem, backend="gpu", eps=eps)
+        paper = solve(problem, backend="gpu", eps=eps, preset="paper")
     with counters.count(time=False) as c:
-        r = solve(problem, backend="gpu", eps=eps, **options)
+        r = solve(problem, backend="gpu", eps=eps, preset="paper", **options)
     return highs_objective(path), eps, paper, c0, r, c
 
 
@@ -174,9 +174,9 @@ def test_packed_inner_product_adat_solves_the_same_problems(name):
     path = NETLIB / f"{name}.mps.gz"
     problem = read_mps(path)
     eps = PAPER_TABLE3[name]["eps"]
-    inner = solve(problem, backend="gpu", eps=eps, adat="inner")
+    inner = solve(problem, backend="gpu", eps=eps, preset="paper", adat="inner")
     with counters.count(time=False) as c:
-        r = solve(problem, backend="gpu", eps=eps, adat="inner4")
+        r = solve(problem, backend="gpu", eps=eps, preset="paper", adat="inner4")
     assert r.status == "optimal", r.message
     assert abs(r.objective - highs_objective(path)) / max(1.0, abs(highs_objective(path))) <= eps
     assert abs(r.iterations - inner.iterations) <= 1

@@ -15,18 +15,26 @@ from test_lp_mehrotra import netlib, rel  # noqa: E402
 #: what each preset must set, written out here (not read from PRESETS)
 MEHROTRA = {
     "paper": {"refine": False, "presolve": False, "scale": False, "correct_primal": False,
-              "free_safeguard": False, "regularize": False},
+              "free_safeguard": False, "regularize": False, "bounds": "rows"},
     "robust": {},
     "fast": {"correct_primal": True},
 }
+#: the numpy back ends: the paper's Cholesky loop on the dense A under "paper", LAPACK otherwise
+MEHROTRA_NUMPY = {
+    "paper": {"factorization": "loop", "adat": "dense"},
+    "robust": {},
+    "fast": {},
+}
+#: robust and fast draw the same fast kernels on the GPU
+FAST_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan", "fuse": True}
 MEHROTRA_GPU = {
     "paper": {"adat": "inner", "substitution": "outer", "pivot": "separate", "reductions": "pingpong",
               "fuse": False, "factor_precision": "float32"},
-    "robust": {},
-    "fast": {"adat": "inner4", "substitution": "inverse", "pivot": "onepass", "reductions": "fan", "fuse": True},
+    "robust": FAST_KERNELS,
+    "fast": FAST_KERNELS,
 }
 MATRIX_FREE = {
-    "paper": {"refine": False, "presolve": False, "scale": False, "adaptive": False},
+    "paper": {"refine": False, "presolve": False, "scale": False, "adaptive": False, "bounds": "rows"},
     "robust": {"adaptive": True},
     "fast": {"adaptive": True},
 }
@@ -40,7 +48,7 @@ MATRIX_FREE_GPU = {
 
 @pytest.mark.parametrize("preset", ["paper", "robust", "fast"])
 def test_each_preset_sets_its_options(preset):
-    assert preset_options(preset, "mehrotra", "numpy64") == MEHROTRA[preset]
+    assert preset_options(preset, "mehrotra", "numpy64") == {**MEHROTRA[preset], **MEHROTRA_NUMPY[preset]}
     assert preset_options(preset, "mehrotra", "gpu") == {**MEHROTRA[preset], **MEHROTRA_GPU[preset]}
     assert preset_options(preset, "matrix-free", "numpy64") == MATRIX_FREE[preset]
     assert preset_options(preset, "matrix-free", "gpu") == {**MATRIX_FREE[preset], **MATRIX_FREE_GPU[preset]}
@@ -79,7 +87,7 @@ def test_mehrotra_runs_with_its_presets_options(monkeypatch, preset):
     backends = spy(monkeypatch, lp, "get_backend")
     r = solve(p, backend="numpy64", eps=1e-8, preset=preset)
     assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
-    assert r.preset == preset and r.options == MEHROTRA[preset]
+    assert r.preset == preset and r.options == {**MEHROTRA[preset], **MEHROTRA_NUMPY[preset]}
     on = preset != "paper"
     assert algo[-1]["correct_primal"] is on and algo[-1]["free_safeguard"] is (preset == "robust" or on)
     assert backends[-1]["refine"] is False and (r.presolve is not None) is on
@@ -168,7 +176,7 @@ def test_cli_preset(capsys):
     assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--preset", "paper", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "preset paper" in out and "refine False" in out
-    assert "options: refine=False, presolve=False, scale=False, correct_primal=False" in out
+    assert "options: refine=False, presolve=False, scale=False, bounds=rows, correct_primal=False" in out
     assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--preset", "paper", "--presolve",
                  "--quiet"]) == 0
     out = capsys.readouterr().out

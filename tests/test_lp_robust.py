@@ -118,7 +118,8 @@ def test_an_unknown_option_is_named_by_solve_with_the_options_there_are(method, 
     if ours:
         assert f"'{option}' is '{ours}' here" in msg
     assert ("rank" in msg) is (method == "matrix-free") and ("correct_primal" in msg) is (method == "mehrotra")
-    assert ("adat" in msg) is (method == "mehrotra" and backend == "gpu")
+    assert ("fuse" in msg) is (method == "mehrotra" and backend == "gpu")
+    assert ("factorization" in msg) is (method == "mehrotra" and backend == "numpy64")
 
 
 def test_the_options_of_each_method_and_back_end_still_pass_the_name_check():
@@ -215,8 +216,10 @@ def test_dense_memory_is_checked_before_it_is_allocated(monkeypatch):
     monkeypatch.setattr(mps_module, "available_memory", lambda: 100_000)
     with pytest.raises(MemoryError, match="GiB.*too large for the dense normal-equation method"):
         solve(p, backend="numpy64", presolve=False)
-    with pytest.raises(MemoryError, match="the gpu backend"):
-        solve(p, backend="gpu", presolve=False)
+    with pytest.raises(MemoryError, match="the gpu backend"):           # the paper's dense A on the GPU
+        solve(p, backend="gpu", presolve=False, preset="paper")
+    # the default GPU path never makes A dense: its A D² Aᵀ comes from the non-zeros of A
+    assert solve(p, backend="gpu", presolve=False).status == "optimal"
 
 
 def test_problem_data_are_checked():

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import counters
 from .backend import BACKENDS, Backend, get_backend
+from .bounds import BOUNDS, BoundRows
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
 from .gruca import gruca_like
 from .mps import Problem, read_mps, standardize
@@ -26,7 +28,7 @@ from .linprog import linprog
 #: the interior point methods of ``solve``
 METHODS = ("mehrotra", "matrix-free")
 
-__all__ = ["solve", "METHODS", "PRESETS", "preset_options", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
+__all__ = ["solve", "METHODS", "PRESETS", "FAST_GPU_KERNELS", "preset_options", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
            "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW",
            "linprog"]
 
@@ -82,32 +84,44 @@ def _trivial(problem, backend) -> LPResult | None:
 #: what each preset sets, by method and (for "/gpu") by back end: docs/lp_defaults.md has the
 #: table. An option that ``solve`` is given overrides its preset's; one left out (or None) is the
 #: preset's, and one no preset names keeps its function's default.
+#: the GPU kernels of Mehrotra's method that robust and fast draw (beyond the papers, the same
+#: algorithm in float32 rounding: docs/guide/lp.md): A D² Aᵀ from the non-zeros of A in one pass of
+#: points, four Cholesky steps of L and of L⁻¹ in one pass, two passes a solve, the reductions 32
+#: texels a fragment, the composites of the directions one pass each
+FAST_GPU_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan",
+                    "fuse": True}
+
 PRESETS = {
-    # the algorithms as the papers print them: 000's Algorithm 3 with its single-pass A D^2 A^T,
-    # float32 factors and halving reductions; 002's regularised PCG IPM with a fixed schedule,
-    # ELLPACK, pairwise sums and PCG's scalars read every iteration; no presolve, scaling or
-    # refinement
-    "paper": {"any": {"refine": False, "presolve": False, "scale": False},
+    # the algorithms as the papers print them: 000's Algorithm 3 on its standard form (a row of
+    # the normal matrix for each upper bound) with its single-pass A D^2 A^T, float32 factors and
+    # halving reductions (numpy: the paper's Cholesky loop on the dense A); 002's regularised PCG
+    # IPM with a fixed schedule, ELLPACK, pairwise sums and PCG's scalars read every iteration;
+    # no presolve, scaling or refinement
+    "paper": {"any": {"refine": False, "presolve": False, "scale": False, "bounds": "rows"},
               "mehrotra": {"correct_primal": False, "free_safeguard": False, "regularize": False},
               "mehrotra/gpu": {"adat": "inner", "substitution": "outer", "pivot": "separate",
                                "reductions": "pingpong", "fuse": False, "factor_precision": "float32"},
+              "mehrotra/numpy": {"factorization": "loop", "adat": "dense"},
               "matrix-free": {"adaptive": False},
               "matrix-free/gpu": {"format": "ellpack", "sums": "pingpong", "pcg_check": 1,
                                   "solution": "float32"}},
-    # the defaults: refinement, HiGHS's presolve, the primal correction and the free-split
-    # safeguard automatic (on below REFINE_BELOW, see solve), float-float factors after a
-    # stall, the matrix-free method's adaptive regularisation floor and PCG limit. Its storage
-    # stays the back end's ELLPACK: the packed format changes the sums' order only (float32
-    # rounding), and robust's record (the NETLIB and nug runs) was measured with ELLPACK; on
-    # llvmpipe at eps 1e-8 packed was as optimal on ten LPs (bandm: optimal, ELLPACK numerical
-    # trouble there, a rounding-sensitive problem either way) with fewer passes on the larger ones
-    "robust": {"matrix-free": {"adaptive": True}},
-    # robust plus every option that saves passes and keeps the answer (float32 rounding only:
-    # docs/guide/lp.md, docs/guide/matrix-free.md); the matrix-free products in the packed
-    # format (beyond 002: two entries an RGBA texel, long rows in segments; gpgpu.sparse)
+    # the defaults: upper bounds in the Newton system, refinement, HiGHS's presolve, the primal
+    # correction and the free-split safeguard automatic (on below REFINE_BELOW, see solve),
+    # float-float factors after a stall, the fast kernels of FAST_GPU_KERNELS on the GPU and
+    # LAPACK on the CPU; the matrix-free method's adaptive regularisation floor and PCG limit.
+    # Its storage stays the back end's ELLPACK: the packed format changes the sums' order only
+    # (float32 rounding), and robust's record (the NETLIB and nug runs) was measured with
+    # ELLPACK; on llvmpipe at eps 1e-8 packed was as optimal on ten LPs (bandm: optimal, ELLPACK
+    # numerical trouble there, a rounding-sensitive problem either way) with fewer passes on the
+    # larger ones
+    "robust": {"mehrotra/gpu": dict(FAST_GPU_KERNELS),
+               "matrix-free": {"adaptive": True}},
+    # robust plus every option that saves work and keeps the answer (float32 rounding only:
+    # docs/guide/lp.md, docs/guide/matrix-free.md): the primal correction at every eps; the
+    # matrix-free products in the packed format (beyond 002: two entries an RGBA texel, long
+    # rows in segments; gpgpu.sparse)
     "fast": {"mehrotra": {"correct_primal": True},
-             "mehrotra/gpu": {"adat": "inner4", "substitution": "inverse", "pivot": "onepass",
-                              "reductions": "fan", "fuse": True},
+             "mehrotra/gpu": dict(FAST_GPU_KERNELS),
              "matrix-free": {"adaptive": True},
              "matrix-free/gpu": {"format": "packed", "sums": "fan"}},
 }
@@ -129,8 +143,13 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
     out = dict(table.get("any", {}), **table.get(method, {}))
     if isinstance(backend, str) and backend == "gpu":
         out.update(table.get(f"{method}/gpu", {}))
-        if options.get("cholesky", "outer") != "outer" and out.get("pivot") == "onepass":
-            del out["pivot"]                  # a variant of the outer form
+        if (options.get("cholesky", "outer") != "outer" or options.get("update", "triangle") != "triangle") \
+                and out.get("pivot") == "onepass":
+            del out["pivot"]                  # a variant of the outer form with the triangle update
+    elif isinstance(backend, str) and backend in ("numpy32", "numpy64"):
+        out.update(table.get(f"{method}/numpy", {}))
+        if method == "mehrotra" and options.get("cholesky", "outer") != "outer" and "factorization" not in options:
+            out["factorization"] = "loop"     # cholesky="inner" is a form of the paper's loop
     out.update({k: v for k, v in options.items() if v is not None or k not in PRESET_NONE})
     return out
 
@@ -164,10 +183,13 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     preset : {"robust", "paper", "fast"}
         How to choose the options below in one word (:data:`PRESETS`, docs/lp_defaults.md).
         "robust" (default): the solver that solves the project's 42 NETLIB problems (and, with
-        the matrix-free method, the QAP relaxations nug12-nug20 at 1e-6). "paper": the
-        paper's algorithm as printed (no presolve, scaling, refinement, correction, safeguard
-        or adaptive rule; the paper's storage, sums and read-backs). "fast": robust with every
-        speed option that changes the answer by float32 rounding only.
+        the matrix-free method, the QAP relaxations nug12-nug20 at 1e-6), on the fast kernels
+        (:data:`FAST_GPU_KERNELS` on the GPU, LAPACK on the CPU) with the upper bounds in the
+        Newton system. "paper": the paper's algorithm as printed (its standard form with a row
+        for each upper bound; no presolve, scaling, refinement, correction, safeguard or
+        adaptive rule; the paper's kernels, storage, sums and read-backs; numpy: the paper's
+        Cholesky loop). "fast": robust with every speed option that changes the answer by
+        float32 rounding only.
     max_iter : int
         A positive integer.
     callback : callable, optional
@@ -186,6 +208,11 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
           highspy (the "lp" extra) is installed.
         - ``scale`` (bool): geometric scaling by powers of two, undone on the answer (beyond
           the papers, :mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
+        - ``bounds`` ("implicit" or "rows"): the upper bounds' rows x_j + w_k = u_k eliminated
+          from the normal equations, which keep the problem's own rows (default, beyond the
+          papers: :mod:`gpgpu.lp.bounds`), or kept as rows of the normal matrix (paper 000's
+          standard form, ``preset="paper"``). The iterates, tests and duals are the standard
+          form's either way; ``LPResult.normal_rows`` says the order factored.
         - ``regularize`` (bool or None) and ``reg_min``, ``reg_max``: paper 002's proximal
           regularisation (5)-(6) (:mod:`gpgpu.lp.regularisation`); always on for the
           matrix-free method (bounds 1e-12 with its adaptive defaults, 1e-8 with
@@ -196,7 +223,9 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         1); ``correct_primal`` and ``free_safeguard`` (beyond the paper, None: as
         ``presolve``; :func:`~gpgpu.lp.mehrotra.mehrotra`); the back end's options
         (``pivot_tol``; on the GPU ``adat``, ``substitution``, ``pivot``, ``reductions``,
-        ``fuse``, ``factor_precision``: :class:`gpgpu.lp.gpu_backend.GPUBackend`).
+        ``fuse``, ``factor_precision``: :class:`gpgpu.lp.gpu_backend.GPUBackend`; on numpy
+        ``factorization`` ("lapack" or the paper's "loop") and ``adat`` ("sparse" or "dense"):
+        :class:`gpgpu.lp.numpy_backend.NumpyBackend`).
 
         The matrix-free method: ``rank``, ``rank_max``, ``pcg_maxiter``, ``stall_window``,
         ``adaptive`` (beyond 002: the regularisation floor and PCG limit that adapt where PCG
@@ -207,7 +236,10 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     Returns
     -------
     LPResult
-        ``preset`` and ``options`` (what the preset and the overrides set) are on it.
+        ``preset`` and ``options`` (what the preset and the overrides set) are on it;
+        ``passes`` and ``host_us_per_pass`` (the GPU passes drawn and the host time spent
+        issuing each, :func:`gpgpu.counters.tally`) and ``normal_rows`` (the order of the normal
+        matrix factored) too.
         Problems that the presolve decides (infeasible or unbounded bounds, no rows or no
         columns left) are answered without iterating (``iterations == 0``). An infeasible or
         unbounded problem has no solution: whichever way it was found (the presolve, HiGHS's,
@@ -258,8 +290,10 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     for name in FLAG_OPTIONS:
         if name in backend_options:
             backend_options[name] = _flag(name, backend_options[name])
-    result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
-                    correct_primal, free_safeguard, scale, regularize, **backend_options)
+    with counters.tally() as drawn:
+        result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
+                        correct_primal, free_safeguard, scale, regularize, **backend_options)
+    result.passes, result.pass_seconds = drawn.passes, drawn.seconds
     result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
     notes = list(_relaxation_warnings(problem))
     result.warnings = notes
@@ -503,6 +537,11 @@ def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, option
 
     algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "adaptive")
             if k in options}
+    bounds = options.pop("bounds", "implicit")
+    if bounds not in BOUNDS:
+        raise ValueError(f"bounds must be 'implicit' (upper bounds in the Newton system's diagonal, the normal "
+                         f"matrix of the problem's own rows) or 'rows' (a row of the normal matrix for each bound), "
+                         f"got {bounds!r}")
     for name in ("rank", "rank_max", "pcg_maxiter", "stall_window"):
         v = algo.get(name)
         if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
@@ -513,10 +552,13 @@ def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, option
         raise ValueError(f"the matrix-free method runs on backend 'gpu' or 'numpy64', got {backend!r}")
     if refine and name == "numpy64":
         refine = False                                  # its PCG is float64 already
-    be = get_matrix_free_backend(backend, problem, **options)
+    rows = BoundRows.detect(problem.A) if bounds == "implicit" and not isinstance(backend, MatrixFreeBackend) else None
+    main = problem if rows is None else Problem.from_arrays(rows.A_main, problem.b[:rows.m], problem.c,
+                                                            name=problem.name)
+    be = get_matrix_free_backend(backend, main, **options)
     try:
         return matrix_free(be, problem, eps=eps, max_iter=max_iter, callback=callback,
-                           refine=bool(refine), **algo)
+                           refine=bool(refine), bounds=rows, **algo)
     finally:
         if not isinstance(backend, MatrixFreeBackend):
             be.release()

@@ -67,10 +67,15 @@ from __future__ import annotations
 import abc
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["Backend", "refine_solve", "get_backend", "BACKENDS", "PrecisionExhausted"]
+from .bounds import BOUNDS, BoundRows
+
+__all__ = ["Backend", "refine_solve", "get_backend", "BACKENDS", "PrecisionExhausted", "REFINE_RTOL"]
 
 BACKENDS = ("gpu", "numpy32", "numpy64")
+#: the refinement's default target: ||r - M z||_inf <= REFINE_RTOL ||r||_inf
+REFINE_RTOL = 1e-13
 #: the largest finite float32
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -105,9 +110,13 @@ class Backend(abc.ABC):
 
     name = "abstract"
 
-    def __init__(self, problem, cholesky="outer", refine=False, **kw):
+    def __init__(self, problem, cholesky="outer", refine=False, bounds="implicit", **kw):
         if cholesky not in ("outer", "inner"):
             raise ValueError(f"cholesky must be 'outer' or 'inner', got {cholesky!r}")
+        if bounds not in BOUNDS:
+            raise ValueError(f"bounds must be 'implicit' (upper bounds in the Newton system's diagonal, the "
+                             f"normal matrix of the problem's own rows) or 'rows' (paper 000's standard form: "
+                             f"a row of the normal matrix for each bound), got {bounds!r}")
         if kw:
             raise TypeError(f"unexpected backend options: {sorted(kw)}")
         self.problem = problem
@@ -116,6 +125,25 @@ class Backend(abc.ABC):
         self.shift = 0.0          # delta of the last factor_normal (M = A diag(d) A^T + delta I)
         self.m, self.n = problem.A.shape
         self.readbacks = 0
+        #: the bound rows eliminated from the normal equations (:mod:`gpgpu.lp.bounds`), or None
+        self.bounds = BoundRows.detect(problem.A) if bounds == "implicit" else None
+        #: rows of the normal matrix that is formed and factored
+        self.m_normal = self.m if self.bounds is None else self.bounds.m
+        self._d = None            # the weights of the last factor_normal (for the bound rows' elimination)
+
+    @property
+    def A_normal(self):
+        """The rows of A whose normal matrix is formed (scipy.sparse, float64): all of A, or its
+        main rows when bound rows are eliminated."""
+        return self.problem.A if self.bounds is None else self.bounds.A_main
+
+    def apply_normal(self, d, v, shift: float = 0.0):
+        """A_normal (d .* (A_normalᵀ v)) + shift v in float64 on the CPU: the refinement's
+        product with the normal matrix (A_normal and its transpose kept as CSR, made once)."""
+        if getattr(self, "_AT", None) is None:
+            self._A = sp.csr_matrix(self.A_normal, dtype=np.float64)
+            self._AT = self._A.T.tocsr()
+        return shifted(self._A @ (d * (self._AT @ v)), shift, v)
 
     # -------------------------------------------------------------- vectors
     @abc.abstractmethod
@@ -266,7 +294,6 @@ class Backend(abc.ABC):
         return [self.entries(v, idx) for v in vectors]
 
     # -------------------------------------------------------------- level 3
-    @abc.abstractmethod
     def factor_normal(self, d, shift: float = 0.0) -> int:
         """Form M = A diag(d) A^T + shift I (adat; the shift is the dual regularisation delta of
         ``mehrotra(..., regularize=True)``) and factor it, M = L L^T (chol).
@@ -274,7 +301,36 @@ class Backend(abc.ABC):
         A pivot that is not larger than ``pivot_tol`` times the diagonal entry of M it came
         from (or is not finite) is replaced by a huge value, so that the matching component of
         the solution is ~0 ([Wri97] ch. 11); answers the number replaced (1 read-back).
+
+        With bound rows eliminated (``bounds="implicit"``, :mod:`gpgpu.lp.bounds`) the matrix
+        formed and factored is the Schur complement A_main diag(d~) A_mainᵀ + shift I of the
+        main rows; :meth:`solve_normal` still solves with M.
         """
+        self.shift = float(shift)
+        if self.bounds is None:
+            return self._factor_normal(d, shift)
+        self._d = d
+        weights = self._bound_weights(d, shift)
+        try:
+            return self._factor_normal(weights, shift)
+        finally:
+            self.free(weights)
+
+    @abc.abstractmethod
+    def _factor_normal(self, d, shift: float = 0.0) -> int:
+        """:meth:`factor_normal` of the rows of :attr:`A_normal` with weights ``d`` (the back
+        end's own)."""
+
+    def _bound_weights(self, d, shift):
+        """d~ of :meth:`gpgpu.lp.bounds.BoundRows.weights` (numpy vectors; the GPU back end
+        draws it for its own)."""
+        return self.bounds.weights(np.asarray(d), shift)
+
+    def _eliminate_bounds(self, r):
+        return self.bounds.eliminate(r, np.asarray(self._d), self.shift)
+
+    def _back_substitute_bounds(self, z1, r):
+        return self.bounds.back_substitute(z1, r, np.asarray(self._d), self.shift)
 
     def raise_precision(self) -> str | None:
         """Make the factors of the remaining iterations more precise, when this back end can;
@@ -282,12 +338,26 @@ class Backend(abc.ABC):
         Mehrotra solver when its iteration stalls (:func:`~gpgpu.lp.mehrotra.mehrotra`)."""
         return None
 
-    @abc.abstractmethod
-    def solve_normal(self, r):
+    def solve_normal(self, r, rtol: float = REFINE_RTOL):
         """z with M z = r: forward then backward substitution with the current factor.
 
-        With ``refine=True`` the answer is improved by :func:`refine_solve`.
+        With ``refine=True`` the answer is improved by :func:`refine_solve` until its residual
+        is at most ``rtol`` times r's (in the max norm). With bound rows eliminated, the
+        right-hand side of the Schur system first, then its solution, then the bound rows' part
+        (:mod:`gpgpu.lp.bounds`).
         """
+        if self.bounds is None:
+            return self._solve_normal(r, rtol)
+        rhs = self._eliminate_bounds(r)
+        z1 = self._solve_normal(rhs, rtol)
+        out = self._back_substitute_bounds(z1, r)
+        self.free(rhs)
+        self.free(z1)
+        return out
+
+    @abc.abstractmethod
+    def _solve_normal(self, r, rtol: float = REFINE_RTOL):
+        """:meth:`solve_normal` with the factor of the rows of :attr:`A_normal`."""
 
 
 def shifted(Mz, shift: float, z):
@@ -296,7 +366,7 @@ def shifted(Mz, shift: float, z):
     return Mz + shift * z if shift else Mz
 
 
-def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=1e-13, stats=None):
+def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTOL, stats=None):
     """Mixed-precision iterative refinement of ``M z = r``, residuals in float64.
 
     Classic refinement is ``z += solve(r - M z)`` (preconditioned Richardson iteration with the

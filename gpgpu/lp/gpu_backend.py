@@ -12,20 +12,29 @@ line search            ``step_ratio`` kernel, then a min reduction (or an argmin
                        blocking index of Mehrotra's step-length heuristic)
 sgemv                  ``gemv`` in the singlepass inner-product form, A and Aᵀ (swizzled rows)
 adat                   ``adat.form`` (Algorithm 3 of 001, the triangle of Fig. 2(b)); with
-                       ``adat="inner"`` 000's singlepass inner-product form (one pass)
+                       ``adat="inner"`` 000's singlepass inner-product form (one pass); with
+                       ``adat="points"`` (beyond the papers) 001's outer products over the
+                       non-zeros of A, one pass of points (``adat.form_points``)
 chol                   ``cholesky.factor``: outer form (triangle update) or inner form, with the
                        guarded square root of Wright ch. 11 replacing tiny or negative pivots
 forward/backward       ``cholesky.solve_with_factor`` (multipass substitution; with
                        ``substitution="inner"`` one pass a step)
 =====================  =====================================================================
 
-A stays on the GPU as an m x n stream; vectors are 1-row streams. Every scalar read back
-(dot, norms, step lengths, the pivot count, entries) is counted in ``readbacks``.
+Without refinement A stays on the GPU as an m x n stream and vectors are 1-row streams. Every
+scalar read back (dot, norms, step lengths, the pivot count, entries) is counted in
+``readbacks``. With bounds in the Newton system (``bounds="implicit"``, :mod:`gpgpu.lp.bounds`)
+the normal matrix is formed from the main rows only, and three kernels (``bound_weights``,
+``bound_elimination_terms``, ``bound_back_substitution``) eliminate the bound rows from the
+float32 iterates' solves.
 
 ``refine=True`` (beyond the paper): the factor M = L Lᵀ is still formed and computed on the GPU
 in float32, and each solve with it runs on the GPU, but the iterates are float64 numpy vectors
 and the refinement residual r - M z is computed in float64 on the CPU (see
-``backend.refine_solve``); float32 iterates could not meet eps = 1e-8.
+``backend.refine_solve``); float32 iterates could not meet eps = 1e-8. A is then never dense
+(with ``adat="points"``). The factor's streams are kept from one factorization to the next, and
+the passes of a solve and of the replaced-pivot count are recorded once and drawn again from
+that record (:class:`gpgpu.passes.RecordedPlan`; beyond the papers: host cost per pass).
 """
 from __future__ import annotations
 
@@ -34,16 +43,17 @@ import numpy as np
 
 from .. import blas1, float_float
 from ..adat import form as form_adat
-from ..adat import pack_4x1, shift_diagonal
-from ..blas2 import gemv
-from ..cholesky import (count_replaced, factor, factor_with_inverse, lower_inverse, solve_with_factor,
-                        solve_with_inverse)
+from ..adat import form_points, pack_4x1, pair_table, shift_diagonal
+from ..blas2 import KERNELS as GEMV, gemv
+from ..cholesky import (count_replaced, factor, factor_with_inverse, flag_replaced, lower_inverse,
+                        solve_with_factor, solve_with_inverse)
 from ..context import max_texture_size
-from ..geometry import Texel
+from ..geometry import Rect, Texel
 from ..kernel import Kernel
+from ..passes import NotReplayable, RecordedPlan, recording
 from ..reduce import argmax_region, argmin_blocking_ratio, reduce_into, reduce_region, reduce_terms
 from ..stream import Stream, give_back
-from .backend import FLOAT32_MAX, Backend, PrecisionExhausted, refine_solve, shifted
+from .backend import FLOAT32_MAX, REFINE_RTOL, Backend, PrecisionExhausted, refine_solve
 from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 
 #: Cholesky steps a pass of factor_with_inverse (substitution="inverse", pivot="onepass").
@@ -56,25 +66,44 @@ SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safegua
 MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
 MULTIPLY_SHIFT_DIVIDE = Kernel("multiply_shift_divide", texels=4, doc="(x .* y + c) ./ z in one pass (beyond 000)")
 
-__all__ = ["GPUBackend", "upload_dense"]
+BOUND_KERNELS = {
+    "weights": Kernel("bound_weights", texels=4, doc="beyond 000: upper bounds in the Newton system, d~"),
+    "terms": Kernel("bound_elimination_terms", texels=5,
+                    doc="beyond 000: the bound rows' terms of the Schur system's right-hand side"),
+    "back": Kernel("bound_back_substitution", texels=7,
+                   doc="beyond 000: the bound rows' part of the normal equations' solution"),
+}
+#: the ``adat`` forms of :class:`GPUBackend`
+ADATS = ("outer", "inner", "inner4", "points")
+
+__all__ = ["GPUBackend", "upload_dense", "check_dense", "ADATS"]
 
 
-def upload_dense(problem, method: str) -> Stream:
-    """A as an m x n float32 stream, after checking that its texture and the m x m normal
-    equations fit this GPU (GL_MAX_TEXTURE_SIZE) and that the dense copy fits in memory."""
+def check_dense(problem, method: str, rows: int | None = None) -> None:
+    """Check that the m x n constraint matrix (or its first ``rows`` rows) and the normal
+    equations of those rows fit this GPU's textures (GL_MAX_TEXTURE_SIZE) and that A is not
+    empty; a ValueError names the sizes."""
     from ..context import max_texture_size
 
     m, n = problem.A.shape
+    r = m if rows is None else rows
     limit = max_texture_size()
     if m > limit or n > limit:
         raise ValueError(
-            f"{problem.name}: {method} stores the {m} x {n} constraint matrix and the {m} x {m} "
+            f"{problem.name}: {method} stores the {m} x {n} constraint matrix and the {r} x {r} "
             f"normal equations A D² Aᵀ as textures, but this GPU's GL_MAX_TEXTURE_SIZE is {limit}; "
             "the problem is too large for the dense normal-equation method of paper 000")
     if m == 0 or n == 0:
         raise ValueError(f"{problem.name}: an empty constraint matrix ({m} x {n}) has nothing to "
                          "put on the GPU; gpgpu.lp.solve answers such problems without a backend")
-    return Stream.from_array(problem.dense_A(np.float32, method=method), "A")
+
+
+def upload_dense(problem, method: str, rows: int | None = None) -> Stream:
+    """A (or its first ``rows`` rows) as a float32 stream, after :func:`check_dense` and a check
+    that the dense copy fits in memory."""
+    check_dense(problem, method, rows)
+    A = problem.dense_A(np.float32, method=method)
+    return Stream.from_array(A if rows is None else A[:rows], "A")
 
 
 class GPUBackend(Backend):
@@ -93,11 +122,13 @@ class GPUBackend(Backend):
         squares.
     pivot_tol : float
         Relative pivot tolerance of the guarded square root (default as numpy32).
-    adat : {"outer", "inner", "inner4"}
+    adat : {"outer", "inner", "inner4", "points"}
         How A D² Aᵀ is formed: 001's multipass outer products (default; two passes per
         column of A) or the singlepass inner-product form 000 lists for adat (one pass), or,
         beyond the paper, those inner products over A and d packed four columns an RGBA texel
-        (A packed once, d each iteration: a quarter of the fetches, two passes).
+        (A packed once, d each iteration: a quarter of the fetches, two passes), or 001's outer
+        products over the non-zeros of each column of A only, one pass of points with additive
+        blending (:func:`gpgpu.adat.form_points`; A's pairs listed once; the robust default).
     substitution : {"outer", "inner", "inverse"}
         The forward and backward substitutions: column-oriented, three passes a step
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
@@ -130,6 +161,9 @@ class GPUBackend(Backend):
         at the blocking indexes (``entries_many``), and the inner products and norms at the top of
         an iteration (``scalars``), each written into one small texture and read back once,
         instead of one read-back a value.
+    bounds : {"implicit", "rows"}
+        Upper bounds in the Newton system (default, :mod:`gpgpu.lp.bounds`) or as rows of the
+        normal matrix (paper 000's standard form).
     factor_precision : {"auto", "float32", "float-float"}
         Beyond the papers. With ``"float-float"`` (needs ``refine=True``)
         A Θ Aᵀ, its guarded Cholesky factor and the substitutions of every refinement step are
@@ -149,8 +183,8 @@ class GPUBackend(Backend):
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
-                 reductions="pingpong", fuse=False, factor_precision="auto"):
-        super().__init__(problem, cholesky=cholesky, refine=refine)
+                 reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit"):
+        super().__init__(problem, cholesky=cholesky, refine=refine, bounds=bounds)
         if factor_precision not in ("auto", "float32", "float-float"):
             raise ValueError(f"factor_precision must be 'auto' (float32, float-float after a stall with "
                              f"refinement), 'float32' (the papers') or 'float-float' (pairs of float32, beyond "
@@ -159,9 +193,10 @@ class GPUBackend(Backend):
             raise ValueError("factor_precision='float-float' computes the factor for the float64 refinement "
                              "of the normal-equation solves: pass refine=True (or an eps below 3e-5 with refine=None)")
         self.factor_precision = factor_precision
-        if adat not in ("outer", "inner", "inner4"):
+        if adat not in ADATS:
             raise ValueError(f"adat must be 'outer' (001's multipass outer products), 'inner' (000's "
-                             f"singlepass inner products) or 'inner4' (those over 4 x 1 packed texels), got {adat!r}")
+                             f"singlepass inner products), 'inner4' (those over 4 x 1 packed texels) or 'points' "
+                             f"(001's outer products over the non-zeros of A, one pass of points), got {adat!r}")
         if substitution not in ("outer", "inner", "inverse"):
             raise ValueError(f"substitution must be 'outer' (three passes a step), 'inner' (one) or "
                              f"'inverse' (L^-1 once per factorization, two passes a solve), got {substitution!r}")
@@ -183,7 +218,12 @@ class GPUBackend(Backend):
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
         self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
-        self.A = upload_dense(problem, "the gpu backend")
+        self._normal = self._points = self._bound_info = self._bound_table = None
+        self._rhs = self._sol = self._count = None     # the recorded plans' streams
+        self._plans, self._factor_version = {}, 0
+        check_dense(problem, "the gpu backend", self.m_normal)
+        if not refine:                          # the float32 iterates' products with A and Aᵀ
+            self.A = upload_dense(problem, "the gpu backend")
         self._default_pivot_tol = pivot_tol is None
         self.float_float_unavailable = None     # why "auto" could not raise the precision, if so
         if factor_precision == "float-float":
@@ -191,17 +231,36 @@ class GPUBackend(Backend):
         self.refine_method = refine_method
         self.refine_stats = []
         # with refinement the vector work is float64 on the CPU (the numpy64 backend's ops)
-        self._cpu = NumpyBackend(problem, dtype=np.float64) if refine else None
+        self._cpu = NumpyBackend.vector_operations(problem) if refine else None
         self.d64 = None
 
     # No __del__: a backend that is dropped lets go of its streams, whose own finalizers keep
     # their textures for reuse or queue them for the owning thread, without a GL call (a
     # finalizer may run between two GL calls of a pass). release() frees them now.
     def release(self) -> None:
-        for s in (self.A, self.A4, self.L, self.Linv, self._partner, self.Aff):
+        normal = self._normal if self._normal is not self.A else None
+        for _, plan in self._plans.values():
+            plan.release()
+        self._plans = {}
+        for s in (self.A, normal, self.A4, self.L, self.Linv, self._partner, self.Aff, self._points,
+                  self._bound_info, self._bound_table, self._rhs, self._sol, self._count):
             if s is not None:
                 s.release()
         self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
+        self._normal = self._points = self._bound_info = self._bound_table = None
+        self._rhs = self._sol = self._count = None
+        self._rhs = self._sol = self._count = None     # the recorded plans' streams
+        self._plans, self._factor_version = {}, 0
+
+    def _normal_rows(self) -> Stream:
+        """The rows of A whose normal matrix is formed, dense on the GPU (all of A, or its main
+        rows with bounds in the Newton system), uploaded on first use."""
+        if self._normal is None:
+            if self.bounds is None and self.A is not None:
+                self._normal = self.A
+            else:
+                self._normal = upload_dense(self.problem, "the gpu backend", self.m_normal)
+        return self._normal
 
     # -------------------------------------------------------------- vectors
     def vector(self, arr):
@@ -393,15 +452,11 @@ class GPUBackend(Backend):
         return self._read(reduce_terms("steps_product", "sum", x, dx, steps=(a, s, b, ds)))
 
     # -------------------------------------------------------------- level 3
-    def factor_normal(self, d, shift=0.0):
+    def _factor_normal(self, d, shift=0.0):
         """adat (+ shift I: one pass of points on the diagonal), then chol with the guarded
         square root; one read-back (the replaced count)."""
         self.readbacks += 1
         self.shift = float(shift)
-        for s in (self.L, self.Linv):
-            if s is not None:
-                s.release()
-        self.L = self.Linv = None
         if self._cpu is not None:
             self.d64 = np.asarray(d, dtype=np.float64)
             big = float(np.max(np.abs(self.d64), initial=0.0))
@@ -414,38 +469,86 @@ class GPUBackend(Backend):
         else:
             ds, owned = d, False
         try:
-            if self.adat == "inner4":
-                if self.A4 is None:
-                    self.A4 = pack_4x1(self.A)          # A is constant: packed once
-                M = form_adat(self.A4, ds, product="inner4")
-            else:
-                M = form_adat(self.A, ds, product=self.adat)
+            M = self._form_normal(ds)
         finally:
             if owned:
                 ds.release()
+        m = self.m_normal
         guarded = {"tolerance": self.pivot_tol, "huge": self.huge}
         try:
             if self.shift:
                 shift_diagonal(M, self.shift)
-            if self.substitution == "inverse" and self.pivot == "onepass" and 2 * self.m <= max_texture_size():
+            if self.substitution == "inverse" and self.pivot == "onepass" and 2 * m <= max_texture_size():
                 # both beyond the paper: STEPS_A_PASS steps of L and of L^-1 in one pass
-                # (ceil(m / STEPS_A_PASS) + 5 passes, not 2m + 2)
-                self.L, self.Linv = factor_with_inverse(M, self.m, guarded=guarded, steps=STEPS_A_PASS)
+                # (ceil(m / STEPS_A_PASS) + 5 passes, not 2m + 2), into the streams kept from one
+                # factorization to the next (the solves' recorded plans read them)
+                if self.L is None or self.Linv is None or self.Aff is not None:
+                    self._new_factor(Stream(m, m), Stream(m, m))
+                factor_with_inverse(M, m, guarded=guarded, steps=STEPS_A_PASS, out=(self.L, self.Linv))
             else:
-                self.L = factor(M, self.m, form=self.cholesky,
-                                update=self.update if self.cholesky == "outer" else "triangle",
-                                guarded=guarded, pivot=self.pivot if self.cholesky == "outer" else "separate")
+                self._new_factor(factor(M, m, form=self.cholesky,
+                                        update=self.update if self.cholesky == "outer" else "triangle",
+                                        guarded=guarded, pivot=self.pivot if self.cholesky == "outer" else "separate"))
         finally:
             M.release()
         if self.substitution == "inverse" and self.Linv is None:
-            self.Linv = lower_inverse(self.L, self.m)
-        return count_replaced(self.L, self.m, "full", self.huge, self.reductions)
+            self.Linv = lower_inverse(self.L, m)
+        return self._replaced()
+
+    def _new_factor(self, L: Stream, Linv: Stream | None = None) -> None:
+        """The factor's streams replaced (the old ones released): the recorded plans that read
+        them are drawn again at their next use."""
+        for s in (self.L, self.Linv):
+            if s is not None:
+                s.release()
+        self.L, self.Linv = L, Linv
+        self._factor_version += 1
+
+    def _replay(self, name: str, draw, keep) -> None:
+        """Draw ``draw()``'s passes: the first time after the factor's streams changed by
+        calling it under :func:`gpgpu.passes.recording`, then from that record
+        (:class:`gpgpu.passes.RecordedPlan`: the same passes, none of the host work of building
+        them; beyond the papers). ``keep``: the streams that carry values in and out."""
+        entry = self._plans.pop(name, None)
+        if entry is not None and entry[0] == self._factor_version:
+            entry[1].run()
+            self._plans[name] = entry
+            return
+        if entry is not None:
+            entry[1].release()
+        with recording() as noted:
+            draw()
+        try:
+            self._plans[name] = (self._factor_version, RecordedPlan(noted, keep=keep))
+        except NotReplayable:
+            pass
+
+    def _replaced(self) -> int:
+        """How many pivots the factor's guard replaced (a flag pass, a sum, one read-back)."""
+        m = self.m_normal
+        if self._count is None:
+            self._count = Stream(1, 1)
+        self._replay("count", lambda: flag_replaced(self.L, m, "full", self.huge, self.reductions, self._count),
+                     [self._count])
+        return int(round(self._count.item()))
+
+    def _form_normal(self, d: Stream) -> Stream:
+        """A diag(d) Aᵀ of the normal rows by the ``adat`` form chosen."""
+        if self.adat == "points":
+            if self._points is None:
+                self._points = pair_table(self.A_normal)    # A is constant: its pairs listed once
+            return form_points(self._points, d)
+        if self.adat == "inner4":
+            if self.A4 is None:
+                self.A4 = pack_4x1(self._normal_rows())     # A is constant: packed once
+            return form_adat(self.A4, d, product="inner4")
+        return form_adat(self._normal_rows(), d, product=self.adat)
 
     def _use_float_float(self) -> None:
         if not float_float.available():
             raise RuntimeError("factor_precision='float-float' needs GL_ARB_gpu_shader5 (OpenGL 4.0) for its "
                                "precise arithmetic, which this OpenGL context does not offer; use 'float32'")
-        self.Aff = float_float.upload(self.problem.A.toarray(), "A")    # checked to fit by upload_dense
+        self.Aff = float_float.upload(self.A_normal.toarray(), "A")    # checked to fit by check_dense
         self.factor_precision = "float-float"
         if self._default_pivot_tol:
             self.pivot_tol = float_float.DEFAULT_PIVOT_TOL
@@ -468,35 +571,98 @@ class GPUBackend(Backend):
         with float_float.upload(self.d64, "d") as ds:
             M = float_float.adat(self.Aff, ds)
         try:
-            self.L = float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge)
+            self._new_factor(float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge))
         finally:
             M.release()
-        return count_replaced(self.L, self.m, "full", self.huge, self.reductions)
+        return count_replaced(self.L, self.m_normal, "full", self.huge, self.reductions)
 
-    def _solve_gpu(self, r: Stream) -> Stream:
+    def _solve_gpu(self, r: Stream, out: Stream | None = None) -> Stream:
         if self.L is None:
             raise RuntimeError("solve_normal before factor_normal")
         if self.Linv is not None:
-            return solve_with_inverse(self.Linv, r)
-        return solve_with_factor(self.L, r, self.m, form=self.substitution)
+            return solve_with_inverse(self.Linv, r, out=out)
+        return solve_with_factor(self.L, r, self.m_normal, form=self.substitution, out=out)
 
-    def solve_normal(self, r):
+    def _solve_read_back(self, rhs: np.ndarray) -> np.ndarray:
+        """A float64 right-hand side solved with the float32 factor on the GPU: written into a
+        stream kept for it, the solve's passes drawn from their recorded plan, the answer read
+        back (one read-back)."""
+        m = self.m_normal
+        if self._rhs is None:
+            self._rhs, self._sol = Stream(1, m, vector=True), Stream(1, m, vector=True)
+        self._rhs.write(rhs)
+        self._replay("solve", lambda: self._solve_gpu(self._rhs, out=self._sol), [self._rhs, self._sol])
+        return self._sol.to_array().astype(np.float64)
+
+    # ------------------------------------------------ bounds in the Newton system, float32 iterates
+    def _bound_streams(self) -> tuple:
+        """The tables of the bound-row kernels (made once): per column j, (k + 1, w, alpha, beta)
+        when j is the bounded x of bound row k, (-(k + 1), x, 0, 0) when j is its slack, 0 else;
+        per bound row k, (x, w, alpha, beta)."""
+        if self._bound_info is None:
+            b = self.bounds
+            k = np.arange(b.count, dtype=np.float64)
+            info = np.zeros((self.n, 4))
+            info[b.x] = np.stack([k + 1, b.w, b.alpha, b.beta], axis=1)
+            info[b.w] = np.stack([-(k + 1), b.x, 0 * k, 0 * k], axis=1)
+            table = np.stack([b.x, b.w, b.alpha, b.beta], axis=1).astype(np.float64)
+            self._bound_info = Stream(1, self.n, components=4, data=info)
+            self._bound_table = Stream(1, b.count, components=4, data=table)
+        return self._bound_info, self._bound_table
+
+    def _bound_weights(self, d, shift):
+        if self._cpu is not None:
+            return super()._bound_weights(d, shift)
+        info, _ = self._bound_streams()
+        out = Stream.like(d, zero=False)
+        BOUND_KERNELS["weights"].draw(out, blas1.whole(out), {"D": d, "info": info}, {"delta": float(shift)})
+        return out
+
+    def _eliminate_bounds(self, r):
+        if self._cpu is not None:
+            return super()._eliminate_bounds(r)
+        info, _ = self._bound_streams()
+        v = Stream.like(self._d, zero=False)
+        BOUND_KERNELS["terms"].draw(v, blas1.whole(v), {"D": self._d, "info": info, "R": r},
+                                    {"m": self.m_normal, "delta": self.shift})
+        try:   # r1 - A_main v: sgemv with beta = 1 over the main rows, reading r's first m entries
+            A, m = self._normal_rows(), self.m_normal
+            out = Stream(1, m, vector=True, zero=False)
+            GEMV["inner"].draw(out, Rect.covering(0, 0, m, 1, T0=lambda X, Y: (0.0, X), T1=(0.5, 0.5)),
+                               {"A": A, "X": v, "Y": r},
+                               {"n": self.n, "stride": (1.0, 0.0), "alpha": -1.0, "beta": 1.0},
+                               texels=2 * self.n + 2)
+            return out
+        finally:
+            v.release()
+
+    def _back_substitute_bounds(self, z1, r):
+        if self._cpu is not None:
+            return super()._back_substitute_bounds(z1, r)
+        _, table = self._bound_streams()
+        t = gemv(self._normal_rows(), z1, transpose=True)               # A_mainᵀ z1
+        out = Stream.like(r, zero=False)
+        try:
+            BOUND_KERNELS["back"].draw(out, blas1.whole(out), {"Z1": z1, "R": r, "T": t, "D": self._d,
+                                                               "rows": table},
+                                       {"m": self.m_normal, "delta": self.shift})
+        finally:
+            t.release()
+        return out
+
+    def _solve_normal(self, r, rtol=REFINE_RTOL):
         if self._cpu is None:
             return self._solve_gpu(r)
-        A, d = self.problem.A, self.d64
+        d = self.d64
 
         def solve(rhs):
             self.readbacks += 1  # each correction comes back to the CPU
             if self.Aff is not None:
                 return float_float.solve(self.L, rhs)
-            with Stream.from_array(np.asarray(rhs, dtype=np.float64), "rhs") as rs:
-                z = self._solve_gpu(rs)
-            out = z.to_array().astype(np.float64)
-            z.release()
-            return out
+            return self._solve_read_back(rhs)
 
         stats = {}
-        z = refine_solve(solve, lambda v: shifted(A @ (d * (A.T @ v)), self.shift, v), np.asarray(r, np.float64),  # sparse A
-                         method=self.refine_method, stats=stats)
+        z = refine_solve(solve, lambda v: self.apply_normal(d, v, self.shift), np.asarray(r, np.float64),
+                         method=self.refine_method, rtol=rtol, stats=stats)
         self.refine_stats.append(stats)
         return z

@@ -21,7 +21,7 @@ LINPROG_OPTIONS = ("backend", "cholesky", "eps", "refine", "max_iter", "callback
 #: the algorithm options of each method (``solve`` takes them out before the back end)
 _METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
                    "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",
-                                   "reg_max")}
+                                   "reg_max", "bounds")}
 #: scipy's names of options this solver has under another name
 _SCIPY_NAMES = {"maxiter": "max_iter", "tol": "eps", "primal_feasibility_tolerance": "eps",
                 "dual_feasibility_tolerance": "eps", "ipm_optimality_tolerance": "eps", "autoscale": "scale"}

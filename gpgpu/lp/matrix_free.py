@@ -457,8 +457,13 @@ class _Solver:
     """The outer iteration's view of the normal equations: PCG solves (with float64 refinement
     rounds when the back end's precision asks for them) and the statistics of the run."""
 
-    def __init__(self, be, A, AT, refine, maxiter, rounds=8):
+    def __init__(self, be, A, AT, refine, maxiter, rounds=8, bounds=None):
+        self.bounds = bounds                             # bound rows eliminated (gpgpu.lp.bounds), or None
+        if bounds is not None:                           # G_R is the Schur complement of the main rows
+            A = bounds.A_main
+            AT = A.T.tocsr()
         self.be, self.A, self.AT = be, A, AT
+        self.theta_full = None
         self.refine, self.maxiter, self.rounds = refine, maxiter, rounds
         self.maxiter0 = maxiter                          # the limit before the adaptive rule grew it
         self.theta = None
@@ -471,6 +476,9 @@ class _Solver:
         self.pcg_seconds = 0.0
 
     def set_weights(self, theta, delta, rank):
+        self.theta_full = theta
+        if self.bounds is not None:                     # the Schur complement's weights
+            theta = self.bounds.weights(theta, delta)
         self.theta, self.delta = theta, delta
         self.be.set_weights(theta, delta)
         with self.be.timed("build"):
@@ -489,7 +497,16 @@ class _Solver:
         iterations, by default the current limit); (dy, facts). ``soft = (limit, enough)``:
         past ``limit`` PCG iterations the solve stops where ||rhs - G_R dy|| <= enough (with
         refinement, judged on the float64 residual: a round stopped there whose residual is
-        still above ``enough`` is followed by another, within ``maxiter`` in all)."""
+        still above ``enough`` is followed by another, within ``maxiter`` in all). With bound
+        rows eliminated, PCG solves the Schur system of the main rows and the bound rows' part
+        follows exactly (:mod:`gpgpu.lp.bounds`): G_R's residual is the Schur system's."""
+        if self.bounds is None:
+            return self._solve(rhs, target, maxiter, soft)
+        b, theta, delta = self.bounds, self.theta_full, self.delta
+        dy, facts = self._solve(b.eliminate(rhs, theta, delta), target, maxiter, soft)
+        return b.back_substitute(dy, rhs, theta, delta), facts
+
+    def _solve(self, rhs, target, maxiter=None, soft=None) -> tuple:
         be = self.be
         maxiter = self.maxiter if maxiter is None else int(maxiter)
         rnorm0 = float(np.linalg.norm(rhs))
@@ -655,7 +672,7 @@ def _max_step(v, dv) -> float:
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=None, reg_max=REG_MAX, ray_ratio=1e4,
                 collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
-                correctors=None, free_safeguard=None) -> LPResult:
+                correctors=None, free_safeguard=None, bounds=None) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
@@ -694,6 +711,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     correctors, free_safeguard : optional
         The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
         safeguard (None: as ``adaptive``); for experiments (``solve`` does not take them).
+    bounds : BoundRows, optional
+        Beyond 002: the bound rows of ``problem.A`` eliminated from the normal equations
+        (:mod:`gpgpu.lp.bounds`; ``solve`` finds them unless ``bounds="rows"``): ``be`` is then
+        built on the main rows, and PCG solves their Schur complement
+        A_main diag(Theta~') A_mainᵀ + delta I; None: G_R of every row, as 002.
     start : LPResult or (x, y, s), optional
         Beyond 002: start from this point of the standard form (x, s > 0) instead of Mehrotra's
         starting point. A matrix-free result passes the point where its iteration stopped
@@ -735,7 +757,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     k = min(m, DEFAULT_RANK if rank is None else int(rank))
     k_max = k if rank_max is None else max(k, min(m, int(rank_max)))
     maxiter = max(200, min(4 * m, 2000)) if pcg_maxiter is None else int(pcg_maxiter)
-    sol = _Solver(be, A, AT, refine, maxiter)
+    sol = _Solver(be, A, AT, refine, maxiter, bounds=bounds)
 
     def outer(f, v):
         t = time.perf_counter()
@@ -807,7 +829,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         mu_n = float(x @ s) / n
         nrb, nrc, mu, cx, by = nrb_n * bs, nrc_n * cs, mu_n * bs * cs, cx * bs * cs, by * bs * cs
         pres, dres = nrb / (1.0 + nb), nrc / (1.0 + nc)
-        gap = abs(cx - by) / (1.0 + abs(cx))
+        # (6.3); with the adaptive safeguards the complementarity x^T s too: c^T x - b^T y =
+        # x^T s + x^T r_c - y^T r_b, and large multipliers times residuals within (6.1) can cancel
+        # x^T s there (forplan, ||b|| = 1e7: x^T s 1.3e-5 relative, (6.3) 3.5e-7, the objective
+        # 7.5e-6 off)
+        gap = max(abs(cx - by), mu * n if adaptive else 0.0) / (1.0 + abs(cx))
         entry = {"iteration": it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
                  "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
                  "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,

@@ -43,7 +43,7 @@ from typing import Optional
 
 import numpy as np
 
-from .backend import PrecisionExhausted
+from .backend import REFINE_RTOL, PrecisionExhausted
 from .mps import _FREE
 from .regularisation import MEHROTRA_REG_MAX, MEHROTRA_REG_MIN, ProximalRegularisation
 
@@ -65,6 +65,16 @@ MESSAGES = {
 }
 
 GAMMA_F = 0.01          # Mehrotra's gamma_f ([Meh92]; [Wri97] p. 205)
+#: Refined back ends (beyond the paper): the refinement's target ||r - M z|| <= rtol ||r|| for the
+#: normal equations of a direction when ``correct_primal`` puts the direction back on A dx = r_b
+#: afterwards, and for that correction. (4.13) and (4.14) then hold exactly for any dlam and the
+#: correction restores (4.12)'s primal equation, so the direction's solve need not be exact and the
+#: correction's only a few digits (its right-hand side is the direction's error). Measured with
+#: numpy32 + refinement (the GPU's float32 factor and float64 refinement) on the 42 shipped
+#: NETLIB problems at eps = 1e-8: all optimal with 1e-13 and 1e-13 (917 iterations), 1e-8 and
+#: 1e-6 (845), 1e-6 and 1e-4 (839); docs/lp_defaults.md
+DIRECTION_RTOL = 1e-6
+CORRECTION_RTOL = 1e-4
 ETA_MAX = 1.0 - 1e-6    # f_pri, f_dual capped here: the iterate stays strictly positive
                         # even when mu+ = 0 (then f = 1 would land on the boundary)
 
@@ -107,6 +117,14 @@ class LPResult:
         With ``solve(..., presolve=True)``: HiGHS's presolve status, (rows, columns) before and
         after, its and the postsolve's seconds; the history and iterations are then the
         reduced problem's. None otherwise.
+    normal_rows : int
+        The order of the normal matrix formed and factored: the standard form's rows, or its
+        main rows when the upper bounds are in the Newton system (``bounds="implicit"``,
+        :mod:`gpgpu.lp.bounds`); 0 when no back end was built.
+    passes, pass_seconds : int, float
+        With :func:`gpgpu.lp.solve`: the GPU passes the whole solve drew and the host time spent
+        issuing them (:class:`gpgpu.counters.Tally`; 0 on the numpy back ends);
+        ``host_us_per_pass`` is their quotient in microseconds.
     """
 
     status: str
@@ -126,10 +144,18 @@ class LPResult:
     readbacks: int = 0
     point_iteration: int = 0
     presolve: Optional[dict] = None
+    normal_rows: int = 0
+    passes: int = 0
+    pass_seconds: float = 0.0
 
     @property
     def success(self) -> bool:
         return self.status_code == 0
+
+    @property
+    def host_us_per_pass(self) -> float:
+        """Host microseconds spent issuing each GPU pass of the solve (0 without passes)."""
+        return self.pass_seconds / self.passes * 1e6 if self.passes else 0.0
 
     def __repr__(self):
         return (f"LPResult(status={self.status!r}, objective={self.objective!r}, "
@@ -194,7 +220,7 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
     """
     t = q if rc is None else be.mul_add(d, rc, q)           # S^{-1} X r_c + S^{-1} r_xs
     rhs = be.matvec(t) if rb is None else be.matvec_add(t, rb)               # right-hand side of (4.12)
-    dlam = be.solve_normal(rhs)                              # (4.12)
+    dlam = be.solve_normal(rhs, DIRECTION_RTOL if correct_primal else REFINE_RTOL)   # (4.12)
     ds = be.scale(-1.0, be.rmatvec(dlam)) if rc is None else be.rmatvec_add(dlam, rc, -1.0)   # (4.13)
     dx = be.mul_add(d, ds, q, -1.0, -1.0)                    # (4.14)
     if correct_primal:
@@ -240,7 +266,7 @@ def _correct_primal(be, d, rb, dx):
         be.free(adx)
     else:
         r = be.matvec_add(dx, rb, -1.0)                                       # r_b - A dx
-    w = be.solve_normal(r)
+    w = be.solve_normal(r, CORRECTION_RTOL)
     atw = be.rmatvec(w)
     out = be.mul_add(d, atw, dx)
     for v in (r, w, atw, dx):
@@ -620,4 +646,4 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
                     readbacks_per_iteration=per_iter, replaced_pivots=replaced_total,
                     backend=be.name, elapsed=elapsed, readbacks=be.readbacks,
-                    point_iteration=point_k)
+                    point_iteration=point_k, normal_rows=getattr(be, "m_normal", m))

@@ -3,20 +3,30 @@
 Paper 000 compares its GPU code with "a MATLAB version implementing exactly the same
 algorithm using the dense constraint matrix with single precision" (section 6.2.2, Table 3).
 :class:`NumpyBackend` with ``dtype=np.float32`` plays that part; ``np.float64`` is the
-double-precision reference. Each operation mirrors one kernel of section 4.2; the Cholesky
-factorizations are the paper's own loops (Algorithm 1, inner product; Algorithm 2, outer
-product), vectorised per column, with the small-pivot replacement of [Wri97] ch. 11.
+double-precision reference and the CPU baseline. Each operation mirrors one kernel of section
+4.2. The Cholesky factorization is, with ``factorization="loop"`` (the paper preset), the
+paper's own loops (Algorithm 1, inner product; Algorithm 2, outer product), vectorised per
+column, with the small-pivot replacement of [Wri97] ch. 11; by default (beyond the paper)
+LAPACK's blocked ``potrf`` on all cores with the same replacement (:mod:`gpgpu.lp.lapack`), and
+A D² Aᵀ from the sparse A (``adat="sparse"``) or by a dense BLAS product (``adat="dense"``, the
+paper's dense method).
 """
 from __future__ import annotations
 
 import functools
 
 import numpy as np
+import scipy.sparse as sp
 
-from .backend import Backend, refine_solve, shifted
+from .backend import REFINE_RTOL, Backend, refine_solve
+
+#: the factorizations of :class:`NumpyBackend`: LAPACK's (beyond the paper) or the paper's loop
+FACTORIZATIONS = ("lapack", "loop")
+#: how :class:`NumpyBackend` forms A D² Aᵀ: from the sparse A, or by a dense BLAS product
+NUMPY_ADATS = ("sparse", "dense")
 
 __all__ = ["NumpyBackend", "cholesky_outer", "cholesky_inner", "forward_backward",
-           "default_pivot_tol", "huge_pivot"]
+           "default_pivot_tol", "huge_pivot", "FACTORIZATIONS", "NUMPY_ADATS"]
 
 
 def _quiet(f):
@@ -135,38 +145,89 @@ class NumpyBackend(Backend):
         only M and L are in ``dtype``; vectors and matvecs are float64 (see
         :mod:`gpgpu.lp.backend`).
     cholesky : {"outer", "inner"}
+        The paper's loop with ``factorization="loop"``; LAPACK's factorization is
+        right-looking ("outer") and refuses "inner".
     refine : bool
     pivot_tol : float, optional
         Relative pivot tolerance (default :func:`default_pivot_tol`).
+    fast_solve : bool
+        With ``factorization="loop"``: ``scipy.linalg.solve_triangular`` (same precision)
+        instead of the explicit substitution loops; default True (the loops are slow in Python
+        for m ~ 500).
     refine_method : {"cg", "richardson"}
         See :func:`~gpgpu.lp.backend.refine_solve`.
-    fast_solve : bool
-        Use ``scipy.linalg.solve_triangular`` (same precision) instead of the explicit
-        substitution loops; default True (the loops are slow in Python for m ~ 500).
+    bounds : {"implicit", "rows"}
+        Upper bounds in the Newton system (default, :mod:`gpgpu.lp.bounds`) or as rows of the
+        normal matrix (paper 000's standard form).
+    factorization : {"lapack", "loop"}
+        The normal matrix factored by LAPACK's ``potrf`` and solved by ``potrs`` on all cores,
+        with the pivot replacement of the loop (default, beyond the paper:
+        :func:`gpgpu.lp.lapack.guarded_cholesky`), or by the paper's Algorithm 1 or 2 loop
+        (``cholesky``).
+    adat : {"sparse", "dense"}
+        A D² Aᵀ as a sparse product made dense (default) or as the dense BLAS product of the
+        paper's dense method; the same sums in another order.
+
+    With ``refine=True`` and float32 factors, :meth:`raise_precision` answers "float64" (the
+    factors of the remaining iterations in float64), as the GPU back end raises its factors to
+    float-float: the float32 emulation of the GPU's default path.
     """
 
     def __init__(self, problem, dtype=np.float64, cholesky="outer", refine=False,
-                 pivot_tol=None, fast_solve=True, refine_method="cg"):
-        super().__init__(problem, cholesky=cholesky, refine=refine)
+                 pivot_tol=None, fast_solve=True, refine_method="cg", bounds="implicit",
+                 factorization="lapack", adat="sparse"):
+        super().__init__(problem, cholesky=cholesky, refine=refine, bounds=bounds)
         self.fdtype = np.dtype(dtype)                 # factor (M, L) precision
         if self.fdtype not in (np.float32, np.float64):
             raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+        if factorization not in FACTORIZATIONS:
+            raise ValueError(f"factorization must be 'lapack' (LAPACK's potrf with the pivot replacement) or "
+                             f"'loop' (paper 000's Algorithm 1 or 2), got {factorization!r}")
+        if factorization == "lapack" and cholesky != "outer":
+            raise ValueError(f"cholesky={cholesky!r} is a form of the paper's loop: pass factorization='loop' "
+                             "(LAPACK's potrf is right-looking, the outer-product form)")
+        if adat not in NUMPY_ADATS:
+            raise ValueError(f"adat must be 'sparse' (A D² Aᵀ from the sparse A) or 'dense' (a dense BLAS "
+                             f"product), got {adat!r}")
+        self.factorization, self.adat = factorization, adat
         self.vdtype = np.dtype(np.float64) if refine else self.fdtype
         bits = 32 if self.fdtype == np.float32 else 64
         self.name = f"numpy{bits}" + ("+refine" if refine else "")
         m, n = problem.A.shape
+        mn = self.m_normal
         # the dense method of paper 000: A dense in each precision used, M and L (m x m)
-        self.A64 = problem.dense_A(np.float64, copies=1, extra_bytes=3 * m * m * self.fdtype.itemsize
-                                   + m * n * (self.vdtype.itemsize + self.fdtype.itemsize),
+        self.A64 = problem.dense_A(np.float64, copies=1, extra_bytes=3 * mn * mn * self.fdtype.itemsize
+                                   + mn * n * (self.vdtype.itemsize + self.fdtype.itemsize),
                                    method=f"the {self.name} backend")
         self.A = self.A64 if self.vdtype == np.float64 else self.A64.astype(self.vdtype)
-        self.A_f = self.A64 if self.fdtype == np.float64 else self.A64.astype(self.fdtype)
+        self._set_normal_rows()
         self.pivot_tol = default_pivot_tol(self.fdtype) if pivot_tol is None else pivot_tol
         self.fast_solve = fast_solve
         self.L = None
         self.d64 = None
         self.refine_method = refine_method
         self.refine_stats = []
+
+    def _set_normal_rows(self) -> None:
+        """The rows whose normal matrix is formed (all, or the main rows with bounds="implicit"),
+        in float64 for the refinement and in the factor's precision for adat."""
+        mn = self.m_normal
+        self.A_normal64 = self.A64[:mn]
+        if self.adat == "sparse":
+            self.A_f = sp.csr_matrix(self.A_normal, dtype=self.fdtype)
+        else:
+            self.A_f = self.A_normal64 if self.fdtype == np.float64 else self.A_normal64.astype(self.fdtype)
+
+    @classmethod
+    def vector_operations(cls, problem) -> "NumpyBackend":
+        """The float64 vector operations alone (level 1 and 2 on the sparse A, no normal
+        matrix): what the GPU back end runs on the CPU with ``refine=True``."""
+        self = cls.__new__(cls)
+        Backend.__init__(self, problem, bounds="rows")
+        self.fdtype = self.vdtype = np.dtype(np.float64)
+        self.name = "numpy64"
+        self.A = sp.csr_matrix(problem.A, dtype=np.float64)
+        return self
 
     # -------------------------------------------------------------- vectors
     def vector(self, arr):
@@ -240,24 +301,41 @@ class NumpyBackend(Backend):
 
     # -------------------------------------------------------------- level 3
     @_quiet
-    def factor_normal(self, d, shift=0.0):
+    def _factor_normal(self, d, shift=0.0):
         self.readbacks += 1
         d_f = np.asarray(d, dtype=self.fdtype)
-        M = (self.A_f * d_f) @ self.A_f.T                         # adat
+        if self.adat == "sparse":
+            M = (self.A_f.multiply(d_f) @ self.A_f.T).toarray()            # adat
+        else:
+            M = (self.A_f * d_f) @ self.A_f.T
         self.shift = float(shift)
         if self.shift:
             M[np.diag_indices_from(M)] += M.dtype.type(self.shift)   # + delta I
-        chol = cholesky_outer if self.cholesky == "outer" else cholesky_inner
-        self.L, replaced = chol(M, pivot_tol=self.pivot_tol)
+        if self.factorization == "lapack":
+            self.L, replaced = guarded_cholesky(M, pivot_tol=self.pivot_tol)
+        else:
+            chol = cholesky_outer if self.cholesky == "outer" else cholesky_inner
+            self.L, replaced = chol(M, pivot_tol=self.pivot_tol)
         if self.refine:
             self.d64 = np.asarray(d, dtype=np.float64)
         return replaced
+
+    def raise_precision(self):
+        """Float64 factors from now on, where the factors are float32 and refined (module notes)."""
+        if not self.refine or self.fdtype != np.float32 or self.shift:
+            return None
+        self.fdtype = np.dtype(np.float64)
+        self.pivot_tol = default_pivot_tol(np.float64)
+        self._set_normal_rows()
+        return "float64"
 
     def _solve_f(self, r):
         """Forward and backward substitution in the factor precision."""
         if self.L is None:
             raise RuntimeError("solve_normal before factor_normal")
-        rf = np.asarray(r, dtype=self.fdtype)
+        rf = np.asarray(r, dtype=self.L.dtype)
+        if self.factorization == "lapack":
+            return guarded_solve(self.L, rf)
         if self.fast_solve:
             from scipy.linalg import solve_triangular
 
@@ -266,17 +344,20 @@ class NumpyBackend(Backend):
         return forward_backward(self.L, rf)
 
     @_quiet
-    def solve_normal(self, r):
+    def _solve_normal(self, r, rtol=REFINE_RTOL):
         if not self.refine:
             return self._solve_f(r).astype(self.vdtype, copy=False)
-        A, d = self.A64, self.d64
+        d = self.d64
 
         def solve(rhs):
             self.readbacks += 1          # on the GPU each correction is read back
             return self._solve_f(rhs).astype(np.float64)
 
         stats = {}
-        z = refine_solve(solve, lambda z: shifted(A @ (d * (A.T @ z)), self.shift, z), np.asarray(r, np.float64),
-                         method=self.refine_method, stats=stats)
+        z = refine_solve(solve, lambda z: self.apply_normal(d, z, self.shift), np.asarray(r, np.float64),
+                         method=self.refine_method, rtol=rtol, stats=stats)
         self.refine_stats.append(stats)
         return z
+
+
+from .lapack import guarded_cholesky, guarded_solve  # noqa: E402  (lapack reads this module's pivot rule)
