@@ -333,12 +333,20 @@ def test_free_split_safeguard_on_both_back_ends():
     want = np.array([5.0, 3.0, 7.0, 3.0, 2.0, 0.5, 4.0, 100.0])
     p = Problem.from_arrays(np.ones((1, 8)), [1.0], np.ones(8))
     np.testing.assert_array_equal(NumpyBackend(p, dtype=np.float64).bound_free_splits(x, partner), want)
+    # with the centring floor 2 and s = 0.5 (centred value floor / s = 4): (10, 9) drops by
+    # min(7, 10 - 4, 9 - 4) = 5 to (5, 4); (5, 3) still by 0; s = 4 on the pair (0.5, 4) changes nothing
+    s = np.array([1.0, 1.0, 1.0, 0.5, 0.5, 4.0, 4.0, 1.0])
+    want_c = np.array([5.0, 3.0, 7.0, 5.0, 4.0, 0.5, 4.0, 100.0])
+    np.testing.assert_array_equal(NumpyBackend(p, dtype=np.float64).bound_free_splits(x, partner, 1.0, s, 2.0),
+                                  want_c)
     be = GPUBackend(p)
     try:
         got = be.to_numpy(be.bound_free_splits(be.vector(x), partner))
+        got_c = be.to_numpy(be.bound_free_splits(be.vector(x), partner, 1.0, be.vector(s), 2.0))
     finally:
         be.release()
     np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_c, want_c)
 
 
 def test_split_partners_pair_the_halves_of_each_free_variable():

@@ -199,18 +199,25 @@ class Backend(abc.ABC):
         (a full step would reach or cross zero there), else ``-1`` (and alpha = 1).
         """
 
-    def bound_free_splits(self, x, partner: np.ndarray, bound: float = 1.0):
+    def bound_free_splits(self, x, partner: np.ndarray, bound: float = 1.0, s=None, floor: float = 0.0):
         """The free-split safeguard (beyond the paper): for each split free variable v = x+ -
         x- (``partner[j]``: the index of the other half of entry j's split, -1 if none), both
-        halves lowered by max(min(x+, x-) - bound (1 + |x+ - x-|), 0). v and A x are unchanged.
-        This default works on numpy vectors; the GPU back end draws it (kernel
+        halves lowered by max(min(x+, x-) - bound (1 + |x+ - x-|), 0), but neither below
+        ``floor / s`` of its own (with ``s`` the dual slacks and ``floor`` a fraction of mu: a
+        half kept far below its centred value mu / s blocks the dual step). v and A x are
+        unchanged. This default works on numpy vectors; the GPU back end draws it (kernel
         ``free_split_safeguard``)."""
         x = np.asarray(x)
         j = np.flatnonzero(partner >= 0)
         out = x.copy()
         if j.size:
             xj, xo = x[j], x[partner[j]]
-            out[j] = xj - np.maximum(np.minimum(xj, xo) - bound * (1.0 + np.abs(xj - xo)), 0.0)
+            lower = np.minimum(xj, xo) - bound * (1.0 + np.abs(xj - xo))
+            if s is not None and floor > 0.0:
+                s = np.asarray(s)
+                with np.errstate(divide="ignore"):
+                    lower = np.minimum(lower, np.minimum(xj - floor / s[j], xo - floor / s[partner[j]]))
+            out[j] = xj - np.maximum(lower, 0.0)
         return out
 
     @abc.abstractmethod

@@ -62,7 +62,7 @@ from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 #: 6.65-6.76 / 6.03-6.11 (6 and 8 steps no faster at m = 516). Table 3's ten problems took the
 #: same time with 2, 3, 4 or 6 (1.06-1.23 s, within the run's spread).
 STEPS_A_PASS = 4
-SAFEGUARD = Kernel("free_split_safeguard", texels=3, doc="the free-split safeguard (beyond 000)")
+SAFEGUARD = Kernel("free_split_safeguard", texels=5, doc="the free-split safeguard (beyond 000)")
 MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
 MULTIPLY_SHIFT_DIVIDE = Kernel("multiply_shift_divide", texels=4, doc="(x .* y + c) ./ z in one pass (beyond 000)")
 
@@ -327,13 +327,14 @@ class GPUBackend(Backend):
     def add_scalar(self, x, a):
         return self._cpu.add_scalar(x, a) if self._cpu is not None else blas1.add_scalar(x, a)
 
-    def bound_free_splits(self, x, partner, bound=1.0):
+    def bound_free_splits(self, x, partner, bound=1.0, s=None, floor=0.0):
         if self._cpu is not None:
-            return super().bound_free_splits(x, partner, bound)
+            return super().bound_free_splits(x, partner, bound, s, floor)
         if self._partner is None:
             self._partner = Stream.from_array(np.asarray(partner, dtype=np.float64), "partner")
         out = Stream(1, x.cols, vector=True, zero=False)     # covered whole
-        SAFEGUARD.draw(out, blas1.whole(out), {"X": x, "partner": self._partner}, {"bound": float(bound)})
+        SAFEGUARD.draw(out, blas1.whole(out), {"X": x, "partner": self._partner, "S": x if s is None else s},
+                       {"bound": float(bound), "centring": float(floor) if s is not None else 0.0})
         return out
 
     def max_step(self, x, dx, index=False):

@@ -69,12 +69,24 @@ GAMMA_F = 0.01          # Mehrotra's gamma_f ([Meh92]; [Wri97] p. 205)
 #: normal equations of a direction when ``correct_primal`` puts the direction back on A dx = r_b
 #: afterwards, and for that correction. (4.13) and (4.14) then hold exactly for any dlam and the
 #: correction restores (4.12)'s primal equation, so the direction's solve need not be exact and the
-#: correction's only a few digits (its right-hand side is the direction's error). Measured with
-#: numpy32 + refinement (the GPU's float32 factor and float64 refinement) on the 42 shipped
-#: NETLIB problems at eps = 1e-8: all optimal with 1e-13 and 1e-13 (917 iterations), 1e-8 and
-#: 1e-6 (845), 1e-6 and 1e-4 (839); docs/lp_defaults.md
+#: correction's only a few digits (its right-hand side is the direction's error). The targets
+#: follow the iterate (an inexact Newton method's forcing terms): FORCING times the worst of
+#: (6.1)-(6.3) at the iteration, between REFINE_RTOL and DIRECTION_RTOL (CORRECTION_RTOL for the
+#: correction, with 100 times FORCING), so that the last iterations solve as exactly as before.
+#: Measured (docs/lp_defaults.md): numpy32 + refinement on the 42 shipped NETLIB problems at
+#: eps = 1e-8 optimal with fixed targets of 1e-6 and 1e-4, and ganges on the H200's GPU not (41
+#: iterations, numerical trouble) -- hence targets that tighten with the iterate.
 DIRECTION_RTOL = 1e-6
 CORRECTION_RTOL = 1e-4
+FORCING = 1e-3
+
+
+def _refinement_targets(worst: float) -> tuple:
+    """(direction, correction) refinement targets at an iterate whose worst test is ``worst``."""
+    if not math.isfinite(worst):
+        return REFINE_RTOL, REFINE_RTOL
+    return (min(DIRECTION_RTOL, max(REFINE_RTOL, FORCING * worst)),
+            min(CORRECTION_RTOL, max(REFINE_RTOL, 100.0 * FORCING * worst)))
 ETA_MAX = 1.0 - 1e-6    # f_pri, f_dual capped here: the iterate stays strictly positive
                         # even when mu+ = 0 (then f = 1 would land on the boundary)
 
@@ -198,7 +210,7 @@ def starting_point(be, b, c, ones_n, floor_rel=1e-3):
     return x, lam, s, replaced
 
 
-def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
+def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0, targets=(REFINE_RTOL, REFINE_RTOL)):
     """Solve the normal equations (4.12)-(4.14) for one right-hand side (with
     ``correct_primal``, then put dx back on A dx = r_b: :func:`_correct_primal`).
 
@@ -220,11 +232,11 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
     """
     t = q if rc is None else be.mul_add(d, rc, q)           # S^{-1} X r_c + S^{-1} r_xs
     rhs = be.matvec(t) if rb is None else be.matvec_add(t, rb)               # right-hand side of (4.12)
-    dlam = be.solve_normal(rhs, DIRECTION_RTOL if correct_primal else REFINE_RTOL)   # (4.12)
+    dlam = be.solve_normal(rhs, targets[0] if correct_primal else REFINE_RTOL)   # (4.12)
     ds = be.scale(-1.0, be.rmatvec(dlam)) if rc is None else be.rmatvec_add(dlam, rc, -1.0)   # (4.13)
     dx = be.mul_add(d, ds, q, -1.0, -1.0)                    # (4.14)
     if correct_primal:
-        dx = _correct_primal(be, d, rb, dx)
+        dx = _correct_primal(be, d, rb, dx, targets[1])
     if rho:
         ds_reg = be.axpy(rho, dx, ds)                        # ds = (r_c - A^T dlam) + rho dx
         be.free(ds)
@@ -232,8 +244,14 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
     return dx, dlam, ds
 
 
-#: the free-split safeguard keeps min(x+, x-) <= FREE_SPLIT_BOUND (1 + |x+ - x-|)
+#: the free-split safeguard keeps min(x+, x-) <= FREE_SPLIT_BOUND (1 + |x+ - x-|) ...
 FREE_SPLIT_BOUND = 1.0
+#: ... but lowers neither half below FREE_SPLIT_CENTRING mu / s_j, a fraction of its centred value
+#: (lowered below it, a half's x_j s_j falls far short of mu and the dual step is blocked there:
+#: measured, scfxm2 on numpy64 with LAPACK, the two halves of a split held at 1 with s 0.05 while
+#: mu was 37, dual steps of 0.003 until the stall test; 1.0 made perold and pilot4 fail, 0.01
+#: solves all six NETLIB problems with splits, perold and pilot4 in fewer iterations)
+FREE_SPLIT_CENTRING = 0.01
 #: A point is near the central path (a raise of the factor's precision may go on from it) while
 #: each residual (6.1), (6.2), relative to its start, is at most this many times mu relative to
 #: its start: ||r_k|| / ||r_0|| <= NEIGHBOURHOOD mu_k / mu_0, the infeasibility condition of
@@ -256,7 +274,7 @@ def _split_partners(problem):
     return partner
 
 
-def _correct_primal(be, d, rb, dx):
+def _correct_primal(be, d, rb, dx, rtol=REFINE_RTOL):
     """dx + D^2 A^T (A D^2 A^T)^-1 (r_b - A dx): the direction moved, in the metric D^-2, onto
     A dx = r_b (``rb`` None: r_b = 0, the corrector's); the ``correct_primal`` option of
     :func:`mehrotra`."""
@@ -266,7 +284,7 @@ def _correct_primal(be, d, rb, dx):
         be.free(adx)
     else:
         r = be.matvec_add(dx, rb, -1.0)                                       # r_b - A dx
-    w = be.solve_normal(r, CORRECTION_RTOL)
+    w = be.solve_normal(r, rtol)
     atw = be.rmatvec(w)
     out = be.mul_add(d, atw, dx)
     for v in (r, w, atw, dx):
@@ -572,7 +590,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                 q_a = be.mul(d, s)                                # S~^{-1} X S e
             replaced = be.factor_normal(d, delta_k)               # adat (+ delta I), chol
             replaced_total += replaced
-            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, q_a, correct_primal, rho_k)
+            targets = _refinement_targets(worst)
+            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, q_a, correct_primal, rho_k, targets)
             a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
             a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
             mu_aff = be.stepped_dot(x, dx_a, a_pri_aff, s, ds_a, a_dual_aff) / n
@@ -581,7 +600,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
             #     r_xs = -sigma mu e + dX_aff dS_aff e
             q = be.mul_shift_div(dx_a, ds_a, -sigma * mu, s_reg)  # S^{-1} r_xs (S~^{-1} r_xs)
-            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal, rho_k)
+            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal, rho_k, targets)
 
             # --- search direction = predictor + corrector
             dx = be.axpy(1.0, dx_a, dx_c)
@@ -609,7 +628,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         lam = be.axpy(a_dual, dl, lam)
         s = be.axpy(a_dual, ds, s)
         if partner is not None:                               # the free-split safeguard
-            bounded = be.bound_free_splits(x, partner, FREE_SPLIT_BOUND)
+            floor = FREE_SPLIT_CENTRING * be.dot(x, s) / n
+            bounded = be.bound_free_splits(x, partner, FREE_SPLIT_BOUND, s, floor)
             be.free(x)
             x = bounded
         if reg is not None:
