@@ -11,7 +11,7 @@ For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and
                    three options; ``factor_precision="auto"`` (the default): float-float
                    factors after a stall (the row's ``float_float_from``, -1 when never)
 ``gpu-defaults``   ``solve(p, backend="gpu", eps=1e-8)`` and nothing else: what a user gets (the
-                   same settings as ``gpu-refine`` today, chosen by the defaults)
+                   fast kernels, bounds in the Newton system, refinement, chosen by the defaults)
 ``gpu``            the GPU without refinement, the three options: eps = 1e-2, 1e-3, ...
                    1e-8 in turn, the smallest at which it ends optimal with the objective
                    within max(eps, 1e-6) of HiGHS's is reported
@@ -19,14 +19,18 @@ For each problem (``netlib_dir()`` and the ``netlib-more`` folder beside it) and
 
 Each row: status, iterations, the accuracy reached (the worst of (6.1)-(6.3) at the point
 returned), the objective's error relative to HiGHS's (max(1, |objective|)), the solve's seconds
-(after two untimed iterations of the same run on the same problem, which compile the kernels)
-and HiGHS's (its default solver, same machine). On a software renderer the GPU runs only on
+(after two untimed iterations of the same run on the same problem, which compile the kernels),
+its GPU passes and host microseconds a pass, the order of the normal matrix it factored and
+the standard form's rows (the order with bounds as rows), and HiGHS's seconds (its default
+solver and its interior point solver, same machine). :func:`lp_speed_rows` gives the LP rows of
+``python -m experiments.speed --parts lp``. On a software renderer the GPU runs only on
 the problems of at most ``--gpu-rows`` standard-form rows (default 200 there, all on a GPU):
 llvmpipe takes minutes for the larger ones; the notes list what was left out.
 """
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -74,6 +78,45 @@ def accuracy(r) -> float:
     return max(h["primal_residual"], h["dual_residual"], h["gap"])
 
 
+def highs_ipm(path) -> tuple:
+    """(seconds, objective) of HiGHS's interior point solver (``solver="ipm"``, crossover as its
+    default) on the MPS file."""
+    from gpgpu.lp.mps import quiet_highs
+
+    h = quiet_highs()
+    h.readModel(str(path))
+    h.setOptionValue("solver", "ipm")
+    t0 = time.perf_counter()
+    h.run()
+    return time.perf_counter() - t0, float(h.getInfo().objective_function_value)
+
+
+#: the LP's speed rows (``python -m experiments.speed --parts lp``): the GPU's defaults and numpy64's
+#: (LAPACK, its default BLAS threads) at eps = 1e-8, beside HiGHS's interior point solver
+LP_SPEED = {"gpu_defaults": dict(backend="gpu", eps=1e-8), "numpy64": dict(backend="numpy64", eps=1e-8)}
+
+
+def lp_speed_rows(path, progress=None) -> list:
+    """The rows of one NETLIB problem for the LP's speed: per run of :data:`LP_SPEED` (after two
+    untimed iterations of it) its status, iterations, seconds, objective error against HiGHS's,
+    passes and host microseconds a pass, and the order of the normal matrix it factored beside
+    the standard form's (what paper 000's method factors, bounds as rows); and HiGHS's IPM."""
+    from gpgpu.lp import read_mps
+
+    name = Path(path).name.split(".")[0]
+    problem = read_mps(path)
+    highs_s, ref = highs_ipm(path)
+    rows = [{"part": "lp", "problem": name, "algorithm": "highs_ipm", "seconds": highs_s, "status": "optimal",
+             "objective_error": 0.0}]
+    for label, kw in LP_SPEED.items():
+        _warm_up(problem, **kw)
+        res = _one(problem, ref, **kw)
+        rows.append({"part": "lp", "problem": name, "algorithm": label, **res})
+    if progress is not None:
+        progress(f"{name}: " + ", ".join(f"{r['algorithm']} {r['seconds']:.3g} s" for r in rows))
+    return rows
+
+
 def _one(problem, ref, tol=TARGET, **kw) -> dict:
     """One solve; ``right``: optimal with the objective within ``tol`` of HiGHS's."""
     from gpgpu.lp import solve
@@ -86,7 +129,8 @@ def _one(problem, ref, tol=TARGET, **kw) -> dict:
     switched = next((h["iteration"] for h in r.history if "factor_precision" in h), -1)
     return {"status": r.status, "iterations": r.iterations, "accuracy": accuracy(r), "objective_error": err,
             "seconds": seconds, "right": r.status == "optimal" and err <= tol, "eps": kw.get("eps"),
-            "float_float_from": switched}
+            "float_float_from": switched, "passes": r.passes, "host_us_per_pass": r.host_us_per_pass,
+            "normal_rows": r.normal_rows, "standard_rows": r.standard_rows}
 
 
 def _warm_up(problem, **kw) -> None:
@@ -118,6 +162,7 @@ def run(ctx):
     for name, folder, path in ctx.steps(files, unit="problem"):
         problem = read_mps(path)
         ref, highs_s = highs_objective(path)
+        highs_ipm_s, _ = highs_ipm(path)
         m, n = problem.standard_size
         for label in runs:
             kw = dict(RUNS[label])
@@ -136,7 +181,7 @@ def run(ctx):
             else:
                 res = _one(problem, ref, **kw)
             row = {"problem": name, "folder": folder, "rows": m, "columns": n, "run": label, **res,
-                   "highs_objective": ref, "highs_seconds": highs_s}
+                   "highs_objective": ref, "highs_seconds": highs_s, "highs_ipm_seconds": highs_ipm_s}
             rows.append(row)
             ctx.progress(f"{name} {label}: {res['status']}, {res['iterations']} it, accuracy "
                          f"{res['accuracy']:.1e}, objective error {res['objective_error']:.1e}, "

@@ -97,7 +97,13 @@ SPARSE_ROWS = {
     "pcg_gpu_fan": "PCG, GPU, planned, fan sums (beyond)", "pcg_gpu_pingpong": "PCG, GPU, planned, 002's sums",
     "pcg_numpy64": "PCG, numpy64 (CPU, 1 thread)",
 }
-PARTS = ("dense", "cg", "spmv", "pcg")
+PARTS = ("dense", "cg", "spmv", "pcg", "lp")
+#: what runs without --parts: the factorizations and the sparse half
+DEFAULT_PARTS = ("dense", "cg", "spmv", "pcg")
+#: the LP rows' problems on a software renderer (all shipped NETLIB problems on a GPU)
+LP_SOFTWARE_PROBLEMS = ["afiro", "sc50b", "blend", "adlittle"]
+#: Table 3's ten (the LP part's goal: their total time with the GPU's defaults)
+LP_GOAL_SECONDS = 0.5
 CG_RTOL = 1e-5
 #: products timed back to back between two finish() calls (the pipeline's rate)
 SPMV_BATCH = 20
@@ -106,7 +112,7 @@ CG_CLAIM_K = 512
 
 
 def part_list(text: str) -> tuple:
-    """argparse type for --parts: comma-separated dense, sparse (= cg, spmv, pcg), cg, spmv, pcg."""
+    """argparse type for --parts: comma-separated dense, sparse (= cg, spmv, pcg), cg, spmv, pcg, lp."""
     out = []
     for t in (v.strip().lower() for v in text.split(",") if v.strip()):
         if t == "sparse":
@@ -115,7 +121,7 @@ def part_list(text: str) -> tuple:
             out.append(t)
         else:
             raise argparse.ArgumentTypeError(f"unknown part {t!r}: give comma-separated parts among dense, sparse "
-                                             f"(or its pieces cg, spmv, pcg), e.g. --parts dense,sparse")
+                                             f"(or its pieces cg, spmv, pcg) and lp, e.g. --parts dense,sparse")
     if not out:
         raise argparse.ArgumentTypeError("expected comma-separated parts, e.g. --parts dense,sparse")
     return tuple(p for p in PARTS if p in out)
@@ -406,7 +412,7 @@ def run(ctx):
     from experiments.sparse_timing import load_problem
     from gpgpu.bench import fill_limit
 
-    parts = ctx.options.get("parts") or PARTS
+    parts = ctx.options.get("parts") or DEFAULT_PARTS
     if isinstance(parts, str):
         parts = part_list(parts)
     limit = fill_limit(1)
@@ -416,6 +422,7 @@ def run(ctx):
     steps += [("spmv", k) for k in (sparse["spmv"] if "spmv" in parts else [])]
     steps += [("spmv", name) for name in (sparse["spmv_problems"] if "spmv" in parts else [])]
     steps += [("pcg", name) for name in (sparse["pcg_problems"] if "pcg" in parts else [])]
+    steps += [("lp", path) for path in (_lp_problems(ctx) if "lp" in parts else [])]
     if "dense" in parts:
         _gpu_rows(8, 1, limit)             # compile every program once, untimed
     ipm_its, pcg_maxiter = ctx.options.get("pcg_ipm_iterations") or 3, ctx.options.get("pcg_maxiter") or 100
@@ -433,6 +440,10 @@ def run(ctx):
             new, label = _spmv_rows(f"poisson{key}", _poisson_system(key)[0], ctx.repeat, limit), f"SpMV poisson{key}"
         elif part == "spmv":
             new, label = _spmv_rows(key, load_problem(key).A, ctx.repeat, limit), f"SpMV {key}"
+        elif part == "lp":
+            from experiments.netlib import lp_speed_rows
+
+            new, label = lp_speed_rows(key), f"LP {key.name.split('.')[0]}"
         else:
             new, label = _pcg_rows(key, load_problem(key), ipm_its, pcg_maxiter, check, limit), f"PCG {key}"
         rows += new
@@ -443,7 +454,72 @@ def run(ctx):
     out = claims(dense, ctx.sizes, limit) if dense else []
     if any(p in parts for p in ("cg", "spmv", "pcg")):
         out += sparse_claims(rows, parts)
+    if "lp" in parts:
+        out += lp_claims([r for r in rows if r.get("part") == "lp"])
     return rows, out
+
+
+def _lp_problems(ctx) -> list:
+    """The MPS files of ``--lp-problems`` (default: every shipped NETLIB problem on a GPU, four
+    small ones of Table 3 on a software renderer)."""
+    from gpgpu.lp.netlib import netlib_path
+
+    from experiments.netlib import problem_files
+
+    names = ctx.options.get("lp_problems")
+    if names is None:
+        if ctx.software:
+            names = LP_SOFTWARE_PROBLEMS
+        else:
+            return [path for _, _, path in problem_files()]
+    return [netlib_path(name) for name in names]
+
+
+def lp_claims(rows) -> list:
+    """The LP's speed goals (beyond the papers) with the figures measured on this run: Table 3's
+    ten with the GPU's defaults, the GPU against numpy64 where the normal matrix has 500 rows or
+    more, host time a pass over whole solves, and every solve optimal."""
+    from gpgpu.lp.netlib import PROBLEMS
+
+    def get(problem, algorithm):
+        return next((r for r in rows if r["problem"] == problem and r["algorithm"] == algorithm), None)
+
+    out = []
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    gpu = [get(p, "gpu_defaults") for p in problems]
+    table3 = [r for r in gpu if r is not None and r["problem"] in PROBLEMS]
+    if len(table3) == len(PROBLEMS):
+        total = sum(r["seconds"] for r in table3)
+        out.append(Claim("Table 3's ten at eps 1e-8 with the GPU's defaults: total time",
+                         f"goal (beyond the papers): <= {LP_GOAL_SECONDS} s",
+                         f"{total:.2f} s ({_verdict(total <= LP_GOAL_SECONDS)}); numpy64 "
+                         f"{sum(get(r['problem'], 'numpy64')['seconds'] for r in table3):.2f} s, HiGHS IPM "
+                         f"{sum(get(r['problem'], 'highs_ipm')['seconds'] for r in table3):.2f} s"))
+    else:
+        out.append(Claim("Table 3's ten at eps 1e-8 with the GPU's defaults: total time",
+                         f"goal (beyond the papers): <= {LP_GOAL_SECONDS} s", "not measured (not all ten run)"))
+    large = [(r, get(r["problem"], "numpy64")) for r in gpu if r is not None and r["normal_rows"] >= 500]
+    if large:
+        slower = [f"{g['problem']} ({g['seconds']:.2f} s against {n['seconds']:.2f} s)" for g, n in large
+                  if g["seconds"] > n["seconds"]]
+        out.append(Claim("the GPU's defaults at least as fast as numpy64 where the normal matrix has >= 500 rows",
+                         "goal (beyond the papers)",
+                         f"{len(large) - len(slower)} of {len(large)} ({_verdict(not slower)})"
+                         + (f"; slower: {', '.join(slower)}" if slower else "")))
+    drawn = [r for r in gpu if r is not None and r["passes"]]
+    if drawn:
+        per = sum(r["host_us_per_pass"] * r["passes"] for r in drawn) / sum(r["passes"] for r in drawn)
+        worst = max(drawn, key=lambda r: r["host_us_per_pass"])
+        out.append(Claim("host time a pass over whole solves (GPU defaults)", "goal (beyond the papers): <= 2 us",
+                         f"{per:.2f} us over {len(drawn)} solves ({_verdict(per <= 2.0)}); the largest "
+                         f"{worst['host_us_per_pass']:.2f} us ({worst['problem']})"))
+    for label in ("gpu_defaults", "numpy64"):
+        sel = [r for r in rows if r["algorithm"] == label]
+        if sel:
+            misses = [f"{r['problem']} ({r['status']}, {r['objective_error']:.1e})" for r in sel if not r["right"]]
+            out.append(Claim(f"{label}: optimal at eps 1e-8, objective within 1e-6 of HiGHS", "all",
+                             f"{len(sel) - len(misses)} of {len(sel)}" + (f"; not: {', '.join(misses)}" if misses else "")))
+    return out
 
 
 def claims(rows, sizes, limit):
@@ -604,7 +680,27 @@ def _bars(ax, rows, title):
     ax.legend(fontsize=6)
 
 
+def _lp_plot(ax, rows):
+    """Seconds per NETLIB problem: the GPU's defaults, numpy64 and HiGHS's IPM (log scale)."""
+    problems = list(dict.fromkeys(r["problem"] for r in rows))
+    for j, (a, label) in enumerate((("gpu_defaults", "GPU, defaults"), ("numpy64", "numpy64 (LAPACK)"),
+                                    ("highs_ipm", "HiGHS IPM"))):
+        pts = [(i, r["seconds"]) for i, p in enumerate(problems) for r in rows
+               if r["problem"] == p and r["algorithm"] == a]
+        if pts:
+            ax.scatter(*zip(*pts), s=10, label=label)
+    ax.set_xticks(range(len(problems)), problems, fontsize=5, rotation=90)
+    ax.set_yscale("log")
+    ax.set_ylabel("seconds")
+    ax.set_title("interior-point LP at eps 1e-8", fontsize=9)
+    ax.legend(fontsize=6)
+
+
 def plot(rows, fig, renderer):
+    lp = [r for r in rows if r.get("part") == "lp"]
+    if lp and all(r.get("part") == "lp" for r in rows):
+        _lp_plot(fig.subplots(1, 1), lp)
+        return
     sparse = [r for r in rows if r.get("part") in ("cg", "spmv", "pcg")]
     rows = [r for r in rows if r.get("part", "dense") == "dense"]
     if sparse:
@@ -653,6 +749,9 @@ EXPERIMENT = Experiment(
         ("--spmv-problems", {"type": name_list, "default": None,
                              "help": "y = A x on these LPs' A: QAPLIB names, gruca_like_N or MPS files "
                                      "(default: nug30 on a GPU, nug12 on a software renderer; 'none' for none)"}),
+        ("--lp-problems", {"type": name_list, "default": None,
+                           "help": "the LP part's NETLIB problems (default: every shipped one on a GPU, "
+                                   f"{','.join(LP_SOFTWARE_PROBLEMS)} on a software renderer)"}),
         ("--pcg-problems", {"type": name_list, "default": None,
                             "help": "PCG of the matrix-free IPM on these LPs (default: nug12,nug20,nug30 on a GPU, "
                                     "gruca_like_256 on a software renderer, where nug12 takes a minute; 'none' for none)"}),

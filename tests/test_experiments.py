@@ -190,6 +190,30 @@ def test_speed_experiment_rows_and_claims(tmp_path):
     assert (tmp_path / "speed.png").read_bytes()[:8] == PNG
 
 
+def test_speed_lp_rows_and_claims(tmp_path):
+    """experiments.speed --parts lp on two small NETLIB problems: HiGHS's IPM, the GPU's defaults
+    and numpy64 each a row with its status, time, passes and host time a pass, the normal matrix's
+    order and the standard form's; the claims name the goals they could not measure."""
+    from experiments.speed import EXPERIMENT as SPEED
+
+    o = SPEED.execute(out=tmp_path, quiet=True, parts="lp", lp_problems=["afiro", "sc50b"])
+    rows = read_csv(tmp_path / "speed.csv")
+    assert [(r["problem"], r["algorithm"]) for r in rows] == [
+        (p, a) for p in ("afiro", "sc50b") for a in ("highs_ipm", "gpu_defaults", "numpy64")]
+    for r in rows:
+        assert r["part"] == "lp" and r["status"] == "optimal" and float(r["seconds"]) > 0
+        if r["algorithm"] != "highs_ipm":
+            assert r["right"] == "True" and float(r["objective_error"]) <= 1e-6
+            assert 0 < int(r["normal_rows"]) <= int(r["standard_rows"])
+    gpu = {r["problem"]: r for r in rows if r["algorithm"] == "gpu_defaults"}
+    assert all(int(r["passes"]) > 0 and float(r["host_us_per_pass"]) > 0 for r in gpu.values())
+    assert all(int(r["passes"]) == 0 for r in rows if r["algorithm"] == "numpy64")
+    text = {c.text: c.measured for c in o.claims}
+    assert text["Table 3's ten at eps 1e-8 with the GPU's defaults: total time"].startswith("not measured")
+    assert text["gpu_defaults: optimal at eps 1e-8, objective within 1e-6 of HiGHS"] == "2 of 2"
+    assert (tmp_path / "speed.png").read_bytes()[:8] == PNG
+
+
 def test_speed_sparse_rows_against_scipy_and_claims_without_cupy(tmp_path, monkeypatch):
     """The sparse half at tiny sizes: CG, SpMV and PCG rows, each answer checked against scipy
     in float64, the GPU rows' passes and fill fractions, and the goals as claims; without cupy

@@ -11,6 +11,7 @@ MPS files (:mod:`.mps`, via HiGHS) in the standard form (4.1)-(4.3).
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from pathlib import Path
@@ -492,9 +493,10 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
     reg = _regularisation_options(backend_options, "mehrotra")
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
     try:
-        return _no_point(mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
-                                  correct_primal=correct_primal, free_safeguard=free_safeguard,
-                                  regularize=bool(regularize), **reg))
+        with getattr(be, "blas_threads", contextlib.nullcontext)():
+            return _no_point(mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
+                                      correct_primal=correct_primal, free_safeguard=free_safeguard,
+                                      regularize=bool(regularize), **reg))
     finally:
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):

@@ -976,7 +976,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                    x_std=x, y=lam, s=s, objective=problem.original_objective(x), iterations=it,
                    history=history, readbacks_per_iteration=be.readbacks / max(it, 1),
                    replaced_pivots=replaced_total, backend=be.name, elapsed=elapsed,
-                   readbacks=be.readbacks, point_iteration=point_k)
+                   readbacks=be.readbacks, point_iteration=point_k, standard_rows=m,
+                   normal_rows=m if bounds is None else bounds.m)
     res.method = "matrix-free"
     res.last_point = last
     res.regularisation_state = (reg.rho, reg.delta)
