@@ -29,7 +29,8 @@ from .adat import inner_product_triangle
 from .blas1 import whole
 from .cholesky import onepass_plan
 from .kernel import Kernel
-from .passes import SWAP, compiled, run
+from .geometry import Rect
+from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
 
 __all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
@@ -126,9 +127,26 @@ def factor(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) 
 SOLVE_FORMS = ("column", "inner")
 
 
+def solve_plan(m: int, form: str = "column") -> list:
+    """The passes of :func:`solve` for an order-m factor: a forward then a backward substitution,
+    one pass a step over the whole vector, "S"/"T" the vector's ping-pong pair (the answer in "S"),
+    "L" the factor."""
+    kernel = KERNELS["substitution_column" if form == "column" else "substitution"]
+    everything = Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, y))
+    plan = []
+    for forward, steps in ((True, range(m)), (False, range(m - 1, -1, -1))):
+        for k in steps:
+            uniforms = {"k": k, "forward": forward, "by_rows": not forward}
+            if form == "inner":
+                uniforms["n"] = m
+            plan += [Draw(kernel, "T", everything, {"X": "S", "T": "L"}, uniforms), SWAP]
+    return plan
+
+
 def solve(L: Stream, r, form: str = "column") -> np.ndarray:
     """z with L Lᵀ z = r, r and z float64 (uploaded and read back as float-float): a forward
-    then a backward substitution, one pass a step (2m passes).
+    then a backward substitution, one pass a step (2m passes, drawn from a plan pre-built once
+    per order: :func:`solve_plan`).
 
     ``form="column"`` (default): each step divides entry k and updates every unfinished entry
     from the state before it (``substitution_column_ff``: each fragment one division and one
@@ -147,16 +165,10 @@ def solve(L: Stream, r, form: str = "column") -> np.ndarray:
     if len(shape) != 1 or shape[0] != m:
         raise ValueError(f"float_float.solve: r must be a vector of length {m} (L is {m} x {m}), got shape "
                          f"{shape}")
-    kernel = KERNELS["substitution_column" if form == "column" else "substitution"]
     pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
     try:
-        for forward, steps in ((True, range(m)), (False, range(m - 1, -1, -1))):
-            for k in steps:
-                uniforms = {"k": k, "forward": forward, "by_rows": not forward}
-                if form == "inner":
-                    uniforms["n"] = m
-                kernel.draw(pp.T, whole(pp.T), {"X": pp.S, "T": L}, uniforms)
-                pp.swap()
+        # the 2m passes as one pre-built plan (its vertices written once per order and form)
+        run(compiled(("float_float_solve", m, form), lambda: solve_plan(m, form)), pp, others={"L": L})
         return combine(pp.S)[0]
     finally:
         pp.S.release()
