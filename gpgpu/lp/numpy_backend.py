@@ -177,6 +177,8 @@ class NumpyBackend(Backend):
         installed). None: one below :data:`THREADS_FROM` rows of the normal matrix, else up to
         :data:`THREADS_MAX` -- never more than a limit already set around the solve.
 
+    Notes
+    -----
     With ``refine=True`` and float32 factors, :meth:`raise_precision` answers "float64" (the
     factors of the remaining iterations in float64), as the GPU back end raises its factors to
     float-float: the float32 emulation of the GPU's default path.
