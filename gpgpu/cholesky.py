@@ -616,24 +616,34 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
 
     def build():
-        plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps)
-        return plan if u is None else [d if d is SWAP else d._replace(uniforms=dict(d.uniforms, **u)) for d in plan]
+        steps_plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps)
+        if u is not None:
+            steps_plan = [d if d is SWAP else d._replace(uniforms=dict(d.uniforms, **u)) for d in steps_plan]
+        identity = Rect.covering(m, 0, 2 * m, m)
+        # [0 | I] in both buffers (the inverse half of both is read), A into S's left half, the
+        # steps, then the two halves of T copied out: every pass of the factorization one plan
+        return ([Draw(KERNELS["identity"], role, identity, {}, {"offset": float(m)}) for role in ("S", "T")]
+                + [Draw(BLAS1["copy_input"], "S", Rect.covering(0, 0, m, m, T0=WPOS), {"A": "M0"})]
+                + steps_plan
+                + [Draw(BLAS1["copy"], "L", Rect.covering(0, 0, m, m, T0=WPOS), {"A": "T"}),
+                   Draw(BLAS1["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})])
 
     plan = compiled(("cholesky_inverse", m, steps, None if u is None else tuple(sorted(u.items()))), build)
-    # [0 | I] in both buffers (the inverse half of both is read), then A into S's left half
-    pp = _identity_pair(m, 2 * m, m)
-    L = X = None
+    pp = L = X = None
     try:
-        BLAS1["copy_input"].draw(pp.S, Rect.covering(0, 0, m, m, T0=WPOS), {"A": S})
-        run(plan, pp, others={"M0": S})
         if out is not None:
             L, X = out
             if L.shape != (m, m) or X.shape != (m, m):
                 raise ValueError(f"factor_with_inverse: out must be two {m} x {m} streams, got {L.shape}, {X.shape}")
         else:
             L, X = Stream(m, m), Stream(m, m)
-        BLAS1["copy"].draw(L, Rect.covering(0, 0, m, m, T0=WPOS), {"A": pp.T})
-        BLAS1["copy"].draw(X, Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": pp.T})
+        first = Stream(m, 2 * m)                   # zeros
+        try:
+            pp = PingPong(first, Stream(m, 2 * m))
+        except BaseException:
+            first.release()
+            raise
+        run(plan, pp, others={"M0": S, "L": L, "X": X})
     except BaseException:
         if out is None:
             for s in (L, X):
@@ -641,7 +651,8 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
                     s.release()
         raise
     finally:
-        pp.release()
+        if pp is not None:
+            pp.release()
     return L, X
 
 
