@@ -1,6 +1,6 @@
 """The LP's default path on the fast kernels and plans, and numpy64 on LAPACK (beyond the paper):
 what robust draws, what the result reports of its passes, the solves drawn from recorded plans,
-the refinement's targets, and the numpy back ends' options."""
+and the numpy back ends' options."""
 import numpy as np
 import pytest
 
@@ -61,33 +61,6 @@ def test_the_solves_are_drawn_from_one_recorded_plan_across_factorizations(rng):
         assert t.passes == 2                                   # y = L⁻¹ r, z = L⁻ᵀ y
     finally:
         be.release()
-
-
-def test_refined_directions_use_the_loose_targets_when_corrected(monkeypatch):
-    """With correct_primal the directions' refinement stops at DIRECTION_RTOL and the corrections'
-    at CORRECTION_RTOL (the correction restores A dx = r_b); without it every solve is refined to
-    REFINE_RTOL."""
-    import sys
-
-    mehrotra_module = sys.modules["gpgpu.lp.mehrotra"]
-    from gpgpu.lp.backend import REFINE_RTOL
-
-    seen = []
-    real = NumpyBackend.solve_normal
-
-    def spy(self, r, rtol=REFINE_RTOL):
-        seen.append(rtol)
-        return real(self, r, rtol)
-
-    monkeypatch.setattr(NumpyBackend, "solve_normal", spy)
-    p, ref = netlib("afiro")
-    r = solve(p, backend="numpy32", refine=True, eps=1e-8, presolve=False, correct_primal=True)
-    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-8
-    assert {mehrotra_module.DIRECTION_RTOL, mehrotra_module.CORRECTION_RTOL} <= set(seen)
-    assert mehrotra_module.CORRECTION_RTOL > mehrotra_module.DIRECTION_RTOL > REFINE_RTOL
-    seen.clear()
-    solve(p, backend="numpy32", refine=True, eps=1e-8, presolve=False, correct_primal=False)
-    assert set(seen) == {REFINE_RTOL}
 
 
 def test_numpy_lapack_and_the_papers_loop_solve_alike():

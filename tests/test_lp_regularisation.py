@@ -214,8 +214,8 @@ def test_mehrotra_passes_the_regularised_weights_to_both_newton_solves(monkeypat
     calls = []
     newton = meh._newton
 
-    def spy(be, d, rb, rc, q, correct_primal=False, rho=0.0, targets=(1e-13, 1e-13)):
-        out = newton(be, d, rb, rc, q, correct_primal, rho, targets)
+    def spy(be, d, rb, rc, q, correct_primal=False, rho=0.0):
+        out = newton(be, d, rb, rc, q, correct_primal, rho)
         calls.append((np.array(d), np.array(q), rho, [np.array(v) for v in out]))
         return out
 

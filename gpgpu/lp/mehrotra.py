@@ -43,7 +43,7 @@ from typing import Optional
 
 import numpy as np
 
-from .backend import REFINE_RTOL, PrecisionExhausted
+from .backend import PrecisionExhausted
 from .mps import _FREE
 from .regularisation import MEHROTRA_REG_MAX, MEHROTRA_REG_MIN, ProximalRegularisation
 
@@ -65,29 +65,6 @@ MESSAGES = {
 }
 
 GAMMA_F = 0.01          # Mehrotra's gamma_f ([Meh92]; [Wri97] p. 205)
-#: Refined back ends (beyond the paper): the refinement's target ||r - M z|| <= rtol ||r|| for the
-#: normal equations of a direction when ``correct_primal`` puts the direction back on A dx = r_b
-#: afterwards, and for that correction. (4.13) and (4.14) then hold exactly for any dlam and the
-#: correction restores (4.12)'s primal equation, so the direction's solve need not be exact and the
-#: correction's only a few digits (its right-hand side is the direction's error). The targets
-#: follow the iterate (an inexact Newton method's forcing terms): FORCING times the worst of
-#: (6.1)-(6.3) at the iteration, between REFINE_RTOL and DIRECTION_RTOL (CORRECTION_RTOL for the
-#: correction, with 100 times FORCING), so that the last iterations solve as exactly as before.
-#: Measured (docs/lp_defaults.md): numpy32 + refinement on the 42 shipped NETLIB problems at
-#: eps = 1e-8 optimal with fixed targets of 1e-6 and 1e-4, and ganges on the H200's GPU not (41
-#: iterations, numerical trouble), nor with targets of 1e-3 of the worst test (35) -- hence
-#: targets that tighten with the iterate, five orders below its worst test.
-DIRECTION_RTOL = 1e-8
-CORRECTION_RTOL = 1e-6
-FORCING = 1e-5
-
-
-def _refinement_targets(worst: float) -> tuple:
-    """(direction, correction) refinement targets at an iterate whose worst test is ``worst``."""
-    if not math.isfinite(worst):
-        return REFINE_RTOL, REFINE_RTOL
-    return (min(DIRECTION_RTOL, max(REFINE_RTOL, FORCING * worst)),
-            min(CORRECTION_RTOL, max(REFINE_RTOL, 100.0 * FORCING * worst)))
 ETA_MAX = 1.0 - 1e-6    # f_pri, f_dual capped here: the iterate stays strictly positive
                         # even when mu+ = 0 (then f = 1 would land on the boundary)
 
@@ -213,7 +190,7 @@ def starting_point(be, b, c, ones_n, floor_rel=1e-3):
     return x, lam, s, replaced
 
 
-def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0, targets=(REFINE_RTOL, REFINE_RTOL)):
+def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
     """Solve the normal equations (4.12)-(4.14) for one right-hand side (with
     ``correct_primal``, then put dx back on A dx = r_b: :func:`_correct_primal`).
 
@@ -235,11 +212,11 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0, targets=(REFINE_RTO
     """
     t = q if rc is None else be.mul_add(d, rc, q)           # S^{-1} X r_c + S^{-1} r_xs
     rhs = be.matvec(t) if rb is None else be.matvec_add(t, rb)               # right-hand side of (4.12)
-    dlam = be.solve_normal(rhs, targets[0] if correct_primal else REFINE_RTOL)   # (4.12)
+    dlam = be.solve_normal(rhs)                              # (4.12)
     ds = be.scale(-1.0, be.rmatvec(dlam)) if rc is None else be.rmatvec_add(dlam, rc, -1.0)   # (4.13)
     dx = be.mul_add(d, ds, q, -1.0, -1.0)                    # (4.14)
     if correct_primal:
-        dx = _correct_primal(be, d, rb, dx, targets[1])
+        dx = _correct_primal(be, d, rb, dx)
     if rho:
         ds_reg = be.axpy(rho, dx, ds)                        # ds = (r_c - A^T dlam) + rho dx
         be.free(ds)
@@ -277,7 +254,7 @@ def _split_partners(problem):
     return partner
 
 
-def _correct_primal(be, d, rb, dx, rtol=REFINE_RTOL):
+def _correct_primal(be, d, rb, dx):
     """dx + D^2 A^T (A D^2 A^T)^-1 (r_b - A dx): the direction moved, in the metric D^-2, onto
     A dx = r_b (``rb`` None: r_b = 0, the corrector's); the ``correct_primal`` option of
     :func:`mehrotra`."""
@@ -287,7 +264,7 @@ def _correct_primal(be, d, rb, dx, rtol=REFINE_RTOL):
         be.free(adx)
     else:
         r = be.matvec_add(dx, rb, -1.0)                                       # r_b - A dx
-    w = be.solve_normal(r, rtol)
+    w = be.solve_normal(r)
     atw = be.rmatvec(w)
     out = be.mul_add(d, atw, dx)
     for v in (r, w, atw, dx):
@@ -593,8 +570,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                 q_a = be.mul(d, s)                                # S~^{-1} X S e
             replaced = be.factor_normal(d, delta_k)               # adat (+ delta I), chol
             replaced_total += replaced
-            targets = _refinement_targets(worst)
-            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, q_a, correct_primal, rho_k, targets)
+            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, q_a, correct_primal, rho_k)
             a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
             a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
             mu_aff = be.stepped_dot(x, dx_a, a_pri_aff, s, ds_a, a_dual_aff) / n
@@ -603,7 +579,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
             # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
             #     r_xs = -sigma mu e + dX_aff dS_aff e
             q = be.mul_shift_div(dx_a, ds_a, -sigma * mu, s_reg)  # S^{-1} r_xs (S~^{-1} r_xs)
-            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal, rho_k, targets)
+            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal, rho_k)
 
             # --- search direction = predictor + corrector
             dx = be.axpy(1.0, dx_a, dx_c)
