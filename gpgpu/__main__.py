@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import output_file_problem, positive_int
+from .cli import output_file_problem, positive_int, write_error
 
 
 def info() -> int:
@@ -39,7 +39,8 @@ def main(argv=None) -> int:
     b.add_argument("--repeat", type=positive_int, default=10, help="full-screen passes per measurement")
     b.add_argument("--json", type=Path, default=None,
                    help="also write the figures to this JSON file (checked before the benchmark runs: "
-                        "its folder must exist and be writable)")
+                        "its folder must exist and be writable; a write that fails all the same, a full "
+                        "disk, is one error line, exit status 2)")
     args = parser.parse_args(argv)
     if args.command == "info":
         return info()
@@ -90,7 +91,11 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
     if json_path is not None:
         data = {"renderer": caps["renderer"], "size": size, "repeat": repeat, **r,
                 "fill_limit": {f"{'R32F' if c == 1 else 'RGBA32F'}_reads{k}": v for (c, k), v in limits.items()}}
-        json_path.write_text(json.dumps(data, indent=1))
+        try:
+            json_path.write_text(json.dumps(data, indent=1))
+        except OSError as exc:          # checked before the benchmark, yet not written (a full disk)
+            print("error: " + write_error("--json", json_path, exc), file=sys.stderr)
+            return 2
     return 0
 
 

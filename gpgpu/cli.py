@@ -1,15 +1,18 @@
 """argparse types shared by the command lines (``python -m gpgpu``, ``gpgpu.lp``, ``experiments``):
 a bad value is an argparse error that names the rule, never a traceback. The output checks
 (:func:`output_folder_problem`, :func:`output_file_problem`) run before a command does its work,
-so that a path it cannot write is refused at once, not after minutes of work."""
+so that a path it cannot write is refused at once, not after minutes of work; one that fails
+all the same when written (a full disk) is said in one line by :func:`write_error`."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["positive_int", "positive_float", "tolerance", "output_folder_problem", "output_file_problem"]
+__all__ = ["positive_int", "positive_float", "tolerance", "output_folder_problem", "output_file_problem",
+           "write_error"]
 
 
 def positive_int(text: str) -> int:
@@ -89,3 +92,16 @@ def output_file_problem(path, option: str = "--json") -> str | None:
     if not existed:
         os.unlink(path)
     return None
+
+
+def write_error(option: str, path, exc: OSError, what: str = "the file") -> str:
+    """The sentence for the user when writing ``what`` to ``path`` (given as ``option``) failed
+    with ``exc`` after the checks above passed: the option, the path, the cause (the system's
+    words, and the file when it is another) and what to do. A command prints it after
+    ``error: `` and exits with status 2, as for the checks."""
+    cause = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None and str(exc.filename) != str(path):
+        cause = f"{exc.filename}: {cause}"
+    fix = ("free some space or give a path on another disk" if exc.errno in (errno.ENOSPC, errno.EDQUOT)
+           else "give a path you can write")
+    return f"{option} {str(path)!r}: cannot write {what} ({cause}); {fix}"

@@ -38,7 +38,7 @@ import numpy as np
 from .algorithms import ALGORITHMS, run  # noqa: F401
 
 __all__ = ["ALGORITHMS", "run", "draw_frame", "write_frames", "render_frames", "describe", "caption", "LEGEND",
-           "frame_name", "FRAME_PATTERN", "GIF_NAME", "SENTINEL"]
+           "frame_name", "format_trace", "drawing_problem", "FRAME_PATTERN", "GIF_NAME", "SENTINEL", "DRAWING_EXTRA"]
 
 FRAME_PATTERN = r"pass_\d{4,}\.png"   # the frames' file names: pass_0001.png is the frame of pass 1
 GIF_NAME = "passes.gif"
@@ -46,6 +46,8 @@ LABEL_LIMIT = 16      # cells labelled with their values up to this many rows an
 _SENTINEL_COLOUR = "thistle"
 BOX_FONT = 8.0        # points, the vertex boxes' text
 SENTINEL = 1e37       # |values| from here on are sentinels (flags, a reduction's identity), not entries
+#: the pip extra of gpgpu that installs matplotlib (and with it Pillow), which draw the PNG frames
+DRAWING_EXTRA = "experiments"
 
 #: What a frame's marks mean: (matplotlib colour, short name, meaning), in the legend's order.
 #: Every PNG frame draws this legend; other views (the window, a page) may draw it too.
@@ -71,6 +73,34 @@ def caption(frame, total: int, heading: str = "") -> str:
             f"pass {frame.index + 1} of {total}: {frame.kernel} (glsl/{frame.file}) -- {frame.doc}\n"
             f"{what} into a {frame.target[0]} x {frame.target[1]} target, "
             f"{frame.fragments} fragments (occlusion query)")
+
+
+def format_trace(recorder, limit: int | None = None) -> str:
+    """The recorded passes, a line each: the pass number, counted from 1 as the captions, the
+    frames and their files count (pass 1 is pass_0001.png), the kernel, the primitive and its
+    vertices, the fragments it shaded and the target's rows x columns."""
+    lines = []
+    for i, p in enumerate(recorder.trace[:limit], start=1):
+        lines.append(f"{i:6d} {p.kernel:32s} {p.primitive:8s} {p.vertices:2d} vertices -> "
+                     f"{p.fragments:9d} fragments into {p.target[0]}x{p.target[1]}")
+    return "\n".join(lines)
+
+
+def drawing_problem() -> str | None:
+    """None when the PNG frames can be drawn (matplotlib and Pillow import); else the sentence
+    saying what is missing and the pip extra that installs it. ``python -m gpgpu.show`` asks
+    before recording anything, so that ``--out`` or ``--html`` without them fails at once."""
+    missing = []
+    for module, package in (("matplotlib", "matplotlib"), ("PIL", "Pillow")):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(package)
+    if not missing:
+        return None
+    return (f"drawing the frames (--out, --html) needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: pip install 'gpgpu[{DRAWING_EXTRA}]' "
+            f"(or pip install matplotlib pillow)")
 
 
 # ---------------------------------------------------------------------------- explanations

@@ -6,8 +6,12 @@ stderr follows the frames as they are drawn (about a tenth of a second each on a
 renderer) where stderr is a terminal (``--progress`` shows it anyway, ``--no-progress`` never).
 
 Checked before any work, as argparse errors (exit status 2, no traceback): the output folder
-(``--out``, ``--screenshots``) must be a folder that can be created and written, and
-``--window`` needs a display. ``--fragment`` must lie inside a pass's target (the valid range is
+(``--out``, ``--screenshots``) must be a folder that can be created and written, the page
+(``--html``) a file that can be written, none of them an empty name; ``--screenshots`` goes
+with ``--window``, which needs a display; ``--out`` and ``--html`` need matplotlib and Pillow
+(the extra :data:`gpgpu.show.DRAWING_EXTRA` installs them); ``--seed`` is an integer >= 0.
+A file that cannot be written after all (a full disk) ends the command with one line naming
+it and the cause, exit status 2. ``--fragment`` must lie inside a pass's target (the valid range is
 in the message) and be shaded by at least one pass. A folder used before has its earlier frames
 replaced (pass_NNNN.png and passes.gif deleted first, nothing else), and the count printed is
 this run's files. Each frame has a legend, and its caption says, the first time, what a
@@ -23,9 +27,20 @@ import argparse
 import shlex
 import sys
 
-from ..cli import output_file_problem, output_folder_problem
-from . import ALGORITHMS, run, write_frames
+from ..cli import output_file_problem, output_folder_problem, write_error
+from . import ALGORITHMS, drawing_problem, format_trace, run, write_frames
 from .algorithms import MAX_N
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0 (numpy's random generators take no "
+                                         f"negative seed), got {text!r}")
+    return value
 
 
 def _fragment(text: str):
@@ -76,7 +91,8 @@ def main(argv=None) -> int:
     ap.add_argument("--fragment", type=_fragment, default=None,
                     help="X,Y (column, row, from 0) of the fragment to explain in every frame that shades it; "
                          "it must be shaded by some pass (default: the middle of each pass's covered cells)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the problem's random data")
+    ap.add_argument("--seed", type=_seed, default=0, help="seed of the problem's random data, an integer >= 0 "
+                                                         "(default 0)")
     ap.add_argument("--no-gif", action="store_true", help="write the PNGs only")
     ap.add_argument("--window", action="store_true",
                     help="step through the passes in a GLFW window drawn by OpenGL (Right/Left: pass, "
@@ -110,8 +126,15 @@ def main(argv=None) -> int:
     except (ValueError, AssertionError):
         ap.error(f"--size takes WxH, each at least 64 pixels, got {args.size!r}")
     # the outputs are checked before the work, not found unusable after it
+    for option, value, what in (("--out", args.out, "folder"), ("--html", args.html, "file"),
+                                ("--screenshots", args.screenshots, "folder")):
+        if value is not None and not value.strip():
+            ap.error(f"{option} got an empty name; give a {what}")
     out = args.out or f"frames/{args.algorithm}"
-    if args.html:
+    if args.screenshots is not None and not args.window:
+        ap.error("--screenshots saves the steps shown in the window: give --window with it (without a window, "
+                 "--out DIR writes every pass's frame)")
+    if args.html is not None:
         problem = ("--html writes a page, --window opens a window: give one of them" if args.window
                    else output_file_problem(args.html, "--html"))
         if problem:
@@ -122,14 +145,18 @@ def main(argv=None) -> int:
         problem = display_problem()
         if problem:
             ap.error(problem)
-        if args.screenshots:
+        if args.screenshots is not None:
             problem = output_folder_problem(args.screenshots, "--screenshots")
             if problem:
                 ap.error(problem)
-    elif args.out is not None or not args.html:
-        problem = output_folder_problem(out, "--out")
+    else:
+        problem = drawing_problem()
         if problem:
             ap.error(problem)
+        if args.out is not None or args.html is None:
+            problem = output_folder_problem(out, "--out")
+            if problem:
+                ap.error(problem)
     rec = run(args.algorithm, args.n, args.seed)
     if args.fragment is not None:
         problem = fragment_problem(rec.frames, args.fragment)
@@ -141,7 +168,7 @@ def main(argv=None) -> int:
         from .window import NoDisplayError, run_window
 
         frames = rec.frames
-        print(rec.format_trace())
+        print(format_trace(rec))
         release_context()    # the window's context becomes current; nothing computes any more
         try:
             shown = run_window(frames, size, heading=f"{args.algorithm}, n = {args.n}",
@@ -149,21 +176,34 @@ def main(argv=None) -> int:
         except NoDisplayError as exc:       # the display went away, or no OpenGL 3.3 window on it
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        except OSError as exc:              # a screenshot could not be written (a full disk)
+            print("error: " + write_error("--screenshots", args.screenshots, exc, "the screenshots"),
+                  file=sys.stderr)
+            return 2
         print("shown: " + " ".join(f"{i + 1}@{'-' if fr is None else '%d,%d' % fr}" for i, fr in shown))
         return 0
-    print(rec.format_trace(), flush=True)          # known once recorded: before the drawing, which takes longer
-    if args.html:
+    print(format_trace(rec), flush=True)          # known once recorded: before the drawing, which takes longer
+    if args.html is not None:
         from .html import write_html
 
-        page = write_html(rec, args.html, args.fragment, heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
-                          title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
-                          command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
-                          progress=args.progress)
+        try:
+            page = write_html(rec, args.html, args.fragment,
+                              heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
+                              title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
+                              command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
+                              progress=args.progress)
+        except OSError as exc:              # checked before the work, yet not written (a full disk)
+            print("error: " + write_error("--html", args.html, exc), file=sys.stderr)
+            return 2
         print(f"{len(rec.frames)} passes in {page} ({page.stat().st_size // 1024} kB; open it in a browser)")
         if args.out is None:
             return 0
-    paths = write_frames(rec, out, args.fragment, gif=not args.no_gif,
-                         heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})", progress=args.progress)
+    try:
+        paths = write_frames(rec, out, args.fragment, gif=not args.no_gif,
+                             heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})", progress=args.progress)
+    except OSError as exc:
+        print("error: " + write_error("--out", out, exc, "the frames"), file=sys.stderr)
+        return 2
     print(f"{len(rec.frames)} passes, {len(paths)} files of this run in {out}/"
           + (" (passes.gif animates them)" if not args.no_gif else ""))
     return 0

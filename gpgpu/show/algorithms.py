@@ -113,13 +113,17 @@ ALGORITHMS = {
 
 
 def run(algorithm: str, n: int = 8, seed: int = 0, max_texels: int = DEFAULT_MAX_TEXELS):
-    """Record ``algorithm`` (a key of :data:`ALGORITHMS`) on a problem of size n; returns the
-    :class:`gpgpu.record.Recorder` (its ``frames`` and ``trace``)."""
+    """Record ``algorithm`` (a key of :data:`ALGORITHMS`) on a problem of size n whose random
+    data ``seed`` (an integer >= 0) seeds; returns the :class:`gpgpu.record.Recorder` (its
+    ``frames`` and ``trace``)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_N:
         raise ValueError(f"n must be an integer from 2 to {MAX_N} (frames hold a snapshot of every pass), got {n!r}")
-    rng = np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0 (numpy's random generators take no negative seed), "
+                         f"got {seed!r}")
+    rng = np.random.default_rng(int(seed))
     with record(max_texels) as rec:
         ALGORITHMS[algorithm][2](int(n), rng)
     return rec

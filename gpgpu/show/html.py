@@ -14,7 +14,8 @@ are inline too. It shows
   written, with the chosen fragment's fetch lines highlighted and numbered as the frame numbers
   the fetched texels (the recorder's fetch calls, :attr:`gpgpu.record.Frame.sites`, located in the
   file), and the fragment's WPOS, T0, T1 and fetches beside it;
-* the trace (kernel, primitive, fragments, target of every pass).
+* the trace (kernel, primitive, fragments, target of every pass; numbered from 1, as the captions
+  and the frames: :func:`gpgpu.show.format_trace`).
 
 The address may name a pass: ``page.html#pass-6`` opens at pass 6 (the captions count from 1),
 and stepping keeps the address up to date. The page weighs about 70 kB a pass.
@@ -29,8 +30,6 @@ import sys
 from pathlib import Path
 
 __all__ = ["write_html", "page", "fetch_site_lines"]
-
-#: The legend until :mod:`gpgpu.show` has its own: (matplotlib colour, short name, meaning).
 
 
 # ------------------------------------------------------------------ what the page takes from gpgpu.show
@@ -188,6 +187,8 @@ def write_html(recorder, path, fragment=None, heading: str = "", title: str | No
     heading's first line), ``command`` is the command line the page names as its
     source, ``progress`` a bar on stderr while the frames are drawn (None: where stderr is a
     terminal)."""
+    from . import format_trace
+
     frames = recorder.frames
     if not frames:
         raise ValueError("no passes were recorded, so there is nothing to show; record a block that runs an algorithm")
@@ -195,7 +196,7 @@ def write_html(recorder, path, fragment=None, heading: str = "", title: str | No
     captions = _captions(frames, heading)
     title = title or (heading.split("\n")[0] if heading else "gpgpu: the passes")
     text = page(frames, pngs, captions, _legend(), title, subtitle=subtitle,
-                trace=recorder.format_trace(), command=command, fragment=fragment)
+                trace=format_trace(recorder), command=command, fragment=fragment)
     path = Path(path)
     path.write_text(text, encoding="utf-8")
     return path
@@ -240,7 +241,7 @@ _TEMPLATE = """<!DOCTYPE html>
 @LEGEND@
 </ul>
 </section>
-<details id="trace"><summary>The trace: every pass (counted from 0)</summary><pre id="trace-text"></pre></details>
+<details id="trace"><summary>The trace: every pass (counted from 1, as the captions)</summary><pre id="trace-text"></pre></details>
 <footer>Keys: Right / Left the next / previous pass, Home / End the first / last, Space plays.
 Written by <code>@COMMAND@</code> (gpgpu); one file, no network.</footer>
 <script type="application/json" id="gpgpu-data">@DATA@</script>

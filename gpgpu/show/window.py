@@ -274,8 +274,14 @@ def _rgb(colour) -> tuple:
 
 
 def _one_line(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters, "..." marking a cut (a legend entry a line)."""
-    return text if len(text) <= width else text[:max(width - 3, 1)].rstrip() + "..."
+    """``text`` in at most ``width`` characters (a legend entry a line): whole when it fits, else
+    cut, "..." marking the cut (below 4 characters the first ``width`` alone, no room for it)."""
+    width = max(int(width), 0)
+    if len(text) <= width:
+        return text
+    if width < 4:
+        return text[:width]
+    return text[:width - 3].rstrip() + "..."
 
 
 def _xy(t) -> str:
