@@ -287,16 +287,23 @@ def test_a_coefficient_beyond_float32_is_named(backend, method):
 
 
 def test_the_matrix_free_gpu_needs_the_squares_in_range():
-    """A .* A (G_R's diagonal) is float32 on the GPU: a coefficient of 1e20 squares to 1e40."""
+    """A .* A (G_R's diagonal) is float32 on the GPU: a coefficient of 1e20 squares to 1e40. The
+    normalisation brings A's entries to 8e-10 and 8e10, whose squares fit: min x0 + x1 with
+    x0 + 1e20 x1 = 1 is 1e-20 (x1 = 1e-20) by hand; without it the coefficient is named."""
     p = Problem.from_arrays(sp.csr_matrix([[1.0, 1e20]]), [1.0], [1.0, 1.0])
+    r = solve(p, backend="gpu", method="matrix-free", eps=1e-8)
+    assert r.status == "optimal" and r.objective == pytest.approx(1e-20, rel=1e-5), r.message
     with pytest.raises(ValueError, match=r"the coefficient A\[0, 1\] = 1e\+20 is above 1.84e\+19, whose square"):
-        solve(p, backend="gpu", method="matrix-free")
+        solve(p, backend="gpu", method="matrix-free", normalize=False)
 
 
 def test_a_cost_beyond_float32_is_named():
     p = Problem.from_inequalities([-BIG, -2], A_ub=[[1, 1], [1, 3]], b_ub=[4, 6])
-    with pytest.raises(ValueError, match=r"the cost c\[0\] = -1e\+39 is beyond float32's range"):
+    with pytest.raises(ValueError, match=r"the cost c\[0\] = -1e\+39 is 5e\+38 times the standard form's cost "
+                                         r"c\[1\] = -2: more than float32 holds .*normalised, c\[0\] is 1e\+39"):
         solve(p, backend="gpu", presolve=False)
+    with pytest.raises(ValueError, match=r"the cost c\[0\] = -1e\+39 is beyond float32's range"):
+        solve(p, backend="gpu", presolve=False, normalize=False)
 
 
 def test_highs_refusal_passes_on_its_reason():
@@ -304,10 +311,20 @@ def test_highs_refusal_passes_on_its_reason():
     are in the message (it was "HiGHS refused the LP" alone), and presolve=False is suggested."""
     p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, BIG]], b_ub=[4, 6])
     with pytest.raises(ValueError) as info:
-        solve(p, backend="numpy64", presolve=True)
+        solve(p, backend="numpy64", presolve=True, normalize=False)
     msg = str(info.value)
     assert "HiGHS refused the LP for its presolve: " in msg and "1e+15" in msg
     assert "A[1, 1] = 1e+39" in msg and "presolve=False" in msg
+
+
+def test_the_presolve_gets_rows_of_unit_size():
+    """With the normalisation HiGHS's presolve gets each row scaled to a largest |a| near 1, so
+    it takes the row x + 1e39 y <= 6 it refuses as given. By hand the optimum is -4 (x = 4,
+    y <= 2e-39)."""
+    p = Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, BIG]], b_ub=[4, 6])
+    r = solve(p, backend="numpy64", presolve=True, eps=1e-9)
+    assert r.status == "optimal" and r.objective == pytest.approx(-4.0, rel=1e-9)
+    assert r.x[0] == pytest.approx(4.0, rel=1e-9) and abs(r.x[1]) <= 2.1e-39
 
 
 def test_a_non_finite_coefficient_is_named():

@@ -577,6 +577,7 @@ def test_nug12_with_the_rank_grown_to_m():
     assert r.rank == p.A.shape[0]
 
 
+@pytest.mark.skipif(not os.environ.get("GPGPU_LONG_TESTS"), reason="about 50 s on 2 cores; set GPGPU_LONG_TESTS=1")
 def test_nug12_with_002s_preconditioner_of_rank_100():
     """nug12 (3192 x 8856) with 002's partial Cholesky preconditioner, k = 100 << m, reaches
     HiGHS's objective to 1e-6 (measured 4.4e-10 in 19 iterations, 14 s on numpy64) with a
@@ -608,7 +609,8 @@ def nug(name):
     return qap_lp(path)
 
 
-@pytest.mark.parametrize("name", ["nug12", pytest.param("nug15", marks=pytest.mark.skipif(
+@pytest.mark.parametrize("name", [pytest.param("nug12", marks=pytest.mark.skipif(
+    not os.environ.get("GPGPU_LONG_TESTS"), reason="30-90 s on 2 cores; set GPGPU_LONG_TESTS=1")), pytest.param("nug15", marks=pytest.mark.skipif(
     not os.environ.get("GPGPU_LONG_TESTS"), reason="1-5 minutes on numpy64 here; set GPGPU_LONG_TESTS=1")),
     pytest.param("nug20", marks=pytest.mark.skipif(
         not os.environ.get("GPGPU_LONG_TESTS"), reason="about 10 minutes on numpy64 here; set GPGPU_LONG_TESTS=1"))])
@@ -800,7 +802,8 @@ def test_netlib_more_is_optimal_with_the_matrix_free_defaults(name, mechanism):
         assert not restarts
 
 
-@pytest.mark.parametrize("name,seeds", [("forplan", (1, 2, 3)), ("fffff800", (1, 2))])
+@pytest.mark.parametrize("name,seeds", [("forplan", (1, 2, 3)), pytest.param("fffff800", (1, 2), marks=pytest.mark.skipif(
+    not os.environ.get("GPGPU_LONG_TESTS"), reason="about 40 s on 2 cores; set GPGPU_LONG_TESTS=1"))])
 def test_matrix_free_defaults_do_not_depend_on_the_last_bits(name, seeds):
     """The defaults' successes must not hang on rounding: forplan and fffff800 with c perturbed
     by 1e-14 relative (as another BLAS kernel rounds: OpenBLAS's SkylakeX kernels made both end

@@ -208,9 +208,23 @@ def test_presolve_empty_column():
     np.testing.assert_allclose(r.x, [1, 3], atol=1e-7)
     assert r.objective == pytest.approx(7, rel=1e-8)
     # ... with negative cost and no upper bound it makes the problem unbounded
+    # when the rest of it is feasible, which solve decides by solving the rest
     p = standardize([1, -2], [[1, 0]], [1], [np.inf], [0, 0], [np.inf, np.inf])
-    assert p.status == "unbounded"
-    assert solve(p, backend="numpy64").status == "unbounded"
+    assert p.status is None and p.presolve["unbounded_column"] == (1, -2.0)
+    for presolve in (False, True):
+        r = solve(p, backend="numpy64", presolve=presolve)
+        assert r.status == "unbounded" and r.x is None and "empty column 1 with cost -2" in r.message
+
+
+@pytest.mark.parametrize("method", ["mehrotra", "matrix-free"])
+def test_an_empty_unbounded_column_of_an_infeasible_problem(method):
+    """Both the primal and the dual are infeasible: x0 + x1 = -1 has no x >= 0, and the empty
+    column 2 with cost -1 makes the dual infeasible. scipy and HiGHS say infeasible (scipy's
+    test_enzo_example_c_with_infeasibility); the presolve's empty column said unbounded."""
+    p = standardize([1, 1, -1], [[1, 1, 0]], [-1], [-1], [0, 0, 0], [np.inf] * 3)
+    for presolve in ((False, True) if method == "mehrotra" else (False,)):
+        r = solve(p, backend="numpy64", method=method, presolve=presolve, eps=1e-8)
+        assert r.status == "infeasible", r.message
 
 
 def test_presolve_fixed_column_substituted():

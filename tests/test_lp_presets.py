@@ -14,7 +14,7 @@ from test_lp_mehrotra import netlib, rel  # noqa: E402
 
 #: what each preset must set, written out here (not read from PRESETS)
 MEHROTRA = {
-    "paper": {"refine": False, "presolve": False, "scale": False, "correct_primal": False,
+    "paper": {"refine": False, "presolve": False, "scale": False, "normalize": False, "correct_primal": False,
               "free_safeguard": False, "regularize": False, "bounds": "rows"},
     "robust": {},
     "fast": {"correct_primal": True},
@@ -34,7 +34,8 @@ MEHROTRA_GPU = {
     "fast": FAST_KERNELS,
 }
 MATRIX_FREE = {
-    "paper": {"refine": False, "presolve": False, "scale": False, "adaptive": False, "bounds": "rows"},
+    "paper": {"refine": False, "presolve": False, "scale": False, "normalize": False, "adaptive": False,
+              "bounds": "rows"},
     "robust": {"adaptive": True},
     "fast": {"adaptive": True},
 }
@@ -176,7 +177,7 @@ def test_cli_preset(capsys):
     assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--preset", "paper", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "preset paper" in out and "refine False" in out
-    assert "options: refine=False, presolve=False, scale=False, bounds=rows, correct_primal=False" in out
+    assert "options: refine=False, presolve=False, scale=False, normalize=False, bounds=rows, correct_primal=False" in out
     assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--preset", "paper", "--presolve",
                  "--quiet"]) == 0
     out = capsys.readouterr().out

@@ -17,6 +17,7 @@ import numbers
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import counters
 from .backend import BACKENDS, Backend, get_backend
@@ -98,7 +99,7 @@ PRESETS = {
     # halving reductions (numpy: the paper's Cholesky loop on the dense A); 002's regularised PCG
     # IPM with a fixed schedule, ELLPACK, pairwise sums and PCG's scalars read every iteration;
     # no presolve, scaling or refinement
-    "paper": {"any": {"refine": False, "presolve": False, "scale": False, "bounds": "rows"},
+    "paper": {"any": {"refine": False, "presolve": False, "scale": False, "normalize": False, "bounds": "rows"},
               "mehrotra": {"correct_primal": False, "free_safeguard": False, "regularize": False},
               "mehrotra/gpu": {"adat": "inner", "substitution": "outer", "pivot": "separate",
                                "reductions": "pingpong", "fuse": False, "factor_precision": "float32"},
@@ -156,8 +157,8 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
 
 
 #: solve's own options whose None means "the preset's value" (others pass None on, to be checked)
-PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "cholesky",
-               "adaptive")
+PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "normalize",
+               "cholesky", "adaptive")
 
 
 def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", max_iter=100,
@@ -209,6 +210,11 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
           highspy (the "lp" extra) is installed.
         - ``scale`` (bool): geometric scaling by powers of two, undone on the answer (beyond
           the papers, :mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
+        - ``normalize`` (bool or None): A, b and c brought to unit size by three powers of two
+          before the iteration, undone on the answer (beyond the papers,
+          :class:`gpgpu.lp.scaling.Units`), so that the answer does not depend on the units the
+          LP is written in; with ``presolve``, HiGHS gets the rows scaled likewise. None: on,
+          except in the paper preset. The history's residuals are the normalised problem's.
         - ``bounds`` ("implicit" or "rows"): the upper bounds' rows x_j + w_k = u_k eliminated
           from the normal equations, which keep the problem's own rows (default, beyond the
           papers: :mod:`gpgpu.lp.bounds`), or kept as rows of the normal matrix (paper 000's
@@ -287,13 +293,16 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         _flag(name, backend_options.pop(name, None), none=True)
         for name in ("refine", "presolve", "correct_primal", "free_safeguard", "regularize"))
     scale = _flag("scale", backend_options.pop("scale", False))
+    normalize = _flag("normalize", backend_options.pop("normalize", None), none=True)
     cholesky = backend_options.pop("cholesky", "outer")
     for name in FLAG_OPTIONS:
         if name in backend_options:
             backend_options[name] = _flag(name, backend_options[name])
     with counters.tally() as drawn:
         result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
-                        correct_primal, free_safeguard, scale, regularize, **backend_options)
+                        correct_primal, free_safeguard, scale, regularize, normalize=normalize is not False,
+                        **backend_options)
+    result = _unbounded_column(problem, result)
     result.passes, result.pass_seconds = drawn.passes, drawn.seconds
     result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
     notes = list(_relaxation_warnings(problem))
@@ -317,7 +326,8 @@ def _check_option_names(options, method, backend) -> None:
     params = inspect.signature(cls.__init__).parameters
     if any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values()):
         return                        # a back end that takes any keyword (a wrapper): it decides
-    known = ({"refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "cholesky"}
+    known = ({"refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "normalize",
+              "cholesky"}
              | set(_METHOD_OPTIONS[method]) | ({"adaptive"} if method == "matrix-free" else set())
              | {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
                 and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD})
@@ -338,6 +348,8 @@ FLAG_OPTIONS = ("profile", "fuse", "fast_solve", "adaptive")
 
 #: the largest float32: the GPU and numpy32 back ends hold the LP in float32
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: float32's smallest normal number: below it a GPU may flush to zero
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 
 def _flag(name, v, none=False):
@@ -355,6 +367,22 @@ def _relaxation_warnings(problem):
         yield from (w for w in problem.warnings if "LP relaxation" in w)
 
 
+def _unbounded_column(problem, result: LPResult) -> LPResult:
+    """The answer for a problem with an empty column whose cost pulls it to an infinite bound
+    (:func:`~gpgpu.lp.mps.standardize` fixed it at 0): unbounded when the rest is feasible
+    (solved to optimality), the rest's status otherwise (infeasible: both the primal and the dual
+    are, reported as infeasible, as scipy and HiGHS do)."""
+    col = problem.presolve.get("unbounded_column")
+    if col is None or result.status_code != 0:
+        return result
+    code = STATUS_CODES["unbounded"]
+    result.status, result.status_code = "unbounded", code
+    result.message = (f"{MESSAGES[code]} (empty column {col[0]} with cost {col[1]:g} has no bound on the side its "
+                      f"cost prefers, and the rest of the problem is feasible: solved to optimality in "
+                      f"{result.iterations} iterations)")
+    return _no_point(result)
+
+
 def _no_point(result: LPResult) -> LPResult:
     """An infeasible or unbounded result without a point (x, x_std, y, s None, objective NaN),
     as the results the presolve decides: the iterate where the tests fired solves nothing."""
@@ -362,6 +390,46 @@ def _no_point(result: LPResult) -> LPResult:
         result.x = result.x_std = result.y = result.s = None
         result.objective = float("nan")
     return result
+
+
+def _check_float32_span(problem, units, backend, method) -> None:
+    """A ValueError when the normalised LP (``units``) has an entry that float32 cannot hold on
+    the GPU or numpy32: A's normal-equation products a_ik a_jk (both methods square A) need
+    |a| within 1.1e-19 .. 1.8e19, b and c within 1.2e-38 .. 3.4e38. Names the user's entries."""
+    A = sp.coo_matrix(problem.A)
+    squares = (math.sqrt(FLOAT32_TINY), math.sqrt(FLOAT32_MAX))
+    parts = (("A", A.data, A.data * units.rows[A.row] * units.columns[A.col], squares,
+              lambda k: f"A[{A.row[k]}, {A.col[k]}]"),
+             ("b", problem.b, problem.b * units.rows * units.beta, (FLOAT32_TINY, FLOAT32_MAX), lambda k: f"b[{k}]"),
+             ("c", problem.c, problem.c * units.gamma, (FLOAT32_TINY, FLOAT32_MAX), lambda k: f"c[{k}]"))
+    for name, given, scaled, (lo, hi), where in parts:
+        mag = np.abs(scaled)
+        bad = np.flatnonzero((mag > hi) | ((mag < lo) & (mag > 0)))
+        if not bad.size:
+            continue
+        k = int(bad[0])
+        nonzero = np.flatnonzero(given)
+        big = int(nonzero[np.argmax(np.abs(given[nonzero]))])
+        small = int(nonzero[np.argmin(np.abs(given[nonzero]))])
+        what = {"A": "coefficient", "b": "right-hand side", "c": "cost"}[name]
+        form = "the standard form's " if problem.source is not None else "the "
+        names = {i: form + f"{what} {where(i)} = {given[i]:g}" for i in (big, small)}
+        src = problem.source
+        if src is not None and name in ("A", "c"):        # the largest as the user gave it
+            S = sp.coo_matrix(src["A"]) if name == "A" else None
+            vals = S.data if name == "A" else src["c"]
+            hit = np.flatnonzero(vals == given[big])
+            if hit.size:
+                h = int(hit[0])
+                names[big] = (f"the coefficient A[{S.row[h]}, {S.col[h]}] = {vals[h]:g}" if name == "A"
+                              else f"the cost c[{h}] = {vals[h]:g}")
+        span = f"{names[big]} is {abs(given[big] / given[small]):.2g} times {names[small]}" if big != small \
+            else names[big]
+        raise ValueError(
+            f"{problem.name}: {span}: more than float32 holds on the {backend} back end even with the LP "
+            f"normalised ({what}s within {lo:.2g} .. {hi:.2g}{'; both methods square A' if name == 'A' else ''}; "
+            f"normalised, {where(k)} is {mag[k]:.2g}). Use backend='numpy64' (float64), or scale=True (rows and "
+            "columns scaled by powers of two)")
 
 
 def _check_float32(problem, backend, method) -> None:
@@ -408,7 +476,7 @@ def _check_float32(problem, backend, method) -> None:
 
 
 def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve, correct_primal,
-           free_safeguard, scale, regularize, **backend_options) -> LPResult:
+           free_safeguard, scale, regularize, normalize=True, **backend_options) -> LPResult:
     """``solve`` after its argument checks (it also solves the presolved and scaled problems)."""
     eps, max_iter = _check_options(eps, max_iter)
     if method not in METHODS:
@@ -446,6 +514,12 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
         if presolve or scale:
             raise ValueError("start is a point of the problem as given: it does not go with presolve=True "
                              "or scale=True, which solve another problem")
+        if normalize and isinstance(backend, str):    # the point in the units of the solve below
+            from .scaling import Units
+
+            units = Units.of(problem)
+            if not units.identity:
+                backend_options["start"] = units.start(backend_options["start"])
     if correct_primal and method != "mehrotra":
         raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
                          "computes dx from dy and keeps its PCG residual in the primal equation)")
@@ -464,9 +538,15 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
         if method == "mehrotra":      # the presolve may decide the problem without building the back end
             _check_backend_options(backend, cholesky, refine, backend_options)
 
-        return presolve_and_solve(problem, lambda p: _solve(
-            p, backend, cholesky, eps, refine, max_iter, callback, method, False, correct_primal,
-            free_safeguard, scale, regularize, **backend_options), backend=backend)
+        from .scaling import objectives_divided
+
+        def run(p, factor):
+            seen = callback if callback is None or factor == 1.0 else (
+                lambda entry: callback(objectives_divided(entry, factor)))    # the user's objective values
+            return _solve(p, backend, cholesky, eps, refine, max_iter, seen, method, False, correct_primal,
+                          free_safeguard, scale, regularize, normalize=normalize, **backend_options)
+
+        return presolve_and_solve(problem, run, backend=backend, normalize=normalize)
     if problem.status is not None:                      # decided by the presolve
         code = STATUS_CODES[problem.status]
         return LPResult(status=problem.status, status_code=code,
@@ -484,8 +564,22 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
 
         scaled, r, c = scale_problem(problem)
         result = _solve(scaled, backend, cholesky, eps, refine, max_iter, callback, method, False, correct_primal,
-                        free_safeguard, False, regularize, **backend_options)
+                        free_safeguard, False, regularize, normalize=normalize, **backend_options)
         return unscale_result(result, problem, r, c)
+    if normalize and isinstance(backend, str):       # an instance is bound to the problem as given
+        from .scaling import Units, objectives_divided
+
+        units = Units.of(problem)
+        if backend == "gpu" or (backend == "numpy32" and method == "mehrotra"):
+            _check_float32_span(problem, units, backend, method)
+        if not units.identity:
+            factor = units.gamma * units.beta
+            seen = callback if callback is None or factor == 1.0 else (
+                lambda entry: callback(objectives_divided(entry, factor)))    # the user's objective values
+            result = _solve(units.problem(problem), backend, cholesky, eps, refine, max_iter, seen, method,
+                            False, correct_primal, free_safeguard, False, regularize, normalize=False,
+                            **backend_options)
+            return units.result(result, problem)
     if isinstance(backend, str) and (backend == "gpu" or (backend == "numpy32" and method == "mehrotra")):
         _check_float32(problem, backend, method)
     if method == "matrix-free":

@@ -3,7 +3,8 @@
 002's matrix-free method, and shows its progress.
 
 FILE is an MPS file (.mps or .mps.gz) or the name of a NETLIB problem of Table 3
-(afiro, sc50b, ...), looked up in gpgpu.lp.netlib.netlib_dir().
+(afiro, sc50b, ...), looked up in gpgpu.lp.netlib.netlib_dir(). A FILE that cannot be
+read (missing, a folder, empty, malformed) is one error line, exit status 2.
 
 Before the first iteration, short status lines on stderr say what it is doing
 and how long it took: reading the file, HiGHS's presolve, building the back end
@@ -25,11 +26,27 @@ from . import BACKENDS, METHODS, PRESETS, REFINE_BELOW, preset_options, read_mps
 from .netlib import PAPER_TABLE3, netlib_path
 
 
+_FILE_HINT = "give an MPS file (.mps or .mps.gz) or the name of a NETLIB problem of Table 3 (afiro, sc50b, ...)"
+
+
 def _resolve(name: str) -> Path:
+    """The MPS file ``name`` names: a path, or a NETLIB problem's name. An empty name and a
+    folder are refused (ValueError) with what to give instead."""
+    if not name.strip():
+        raise ValueError(f"FILE is an empty name; {_FILE_HINT}")
     p = Path(name)
+    if p.is_dir():
+        raise ValueError(f"{name} is a folder, not an MPS file; {_FILE_HINT}")
     if p.exists() or p.suffix or "/" in name:
         return p
     return netlib_path(name)
+
+
+def _read_error(name: str, exc: OSError) -> str:
+    """One line for a file that cannot be read: the file and the system's cause."""
+    if exc.strerror:
+        return f"cannot read {exc.filename if exc.filename is not None else name}: {exc.strerror}; {_FILE_HINT}"
+    return str(exc)
 
 
 class _Status:
@@ -95,10 +112,10 @@ def _announced(status: _Status, backend: str):
         status.start("presolve (HiGHS's)")
         m0, n0 = problem.standard_size
 
-        def reduced(p):
+        def reduced(p, *args):
             m, n = p.standard_size
             status.end(f"standard form {m0} x {n0} -> {m} x {n}")
-            return run(p)
+            return run(p, *args)
 
         try:
             return real[2](problem, reduced, **k)
@@ -218,6 +235,9 @@ def main(argv=None) -> int:
             problem = read_mps(path)
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:                       # a file that cannot be read
+        print(f"error: {_read_error(args.file, e)}", file=sys.stderr)
         return 2
     eps = args.eps
     if eps is None:

@@ -13,15 +13,18 @@ import inspect
 
 import numpy as np
 
-__all__ = ["linprog", "LINPROG_OPTIONS"]
+__all__ = ["linprog", "LINPROG_OPTIONS", "LINPROG_EPS"]
 
 #: solve's own keyword options (``options`` takes these and the method's and back end's)
 LINPROG_OPTIONS = ("backend", "cholesky", "eps", "refine", "max_iter", "callback", "presolve",
-                   "correct_primal", "free_safeguard", "scale", "regularize")
+                   "correct_primal", "free_safeguard", "scale", "normalize", "regularize")
 #: the algorithm options of each method (``solve`` takes them out before the back end)
 _METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
                    "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",
                                    "reg_max", "bounds")}
+#: linprog's tolerance of (6.1)-(6.3) (solve's is 1e-6): answers to about 1e-8 relative, which is
+#: what scipy's own linprog tests ask of a solver (tests/test_scipy_linprog.py)
+LINPROG_EPS = 1e-9
 #: scipy's names of options this solver has under another name
 _SCIPY_NAMES = {"maxiter": "max_iter", "tol": "eps", "primal_feasibility_tolerance": "eps",
                 "dual_feasibility_tolerance": "eps", "ipm_optimality_tolerance": "eps", "autoscale": "scale"}
@@ -104,8 +107,24 @@ def _bounds(bounds, n: int) -> np.ndarray:
     return arr
 
 
+def _floats(v, name: str, what: str) -> np.ndarray:
+    """``v`` as a float64 array; a TypeError naming ``name`` for anything that is not numbers
+    of one shape (strings, ragged lists, None inside). Python integers of any size are floats."""
+    try:
+        out = np.array(v, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        ragged = "inhomogeneous" in str(e) or "sequence" in str(e)
+        raise TypeError(f"linprog: {name} must be {what} of numbers"
+                        + (" with rows of one length" if ragged else "") + f", got {v!r:.80}") from None
+    if out.dtype != np.float64:
+        raise TypeError(f"linprog: {name} must be {what} of numbers, got {v!r:.80}")
+    return out
+
+
 def _constraints(A, b, kind: str, n: int):
-    """(A as a matrix with n columns or None, b as a float64 vector) with their sizes checked."""
+    """(A as a matrix with n columns or None, b as a float64 vector) with their sizes checked.
+    A sparse A's duplicate entries are summed (scipy's meaning of them); a scalar b goes with an
+    A of one row."""
     import scipy.sparse as sp
 
     if A is None and b is None:
@@ -113,14 +132,18 @@ def _constraints(A, b, kind: str, n: int):
     if A is None or b is None:
         given, missing = (f"A_{kind}", f"b_{kind}") if b is None else (f"b_{kind}", f"A_{kind}")
         raise ValueError(f"linprog: {given} is given without {missing}; pass both or neither")
-    A = A if sp.issparse(A) else np.asarray(A)
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        A.sum_duplicates()
+    else:
+        A = _floats(A, f"A_{kind}", "a 2-D array")
     if A.ndim == 1 and A.size == n:
         A = A.reshape(1, n)
     if A.ndim != 2 or A.shape[1] != n:
         raise ValueError(f"linprog: A_{kind} must be a 2-D matrix with {n} columns (the entries of c), got shape "
                          f"{A.shape}")
-    b = np.asarray(b)
-    if b.ndim > 1 and sum(d != 1 for d in b.shape) <= 1:
+    b = _floats(b, f"b_{kind}", "a vector")
+    if b.ndim > 1 and sum(d != 1 for d in b.shape) <= 1 or b.ndim == 0:
         b = b.reshape(-1)
     if b.ndim != 1 or b.size != A.shape[0]:
         raise ValueError(f"linprog: b_{kind} must be a vector with one entry per row of A_{kind} ({A.shape[0]}), "
@@ -138,7 +161,8 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
     c : (n,) array_like
     A_ub, A_eq : (m, n) array_like or scipy.sparse matrix, optional
     b_ub, b_eq : (m,) array_like, optional (each with its matrix)
-        ``b_ub`` may hold +inf (no bound).
+        ``b_ub`` may hold +inf (no bound); a scalar goes with a matrix of one row. A sparse
+        matrix's duplicate entries are summed, as scipy does.
     bounds : (min, max) pair, or a sequence of n pairs
         As scipy: None means unbounded on that side, one pair applies to every variable, and
         ``bounds=None`` is the default (0, None). A lower bound above the upper one, or one that
@@ -148,8 +172,9 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
         predictor-corrector method) or paper 002's matrix-free interior point method. scipy's
         method names ("highs", ...) are not this solver's.
     options : dict, optional
-        :func:`gpgpu.lp.solve`'s keyword options, with solve's defaults: ``backend`` ("gpu",
-        "numpy32", "numpy64"), ``eps`` (1e-6), ``max_iter`` (100), ``presolve``, ``refine``,
+        :func:`gpgpu.lp.solve`'s keyword options, with solve's defaults but for ``eps``:
+        ``backend`` ("gpu", "numpy32", "numpy64"), ``eps`` (1e-9 here, :data:`LINPROG_EPS`:
+        objective and x to about 1e-8 relative, as scipy's solvers), ``max_iter`` (100), ``presolve``, ``refine``,
         ``scale``, ..., the method's (``rank``, ``reg_min``, ...) and the back end's
         (``pivot_tol``, ...). An unknown key is a ValueError that lists the keys taken (and
         names scipy's ``maxiter`` and ``tol`` as ``max_iter`` and ``eps``).
@@ -170,7 +195,9 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
 
     Raises
     ------
-    ValueError, TypeError
+    TypeError
+        c, A or b that are not numbers (a string, a ragged list), as scipy.
+    ValueError
         Shapes that disagree, NaN in the data (+-inf only in b_ub and bounds), an unknown
         method or option; what :func:`gpgpu.lp.solve` raises.
     """
@@ -182,7 +209,8 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
         raise ValueError(f"linprog: unknown method {method!r}; gpgpu's are {', '.join(map(repr, METHODS))} "
                          "(scipy's 'highs' and its kin are scipy.optimize.linprog's)")
     opts = _check_options(options, method)
-    c_arr = np.asarray(c)
+    opts.setdefault("eps", LINPROG_EPS)
+    c_arr = _floats(c, "c", "a vector")
     if c_arr.ndim > 1 and sum(d != 1 for d in c_arr.shape) <= 1:
         c_arr = c_arr.reshape(-1)
     if c_arr.ndim != 1 or c_arr.size == 0:

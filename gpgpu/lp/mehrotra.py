@@ -326,8 +326,13 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
                                   f"{_quotient(by, nc + nrc):.3g} (the iterates' ||x||_1: {sx:.3g}; primal residual "
                                   f"(6.1) {pres:.2e})")
             return 2
-    # ray of the primal: no dual-feasible lambda with ||lambda||_1 < -c^T x / (||b|| + ||r_b||)
-    if dres > eps and -cx > ray_ratio * (nb + nrb):
+    # ray of the primal: no dual-feasible lambda with ||lambda||_1 < -c^T x / (||b|| + ||r_b||).
+    # The dual is infeasible then, which makes the primal unbounded only if it is feasible: the
+    # primal residual must have come down (as the collapse test below reads it); a primal that
+    # stays infeasible along the ray ends as infeasible (both infeasible: scipy's and HiGHS's
+    # status too), by the Farkas test or the collapse test
+    primal_settled = pres <= max(0.01 * first["pres"], 1e3 * eps)
+    if dres > eps and primal_settled and -cx > ray_ratio * (nb + nrb):
         li = lam_inf()
         if -cx > ray_ratio * (nb + nrb) * (1.0 + first["m"] * li):
             why["certificate"] = (f"a primal ray: c^T x = {cx:.3g} with x >= 0 and ||A x||_inf <= ||b||_inf + "

@@ -15,8 +15,10 @@ which HiGHS (``highspy``) reads. :func:`standardize` turns the general form into
 form, after a light presolve:
 
 * a column with ``lb == ub`` is fixed and substituted out (its cost goes to the constant);
-* an empty column is fixed at the bound its cost prefers (the problem is unbounded when that
-  bound is infinite and the cost is non-zero);
+* an empty column is fixed at the bound its cost prefers; where that bound is infinite and the
+  cost non-zero it is fixed at 0 and ``presolve["unbounded_column"]`` holds (column, cost):
+  the problem is unbounded if the rest of it is feasible, which :func:`gpgpu.lp.solve` decides
+  by solving the rest (infeasible when the rest is);
 * a free row (both row bounds infinite) is dropped; an empty row is dropped, and the problem is
   infeasible when ``0`` violates its bounds;
 * a bound that no finite value meets -- a row's upper bound -inf or lower bound +inf, a
@@ -35,6 +37,7 @@ kept in ``Problem.c0`` so that ``c^T x + c0`` is the objective (in the minimisat
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -422,11 +425,9 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     prefer = np.where(cmin > 0, cl, np.where(cmin < 0, cu,
                       np.where(np.isfinite(cl), cl, np.where(np.isfinite(cu), cu, 0.0))))
     unbounded_cols = np.flatnonzero(is_empty & ~np.isfinite(prefer))
-    if unbounded_cols.size:
+    if unbounded_cols.size:           # decided by solve once the rest is solved (at 0 here)
         j = unbounded_cols[0]
-        status = status or "unbounded"
-        messages.append(f"empty column {j} with cost {cmin[j]:g} is unbounded "
-                        "(the problem is unbounded if the rest of it is feasible)")
+        stats["unbounded_column"] = (int(j), float(cmin[j]))
     fixed = np.where(is_empty, np.where(np.isfinite(prefer), prefer, 0.0), fixed)
     stats["fixed_columns"] = int(is_fixed.sum())
     stats["empty_columns"] = int(is_empty.sum())
@@ -596,14 +597,18 @@ _BOUND_NEEDS_VALUE = {"UP", "LO", "FX", "LI", "UI"}
 _FIXED_NUMBER_FIELDS = ((24, 36), (49, 61))
 
 
+#: an MPS number: ASCII digits with an optional sign, point and exponent, or inf / infinity / nan
+#: (what C's strtod reads whole); Python's float() also takes ``1_0`` and non-ASCII digits
+_MPS_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
+                         re.IGNORECASE | re.ASCII)
+
+
 def _mps_number(token: str):
-    """The value of an MPS number token, or None when it is not one (``abc``, ``1,5``, ``1_0``)."""
-    if "_" in token:
+    """The value of an MPS number token, or None when it is not one (``abc``, ``1,5``, ``1_0``,
+    ``１``: digits other than ASCII's)."""
+    if not _MPS_NUMBER.fullmatch(token):
         return None
-    try:
-        return float(token)
-    except ValueError:
-        return None
+    return float(token)
 
 
 def _mps_lines(path: Path):

@@ -152,15 +152,33 @@ def _standard_duals(p: Problem, rd: np.ndarray, cd: np.ndarray) -> tuple:
     return y, p.c - p.A.T @ y
 
 
-def presolve_and_solve(problem: Problem, run, backend: str = "") -> LPResult:
-    """HiGHS's presolve, ``run(reduced_problem) -> LPResult``, HiGHS's postsolve (module notes).
-    ``backend`` names the back end in the results the presolve decides alone."""
+def _normalised(g: dict) -> tuple:
+    """(the general form HiGHS gets, row factors r, beta, gamma): rows times r, bounds times beta,
+    c times gamma, the offset times gamma beta (:func:`gpgpu.lp.scaling.general_form_factors`);
+    x = x̂ / beta, row duals r ŷ / gamma, reduced costs ĉd / gamma."""
+    from .scaling import general_form_factors
+
+    r, beta, gamma = general_form_factors(g)
+    R = sp.diags(r)
+    return (dict(g, c=gamma * g["c"], A=(R @ g["A"]).tocsc(), row_lower=beta * r * g["row_lower"],
+                 row_upper=beta * r * g["row_upper"], col_lower=beta * g["col_lower"],
+                 col_upper=beta * g["col_upper"], offset=gamma * beta * g["offset"]), r, beta, gamma)
+
+
+def presolve_and_solve(problem: Problem, run, backend: str = "", normalize: bool = False) -> LPResult:
+    """HiGHS's presolve, ``run(reduced_problem, objective_factor) -> LPResult``, HiGHS's postsolve
+    (module notes); ``objective_factor`` is what the reduced problem's objective values are the
+    user's times.
+    ``backend`` names the back end in the results the presolve decides alone; ``normalize``
+    gives HiGHS the rows, bounds and costs scaled by powers of two (:func:`_normalised`), and
+    ``run`` the reduced problem in those units (its history's objectives are mapped back)."""
     import highspy
 
     t0 = time.perf_counter()
     sense = problem.source["sense"] if problem.source is not None else 1
     g = general_form(problem)
-    h = _highs(g)
+    given, r, beta, gamma = _normalised(g) if normalize else (g, np.ones(g["A"].shape[0]), 1.0, 1.0)
+    h = _highs(given)
     h.presolve()
     pstatus = h.getModelPresolveStatus()
     P = highspy.HighsPresolveStatus
@@ -180,7 +198,7 @@ def presolve_and_solve(problem: Problem, run, backend: str = "") -> LPResult:
                                backend=backend))
     if pstatus in (P.kNotReduced, P.kUnboundedOrInfeasible):
         # nothing removed, or "infeasible or unbounded" (the method's own tests tell which)
-        res = run(problem)
+        res = run(problem, 1.0)
         res.message += (" (presolve: nothing removed)" if pstatus == P.kNotReduced else
                         " (HiGHS's presolve found the problem infeasible or unbounded; the unreduced "
                         "problem was solved to tell which)")
@@ -194,7 +212,7 @@ def presolve_and_solve(problem: Problem, run, backend: str = "") -> LPResult:
         xr, rowr, rdr, cdr = (np.zeros(0),) * 4
     else:
         reduced = _from_highs_lp(lp, problem.name)
-        res = run(reduced)
+        res = run(reduced, gamma * beta)
         if res.x is None:                                  # infeasible or unbounded: no point to map
             res.message += f" (on the presolved problem, {lp.num_row_} x {lp.num_col_})"
             return finish(res)
@@ -208,9 +226,9 @@ def presolve_and_solve(problem: Problem, run, backend: str = "") -> LPResult:
     sol.value_valid = sol.dual_valid = True
     h.postsolve(sol)
     post = h.getSolution()
-    x = np.asarray(post.col_value, dtype=np.float64)
-    rd = np.asarray(post.row_dual, dtype=np.float64)
-    cd = np.asarray(post.col_dual, dtype=np.float64)
+    x = np.asarray(post.col_value, dtype=np.float64) / beta
+    rd = np.asarray(post.row_dual, dtype=np.float64) * (r / gamma)
+    cd = np.asarray(post.col_dual, dtype=np.float64) / gamma
     if x.size != n0 or rd.size != m0:
         raise RuntimeError("HiGHS's postsolve gave no solution of the original size")
     info["seconds"] = time.perf_counter() - t0 - (res.elapsed if res is not None else 0.0)
@@ -226,6 +244,11 @@ def presolve_and_solve(problem: Problem, run, backend: str = "") -> LPResult:
                                elapsed=info["seconds"], backend=backend))
     out = copy.copy(res)              # keeps the method's own attributes (pcg_iterations, ...)
     out.x, out.x_std, out.y, out.s, out.objective = x, x_std, y, s, objective
+    if gamma * beta != 1.0:           # the reduced problem's objectives, in the user's units
+        out.history = [dict(e, **{k: e[k] / (gamma * beta) for k in ("primal_objective", "dual_objective")
+                                  if e.get(k) is not None}) for e in res.history]
+    if getattr(res, "last_point", None) is not None:
+        out.last_point = None         # a point of the reduced problem: no start for this one
     out.message = res.message + f" (on the presolved problem, {lp.num_row_} x {lp.num_col_} of {m0} x {n0})"
     out.elapsed = res.elapsed + info["seconds"]
     return finish(out)
