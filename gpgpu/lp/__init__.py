@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import time
 from pathlib import Path
 
 import numpy as np
@@ -135,7 +136,7 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
     The "/gpu" part applies to ``backend="gpu"`` given by name; ``pivot="onepass"`` of "fast"
     only to the outer Cholesky. None for one of solve's own options (:data:`PRESET_NONE`) leaves
     the preset's value; for a back end's option it is passed on (and refused there)."""
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))} "
                          "('paper': the papers' algorithm, 'robust': the default, 'fast': the speed options "
                          "that keep the answer)")
@@ -145,12 +146,12 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
     out = dict(table.get("any", {}), **table.get(method, {}))
     if isinstance(backend, str) and backend == "gpu":
         out.update(table.get(f"{method}/gpu", {}))
-        if (options.get("cholesky", "outer") != "outer" or options.get("update", "triangle") != "triangle") \
+        if ((options.get("cholesky") or "outer") != "outer" or (options.get("update") or "triangle") != "triangle") \
                 and out.get("pivot") == "onepass":
             del out["pivot"]                  # a variant of the outer form with the triangle update
     elif isinstance(backend, str) and backend in ("numpy32", "numpy64"):
         out.update(table.get(f"{method}/numpy", {}))
-        if method == "mehrotra" and options.get("cholesky", "outer") != "outer" and "factorization" not in options:
+        if method == "mehrotra" and (options.get("cholesky") or "outer") != "outer" and "factorization" not in options:
             out["factorization"] = "loop"     # cholesky="inner" is a form of the paper's loop
     out.update({k: v for k, v in options.items() if v is not None or k not in PRESET_NONE})
     return out
@@ -162,7 +163,7 @@ PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regula
 
 
 def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", max_iter=100,
-          callback=None, **options) -> LPResult:
+          callback=None, time_limit=None, **options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
 
@@ -170,7 +171,8 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     ----------
     problem : Problem or str or Path
         A standard-form problem, an MPS file (``.mps`` / ``.mps.gz``) to read, or the name of a
-        NETLIB problem shipped with the package (``"afiro"``, ``"pilot4"``: ``gpgpu/data``).
+        NETLIB problem shipped with the package (``"afiro"``, ``"pilot4"``: ``gpgpu/data``) or
+        of a shipped QAPLIB instance (``"nug12"``: its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`).
     backend : {"gpu", "numpy32", "numpy64"} or Backend
         The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
     eps : float
@@ -197,6 +199,10 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     callback : callable, optional
         Gets each iteration's history entry (dict); anything else that is not None is a
         TypeError before the solve starts.
+    time_limit : float, optional
+        Seconds (from the call, reading and presolving included) after which the iteration stops
+        at its next test with status "time_limit" (status code 1, as scipy's linprog) and the
+        best point it met (as HiGHS's ``time_limit``); an iteration under way is finished first.
     **options
         Override the preset one by one (None, for the options named below, leaves the preset's
         value). Both methods:
@@ -274,12 +280,9 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
     """
     _check_options(eps, max_iter)     # before an MPS file is read or a back end built
+    deadline = _deadline(time_limit)
     if isinstance(problem, (str, Path)):
-        path = Path(problem)
-        if isinstance(problem, str) and not path.exists() and not path.suffix and "/" not in problem:
-            from .netlib import netlib_path   # a NETLIB name of the shipped data: "afiro", "pilot4"
-            path = netlib_path(problem)
-        problem = read_mps(path)
+        problem = _read_named(problem)
     elif not isinstance(problem, Problem):
         raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
                         f"{type(problem).__name__}")
@@ -298,6 +301,8 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     for name in FLAG_OPTIONS:
         if name in backend_options:
             backend_options[name] = _flag(name, backend_options[name])
+    if deadline is not None:
+        backend_options["deadline"] = deadline
     with counters.tally() as drawn:
         result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
                         correct_primal, free_safeguard, scale, regularize, normalize=normalize is not False,
@@ -310,6 +315,44 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
     if notes:
         result.message += " Warning: " + " ".join(notes) + "."
     return result
+
+
+def _read_named(name):
+    """The Problem of an MPS file's path, or of the name of a shipped NETLIB problem ("afiro")
+    or QAPLIB instance ("nug12": its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`)."""
+    path = Path(name)
+    try:
+        exists = path.exists()
+    except OSError as e:                # a name the file system refuses (too long, ...)
+        raise FileNotFoundError(f"{str(name)[:60]}{'...' if len(str(name)) > 60 else ''}: not a file name this "
+                                f"system takes ({e.strerror}); give an MPS file's path or a shipped problem's "
+                                "name (\"afiro\", \"nug12\")") from None
+    if isinstance(name, str) and not exists and not path.suffix and "/" not in name:
+        from .netlib import netlib_path   # a NETLIB name of the shipped data: "afiro", "pilot4"
+        try:
+            path = netlib_path(name)
+        except FileNotFoundError as e:
+            from .qap import qap_lp, qaplib_dir
+            try:
+                qap = qaplib_dir() / f"{name}.dat"
+            except FileNotFoundError:
+                qap = None
+            if qap is None or not qap.is_file():
+                raise FileNotFoundError(f"{e.args[0]}, and no QAPLIB instance {name!r} (gpgpu.lp.qap.qaplib_dir())")
+            return qap_lp(qap)            # the QAP LP relaxation of 002's Table 1
+    return read_mps(path)
+
+
+def _deadline(time_limit):
+    """``time.perf_counter()`` + ``time_limit``, or None; a clear error for a limit that is not a
+    positive number of seconds."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
+        raise TypeError(f"time_limit must be a number of seconds, got {time_limit!r}")
+    if not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    return time.perf_counter() + float(time_limit)
 
 
 def _check_option_names(options, method, backend) -> None:
@@ -585,12 +628,13 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
     if method == "matrix-free":
         return _no_point(_solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options))
     reg = _regularisation_options(backend_options, "mehrotra")
+    deadline = backend_options.pop("deadline", None)
     be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
     try:
         with getattr(be, "blas_threads", contextlib.nullcontext)():
             return _no_point(mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
                                       correct_primal=correct_primal, free_safeguard=free_safeguard,
-                                      regularize=bool(regularize), **reg))
+                                      regularize=bool(regularize), deadline=deadline, **reg))
     finally:
         release = getattr(be, "release", None)
         if release is not None and not isinstance(backend, Backend):
@@ -606,7 +650,7 @@ def _has_highspy() -> bool:
 def _check_backend_options(backend: str, cholesky, refine, options) -> None:
     """The back end built on a 1 x 1 LP and let go, so that a wrong option is refused before a
     presolve that may decide the problem without building it."""
-    opts = {k: v for k, v in options.items() if k not in ("reg_min", "reg_max")}
+    opts = {k: v for k, v in options.items() if k not in ("reg_min", "reg_max", "deadline")}
     probe = get_backend(backend, Problem.from_arrays(np.ones((1, 1)), np.ones(1), np.ones(1)),
                         cholesky=cholesky, refine=refine, **opts)
     release = getattr(probe, "release", None)
@@ -631,7 +675,8 @@ def _regularisation_options(options, method) -> dict:
 def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
     from .matrix_free import MatrixFreeBackend, get_matrix_free_backend, matrix_free
 
-    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "adaptive")
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "adaptive",
+                                        "deadline")
             if k in options}
     bounds = options.pop("bounds", "implicit")
     if bounds not in BOUNDS:

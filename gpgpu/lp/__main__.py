@@ -8,9 +8,10 @@ read (missing, a folder, empty, malformed) is one error line, exit status 2.
 
 Before the first iteration, short status lines on stderr say what it is doing
 and how long it took: reading the file, HiGHS's presolve, building the back end
-(on the GPU: the OpenGL context and the uploads; the kernels compile at their
-first use, in the first iteration). Then a row an iteration on stdout, and the
-result. --quiet shows the result alone.
+(on the GPU: the OpenGL context and the uploads), the starting point and the first
+iteration (the kernels compile at their first use). Then a row an iteration on
+stdout, and the result. --quiet shows the result alone. --time-limit SECONDS stops
+with the best point met.
 """
 from __future__ import annotations
 
@@ -98,15 +99,21 @@ def _announced(status: _Status, backend: str):
         finally:
             probing.pop()
 
+    first = "the starting point and iteration 0 (the kernels compile at their first use)"
+
     def get_backend(*a, **k):
         if probing:
             return real[0](*a, **k)
         with status.step(what):
-            return real[0](*a, **k)
+            be = real[0](*a, **k)
+        status.start(first)                     # ended by the first iteration's row
+        return be
 
     def get_matrix_free_backend(*a, **k):
         with status.step(what):
-            return real[1](*a, **k)
+            be = real[1](*a, **k)
+        status.start(first)
+        return be
 
     def presolve_and_solve(problem, run, **k):
         status.start("presolve (HiGHS's)")
@@ -220,6 +227,9 @@ def parser() -> argparse.ArgumentParser:
                     help="smallest rho = delta (default 1e-12 mehrotra, 1e-8 matrix-free)")
     ap.add_argument("--reg-max", type=positive_float, default=None,
                     help="largest rho = delta (default 1e-6 mehrotra, 1e-2 matrix-free)")
+    ap.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
+                    help="stop at the first test after this many seconds with status time_limit and the "
+                         "best point met")
     ap.add_argument("--max-iter", type=positive_int, default=100,
                     help="interior point iterations at most (default 100)")
     ap.add_argument("--quiet", action="store_true", help="no status lines and no per-iteration lines")
@@ -323,7 +333,7 @@ def main(argv=None) -> int:
                         refine=args.refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
                         correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
                         scale=True if args.scale else None, regularize=True if args.regularize else None,
-                        callback=None if args.quiet else show, **extra)
+                        callback=None if args.quiet else show, time_limit=args.time_limit, **extra)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
         return 2

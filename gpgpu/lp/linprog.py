@@ -17,7 +17,7 @@ __all__ = ["linprog", "LINPROG_OPTIONS", "LINPROG_EPS"]
 
 #: solve's own keyword options (``options`` takes these and the method's and back end's)
 LINPROG_OPTIONS = ("backend", "cholesky", "eps", "refine", "max_iter", "callback", "presolve",
-                   "correct_primal", "free_safeguard", "scale", "normalize", "regularize")
+                   "correct_primal", "free_safeguard", "scale", "normalize", "regularize", "time_limit")
 #: the algorithm options of each method (``solve`` takes them out before the back end)
 _METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
                    "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",

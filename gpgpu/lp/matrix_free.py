@@ -162,7 +162,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .mehrotra import FREE_SPLIT_BOUND, STATUS, LPResult, _diverged, _near_central_path, _result_message, _split_partners, _stop_code
+from .mehrotra import (FREE_SPLIT_BOUND, LPResult, _diverged, _limit_status, _near_central_path,
+                       _result_message, _split_partners, _stop_code)
 from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
@@ -672,13 +673,16 @@ def _max_step(v, dv) -> float:
 def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=None, reg_max=REG_MAX, ray_ratio=1e4,
                 collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
-                correctors=None, free_safeguard=None, bounds=None) -> LPResult:
+                correctors=None, free_safeguard=None, bounds=None, deadline=None) -> LPResult:
     """The matrix-free IPM of 002 section 2.1 on back end ``be`` (module notes).
 
     Parameters
     ----------
     eps : float
         Tolerance of the termination tests (6.1)-(6.3) of paper 000, as the Mehrotra solver.
+    deadline : float, optional
+        A ``time.perf_counter()`` value after which the iteration stops with status
+        "time_limit" and its best point (as :func:`~gpgpu.lp.mehrotra.mehrotra`).
     rank : int, optional
         k, the pivoted columns of the partial Cholesky preconditioner (default min(m, 100)).
     rank_max : int, optional
@@ -858,7 +862,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
                              lambda: float(x.sum()) * bs, lambda: float(np.abs(lam).max()) * cs, why)
 
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
-                          lambda: diverged(ray_ratio))
+                          lambda: diverged(ray_ratio), deadline=deadline)
         if stop == 4 and finite and (weak := diverged(STALL_RAY_RATIO)) is not None:
             # the iteration stalled while running along a ray that the ray test had not yet
             # certified at ray_ratio (the regularisation slows the run along it: measured, x's
@@ -972,7 +976,8 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
             message += (f" The preconditioner had k = {k} of {m} columns: a larger rank, or rank_max "
                         "(k doubles after such an iteration), may let PCG converge.")
     x, lam, s = x * bs, lam * cs, s * cs                       # back to the problem's units
-    res = LPResult(status=STATUS[code], status_code=code, message=message, x=problem.to_original(x),
+    status, message = _limit_status(code, it, max_iter, message)
+    res = LPResult(status=status, status_code=code, message=message, x=problem.to_original(x),
                    x_std=x, y=lam, s=s, objective=problem.original_objective(x), iterations=it,
                    history=history, readbacks_per_iteration=be.readbacks / max(it, 1),
                    replaced_pivots=replaced_total, backend=be.name, elapsed=elapsed,

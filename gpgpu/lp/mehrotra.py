@@ -52,8 +52,10 @@ __all__ = ["mehrotra", "LPResult", "STATUS", "STATUS_CODES", "MESSAGES"]
 #: status code -> status name
 STATUS = {0: "optimal", 1: "iteration_limit", 2: "infeasible", 3: "unbounded",
           4: "numerical_trouble"}
-#: status name -> status code
-STATUS_CODES = {v: k for k, v in STATUS.items()}
+#: status name -> status code ("time_limit" has the iteration limit's code, as in scipy's linprog)
+STATUS_CODES = {**{v: k for k, v in STATUS.items()}, "time_limit": 1}
+#: the message of a solve stopped by its time limit (``solve(..., time_limit=...)``)
+TIME_LIMIT_MESSAGE = "Time limit reached before (6.1)-(6.3) were met."
 #: status code -> message
 MESSAGES = {
     0: "Optimal: the relative residuals (6.1), (6.2) and the relative gap (6.3) are below eps.",
@@ -353,7 +355,7 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
 
 
 def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter, diverged,
-               feasibility=True):
+               feasibility=True, deadline=None):
     """The termination decision of an iteration, or None to go on: 4 when not finite, 0 when the
     tests (6.1)-(6.3) hold, else ``diverged()`` (infeasible / unbounded / collapse), else 4 when
     the worst residual stalled over ``stall_window`` iterations, 1 at the iteration limit.
@@ -376,9 +378,16 @@ def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k,
                 min(h[i] for h in worst_hist[-stall_window:]) > 0.5 * min(h[i] for h in worst_hist[:-stall_window])
                 for i in (0, 1)):
             return 4
-        if k >= max_iter:
+        if k >= max_iter or (deadline is not None and time.perf_counter() >= deadline):
             return 1
     return stop
+
+
+def _limit_status(code: int, k: int, max_iter: int, message: str) -> tuple:
+    """(status, message) of a result: code 1 before max_iter iterations is the time limit's."""
+    if code == 1 and k < max_iter:
+        return "time_limit", message.replace(MESSAGES[1], TIME_LIMIT_MESSAGE, 1)
+    return STATUS[code], message
 
 
 def _result_message(code, iterations, eps, point_k, trouble, detail="", certificate=None) -> str:
@@ -423,7 +432,7 @@ def _precision_raised(raised, entry, raised_at, worst_hist, be, vectors, callbac
 
 def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
              collapse=1e-10, stall_window=8, correct_primal=False, free_safeguard=False,
-             regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX):
+             regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX, deadline=None):
     """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
 
     Parameters
@@ -435,6 +444,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     max_iter : int
     callback : callable, optional
         Called with each history entry (a dict) once its iteration is complete.
+    deadline : float, optional
+        A ``time.perf_counter()`` value: the iteration stops at the first test after it with
+        status "time_limit" (code 1) and the best point met (``solve``'s ``time_limit``).
     ray_ratio : float
         Threshold of the ray (Farkas) tests for infeasibility / unboundedness (module notes).
     collapse : float
@@ -545,7 +557,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter,
                           lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
                                             collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam),
-                                            why))
+                                            why), deadline=deadline)
         if stop == 4 and reg is None and (raised := be.raise_precision()) is not None:
             # beyond the papers: a stall with a float32 factor (GPU, refinement, factor_precision=
             # "auto"), or an iterate no longer finite, goes on from the best point met with a
@@ -645,7 +657,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         message += (f" The iteration {how} at iteration {raised_at[0]} and went on from its best point "
                     f"near the central path (iteration {first_raise['restart_iteration']}) with a "
                     f"{first_raise['factor_precision']} factor.")
-    return LPResult(status=STATUS[code], status_code=code, message=message,
+    status, message = _limit_status(code, k, max_iter, message)
+    return LPResult(status=status, status_code=code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=history,
                     readbacks_per_iteration=per_iter, replaced_pivots=replaced_total,

@@ -196,12 +196,14 @@ def presolve_and_solve(problem: Problem, run, backend: str = "", normalize: bool
                                message=f"{MESSAGES[code]} (HiGHS's presolve proved it)", x=None, x_std=None,
                                y=None, s=None, objective=float("nan"), iterations=0, elapsed=info["seconds"],
                                backend=backend))
-    if pstatus in (P.kNotReduced, P.kUnboundedOrInfeasible):
-        # nothing removed, or "infeasible or unbounded" (the method's own tests tell which)
+    if pstatus in (P.kNotReduced, P.kUnboundedOrInfeasible, P.kNotPresolved):
+        # nothing removed, "infeasible or unbounded" (the method's own tests tell which), or not
+        # presolved (HiGHS declines, e.g. for a cost of 1e20, its infinity)
         res = run(problem, 1.0)
-        res.message += (" (presolve: nothing removed)" if pstatus == P.kNotReduced else
-                        " (HiGHS's presolve found the problem infeasible or unbounded; the unreduced "
-                        "problem was solved to tell which)")
+        res.message += {P.kNotReduced: " (presolve: nothing removed)",
+                        P.kNotPresolved: " (HiGHS did not presolve the problem; it was solved as given)",
+                        P.kUnboundedOrInfeasible: " (HiGHS's presolve found the problem infeasible or unbounded; "
+                                                  "the unreduced problem was solved to tell which)"}[pstatus]
         return finish(res)
     if pstatus not in (P.kReduced, P.kReducedToEmpty):
         raise RuntimeError(f"HiGHS's presolve ended with {info['status']!r}")
