@@ -23,6 +23,7 @@ import numpy as np
 
 from . import packed as pk
 from .blas1 import KERNELS as L1, whole
+from .dense_common import scaled_back, scaled_input
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel, additive_blending
 from .reduce import reduce_region
@@ -251,9 +252,13 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
         An entry of A D² Aᵀ overflows float32 (checked on the GPU: an abs-max reduction).
     """
     with Operands(A) as ops:
+        ea = ed = 0                    # numpy A and d uploaded as 2^ea A, 2^ed d (scaled_input)
         if not isinstance(A, Stream):
-            check_array(A, "A", ndim=(2,))
-        As = ops.stream(A, "A")
+            arr = check_array(A, "A", ndim=(2,))
+            arr, ea = scaled_input(A, arr) if arr.ndim == 2 else (arr, 0)
+            As = ops.stream(arr, "A")
+        else:
+            As = ops.stream(A, "A")
         if As.vector:
             raise ValueError("adat: A must be a 2-D matrix")
         n = As.cols
@@ -264,7 +269,10 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
                 darr = check_array(d, "d", ndim=(1,))
                 if darr.shape[0] != n:
                     raise ValueError(f"adat: d must have length {n} (the columns of A), got {darr.shape[0]}")
-            ds = ops.stream(d, "d")
+                darr, ed = scaled_input(d, darr)
+                ds = ops.stream(darr, "d")
+            else:
+                ds = ops.stream(d, "d")
             smallest = reduce_region(ds, "min")                 # d >= 0, checked on the GPU
             dmin = smallest.item()
             smallest.release()
@@ -280,8 +288,11 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
             raise FloatingPointError("adat: A D² Aᵀ overflows float32 (an entry beyond 3.4e38); "
                                      "scale A or d down")
         if ops.numpy:                                # numpy in, float64 out (float32's values)
-            out = C.to_array().astype(np.float64)
+            out = C.to_array()
             C.release()
+            # (2^ea A) (2^ed D²) (2^ea A)ᵀ = 2^(2 ea + ed) A D² Aᵀ, undone exactly in float64: a
+            # product below float32's range (A = 1e-20) is neither flushed to zero nor rounded
+            out = scaled_back(out, -(2 * ea + ed), "adat: A D² Aᵀ")
             return pk.unpack(out, As.rows) if storage == "packed" else out
         return C
 

@@ -278,19 +278,20 @@ def scaled_input(a, arr: np.ndarray, even: bool = False) -> tuple:
     return (arr, 0) if e == 0 else (np.ldexp(a64, e).astype(np.float32), e)
 
 
+#: float32's largest finite value
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def scaled_back(x, e, what: str) -> np.ndarray:
-    """2^e x for a float32 result x read back from the GPU, as float32 (exact, or gradual
-    underflow on the CPU; e an integer or an integer array that broadcasts against x);
-    ``FloatingPointError`` when it overflows float32's range."""
-    if np.all(np.asarray(e) == 0):
-        return x
+    """2^e x for a float32 result x read back from the GPU, as float64 (exact: a solution far
+    below float32's range, 2^-200 b, is neither rounded to a subnormal nor flushed to zero; e an
+    integer or an integer array that broadcasts against x); ``FloatingPointError`` when it is
+    beyond float32's range above (|x| > 3.4e38)."""
     out = np.ldexp(np.asarray(x, dtype=np.float64), e)
-    with np.errstate(over="ignore"):
-        out32 = out.astype(np.float32)
-    if np.all(np.isfinite(x)) and not np.all(np.isfinite(out32)):
+    if np.all(np.isfinite(x)) and np.any(np.abs(out) > FLOAT32_MAX):
         raise FloatingPointError(f"{what} overflows float32 (|x| > 3.4e38): the problem's scale "
                                  "is beyond float32's range; scale it")
-    return out32
+    return out
 
 
 def scaled_stream(x: Stream, e: int) -> Stream:

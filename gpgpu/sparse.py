@@ -152,7 +152,8 @@ PACKED_DENSE_ROW = 8192
 #: The packed format: the longest segment (entries a fragment, one program each, unrolled).
 PACKED_MAX_SEGMENT = 64
 
-#: Column indexes (and partial-sum indexes) are float32 in the packed format: exact below this.
+#: Column indexes (and the packed format's partial-sum indexes) are float32 in every format:
+#: exact up to this; a matrix with more columns is refused.
 FLOAT_INDEX_LIMIT = 2 ** 24
 
 #: A first product that compiles more corrigan programs than this ("a few dozen") says so first,
@@ -552,7 +553,7 @@ class SparseStream:
         m, n = M.shape
         check_shape((m,), "A's rows (as a vector)")
         check_shape((n,), "A's columns (as a vector)")
-        if format in SEGMENTED and n > FLOAT_INDEX_LIMIT:
+        if n > FLOAT_INDEX_LIMIT:                 # every format's column indexes are float32
             what = ("rmatvec's transposed copy of A has A's rows as its columns: A has"
                     if of_transpose else "A has")
             raise ValueError(f"format={format!r} stores column indexes as float32, exact only up to 2^24 = "
