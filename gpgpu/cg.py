@@ -772,8 +772,9 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         rtol = tol
     rtol = float(rtol) if isinstance(rtol, _DefaultTolerance) else rtol
     for name, v in (("tol" if tol is not None else "rtol", rtol), ("atol", atol)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
-            raise ValueError(f"cg: {name} must be a finite number >= 0, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or np.isnan(v) or v < 0:
+            raise ValueError(f"cg: {name} must be a number >= 0 (inf: any x0 is accepted, as in scipy), "
+                             f"got {v!r}")
     if preset not in PRESETS:
         raise ValueError(f"cg: preset must be one of {', '.join(map(repr, PRESETS))}, got {preset!r}")
     chosen = PRESETS[preset]
@@ -818,8 +819,16 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
             raise ValueError(f"cg: format={format!r} is how cg stores a scipy.sparse A, but A is {kind}: drop "
                              "format=, or pass A as a scipy.sparse matrix")
     format = PRESET_FORMATS[preset] if format is None else format
+    if (M is not None and not isinstance(M, Stream) and not hasattr(M, "tocsr") and np.ndim(M) == 2
+            and np.shape(M)[1] == 1):
+        M = np.asarray(M)[:, 0]         # an (n, 1) column, as b may be (an (n, n) M is a matrix)
     M = _preconditioner(M)
-    b, x0 = _numpy_vector(b, "b"), _numpy_vector(x0, "x0")
+    b = _numpy_vector(b, "b")
+    if isinstance(x0, str):             # scipy's x0="Mb": M b, or b without M
+        if x0 != "Mb" or isinstance(b, Stream) or isinstance(M, Stream):
+            raise ValueError(f"cg: x0 must be a vector, None or 'Mb' (with numpy b and M), got {x0!r}")
+        x0 = np.asarray(b, dtype=np.float64) * (1.0 if M is None else np.asarray(M, dtype=np.float64))
+    x0 = _numpy_vector(x0, "x0")
     op = _operator(A, format)
     used = op.A.format if isinstance(op.A, SparseStream) else None
     n = op.n
@@ -841,7 +850,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
             k = _exponent(bmax) if bmax > 0 else 0
             bs = own(_upload(b64, -k, "b")) if bmax > 0 else None
             # ||b|| of the b that the GPU solves with (2^-k b rounded to float32), in float64
-            bnorm = float(np.linalg.norm(np.ldexp(np.ldexp(b64, -k).astype(np.float32).astype(np.float64), k)))
+            # (the norm of the scaled vector, scaled back: ||b||² of a b of 1e-170 underflows)
+            bnorm = float(np.ldexp(np.linalg.norm(np.ldexp(b64, -k).astype(np.float32).astype(np.float64)), k))
         else:
             bs = _stream_vector(b, n, "b")
             am = reduce_regions(bs, "absmax", bs.regions(), strategy="pingpong", out=borrow(1, 1))
@@ -858,6 +868,11 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                 give_back(bb)
                 readbacks += 1
             bnorm = float(np.ldexp(np.sqrt(bb_value), k))
+        if np.isinf(rtol) and bmax > 0 or np.isinf(atol):   # any x is within an infinite target
+            x = (np.zeros(n) if x0 is None else np.asarray(x0, dtype=np.float64).copy()) if numpy_out else (
+                Stream.vector_of(n) if x0 is None else x0)
+            return CGResult(x, 0, iterations=0, residual_norm=float("nan"), readbacks=readbacks, residuals=[],
+                            format=used, restarts=0, stagnated=False)
         if not bmax > 0:            # b = 0: x = 0 exactly (A is nonsingular)
             x = np.zeros(n) if numpy_out else Stream.vector_of(n)
             return CGResult(x, 0, iterations=0, residual_norm=0.0, readbacks=readbacks, residuals=[0.0], format=used,
@@ -915,6 +930,13 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         extra["format"] = used
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))
         extra["residuals"] = [float(np.ldexp(v, k)) for v in extra["residuals"]]
+        if info > 0 and extra["stagnated"] and target >= FLOAT32_REACH * bnorm:   # (below it: warned above)
+            warnings.warn(f"cg: stopped at ||b - A x|| = {extra['residual_norm']:.3g} "
+                          f"({extra['residual_norm'] / bnorm:.2g} ||b||), above the target {target:.3g}: the "
+                          "residual stagnated, which is float32's reach on this system (its conditioning "
+                          "multiplies the 1.2e-7 of float32's roundoff). Ask for a larger rtol, or refine the "
+                          "answer in float64 (e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning,
+                          stacklevel=2)
         if numpy_out:
             x = to_user(x_out)
             x_out.release()
