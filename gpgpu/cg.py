@@ -631,20 +631,22 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         verified on b - A x, unless verify=False).
     b : (n,) or (n, 1) array, or vector Stream
         x comes back of shape (n,) for either shape, as scipy's.
-    x0 : (n,) or (n, 1) array or vector Stream, optional (zeros)
+    x0 : (n,) or (n, 1) array or vector Stream, or "Mb", optional (zeros)
+        ``"Mb"``, as scipy: M b (b without M), for numpy b and M.
     rtol, atol : float
         scipy's meaning: stop when ||r|| <= max(rtol ||b||, atol) (defaults 1e-5 and 0). r is
         the true residual b - A x as float32 computes it, not the recurrence's (module notes).
         See "Precision" below for the smallest target float32 reaches; a smaller one, ``rtol =
         atol = 0`` included, warns (``Float32ToleranceWarning``) and ends with info > 0 and
-        ``.stagnated`` (or at maxiter) unless b - A x comes out exactly zero.
+        ``.stagnated`` (or at maxiter) unless b - A x comes out exactly zero. ``inf`` accepts
+        x0 (zeros) at once, info 0, as scipy.
     tol : float, optional
         Deprecated (as in scipy, which removed it in 1.14): the old name of ``rtol``. A
         DeprecationWarning; a ValueError when ``rtol`` is given too with another value.
     maxiter : int, optional
         Default 10 n, as scipy. ``maxiter=0`` only tests x0: info 0 when ||b - A x0|| meets the
         target, else 1 (scipy answers 0 there, which would read as success).
-    M : None, (n,) array, vector Stream, or a diagonal matrix
+    M : None, (n,) or (n, 1) array, vector Stream, or a diagonal matrix
         A diagonal preconditioner M ~ A^-1 (Jacobi: 1 / diag(A)), applied on the GPU by one
         element-wise product pass. Give its diagonal as a vector, or the matrix as a diagonal
         scipy.sparse matrix or array (``scipy.sparse.diags(1 / d)``, or csr / dia / ... with
@@ -758,7 +760,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     Warns
     -----
     Float32ToleranceWarning
-        The target is below float32's reach (see "Precision").
+        The target is below float32's reach (see "Precision"), or the residual stagnated above
+        the target (float32's reach on that system: info > 0, ``.stagnated``).
     DeprecationWarning
         ``tol`` was used.
     """
