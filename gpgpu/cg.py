@@ -926,9 +926,19 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                           "in float32 (float64 input too), so expect info > 0 (.stagnated) unless b - A x "
                           "comes out exactly zero. Ask for rtol >= 1.2e-7, or refine the answer in float64 "
                           "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
-        x_out, info, extra = _iterate(op, bs, xs, Ms, np.ldexp(bnorm, -k), np.ldexp(target, -k), maxiter,
-                                      callback, check_every, reduction, recompute_every, to_user,
-                                      bool(verify), bool(plan), iteration == "single-reduction")
+        try:
+            x_out, info, extra = _iterate(op, bs, xs, Ms, np.ldexp(bnorm, -k), np.ldexp(target, -k), maxiter,
+                                          callback, check_every, reduction, recompute_every, to_user,
+                                          bool(verify), bool(plan), iteration == "single-reduction")
+        except CGBreakdownError as e:
+            if Ms is None or e.diverged or e.iteration < 1:
+                raise
+            # with a preconditioner, a breakdown after progress points at M's conditioning too
+            note = (f" A preconditioner M was given: the breakdown came after {e.iteration} iterations, so "
+                    "the preconditioned system (M A) may be what float32 rounding made look indefinite, "
+                    "not A; try preset='robust' (the standard iteration), a better-conditioned M, or none")
+            e.args = (str(e) + note + ".",)
+            raise
         extra["readbacks"] += readbacks
         extra["format"] = used
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))

@@ -69,3 +69,20 @@ def test_an_explicit_fan_reduction_keeps_the_fast_presets_iteration(kw, single, 
         x, info = gpgpu.cg(T, np.ones(50), **kw)
     assert info == 0 and ("cg_sr_update" in c.stats) == single
     np.testing.assert_allclose(x, X, rtol=0, atol=1e-4 * np.abs(X).max())
+
+
+def test_a_breakdown_with_a_preconditioner_names_it(ctx, monkeypatch):
+    """A diagonal M spanning 1e6 broke the fast preset down after 9231 iterations on a 2-D
+    Poisson system (positive definite), and the message blamed A alone."""
+    import gpgpu.cg as cg_module
+    from gpgpu.errors import CGBreakdownError
+
+    def broken(*args, **kwargs):
+        raise CGBreakdownError(7, 50)
+
+    monkeypatch.setattr(cg_module, "_iterate", broken)
+    with pytest.raises(CGBreakdownError, match=r"A preconditioner M was given: .*try preset='robust'"):
+        gpgpu.cg(T, np.ones(50), M=1.0 / T.diagonal(), preset="fast")
+    with pytest.raises(CGBreakdownError) as info:
+        gpgpu.cg(T, np.ones(50), preset="fast")
+    assert "preconditioner M was given" not in str(info.value)
