@@ -23,7 +23,7 @@ import numpy as np
 
 from . import packed as pk
 from .blas1 import KERNELS as L1, whole
-from .dense_common import scaled_back, scaled_input
+from .dense_common import scaled_back, scaled_float64
 from .geometry import Rect, Triangle, vertex
 from .kernel import Kernel, additive_blending
 from .reduce import reduce_region
@@ -244,18 +244,25 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
         ``domain="square"``, the upper triangle too; the triangle domain never forms it).
         For Stream input, the stream (packed when ``storage="packed"``).
 
+    A numpy A (and a numpy d with it) is uploaded as 2^a A (2^b d), the powers of two that bring
+    its largest entry into [0.5, 1), and C scaled back by 2^-(2a + b) in float64, all exact, in
+    every form: a GPU flushes float32's subnormal numbers (below 1.2e-38) to zero, and a C of
+    1e-39 would come back as zeros. A and d may lie outside float32's range themselves (A of
+    1e40 with d of 1e-70: C of about 1e10); C must be within it above. With a Stream A, C is a
+    Stream and nothing is scaled (a numpy d is uploaded as it is).
+
     Raises
     ------
     ValueError
         d has a negative entry (it is the diagonal of D², a square), or shapes disagree.
     FloatingPointError
-        An entry of A D² Aᵀ overflows float32 (checked on the GPU: an abs-max reduction).
+        An entry of A D² Aᵀ overflows float32 (checked on the GPU: an abs-max reduction; for a
+        numpy A on the CPU too, after the scaling back).
     """
     with Operands(A) as ops:
-        ea = ed = 0                    # numpy A and d uploaded as 2^ea A, 2^ed d (scaled_input)
-        if not isinstance(A, Stream):
-            arr = check_array(A, "A", ndim=(2,))
-            arr, ea = scaled_input(A, arr) if arr.ndim == 2 else (arr, 0)
+        ea = ed = 0                    # numpy A and d uploaded as 2^ea A, 2^ed d (scaled_float64)
+        if not isinstance(A, Stream):     # float64: only the scaled 2^ea A must fit float32
+            arr, ea = scaled_float64(check_array(A, "A", ndim=(2,), dtype=np.float64))
             As = ops.stream(arr, "A")
         else:
             As = ops.stream(A, "A")
@@ -266,16 +273,20 @@ def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: s
             ds = ops.stream(np.ones(n, np.float32), "d")
         else:
             if not isinstance(d, Stream):
-                darr = check_array(d, "d", ndim=(1,))
+                # a numpy C is scaled back on the CPU, so d is scaled too (only 2^ed d must fit
+                # float32); a Stream C is not, and d is uploaded as it is
+                darr = check_array(d, "d", ndim=(1,), dtype=np.float64 if ops.numpy else np.float32)
                 if darr.shape[0] != n:
                     raise ValueError(f"adat: d must have length {n} (the columns of A), got {darr.shape[0]}")
-                darr, ed = scaled_input(d, darr)
+                dmin = float(darr.min())       # on the host: a tiny negative entry the GPU would flush
+                if ops.numpy:
+                    darr, ed = scaled_float64(darr)
                 ds = ops.stream(darr, "d")
             else:
                 ds = ops.stream(d, "d")
-            smallest = reduce_region(ds, "min")                 # d >= 0, checked on the GPU
-            dmin = smallest.item()
-            smallest.release()
+                smallest = reduce_region(ds, "min")             # d >= 0, checked on the GPU
+                dmin = smallest.item()
+                smallest.release()
             if dmin < 0:
                 raise ValueError(f"adat: d is the diagonal of D², a square, so it must be non-negative; "
                                  f"its smallest entry is {dmin:g}")
@@ -314,6 +325,9 @@ def shift_diagonal(C: Stream, delta: float) -> Stream:
 
 
 # ---------------------------------------------------------------------- A D² Aᵀ by points
+#: float32's smallest normal number, 2^-126: a GPU flushes anything smaller to zero
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
 #: The pair table holds row and column indexes as float32, which is exact for integers below
 #: 2^24: m and n may be at most INDEX_LIMIT (the largest index is then 2^24 - 1).
 INDEX_LIMIT = 1 << 24
@@ -327,8 +341,10 @@ def pair_records(A):
 
     ``A`` is a scipy.sparse matrix (any format; duplicates are summed, explicit zeros dropped)
     or a 2-D numpy array. Raises ValueError for m or n above :data:`INDEX_LIMIT` (2^24), before
-    anything the size of n is allocated, and for values that are not finite or a product that
-    overflows float32."""
+    anything the size of n is allocated, for values that are not finite or a product that
+    overflows float32, and for products below float32's normal range (2^-126, which a GPU
+    flushes to zero) that are not negligible (above 2^-24 times the largest): scale such an A up
+    by a power of two."""
     import scipy.sparse as sp
 
     if isinstance(A, Stream):
@@ -377,6 +393,17 @@ def pair_records(A):
     records[:, 3] = col[e]
     if not np.all(np.isfinite(records[:, 2])):
         raise ValueError("pair_table: a product A(i, k) A(j, k) overflows float32 (beyond 3.4e38); scale A down")
+    if count:
+        # a GPU flushes float32's subnormal numbers to zero: a product below 2^-126 is lost, which
+        # matters when it is not negligible (2^-24, float32's unit roundoff) beside the largest
+        p = np.abs(vals[e] * vals[f])
+        top = float(p.max())
+        lost = p[(p < FLOAT32_TINY) & (p > 2.0 ** -24 * top)]
+        if lost.size:
+            raise ValueError(f"pair_table: products A(i, k) A(j, k) down to {float(lost.min()):.3g} are below "
+                             f"float32's normal range (1.2e-38), where the GPU flushes them to zero, and not "
+                             f"negligible beside the largest ({top:.3g}): C would lose them; scale A up by a "
+                             "power of two (C = A D² Aᵀ scales by its square)")
     return records, m, n
 
 

@@ -41,8 +41,8 @@ from .errors import NotPositiveDefiniteError, SingularMatrixError
 from .geometry import Rect, Texel, Triangle, vertex
 from .blocked import dispatch
 from .dense_common import (CHOLESKY_KERNELS, WPOS, column_below_diagonal, diagonal_pieces,  # noqa: F401 (public here too)
-                           first_bad_pivot, pivot_steps, power_of_two_exponent, scaled_back, scaled_input,
-                           scaled_stream, sqrt_inputs, validate_spd_input)
+                           first_bad_pivot, pivot_steps, power_of_two_exponent, scaled_back, scaled_float64,
+                           scaled_input, scaled_stream, sqrt_inputs, validate_spd_input)
 from .kernel import Kernel
 from .passes import SWAP, Draw, compiled, run
 from .reduce import reduce_region
@@ -685,8 +685,9 @@ def cho_solve(L, b, storage: str = "full"):
     ``b`` (the float32 solution of the GPU, scaled back exactly), a Stream for a Stream. A
     numpy L and a numpy b
     (each right-hand side) are scaled by powers of two that bring their largest entries near 1
-    and the solution scaled back, all exact (:func:`scaled_input`: a GPU flushes float32's
-    subnormal numbers to zero); Streams are taken as they are.
+    and the solution scaled back in float64, all exact (:func:`scaled_input`: a GPU flushes
+    float32's subnormal numbers to zero): a numpy b may be any finite float64 array (1e-200 or
+    1e45) whose solution is within float32's range above. Streams are taken as they are.
 
     Raises
     ------
@@ -713,15 +714,15 @@ def cho_solve(L, b, storage: str = "full"):
     try:
         _check_factor_diagonal(Ls, m, storage)
         if not isinstance(b, Stream):
-            barr = check_array(b, "b", texture=False)
+            # float64: each column is scaled before its upload, so only 2^eb b must fit float32
+            barr = check_array(b, "b", texture=False, dtype=np.float64)
             if barr.shape[0] != m:
                 raise ValueError(f"cho_solve: b must have {m} rows, got shape {barr.shape}" if barr.ndim == 2
                                  else f"cho_solve: b must have length {m}, got {barr.shape[0]}")
-            columns = [(barr, np.asarray(b))] if barr.ndim == 1 else \
-                [(barr[:, j], np.asarray(b)[:, j]) for j in range(barr.shape[1])]
+            columns = [barr] if barr.ndim == 1 else [barr[:, j] for j in range(barr.shape[1])]
             xs = []
-            for col32, col in columns:
-                bs_arr, eb = scaled_input(col, col32)
+            for col in columns:
+                bs_arr, eb = scaled_float64(col)
                 with Stream.from_array(bs_arr, "b") as bs:
                     x = solve_with_factor(Ls, bs, m, storage)
                 out = x.to_array()

@@ -31,8 +31,8 @@ from .stream import PingPong, Stream, borrow, check_array, give_back
 
 __all__ = ["WPOS", "CHOLESKY_KERNELS", "LU_KERNELS", "LU_PIVOTING", "LU_PIVOTS", "LUFactor", "column_below_diagonal",
            "diagonal_pieces", "pivot_steps", "sqrt_inputs", "first_bad_pivot", "singular_threshold", "swap_lines",
-           "swap_lines_gpu", "eliminate", "power_of_two_exponent", "scaled_input", "scaled_back", "scaled_stream",
-           "validate_spd_input", "validate_square"]
+           "swap_lines_gpu", "eliminate", "power_of_two_exponent", "scaled_input", "scaled_float64", "scaled_back",
+           "scaled_stream", "validate_spd_input", "validate_square"]
 
 
 def WPOS(x, y):
@@ -278,6 +278,15 @@ def scaled_input(a, arr: np.ndarray, even: bool = False) -> tuple:
     return (arr, 0) if e == 0 else (np.ldexp(a64, e).astype(np.float32), e)
 
 
+def scaled_float64(a64: np.ndarray, even: bool = False) -> tuple:
+    """(2^e a as float32, e) for the float64 values ``a64`` of ``check_array(..., dtype=np.float64)``:
+    :func:`scaled_input`'s power of two, for an input that need not fit float32 itself (a
+    right-hand side of 1e45 is uploaded as a vector of entries below 1; only the solution
+    must fit)."""
+    e = power_of_two_exponent(float(np.abs(a64).max()), even)
+    return np.ldexp(a64, e).astype(np.float32), e
+
+
 #: float32's largest finite value
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -286,9 +295,14 @@ def scaled_back(x, e, what: str) -> np.ndarray:
     """2^e x for a float32 result x read back from the GPU, as float64 (exact: a solution far
     below float32's range, 2^-200 b, is neither rounded to a subnormal nor flushed to zero; e an
     integer or an integer array that broadcasts against x); ``FloatingPointError`` when it is
-    beyond float32's range above (|x| > 3.4e38)."""
+    beyond float32's range above (|x| > 3.4e38), or when the GPU's x already overflowed (an
+    inf, or the NaN that inf - inf leaves: an ill-conditioned matrix's solution)."""
     out = np.ldexp(np.asarray(x, dtype=np.float64), e)
-    if np.all(np.isfinite(x)) and np.any(np.abs(out) > FLOAT32_MAX):
+    if not np.all(np.isfinite(out)):
+        raise FloatingPointError(f"{what} overflows float32 on the GPU (an inf or NaN came back): the "
+                                 "matrix is too ill-conditioned for float32, or the problem's scale is beyond "
+                                 "float32's range; check the matrix's conditioning or solve it in float64")
+    if np.any(np.abs(out) > FLOAT32_MAX):
         raise FloatingPointError(f"{what} overflows float32 (|x| > 3.4e38): the problem's scale "
                                  "is beyond float32's range; scale it")
     return out

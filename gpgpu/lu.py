@@ -28,8 +28,8 @@ from .blas1 import copy as copy_stream, whole
 from .blas2 import trsv
 from .blocked import dispatch
 from .dense_common import (LU_KERNELS, LU_PIVOTING, LU_PIVOTS, WPOS, LUFactor, eliminate,  # noqa: F401 (public here too)
-                           first_bad_pivot, power_of_two_exponent, scaled_back, scaled_input, scaled_stream,
-                           singular_threshold, swap_lines, swap_lines_gpu, validate_square)
+                           first_bad_pivot, power_of_two_exponent, scaled_back, scaled_float64, scaled_input,
+                           scaled_stream, singular_threshold, swap_lines, swap_lines_gpu, validate_square)
 from .errors import SingularMatrixError
 from .geometry import Line, Rect
 from .reduce import argmax_region, argmax_stream
@@ -268,9 +268,11 @@ def lu_solve(factor, b):
     for a numpy b (the float32 solution of the GPU, scaled back exactly), a Stream for a Stream.
 
     A numpy b (each column of an (n, r) b) is uploaded as 2^j b, the power of two that brings
-    max|b| into [0.5, 1), and the solution scaled back by 2^(e - j) with the factor's
-    ``exponent`` e (its U is 2^e A's), all exact: a GPU flushes float32's subnormal numbers to
-    zero. A Stream b is taken as it is and its solution scaled by 2^e on the GPU.
+    max|b| into [0.5, 1), and the solution scaled back by 2^(e - j) in float64 with the
+    factor's ``exponent`` e (its U is 2^e A's), all exact: a GPU flushes float32's subnormal
+    numbers to zero. So any finite float64 b works, 1e-200 or 1e45 (outside float32's range),
+    as long as the solution is within float32's range above (it may be below it). A Stream b
+    is taken as it is and its solution scaled by 2^e on the GPU.
 
     Raises
     ------
@@ -300,13 +302,13 @@ def lu_solve(factor, b):
             if isinstance(b, Stream):
                 bs, eb = b, 0
             else:
-                arr = check_array(b, "b", ndim=(1, 2), texture=False)
-                if arr.shape[0] != f.n:
+                b64 = check_array(b, "b", ndim=(1, 2), texture=False, dtype=np.float64)
+                if b64.shape[0] != f.n:
                     raise ValueError(f"lu_solve: b must have length {f.n} (or shape ({f.n}, r) for r "
-                                     f"right-hand sides), got shape {arr.shape}")
-                if arr.ndim == 2:  # several right-hand sides: one column at a time
-                    return np.stack([lu_solve(f, np.asarray(b)[:, j]) for j in range(arr.shape[1])], axis=1)
-                arr, eb = scaled_input(b, arr)
+                                     f"right-hand sides), got shape {b64.shape}")
+                if b64.ndim == 2:  # several right-hand sides: one column at a time
+                    return np.stack([lu_solve(f, b64[:, j]) for j in range(b64.shape[1])], axis=1)
+                arr, eb = scaled_float64(b64)
                 bs = ops.stream(arr, "b")
             if bs.shape != (1, f.n):
                 raise ValueError(f"lu_solve: b must have length {f.n}, got shape {bs.shape}")
@@ -340,8 +342,9 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
 
     A numpy A is uploaded as 2^e A and (with a numpy A) each column of a numpy B as 2^j B, the
     powers of two that bring their largest entries into [0.5, 1), and X scaled back by
-    2^(e - j), all exact: a GPU flushes float32's subnormal numbers (below 1.2e-38) to zero.
-    A Stream A is taken as it is (and B with it).
+    2^(e - j) in float64, all exact: a GPU flushes float32's subnormal numbers (below 1.2e-38)
+    to zero. Such a B may be any finite float64 array (1e45 too) whose X is within float32's
+    range above. A Stream A is taken as it is (and B with it).
 
     Raises
     ------
@@ -371,15 +374,14 @@ def gauss_jordan(A, B, transfer: str = "rtt"):
                 raise ValueError("gauss_jordan: give B as an n x r stream (a vector stream is one "
                                  "row; B needs n rows)")
         else:
-            Barr = check_array(B, "B", texture=False)
+            # with a numpy A, B's columns are scaled first: only 2^eB B must fit float32
+            Barr = check_array(B, "B", texture=False, dtype=np.float64 if ops.numpy else np.float32)
             vector = Barr.ndim == 1
             if vector:
                 Barr = Barr.reshape(-1, 1)
             if ops.numpy:
-                B64 = np.asarray(B, dtype=np.float64).reshape(Barr.shape)
-                eB = np.array([power_of_two_exponent(float(np.abs(c).max())) for c in B64.T])
-                if eB.any():
-                    Barr = np.ldexp(B64, eB[None, :]).astype(np.float32)
+                eB = np.array([power_of_two_exponent(float(np.abs(c).max())) for c in Barr.T])
+                Barr = np.ldexp(Barr, eB[None, :]).astype(np.float32)
             Bs = ops.stream(Barr, "B")
         if Bs.rows != n:
             raise ValueError(f"gauss_jordan: B must have {n} rows, got shape {Bs.shape}")

@@ -112,10 +112,11 @@ import numpy as np
 
 from .blas1 import KERNELS as L1, whole
 from .context import max_texture_size
+from .dense_common import power_of_two_exponent, scaled_back
 from .geometry import Rect, Triangle
 from .kernel import Kernel, _state as _kernel_state, additive_blending
 from .reduce import reduce_region
-from .stream import Stream, borrow, check_shape, fold_width, give_back, vector_regions, vector_shape
+from .stream import Stream, borrow, check_array, check_shape, fold_width, give_back, vector_regions, vector_shape
 
 __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN_MAX_NNZ",
            "CORRIGAN_MAX_PROGRAMS"]
@@ -360,6 +361,25 @@ def _as_csr(A, name="A"):
     return M
 
 
+#: float32's smallest normal number, 2^-126: a GPU flushes anything smaller to zero
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _check_normal_range(data: np.ndarray) -> None:
+    """Refuse non-zeros below float32's normal range (2^-126) that are not negligible beside the
+    largest (above 2^-24, float32's unit roundoff, times it): a GPU flushes them to zero when it
+    reads the texture, and every product would drop them."""
+    a = np.abs(data)
+    if not a.size:
+        return
+    top = float(a.max())
+    lost = a[(a < FLOAT32_TINY) & (a > 2.0 ** -24 * top)]
+    if lost.size:
+        raise ValueError(f"A: entries down to {float(lost.min()):.3g} are below float32's normal range (1.2e-38), "
+                         f"where the GPU flushes them to zero, and not negligible beside the largest ({top:.3g}); "
+                         "scale A up by a power of two (exact) and the products down by it")
+
+
 def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True, most: int | None = None) -> int:
     """The non-zeros above which a row (a column) goes to the dense part, by texels: keeping
     rows of up to t non-zeros makes every row of the padded layout t texels long (count x t),
@@ -506,7 +526,10 @@ class SparseStream:
 
         Notes
         -----
-        Duplicate entries of ``A`` are summed (on a copy), as scipy's ``A @ x`` does.
+        Duplicate entries of ``A`` are summed (on a copy), as scipy's ``A @ x`` does. Entries
+        below float32's normal range (1.2e-38), which a GPU flushes to zero, are refused
+        (ValueError) unless negligible beside the largest (below 2^-24 times it): scale such an A
+        up by a power of two.
         """
         if not isinstance(dense_split, (bool, np.bool_)):
             raise ValueError(f"dense_split must be True or False, got {dense_split!r}")
@@ -551,6 +574,7 @@ class SparseStream:
             raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")
         M = _as_csr(A)
         m, n = M.shape
+        _check_normal_range(M.data)
         check_shape((m,), "A's rows (as a vector)")
         check_shape((n,), "A's columns (as a vector)")
         if n > FLOAT_INDEX_LIMIT:                 # every format's column indexes are float32
@@ -1004,7 +1028,12 @@ class SparseStream:
     __rmatmul__ = __matmul__
 
     def matvec(self, x, out=None):
-        """FSAX: y = A x (002 (9)). Numpy in, numpy out; a vector Stream in, a Stream out.
+        """FSAX: y = A x (002 (9)). Numpy in, float64 numpy out; a vector Stream in, a Stream out.
+
+        A numpy x is uploaded as 2^k x, the power of two that brings max|2^k x| max|A| near 1,
+        and y scaled back by 2^-k in float64, both exact: a GPU flushes float32's subnormal
+        numbers (below 1.2e-38) to zero, so A of 1e-30 times x of 1e-10 would give zeros. A y
+        beyond float32's range (3.4e38) raises FloatingPointError. A Stream x is taken as it is.
 
         ``out``: where the answer goes, of its kind: a float numpy array of shape (m,) for a
         numpy x (written in place and returned), a vector Stream of length m, not x, for a
@@ -1013,7 +1042,7 @@ class SparseStream:
 
     def rmatvec(self, y, out=None):
         """FSATY: x = Aᵀ y (002 (9)), from the transposed copy or by scattering (``transpose``).
-        ``out`` as :meth:`matvec`'s, of length n."""
+        A numpy y scaled as :meth:`matvec`'s x; ``out`` as :meth:`matvec`'s, of length n."""
         def run(ys, o):
             if self.transpose == "scatter":
                 return self._scatter_transpose(ys, o)
@@ -1023,14 +1052,30 @@ class SparseStream:
     def normal_matvec(self, theta, y, out=None):
         """FSAAT: z = A Θ Aᵀ y (002 (9)), as the compound the paper uses on the GPU: FSATY, the
         scaling by Θ's diagonal (an element-wise product pass), FSAX; all on the GPU. The
-        answer is of y's kind; ``out`` as :meth:`matvec`'s, of length m (it may be y)."""
+        answer is of y's kind; ``out`` as :meth:`matvec`'s, of length m (it may be y). A numpy y
+        and a numpy theta with it are scaled by powers of two as :meth:`matvec`'s x, and z back
+        in float64 (with a Stream y, a numpy theta is uploaded as it is)."""
         self._alive()
         m, n = self.shape
         numpy = not isinstance(y, Stream)
         self._check_out(out, m, "normal_matvec", numpy)
-        ys = Stream.from_array(np.asarray(y, dtype=np.float64), "y") if numpy else y
-        ts = Stream.from_array(np.asarray(theta, dtype=np.float64), "theta") if not isinstance(theta, Stream) else theta
+        # a numpy y (and then a numpy theta) is uploaded scaled by a power of two (_exponent)
+        # and z scaled back in float64; with a Stream y, z is a Stream and nothing is scaled
+        ky = kt = 0
+        t64 = None
+        if not isinstance(theta, Stream):    # checked before anything is uploaded
+            t64 = check_array(theta, "theta", ndim=(1, 2), texture=False, dtype=np.float64 if numpy else np.float32)
+        if numpy:
+            y64 = check_array(y, "y", ndim=(1, 2), texture=False, dtype=np.float64)
+            ky = self._exponent(y64)
+            ys = Stream.from_array(np.ldexp(y64, ky).astype(np.float32), "y")
+        else:
+            ys = y
+        ts = theta
         try:
+            if t64 is not None:
+                kt = self._exponent(t64) if numpy else 0
+                ts = Stream.from_array(np.ldexp(t64, kt).astype(np.float32) if numpy else t64, "theta")
             self._check(ys, m, "normal_matvec y")
             self._check(ts, n, "normal_matvec theta")
             t = self.rmatvec(ys)
@@ -1042,20 +1087,31 @@ class SparseStream:
         finally:
             if numpy:
                 ys.release()
-            if not isinstance(theta, Stream):
+            if ts is not theta:
                 ts.release()
         if numpy:
-            return self._download(z, out)
+            return self._download(z, out, -(ky + kt), "normal_matvec")
         return z
 
+    def _exponent(self, v64: np.ndarray) -> int:
+        """k for the upload of a numpy vector as 2^k v (exact): max|2^k v| max|A| in [0.25, 1)
+        (for max|A| within 2^-100 .. 2^100, beyond it as near as 2^k v allows), so the products a_ij 2^k v_j stay far from float32's underflow (a GPU flushes its
+        subnormal numbers, below 1.2e-38, to zero) and overflow whatever the scales of A and v
+        (2^k v within [2^-101, 2^100])."""
+        ea = max(-100, min(100, power_of_two_exponent(self._max_abs)))
+        return power_of_two_exponent(float(np.abs(v64).max())) + ea
+
     @staticmethod
-    def _download(res: Stream, out):
-        """A product's stream as numpy (into ``out`` when given), released."""
+    def _download(res: Stream, out, e: int = 0, what: str = "the product"):
+        """A product's stream as float64 numpy, scaled by 2^e (exact; the inverse of the
+        input's scaling), into ``out`` when given; released. FloatingPointError when it is
+        beyond float32's range."""
         arr = res.to_array()
         res.release()
+        y = scaled_back(arr, e, f"{what}: the product")
         if out is None:
-            return arr
-        out[...] = arr
+            return y
+        out[...] = y
         return out
 
     def _apply(self, v, length, what, fn, out, out_length):
@@ -1077,9 +1133,13 @@ class SparseStream:
         if arr.ndim != 1 or arr.shape[0] != length:
             hint = ": pass it 1-D (v.ravel())" if arr.size == length and arr.ndim == 2 else ""
             raise ValueError(f"{what}: expected a vector of length {length}, got shape {arr.shape}{hint}")
-        with Stream.from_array(arr, what) as vs:
+        # uploaded as 2^k v (exact) and the answer scaled back in float64: neither a tiny A and v
+        # (products below float32's normal range) nor a huge one (beyond 3.4e38) is lost
+        v64 = check_array(arr, what, ndim=(1,), texture=False, dtype=np.float64)
+        k = self._exponent(v64)
+        with Stream.from_array(np.ldexp(v64, k).astype(np.float32), what) as vs:
             res = fn(vs, None)
-        return self._download(res, out)
+        return self._download(res, out, -k, what.split()[0])
 
     def transposed(self) -> "SparseStream":
         """The second, row-wise copy of Aᵀ (002 section 3.1), built on first use in the same

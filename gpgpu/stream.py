@@ -30,11 +30,14 @@ __all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "vec
            "borrow", "give_back", "free_temporaries", "set_pool_limit", "pool_bytes"]
 
 
-def check_array(a, name: str = "input", ndim=(1, 2), texture: bool = True) -> np.ndarray:
+def check_array(a, name: str = "input", ndim=(1, 2), texture: bool = True, dtype=np.float32) -> np.ndarray:
     """Validate an array for upload: real, finite, 1-D or 2-D; returns float32 C-contiguous.
 
     The shape is checked against GL_MAX_TEXTURE_SIZE first (``texture=True``: the array will
     be one texture, a vector as one row), before anything is converted or copied.
+    ``dtype=np.float64`` returns the float64 values instead and leaves out the float32 range
+    check: for an input that is scaled by a power of two before its upload, where only the
+    scaled values must fit float32.
     Raises ``ValueError`` naming what was wrong.
     """
     arr = np.asarray(a)
@@ -54,6 +57,8 @@ def check_array(a, name: str = "input", ndim=(1, 2), texture: bool = True) -> np
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name}: contains NaN or infinity (first at index {tuple(int(b) for b in bad)})")
+    if np.dtype(dtype) == np.float64:
+        return np.ascontiguousarray(arr, dtype=np.float64)
     with np.errstate(over="ignore"):
         out = np.ascontiguousarray(arr, dtype=np.float32)
     if not np.all(np.isfinite(out)):
