@@ -53,6 +53,7 @@ PAPERS_HARDWARE = ("The papers ran on: 000 a GeForce 6800 against a 2.8 GHz Pent
 TOOLS = {
     "mfipm.emulate32": "beyond 002: the GPU's float32 PCG emulated in numpy, to study where it stalls",
     "mfipm.chunks": "beyond 002: a matrix-free solve in chunks of iterations, with a checkpoint after each",
+    "netlib_all": "beyond the papers: both methods' defaults over the whole NETLIB LP collection, a CSV and its table",
 }
 
 
