@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := test,experiments,lp,window
 LATEST := .venv-latest
 
-.PHONY: test test-latest lock fig8 figures docs pipeline-pictures show-page bench info clean-venv sysdeps pyvenv
+.PHONY: test test-latest lock fig8 figures report docs pipeline-pictures show-page bench info clean-venv sysdeps pyvenv
 
 test: $(VENV)/.installed sysdeps
 	$(PY) tools/versions.py
@@ -32,6 +32,10 @@ fig8: $(VENV)/.installed sysdeps
 
 figures: $(VENV)/.installed sysdeps
 	$(PY) -m experiments all
+
+# The docs' tables rendered again from their data (docs/figures), no experiment run.
+report: $(VENV)/.installed
+	$(PY) -m experiments.render
 
 # The documentation site (mkdocs.yml) into site/, strict: a broken link, a missing anchor or an
 # unresolved cross-reference fails the build. The API pages read the docstrings statically, so

@@ -311,49 +311,75 @@ def run_all(args) -> Path:
     return out
 
 
+def _num(v, fmt) -> str:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return v or ""
+    return "" if math.isnan(x) else format(x, fmt)
+
+
+def _runs(rows) -> list:
+    """The rows grouped by run: (method, back end, eps, renderer, date), runs in the order met,
+    problems by nonzeros (as they run)."""
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["method"], r["backend"], r["eps"], r["renderer"], r["date"]), []).append(r)
+    return [(key, sorted(sel, key=lambda r: int(r["nonzeros"] or 0))) for key, sel in runs.items()]
+
+
+def _misses(sel) -> str:
+    """The runs not right, by status: each problem with its error against HiGHS where it has one,
+    timeouts with their limit."""
+    by = {}
+    for r in sel:
+        if r["right"] == "True":
+            continue
+        err = _num(r["highs_error"], ".1e")
+        label = r["problem"] + (f" ({err} off)" if err and err != "inf" else "")
+        if r["status"] == "timeout":
+            limit = re.search(r"within the ([0-9.]+) s limit", r["reason"])
+            key = f"over the {limit.group(1)} s limit" if limit else "timeout"
+        else:
+            key = r["status"].replace("_", " ")
+        by.setdefault(key, []).append(label)
+    return "; ".join(f"{k}: {', '.join(v)}" for k, v in by.items()) or "none"
+
+
 def markdown(csv_paths) -> str:
-    """The CSVs (one path or several) as markdown: per method and back end a summary line and a
-    table."""
+    """The CSVs (one path or several) as markdown: a summary table (a row per run: method, back
+    end, eps, renderer and date, how many right, the misses and why), then per run a table of
+    every problem. Runs are told apart by renderer and date too, so one problem set measured on
+    two machines gives two rows."""
     rows = []
     for path in [csv_paths] if isinstance(csv_paths, (str, Path)) else csv_paths:
         with open(path, newline="") as f:
             rows += list(csv.DictReader(f))
     if not rows:
         return f"(no rows in {csv_paths})\n"
-    where = sorted({(r["renderer"], r["date"]) for r in rows})
-    out = ["; ".join(f"Renderer: {a}; date: {b}" for a, b in where) + ".", ""]
-    configs = []
-    for r in rows:
-        if (r["method"], r["backend"]) not in configs:
-            configs.append((r["method"], r["backend"]))
-
-    def num(v, fmt):
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            return v or ""
-        return "" if math.isnan(x) else format(x, fmt)
-
-    for method, backend in configs:
-        sel = [r for r in rows if (r["method"], r["backend"]) == (method, backend)]
+    runs = _runs(rows)
+    out = ["| run | machine, date | right | not right |", "| --- | --- | --- | --- |"]
+    for (method, backend, eps, renderer, date), sel in runs:
+        right = sum(r["right"] == "True" for r in sel)
+        machine = f"the CPU of the {renderer} machine" if backend.startswith("numpy") else renderer
+        out.append(f"| {method}, {backend}, eps {eps} | {machine}, {date} | {right} of {len(sel)} | "
+                   f"{_misses(sel)} |")
+    out.append("")
+    for (method, backend, eps, renderer, date), sel in runs:
         right = sum(r["right"] == "True" for r in sel)
         optimal = sum(r["status"] == "optimal" for r in sel)
-        statuses = {}
-        for r in sel:
-            if r["right"] != "True":
-                statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-        out += [f"### {method}, {backend}, eps {sel[0]['eps']}", "",
-                f"{right} of {len(sel)} right (optimal, objective within 1e-6 of HiGHS's); {optimal} optimal"
-                + ("; not right: " + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) if statuses else "")
-                + f"; {sum(float(r['seconds'] or 0) for r in sel):.0f} s in all.", "",
+        machine = f"the CPU of the {renderer} machine" if backend.startswith("numpy") else renderer
+        out += [f"#### {method}, {backend}, eps {eps}: {machine}, {date}", "",
+                f"{right} of {len(sel)} right (optimal, objective within 1e-6 of HiGHS's); {optimal} optimal; "
+                f"{sum(float(r['seconds'] or 0) for r in sel):.0f} s in all.", "",
                 "| problem | rows | cols | status | iterations | time (s) | objective | error vs HiGHS "
                 "| error vs NETLIB | reason |",
                 "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
         for r in sel:
             reason = r["reason"].replace("|", "/").replace("\n", " ")
             out.append(f"| {r['problem']} | {r['rows']} | {r['columns']} | {r['status']} | {r['iterations']} | "
-                       f"{num(r['seconds'], '.2f')} | {num(r['objective'], '.10g')} | {num(r['highs_error'], '.1e')} | "
-                       f"{num(r['netlib_error'], '.1e')} | {reason} |")
+                       f"{_num(r['seconds'], '.2f')} | {_num(r['objective'], '.10g')} | "
+                       f"{_num(r['highs_error'], '.1e')} | {_num(r['netlib_error'], '.1e')} | {reason} |")
         out.append("")
     return "\n".join(out)
 

@@ -1,0 +1,89 @@
+"""The docs' tables rendered from the measured data: every block of README.md and docs/ between
+
+    <!-- render: RENDERER DATA [DATA ...] -->
+    ...
+    <!-- /render -->
+
+is the output of ``RENDERERS[RENDERER]`` on the data files named (paths from the repository's
+root, globs allowed), so a table cannot say what its CSV does not.
+
+    python -m experiments.render            # rewrite every block from its data
+    python -m experiments.render --check    # exit 1 naming each block that differs (a test runs this)
+
+(``make report`` runs the first.) A renderer reads files and writes markdown, nothing else: no
+experiment runs here.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BLOCK = re.compile(r"(<!-- render: (?P<spec>[^\n]*?) -->\n)(?P<body>.*?)(<!-- /render -->)", re.S)
+
+
+def _netlib_all(paths):
+    from experiments.netlib_all import markdown
+    return markdown(paths)
+
+
+#: renderer name -> function of the data paths, returning markdown
+RENDERERS = {
+    "netlib_all": _netlib_all,
+}
+
+
+def pages(root: Path = ROOT) -> list:
+    """The pages that may hold blocks: README.md and every markdown file under docs/."""
+    return [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+
+
+def render_block(spec: str, root: Path = ROOT) -> str:
+    """The markdown of one block's spec ("RENDERER DATA ..."); a clear error for an unknown
+    renderer or data that is not there."""
+    name, *patterns = spec.split()
+    if name not in RENDERERS:
+        raise ValueError(f"unknown renderer {name!r} (known: {', '.join(RENDERERS)})")
+    paths = []
+    for pattern in patterns:
+        found = sorted(root.glob(pattern))
+        if not found:
+            raise FileNotFoundError(f"{name}: no data file matches {pattern!r} (paths are from the repository's root)")
+        paths += found
+    if not paths:
+        raise ValueError(f"{name}: no data files named")
+    return RENDERERS[name](paths).rstrip("\n") + "\n"
+
+
+def render_page(text: str, root: Path = ROOT) -> str:
+    """The page with every block rendered again."""
+    return BLOCK.sub(lambda m: m.group(1) + render_block(m.group("spec"), root) + m.group(4), text)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.render", description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a block differs from its data")
+    args = p.parse_args(argv)
+    stale = []
+    for page in pages():
+        text = page.read_text()
+        if "<!-- render:" not in text:
+            continue
+        new = render_page(text)
+        if new != text:
+            stale.append(page.relative_to(ROOT))
+            if not args.check:
+                page.write_text(new)
+    if args.check and stale:
+        print("rendered blocks differ from their data in: " + ", ".join(map(str, stale))
+              + " (python -m experiments.render rewrites them)", file=sys.stderr)
+        return 1
+    print(("stale: " if args.check else "rewrote: ") + (", ".join(map(str, stale)) or "nothing"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
