@@ -30,9 +30,40 @@ def _netlib_all(paths):
     return markdown(paths)
 
 
+def _lp_speed(paths):
+    """The LP's speed table (results/lp.md) from ``python -m experiments.speed --parts lp``'s CSV:
+    a row per problem (the project's NETLIB order), the GPU defaults beside numpy64 and HiGHS."""
+    import csv
+
+    from gpgpu.lp.netlib import PROBLEMS
+
+    by: dict = {}
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                if r.get("part") == "lp":
+                    by.setdefault(r["problem"], {})[r["algorithm"]] = r
+    order = [p for p in PROBLEMS if p in by] + sorted(p for p in by if p not in PROBLEMS)
+    lines = ["| problem | normal matrix (bounds as rows) | GPU defaults: s, iterations | passes, host µs a pass "
+             "| numpy64 (LAPACK): s, iterations | HiGHS IPM: s |", "| --- | --- | --- | --- | --- | --- |"]
+    total = {"gpu_defaults": 0.0, "numpy64": 0.0, "highs_ipm": 0.0}
+    for p in order:
+        g, n, h = by[p]["gpu_defaults"], by[p]["numpy64"], by[p]["highs_ipm"]
+        for k in total:
+            total[k] += float(by[p][k]["seconds"])
+        status = "" if g["status"] == "optimal" else f" ({g['status']})"
+        lines.append(f"| {p} | {g['normal_rows']} ({g['standard_rows']}) | {float(g['seconds']):.3f}, "
+                     f"{g['iterations']}{status} | {int(g['passes']):,}, {float(g['host_us_per_pass']):.1f} | "
+                     f"{float(n['seconds']):.3f}, {n['iterations']} | {float(h['seconds']):.3f} |")
+    lines.append(f"| all {len(order)} | | {total['gpu_defaults']:.2f} | | {total['numpy64']:.2f} | "
+                 f"{total['highs_ipm']:.2f} |")
+    return "\n".join(lines)
+
+
 #: renderer name -> function of the data paths, returning markdown
 RENDERERS = {
     "netlib_all": _netlib_all,
+    "lp_speed": _lp_speed,
 }
 
 
