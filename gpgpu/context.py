@@ -23,8 +23,10 @@ import threading
 import moderngl
 import numpy as np
 
+from .errors import ContextError, WrongThreadError
+
 __all__ = ["get_context", "release_context", "ContextError", "WrongThreadError", "capabilities",
-           "BACKENDS", "current_context", "check_owner", "collect_garbage"]
+           "BACKENDS", "current_context", "check_owner", "collect_garbage", "on_release"]
 
 BACKENDS = ("egl", "glfw")
 
@@ -55,13 +57,16 @@ _glfw_owner: int | None = None      # the thread that owns the GLFW window, when
 _window = None                      # the GLFW window that owns that context
 
 
-class ContextError(RuntimeError):
-    """No usable OpenGL context: no EGL, no display, no float render targets; or a GL object
-    used from a thread that does not own it."""
+#: what modules caching per-context objects ask to run, in the owning thread, when a context is
+#: released (registered by :func:`on_release` at their import: kernel's programs, stream's pool)
+_RELEASE_HOOKS: list = []
 
 
-class WrongThreadError(ContextError):
-    """A Stream (or other GL object) was used from a thread other than the one that made it."""
+def on_release(hook) -> None:
+    """Register ``hook(ctx)``, called in the owning thread when ``ctx`` is released, before the
+    context itself; the modules above this one register theirs, so none is imported here."""
+    if hook not in _RELEASE_HOOKS:
+        _RELEASE_HOOKS.append(hook)
 
 
 def _create_egl() -> moderngl.Context:
@@ -120,10 +125,6 @@ class _ContextInfo:
         self.released = False
         self.backend = backend
         self.kernel_state = None  # kernel._ContextState: programs, vertex buffer, scratch streams
-
-
-def info_of(ctx: moderngl.Context) -> _ContextInfo:
-    return ctx.extra
 
 
 def park(ctx: moderngl.Context | None = None) -> None:
@@ -258,13 +259,11 @@ def check_owner(ctx: moderngl.Context, what: str = "this Stream") -> None:
 
 def _release(ctx: moderngl.Context) -> None:
     global _window, _glfw_owner
-    from . import kernel, stream  # local import: both cache per-context objects
-
     inf = ctx.extra
     if inf is None or inf.released:
         return
-    stream.clear_pool(ctx)
-    kernel._forget_context(ctx)
+    for hook in _RELEASE_HOOKS:
+        hook(ctx)
     collect_garbage(ctx)
     if inf.park is not None:
         inf.park.release()

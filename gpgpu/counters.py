@@ -20,6 +20,8 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .context import get_context, has_timer_query
+
 __all__ = ["count", "Counter", "Pass", "KernelStats", "current", "tally", "Tally", "current_tally"]
 
 # Counters are per thread, like contexts: a count() block sees the passes of its own thread.
@@ -91,8 +93,6 @@ class Counter:
         """Run ``render()`` (one pass) inside an occlusion (and timer) query and note the pass.
         ``inputs`` and ``uniforms`` are the pass's, for subclasses that look at them
         (:class:`gpgpu.record.Recorder`)."""
-        from .context import get_context
-
         ctx = get_context()
         q = ctx.query(samples=True, time=self.time)
         with q:
@@ -110,8 +110,6 @@ class Counter:
     def measure_copy(self, label, primitive, target, copy) -> Pass:
         """A pass that copies instead of shading (copy-to-texture): ``copy()`` returns the texels
         copied, which are its fragments; GPU time from a timer query where there is one."""
-        from .context import get_context
-
         q = get_context().query(time=True) if self.time else None
         if q is not None:
             with q:
@@ -229,8 +227,6 @@ def activated(counter: Counter):
 @contextmanager
 def count(time: bool = True, trace: bool = True):
     """Count every pass drawn inside the block (see module docstring)."""
-    from .context import has_timer_query
-
     with activated(Counter(time=time and has_timer_query(), keep_trace=trace)) as c:
         yield c
 

@@ -1,9 +1,11 @@
-"""The named errors of the factorizations and solves (breakdowns detected on the GPU)."""
+"""The named errors: of the factorizations and solves (breakdowns detected on the GPU), and of the
+OpenGL context (a leaf module: every floor imports its errors from here)."""
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NotPositiveDefiniteError", "SingularMatrixError", "CGBreakdownError", "UNIT_ROUNDOFF"]
+__all__ = ["NotPositiveDefiniteError", "SingularMatrixError", "CGBreakdownError", "ContextError", "WrongThreadError",
+           "UNIT_ROUNDOFF"]
 
 #: float32's unit roundoff, 2^-24: the size of one rounding error in the GPU's arithmetic.
 UNIT_ROUNDOFF = 2.0 ** -24
@@ -60,3 +62,12 @@ class CGBreakdownError(np.linalg.LinAlgError):
                "method for indefinite systems")
         super().__init__(f"conjugate gradients broke down at iteration {iteration} (0-based) of the "
                          f"{n} x {n} system: {why}. {fix}.")
+
+
+class ContextError(RuntimeError):
+    """No usable OpenGL context: no EGL, no display, no float render targets; or a GL object
+    used from a thread that does not own it."""
+
+
+class WrongThreadError(ContextError):
+    """A Stream (or other GL object) was used from a thread other than the one that made it."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 
+from .errors import ContextError
+
 __all__ = ["copy_tex_sub_image_2d", "GL_TEXTURE_2D"]
 
 GL_TEXTURE_2D = 0x0DE1
@@ -35,8 +37,6 @@ def _load():
             _fn = fn
             break
         else:
-            from .context import ContextError
-
             raise ContextError("copy-to-texture needs glCopyTexSubImage2D from libGL.so.1 or "
                                f"libOpenGL.so.0 (libglvnd), which could not be loaded: {errors}")
     return _fn

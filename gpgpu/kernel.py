@@ -27,7 +27,7 @@ from pathlib import Path
 import moderngl
 
 from . import counters
-from .context import get_context
+from .context import get_context, on_release
 from .gl import copy_tex_sub_image_2d
 from .stream import Stream
 
@@ -147,6 +147,9 @@ def _forget_context(ctx) -> None:
         _tls.state = None
     if st is not None:
         st.release()
+
+
+on_release(_forget_context)
 
 
 class Kernel:

@@ -421,13 +421,6 @@ def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True, most: 
     return int(max(32, t[len(t) - 1 - int(np.argmin(cost[::-1]))]))
 
 
-def _folded_index(n: int) -> np.ndarray:
-    """float32 entry numbers 0 .. n-1 (a permutation or slot vector) laid out as a folded vector."""
-    if n >= 2 ** 24:
-        raise ValueError(f"{n} entries: their indexes are not exact in float32 (2^24 = 16777216)")
-    return np.arange(n, dtype=np.float32)
-
-
 class SparseStream:
     """A sparse m x n matrix on the GPU (see the module notes for the formats).
 

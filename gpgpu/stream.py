@@ -24,7 +24,8 @@ import moderngl
 import numpy as np
 
 from . import context as _context_module
-from .context import check_owner, collect_garbage, current_context, get_context, max_texture_size, park
+from .context import (check_owner, collect_garbage, current_context, get_context, max_texture_size, on_release,
+                      park)
 
 __all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "vector_shape", "Operands",
            "borrow", "give_back", "free_temporaries", "set_pool_limit", "pool_bytes"]
@@ -633,6 +634,9 @@ def clear_pool(ctx=None) -> None:
     for free in pool.free.values():
         for s in free:
             s._release_now()
+
+
+on_release(clear_pool)
 
 
 def free_temporaries() -> int:

@@ -115,7 +115,7 @@ def test_each_back_end_solves_with_the_normal_matrix_of_every_row(backend, rng):
     """factor_normal + solve_normal with bound rows eliminated equal the float64 solve of every
     row's normal matrix: numpy64 to 1e-9; the float32 back ends (numpy32, the GPU's bound-row
     kernels) to float32 accuracy for this conditioning; the GPU refined to 1e-10."""
-    from gpgpu.lp.backend import get_backend
+    from gpgpu.lp.backends import get_backend
 
     p = bounded_lp(seed=11)
     rows = BoundRows.detect(p.A)

@@ -21,7 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import counters
-from .backend import BACKENDS, Backend, get_backend
+from .backend import BACKENDS, Backend
+from .backends import get_backend
 from .bounds import BOUNDS, BoundRows
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
 from .gruca import gruca_like

@@ -22,6 +22,8 @@ import numpy as np
 from scipy.linalg.blas import get_blas_funcs
 from scipy.linalg.lapack import get_lapack_funcs
 
+from .backend import default_pivot_tol, huge_pivot
+
 __all__ = ["guarded_cholesky", "guarded_solve"]
 
 
@@ -78,9 +80,9 @@ def guarded_cholesky(M, pivot_tol=None, huge=None):
         Symmetric matrix (only the lower triangle and diagonal are read).
     pivot_tol : float, optional
         A pivot that is not finite or not above ``pivot_tol * M[k, k]`` (original diagonal)
-        is replaced; default :func:`~gpgpu.lp.numpy_backend.default_pivot_tol`.
+        is replaced; default :func:`~gpgpu.lp.backend.default_pivot_tol`.
     huge : float, optional
-        Value of a replaced pivot; default :func:`~gpgpu.lp.numpy_backend.huge_pivot`.
+        Value of a replaced pivot; default :func:`~gpgpu.lp.backend.huge_pivot`.
 
     Returns
     -------
@@ -89,7 +91,6 @@ def guarded_cholesky(M, pivot_tol=None, huge=None):
     replaced : int
         Number of pivots replaced.
     """
-    from .numpy_backend import default_pivot_tol, huge_pivot      # the loop's rule (numpy_backend imports this module)
 
     M = _square_float(M)
     dt, m = M.dtype, M.shape[0]

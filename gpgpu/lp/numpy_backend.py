@@ -19,7 +19,8 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from .backend import REFINE_RTOL, Backend, refine_solve
+from .backend import REFINE_RTOL, Backend, default_pivot_tol, huge_pivot, refine_solve
+from .lapack import guarded_cholesky, guarded_solve
 
 #: the factorizations of :class:`NumpyBackend`: LAPACK's (beyond the paper) or the paper's loop
 FACTORIZATIONS = ("lapack", "loop")
@@ -42,23 +43,6 @@ def _quiet(f):
         with np.errstate(all="ignore"):
             return f(*a, **kw)
     return g
-
-
-def default_pivot_tol(dtype) -> float:
-    """Relative pivot tolerance: a pivot <= tol * (its diagonal entry of M) is replaced.
-
-    1e-13 in float64 and 1e-7 (about float32's unit roundoff) in float32. A larger float32
-    tolerance (1e-6) also replaces pivots that are small but meaningful; the factor then
-    misses a direction of M, which the refinement of ``refine=True`` cannot recover (agg3
-    stalls at 5e-5 with the inner-product form); 1e-7 solves all ten NETLIB problems of
-    Table 3 both at the paper's eps and, refined, at 1e-8.
-    """
-    return 1e-13 if np.dtype(dtype) == np.float64 else 1e-7
-
-
-def huge_pivot(dtype) -> float:
-    """The value a replaced pivot takes (its square root divides the column to ~0)."""
-    return 1e64 if np.dtype(dtype) == np.float64 else 1e30
 
 
 def _bad(p, ref, tol):
@@ -392,4 +376,3 @@ class NumpyBackend(Backend):
         return z
 
 
-from .lapack import guarded_cholesky, guarded_solve  # noqa: E402  (lapack reads this module's pivot rule)
