@@ -363,6 +363,38 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     n0 = c.size
     A = _as_sparse(A, "A", n0)
     m0 = A.shape[0]
+    rl, ru, cl, cu, raw = _bounds(A.shape, row_lower, row_upper, col_lower, col_upper)
+    if sense not in (1, -1):
+        raise ValueError(f"sense must be 1 or -1, got {sense!r}")
+    if not np.isfinite(offset):
+        raise ValueError(f"the objective constant {offset} is not finite")
+    source = {"c": c.copy(), "A": A.tocsc(copy=True), "row_lower": rl.copy(), "row_upper": ru.copy(),
+              "col_lower": cl.copy(), "col_upper": cu.copy(), "offset": float(offset), "sense": int(sense)}
+    cmin = sense * c                         # minimise cmin^T x + sense*offset
+    stats = {"fixed_columns": 0, "empty_columns": 0, "empty_rows": 0, "free_rows": 0}
+    messages = _unmeetable_bounds(rl, ru, cl, cu, raw)
+    cols = _fixed_and_empty_columns(A, cmin, rl, ru, cl, cu, stats)
+    rows = _free_and_empty_rows(cols["A"], m0, cols["rl"], cols["ru"], stats)
+    messages += rows["messages"]
+    std = _standard_form(rows["A"], rows["rl"], rows["ru"], cols["cl"], cols["cu"], cols["cmin"], stats)
+    nk = rows["A"].shape[1]
+    general = {"A": rows["A"].tocsr(), "ineq": std["ineq"], "kind": std["kind"], "lo": std["lo"],
+               "up": std["up"], "pos": std["pos"], "neg": std["neg"], "wcol": std["wcol"],
+               "rows": rows["kept_rows"], "bound_cols": std["bound_cols"]}
+    kind = std["kind"][:nk]
+    return Problem(A=std["A"], b=std["b"], c=std["c"], c0=sense * float(offset) + cols["c0"] + std["c0"],
+                   name=name, original_size=(m0, n0), sense=int(sense),
+                   status="infeasible" if messages else None, message="; ".join(messages), presolve=stats,
+                   warnings=list(warnings), integer_columns=tuple(integer_columns), _n_orig=n0,
+                   _fixed=cols["fixed"], _kept=cols["kept"],
+                   _shift=std["shift"][:nk], _sign=std["sign"][:nk], _pos=std["pos"][:nk],
+                   _neg=np.where(kind == _FREE, std["neg"][:nk], -1), _general=general, source=source)
+
+
+def _bounds(shape, row_lower, row_upper, col_lower, col_upper):
+    """The four bound vectors as float64 (values beyond +-1e30 made infinite), checked for size
+    and NaN, and their raw copies (for the messages)."""
+    m0, n0 = shape
     rl, ru, cl, cu = (np.array(v, dtype=np.float64).ravel()
                       for v in (row_lower, row_upper, col_lower, col_upper))
     if rl.size != m0 or ru.size != m0 or cl.size != n0 or cu.size != n0:
@@ -375,25 +407,19 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
             raise ValueError(f"the {what} bound of {what.split()[0]} {int(np.flatnonzero(np.isnan(v))[0])} is NaN")
         v[v >= 1e30] = np.inf
         v[v <= -1e30] = -np.inf
-    if sense not in (1, -1):
-        raise ValueError(f"sense must be 1 or -1, got {sense!r}")
-    if not np.isfinite(offset):
-        raise ValueError(f"the objective constant {offset} is not finite")
-    source = {"c": c.copy(), "A": A.tocsc(copy=True), "row_lower": rl.copy(), "row_upper": ru.copy(),
-              "col_lower": cl.copy(), "col_upper": cu.copy(), "offset": float(offset), "sense": int(sense)}
-    cmin = sense * c                         # minimise cmin^T x + sense*offset
-    c0 = sense * float(offset)
-    status, messages = None, []
-    stats = {"fixed_columns": 0, "empty_columns": 0, "empty_rows": 0, "free_rows": 0}
+    return rl, ru, cl, cu, raw
 
-    # bounds that no finite value meets: a^T x <= -inf, a^T x >= +inf, x_j >= +inf, x_j <= -inf
-    # (lb = ub = +-inf too). Infeasible; the row is then dropped as a free row and the column
-    # fixed at 0, so that nothing below computes with the infinity.
+
+def _unmeetable_bounds(rl, ru, cl, cu, raw) -> list:
+    """The messages of bounds that no finite value meets (a^T x <= -inf, a^T x >= +inf,
+    x_j >= +inf, x_j <= -inf, lb = ub = +-inf too) and of crossed bounds: the problem is then
+    infeasible. Such a row is made free (dropped below) and such a column fixed at 0, in place,
+    so that nothing below computes with the infinity."""
+    messages = []
     for kind, lower, upper, raw_lo, raw_up in (("row", rl, ru, raw["rl"], raw["ru"]),
                                                ("column", cl, cu, raw["cl"], raw["cu"])):
         bad = np.flatnonzero((lower == np.inf) | (upper == -np.inf))
         if bad.size:
-            status = "infeasible"
             i = int(bad[0])
             side, value = ("lower", raw_lo[i]) if lower[i] == np.inf else ("upper", raw_up[i])
             what = "a^T x" if kind == "row" else f"x_{i}"
@@ -409,19 +435,22 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
                 lower[bad] = upper[bad] = 0.0
     bad = np.flatnonzero(cl > cu)
     if bad.size:
-        status = "infeasible"
         messages.append(f"column {bad[0]} has lower bound {cl[bad[0]]} > upper bound {cu[bad[0]]}")
     bad = np.flatnonzero(rl > ru)
     if bad.size:
-        status = "infeasible"
         messages.append(f"row {bad[0]} has lower bound {rl[bad[0]]} > upper bound {ru[bad[0]]}")
+    return messages
 
-    # --- presolve: fixed columns, empty columns
+
+def _fixed_and_empty_columns(A, cmin, rl, ru, cl, cu, stats) -> dict:
+    """Presolve: fixed columns and empty columns leave, at their value (an empty column at the
+    bound its cost prefers, any finite bound when the cost is 0), moved into the rows' bounds and
+    the objective constant ``c0``; an empty column whose cost prefers an infinite bound is noted
+    in ``stats["unbounded_column"]`` (solve decides it once the rest is solved)."""
     nnz_col = np.diff(A.indptr)
     is_fixed = cl == cu
     is_empty = ~is_fixed & (nnz_col == 0)
     fixed = np.where(is_fixed, cl, 0.0)
-    # an empty column sits at the bound its cost prefers (any finite bound when the cost is 0)
     prefer = np.where(cmin > 0, cl, np.where(cmin < 0, cu,
                       np.where(np.isfinite(cl), cl, np.where(np.isfinite(cu), cu, 0.0))))
     unbounded_cols = np.flatnonzero(is_empty & ~np.isfinite(prefer))
@@ -432,17 +461,20 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     stats["fixed_columns"] = int(is_fixed.sum())
     stats["empty_columns"] = int(is_empty.sum())
     removed = is_fixed | is_empty
+    c0 = 0.0
     if removed.any():
-        c0 += float(cmin[removed] @ fixed[removed])
+        c0 = float(cmin[removed] @ fixed[removed])
         act = A[:, np.flatnonzero(removed)] @ fixed[removed]
         rl = rl - act
         ru = ru - act
     kept = np.flatnonzero(~removed)
-    A = A[:, kept]
-    cmin = cmin[kept]
-    cl, cu = cl[kept], cu[kept]
+    return {"A": A[:, kept], "cmin": cmin[kept], "cl": cl[kept], "cu": cu[kept], "rl": rl, "ru": ru,
+            "c0": c0, "fixed": fixed, "kept": kept}
 
-    # --- presolve: free rows, empty rows
+
+def _free_and_empty_rows(A, m0, rl, ru, stats) -> dict:
+    """Presolve: free rows and empty rows leave; an empty row whose bounds exclude 0 makes the
+    problem infeasible (a message)."""
     nnz_row = np.bincount(A.indices, minlength=m0) if A.nnz else np.zeros(m0, dtype=np.int64)
     is_free = (rl == -np.inf) & (ru == np.inf)
     is_empty_row = ~is_free & (nnz_row == 0)
@@ -450,18 +482,21 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     stats["empty_rows"] = int(is_empty_row.sum())
     tol = 1e-9 * (1.0 + np.maximum(np.where(np.isfinite(rl), np.abs(rl), 0.0),
                                    np.where(np.isfinite(ru), np.abs(ru), 0.0)))
+    messages = []
     violated = np.flatnonzero(is_empty_row & ((rl > tol) | (ru < -tol)))
     if violated.size:
         i = violated[0]
-        status = "infeasible"
         messages.append(f"empty row {i} needs 0 in [{rl[i]:g}, {ru[i]:g}]")
     keep_row = ~(is_free | is_empty_row)
-    kept_rows = np.flatnonzero(keep_row)
-    A = A.tocsr()[keep_row].tocsc()
-    rl, ru = rl[keep_row], ru[keep_row]
-    m, nk = A.shape
+    return {"A": A.tocsr()[keep_row].tocsc(), "rl": rl[keep_row], "ru": ru[keep_row],
+            "kept_rows": np.flatnonzero(keep_row), "messages": messages}
 
-    # --- slacks: a^T x - v = 0, rl <= v <= ru for every inequality row
+
+def _standard_form(A, rl, ru, cl, cu, cmin, stats) -> dict:
+    """(4.1)-(4.3) from the presolved general form: a slack a^T x - v = 0, rl <= v <= ru for
+    every inequality row; then every variable non-negative: v = l + x' (shift), v = u - x'
+    (reflect), v = x+ - x- (free); a finite u on top of a finite l adds the row x' + w = u - l."""
+    m = A.shape[0]
     ineq = np.flatnonzero(rl != ru)
     b = np.where(rl == ru, rl, 0.0)
     b[~np.isfinite(b)] = 0.0                 # only for infeasible bound data
@@ -472,13 +507,11 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     cost = np.concatenate([cmin, np.zeros(ineq.size)])
     nv = G.shape[1]
 
-    # --- make every variable non-negative: v = l + x' (shift), v = u - x' (reflect),
-    #     v = x+ - x- (free); a finite u on top of a finite l adds the row x' + w = u - l
     kind = np.where(np.isfinite(lo), _SHIFT, np.where(np.isfinite(up), _REFLECT, _FREE))
     shift = np.where(kind == _SHIFT, lo, np.where(kind == _REFLECT, up, 0.0))
     sign = np.where(kind == _REFLECT, -1.0, 1.0)
     b = b - G @ shift
-    c0 += float(cost @ shift)
+    c0 = float(cost @ shift)
     width = np.where(kind == _FREE, 2, 1)
     pos = (np.cumsum(width) - width).astype(np.int64)
     free = np.flatnonzero(kind == _FREE)
@@ -500,21 +533,11 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
     B = sp.csc_matrix((np.ones(2 * nb), (np.concatenate([np.arange(nb)] * 2),
                                           np.concatenate([pos[bk], wcol[bk]]))),
                       shape=(nb, n_main + nb))
-    A_std = sp.vstack([sp.hstack([A_main, sp.csc_matrix((m, nb))]), B], format="csr")
-    b_std = np.concatenate([b, up[bk] - lo[bk]])
-    c_std = np.concatenate([std_cost, np.zeros(nb)])
     stats.update(slacks=int(ineq.size), upper_bound_rows=int(nb), free_splits=int(free.size))
-
-    general = {"A": A.tocsr(), "ineq": ineq, "kind": kind, "lo": lo, "up": up,
-               "pos": pos, "neg": neg, "wcol": wcol, "rows": kept_rows, "bound_cols": bk}
-    orig_kind = kind[:nk]
-    prob = Problem(A=A_std, b=b_std, c=c_std, c0=c0, name=name, original_size=(m0, n0),
-                   sense=int(sense), status=status, message="; ".join(messages), presolve=stats,
-                   warnings=list(warnings), integer_columns=tuple(integer_columns), _n_orig=n0,
-                   _fixed=fixed, _kept=kept,
-                   _shift=shift[:nk], _sign=sign[:nk], _pos=pos[:nk],
-                   _neg=np.where(orig_kind == _FREE, neg[:nk], -1), _general=general, source=source)
-    return prob
+    return {"A": sp.vstack([sp.hstack([A_main, sp.csc_matrix((m, nb))]), B], format="csr"),
+            "b": np.concatenate([b, up[bk] - lo[bk]]), "c": np.concatenate([std_cost, np.zeros(nb)]),
+            "c0": c0, "ineq": ineq, "kind": kind, "lo": lo, "up": up, "pos": pos, "neg": neg,
+            "wcol": wcol, "bound_cols": bk, "shift": shift, "sign": sign}
 
 
 # ---------------------------------------------------------------------- reading
