@@ -252,6 +252,34 @@ def main(argv=None) -> int:
     eps = args.eps
     if eps is None:
         eps = PAPER_TABLE3.get(problem.name.lower(), {}).get("eps", 1e-6)
+    _print_problem(problem, args, eps)
+    try:
+        extra = _method_options(args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        with _announced(status, args.backend):
+            # an option left out (None) is the preset's
+            res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps, preset=args.preset,
+                        refine=args.refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
+                        correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
+                        scale=True if args.scale else None, regularize=True if args.regularize else None,
+                        callback=None if args.quiet else _iteration_printer(status), time_limit=args.time_limit,
+                        **extra)
+    except ImportError as e:
+        print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
+        return 2
+    except (ValueError, MemoryError, ContextError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    _print_result(res, problem, args)
+    return 0 if res.status_code == 0 else 1
+
+
+def _print_problem(problem, args, eps) -> None:
+    """The problem's sizes (and what the reading presolve changed), integrality dropped, and the
+    method, back end, refinement, eps and preset of the run."""
     rows, cols = problem.original_size
     m, n = problem.standard_size
     changes = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in problem.presolve.items() if v)
@@ -268,6 +296,10 @@ def main(argv=None) -> int:
     print(f"method {args.method}, backend {args.backend}, "
           + (f"cholesky {args.cholesky or 'outer'}, " if args.method == "mehrotra" else "")
           + f"refine {refine}, eps {eps:g}, preset {args.preset}")
+
+
+def _iteration_printer(status):
+    """The callback that prints a line per iteration (the header before the first)."""
     header = [f"{'it':>3} {'primal res':>10} {'dual res':>10} {'gap':>10} {'mu':>10} "
               f"{'a_pri':>7} {'a_dual':>7} {'sigma':>9} {'time':>7}"]
 
@@ -282,64 +314,54 @@ def main(argv=None) -> int:
               f"{f(h['alpha_dual'], '7.4f'):>7} {f(h['sigma'], '9.2e'):>9} "
               f"{h['time']:>7.3f}", flush=True)
 
-    extra = {}
+    return show
+
+
+#: the flags of one method (or one back end) only: flag -> (the args attribute, solve's option)
+_MATRIX_FREE_FLAGS = {"--rank": ("rank", "rank"), "--rank-max": ("rank_max", "rank_max"),
+                      "--pcg-maxiter": ("pcg_maxiter", "pcg_maxiter"), "--sums": ("sums", "sums"),
+                      "--pcg-check": ("pcg_check", "pcg_check"), "--pcg-solution": ("pcg_solution", "solution"),
+                      "--stall-window": ("stall_window", "stall_window")}
+_MATRIX_FREE_GPU_FLAGS = ("--sums", "--pcg-check", "--pcg-solution")
+_MEHROTRA_GPU_FLAGS = {"--adat": "adat", "--substitution": "substitution", "--pivot": "pivot",
+                       "--reductions": "reductions", "--fuse": "fuse", "--factor-precision": "factor_precision"}
+
+
+def _method_options(args) -> dict:
+    """The options of the chosen method and back end that the flags set, for ``solve``; a
+    ValueError naming a flag given to a method or back end that does not take it."""
+    mehrotra_gpu = [flag for flag, key in _MEHROTRA_GPU_FLAGS.items() if getattr(args, key)]
+    flags = list(_MEHROTRA_GPU_FLAGS)
+    listed = ", ".join(flags[:-1]) + " and " + flags[-1]
     if args.method == "matrix-free":
         if args.backend == "numpy32":
-            print("error: the matrix-free method runs on --backend gpu or numpy64", file=sys.stderr)
-            return 2
-        extra = {k: v for k, v in (("rank", args.rank), ("rank_max", args.rank_max),
-                                   ("pcg_maxiter", args.pcg_maxiter), ("sums", args.sums),
-                                   ("pcg_check", args.pcg_check), ("solution", args.pcg_solution),
-                                   ("stall_window", args.stall_window))
-                 if v is not None}
-        for flag, key in (("--sums", "sums"), ("--pcg-check", "pcg_check"), ("--pcg-solution", "solution")):
-            if key in extra and args.backend != "gpu":
-                print(f"error: {flag} is an option of the gpu back end", file=sys.stderr)
-                return 2
-        if args.adat or args.substitution or args.pivot or args.reductions or args.fuse or args.factor_precision:
-            print("error: --adat, --substitution, --pivot, --reductions, --fuse and --factor-precision are options "
-                  "of --method mehrotra",
-                  file=sys.stderr)
-            return 2
+            raise ValueError("the matrix-free method runs on --backend gpu or numpy64")
+        extra = {option: getattr(args, attr) for attr, option in _MATRIX_FREE_FLAGS.values()
+                 if getattr(args, attr) is not None}
+        for flag in _MATRIX_FREE_GPU_FLAGS:
+            if _MATRIX_FREE_FLAGS[flag][1] in extra and args.backend != "gpu":
+                raise ValueError(f"{flag} is an option of the gpu back end")
+        if mehrotra_gpu:
+            raise ValueError(f"{listed} are options of --method mehrotra")
+        if args.regularize:
+            raise ValueError("--regularize is an option of --method mehrotra (the matrix-free method always "
+                             "regularises)")
     else:
-        if (args.adat or args.substitution or args.pivot or args.reductions or args.fuse
-                or args.factor_precision) and args.backend != "gpu":
-            print("error: --adat, --substitution, --pivot, --reductions, --fuse and --factor-precision are options "
-                  "of the gpu back end",
-                  file=sys.stderr)
-            return 2
-        extra = {k: v for k, v in (("adat", args.adat), ("substitution", args.substitution),
-                                   ("pivot", args.pivot), ("reductions", args.reductions),
-                                   ("fuse", args.fuse), ("factor_precision", args.factor_precision)) if v}
-        for flag, v in (("--rank", args.rank), ("--rank-max", args.rank_max),
-                        ("--pcg-maxiter", args.pcg_maxiter), ("--sums", args.sums),
-                        ("--pcg-check", args.pcg_check), ("--pcg-solution", args.pcg_solution),
-                        ("--stall-window", args.stall_window)):
-            if v is not None:
-                print(f"error: {flag} is an option of --method matrix-free", file=sys.stderr)
-                return 2
-    if args.method == "mehrotra" and not args.regularize and (args.reg_min or args.reg_max):
-        print("error: --reg-min and --reg-max need --regularize with --method mehrotra", file=sys.stderr)
-        return 2
-    if args.method == "matrix-free" and args.regularize:
-        print("error: --regularize is an option of --method mehrotra (the matrix-free method always "
-              "regularises)", file=sys.stderr)
-        return 2
+        if mehrotra_gpu and args.backend != "gpu":
+            raise ValueError(f"{listed} are options of the gpu back end")
+        extra = {key: getattr(args, key) for key in _MEHROTRA_GPU_FLAGS.values() if getattr(args, key)}
+        for flag, (attr, _) in _MATRIX_FREE_FLAGS.items():
+            if getattr(args, attr) is not None:
+                raise ValueError(f"{flag} is an option of --method matrix-free")
+        if not args.regularize and (args.reg_min or args.reg_max):
+            raise ValueError("--reg-min and --reg-max need --regularize with --method mehrotra")
     extra.update({k: v for k, v in (("reg_min", args.reg_min), ("reg_max", args.reg_max)) if v is not None})
-    try:
-        with _announced(status, args.backend):
-            # an option left out (None) is the preset's
-            res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps, preset=args.preset,
-                        refine=args.refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
-                        correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
-                        scale=True if args.scale else None, regularize=True if args.regularize else None,
-                        callback=None if args.quiet else show, time_limit=args.time_limit, **extra)
-    except ImportError as e:
-        print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
-        return 2
-    except (ValueError, MemoryError, ContextError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    return extra
+
+
+def _print_result(res, problem, args) -> None:
+    """Status, objective, options, presolve, PCG counts (matrix-free), iterations and time, and
+    Table 3's figures when the problem is one of its ten."""
     print(f"status: {res.status} ({res.message})")
     print(f"objective: {res.objective:.12g}")
     if res.options:
@@ -362,8 +384,6 @@ def main(argv=None) -> int:
     if ref:
         print(f"paper 000 Table 3: {ref['iterations']} GPU iterations, "
               f"{ref['matlab_iterations']} MATLAB iterations at eps {ref['eps']:g}")
-    return 0 if res.status_code == 0 else 1
-
 
 if __name__ == "__main__":
     sys.exit(main())
