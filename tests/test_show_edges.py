@@ -65,6 +65,14 @@ def test_screenshots_without_the_window_are_refused(tmp_path, monkeypatch, capsy
     assert not (tmp_path / "s").exists()
 
 
+def test_out_with_the_window_is_refused(tmp_path, monkeypatch, capsys):
+    """--out beside --window was ignored (the window writes no frames)."""
+    _no_work(monkeypatch)
+    err = _refused(["cholesky", "--n", "3", "--window", "--out", str(tmp_path / "f")], capsys)
+    assert "--out writes every pass's frame as files, --window shows them: give one of them" in err
+    assert not (tmp_path / "f").exists()
+
+
 @pytest.mark.parametrize("module, package", [("PIL", "Pillow"), ("matplotlib", "matplotlib")])
 @pytest.mark.parametrize("output", ["--out", "--html"])
 def test_missing_drawing_packages_are_named_before_the_trace(module, package, output, tmp_path, monkeypatch,

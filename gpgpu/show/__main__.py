@@ -75,7 +75,7 @@ def fragment_problem(frames, fragment) -> str | None:
             f"the shaded fragments in orange), with {_valid_range(frames)}")
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m gpgpu.show",
         description="Draw every pass of an algorithm: the target texture, the primitive with its "
@@ -109,11 +109,35 @@ def main(argv=None) -> int:
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal; "
                          "--no-progress: never)")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
     args = ap.parse_args(argv)
     if args.list:
         for name, (what, ref, _) in ALGORITHMS.items():
             print(f"{name:22s} {what} ({ref})")
         return 0
+    size, out = _checked(ap, args)
+    rec = run(args.algorithm, args.n, args.seed)
+    if args.fragment is not None:
+        problem = fragment_problem(rec.frames, args.fragment)
+        if problem:
+            ap.error(problem)
+    if args.window:
+        return _show_window(rec, args, size)
+    print(format_trace(rec), flush=True)          # known once recorded: before the drawing, which takes longer
+    if args.html is not None:
+        code = _write_page(rec, args, argv)
+        if code is not None or args.out is None:
+            return code or 0
+    return _write_frames(rec, args, out)
+
+
+def _checked(ap, args):
+    """The window size and the frames' folder, once every argument and output is checked (before
+    the work, not found unusable after it); ``ap.error`` on the first problem."""
     if args.algorithm is None:
         ap.error("name an algorithm (or --list); valid: " + ", ".join(ALGORITHMS))
     if args.algorithm not in ALGORITHMS:
@@ -134,6 +158,8 @@ def main(argv=None) -> int:
     if args.screenshots is not None and not args.window:
         ap.error("--screenshots saves the steps shown in the window: give --window with it (without a window, "
                  "--out DIR writes every pass's frame)")
+    if args.out is not None and args.window:
+        ap.error("--out writes every pass's frame as files, --window shows them: give one of them")
     if args.html is not None:
         problem = ("--html writes a page, --window opens a window: give one of them" if args.window
                    else output_file_problem(args.html, "--html"))
@@ -157,47 +183,52 @@ def main(argv=None) -> int:
             problem = output_folder_problem(out, "--out")
             if problem:
                 ap.error(problem)
-    rec = run(args.algorithm, args.n, args.seed)
-    if args.fragment is not None:
-        problem = fragment_problem(rec.frames, args.fragment)
-        if problem:
-            ap.error(problem)
+    return size, out
+
+
+def _show_window(rec, args, size) -> int:
+    """Step through the recorded passes in a GLFW window."""
+    from ..context import release_context
+    from .window import NoDisplayError, run_window
+
+    frames = rec.frames
+    print(format_trace(rec))
+    release_context()    # the window's context becomes current; nothing computes any more
+    try:
+        shown = run_window(frames, size, heading=f"{args.algorithm}, n = {args.n}",
+                           screenshots=args.screenshots, fragment=args.fragment)
+    except NoDisplayError as exc:       # the display went away, or no OpenGL 3.3 window on it
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:              # a screenshot could not be written (a full disk)
+        print("error: " + write_error("--screenshots", args.screenshots, exc, "the screenshots"),
+              file=sys.stderr)
+        return 2
+    print("shown: " + " ".join(f"{i + 1}@{'-' if fr is None else '%d,%d' % fr}" for i, fr in shown))
+    return 0
+
+
+def _write_page(rec, args, argv):
+    """The HTML page of every pass; 2 if it could not be written, else None."""
+    from .html import write_html
+
     what, ref, _ = ALGORITHMS[args.algorithm]
-    if args.window:
-        from ..context import release_context
-        from .window import NoDisplayError, run_window
+    try:
+        page = write_html(rec, args.html, args.fragment,
+                          heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
+                          title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
+                          command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
+                          progress=args.progress)
+    except OSError as exc:              # checked before the work, yet not written (a full disk)
+        print("error: " + write_error("--html", args.html, exc), file=sys.stderr)
+        return 2
+    print(f"{len(rec.frames)} passes in {page} ({page.stat().st_size // 1024} kB; open it in a browser)")
+    return None
 
-        frames = rec.frames
-        print(format_trace(rec))
-        release_context()    # the window's context becomes current; nothing computes any more
-        try:
-            shown = run_window(frames, size, heading=f"{args.algorithm}, n = {args.n}",
-                               screenshots=args.screenshots, fragment=args.fragment)
-        except NoDisplayError as exc:       # the display went away, or no OpenGL 3.3 window on it
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        except OSError as exc:              # a screenshot could not be written (a full disk)
-            print("error: " + write_error("--screenshots", args.screenshots, exc, "the screenshots"),
-                  file=sys.stderr)
-            return 2
-        print("shown: " + " ".join(f"{i + 1}@{'-' if fr is None else '%d,%d' % fr}" for i, fr in shown))
-        return 0
-    print(format_trace(rec), flush=True)          # known once recorded: before the drawing, which takes longer
-    if args.html is not None:
-        from .html import write_html
 
-        try:
-            page = write_html(rec, args.html, args.fragment,
-                              heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
-                              title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
-                              command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
-                              progress=args.progress)
-        except OSError as exc:              # checked before the work, yet not written (a full disk)
-            print("error: " + write_error("--html", args.html, exc), file=sys.stderr)
-            return 2
-        print(f"{len(rec.frames)} passes in {page} ({page.stat().st_size // 1024} kB; open it in a browser)")
-        if args.out is None:
-            return 0
+def _write_frames(rec, args, out) -> int:
+    """The PNG frames (and the GIF) of every pass into ``out``."""
+    what, ref, _ = ALGORITHMS[args.algorithm]
     try:
         paths = write_frames(rec, out, args.fragment, gif=not args.no_gif,
                              heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})", progress=args.progress)
