@@ -120,9 +120,11 @@ the reason: a LinearOperator A (the product runs as a fragment program over A's 
 preconditioner that is not diagonal (it is applied by one element-wise product pass).
 Beyond scipy's arguments, ``preset="robust" | "paper" | "fast"`` picks the sums, the read-back
 interval, the convergence test, the iteration and the storage of a scipy.sparse A together
-(``format``: ELLPACK, paper 002's, or for "fast" the packed format, beyond the papers;
-``iteration``: Shewchuk's listing, or for "fast" the single-reduction iteration; see ``cg``'s
-docstring; an option given overrides).
+(``format``: ELLPACK, paper 002's, also under "paper", or for "fast" the packed format, beyond
+the papers; ``iteration``: Shewchuk's listing, or for "fast" the single-reduction iteration; see
+``cg``'s docstring; an option given overrides). "paper" is 003's iteration, not its storage or
+the listing's residual recomputation: docs/guide/sparse.md has the table of what it sets and
+whose choice each value is.
 """
 from __future__ import annotations
 
@@ -207,12 +209,17 @@ REDUCTIONS = ("pyramid", "pingpong", "fan")
 ITERATIONS = ("standard", "single-reduction")
 
 #: What each ``preset`` of :func:`cg` sets (an option given explicitly overrides it):
-#: "paper" is paper 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
-#: the recurrence's ||r|| decides convergence (as 003 and scipy's cg; ``residual_norm`` still
-#: reports b - A x); "robust" (the default) verifies b - A x at the target and restarts from x
-#: when it misses; "fast" sums by fan passes (32 texels a fragment, beyond 003), draws the
-#: single-reduction iteration of Chronopoulos and Gear (beyond 003) and reads ||r|| back every
-#: FAST_CHECK_EVERY iterations, verified as "robust".
+#: "paper" is paper 003's iteration: pyramid sums, ||r|| read back every iteration, Shewchuk's
+#: listing, the recurrence's ||r|| decides convergence (as 003 and scipy's cg; ``residual_norm``
+#: still reports b - A x). Two things of 003 it does not do (docs/guide/sparse.md has the table):
+#: a scipy.sparse A goes to the GPU in ELLPACK (``PRESET_FORMATS``), not 003's sorted corrigan
+#: format (``format=`` does not take it: pass ``SparseStream.from_scipy(A, format="corrigan",
+#: sort=True)`` as A, as experiments/cg/convergence.py does), and the listing's r = b - A x every
+#: 50 iterations is off (``recompute_every=None``; pass ``recompute_every=50``: in float32 it
+#: diverges ill-conditioned solves, module notes). "robust" (the default) verifies b - A x at the
+#: target and restarts from x when it misses; "fast" sums by fan passes (32 texels a fragment,
+#: beyond 003), draws the single-reduction iteration of Chronopoulos and Gear (beyond 003) and
+#: reads ||r|| back every FAST_CHECK_EVERY iterations, verified as "robust".
 FAST_CHECK_EVERY = 16
 PRESETS = {
     "paper": {"reduction": "pyramid", "check_every": 1, "verify": False, "iteration": "standard"},
@@ -220,8 +227,10 @@ PRESETS = {
     "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True, "iteration": "single-reduction"},
 }
 #: The SparseStream format each preset puts a scipy.sparse A on the GPU in (``format=``
-#: overrides it): ELLPACK (paper 002's storage) for "paper" and "robust", packed (beyond the
-#: papers: two entries an RGBA texel, long rows in segments) for "fast".
+#: overrides it): ELLPACK (paper 002's storage, the project's choice for "paper": 003's sorted
+#: corrigan format permutes the system and compiles a program per row length, so it is a
+#: SparseStream the caller builds) for "paper" and "robust", packed (beyond the papers: two
+#: entries an RGBA texel, long rows in segments) for "fast".
 PRESET_FORMATS = {"paper": "ellpack", "robust": "ellpack", "fast": "packed"}
 #: the formats ``format=`` takes (a scipy.sparse A); the corrigan format of paper 003 sorts rows
 #: and columns (``sort=True``): build that SparseStream yourself and pass it
@@ -663,10 +672,12 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         A set of the options below (``PRESETS``; ``PRESET_FORMATS`` for ``format``); an option
         given explicitly overrides its preset's value. ``"robust"`` (default): 003's pyramid sums, ||r|| read back every
         iteration, b - A x verified at the target (CG restarts from x when it misses).
-        ``"paper"``: 003's algorithm as printed: pyramid sums, ||r|| read back every iteration,
-        and the recurrence's ||r|| decides convergence, as in 003 and scipy's cg (no
+        ``"paper"``: 003's iteration: pyramid sums, ||r|| read back every iteration, Shewchuk's
+        listing, and the recurrence's ||r|| decides convergence, as in 003 and scipy's cg (no
         verification, no restart: info 0 may come with a ``residual_norm`` above the target,
-        by float32's drift of the recurrence). ``"fast"`` (beyond 003): fan sums (32 texels a
+        by float32's drift of the recurrence). Not 003's: a scipy.sparse A in ELLPACK (pass a
+        corrigan SparseStream for 003's storage) and no recomputation of r every 50 iterations
+        (pass ``recompute_every=50``); docs/guide/sparse.md lists each option. ``"fast"`` (beyond 003): fan sums (32 texels a
         fragment: a dot product of 4096 entries in 3 passes instead of 14) and ||r|| read back
         every ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, the single-reduction
         iteration (``iteration``, module notes: 5 passes an iteration at n = 4096, Jacobi or

@@ -28,7 +28,7 @@ MEHROTRA_NUMPY = {
 #: robust and fast draw the same fast kernels on the GPU
 FAST_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan", "fuse": True}
 MEHROTRA_GPU = {
-    "paper": {"adat": "inner", "substitution": "outer", "pivot": "separate", "reductions": "pingpong",
+    "paper": {"adat": "inner", "substitution": "outer", "pivot": "separate", "update": "square", "reductions": "pingpong",
               "fuse": False, "factor_precision": "float32"},
     "robust": FAST_KERNELS,
     "fast": FAST_KERNELS,

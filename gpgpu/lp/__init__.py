@@ -32,7 +32,7 @@ from .linprog import linprog
 #: the interior point methods of ``solve``
 METHODS = ("mehrotra", "matrix-free")
 
-__all__ = ["solve", "METHODS", "PRESETS", "FAST_GPU_KERNELS", "preset_options", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
+__all__ = ["solve", "METHODS", "PRESETS", "FAST_GPU_KERNELS", "preset_options", "paper_eps", "DEFAULT_EPS", "gruca_like", "read_mps", "Problem", "standardize", "LPResult", "Backend",
            "get_backend", "BACKENDS", "STATUS", "STATUS_CODES", "MESSAGES", "REFINE_BELOW",
            "linprog"]
 
@@ -96,14 +96,20 @@ FAST_GPU_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepa
                     "fuse": True}
 
 PRESETS = {
-    # the algorithms as the papers print them: 000's Algorithm 3 on its standard form (a row of
-    # the normal matrix for each upper bound) with its single-pass A D^2 A^T, float32 factors and
-    # halving reductions (numpy: the paper's Cholesky loop on the dense A); 002's regularised PCG
-    # IPM with a fixed schedule, ELLPACK, pairwise sums and PCG's scalars read every iteration;
-    # no presolve, scaling or refinement
+    # the papers' algorithms where the project has them (docs/guide/lp.md and
+    # docs/guide/matrix-free.md have the table of each option: the paper's, or the project's and
+    # why): 000's Algorithm 3 on its standard form (a row of the normal matrix for each upper
+    # bound) with its single-pass A D^2 A^T, the outer Cholesky with the square update of Table 3,
+    # float32 factors and halving reductions (numpy: the Cholesky loop on the dense A), and with
+    # eps=None Table 3's eps for Table 3's problems (PAPER_EPS); 002's regularised PCG IPM
+    # without the adaptive rule, ELLPACK (the storage 002 describes; its Table 3 ran DHTELL2,
+    # which a fragment program cannot draw), pairwise sums and PCG's scalars read every
+    # iteration; no presolve, scaling or refinement. The starting point's floor, the stall
+    # stops, the guarded square root, ETA_MAX, and 002's rank, PCG target and reg_min, stay the
+    # project's
     "paper": {"any": {"refine": False, "presolve": False, "scale": False, "normalize": False, "bounds": "rows"},
               "mehrotra": {"correct_primal": False, "free_safeguard": False, "regularize": False},
-              "mehrotra/gpu": {"adat": "inner", "substitution": "outer", "pivot": "separate",
+              "mehrotra/gpu": {"adat": "inner", "substitution": "outer", "pivot": "separate", "update": "square",
                                "reductions": "pingpong", "fuse": False, "factor_precision": "float32"},
               "mehrotra/numpy": {"factorization": "loop", "adat": "dense"},
               "matrix-free": {"adaptive": False},
@@ -150,6 +156,9 @@ def preset_options(preset="robust", method="mehrotra", backend="gpu", **options)
         if ((options.get("cholesky") or "outer") != "outer" or (options.get("update") or "triangle") != "triangle") \
                 and out.get("pivot") == "onepass":
             del out["pivot"]                  # a variant of the outer form with the triangle update
+        if "update" in out and "update" not in options and (
+                (options.get("cholesky") or "outer") != "outer" or options.get("pivot") == "onepass"):
+            del out["update"]                 # paper's square update: the outer form's, not onepass's
     elif isinstance(backend, str) and backend in ("numpy32", "numpy64"):
         out.update(table.get(f"{method}/numpy", {}))
         if method == "mehrotra" and (options.get("cholesky") or "outer") != "outer" and "factorization" not in options:
@@ -163,7 +172,26 @@ PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regula
                "cholesky", "adaptive")
 
 
-def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", max_iter=100,
+#: ``solve``'s tolerance when ``eps`` is None (its default), except with ``preset="paper"``
+#: (see :func:`paper_eps`)
+DEFAULT_EPS = 1e-6
+
+
+def paper_eps(problem, preset="paper", method="mehrotra") -> float:
+    """The tolerance ``solve(problem, eps=None, preset=preset, method=method)`` runs with: with
+    ``preset="paper"`` and Mehrotra's method, Table 3 of paper 000's eps for a problem of that
+    table (by its name, as ``python -m gpgpu.lp`` picks it: 3e-5 .. 2e-3,
+    ``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``), else :data:`DEFAULT_EPS` (1e-6)."""
+    if preset == "paper" and method == "mehrotra":
+        from .netlib import PAPER_TABLE3
+
+        name = getattr(problem, "name", None)
+        if isinstance(name, str) and name.lower() in PAPER_TABLE3:
+            return float(PAPER_TABLE3[name.lower()]["eps"])
+    return DEFAULT_EPS
+
+
+def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", max_iter=100,
           callback=None, time_limit=None, **options) -> LPResult:
     """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
     with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
@@ -176,10 +204,13 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         of a shipped QAPLIB instance (``"nug12"``: its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`).
     backend : {"gpu", "numpy32", "numpy64"} or Backend
         The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
-    eps : float
-        Tolerance of (6.1)-(6.3), 0 < eps < 1. The default 1e-6 is tighter than float32
-        iterates reach dependably, so the robust preset refines on the GPU; the paper's own
-        runs used 3e-5 to 2e-3 without (Table 3, ``PAPER_TABLE3[name]["eps"]``).
+    eps : float or None
+        Tolerance of (6.1)-(6.3), 0 < eps < 1. None (the default) is 1e-6 (:data:`DEFAULT_EPS`),
+        except with ``preset="paper"`` and Mehrotra's method on a problem of Table 3 of paper 000
+        (by name: ``solve("afiro", preset="paper")``, or a Problem read from afiro.mps.gz), which
+        gets Table 3's own eps, 3e-5 to 2e-3, as the command line picks it
+        (:func:`paper_eps`, ``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``). 1e-6 is tighter than
+        float32 iterates reach dependably, so the robust preset refines on the GPU below 3e-5.
     method : {"mehrotra", "matrix-free"}
         "mehrotra" (default): paper 000's dense normal equations, formed (adat) and factored
         (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
@@ -190,11 +221,15 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         "robust" (default): the solver that solves the project's 42 NETLIB problems (and, with
         the matrix-free method, the QAP relaxations nug12-nug20 at 1e-6), on the fast kernels
         (:data:`FAST_GPU_KERNELS` on the GPU, LAPACK on the CPU) with the upper bounds in the
-        Newton system. "paper": the paper's algorithm as printed (its standard form with a row
-        for each upper bound; no presolve, scaling, refinement, correction, safeguard or
-        adaptive rule; the paper's kernels, storage, sums and read-backs; numpy: the paper's
-        Cholesky loop). "fast": robust with every speed option that changes the answer by
-        float32 rounding only.
+        Newton system. "paper": the papers' algorithms where the project has them (its standard
+        form with a row for each upper bound; no presolve, scaling, refinement, correction,
+        safeguard or adaptive rule; 000's kernels with Table 3's square update, sums and
+        read-backs, and Table 3's eps for its problems; numpy: the Cholesky loop; 002's
+        ELLPACK); what stays the project's (the starting point's floor, the stall stops, the
+        guarded square root, ETA_MAX; 002's rank, PCG target and regularisation floor, which
+        002 does not print) is listed option by option in docs/guide/lp.md and
+        docs/guide/matrix-free.md. "fast": robust with every speed option that changes the
+        answer by float32 rounding only.
     max_iter : int
         A positive integer.
     callback : callable, optional
@@ -280,13 +315,15 @@ def solve(problem, backend="gpu", eps=1e-6, method="mehrotra", preset="robust", 
         ``scale=True``. HiGHS's refusal of an LP for its presolve passes on HiGHS's reason (it
         refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
     """
-    _check_options(eps, max_iter)     # before an MPS file is read or a back end built
+    _check_options(DEFAULT_EPS if eps is None else eps, max_iter)   # before an MPS file is read
     deadline = _deadline(time_limit)
     if isinstance(problem, (str, Path)):
         problem = _read_named(problem)
     elif not isinstance(problem, Problem):
         raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
                         f"{type(problem).__name__}")
+    if eps is None:
+        eps = paper_eps(problem, preset, method)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function (it is called with each iteration's history entry, "
                         f"a dict) or None, got {callback!r} of type {type(callback).__name__}")

@@ -1,7 +1,10 @@
 """The matrix-free interior point method of paper 002 (Smith, Gondzio, Hall), section 2.1.
 
 A primal-dual interior point method for the standard form min c^T x, A x = b, x >= 0 that
-touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7] of 002):
+touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7] of 002).
+What is 002's and what is the project's, option by option for the "paper" preset:
+docs/guide/matrix-free.md; the measurements behind the defaults: docs/lp_defaults.md and
+docs/results/matrix-free.md.
 
 * **Regularisation** (002 (5)): proximal terms 1/2 (x - x0)^T R_p (x - x0) in the primal and
   1/2 (y - y0)^T R_d (y - y0) in the dual, with R_p = rho I, R_d = delta I and the reference
@@ -9,7 +12,8 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   choice of Friedlander and Orban and of Pougkakiotis and Gondzio's IP-PMM). The terms then
   vanish from the right-hand side and only change the matrix; the iteration converges to a
   solution of the LP itself. rho = delta = clip(mu_k, reg_min, reg_max): strong while the
-  iterate is far from the optimum, small near it.
+  iterate is far from the optimum, small near it (002 prints no bounds: reg_min 1e-12 with the
+  adaptive defaults, 1e-8 without, reg_max 1e-2 are the project's).
 * **Normal equations** (002 (6)): with Theta = X S^-1 and Theta~ = (Theta^-1 + R_p)^-1 the
   Newton system of the regularised pair,
 
@@ -24,105 +28,82 @@ touches A only through products A v and A^T w, as Gondzio's matrix-free IPM ([7]
   squared entries): G11 = L11 D_L L11^T (k x k),
   L21 = G21 L11^-T D_L^-1, D_S the diagonal of the Schur complement G22 - L21 D_L L21^T, and
   P = [L11 0; L21 I] diag(D_L, D_S) [L11 0; L21 I]^T. k is ``rank``: by default
-  min(m, 100) -- the k of the matrix-free literature (tens to hundreds of columns); for
-  m <= k the preconditioner is the complete factor and PCG converges in a step or two.
+  min(m, 100) (the project's choice, :data:`DEFAULT_RANK`: 002 prints no k); for m <= k the
+  preconditioner is the complete factor and PCG converges in a step or two.
 * **Outer iteration**: Mehrotra's predictor-corrector (as paper 000's solver, :mod:`.mehrotra`):
   an affine-scaling predictor, sigma = (mu_aff / mu)^3, then the combined direction with
   xi_mu = sigma mu e - X S e - dX_aff dS_aff e; two PCG solves per iteration with the same
   preconditioner; steps 0.995 of the way to the boundary.
 * **Growing rank** (``rank_max``, beyond 002): k doubles after an iteration whose PCG failed.
 * **The adaptive rule** (``adaptive``, beyond 002, on by default): 002 leaves R_p, R_d "chosen
-  dynamically"; rho = delta follow mu down, and G_R's condition grows as they fall. Once a PCG
-  solve stops at its iteration limit (nug12: from iteration 7, its residual then 1e-3 of the
-  right-hand side and the primal residual growing 1000-fold), the floor reg_min becomes the
+  dynamically"; rho = delta follow mu down, and G_R's condition grows as they fall. After an
+  iteration in which a PCG solve stopped at its iteration limit, the floor reg_min becomes the
   rho of the last iteration whose solves converged, so the condition stays where PCG met its
-  tolerance, and the default PCG limit doubles (up to 4 times) for the later solves. With the
-  proximal reference points at the current iterate the floor does not move the solution. A
-  floor raised ten-fold at every failure instead overshoots to reg_max on nug12 (PCG still
-  stops at its limit there), and then the proximal term rho dx holds the dual residual above
-  1e-6; a fixed floor of 1e-4 solves nug12 but holds bandm's dual residual at 3.9e-6
-  (docs/lp_defaults.md). Problems whose PCG always converges never meet the rule. Once an
-  iteration's solves converge again and a proximal term holds a residual back (the leak test
-  below), the raised floor comes down ten-fold (never below the floor given).
-* **The safeguards of the adaptive defaults** (``adaptive``, beyond 002; the NETLIB problems
-  whose every PCG solve converged and still ended in numerical trouble, docs/lp_defaults.md):
-  the floor reg_min is 1e-12 instead of 1e-8 (``adaptive=False`` keeps 1e-8), since
-  c^T x - b^T y = x^T s + x^T r_c - y^T r_b and with multipliers of 1e3-1e4 (finnis, forplan,
-  bnl1) residuals at eps leave the gap far above it, and the floor's leak delta dy held them
-  there; for the same reason, when the residual part of the gap exceeds half of
-  eps (1 + |c^T x|), the primal PCG target and the leak test aim at
-  eps (1 + |c^T x|) / ||y||_2 (and / ||x||_2) rather than eps (1 + ||b||) (:func:`_residual_floors`);
-  Gondzio's multiple centrality correctors while the step is below 0.9 and the iteration's
-  solves converged (:func:`_centrality_correctors`, at most 2, a PCG solve each; forplan's
-  steps fell to 0.01-0.1 without them); the Mehrotra solver's free-split safeguard
-  (:func:`_bound_free_splits`; pilot4's 88 splits); PCG's target 1e-6 of the right-hand side
-  instead of 1e-2 on a float64 back end (``PCG_REL``; below); and a restart: the first time the
-  stall test fires, the iteration goes on from its starting point with rho = delta at the floor
-  1e-12 and the ceiling reg_max 1e4 times lower (fffff800, whose steps stayed short under
-  rho = delta = 1e-3 .. 1e-5: under that early regularisation its iterates head for a wrong
-  face, 0.39 off HiGHS's objective, so that a restart from its best point near the central path
-  stays in the wrong region); after the restart the floor, where PCG stops at its limit, rises
-  at least ten-fold (:class:`_Floor`). The history entry of the restart has
-  ``restart_iteration`` (0, the starting point) and ``regularisation_ceiling`` and takes no
-  step.
+  tolerance, and the default PCG limit doubles (up to PCG_LIMIT_GROWTH times) for the later
+  solves. With the proximal reference points at the current iterate the floor does not move
+  the solution. Once an iteration's solves converge again and a proximal term holds a residual
+  back (the leak test below), the raised floor comes down FLOOR_RISE-fold (never below the floor
+  given). Problems whose PCG always converges never meet the rule.
+* **The safeguards of the adaptive defaults** (``adaptive``, beyond 002): the floor reg_min is
+  1e-12 instead of 1e-8 (``adaptive=False`` keeps 1e-8), since
+  c^T x - b^T y = x^T s + x^T r_c - y^T r_b and with large multipliers residuals at eps leave
+  the gap far above it, and the floor's leak delta dy would hold them there; for the same
+  reason, when the residual part of the gap exceeds half of eps (1 + |c^T x|), the primal PCG
+  target and the leak test aim at eps (1 + |c^T x|) / ||y||_2 (and / ||x||_2) rather than
+  eps (1 + ||b||) (:func:`_residual_floors`); Gondzio's multiple centrality correctors while
+  the step is below 0.9 and the iteration's solves converged (:func:`_centrality_correctors`,
+  at most CORRECTORS, a PCG solve each); the Mehrotra solver's free-split safeguard
+  (:func:`_bound_free_splits`); PCG's target 1e-6 of the right-hand side instead of 1e-2 on a
+  float64 back end (``PCG_REL``; below); and a restart: the first time the stall test fires,
+  the iteration goes on from its starting point with rho = delta at the floor 1e-12 and the
+  ceiling reg_max RESTART_REG_CUT times lower (a restart from the best point near the central
+  path would stay in the region the early regularisation led to); after the restart the floor,
+  where PCG stops at its limit, rises at least ten-fold (:class:`_Floor`). The history entry of
+  the restart has ``restart_iteration`` (0, the starting point) and ``regularisation_ceiling``
+  and takes no step.
 * **The primal finishing rule** (``adaptive``, beyond 002, with the default PCG limit): the PCG
   residual r of a solve stopped at its limit stays in the primal equation (below), so where PCG
   stops at its limit the primal residual cannot fall below what the limit leaves, while mu and
   the gap go on falling. In an iteration whose relative primal residual is above eps and the
-  largest of the three tests, the combined direction's PCG may run FINISH_LIMIT_GROWTH = 8 times
+  largest of the three tests, the combined direction's PCG may run FINISH_LIMIT_GROWTH times
   the current limit (the predictor's keeps it: it only sets sigma). A problem whose PCG meets its
-  tolerance within the limit is not affected: PCG stops at its tolerance. Measured on nug20
-  (numpy64, eps 1e-6, docs/lp_defaults.md): without the rule the primal residual stays at
-  1e-5 .. 3e-5 while mu falls to 1e-10 and the iteration stalls; with it the rule fires in
-  6 of 24 iterations, each long solve cuts the primal residual 1.5-2.5 times, and the run
-  ends optimal. Firing only once the gap and the dual residual are below eps came too late
-  there (mu was already 7e-11 and the steps 0.00). The history entry's ``pcg_limit`` is the
-  combined solve's limit.
+  tolerance within the limit is not affected: PCG stops at its tolerance. The history entry's
+  ``pcg_limit`` is the combined solve's limit.
 * **The residual-aware limit** (``adaptive``, beyond 002, with the default PCG limit, on a
   float32 PCG: the GPU): where the finishing rule does not fire, the combined direction's PCG
   may still run up to FINISH_LIMIT_GROWTH times the limit, stopping past the limit as soon as
-  its residual is at most PRIMAL_ENOUGH = 10 times the primal part of its target (that is,
+  its residual is at most PRIMAL_ENOUGH times the primal part of its target (that is,
   max(||r_b||, eps (1 + ||b||)): a step along it no longer raises the primal residual). With
   float64 refinement the float64 residual decides: a round that PCG ended there on its float32
   residual is followed by another while the float64 one is above it and still falls. A float32
-  PCG stopped at its limit leaves about 1e-3 of its right-hand side (the float32 floor of
-  G_R's products late in a QAP solve), far above a primal residual near eps: in the float32
-  emulation of nug20 such a solve threw the primal residual from 1.6e-7 to 2e-4 in one
-  iteration, and the iteration then stalled. A float64 PCG keeps the plain limit (numpy64's
-  record was measured so). The history's ``pcg_limit`` is then the limit and ``pcg_cap`` the
-  most the solve could run.
+  PCG stopped at its limit leaves about 1e-3 of its right-hand side late in a solve, far above a
+  primal residual near eps. A float64 PCG keeps the plain limit. The history's ``pcg_limit`` is
+  then the limit and ``pcg_cap`` the most the solve could run.
 * **float-float after the first limit** (``adaptive``, beyond 002, a back end with a wider
   format for PCG's solution vector: the GPU's ``solution=None``, the default): after the first
   iteration with a solve stopped at its limit, PCG's solution vector is float-float
   (:meth:`MatrixFreeBackend.widen_solution`; the history's ``pcg_solution``): where PCG stops at
   its limit its steps fall below half an ulp of a float32 x. Problems whose PCG always converges
-  never widen; agg3, which ends in numerical trouble with float-float from the start, keeps its
-  result on the H100. A checkpoint carries the widening.
+  never widen. A checkpoint carries the widening.
 * **Inexact directions**: dx and ds are computed from dy exactly as above, so the dual and
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
   ||r|| <= min(t ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
-  keeps falling; t = 1e-6 with ``adaptive`` on a float64 back end, else 1e-2. With t = 1e-2
-  the error of dy, weighted by Theta~ (which spans many orders) in dx = Theta~ (A^T dy - ...),
-  decided the step lengths, and last-bit differences of the BLAS grew into different
-  trajectories: fffff800 and forplan ended optimal or in numerical trouble by the OpenBLAS
-  kernels (docs/lp_defaults.md). A float32 PCG (the GPU) stops at 1e-5 of its residual, so
-  that t = 1e-6 there would cost every solve a float64 refinement round (measured: 1.3 times
-  the PCG iterations and up to twice the time, no problem gained); it keeps 1e-2, and its
-  trajectories depend on the renderer's rounding in any case. A solve whose PCG reaches its
-  iteration limit is kept (the direction is still
-  a descent direction for the residuals) but counted: in the history entry (``pcg_converged``,
-  and ``pcg_stop``: why each solve stopped -- "converged", "limit", "breakdown" (p^T G_R p not
-  positive), "stalled" or "rounds" (the float64 refinement rounds)), in
-  ``LPResult.pcg_unconverged`` and ``LPResult.pcg_stops`` (the count of each reason), and in the
-  message, reason by reason,
-  with the PCG iterations those solves ran; it is never a silent step.
+  keeps falling; t = 1e-6 (``PCG_REL``) with ``adaptive`` on a float64 back end, else 1e-2
+  (``PCG_REL_FIXED``; 002 prints no target, both are the project's). A float32 PCG (the GPU)
+  stops at 1e-5 of its residual (``pcg_floor``) and keeps 1e-2, so that its solves need no
+  float64 refinement round each. A solve whose PCG reaches its iteration limit is kept (the
+  direction is still a descent direction for the residuals) but counted: in the history entry
+  (``pcg_converged``, and ``pcg_stop``: why each solve stopped -- "converged", "limit",
+  "breakdown" (p^T G_R p not positive), "stalled" or "rounds" (the float64 refinement rounds)),
+  in ``LPResult.pcg_unconverged`` and ``LPResult.pcg_stops`` (the count of each reason), and in
+  the message, reason by reason, with the PCG iterations those solves ran; it is never a silent
+  step.
 
 Units: the iteration works on b / max(1, ||b||_inf) and c / max(1, ||c||_inf) (x, lambda, s
 scaled to match), so that its absolute constants (reg_min, reg_max, the starting point's shifts)
 mean the same at every scale of b and c; the tests, the history and the result are in the
-problem's own units. (Measured: adlittle with c x 1e10 ended 'infeasible' before, and 33 of the
-42 NETLIB problems are solved at 1e-8 on numpy64 instead of 31.)
+problem's own units.
 
 Precision: the outer iteration (x, y, s and the residuals b - A x, c - A^T y - s) is float64 on
 the CPU for every back end, as in 002, whose GPU computed the sparse products while the IPM ran
@@ -141,16 +122,14 @@ stay on the device (``dot_deferred``, ``ratio_axpy``, ``read``, the breakdown wa
 PCG reads every ``pcg_check`` iterations (GPU: 8; numpy64: 1, the textbook loop), and PCG's
 solution vector in a format of its own (``accumulator``, ``accumulate``: float-float on the
 GPU with ``solution="float-float"``, where a float32 x loses the steps below half its ulp).
-The back end
-times its parts (``timers``: FSAX, FSATY, P^-1, the preconditioner's construction) for 002's
-Table 2.
+The back end times its parts (``timers``: FSAX, FSATY, P^-1, the preconditioner's
+construction) for 002's Table 2.
 
 Resuming (beyond 002): ``start=`` a previous result goes on from the point where it stopped
 (``LPResult.last_point``, with its regularisation's state and k), so that a long solve can run
 in pieces; :func:`checkpoint` turns a result into arrays that ``numpy.savez`` keeps, and
 ``start=`` that dict (or the loaded file) resumes the same way in another process
-(``experiments.mfipm.chunks``: nug20 with the defaults ran so on an H100 over four 10-minute commands;
-docs/lp_defaults.md).
+(``experiments.mfipm.chunks``).
 """
 from __future__ import annotations
 

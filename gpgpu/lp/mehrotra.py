@@ -33,6 +33,13 @@ theta_p = (||c||_inf + ||r_c||_inf) / (b^T lambda), so every feasible x has
 problem both quotients stay of the order of the iterates' own norms, since b^T lambda ~ c^T x
 <= ||c||_inf ||x||_1). ``e^T x`` and ``||lambda||_inf`` are read back only once the cheap
 necessary conditions 1/theta > ray_ratio hold.
+
+Beyond paper 000 in every preset, "paper" included (docs/guide/lp.md lists them with the
+paper preset's options): the floor of the starting point's shifts (:func:`starting_point`),
+the stall stop and the ray tests (numerical trouble, infeasible, unbounded; 000 stops at
+(6.1)-(6.3) or the iteration limit), the guarded square root of the Cholesky (a pivot not above
+its tolerance replaced by a huge value, [Wri97] ch. 11) and the cap ETA_MAX of the step
+fractions. The measurements behind the defaults: docs/lp_defaults.md and docs/results/lp.md.
 """
 from __future__ import annotations
 
@@ -364,9 +371,9 @@ def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k,
     the smallest before them. With ``feasibility`` (the default of both methods) the larger of
     (6.1) and (6.2) must have stalled too: an iteration whose relative gap grows while the
     residuals still fall (the gap test means little before the iterate is nearly feasible) is
-    progress. Measured on the 42 NETLIB problems at eps = 1e-8 (numpy64): the Mehrotra solver
-    from 36 to 37 optimal (etamacro), the matrix-free method from 27 to 31 (forplan, grow15,
-    scrs8, standmps), no problem lost; False is the earlier test, kept for comparison."""
+    progress (the project's stop, beyond paper 000, whose runs stop at (6.1)-(6.3) or the
+    iteration limit; the NETLIB results with it: docs/results/lp.md). False is the earlier test
+    (the worst residual alone), kept for comparison."""
     if not finite:
         return 4
     if pres <= eps and dres <= eps and gap <= eps:            # (6.1)-(6.3)

@@ -1,0 +1,218 @@
+"""The "paper" presets do what their documentation says: each guide page's table of the paper
+preset (docs/guide/lp.md, docs/guide/matrix-free.md, docs/guide/sparse.md) lists every option
+the preset sets with the value it sets, and every constant it says stays the project's with its
+value in the code; each row says whose choice the value is. A preset or a constant changed
+without its table (or the other way round) fails here."""
+import importlib
+import inspect
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import gpgpu
+import gpgpu.lp as lp
+from gpgpu.lp import PRESETS, paper_eps, preset_options
+from gpgpu.lp.gpu_backend import GPUBackend
+from gpgpu.lp.netlib import PAPER_TABLE3
+
+# the modules (gpgpu.cg and gpgpu.lp.mehrotra are also the names of functions)
+cg_module = importlib.import_module("gpgpu.cg")
+mf = importlib.import_module("gpgpu.lp.matrix_free")
+mehrotra = importlib.import_module("gpgpu.lp.mehrotra")
+regularisation = importlib.import_module("gpgpu.lp.regularisation")
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "docs" / "guide"
+HEADING = "The paper preset, option by option"
+ROW = re.compile(r"^\| `([^`]+)`(?: `([^`]+)`)?((?: \|[^|`]*)?) \| `([^`]+)` \| (.+) \|$")
+
+
+def tables(page: str) -> list:
+    """The tables of the page's section HEADING: a list of tables, each a list of rows
+    (name, applies to or None, value, whose)."""
+    text = (GUIDE / page).read_text()
+    m = re.search(rf"^(#+) {re.escape(HEADING)}\n", text, re.M)
+    assert m, f"{page} has no section '{HEADING}'"
+    level = len(m.group(1))
+    rest = text[m.end():]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    body = rest[:end.start()] if end else rest
+    out, current = [], None
+    for line in body.splitlines():
+        if not line.startswith("|"):
+            current = None
+            continue
+        if current is None:
+            current = []
+            out.append(current)
+        row = ROW.match(line)
+        if row:
+            name = row.group(1) + (f" {row.group(2)}" if row.group(2) else "")
+            applies = row.group(3).strip(" |") or None
+            current.append((name, applies, row.group(4), row.group(5)))
+    return [t for t in out if t]
+
+
+def value(text: str):
+    """A table's value: a Python literal, or a constant expression such as 1.0 - 1e-6."""
+    return eval(text, {"__builtins__": {}})          # noqa: S307 -- the docs' own table
+
+
+def check_whose(rows):
+    for name, _, _, whose in rows:
+        assert whose.startswith(("paper", "the project's")), (name, whose)
+
+
+def options_of(rows, kind):
+    """{option: value} of the rows that apply to ``kind`` ("gpu" or "numpy") or to all."""
+    return {name: value(v) for name, applies, v, _ in rows if applies in ("all", kind)}
+
+
+def default(function, name):
+    return inspect.signature(function).parameters[name].default
+
+
+# --------------------------------------------------------------------------- Mehrotra's method
+
+def test_the_lp_guide_lists_every_option_of_the_paper_preset():
+    options, constants = tables("lp.md")
+    check_whose(options + constants)
+    for backend, kind in (("gpu", "gpu"), ("numpy32", "numpy"), ("numpy64", "numpy")):
+        documented = options_of(options, kind)
+        assert documented.pop("eps") is None is default(lp.solve, "eps")
+        assert preset_options("paper", "mehrotra", backend) == documented, backend
+    # every option the table names is one the preset sets (or eps)
+    listed = {(name, applies) for name, applies, _, _ in options}
+    for section, kind in (("any", "all"), ("mehrotra", "all"), ("mehrotra/gpu", "gpu"), ("mehrotra/numpy", "numpy")):
+        for name in PRESETS["paper"].get(section, {}):
+            assert (name, kind) in listed, (section, name)
+    assert len(listed) == len(options)
+
+
+def test_the_lp_guide_lists_what_stays_the_projects():
+    _, constants = tables("lp.md")
+    actual = {
+        "max_iter": default(lp.solve, "max_iter"),
+        "gpgpu.lp.mehrotra.ETA_MAX": mehrotra.ETA_MAX,
+        "gpgpu.lp.mehrotra.starting_point floor_rel": default(mehrotra.starting_point, "floor_rel"),
+        "gpgpu.lp.mehrotra.mehrotra stall_window": default(mehrotra.mehrotra, "stall_window"),
+        "pivot_tol": default(GPUBackend, "pivot_tol"),
+    }
+    assert {name: value(v) for name, _, v, _ in constants} == actual
+    assert all(whose.startswith("the project's") for *_, whose in constants)
+
+
+def test_the_paper_preset_draws_table_3s_square_update():
+    assert preset_options("paper", "mehrotra", "gpu")["update"] == "square"
+    # the square update is the outer form's with separate pivots: the preset leaves it out where
+    # the caller asks for another form or for the one-pass steps, and an update given is kept
+    assert "update" not in preset_options("paper", "mehrotra", "gpu", cholesky="inner")
+    assert "update" not in preset_options("paper", "mehrotra", "gpu", pivot="onepass")
+    assert preset_options("paper", "mehrotra", "gpu", update="triangle")["update"] == "triangle"
+    for preset in ("robust", "fast"):
+        assert "update" not in preset_options(preset, "mehrotra", "gpu")
+    for backend in ("numpy32", "numpy64"):
+        assert "update" not in preset_options("paper", "mehrotra", backend)
+
+
+def test_the_paper_preset_takes_table_3s_eps():
+    for name, row in PAPER_TABLE3.items():
+        assert paper_eps(SimpleNamespace(name=name.upper())) == row["eps"]
+        assert paper_eps(SimpleNamespace(name=name), "robust") == lp.DEFAULT_EPS == 1e-6
+        assert paper_eps(SimpleNamespace(name=name), "paper", "matrix-free") == 1e-6
+    assert paper_eps(SimpleNamespace(name="nug12")) == 1e-6
+    assert 3e-5 <= min(r["eps"] for r in PAPER_TABLE3.values()) <= max(r["eps"] for r in PAPER_TABLE3.values()) <= 2e-3
+
+
+def test_solve_with_the_paper_preset_runs_at_table_3s_eps():
+    pytest.importorskip("highspy")
+    from gpgpu.lp.netlib import netlib_path
+
+    try:
+        netlib_path("afiro")
+    except FileNotFoundError:
+        pytest.skip("afiro is not shipped")
+    r = lp.solve("afiro", backend="numpy32", preset="paper")
+    assert r.status == "optimal" and "eps = 4e-05" in r.message
+    r = lp.solve("afiro", backend="numpy64")                      # robust: 1e-6
+    assert r.status == "optimal" and "eps = 1e-06" in r.message
+    r = lp.solve("afiro", backend="numpy32", preset="paper", eps=1e-4)
+    assert "eps = 0.0001" in r.message
+    with pytest.raises(TypeError, match="eps must be a number"):
+        lp.solve("afiro", backend="numpy64", eps="1e-6")
+
+
+def test_the_square_update_gives_the_triangle_updates_factor(ctx):
+    pytest.importorskip("highspy")
+    from gpgpu.lp.netlib import netlib_path
+
+    try:
+        netlib_path("afiro")
+    except FileNotFoundError:
+        pytest.skip("afiro is not shipped")
+    square = lp.solve("afiro", backend="gpu", preset="paper")
+    triangle = lp.solve("afiro", backend="gpu", preset="paper", update="triangle")
+    assert square.status == triangle.status == "optimal" and square.options["update"] == "square"
+    assert square.iterations == triangle.iterations
+    np.testing.assert_array_equal(square.x_std, triangle.x_std)
+
+
+# --------------------------------------------------------------------------- the matrix-free method
+
+def test_the_matrix_free_guide_lists_every_option_of_the_paper_preset():
+    options, constants = tables("matrix-free.md")
+    check_whose(options + constants)
+    for backend, kind in (("gpu", "gpu"), ("numpy64", "numpy")):
+        assert preset_options("paper", "matrix-free", backend) == options_of(options, kind), backend
+    listed = {(name, applies) for name, applies, _, _ in options}
+    for section, kind in (("any", "all"), ("matrix-free", "all"), ("matrix-free/gpu", "gpu"),
+                          ("matrix-free/numpy", "numpy")):
+        for name in PRESETS["paper"].get(section, {}):
+            assert (name, kind) in listed, (section, name)
+    assert len(listed) == len(options)
+    # ELLPACK is documented as the project's choice (002's Table 3 ran DHTELL2), not as 002's
+    whose = {name: w for name, _, _, w in options}
+    assert whose["format"].startswith("the project's") and "DHTELL2" in whose["format"]
+
+
+def test_the_matrix_free_guide_lists_what_stays_the_projects():
+    _, constants = tables("matrix-free.md")
+    actual = {
+        "gpgpu.lp.matrix_free.DEFAULT_RANK": mf.DEFAULT_RANK,
+        "gpgpu.lp.regularisation.FIXED_REG_MIN": regularisation.FIXED_REG_MIN,
+        "gpgpu.lp.regularisation.REG_MAX": regularisation.REG_MAX,
+        "gpgpu.lp.matrix_free.PCG_REL_FIXED": mf.PCG_REL_FIXED,
+        "gpgpu.lp.matrix_free.STEP_TO_BOUNDARY": mf.STEP_TO_BOUNDARY,
+        "max_iter": default(lp.solve, "max_iter"),
+    }
+    documented = {name.split(" ")[0]: value(v) for name, _, v, _ in constants}
+    assert documented == actual
+    assert all(whose.startswith("the project's") for *_, whose in constants)
+
+
+# --------------------------------------------------------------------------- conjugate gradients
+
+def test_the_sparse_guide_lists_every_option_of_cgs_paper_preset():
+    (options,) = tables("sparse.md")
+    check_whose(options)
+    documented = {name: value(v) for name, _, v, _ in options}
+    actual = dict(cg_module.PRESETS["paper"], format=cg_module.PRESET_FORMATS["paper"],
+                  recompute_every=default(gpgpu.cg, "recompute_every"))
+    assert documented == actual
+    whose = {name: w for name, _, _, w in options}
+    # 003's sorted corrigan format and Shewchuk's recomputation every 50 are not the preset's
+    assert whose["format"].startswith("the project's") and "corrigan" in whose["format"]
+    assert whose["recompute_every"].startswith("the project's") and "50" in whose["recompute_every"]
+
+
+def test_no_module_docstring_of_the_lp_methods_carries_a_measurement_log():
+    """Module docstrings say what the code does and point to the docs for what was measured."""
+    for module in (mf, mehrotra):
+        doc = module.__doc__
+        assert "docs/" in doc, module.__name__
+        for log in ("Measured", "measured", "nug20 (", "fffff800", "agg3", "from 36 to 37"):
+            assert log not in doc, (module.__name__, log)
+    assert "from 36 to 37" not in inspect.getsource(mehrotra)
