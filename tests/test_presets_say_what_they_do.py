@@ -127,7 +127,7 @@ def test_the_paper_preset_takes_table_3s_eps():
     assert 3e-5 <= min(r["eps"] for r in PAPER_TABLE3.values()) <= max(r["eps"] for r in PAPER_TABLE3.values()) <= 2e-3
 
 
-def test_solve_with_the_paper_preset_runs_at_table_3s_eps():
+def _need_afiro():
     pytest.importorskip("highspy")
     from gpgpu.lp.netlib import netlib_path
 
@@ -135,6 +135,10 @@ def test_solve_with_the_paper_preset_runs_at_table_3s_eps():
         netlib_path("afiro")
     except FileNotFoundError:
         pytest.skip("afiro is not shipped")
+
+
+def test_solve_with_the_paper_preset_runs_at_table_3s_eps():
+    _need_afiro()
     r = lp.solve("afiro", backend="numpy32", preset="paper")
     assert r.status == "optimal" and "eps = 4e-05" in r.message
     r = lp.solve("afiro", backend="numpy64")                      # robust: 1e-6
@@ -146,18 +150,14 @@ def test_solve_with_the_paper_preset_runs_at_table_3s_eps():
 
 
 def test_the_square_update_gives_the_triangle_updates_factor(ctx):
-    pytest.importorskip("highspy")
-    from gpgpu.lp.netlib import netlib_path
-
-    try:
-        netlib_path("afiro")
-    except FileNotFoundError:
-        pytest.skip("afiro is not shipped")
+    _need_afiro()
     square = lp.solve("afiro", backend="gpu", preset="paper")
     triangle = lp.solve("afiro", backend="gpu", preset="paper", update="triangle")
     assert square.status == triangle.status == "optimal" and square.options["update"] == "square"
-    assert square.iterations == triangle.iterations
-    np.testing.assert_array_equal(square.x_std, triangle.x_std)
+    # the same factor up to float32 rounding (bit-identical on llvmpipe; a driver may contract
+    # the two programs' multiply-adds differently)
+    assert abs(square.iterations - triangle.iterations) <= 1
+    np.testing.assert_allclose(square.x_std, triangle.x_std, rtol=0, atol=1e-4 * np.abs(triangle.x_std).max())
 
 
 # --------------------------------------------------------------------------- the matrix-free method
