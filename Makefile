@@ -33,8 +33,10 @@ fig8: $(VENV)/.installed sysdeps
 figures: $(VENV)/.installed sysdeps
 	$(PY) -m experiments all
 
-# The docs' tables rendered again from their data (docs/figures), no experiment run.
+# The docs rendered again from their data (docs/figures), no experiment run: REPORT.md from the
+# claims files and verdicts.json, and every <!-- render: ... --> block of README.md and docs/.
 report: $(VENV)/.installed
+	$(PY) -m experiments report --out docs/figures --to docs/REPORT.md
 	$(PY) -m experiments.render
 
 # The documentation site (mkdocs.yml) into site/, strict: a broken link, a missing anchor or an

@@ -360,11 +360,28 @@ def sort_sizes(values) -> list:
     return sorted(values, key=str)
 
 
+def command_line(name: str) -> str:
+    """The command that runs now, as NAME.claims.json records it: ``python -m experiments.fig8 --sizes
+    64`` or ``python -m experiments all ...`` where a module of this package is the program, else
+    (called from Python, e.g. a test) the experiment's own module."""
+    import shlex
+
+    main = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    root = Path(__file__).resolve().parent
+    if main is not None and main.suffix == ".py" and root in main.parents:
+        parts = main.relative_to(root.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__main__" else parts)
+        return " ".join(["python -m", module, shlex.join(sys.argv[1:])]).strip()
+    module = name.replace("_", ".", 1) if name.startswith(("adat_", "lu_", "cg_", "mfipm_")) else name
+    return f"python -m experiments.{module}"
+
+
 def write_claims(o: Outcome) -> None:
     """NAME.claims.json beside the CSV: what REPORT.md is assembled from (``experiments report``)."""
     import json
 
-    data = {"name": o.name, "title": o.title, "renderer": o.renderer, "size_name": o.size_name,
+    data = {"name": o.name, "title": o.title, "renderer": o.renderer, "date": time.strftime("%Y-%m-%d"),
+            "command": command_line(o.name), "size_name": o.size_name,
             "sizes": sort_sizes({r[o.size_name] for r in o.rows if r.get(o.size_name) is not None}),
             "seconds": o.seconds, "notes": o.notes,
             "claims": [{"text": c.text, "paper": c.paper, "measured": c.measured, "how": c.how, "kind": c.kind}
