@@ -55,6 +55,7 @@ TOOLS = {
     "mfipm.emulate32": "beyond 002: the GPU's float32 PCG emulated in numpy, to study where it stalls",
     "mfipm.chunks": "beyond 002: a matrix-free solve in chunks of iterations, with a checkpoint after each",
     "netlib_all": "beyond the papers: both methods' defaults over the whole NETLIB LP collection, a CSV and its table",
+    "floors": "the package's import graph: its floors (docs/architecture.md), and any import circle",
     "render": "the docs' tables between <!-- render: ... --> markers, rendered again from their data (make report)",
 }
 

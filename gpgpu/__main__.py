@@ -10,12 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from .bench import default_fill_size, fill_limits, pass_overhead, plan_overhead
 from .cli import output_file_problem, positive_int, write_error
+from .context import ContextError, capabilities
 
 
 def info() -> int:
-    from .context import ContextError, capabilities
-
     try:
         caps = capabilities()
     except ContextError as exc:
@@ -53,9 +53,6 @@ def main(argv=None) -> int:
 
 def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = None) -> int:
     import json
-
-    from .bench import default_fill_size, fill_limits, pass_overhead, plan_overhead
-    from .context import ContextError, capabilities
 
     try:
         caps = capabilities()

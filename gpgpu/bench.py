@@ -19,7 +19,10 @@ import numpy as np
 from .context import get_context, is_software_renderer
 from .geometry import Rect, Texel
 from .kernel import Kernel
-from .stream import Stream
+from .stream import PingPong, Stream
+from .blas1 import KERNELS
+from .cholesky import cholesky_plan
+from .passes import CompiledPlan, SWAP
 
 __all__ = ["pass_overhead", "plan_overhead", "fill_rate", "fill_limits", "fill_limit", "default_fill_size"]
 
@@ -42,8 +45,6 @@ def default_fill_size() -> int:
 def pass_overhead(passes: int = 20000) -> dict:
     """Host microseconds per pass for one-texel copies: the same primitive each pass, a new
     primitive (vertex table) each pass as the algorithms build them, and host + GPU."""
-    from .blas1 import KERNELS
-
     ctx = get_context()
     copy = KERNELS["copy"]
     with Stream(16, 16) as src, Stream(16, 16) as dst:
@@ -76,9 +77,6 @@ def plan_overhead(m: int = 64, repeat: int = 20) -> dict:
     ``plan_python_us_per_pass``: the same runs with the draw calls left out (moderngl's
     ``VertexArray.render`` a no-op while they run; the bindings and uniform writes stay), the
     host's Python (and binding) cost alone: host minus it is the driver's draw call."""
-    from .cholesky import cholesky_plan
-    from .passes import SWAP, CompiledPlan
-    from .stream import PingPong
 
     ctx = get_context()
     plan = CompiledPlan(cholesky_plan(m))

@@ -10,6 +10,8 @@ from .blas1 import KERNELS as L1, whole
 from .geometry import Rect, Texel
 from .kernel import Kernel
 from .stream import Operands, PingPong, Stream, borrow, give_back
+from .dense_common import first_bad_pivot
+from .errors import SingularMatrixError
 
 __all__ = ["gemv", "trsv", "KERNELS"]
 
@@ -168,8 +170,6 @@ def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool 
             raise ValueError(f"trsv: T must be square, got shape {Ts.shape}")
         _vector(bs, n, "trsv b")
         if not unit_diagonal:  # a zero on the diagonal would divide by zero: a named error
-            from .dense_common import first_bad_pivot
-            from .errors import SingularMatrixError
 
             k = first_bad_pivot(Ts, n, "full", magnitude=True)
             if k is not None:

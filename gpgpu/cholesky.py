@@ -47,6 +47,9 @@ from .kernel import Kernel
 from .passes import SWAP, Draw, compiled, run
 from .reduce import reduce_region
 from .stream import PingPong, Stream, borrow, check_array, give_back
+from .blas1 import copy as copy_stream, KERNELS as BLAS1
+from .context import max_texture_size
+from .blas2 import FullLayout, gemv, KERNELS as L2, substitute
 
 __all__ = ["cholesky", "NotPositiveDefiniteError", "cholesky_plan", "KERNELS", "factor"]
 
@@ -377,8 +380,6 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
 
     key = ("cholesky", m, form, update, index, storage, pivot, None if u is None else tuple(sorted(u.items())))
     plan = compiled(key, build) if vertex_buffer else build()
-    from .blas1 import copy as copy_stream
-
     work = copy_stream(S, label="copy_input")  # "Copy A to S" (Algorithm 2 of 000)
     other = copy_stream(S, label="copy_input") if form == "inner" else Stream.like(S)
     pp = PingPong(work, other)
@@ -473,8 +474,6 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     arr, e = scaled_input(A, validate_spd_input(A), even=True)
     m = arr.shape[0]
     if storage == "packed":
-        from .context import max_texture_size
-
         h, w = pk.packed_shape(m)
         if h > max_texture_size():
             raise ValueError(f"cholesky: packed storage of m = {m} needs a texture {h} high, more than "
@@ -507,8 +506,6 @@ class PackedLayout:
 
     def column(self, k: int, i0: int, i1: int):
         """L(i, k), i in [i0, i1), i > k: a texel column, increasing (left part) or decreasing y."""
-        from .blas2 import KERNELS as L2
-
         m, off = self.m, self.off
         if k < self.w:  # (k, i + off)
             return [(i0, i1, lambda X, Y: (k + .5, X + off), L2["update"])]
@@ -518,8 +515,6 @@ class PackedLayout:
     def row(self, k: int, i0: int, i1: int):
         """L(k, i), i in [i0, i1), i < k: along texel row k + off in the left part (i < w), and
         along texel row m-1-k, right to left, in the rotated part (i >= w)."""
-        from .blas2 import KERNELS as L2
-
         m, off, w = self.m, self.off, self.w
         pieces = []
         if i0 < min(i1, w):
@@ -534,8 +529,6 @@ def solve_with_factor(L: Stream, b: Stream, m: int, storage: str = "full", out: 
     """x with L Lᵀ x = b on the GPU: forward substitution L y = b, then backward Lᵀ x = y,
     reading L only (full: the swizzle ``.yx`` gives its rows; packed: ``PackedLayout``).
     ``form``: the substitution's form (:func:`gpgpu.blas2.substitute`; "inner" full only)."""
-    from .blas2 import FullLayout, substitute
-
     layout = FullLayout(m) if storage == "full" else PackedLayout(m)
     y = substitute(L, b, forward=True, by_rows=False, unit_diagonal=False, layout=layout, form=form)
     x = substitute(L, y, forward=False, by_rows=True, unit_diagonal=False, layout=layout, out=out, form=form)
@@ -606,9 +599,6 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
 
     Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
     :func:`lower_inverse`)."""
-    from .blas1 import KERNELS as BLAS1
-    from .context import max_texture_size
-
     if 2 * m > max_texture_size():
         raise ValueError(f"factor_with_inverse keeps the factor and its inverse side by side in one {m} x {2 * m} "
                          f"texture, wider than GL_MAX_TEXTURE_SIZE = {max_texture_size()}; factor and invert "
@@ -658,8 +648,6 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
 
 def solve_with_inverse(X: Stream, b: Stream, out: Stream | None = None) -> Stream:
     """x with L Lᵀ x = b from X = L^-1 (:func:`lower_inverse`): y = X b, x = Xᵀ y, one pass each."""
-    from .blas2 import gemv
-
     y = gemv(X, b)
     x = gemv(X, y, transpose=True, out=out)
     y.release()

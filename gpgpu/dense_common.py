@@ -28,6 +28,7 @@ from .kernel import Kernel
 from .passes import Draw
 from .reduce import reduce_region
 from .stream import PingPong, Stream, borrow, check_array, give_back
+from .blas1 import scale
 
 __all__ = ["WPOS", "CHOLESKY_KERNELS", "LU_KERNELS", "LU_PIVOTING", "LU_PIVOTS", "LUFactor", "column_below_diagonal",
            "diagonal_pieces", "pivot_steps", "sqrt_inputs", "first_bad_pivot", "singular_threshold", "swap_lines",
@@ -311,8 +312,6 @@ def scaled_back(x, e, what: str) -> np.ndarray:
 def scaled_stream(x: Stream, e: int) -> Stream:
     """2^e x on the GPU (``blas1.scale`` passes of at most 2^100 each, so that no factor
     leaves float32's normal range); releases x unless e = 0."""
-    from .blas1 import scale
-
     while e:
         step = max(-100, min(100, e))
         x_old, x = x, scale(2.0 ** step, x)

@@ -32,6 +32,7 @@ from .kernel import Kernel
 from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
+from .context import get_context
 
 __all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
 
@@ -52,8 +53,6 @@ KERNELS = {
 def available() -> bool:
     """Whether this context can compile the float-float kernels (``precise`` needs
     GL_ARB_gpu_shader5, part of OpenGL 4.0; Mesa's llvmpipe and NVIDIA's drivers have it)."""
-    from .context import get_context
-
     return _EXT[0] in get_context().extensions
 
 

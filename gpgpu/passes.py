@@ -33,8 +33,9 @@ from functools import partial
 from typing import NamedTuple
 
 from . import counters
-from .kernel import Kernel
+from .kernel import _state, Kernel
 from .stream import PingPong, Stream
+from .context import park
 
 __all__ = ["Draw", "SWAP", "run", "CompiledPlan", "compiled", "PLAN_CACHE", "recording", "RecordedPlan",
            "NotReplayable", "Targets"]
@@ -66,8 +67,6 @@ class CompiledPlan:
         self._roles = None
 
     def _upload(self):
-        from .kernel import _state
-
         st = _state()
         data, firsts, first = [], [], 0
         for item in self.plan:
@@ -129,8 +128,6 @@ class CompiledPlan:
         self._ops, self._roles, self._parity = ops, roles, parity
 
     def run(self, pp: PingPong, others: dict | None = None) -> None:
-        from . import counters
-
         if self.buffer is None:
             self._upload()
         others = others or {}
@@ -143,8 +140,6 @@ class CompiledPlan:
         """``run`` without counters: the passes of :meth:`_compile_ops`, each binding only the
         framebuffer, textures, sampler units and uniform values that differ from the previous
         pass's (nothing else binds between the passes of this loop)."""
-        from . import counters
-        from .kernel import _state
 
         tally = counters.current_tally()
         t0 = counters.clock() if tally is not None else 0.0
@@ -200,8 +195,6 @@ class CompiledPlan:
     def _run_pass_by_pass(self, pp: PingPong, others: dict, counted: bool) -> None:
         """Each pass bound and drawn in turn; with ``counted``, through ``draw_range`` so that
         the counters (and the recorder) measure each pass."""
-        from . import counters
-        from .kernel import _state
 
         vaos = self._vaos
         st = _state()
@@ -239,8 +232,6 @@ class CompiledPlan:
 def compiled(key, build) -> CompiledPlan:
     """The compiled plan of ``key`` in this thread's context, built by ``build()`` (a plan) on
     the first call; the least recently used beyond ``PLAN_CACHE`` are released."""
-    from .kernel import _state
-
     plans = _state().plans
     c = plans.pop(key, None)
     if c is None:
@@ -297,8 +288,6 @@ class Targets(Stream):
         self._fbo = first.ctx.framebuffer(color_attachments=[s.texture for s in streams])
 
     def release(self) -> None:
-        from .context import park
-
         fbo, self._fbo, self.texture = self._fbo, None, None
         if fbo is not None:
             park(self.ctx)          # never leave a deleted framebuffer bound (moderngl rebinds it)
@@ -318,8 +307,6 @@ def recording():
     """``with recording() as passes:`` every pass drawn inside (by ``Kernel.draw`` or
     ``draw_generated``, in this thread's context) is drawn as usual and noted in ``passes``,
     for :class:`RecordedPlan`."""
-    from .kernel import _state
-
     st = _state()
     if st.recording is not None:
         raise RuntimeError("passes.recording() is already active in this context")
@@ -358,8 +345,6 @@ class RecordedPlan:
     """
 
     def __init__(self, noted, keep=(), dynamic=()):
-        from .kernel import _state
-
         if any(n is None for n in noted):
             raise NotReplayable("a copy-to-texture pass cannot be drawn from a recorded plan")
         if any(n[6] for n in noted):
@@ -429,8 +414,6 @@ class RecordedPlan:
     def run(self, values: dict | None = None) -> None:
         """Draw the passes; ``values`` maps (kernel, uniform name) pairs given as ``dynamic`` to
         this run's values."""
-        from . import counters
-
         if values:
             for key, value in values.items():
                 for w in self._dynamic.get(key, ()):

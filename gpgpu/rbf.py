@@ -63,6 +63,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from .cg import cg, CGResult
+from .sparse import SparseStream
 
 __all__ = ["wendland", "blob_2d", "torus_3d", "rbf_system", "evaluation_matrix", "fit", "evaluate",
            "support_band", "BAND_REACH"]
@@ -232,8 +234,6 @@ def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, to
     ``TypeError`` naming ``tol``)."""
     import scipy.sparse as sp
 
-    from .cg import CGResult, cg
-    from .sparse import SparseStream
 
     if "rtol" in cg_options:          # fit's tol is cg's rtol (otherwise a TypeError from the call to cg)
         raise TypeError("fit: pass the tolerance as tol= (fit gives it to each cg solve as rtol), not rtol=")
@@ -271,8 +271,6 @@ def evaluate(grid, centres, lam, support: float, format: str = "ellpack", outsid
     centre get ``outside`` (NaN by default): no basis function reaches them, and s there (0,
     or c) says nothing of the surface. For a picture of the zero set, mask more: see
     :func:`support_band`."""
-    from .sparse import SparseStream
-
     E = evaluation_matrix(grid, centres, support)
     lam = np.asarray(lam, dtype=np.float64)
     N = E.shape[1]

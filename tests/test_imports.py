@@ -1,7 +1,6 @@
 """The dense modules import in one direction (dense_common <- blas2 <- blocked <- cholesky, lu):
 no import cycle among them, counting imports inside functions too, and each imports on its own
 in any order."""
-import ast
 import itertools
 import json
 import subprocess
@@ -9,70 +8,20 @@ import sys
 from pathlib import Path
 
 import gpgpu
+from experiments import floors
 
 PACKAGE = Path(gpgpu.__file__).resolve().parent
 DENSE = ("gpgpu.blocked", "gpgpu.cholesky", "gpgpu.lu", "gpgpu.blas2", "gpgpu.dense_common")
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def import_graph() -> dict:
     """gpgpu.X -> the gpgpu modules it imports anywhere in its text (module level or inside a
-    function), the package itself left out (every submodule's import runs it first)."""
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph = {}
-    for name, path in modules.items():
-        is_package = path.name == "__init__.py"
-        here = name.split(".") if is_package else name.split(".")[:-1]
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            targets = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = here[:len(here) - node.level + 1] if node.level else []
-                stem = ".".join(base + ([node.module] if node.module else []))
-                # "from . import packed" imports the module gpgpu.packed; "from .lu import lu" gpgpu.lu
-                targets = [stem] + [f"{stem}.{a.name}" for a in node.names]
-            for t in targets:
-                if t in modules and t != "gpgpu":
-                    found.add(t)
-        graph[name] = found - {name}
-    return graph
+    function): experiments.floors' graph."""
+    return floors.import_graph()
 
 
 def cycles(graph: dict) -> list:
-    """The strongly connected components of more than one module (Tarjan)."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
+    return floors.circles({v: set(graph.get(v, ())) for v in set(graph) | {w for d in graph.values() for w in d}})
 
 
 def test_no_import_cycle_through_the_dense_modules():

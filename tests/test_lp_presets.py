@@ -4,7 +4,7 @@ an option given to solve overrides its preset."""
 import numpy as np
 import pytest
 
-import gpgpu.lp as lp
+import gpgpu.lp.api as lp
 from gpgpu.lp import preset_options, solve
 from gpgpu.lp.netlib import PAPER_TABLE3, PROBLEMS
 

@@ -184,7 +184,7 @@ def test_cli_presolve(capsys):
 # --------------------------------------------------------------------------- the defaults
 def _spy(monkeypatch):
     """The options each solve hands the Mehrotra iteration and whether it presolved."""
-    import gpgpu.lp as lp_module
+    import gpgpu.lp.api as lp_module
     import gpgpu.lp.presolve as presolve_module
 
     seen = []
@@ -232,7 +232,7 @@ def test_without_highspy_the_default_skips_only_the_presolve(monkeypatch):
     """The presolve needs highspy (the optional "lp" extra): without it the default eps = 1e-6
     solves without the presolve, with the correction and the safeguard, instead of failing on
     the import."""
-    import gpgpu.lp as lp_module
+    import gpgpu.lp.api as lp_module
 
     monkeypatch.setattr(lp_module, "_has_highspy", lambda: False)
     seen = _spy(monkeypatch)

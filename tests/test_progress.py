@@ -142,8 +142,7 @@ def test_lp_command_says_what_it_does_before_its_first_row():
 def test_lp_command_puts_the_library_back_as_it_was(capsys):
     """The status lines watch solve() by wrapping the functions it calls for each step; after
     the command (an error included) they are the library's own again."""
-    import gpgpu.lp as lp
-    from gpgpu.lp import matrix_free, presolve
+    from gpgpu.lp import api as lp, matrix_free, presolve
     from gpgpu.lp.__main__ import main
 
     _afiro()

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..cli import positive_float, positive_int, tolerance
 from ..context import ContextError
-from . import BACKENDS, METHODS, PRESETS, REFINE_BELOW, preset_options, read_mps, solve
+from . import BACKENDS, METHODS, PRESETS, REFINE_BELOW, api, matrix_free, preset_options, presolve, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
 
 
@@ -84,11 +84,8 @@ def _announced(status: _Status, backend: str):
     """While ``solve`` runs: a status line as it presolves and as it builds its back end.
     ``solve`` has no hook for these steps, so the functions it calls for them are wrapped
     here, and put back afterwards."""
-    from .. import lp
-    from . import matrix_free, presolve
-
-    real = (lp.get_backend, matrix_free.get_matrix_free_backend, presolve.presolve_and_solve,
-            lp._check_backend_options)
+    real = (api.get_backend, matrix_free.get_matrix_free_backend, presolve.presolve_and_solve,
+            api._check_backend_options)
     what = f"building the {backend} back end" + (" (OpenGL context, uploads)" if backend == "gpu" else "")
     probing = []
 
@@ -129,8 +126,8 @@ def _announced(status: _Status, backend: str):
         finally:
             status.end()
 
-    names = (lp, "get_backend"), (matrix_free, "get_matrix_free_backend"), (presolve, "presolve_and_solve"), \
-        (lp, "_check_backend_options")
+    names = (api, "get_backend"), (matrix_free, "get_matrix_free_backend"), (presolve, "presolve_and_solve"), \
+        (api, "_check_backend_options")
     for (module, name), wrapper in zip(names, (get_backend, get_matrix_free_backend, presolve_and_solve,
                                               check_backend_options)):
         setattr(module, name, wrapper)

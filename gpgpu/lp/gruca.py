@@ -50,6 +50,7 @@ import math
 import numbers
 
 import numpy as np
+from .mps import Problem
 
 __all__ = ["gruca_like", "gruca_sizes", "GRUCA_TABLE1"]
 
@@ -80,8 +81,6 @@ def gruca_like(N: int, seed: int = 0, per_row: int | None = None, slack: bool = 
     feasible set is a polytope of dimension N + 1 (module notes); False (default): the square
     equality LP whose only feasible point is x0."""
     import scipy.sparse as sp
-
-    from .mps import Problem
 
     if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 4:
         raise ValueError(f"gruca_like: N must be an integer >= 4, got {N!r}")

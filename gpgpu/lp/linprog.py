@@ -13,48 +13,18 @@ import inspect
 
 import numpy as np
 
+from .api import METHOD_OPTIONS, METHODS, SCIPY_NAMES, solve
+from .backends import backend_class
+from .mps import Problem
+
 __all__ = ["linprog", "LINPROG_OPTIONS", "LINPROG_EPS"]
 
 #: solve's own keyword options (``options`` takes these and the method's and back end's)
 LINPROG_OPTIONS = ("backend", "cholesky", "eps", "refine", "max_iter", "callback", "presolve",
                    "correct_primal", "free_safeguard", "scale", "normalize", "regularize", "time_limit")
-#: the algorithm options of each method (``solve`` takes them out before the back end)
-_METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
-                   "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",
-                                   "reg_max", "bounds")}
 #: linprog's tolerance of (6.1)-(6.3) (solve's is 1e-6): answers to about 1e-8 relative, which is
 #: what scipy's own linprog tests ask of a solver (tests/test_scipy_linprog.py)
 LINPROG_EPS = 1e-9
-#: scipy's names of options this solver has under another name
-_SCIPY_NAMES = {"maxiter": "max_iter", "tol": "eps", "primal_feasibility_tolerance": "eps",
-                "dual_feasibility_tolerance": "eps", "ipm_optimality_tolerance": "eps", "autoscale": "scale"}
-
-
-def _backend_class(method: str, backend):
-    """The class whose keyword arguments are the back-end options, or None (an instance)."""
-    if not isinstance(backend, str):
-        return None
-    if method == "matrix-free":
-        if backend == "numpy64":
-            from .matrix_free_numpy import NumpyMatrixFree
-
-            return NumpyMatrixFree
-        if backend == "gpu":
-            from .matrix_free_gpu import GPUMatrixFree
-
-            return GPUMatrixFree
-        return None
-    if backend in ("numpy32", "numpy64"):
-        from .numpy_backend import NumpyBackend
-
-        return NumpyBackend
-    if backend == "gpu":
-        from .gpu_backend import GPUBackend
-
-        return GPUBackend
-    return None                      # an unknown name: solve names it
-
-
 def _check_options(options, method: str) -> dict:
     """``options`` as solve's keyword arguments; an unknown key is a ValueError naming the keys
     that this method and back end take."""
@@ -69,15 +39,15 @@ def _check_options(options, method: str) -> dict:
     if "method" in options:
         raise ValueError("linprog: give the method as linprog's method= argument, not in options")
     backend = options.get("backend", "gpu")
-    known = set(LINPROG_OPTIONS) | set(_METHOD_OPTIONS[method])
-    cls = _backend_class(method, backend)
+    known = set(LINPROG_OPTIONS) | set(METHOD_OPTIONS[method])
+    cls = backend_class(method, backend)
     if cls is not None:
         params = inspect.signature(cls.__init__).parameters
         known |= {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
                   and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
     unknown = sorted(set(options) - known)
     if unknown:
-        hints = [f"{k!r} is {_SCIPY_NAMES[k]!r} here" for k in unknown if k in _SCIPY_NAMES]
+        hints = [f"{k!r} is {SCIPY_NAMES[k]!r} here" for k in unknown if k in SCIPY_NAMES]
         where = f"method={method!r} with backend={backend!r}" if isinstance(backend, str) else f"method={method!r}"
         raise ValueError(f"linprog: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
                          + (f" ({'; '.join(hints)})" if hints else "")
@@ -203,7 +173,6 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
     """
     from scipy.optimize import OptimizeResult
 
-    from . import METHODS, Problem, solve
 
     if method not in METHODS:
         raise ValueError(f"linprog: unknown method {method!r}; gpgpu's are {', '.join(map(repr, METHODS))} "

@@ -133,22 +133,21 @@ in pieces; :func:`checkpoint` turns a result into arrays that ``numpy.savez`` ke
 """
 from __future__ import annotations
 
-import abc
 import math
 import time
 from collections.abc import Mapping
-from contextlib import contextmanager
 
 import numpy as np
 
 from .mehrotra import (FREE_SPLIT_BOUND, LPResult, _diverged, _limit_status, _near_central_path,
                        _result_message, _split_partners, _stop_code)
+from .backends import get_matrix_free_backend
+from .matrix_free_backend import MF_BACKENDS, MatrixFreeBackend
 from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
            "DEFAULT_RANK"]
 
-MF_BACKENDS = ("gpu", "numpy64")
 #: why a normal-equation solve stopped before its tolerance (``history['pcg_stop']``, the message)
 STOP_REASONS = {
     "limit": "stopped at the PCG iteration limit ({maxiter})",
@@ -182,134 +181,6 @@ PRIMAL_ENOUGH = 10.0
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
 #: (the GPU; module notes, docs/lp_defaults.md)
 PCG_REL, PCG_REL_FIXED = 1e-6, 1e-2
-
-
-class MatrixFreeBackend(abc.ABC):
-    """The operations the matrix-free method asks of a back end (module notes).
-
-    Vectors (handles) have length m, the rows of A: the space of the normal equations.
-    ``readbacks`` counts numbers brought back to the CPU; ``timers`` accumulates seconds per
-    part ("fsax", "fsaty", "precondition", "build"), ``counts`` the calls.
-    """
-
-    name = "abstract"
-    #: smallest relative PCG residual this back end's precision reaches dependably
-    pcg_floor = 1e-14
-
-    def __init__(self, problem, profile: bool = False):
-        self.problem = problem
-        self.m, self.n = problem.A.shape
-        self.readbacks = 0
-        if not isinstance(profile, (bool, np.bool_)):
-            raise TypeError(f"profile must be True or False, got {profile!r}")
-        self.profile = bool(profile)
-        self.timers = {"fsax": 0.0, "fsaty": 0.0, "precondition": 0.0, "build": 0.0}
-        self.counts = {"fsax": 0, "fsaty": 0, "precondition": 0, "build": 0}
-
-    def sync(self) -> None:
-        """Wait for queued work (the GPU's), so that a timer stops when its work is done."""
-
-    @contextmanager
-    def timed(self, part: str):
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            if self.profile:
-                self.sync()
-            self.timers[part] += time.perf_counter() - t0
-            self.counts[part] += 1
-
-    def release(self) -> None:
-        """Free the back end's storage (GPU textures)."""
-
-    @abc.abstractmethod
-    def vector(self, arr):
-        """Upload a float64 array of length m."""
-
-    @abc.abstractmethod
-    def to_numpy(self, v) -> np.ndarray:
-        """Download as float64 (one read-back)."""
-
-    def free(self, v) -> None:
-        """Release a vector."""
-
-    @abc.abstractmethod
-    def dot(self, x, y) -> float:
-        """x^T y (one read-back)."""
-
-    @abc.abstractmethod
-    def axpy(self, a: float, x, y):
-        """a x + y, a new vector."""
-
-    # scalars that may stay where the vectors are (beyond 002, GPU back end): PCG asks for its
-    # inner products as handles, uses them in ratio_axpy, and reads them only every
-    # ``pcg_check`` iterations. The defaults are eager: a handle is the float itself.
-    #: PCG reads its residual norm (and checks for breakdown) every this many iterations
-    pcg_check = 1
-
-    def dot_deferred(self, x, y):
-        """x^T y as a handle for :meth:`ratio_axpy` and :meth:`read` (default: the float)."""
-        return self.dot(x, y)
-
-    def ratio_axpy(self, num, den, sign: float, x, y):
-        """y + sign (num / den) x with num, den handles of :meth:`dot_deferred`, a new vector."""
-        return self.axpy(sign * num / den, x, y)
-
-    def read(self, handle) -> float:
-        """The value of a handle (a read-back where it lives on the device)."""
-        return float(handle)
-
-    def free_scalar(self, handle) -> None:
-        """Release a handle."""
-
-    # PCG's solution vector, which sums the steps alpha p: in float32 a step below half an ulp of x
-    # is lost, and late in a degenerate LP's solve that stalls PCG (module notes). A back end
-    # may keep it in a wider format than its other vectors; the defaults keep it as they are.
-    def accumulator(self):
-        """A zero solution vector for :meth:`accumulate` (freed by :meth:`free`, read by
-        :meth:`to_numpy`)."""
-        return self.vector(np.zeros(self.m))
-
-    def accumulate(self, num, den, p, x):
-        """x + (num / den) p, a new solution vector (num, den handles of :meth:`dot_deferred`)."""
-        return self.ratio_axpy(num, den, 1.0, p, x)
-
-    def widen_solution(self) -> bool:
-        """Keep PCG's solution vector in the wider format from the next solve on, where the back
-        end has one and its format was left to it (the adaptive rule calls this after the first
-        solve that stopped at its limit; module notes); whether it changed. Default: no wider
-        format."""
-        return False
-
-    def watch_start(self):
-        """A breakdown watch for PCG between its reads (default: on the host): the first
-        iteration whose p^T q was not positive, or -1."""
-        return -1.0
-
-    def watch_step(self, watch, pq, iteration: int):
-        """The watch after an iteration with p^T q = ``pq`` (a handle)."""
-        if watch >= 0:
-            return watch
-        v = self.read(pq)
-        return watch if (math.isfinite(v) and v > 0.0) else float(iteration)
-
-    @abc.abstractmethod
-    def set_weights(self, theta, delta: float) -> None:
-        """Theta~ = (Theta^-1 + R_p)^-1 (float64, length n) and delta = R_d for G_R."""
-
-    @abc.abstractmethod
-    def normal_matvec(self, v):
-        """G_R v = A (Theta~ (A^T v)) + delta v: FSATY, the scaling, FSAX (002 (9))."""
-
-    @abc.abstractmethod
-    def build_preconditioner(self, rank: int) -> dict:
-        """The partial Cholesky preconditioner (7)-(8) of the current G_R with k = rank pivoted
-        columns; answers facts about it (``k``, ``replaced`` pivots)."""
-
-    @abc.abstractmethod
-    def precondition(self, r):
-        """P^-1 r, a new vector."""
 
 
 def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dict:
@@ -1145,18 +1016,3 @@ def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:
                 f"primal residual (6.1) stayed at {last['primal_residual']:.2e}: the LP may be infeasible (no ray "
                 "test held; Mehrotra's method may decide it).")
     return ""
-
-
-def get_matrix_free_backend(name, problem, **kw) -> MatrixFreeBackend:
-    """The matrix-free back end called ``name`` ("gpu" or "numpy64"); an instance passes."""
-    if isinstance(name, MatrixFreeBackend):
-        return name
-    if name == "numpy64":
-        from .matrix_free_numpy import NumpyMatrixFree
-
-        return NumpyMatrixFree(problem, **kw)
-    if name == "gpu":
-        from .matrix_free_gpu import GPUMatrixFree
-
-        return GPUMatrixFree(problem, **kw)
-    raise ValueError(f"unknown matrix-free backend {name!r}; choose one of {', '.join(MF_BACKENDS)}")

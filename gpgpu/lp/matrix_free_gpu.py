@@ -55,7 +55,8 @@ from ..passes import NotReplayable, RecordedPlan, recording
 from ..reduce import dot_fan_texture, plane_dots_fan, reduce_region
 from ..sparse import SparseStream, _plane_dots
 from ..stream import Stream, borrow, give_back, vector_shape
-from .matrix_free import MatrixFreeBackend
+from .matrix_free_backend import MatrixFreeBackend
+from ..float_float import available
 
 __all__ = ["GPUMatrixFree", "KERNELS"]
 
@@ -152,8 +153,6 @@ class GPUMatrixFree(MatrixFreeBackend):
         self._plan = bool(plan)
         self._pcg = None           # the planned PCG's streams, made on first use
         self._pcg_plans = {}       # its recorded plans, valid while G_R and P^-1 stay
-        from ..float_float import available
-
         if solution is not None and solution not in SOLUTIONS:
             raise ValueError(f"solution must be None or one of {', '.join(map(repr, SOLUTIONS))}, got {solution!r}")
         if solution == "float-float" and not available():

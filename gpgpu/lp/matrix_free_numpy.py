@@ -23,7 +23,7 @@ import os
 import numpy as np
 import scipy.linalg as sla
 
-from .matrix_free import MatrixFreeBackend
+from .matrix_free_backend import MatrixFreeBackend
 
 __all__ = ["NumpyMatrixFree", "ThreadedCSR", "partial_cholesky", "PIVOT_TOLERANCE", "MIN_BLOCK_NONZEROS"]
 

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult
 from .mps import Problem, quiet_highs, standardize
+from .scaling import general_form_factors
 
 __all__ = ["general_form", "presolve_and_solve"]
 
@@ -156,8 +157,6 @@ def _normalised(g: dict) -> tuple:
     """(the general form HiGHS gets, row factors r, beta, gamma): rows times r, bounds times beta,
     c times gamma, the offset times gamma beta (:func:`gpgpu.lp.scaling.general_form_factors`);
     x = x̂ / beta, row duals r ŷ / gamma, reduced costs ĉd / gamma."""
-    from .scaling import general_form_factors
-
     r, beta, gamma = general_form_factors(g)
     R = sp.diags(r)
     return (dict(g, c=gamma * g["c"], A=(R @ g["A"]).tocsc(), row_lower=beta * r * g["row_lower"],

@@ -25,6 +25,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from .netlib import netlib_dir
+from .mps import Problem
 
 __all__ = ["read_qaplib", "qap_lp", "qap_sizes", "qaplib_dir"]
 
@@ -33,8 +35,6 @@ def qaplib_dir() -> Path:
     """The folder of the QAPLIB files: ``$GPGPU_QAPLIB_DIR``, else ``qaplib`` beside the NETLIB
     folder (the package's copy: ``gpgpu/data/qaplib``)."""
     import os
-
-    from .netlib import netlib_dir
 
     env = os.environ.get("GPGPU_QAPLIB_DIR")
     if env:
@@ -103,8 +103,6 @@ def qap_lp(source, name: str | None = None):
     ``source`` is a QAPLIB file or a pair ``(F, D)`` of n x n arrays (flows, distances).
     """
     import scipy.sparse as sp
-
-    from .mps import Problem
 
     if isinstance(source, (str, Path)):
         n, D, F, _ = read_qaplib(source)

@@ -45,6 +45,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from .bounds import BoundRows
+from .matrix_free import checkpoint
+from .mehrotra import LPResult
 
 __all__ = ["geometric_scaling", "scale_problem", "unscale_result", "Units", "general_form_factors", "objectives_divided"]
 
@@ -156,8 +159,6 @@ class Units:
         """alpha brings the geometric mean of |a_ij| over the problem's own rows (slack columns
         aside) into :data:`A_BAND` when it is outside, beta a max |R b| below 1 up to 1, gamma a
         max |c_j| below 1 up to 1; each 1 otherwise."""
-        from .bounds import BoundRows
-
         A = sp.csr_matrix(problem.A)
         m, n = A.shape
         bound_rows = BoundRows.detect(A)
@@ -201,8 +202,6 @@ class Units:
         """A matrix-free ``start`` (a result, a checkpoint mapping or a triple (x, y, s), in the
         problem's units) in the normalised units; the regularisation's state is the normalised
         solve's already. Arrays of the wrong size pass unchanged (the solve names them)."""
-        from .matrix_free import checkpoint
-        from .mehrotra import LPResult
 
         if isinstance(start, LPResult):
             d = (checkpoint(start) if getattr(start, "last_point", None) is not None

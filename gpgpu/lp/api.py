@@ -1,0 +1,724 @@
+"""``solve``: the LP's entry point, as scipy's ``linprog`` is laid out: check the options, resolve
+the preset (:data:`PRESETS`), read or take the problem, dispatch to Mehrotra's method
+(:mod:`.mehrotra` on a back end of :mod:`.backends`) or the matrix-free method
+(:mod:`.matrix_free`), and shape the result. ``gpgpu.lp`` re-exports what users call."""
+from __future__ import annotations
+
+import contextlib
+import math
+import numbers
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import counters
+from .backend import BACKENDS, Backend
+from .backends import backend_class, get_backend
+from .bounds import BOUNDS, BoundRows
+from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
+from .mps import Problem, read_mps
+from .netlib import netlib_path, PAPER_TABLE3
+from .qap import qap_lp, qaplib_dir
+from .scaling import objectives_divided, scale_problem, Units, unscale_result
+from . import presolve as presolve_module, regularisation as R
+from .matrix_free import get_matrix_free_backend, matrix_free, MatrixFreeBackend
+
+
+#: the interior point methods of ``solve``
+METHODS = ("mehrotra", "matrix-free")
+#: the algorithm options of each method (``solve`` takes them out before the back end)
+METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
+                  "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",
+                                  "reg_max", "bounds")}
+#: scipy's names of options this solver has under another name
+SCIPY_NAMES = {"maxiter": "max_iter", "tol": "eps", "primal_feasibility_tolerance": "eps",
+               "dual_feasibility_tolerance": "eps", "ipm_optimality_tolerance": "eps", "autoscale": "scale"}
+
+
+#: ``refine=None`` (the default) turns refinement on for the float32 back ends when eps is
+#: below this: 3e-5 is the tightest tolerance the paper's single-precision runs reached
+#: (Table 3 of 000), so the paper's settings keep the paper's algorithm.
+REFINE_BELOW = 3e-5
+
+
+def _check_options(eps, max_iter):
+    """``eps`` and ``max_iter`` checked (a TypeError or ValueError naming the argument) and
+    returned as float and int. A string ("1e-6") or a bool is no tolerance: refused, not converted."""
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"eps must be a number (a float such as 1e-6, the relative tolerance of "
+                        f"(6.1)-(6.3)), got {eps!r} of type {type(eps).__name__}")
+    eps_f = float(eps)
+    if not (math.isfinite(eps_f) and 0.0 < eps_f < 1.0):
+        raise ValueError(f"eps must be a finite number with 0 < eps < 1 (the relative tolerance of "
+                         f"(6.1)-(6.3)), got {eps!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral):
+        raise TypeError(f"max_iter must be a positive integer, got {max_iter!r}")
+    if max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter}")
+    return eps_f, int(max_iter)
+
+
+def _trivial(problem, backend) -> LPResult | None:
+    """The answer for a problem the presolve emptied (no rows or no columns left), or None.
+
+    With no columns every variable was fixed or removed by the presolve: the point is unique.
+    With no rows the LP is min c^T x over x >= 0: x = 0 is optimal when c >= 0, and the
+    problem is unbounded along any e_j with c_j < 0.
+    """
+    m, n = problem.standard_size
+    if m and n:
+        return None
+    code, x = 0, np.zeros(n)
+    if n and (problem.c < 0).any():
+        code = 3
+        j = int(np.argmin(problem.c))
+        detail = f"no constraints are left and variable {j} has cost {problem.c[j]:g} < 0"
+    else:
+        detail = "the presolve left no " + ("columns" if not n else "rows") + "; the solution is unique"
+    message = f"{MESSAGES[code]} ({detail})"
+    return LPResult(status=STATUS[code], status_code=code, message=message,
+                    x=problem.to_original(x) if code == 0 else None, x_std=x if code == 0 else None,
+                    y=np.zeros(m) if code == 0 else None, s=problem.c.copy() if code == 0 else None,
+                    objective=problem.original_objective(x) if code == 0 else float("nan"),
+                    iterations=0, backend=str(backend))
+
+
+#: what each preset sets, by method and (for "/gpu") by back end: docs/lp_defaults.md has the
+#: table. An option that ``solve`` is given overrides its preset's; one left out (or None) is the
+#: preset's, and one no preset names keeps its function's default.
+#: the GPU kernels of Mehrotra's method that robust and fast draw (beyond the papers, the same
+#: algorithm in float32 rounding: docs/guide/lp.md): A D² Aᵀ from the non-zeros of A in one pass of
+#: points, four Cholesky steps of L and of L⁻¹ in one pass, two passes a solve, the reductions 32
+#: texels a fragment, the composites of the directions one pass each
+FAST_GPU_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan",
+                    "fuse": True}
+
+PRESETS = {
+    # the papers' algorithms where the project has them (docs/guide/lp.md and
+    # docs/guide/matrix-free.md have the table of each option: the paper's, or the project's and
+    # why): 000's Algorithm 3 on its standard form (a row of the normal matrix for each upper
+    # bound) with its single-pass A D^2 A^T, the outer Cholesky with the square update of Table 3,
+    # float32 factors and halving reductions (numpy: the Cholesky loop on the dense A), and with
+    # eps=None Table 3's eps for Table 3's problems (PAPER_EPS); 002's regularised PCG IPM
+    # without the adaptive rule, ELLPACK (the storage 002 describes; its Table 3 ran DHTELL2,
+    # which a fragment program cannot draw), pairwise sums and PCG's scalars read every
+    # iteration; no presolve, scaling or refinement. The starting point's floor, the stall
+    # stops, the guarded square root, ETA_MAX, and 002's rank, PCG target and reg_min, stay the
+    # project's
+    "paper": {"any": {"refine": False, "presolve": False, "scale": False, "normalize": False, "bounds": "rows"},
+              "mehrotra": {"correct_primal": False, "free_safeguard": False, "regularize": False},
+              "mehrotra/gpu": {"adat": "inner", "substitution": "outer", "pivot": "separate", "update": "square",
+                               "reductions": "pingpong", "fuse": False, "factor_precision": "float32"},
+              "mehrotra/numpy": {"factorization": "loop", "adat": "dense"},
+              "matrix-free": {"adaptive": False},
+              "matrix-free/gpu": {"format": "ellpack", "sums": "pingpong", "pcg_check": 1,
+                                  "solution": "float32"}},
+    # the defaults: upper bounds in the Newton system, refinement, HiGHS's presolve, the primal
+    # correction and the free-split safeguard automatic (on below REFINE_BELOW, see solve),
+    # float-float factors after a stall, the fast kernels of FAST_GPU_KERNELS on the GPU and
+    # LAPACK on the CPU; the matrix-free method's adaptive regularisation floor and PCG limit.
+    # Its storage stays the back end's ELLPACK: the packed format changes the sums' order only
+    # (float32 rounding), and robust's record (the NETLIB and nug runs) was measured with
+    # ELLPACK; on llvmpipe at eps 1e-8 packed was as optimal on ten LPs (bandm: optimal, ELLPACK
+    # numerical trouble there, a rounding-sensitive problem either way) with fewer passes on the
+    # larger ones
+    "robust": {"mehrotra/gpu": dict(FAST_GPU_KERNELS),
+               "matrix-free": {"adaptive": True}},
+    # robust plus every option that saves work and keeps the answer (float32 rounding only:
+    # docs/guide/lp.md, docs/guide/matrix-free.md): the primal correction at every eps; the
+    # matrix-free products in the packed format (beyond 002: two entries an RGBA texel, long
+    # rows in segments; gpgpu.sparse)
+    "fast": {"mehrotra": {"correct_primal": True},
+             "mehrotra/gpu": dict(FAST_GPU_KERNELS),
+             "matrix-free": {"adaptive": True},
+             "matrix-free/gpu": {"format": "packed", "sums": "fan"}},
+}
+
+
+def preset_options(preset="robust", method="mehrotra", backend="gpu", **options) -> dict:
+    """The options ``solve(..., preset=preset, method=method, backend=backend, **options)`` runs
+    with: the preset's (:data:`PRESETS`), then ``options`` over them (None leaves the preset's).
+    The "/gpu" part applies to ``backend="gpu"`` given by name; ``pivot="onepass"`` of "fast"
+    only to the outer Cholesky. None for one of solve's own options (:data:`PRESET_NONE`) leaves
+    the preset's value; for a back end's option it is passed on (and refused there)."""
+    if not isinstance(preset, str) or preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))} "
+                         "('paper': the papers' algorithm, 'robust': the default, 'fast': the speed options "
+                         "that keep the answer)")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    table = PRESETS[preset]
+    out = dict(table.get("any", {}), **table.get(method, {}))
+    if isinstance(backend, str) and backend == "gpu":
+        out.update(table.get(f"{method}/gpu", {}))
+        if ((options.get("cholesky") or "outer") != "outer" or (options.get("update") or "triangle") != "triangle") \
+                and out.get("pivot") == "onepass":
+            del out["pivot"]                  # a variant of the outer form with the triangle update
+        if "update" in out and "update" not in options and (
+                (options.get("cholesky") or "outer") != "outer" or options.get("pivot") == "onepass"):
+            del out["update"]                 # paper's square update: the outer form's, not onepass's
+    elif isinstance(backend, str) and backend in ("numpy32", "numpy64"):
+        out.update(table.get(f"{method}/numpy", {}))
+        if method == "mehrotra" and (options.get("cholesky") or "outer") != "outer" and "factorization" not in options:
+            out["factorization"] = "loop"     # cholesky="inner" is a form of the paper's loop
+    out.update({k: v for k, v in options.items() if v is not None or k not in PRESET_NONE})
+    return out
+
+
+#: solve's own options whose None means "the preset's value" (others pass None on, to be checked)
+PRESET_NONE = ("refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "normalize",
+               "cholesky", "adaptive")
+
+
+#: ``solve``'s tolerance when ``eps`` is None (its default), except with ``preset="paper"``
+#: (see :func:`paper_eps`)
+DEFAULT_EPS = 1e-6
+
+
+def paper_eps(problem, preset="paper", method="mehrotra") -> float:
+    """The tolerance ``solve(problem, eps=None, preset=preset, method=method)`` runs with: with
+    ``preset="paper"`` and Mehrotra's method, Table 3 of paper 000's eps for a problem of that
+    table (by its name, as ``python -m gpgpu.lp`` picks it: 3e-5 .. 2e-3,
+    ``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``), else :data:`DEFAULT_EPS` (1e-6)."""
+    if preset == "paper" and method == "mehrotra":
+        name = getattr(problem, "name", None)
+        if isinstance(name, str) and name.lower() in PAPER_TABLE3:
+            return float(PAPER_TABLE3[name.lower()]["eps"])
+    return DEFAULT_EPS
+
+
+def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", max_iter=100,
+          callback=None, time_limit=None, **options) -> LPResult:
+    """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
+    with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
+
+    Parameters
+    ----------
+    problem : Problem or str or Path
+        A standard-form problem, an MPS file (``.mps`` / ``.mps.gz``) to read, or the name of a
+        NETLIB problem shipped with the package (``"afiro"``, ``"pilot4"``: ``gpgpu/data``) or
+        of a shipped QAPLIB instance (``"nug12"``: its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`).
+    backend : {"gpu", "numpy32", "numpy64"} or Backend
+        The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
+    eps : float or None
+        Tolerance of (6.1)-(6.3), 0 < eps < 1. None (the default) is 1e-6 (:data:`DEFAULT_EPS`),
+        except with ``preset="paper"`` and Mehrotra's method on a problem of Table 3 of paper 000
+        (by name: ``solve("afiro", preset="paper")``, or a Problem read from afiro.mps.gz), which
+        gets Table 3's own eps, 3e-5 to 2e-3, as the command line picks it
+        (:func:`paper_eps`, ``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``). 1e-6 is tighter than
+        float32 iterates reach dependably, so the robust preset refines on the GPU below 3e-5.
+    method : {"mehrotra", "matrix-free"}
+        "mehrotra" (default): paper 000's dense normal equations, formed (adat) and factored
+        (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
+        equations are solved by PCG with a partial Cholesky preconditioner, A used only
+        through sparse products (:mod:`gpgpu.lp.matrix_free`).
+    preset : {"robust", "paper", "fast"}
+        How to choose the options below in one word (:data:`PRESETS`, docs/lp_defaults.md).
+        "robust" (default): the solver that solves the project's 42 NETLIB problems (and, with
+        the matrix-free method, the QAP relaxations nug12-nug20 at 1e-6), on the fast kernels
+        (:data:`FAST_GPU_KERNELS` on the GPU, LAPACK on the CPU) with the upper bounds in the
+        Newton system. "paper": the papers' algorithms where the project has them (its standard
+        form with a row for each upper bound; no presolve, scaling, refinement, correction,
+        safeguard or adaptive rule; 000's kernels with Table 3's square update, sums and
+        read-backs, and Table 3's eps for its problems; numpy: the Cholesky loop; 002's
+        ELLPACK); what stays the project's (the starting point's floor, the stall stops, the
+        guarded square root, ETA_MAX; 002's rank, PCG target and regularisation floor, which
+        002 does not print) is listed option by option in docs/guide/lp.md and
+        docs/guide/matrix-free.md. "fast": robust with every speed option that changes the
+        answer by float32 rounding only.
+    max_iter : int
+        A positive integer.
+    callback : callable, optional
+        Gets each iteration's history entry (dict); anything else that is not None is a
+        TypeError before the solve starts.
+    time_limit : float, optional
+        Seconds (from the call, reading and presolving included) after which the iteration stops
+        at its next test with status "time_limit" (status code 1, as scipy's linprog) and the
+        best point it met (as HiGHS's ``time_limit``); an iteration under way is finished first.
+    **options
+        Override the preset one by one (None, for the options named below, leaves the preset's
+        value). Both methods:
+
+        - ``refine`` (bool or None): mixed-precision iterative refinement (beyond the paper,
+          :mod:`gpgpu.lp.backend`); None: on for the float32 back ends ("gpu", "numpy32") when
+          ``eps < REFINE_BELOW`` (3e-5, Table 3's tightest).
+        - ``presolve`` (bool or None): HiGHS's presolve and postsolve around the IPM (beyond
+          the papers, :mod:`gpgpu.lp.presolve`; the result then has ``presolve``). None: on for
+          Mehrotra's method at ``eps < REFINE_BELOW`` with a back end given by name, where
+          highspy (the "lp" extra) is installed.
+        - ``scale`` (bool): geometric scaling by powers of two, undone on the answer (beyond
+          the papers, :mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
+        - ``normalize`` (bool or None): A, b and c brought to unit size by three powers of two
+          before the iteration, undone on the answer (beyond the papers,
+          :class:`gpgpu.lp.scaling.Units`), so that the answer does not depend on the units the
+          LP is written in; with ``presolve``, HiGHS gets the rows scaled likewise. None: on,
+          except in the paper preset. The history's residuals are the normalised problem's.
+        - ``bounds`` ("implicit" or "rows"): the upper bounds' rows x_j + w_k = u_k eliminated
+          from the normal equations, which keep the problem's own rows (default, beyond the
+          papers: :mod:`gpgpu.lp.bounds`), or kept as rows of the normal matrix (paper 000's
+          standard form, ``preset="paper"``). The iterates, tests and duals are the standard
+          form's either way; ``LPResult.normal_rows`` says the order factored.
+        - ``regularize`` (bool or None) and ``reg_min``, ``reg_max``: paper 002's proximal
+          regularisation (5)-(6) (:mod:`gpgpu.lp.regularisation`); always on for the
+          matrix-free method (bounds 1e-12 with its adaptive defaults, 1e-8 with
+          ``adaptive=False``, and 1e-2), off by default for Mehrotra's (True factors
+          A (Theta^-1 + rho I)^-1 A^T + delta I, bounds 1e-12, 1e-6).
+
+        Mehrotra's method: ``cholesky`` ("outer", Algorithm 2 of 000, or "inner", Algorithm
+        1); ``correct_primal`` and ``free_safeguard`` (beyond the paper, None: as
+        ``presolve``; :func:`~gpgpu.lp.mehrotra.mehrotra`); the back end's options
+        (``pivot_tol``; on the GPU ``adat``, ``substitution``, ``pivot``, ``reductions``,
+        ``fuse``, ``factor_precision``: :class:`gpgpu.lp.gpu_backend.GPUBackend`; on numpy
+        ``factorization`` ("lapack" or the paper's "loop") and ``adat`` ("sparse" or "dense"):
+        :class:`gpgpu.lp.numpy_backend.NumpyBackend`).
+
+        The matrix-free method: ``rank``, ``rank_max``, ``pcg_maxiter``, ``stall_window``,
+        ``adaptive`` (beyond 002: the regularisation floor and PCG limit that adapt where PCG
+        stops at its limit) and ``start`` (resume; :func:`~gpgpu.lp.matrix_free.matrix_free`);
+        on the GPU ``format``, ``dense``, ``pcg_check``, ``solution``, ``sums``, ``profile``
+        (:class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`).
+
+    Returns
+    -------
+    LPResult
+        ``preset`` and ``options`` (what the preset and the overrides set) are on it;
+        ``passes`` and ``host_us_per_pass`` (the GPU passes drawn and the host time spent
+        issuing each, :func:`gpgpu.counters.tally`) and ``normal_rows`` (the order of the normal
+        matrix factored) too.
+        Problems that the presolve decides (infeasible or unbounded bounds, no rows or no
+        columns left) are answered without iterating (``iterations == 0``). An infeasible or
+        unbounded problem has no solution: whichever way it was found (the presolve, HiGHS's,
+        or the iteration's tests), the result has ``x``, ``x_std``, ``y`` and ``s`` None and
+        ``objective`` NaN; the message gives the certificate's sizes (the matrix-free result
+        keeps the point where its iteration stopped in ``last_point``). ``warnings`` (a list
+        of str) says what the answer is not: for an MPS file with integer columns, that the
+        LP relaxation was solved (the message says it too).
+
+    Raises
+    ------
+    TypeError
+        ``eps`` that is not a number (a string such as "1e-6", a bool) or ``max_iter`` that is
+        not an integer (a float, a bool, a string); a flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
+        ``regularize``, ``adaptive``, the back ends' ``profile``, ``fuse`` and ``fast_solve``
+        -- that is not True or False (or None; the string "no" is no flag), or a ``callback``
+        that is not callable: named, before anything is solved.
+    ValueError
+        ``eps`` not finite or outside 0 < eps < 1, ``max_iter`` below 1 (checked first, before
+        an MPS file is read); an unknown preset or method; besides wrong options: with ``backend="gpu"`` or
+        ``"numpy32"`` (float32 storage), a coefficient, right-hand side or cost beyond
+        float32's range (|v| > 3.4e38; for the matrix-free method on the GPU, a coefficient
+        above 1.8e19, whose square A .* A would be) is named; use ``backend="numpy64"`` or
+        ``scale=True``. HiGHS's refusal of an LP for its presolve passes on HiGHS's reason (it
+        refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
+    """
+    _check_options(DEFAULT_EPS if eps is None else eps, max_iter)   # before an MPS file is read
+    deadline = _deadline(time_limit)
+    if isinstance(problem, (str, Path)):
+        problem = _read_named(problem)
+    elif not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
+                        f"{type(problem).__name__}")
+    if eps is None:
+        eps = paper_eps(problem, preset, method)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be a function (it is called with each iteration's history entry, "
+                        f"a dict) or None, got {callback!r} of type {type(callback).__name__}")
+    chosen = preset_options(preset, method, backend, **options)
+    _check_option_names(options, method, backend)
+    backend_options = dict(chosen)
+    refine, presolve, correct_primal, free_safeguard, regularize = (
+        _flag(name, backend_options.pop(name, None), none=True)
+        for name in ("refine", "presolve", "correct_primal", "free_safeguard", "regularize"))
+    scale = _flag("scale", backend_options.pop("scale", False))
+    normalize = _flag("normalize", backend_options.pop("normalize", None), none=True)
+    cholesky = backend_options.pop("cholesky", "outer")
+    for name in FLAG_OPTIONS:
+        if name in backend_options:
+            backend_options[name] = _flag(name, backend_options[name])
+    if deadline is not None:
+        backend_options["deadline"] = deadline
+    with counters.tally() as drawn:
+        result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
+                        correct_primal, free_safeguard, scale, regularize, normalize=normalize is not False,
+                        **backend_options)
+    result = _unbounded_column(problem, result)
+    result.passes, result.pass_seconds = drawn.passes, drawn.seconds
+    result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
+    notes = list(_relaxation_warnings(problem))
+    result.warnings = notes
+    if notes:
+        result.message += " Warning: " + " ".join(notes) + "."
+    return result
+
+
+def _read_named(name):
+    """The Problem of an MPS file's path, or of the name of a shipped NETLIB problem ("afiro")
+    or QAPLIB instance ("nug12": its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`)."""
+    path = Path(name)
+    try:
+        exists = path.exists()
+    except OSError as e:                # a name the file system refuses (too long, ...)
+        raise FileNotFoundError(f"{str(name)[:60]}{'...' if len(str(name)) > 60 else ''}: not a file name this "
+                                f"system takes ({e.strerror}); give an MPS file's path or a shipped problem's "
+                                "name (\"afiro\", \"nug12\")") from None
+    if isinstance(name, str) and not exists and not path.suffix and "/" not in name:
+        try:
+            path = netlib_path(name)
+        except FileNotFoundError as e:
+            try:
+                qap = qaplib_dir() / f"{name}.dat"
+            except FileNotFoundError:
+                qap = None
+            if qap is None or not qap.is_file():
+                raise FileNotFoundError(f"{e.args[0]}, and no QAPLIB instance {name!r} (gpgpu.lp.qap.qaplib_dir())")
+            return qap_lp(qap)            # the QAP LP relaxation of 002's Table 1
+    return read_mps(path)
+
+
+def _deadline(time_limit):
+    """``time.perf_counter()`` + ``time_limit``, or None; a clear error for a limit that is not a
+    positive number of seconds."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, numbers.Real):
+        raise TypeError(f"time_limit must be a number of seconds, got {time_limit!r}")
+    if not time_limit > 0:
+        raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+    return time.perf_counter() + float(time_limit)
+
+
+def _check_option_names(options, method, backend) -> None:
+    """An option that neither ``solve``, the method nor the back end (given by name) takes is a
+    TypeError naming it, scipy's name of one of ours (``maxiter``, ``tol``) with ours, and the
+    options there are, before anything is built (the back end's own TypeError named its class)."""
+
+    cls = backend_class(method, backend) if method in METHODS else None
+    if cls is None:                   # a back end instance, or a name that solve refuses by itself
+        return
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    if any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values()):
+        return                        # a back end that takes any keyword (a wrapper): it decides
+    known = ({"refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "normalize",
+              "cholesky"}
+             | set(METHOD_OPTIONS[method]) | ({"adaptive"} if method == "matrix-free" else set())
+             | {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
+                and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD})
+    # the other method's (or back end's) options that _solve refuses with their own reason
+    unknown = sorted(set(options) - known - {"adaptive", "start", "factor_precision"})
+    if unknown:
+        hints = [f"{k!r} is {SCIPY_NAMES[k]!r} here" for k in unknown if k in SCIPY_NAMES]
+        if method == "matrix-free":       # Mehrotra's options, which the matrix-free method refuses by name
+            known -= {"cholesky", "correct_primal", "free_safeguard"}
+        raise TypeError(f"solve: unexpected keyword argument{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(map(repr, unknown))}" + (f" ({'; '.join(hints)})" if hints else "")
+                        + f"; method={method!r} with backend={backend!r} takes eps, max_iter, callback, "
+                        f"preset and the options {', '.join(sorted(known))}")
+
+
+#: boolean options of the back ends (checked as solve's own flags)
+FLAG_OPTIONS = ("profile", "fuse", "fast_solve", "adaptive")
+
+#: the largest float32: the GPU and numpy32 back ends hold the LP in float32
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: float32's smallest normal number: below it a GPU may flush to zero
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _flag(name, v, none=False):
+    """A boolean option checked: True or False (numpy's too), or None where ``none``."""
+    if v is None and none:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise TypeError(f"{name} must be True or False{' (or None, its default)' if none else ''}, got {v!r}")
+
+
+def _relaxation_warnings(problem):
+    """The problem's warnings that the result must carry: integrality dropped (read_mps)."""
+    if problem.integer_columns:
+        yield from (w for w in problem.warnings if "LP relaxation" in w)
+
+
+def _unbounded_column(problem, result: LPResult) -> LPResult:
+    """The answer for a problem with an empty column whose cost pulls it to an infinite bound
+    (:func:`~gpgpu.lp.mps.standardize` fixed it at 0): unbounded when the rest is feasible
+    (solved to optimality), the rest's status otherwise (infeasible: both the primal and the dual
+    are, reported as infeasible, as scipy and HiGHS do)."""
+    col = problem.presolve.get("unbounded_column")
+    if col is None or result.status_code != 0:
+        return result
+    code = STATUS_CODES["unbounded"]
+    result.status, result.status_code = "unbounded", code
+    result.message = (f"{MESSAGES[code]} (empty column {col[0]} with cost {col[1]:g} has no bound on the side its "
+                      f"cost prefers, and the rest of the problem is feasible: solved to optimality in "
+                      f"{result.iterations} iterations)")
+    return _no_point(result)
+
+
+def _no_point(result: LPResult) -> LPResult:
+    """An infeasible or unbounded result without a point (x, x_std, y, s None, objective NaN),
+    as the results the presolve decides: the iterate where the tests fired solves nothing."""
+    if result.status_code in (2, 3):
+        result.x = result.x_std = result.y = result.s = None
+        result.objective = float("nan")
+    return result
+
+
+def _check_float32_span(problem, units, backend, method) -> None:
+    """A ValueError when the normalised LP (``units``) has an entry that float32 cannot hold on
+    the GPU or numpy32: A's normal-equation products a_ik a_jk (both methods square A) need
+    |a| within 1.1e-19 .. 1.8e19, b and c within 1.2e-38 .. 3.4e38. Names the user's entries."""
+    A = sp.coo_matrix(problem.A)
+    squares = (math.sqrt(FLOAT32_TINY), math.sqrt(FLOAT32_MAX))
+    parts = (("A", A.data, A.data * units.rows[A.row] * units.columns[A.col], squares,
+              lambda k: f"A[{A.row[k]}, {A.col[k]}]"),
+             ("b", problem.b, problem.b * units.rows * units.beta, (FLOAT32_TINY, FLOAT32_MAX), lambda k: f"b[{k}]"),
+             ("c", problem.c, problem.c * units.gamma, (FLOAT32_TINY, FLOAT32_MAX), lambda k: f"c[{k}]"))
+    for name, given, scaled, (lo, hi), where in parts:
+        mag = np.abs(scaled)
+        bad = np.flatnonzero((mag > hi) | ((mag < lo) & (mag > 0)))
+        if not bad.size:
+            continue
+        k = int(bad[0])
+        nonzero = np.flatnonzero(given)
+        big = int(nonzero[np.argmax(np.abs(given[nonzero]))])
+        small = int(nonzero[np.argmin(np.abs(given[nonzero]))])
+        what = {"A": "coefficient", "b": "right-hand side", "c": "cost"}[name]
+        form = "the standard form's " if problem.source is not None else "the "
+        names = {i: form + f"{what} {where(i)} = {given[i]:g}" for i in (big, small)}
+        src = problem.source
+        if src is not None and name in ("A", "c"):        # the largest as the user gave it
+            S = sp.coo_matrix(src["A"]) if name == "A" else None
+            vals = S.data if name == "A" else src["c"]
+            hit = np.flatnonzero(vals == given[big])
+            if hit.size:
+                h = int(hit[0])
+                names[big] = (f"the coefficient A[{S.row[h]}, {S.col[h]}] = {vals[h]:g}" if name == "A"
+                              else f"the cost c[{h}] = {vals[h]:g}")
+        span = f"{names[big]} is {abs(given[big] / given[small]):.2g} times {names[small]}" if big != small \
+            else names[big]
+        raise ValueError(
+            f"{problem.name}: {span}: more than float32 holds on the {backend} back end even with the LP "
+            f"normalised ({what}s within {lo:.2g} .. {hi:.2g}{'; both methods square A' if name == 'A' else ''}; "
+            f"normalised, {where(k)} is {mag[k]:.2g}). Use backend='numpy64' (float64), or scale=True (rows and "
+            "columns scaled by powers of two)")
+
+
+def _check_float32(problem, backend, method) -> None:
+    """A ValueError naming the first entry a float32 back end cannot hold (see ``solve``)."""
+    if method == "matrix-free":
+        limit, parts = math.sqrt(FLOAT32_MAX), (("A", problem.A),)
+        why = (f"above {limit:.3g}, whose square (A .* A, the diagonal of the normal equations) is beyond "
+               "float32's range (3.4e38)")
+    else:
+        limit, parts = FLOAT32_MAX, (("A", problem.A), ("b", problem.b), ("c", problem.c))
+        why = "beyond float32's range (|v| <= 3.4e38)"
+    src = problem.source
+    for name, v in parts:
+        data = v.data if name == "A" else v
+        over = np.flatnonzero(np.abs(data) > limit)
+        if not over.size:
+            continue
+        where = None
+        if src is not None and name in ("A", "c"):       # the entry as the user gave it
+            if name == "A":
+                SA = src["A"].tocsc()
+                big = np.flatnonzero(np.abs(SA.data) > limit)
+                if big.size:
+                    k = int(big[0])
+                    j = int(np.searchsorted(SA.indptr, k, side="right") - 1)
+                    where = f"the coefficient A[{int(SA.indices[k])}, {j}] = {SA.data[k]:g}"
+            else:
+                big = np.flatnonzero(np.abs(src["c"]) > limit)
+                if big.size:
+                    where = f"the cost c[{int(big[0])}] = {src['c'][big[0]]:g}"
+        if where is None:             # given in the standard form, or made by the conversion (a shift)
+            form = "the standard form's " if src is not None else "the "
+            if name == "A":
+                M = problem.A.tocsr()
+                k = int(np.flatnonzero(np.abs(M.data) > limit)[0])
+                i = int(np.searchsorted(M.indptr, k, side="right") - 1)
+                where = f"{form}coefficient A[{i}, {int(M.indices[k])}] = {M.data[k]:g}"
+            else:
+                what = "right-hand side" if name == "b" else "cost"
+                where = f"{form}{what} {name}[{int(over[0])}] = {data[over[0]]:g}"
+        raise ValueError(f"{problem.name}: {where} is {why}: the {backend} back end holds the LP in float32, "
+                         "where it would be infinity. Use backend='numpy64' (float64), or scale=True (rows and "
+                         "columns scaled by powers of two)")
+
+
+def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve, correct_primal,
+           free_safeguard, scale, regularize, normalize=True, **backend_options) -> LPResult:
+    """``solve`` after its argument checks (it also solves the presolved and scaled problems)."""
+    eps, max_iter = _check_options(eps, max_iter)
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    robust = method == "mehrotra" and eps < REFINE_BELOW and isinstance(backend, str)
+    if presolve is None:               # HiGHS's presolve needs highspy (the optional "lp" extra)
+        presolve = robust and _has_highspy()
+    correct_primal, free_safeguard = (robust if v is None else v for v in (correct_primal, free_safeguard))
+    for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard),
+                    ("scale", scale), ("regularize", False if regularize is None else regularize)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{name} must be True or False, got {v!r}")
+    if regularize is False and method == "matrix-free":
+        raise ValueError("the matrix-free method is always regularised (paper 002's (5)); leave regularize "
+                         "at None, or set reg_min / reg_max")
+    if not regularize and method == "mehrotra" and ({"reg_min", "reg_max"} & set(backend_options)):
+        raise ValueError("reg_min and reg_max bound the regularisation: with method='mehrotra' they need "
+                         "regularize=True")
+    if backend_options.get("factor_precision", "float32") != "float32":
+        if method != "mehrotra" or backend != "gpu":
+            raise ValueError("factor_precision is an option of method='mehrotra' with backend='gpu' (the "
+                             "precision of its normal-equation factor)")
+        if regularize and backend_options["factor_precision"] == "float-float":
+            raise ValueError("factor_precision='float-float' does not take the regularisation's shift; "
+                             "use regularize=True or factor_precision='float-float', not both")
+    if "adaptive" in backend_options and method != "matrix-free":
+        raise ValueError("adaptive is an option of method='matrix-free' (its regularisation floor and PCG "
+                         "limit rise where PCG stops at its limit)")
+    if "start" in backend_options and backend_options["start"] is None:
+        del backend_options["start"]                     # the default: Mehrotra's starting point
+    if "start" in backend_options:
+        if method != "matrix-free":
+            raise ValueError("start is an option of method='matrix-free' (a point to resume its "
+                             "iteration from)")
+        if presolve or scale:
+            raise ValueError("start is a point of the problem as given: it does not go with presolve=True "
+                             "or scale=True, which solve another problem")
+        if normalize and isinstance(backend, str):    # the point in the units of the solve below
+            units = Units.of(problem)
+            if not units.identity:
+                backend_options["start"] = units.start(backend_options["start"])
+    if correct_primal and method != "mehrotra":
+        raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
+                         "computes dx from dy and keeps its PCG residual in the primal equation)")
+    if free_safeguard and method != "mehrotra":
+        raise ValueError("free_safeguard is an option of method='mehrotra' (the matrix-free method's "
+                         "primal regularisation R_p already bounds Theta)")
+    if refine is None:
+        name = backend if isinstance(backend, str) else getattr(backend, "name", "")
+        refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
+    if presolve and problem.status is None:
+        if not isinstance(backend, str):
+            raise ValueError("presolve=True solves a reduced problem, so it needs a back end by name "
+                             f"({', '.join(BACKENDS)}), not an instance bound to the unreduced problem")
+        if method == "mehrotra":      # the presolve may decide the problem without building the back end
+            _check_backend_options(backend, cholesky, refine, backend_options)
+
+        def run(p, factor):
+            seen = callback if callback is None or factor == 1.0 else (
+                lambda entry: callback(objectives_divided(entry, factor)))    # the user's objective values
+            return _solve(p, backend, cholesky, eps, refine, max_iter, seen, method, False, correct_primal,
+                          free_safeguard, scale, regularize, normalize=normalize, **backend_options)
+
+        return presolve_module.presolve_and_solve(problem, run, backend=backend, normalize=normalize)
+    if problem.status is not None:                      # decided by the presolve
+        code = STATUS_CODES[problem.status]
+        return LPResult(status=problem.status, status_code=code,
+                        message=f"{MESSAGES[code]} (presolve: {problem.message})", x=None,
+                        x_std=None, y=None, s=None, objective=float("nan"), iterations=0,
+                        backend=str(backend))
+    trivial = _trivial(problem, backend)
+    if trivial is not None:
+        return trivial
+    if scale:
+        if not isinstance(backend, str):
+            raise ValueError("scale=True solves the scaled problem, so it needs a back end by name "
+                             f"({', '.join(BACKENDS)}), not an instance bound to the unscaled problem")
+        scaled, r, c = scale_problem(problem)
+        result = _solve(scaled, backend, cholesky, eps, refine, max_iter, callback, method, False, correct_primal,
+                        free_safeguard, False, regularize, normalize=normalize, **backend_options)
+        return unscale_result(result, problem, r, c)
+    if normalize and isinstance(backend, str):       # an instance is bound to the problem as given
+        units = Units.of(problem)
+        if backend == "gpu" or (backend == "numpy32" and method == "mehrotra"):
+            _check_float32_span(problem, units, backend, method)
+        if not units.identity:
+            factor = units.gamma * units.beta
+            seen = callback if callback is None or factor == 1.0 else (
+                lambda entry: callback(objectives_divided(entry, factor)))    # the user's objective values
+            result = _solve(units.problem(problem), backend, cholesky, eps, refine, max_iter, seen, method,
+                            False, correct_primal, free_safeguard, False, regularize, normalize=False,
+                            **backend_options)
+            return units.result(result, problem)
+    if isinstance(backend, str) and (backend == "gpu" or (backend == "numpy32" and method == "mehrotra")):
+        _check_float32(problem, backend, method)
+    if method == "matrix-free":
+        return _no_point(_solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options))
+    reg = _regularisation_options(backend_options, "mehrotra")
+    deadline = backend_options.pop("deadline", None)
+    be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
+    try:
+        with getattr(be, "blas_threads", contextlib.nullcontext)():
+            return _no_point(mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
+                                      correct_primal=correct_primal, free_safeguard=free_safeguard,
+                                      regularize=bool(regularize), deadline=deadline, **reg))
+    finally:
+        release = getattr(be, "release", None)
+        if release is not None and not isinstance(backend, Backend):
+            release()                                   # GPU streams, deterministically
+
+
+def _has_highspy() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("highspy") is not None
+
+
+def _check_backend_options(backend: str, cholesky, refine, options) -> None:
+    """The back end built on a 1 x 1 LP and let go, so that a wrong option is refused before a
+    presolve that may decide the problem without building it."""
+    opts = {k: v for k, v in options.items() if k not in ("reg_min", "reg_max", "deadline")}
+    probe = get_backend(backend, Problem.from_arrays(np.ones((1, 1)), np.ones(1), np.ones(1)),
+                        cholesky=cholesky, refine=refine, **opts)
+    release = getattr(probe, "release", None)
+    if release is not None:
+        release()
+
+
+def _regularisation_options(options, method) -> dict:
+    """``reg_min`` and ``reg_max`` taken out of ``options`` and checked (both methods)."""
+    lo, hi = (R.MEHROTRA_REG_MIN, R.MEHROTRA_REG_MAX) if method == "mehrotra" else (R.REG_MIN, R.REG_MAX)
+    reg = {k: options.pop(k) for k in ("reg_min", "reg_max") if k in options}
+    for name, v in reg.items():
+        if not (isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    if reg.get("reg_min", lo) > reg.get("reg_max", hi):
+        raise ValueError("reg_min must not exceed reg_max")
+    return reg
+
+
+def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, options) -> LPResult:
+    algo = {k: options.pop(k) for k in ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "adaptive",
+                                        "deadline")
+            if k in options}
+    bounds = options.pop("bounds", "implicit")
+    if bounds not in BOUNDS:
+        raise ValueError(f"bounds must be 'implicit' (upper bounds in the Newton system's diagonal, the normal "
+                         f"matrix of the problem's own rows) or 'rows' (a row of the normal matrix for each bound), "
+                         f"got {bounds!r}")
+    for name in ("rank", "rank_max", "pcg_maxiter", "stall_window"):
+        v = algo.get(name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    algo.update(_regularisation_options(options, "matrix-free"))
+    name = backend if isinstance(backend, str) else getattr(backend, "name", "")
+    if isinstance(backend, str) and backend not in ("gpu", "numpy64"):
+        raise ValueError(f"the matrix-free method runs on backend 'gpu' or 'numpy64', got {backend!r}")
+    if refine and name == "numpy64":
+        refine = False                                  # its PCG is float64 already
+    rows = BoundRows.detect(problem.A) if bounds == "implicit" and not isinstance(backend, MatrixFreeBackend) else None
+    main = problem if rows is None else Problem.from_arrays(rows.A_main, problem.b[:rows.m], problem.c,
+                                                            name=problem.name)
+    be = get_matrix_free_backend(backend, main, **options)
+    try:
+        return matrix_free(be, problem, eps=eps, max_iter=max_iter, callback=callback,
+                           refine=bool(refine), bounds=rows, **algo)
+    finally:
+        if not isinstance(backend, MatrixFreeBackend):
+            be.release()
