@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .bench import default_fill_size, fill_limits, pass_overhead, plan_overhead
+from . import bench as measure
 from .cli import output_file_problem, positive_int, write_error
 from .context import ContextError, capabilities
 
@@ -59,18 +59,18 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
     except ContextError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    size = size or default_fill_size()
+    size = size or measure.default_fill_size()
     if size > caps["max_texture_size"]:
         print(f"error: --size {size} is larger than GL_MAX_TEXTURE_SIZE = {caps['max_texture_size']}",
               file=sys.stderr)
         return 2
-    r = pass_overhead(passes)
+    r = measure.pass_overhead(passes)
     print(f"renderer                 {caps['renderer']}")
     print(f"tiny passes              {r['passes']} one-texel copies")
     print(f"host time per pass       {r['host_us_per_pass']:.2f} us (same primitive)")
     print(f"host time per pass       {r['host_us_per_pass_new_primitive']:.2f} us (new primitive each pass)")
     print(f"host+GPU time per pass   {r['total_us_per_pass']:.2f} us")
-    plan = plan_overhead()
+    plan = measure.plan_overhead()
     r.update(plan)
     print(f"pre-built plan           Cholesky of order {plan['order']} from one vertex buffer, "
           f"{plan['plan_passes']} passes")
@@ -78,7 +78,7 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
     print(f"of which Python          {plan['plan_python_us_per_pass']:.2f} us (draw calls left out)")
     print(f"host+GPU time per pass   {plan['plan_total_us_per_pass']:.2f} us (pre-built plan)")
     print(f"threaded GL driver       {caps['threaded_gl']}")
-    limits = fill_limits(size, repeat)
+    limits = measure.fill_limits(size, repeat)
     print(f"fill limit, {size} x {size} full-screen passes (median of {repeat}), Gfragments/s and GB/s written:")
     print(f"{'texture reads':>24s} {'0':>14s} {'1':>14s} {'2':>14s} {'3':>14s}")
     for comps, name, nbytes in ((1, "R32F", 4), (4, "RGBA32F", 16)):

@@ -48,7 +48,7 @@ from .passes import SWAP, Draw, compiled, run
 from .reduce import reduce_region
 from .stream import PingPong, Stream, borrow, check_array, give_back
 from .blas1 import copy as copy_stream, KERNELS as BLAS1
-from .context import max_texture_size
+from . import context
 from .blas2 import FullLayout, gemv, KERNELS as L2, substitute
 
 __all__ = ["cholesky", "NotPositiveDefiniteError", "cholesky_plan", "KERNELS", "factor"]
@@ -475,9 +475,9 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     m = arr.shape[0]
     if storage == "packed":
         h, w = pk.packed_shape(m)
-        if h > max_texture_size():
+        if h > context.max_texture_size():
             raise ValueError(f"cholesky: packed storage of m = {m} needs a texture {h} high, more than "
-                             f"GL_MAX_TEXTURE_SIZE = {max_texture_size()} (cf. the m = 4096 remark in "
+                             f"GL_MAX_TEXTURE_SIZE = {context.max_texture_size()} (cf. the m = 4096 remark in "
                              "section 5.2 of paper 001); use storage='full'")
         upload = pk.pack(np.tril(arr))
     else:
@@ -599,9 +599,9 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
 
     Raises ``ValueError`` when 2m exceeds GL_MAX_TEXTURE_SIZE (use :func:`factor` and
     :func:`lower_inverse`)."""
-    if 2 * m > max_texture_size():
+    if 2 * m > context.max_texture_size():
         raise ValueError(f"factor_with_inverse keeps the factor and its inverse side by side in one {m} x {2 * m} "
-                         f"texture, wider than GL_MAX_TEXTURE_SIZE = {max_texture_size()}; factor and invert "
+                         f"texture, wider than GL_MAX_TEXTURE_SIZE = {context.max_texture_size()}; factor and invert "
                          "separately (factor(..., pivot='onepass'), lower_inverse)")
     u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
 

@@ -23,7 +23,7 @@ from .netlib import netlib_path, PAPER_TABLE3
 from .qap import qap_lp, qaplib_dir
 from .scaling import objectives_divided, scale_problem, Units, unscale_result
 from . import presolve as presolve_module, regularisation as R
-from .matrix_free import get_matrix_free_backend, matrix_free, MatrixFreeBackend
+from . import matrix_free as mf
 
 
 #: the interior point methods of ``solve``
@@ -712,13 +712,13 @@ def _solve_matrix_free(problem, backend, eps, refine, max_iter, callback, option
         raise ValueError(f"the matrix-free method runs on backend 'gpu' or 'numpy64', got {backend!r}")
     if refine and name == "numpy64":
         refine = False                                  # its PCG is float64 already
-    rows = BoundRows.detect(problem.A) if bounds == "implicit" and not isinstance(backend, MatrixFreeBackend) else None
+    rows = BoundRows.detect(problem.A) if bounds == "implicit" and not isinstance(backend, mf.MatrixFreeBackend) else None
     main = problem if rows is None else Problem.from_arrays(rows.A_main, problem.b[:rows.m], problem.c,
                                                             name=problem.name)
-    be = get_matrix_free_backend(backend, main, **options)
+    be = mf.get_matrix_free_backend(backend, main, **options)
     try:
-        return matrix_free(be, problem, eps=eps, max_iter=max_iter, callback=callback,
+        return mf.matrix_free(be, problem, eps=eps, max_iter=max_iter, callback=callback,
                            refine=bool(refine), bounds=rows, **algo)
     finally:
-        if not isinstance(backend, MatrixFreeBackend):
+        if not isinstance(backend, mf.MatrixFreeBackend):
             be.release()

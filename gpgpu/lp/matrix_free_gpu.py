@@ -56,7 +56,7 @@ from ..reduce import dot_fan_texture, plane_dots_fan, reduce_region
 from ..sparse import SparseStream, _plane_dots
 from ..stream import Stream, borrow, give_back, vector_shape
 from .matrix_free_backend import MatrixFreeBackend
-from ..float_float import available
+from .. import float_float
 
 __all__ = ["GPUMatrixFree", "KERNELS"]
 
@@ -155,11 +155,11 @@ class GPUMatrixFree(MatrixFreeBackend):
         self._pcg_plans = {}       # its recorded plans, valid while G_R and P^-1 stay
         if solution is not None and solution not in SOLUTIONS:
             raise ValueError(f"solution must be None or one of {', '.join(map(repr, SOLUTIONS))}, got {solution!r}")
-        if solution == "float-float" and not available():
+        if solution == "float-float" and not float_float.available():
             raise ValueError("solution='float-float' needs GL_ARB_gpu_shader5 (OpenGL 4.0), which this "
                              "context lacks; use solution='float32'")
         # None: float32 until the adaptive rule widens it (widen_solution), where float-float exists
-        self._widen = solution is None and available()
+        self._widen = solution is None and float_float.available()
         self.solution = solution or "float32"
         if isinstance(pcg_check, bool) or not isinstance(pcg_check, (int, np.integer)) or pcg_check < 1:
             raise ValueError(f"pcg_check must be a positive integer (iterations between PCG's "
