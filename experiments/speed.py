@@ -23,8 +23,8 @@ as a fraction of the fill limit ``python -m gpgpu bench`` measures on the same G
 the timing. Nothing here is asserted in tests; the report states what was measured.
 
 The sparse half (``--parts``: ``dense``, ``sparse`` or its pieces ``cg``, ``spmv``, ``pcg``;
-default both halves), against the goals of the sparse solvers (beyond the papers; 002 found
-the GPU 1.1-3.9x faster than the CPU over whole IPM solves):
+default both halves), beyond the papers (002 found the GPU 1.1-3.9x faster than the CPU over
+whole IPM solves):
 
 * CG on 2-D Poisson k² (``--cg-sizes`` k; b standard normal, seed k; rtol 1e-5): ``gpgpu.cg``
   with the presets "paper" (003 as printed: pyramid sums, ||r|| read back every iteration) and
@@ -48,8 +48,7 @@ the GPU 1.1-3.9x faster than the CPU over whole IPM solves):
 A GPU row's ``fill_fraction`` is the time the fill limit would take to write the bytes the row
 writes an iteration (or a product) over the time measured: bytes written / (4 bytes x
 ``gpgpu.bench.fill_limit(1)``, an R32F target's fragments a second) / seconds. The claims
-state the goals with the figures, "met", "missed" or "not measured" (a row absent, e.g. no
-cupy, or a size not run).
+state the figures, or "not measured" (a row absent, e.g. no cupy, or a size not run).
 """
 from __future__ import annotations
 
@@ -102,12 +101,10 @@ PARTS = ("dense", "cg", "spmv", "pcg", "lp")
 DEFAULT_PARTS = ("dense", "cg", "spmv", "pcg")
 #: the LP rows' problems on a software renderer (all shipped NETLIB problems on a GPU)
 LP_SOFTWARE_PROBLEMS = ["afiro", "sc50b", "blend", "adlittle"]
-#: Table 3's ten (the LP part's goal: their total time with the GPU's defaults)
-LP_GOAL_SECONDS = 0.5
 CG_RTOL = 1e-5
 #: products timed back to back between two finish() calls (the pipeline's rate)
 SPMV_BATCH = 20
-#: the claims' sizes (the issue's goals)
+#: the CG claims' size (Poisson k²)
 CG_CLAIM_K = 512
 
 
@@ -476,7 +473,7 @@ def _lp_problems(ctx) -> list:
 
 
 def lp_claims(rows) -> list:
-    """The LP's speed goals (beyond the papers) with the figures measured on this run: Table 3's
+    """The LP's speed (beyond the papers) as measured on this run: Table 3's
     ten with the GPU's defaults, the GPU against numpy64 where the normal matrix has 500 rows or
     more, host time a pass over whole solves, and every solve optimal."""
     from gpgpu.lp.netlib import PROBLEMS
@@ -491,27 +488,27 @@ def lp_claims(rows) -> list:
     if len(table3) == len(PROBLEMS):
         total = sum(r["seconds"] for r in table3)
         out.append(Claim("Table 3's ten at eps 1e-8 with the GPU's defaults: total time",
-                         f"goal (beyond the papers): <= {LP_GOAL_SECONDS} s",
-                         f"{total:.2f} s ({_verdict(total <= LP_GOAL_SECONDS)}); numpy64 "
+                         "no figure (beyond the papers)",
+                         f"{total:.2f} s; numpy64 "
                          f"{sum(get(r['problem'], 'numpy64')['seconds'] for r in table3):.2f} s, HiGHS IPM "
                          f"{sum(get(r['problem'], 'highs_ipm')['seconds'] for r in table3):.2f} s"))
     else:
         out.append(Claim("Table 3's ten at eps 1e-8 with the GPU's defaults: total time",
-                         f"goal (beyond the papers): <= {LP_GOAL_SECONDS} s", "not measured (not all ten run)"))
+                         "no figure (beyond the papers)", "not measured (not all ten run)"))
     large = [(r, get(r["problem"], "numpy64")) for r in gpu if r is not None and r["normal_rows"] >= 500]
     if large:
         slower = [f"{g['problem']} ({g['seconds']:.2f} s against {n['seconds']:.2f} s)" for g, n in large
                   if g["seconds"] > n["seconds"]]
-        out.append(Claim("the GPU's defaults at least as fast as numpy64 where the normal matrix has >= 500 rows",
-                         "goal (beyond the papers)",
-                         f"{len(large) - len(slower)} of {len(large)} ({_verdict(not slower)})"
+        out.append(Claim("the GPU's defaults as fast as numpy64 or faster, where the normal matrix has >= 500 rows",
+                         "no figure (beyond the papers)",
+                         f"{len(large) - len(slower)} of {len(large)}"
                          + (f"; slower: {', '.join(slower)}" if slower else "")))
     drawn = [r for r in gpu if r is not None and r["passes"]]
     if drawn:
         per = sum(r["host_us_per_pass"] * r["passes"] for r in drawn) / sum(r["passes"] for r in drawn)
         worst = max(drawn, key=lambda r: r["host_us_per_pass"])
-        out.append(Claim("host time a pass over whole solves (GPU defaults)", "goal (beyond the papers): <= 2 us",
-                         f"{per:.2f} us over {len(drawn)} solves ({_verdict(per <= 2.0)}); the largest "
+        out.append(Claim("host time a pass over whole solves (GPU defaults)", "no figure (beyond the papers)",
+                         f"{per:.2f} us over {len(drawn)} solves; the largest "
                          f"{worst['host_us_per_pass']:.2f} us ({worst['problem']})"))
     for label in ("gpu_defaults", "numpy64"):
         sel = [r for r in rows if r["algorithm"] == label]
@@ -530,12 +527,12 @@ def claims(rows, sizes, limit):
     for r in rows:
         ts.setdefault(r["n"], {})[r["algorithm"]] = r["seconds"]
     out = [
-        Claim("Cholesky (faithful) fragment rate / fill limit", "goal (beyond the papers): >= 85 % at n = 4096",
+        Claim("Cholesky (faithful) fragment rate / fill limit", "no figure (beyond the papers)",
               f"{f['cholesky']:.0%} at n = {n} ({limit / 1e9:.3g} Gfragments/s limit)",
               "all passes' fragments (occlusion queries) / wall time; gpgpu.bench.fill_limit(1)"),
-        Claim("LU partial pivoting / no pivoting, pivot read back", "1.85 at 4096 on the H200 with the pivot read back (2026-11)",
+        Claim("LU partial pivoting / no pivoting, pivot read back", "no figure (beyond the papers)",
               f"{t['lu_partial'] / t['lu_none']:.2f} at n = {n}"),
-        Claim("LU partial pivoting / no pivoting, pivot on the GPU", "goal (beyond the papers): <= 1.2 at n >= 2048",
+        Claim("LU partial pivoting / no pivoting, pivot on the GPU", "no figure (beyond the papers)",
               "; ".join(f"{ts[k]['lu_partial_gpu'] / ts[k]['lu_none']:.2f} at n = {k}"
                         for k in sorted(ts) if k >= 2048 or k == n)),
         Claim("LU full pivoting: pivot on the GPU / read back", "no figure (beyond the papers)",
@@ -543,14 +540,14 @@ def claims(rows, sizes, limit):
               f"not run at n = {n} (full pivoting only up to {FULL_MAX})"),
         Claim("Cholesky GPU (faithful) / CPU spotrf time", "no figure",
               f"{t['cholesky'] / t['spotrf']:.2f} at n = {n}"),
-        Claim("blocked Cholesky speed-up over the faithful one", "goal (beyond the papers): >= 4 at n = 4096",
+        Claim("blocked Cholesky speed-up over the faithful one", "no figure (beyond the papers)",
               f"{t['cholesky'] / t['cholesky_blocked8']:.2f} (b = 8), {t['cholesky'] / t['cholesky_blocked16']:.2f} "
               f"(b = 16); with panels one pass a column {t['cholesky'] / t['cholesky_blocked16_onepass']:.2f} "
               f"(b = 16), {t['cholesky'] / t['cholesky_blocked32_onepass']:.2f} (b = 32) at n = {n}"),
         Claim("blocked LU (partial pivoting) speed-up over the faithful one (pivot read back)", "no figure",
               f"{t['lu_partial'] / t['lu_partial_blocked8']:.2f} (b = 8), {t['lu_partial'] / t['lu_partial_blocked16']:.2f} "
               f"(b = 16) at n = {n}"),
-        Claim("blocked Cholesky / CPU spotrf time", "goal (beyond the papers): < 1",
+        Claim("blocked Cholesky / CPU spotrf time", "no figure (beyond the papers)",
               f"{min(t['cholesky_blocked8'], t['cholesky_blocked16']) / t['spotrf']:.2f} (faithful panels), "
               f"{min(t['cholesky_blocked16_onepass'], t['cholesky_blocked32_onepass']) / t['spotrf']:.2f} "
               f"(panels one pass a column) at n = {n} (the better b)"),
@@ -561,13 +558,8 @@ def claims(rows, sizes, limit):
     return out
 
 
-def _verdict(ok: bool) -> str:
-    return "met" if ok else "missed"
-
-
 def sparse_claims(rows, parts=PARTS) -> list:
-    """The sparse solvers' goals (beyond the papers) with the figures measured: "met", "missed",
-    or "not measured" where a row is absent (no cupy, a size or problem not run)."""
+    """The sparse solvers' speed (beyond the papers) as measured, or "not measured" where a row is absent (no cupy, a size or problem not run)."""
     def get(part, problem, algorithm):
         return next((r for r in rows if r.get("part") == part and r.get("problem") == problem
                      and r.get("algorithm") == algorithm), None)
@@ -577,36 +569,35 @@ def sparse_claims(rows, parts=PARTS) -> list:
         ks = sorted(int(r["problem"][len("poisson"):]) for r in rows
                     if r.get("part") == "cg" and r.get("algorithm") == "cg_paper")
         k = CG_CLAIM_K if CG_CLAIM_K in ks else (ks[-1] if ks else None)
-        at = "" if k == CG_CLAIM_K else f" (the goal is at {CG_CLAIM_K}²)"
+        at = ""
         prob = f"poisson{k}"
         cupyx = get("cg", prob, "cupyx_cg")
-        for preset, goal in (("fast", 1.0), ("paper", 2.0)):
+        for preset in ("fast", "paper"):
             mine = get("cg", prob, f"cg_{preset}")
             text = f"CG, preset {preset} / cupyx CG total time, Poisson {CG_CLAIM_K}²"
-            paper = f"goal (beyond the papers): <= {goal:g}"
+            paper = "no figure (beyond the papers)"
             if mine is None or cupyx is None:
                 why = "no CG rows" if k is None else ("cupyx not importable" if cupyx is None else "no row")
                 out.append(Claim(text, paper, f"not measured ({why})"))
                 continue
             ratio = mine["seconds"] / cupyx["seconds"]
-            out.append(Claim(text, paper, f"{_verdict(ratio <= goal)}: {mine['seconds']:.3g} s / "
+            out.append(Claim(text, paper, f"{mine['seconds']:.3g} s / "
                              f"{cupyx['seconds']:.3g} s = {ratio:.2f} at {k}²{at} ({mine['iterations']} and "
                              f"{cupyx['iterations']} iterations)", "median wall time of whole solves, rtol 1e-5"))
         sci = get("cg", prob, "scipy_cg_1t")
         text = "CG iterations / scipy float32 cg's, presets paper and fast"
-        paper = "goal (beyond the papers): within 2 %"
+        paper = "no figure (beyond the papers)"
         if sci is None or k is None:
             out.append(Claim(text, paper, "not measured (no CG rows)"))
         else:
-            figs, ok = [], True
+            figs = []
             for preset in ("paper", "fast"):
                 mine = get("cg", prob, f"cg_{preset}")
                 if mine is None:
                     continue
                 dev = mine["iterations"] / max(sci["iterations"], 1) - 1
-                ok &= abs(dev) <= 0.02
                 figs.append(f"{preset} {mine['iterations']} ({dev:+.1%}, true residual {mine['residual']:.2e})")
-            out.append(Claim(text, paper, f"{_verdict(ok)}: " + ", ".join(figs) + f" against scipy's "
+            out.append(Claim(text, paper, ", ".join(figs) + f" against scipy's "
                              f"{sci['iterations']} (true residual {sci['residual']:.2e}) at {k}²{at}",
                              "true residual ||b - A x|| / ||b|| in float64"))
         sci_t = get("cg", prob, "scipy_cg_threads")
@@ -626,7 +617,7 @@ def sparse_claims(rows, parts=PARTS) -> list:
                              "bytes written an iteration / (4 B x gpgpu.bench.fill_limit(1)) / its time"))
     if "spmv" in parts:
         text = "y = A x on nug30's A / cuSPARSE CSR time"
-        paper = "goal (beyond the papers): <= 2"
+        paper = "no figure (beyond the papers)"
         cus = get("spmv", "nug30", "cusparse_csr")
         mine = {f: get("spmv", "nug30", f"spmv_{f}") for f in ("ellpack", "packed")}
         mine = {f: r for f, r in mine.items() if r is not None}
@@ -634,26 +625,24 @@ def sparse_claims(rows, parts=PARTS) -> list:
             why = "nug30 not run" if not mine else "cupyx not importable"
             out.append(Claim(text, paper, f"not measured ({why})"))
         else:
-            best = min(r["seconds"] for r in mine.values())
-            out.append(Claim(text, paper, f"{_verdict(best / cus['seconds'] <= 2)}: " + ", ".join(
+            out.append(Claim(text, paper, ", ".join(
                 f"{f} {1e3 * r['seconds']:.3g} ms ({r['seconds'] / cus['seconds']:.2f}, "
                 f"{r['fill_fraction']:.1%} of the fill limit)" for f, r in mine.items())
                 + f" against cuSPARSE's {1e3 * cus['seconds']:.3g} ms",
                 f"products timed {SPMV_BATCH} back to back between two synchronizations, median"))
     if "pcg" in parts:
-        for problem, goal in (("nug20", 1.0), ("nug30", 2.0)):
+        for problem in ("nug20", "nug30"):
             text = f"PCG of the matrix-free IPM, numpy64 (1 thread) / GPU time a PCG iteration, {problem}"
-            paper = (f"goal (beyond the papers): > 1 (002: the GPU 1.1-3.9x faster over whole solves)" if goal == 1
-                     else "goal (beyond the papers): >= 2")
+            paper = ("002: the GPU 1.1-3.9x faster over whole solves (Table 3)" if problem == "nug20"
+                     else "no figure (beyond the papers)")
             cpu, gpu = get("pcg", problem, "pcg_numpy64"), get("pcg", problem, "pcg_gpu_fan")
             if cpu is None or gpu is None:
                 out.append(Claim(text, paper, f"not measured ({problem} not run)"))
                 continue
             ratio = cpu["seconds_per_iteration"] / gpu["seconds_per_iteration"]
             pp = get("pcg", problem, "pcg_gpu_pingpong")
-            ok = ratio > goal if goal == 1 else ratio >= goal
             ms_gpu, ms_cpu = 1e3 * gpu["seconds_per_iteration"], 1e3 * cpu["seconds_per_iteration"]
-            out.append(Claim(text, paper, f"{_verdict(ok)}: {ratio:.2f} with fan sums ({ms_gpu:.3g} ms against "
+            out.append(Claim(text, paper, f"{ratio:.2f} with fan sums ({ms_gpu:.3g} ms against "
                              f"{ms_cpu:.3g} ms"
                              + (f"; 002's sums {cpu['seconds_per_iteration'] / pp['seconds_per_iteration']:.2f}"
                                 if pp else "") + ")",
