@@ -6,7 +6,8 @@
 
 is the output of ``RENDERERS[RENDERER]`` on the data files named (paths from the repository's
 root, globs allowed), so a table cannot say what its CSV does not. (``floors`` takes no file:
-its data is the package's own import graph.)
+its data is the package's own import graph; ``lp_options`` reads gpgpu.lp's options
+table and presets.)
 
     python -m experiments.render            # rewrite every block from its data
     python -m experiments.render --check    # exit 1 naming each block that differs (a test runs this)
@@ -61,6 +62,28 @@ def _lp_speed(paths):
     return "\n".join(lines)
 
 
+def _lp_options(_paths):
+    """gpgpu.lp's options table (gpgpu.lp.options) with each preset's values over it."""
+    from gpgpu.lp import PRESETS
+    from gpgpu.lp.options import OPTIONS
+
+    def cell(text):
+        return str(text).replace("|", "/")
+
+    presets = list(PRESETS)
+    lines = ["| option | read by | values | " + " | ".join(f"`{p}`" for p in presets) + " | what it does |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in presets) + " | --- |"]
+    for o in OPTIONS:
+        sets = []
+        for p in presets:
+            found = [f"{v!r}" + ("" if scope == "any" else f" ({scope})")
+                     for scope, row in PRESETS[p].items() for k, v in row.items() if k == o.name]
+            sets.append(", ".join(found))
+        lines.append(f"| `{o.name}` | {', '.join(o.readers)} | {cell(o.values)} | "
+                     + " | ".join(cell(v) for v in sets) + f" | {cell(o.doc)} |")
+    return "\n".join(lines)
+
+
 def _floors(paths):
     from experiments.floors import markdown
     return markdown(paths)
@@ -69,6 +92,7 @@ def _floors(paths):
 #: renderer name -> function of the data paths, returning markdown
 RENDERERS = {
     "floors": _floors,
+    "lp_options": _lp_options,
     "netlib_all": _netlib_all,
     "lp_speed": _lp_speed,
 }

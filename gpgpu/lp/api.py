@@ -19,6 +19,7 @@ from .backends import backend_class, get_backend
 from .bounds import BOUNDS, BoundRows
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
 from .mps import Problem, read_mps
+from .options import METHOD_OPTIONS
 from .netlib import netlib_path, PAPER_TABLE3
 from .qap import qap_lp, qaplib_dir
 from .scaling import objectives_divided, scale_problem, Units, unscale_result
@@ -28,10 +29,6 @@ from . import matrix_free as mf
 
 #: the interior point methods of ``solve``
 METHODS = ("mehrotra", "matrix-free")
-#: the algorithm options of each method (``solve`` takes them out before the back end)
-METHOD_OPTIONS = {"mehrotra": ("reg_min", "reg_max"),
-                  "matrix-free": ("rank", "rank_max", "pcg_maxiter", "stall_window", "start", "reg_min",
-                                  "reg_max", "bounds")}
 #: scipy's names of options this solver has under another name
 SCIPY_NAMES = {"maxiter": "max_iter", "tol": "eps", "primal_feasibility_tolerance": "eps",
                "dual_feasibility_tolerance": "eps", "ipm_optimality_tolerance": "eps", "autoscale": "scale"}

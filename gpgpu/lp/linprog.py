@@ -16,12 +16,12 @@ import numpy as np
 from .api import METHOD_OPTIONS, METHODS, SCIPY_NAMES, solve
 from .backends import backend_class
 from .mps import Problem
+from .options import SOLVE_OPTIONS
 
 __all__ = ["linprog", "LINPROG_OPTIONS", "LINPROG_EPS"]
 
 #: solve's own keyword options (``options`` takes these and the method's and back end's)
-LINPROG_OPTIONS = ("backend", "cholesky", "eps", "refine", "max_iter", "callback", "presolve",
-                   "correct_primal", "free_safeguard", "scale", "normalize", "regularize", "time_limit")
+LINPROG_OPTIONS = SOLVE_OPTIONS
 #: linprog's tolerance of (6.1)-(6.3) (solve's is 1e-6): answers to about 1e-8 relative, which is
 #: what scipy's own linprog tests ask of a solver (tests/test_scipy_linprog.py)
 LINPROG_EPS = 1e-9
