@@ -25,6 +25,8 @@ LINPROG_OPTIONS = SOLVE_OPTIONS
 #: linprog's tolerance of (6.1)-(6.3) (solve's is 1e-6): answers to about 1e-8 relative, which is
 #: what scipy's own linprog tests ask of a solver (tests/test_scipy_linprog.py)
 LINPROG_EPS = 1e-9
+
+
 def _check_options(options, method: str) -> dict:
     """``options`` as solve's keyword arguments; an unknown key is a ValueError naming the keys
     that this method and back end take."""
