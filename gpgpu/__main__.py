@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from . import bench as measure
-from .cli import output_file_problem, positive_int, write_error
+from .cli import output_file_problem, positive_int, run_main, write_error
 from .context import ContextError, capabilities
 
 
@@ -97,4 +97,4 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -8,11 +8,25 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["positive_int", "positive_float", "tolerance", "output_folder_problem", "output_file_problem",
+__all__ = ["run_main", "positive_int", "positive_float", "tolerance", "output_folder_problem", "output_file_problem",
            "write_error"]
+
+
+def run_main(main, argv=None) -> int:
+    """A command line's exit code: ``main(argv)``, and where its reader closed the output early
+    (``python -m gpgpu.lp afiro | head``), exit quietly as other Unix tools do: stdout is pointed
+    at /dev/null so that Python's flush at exit does not fail again (Python's documentation on
+    SIGPIPE), and the code is 141 (128 + SIGPIPE)."""
+    try:
+        return main(argv)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 def positive_int(text: str) -> int:

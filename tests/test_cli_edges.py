@@ -26,6 +26,26 @@ def test_lp_a_folder_or_an_empty_name_is_one_error_line(name, message, tmp_path,
     assert "give an MPS file (.mps or .mps.gz) or the name of a NETLIB problem" in err
 
 
+def test_lp_a_device_is_not_a_file_that_was_not_found(capsys):
+    """/dev/null exists: "MPS file not found" sent the user looking for a missing file."""
+    assert lp_main(["/dev/null", "--backend", "numpy64", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: /dev/null is not a regular file (a device or a pipe): pass the path of a .mps or " \
+                  ".mps.gz file\n"
+
+
+def test_lp_output_read_by_a_reader_that_stops_early_ends_quietly():
+    """``python -m gpgpu.lp afiro | head -1`` ended in a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "gpgpu.lp", "afiro", "--backend", "numpy64"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()                      # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and "Traceback" not in err and "BrokenPipe" not in err
+
+
 # ------------------------------------------------------------------ MPS numbers
 MPS = """NAME          NUM
 ROWS

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli import positive_float, positive_int, tolerance
+from ..cli import positive_float, positive_int, run_main, tolerance
 from ..context import ContextError
 from . import BACKENDS, METHODS, PRESETS, REFINE_BELOW, api, matrix_free, preset_options, presolve, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
@@ -383,4 +383,4 @@ def _print_result(res, problem, args) -> None:
               f"{ref['matlab_iterations']} MATLAB iterations at eps {ref['eps']:g}")
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -774,8 +774,11 @@ def read_mps(path) -> Problem:
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory, not an MPS file: pass the path of a .mps or "
                                 ".mps.gz file")
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"MPS file not found: {path}")
+    if not path.is_file():         # a device or a pipe: it exists, but is no file to read
+        raise ValueError(f"{path} is not a regular file (a device or a pipe): pass the path of a .mps or "
+                         ".mps.gz file")
     h, status, log = _highs_log(str(path))
     lines = [ln.strip() for ln in log.splitlines()]
     errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")]

@@ -27,7 +27,7 @@ import argparse
 import shlex
 import sys
 
-from ..cli import output_file_problem, output_folder_problem, write_error
+from ..cli import output_file_problem, output_folder_problem, run_main, write_error
 from . import ALGORITHMS, drawing_problem, format_trace, run, write_frames
 from .algorithms import MAX_N
 
@@ -241,4 +241,4 @@ def _write_frames(rec, args, out) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))
