@@ -84,6 +84,22 @@ def _lp_options(_paths):
     return "\n".join(lines)
 
 
+def _cg_options(_paths):
+    """gpgpu.cg's options table with each preset's values (PRESETS, PRESET_FORMATS) over it."""
+    import importlib
+
+    cg = importlib.import_module("gpgpu.cg")
+    presets = list(cg.PRESETS)
+    lines = ["| option | values | " + " | ".join(f"`{p}`" for p in presets) + " | what it does |",
+             "| --- | --- | " + " | ".join("---" for _ in presets) + " | --- |"]
+    for o in cg.OPTIONS:
+        row = [dict(cg.PRESETS[p], format=cg.PRESET_FORMATS[p]) for p in presets]
+        cells = [repr(r[o.name]) if o.name in r else "" for r in row]
+        lines.append(f"| `{o.name}` | {o.values.replace('|', '/')} | " + " | ".join(cells)
+                     + f" | {o.doc.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
 def _floors(paths):
     from experiments.floors import markdown
     return markdown(paths)
@@ -91,6 +107,7 @@ def _floors(paths):
 
 #: renderer name -> function of the data paths, returning markdown
 RENDERERS = {
+    "cg_options": _cg_options,
     "floors": _floors,
     "lp_options": _lp_options,
     "netlib_all": _netlib_all,

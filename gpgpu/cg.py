@@ -138,6 +138,7 @@ from .blas2 import gemv
 from .errors import CGBreakdownError
 from .geometry import Texel
 from .kernel import Kernel
+from .options import Option
 from .geometry import Rect
 from .passes import NotReplayable, RecordedPlan, Targets, recording
 from .reduce import FAN, dot_fan, dot_pyramid, reduce_region, reduce_regions
@@ -226,6 +227,30 @@ PRESETS = {
     "robust": {"reduction": "pyramid", "check_every": 1, "verify": True, "iteration": "standard"},
     "fast": {"reduction": "fan", "check_every": FAST_CHECK_EVERY, "verify": True, "iteration": "single-reduction"},
 }
+#: every option of :func:`cg` (its presets, :data:`PRESETS` and :data:`PRESET_FORMATS`, are rows
+#: of values over it; docs/reference/cg-options.md is rendered from it)
+OPTIONS = (
+    Option("x0", ("cg",), 'None, a vector or "Mb"', "the starting point (None: zeros)"),
+    Option("rtol", ("cg",), "a number >= 0 (inf accepted)", "the target ‖b − A x‖ ≤ max(rtol ‖b‖, atol)"),
+    Option("atol", ("cg",), "a number >= 0", "the absolute part of the target"),
+    Option("maxiter", ("cg",), "an integer >= 0 or None", "iterations at most (None: 10 n)"),
+    Option("M", ("cg",), "None, a vector or a diagonal matrix", "a diagonal (Jacobi) preconditioner, M ≈ A⁻¹ as scipy's"),
+    Option("callback", ("cg",), "a function or None", "called with x after each iteration"),
+    Option("tol", ("cg",), "a number or None", "scipy's former name of rtol"),
+    Option("preset", ("cg",), '"paper", "robust" or "fast"', "the options below in one word"),
+    Option("check_every", ("cg",), "a positive integer", "the convergence test read back every so many "
+           "iterations"),
+    Option("reduction", ("cg",), '"pyramid", "pingpong" or "fan"', "the inner products' sums: 003's "
+           "pyramid, 000's halving passes, or 32 texels a fragment"),
+    Option("iteration", ("cg",), '"standard" or "single-reduction"', "Shewchuk's listing, or one reduction "
+           "an iteration (beyond the papers)"),
+    Option("verify", ("cg",), "True or False", "convergence checked on b - A x before info 0 (restarts)"),
+    Option("recompute_every", ("cg",), "a positive integer or None", "r = b - A x every so many iterations "
+           "(Shewchuk's 50)"),
+    Option("plan", ("cg",), "True or False", "the iterations drawn from recorded plans"),
+    Option("format", ("cg",), '"ellpack", "tell", "packed" or "split"', "the SparseStream format of a "
+           "scipy.sparse A"),
+)
 #: The SparseStream format each preset puts a scipy.sparse A on the GPU in (``format=``
 #: overrides it): ELLPACK (paper 002's storage, the project's choice for "paper": 003's sorted
 #: corrigan format permutes the system and compiles a program per row length, so it is a

@@ -58,3 +58,16 @@ def test_presets_set_only_options_their_scope_reads(preset):
 def test_an_unknown_reader_is_named():
     with pytest.raises(ValueError, match="unknown reader 'gpu'"):
         names_read_by("gpu")
+
+
+def test_cg_options_table_is_cgs_signature_and_covers_its_presets():
+    import importlib
+
+    cg = importlib.import_module("gpgpu.cg")
+    params = inspect.signature(cg.cg).parameters
+    assert [o.name for o in cg.OPTIONS] and {o.name for o in cg.OPTIONS} == set(params) - {"A", "b"}
+    names = {o.name for o in cg.OPTIONS}
+    assert set(cg.PRESETS) == set(cg.PRESET_FORMATS)
+    for preset, row in cg.PRESETS.items():
+        assert set(row) <= names, preset
+    assert "format" in names and all(o.doc and o.values for o in cg.OPTIONS)

@@ -6,7 +6,7 @@ method, or a back end of a method), its values and what it does. The presets
 reader takes is in the table and that no preset sets one its scope does not read."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from ..options import Option
 
 __all__ = ["Option", "OPTIONS", "READERS", "names_read_by", "SOLVE_OPTIONS", "METHOD_OPTIONS"]
 
@@ -15,14 +15,6 @@ __all__ = ["Option", "OPTIONS", "READERS", "names_read_by", "SOLVE_OPTIONS", "ME
 #: NumpyBackend's, "matrix-free/gpu" GPUMatrixFree's, "matrix-free/numpy" NumpyMatrixFree's)
 READERS = ("solve", "mehrotra", "matrix-free", "mehrotra/gpu", "mehrotra/numpy", "matrix-free/gpu",
            "matrix-free/numpy")
-
-
-class Option(NamedTuple):
-    """One option: ``readers`` are the places of :data:`READERS` that take it."""
-    name: str
-    readers: tuple
-    values: str
-    doc: str
 
 
 OPTIONS = (
