@@ -100,6 +100,186 @@ def _cg_options(_paths):
     return "\n".join(lines)
 
 
+def _claims(paths):
+    """A table of chosen claims (README's "What reproduces and what does not"): the rows of a
+    selection file (docs/figures/readme_claims.json: a label and the (experiment, claim text) pairs
+    it shows), each with the paper's value, the measurement, the machine and date from the
+    experiments' claims files and the verdict from verdicts.json beside them."""
+    import json
+
+    from experiments.__main__ import cell, short_renderer
+
+    lines = ["| claim | paper | measured | machine, date | verdict |", "| --- | --- | --- | --- | --- |"]
+    for path in paths:
+        figures = path.parent
+        judged = json.loads((figures / "verdicts.json").read_text())["claims"]
+        for row in json.loads(path.read_text())["rows"]:
+            found = []
+            for name, text in row["claims"]:
+                run = json.loads((figures / f"{name}.claims.json").read_text())
+                claim = next((c for c in run["claims"] if c["text"] == text), None)
+                if claim is None:
+                    raise ValueError(f"{path.name}: {name}.claims.json has no claim {text!r}")
+                verdict = judged.get(name, {}).get(text, {}).get("verdict", "no verdict")
+                found.append((claim, f"{short_renderer(run['renderer'])}, {run['date']}", verdict))
+
+            def distinct(values):
+                return "; ".join(dict.fromkeys(values))
+            lines.append(f"| {cell(row['label'])} | {cell(distinct(c['paper'] for c, _, _ in found))} | "
+                         f"{distinct(cell(c['measured'], 180) for c, _, _ in found)} | "
+                         f"{distinct(m for _, m, _ in found)} | {distinct(v for _, _, v in found)} |")
+    return "\n".join(lines)
+
+
+def _date_of(path) -> str:
+    """The date in a data file's name (NAME_MACHINE_YYYY-MM-DD.ext), or "date unknown"."""
+    m = re.search(r"(\d{4}-\d\d-\d\d)", Path(path).name)
+    return m.group(1) if m else "date unknown"
+
+
+def _bench(paths):
+    """The cost of a pass and the fill limit (results/speed.md), a column per ``python -m gpgpu
+    bench --json`` file (its renderer and the date in its name)."""
+    import json
+
+    from experiments.__main__ import short_renderer
+
+    runs = [json.loads(Path(p).read_text()) for p in paths]
+    head = [f"{short_renderer(r['renderer'])}, {_date_of(p)}" for r, p in zip(runs, paths)]
+
+    def fill(r, fmt):
+        return " / ".join(f"{r['fill_limit'][f'{fmt}_reads{k}'] / 1e9:.2f}" for k in range(4))
+
+    def written(r):
+        return ", ".join(f"{r['fill_limit'][f'{fmt}_reads0'] * b / 1e9:.0f} GB/s ({fmt})"
+                         for fmt, b in (("R32F", 4), ("RGBA32F", 16)))
+    rows = [
+        ("host time per pass, one-texel copies, same primitive", lambda r: f"{r['host_us_per_pass']:.2f} us"),
+        ("host time per pass, a new primitive (vertex table) each pass, as the algorithms do",
+         lambda r: f"{r['host_us_per_pass_new_primitive']:.2f} us"),
+        ("host time per pass of a pre-built plan (an order-64 Cholesky)",
+         lambda r: f"{r['plan_host_us_per_pass']:.2f} us ({r['plan_passes']} passes)"
+         if "plan_host_us_per_pass" in r else "not measured"),
+        ("fill limit R32F, 0 / 1 / 2 / 3 reads (Gfragments/s)", lambda r: fill(r, "R32F")),
+        ("fill limit RGBA32F, 0 / 1 / 2 / 3 reads (Gfragments/s)", lambda r: fill(r, "RGBA32F")),
+        ("bytes written at the 0-read limit", written),
+    ]
+    lines = ["| quantity | " + " | ".join(head) + " |", "| --- |" + " --- |" * len(runs)]
+    lines += [f"| {name} | " + " | ".join(f(r) for r in runs) + " |" for name, f in rows]
+    return "\n".join(lines)
+
+
+def _columns(line: str, head: list) -> dict:
+    """A row of a tool's whitespace-aligned table as {column: text}, by the header's words."""
+    return dict(zip(head, line.split()))
+
+
+def _bench_lu(paths):
+    """The blocked LU against sgetrf (results/speed.md) from ``python tools/bench_lu.py``'s output."""
+    head = ["n", "b", "GPU s", "sgetrf s", "GPU/sgetrf", "issue s", "passes", "reads", "passes/col",
+            "GPU err", "sgetrf err", "pivots"]
+    lines = ["| n | b | GPU s | sgetrf s (all cores) | GPU / sgetrf | passes | backward error GPU, sgetrf |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            words = line.split()
+            if len(words) == len(head) and words[0].isdigit():
+                r = _columns(line, head)
+                lines.append(f"| {r['n']} | {r['b']} | {r['GPU s']} | {r['sgetrf s']} | {r['GPU/sgetrf']} | "
+                             f"{r['passes']} | {r['GPU err']}, {r['sgetrf err']} |")
+    return "\n".join(lines)
+
+
+def _bench_lu_kernels(paths):
+    """Where the blocked LU's time goes (results/speed.md): the last per-kernel breakdown of
+    ``python tools/bench_lu.py``'s output (the largest n and b)."""
+    text = Path(paths[-1]).read_text()
+    title, body = re.findall(r"^(n = .*)\n  kernel .*\n((?:  \S.*\n?)+)", text, re.M)[-1]
+    lines = [f"{title.split(':')[0]}:", "", "| kernel | passes | fragments | GPU ms | us a pass | Gfragments/s | share |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for line in body.splitlines():
+        name, *cols = line.split()
+        lines.append(f"| `{name}` | " + " | ".join(cols) + " |")
+    return "\n".join(lines)
+
+
+def _bench_spmv(paths):
+    """y = A x and x = Aᵀ y per storage format (results/sparse.md) from ``python tools/bench_spmv.py
+    --rmatvec``'s output: the GPU time of one product (the fastest fold of each format; the packed
+    format at its own choice of segments, not a given one) beside cuSPARSE's CSR."""
+    formats = (("ellpack", "ELLPACK (002)"), ("tell", "T-ELL"), ("packed", '`format="packed"`'))
+    lines = ["| matrix | " + " | ".join(f for _, f in formats) + " | cuSPARSE CSR |",
+             "| --- |" + " --- |" * (len(formats) + 1)]
+    for path in paths:
+        matrix = cusparse = None
+        best: dict = {}
+
+        def flush():
+            if matrix:
+                lines.append(f"| {matrix} | " + " | ".join(f"{best[f]:.3f} ms" if f in best else "-"
+                                                            for f, _ in formats) + f" | {cusparse} |")
+        for line in Path(path).read_text().splitlines():
+            m = re.match(r"(\w+): (\d+ x \d+), (\d+) non-zeros.*cuSPARSE CSR ([\d.]+) ms", line)
+            if m:
+                flush()
+                matrix, cusparse, best = f"{m.group(1)} ({m.group(2)}, {int(m.group(3)):,} non-zeros)", \
+                    f"{float(m.group(4)):.3f} ms", {}
+            elif "rmatvec" in line:
+                flush()
+                matrix, cusparse, best = f"{matrix.split(' ')[0]}: Aᵀ y", "-", {}
+            else:
+                words = line.split()
+                if len(words) >= 17 and words[0] in dict(formats) and "*" not in words[3]:
+                    best[words[0]] = min(best.get(words[0], float("inf")), float(words[-7]))
+        flush()
+    return "\n".join(lines)
+
+
+def _netlib_runs(paths):
+    """Each run of ``python -m experiments.netlib``'s CSV (results/lp.md): the problems it solved
+    right (optimal, objective within its tolerance of HiGHS's) and its misses with their status
+    and relative objective error."""
+    import csv
+
+    runs: dict = {}
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                runs.setdefault(r["run"], []).append(r)
+    lines = ["| run | right | misses (status, relative objective error) |", "| --- | --- | --- |"]
+    for run, rows in runs.items():
+        missed = [r for r in rows if r["right"] != "True"]
+        text = ", ".join(f"{r['problem']} ({r['status'].replace('_', ' ')}, {float(r['objective_error']):.1e})"
+                         for r in missed) or "none"
+        lines.append(f"| `{run}` | {len(rows) - len(missed)} of {len(rows)} | {text} |")
+    return "\n".join(lines)
+
+
+def _chunks(paths):
+    """Long matrix-free solves run in chunks (``python -m experiments.mfipm.chunks``), a row per
+    log (results/matrix-free.md): the settings, machine and date, how the last chunk ended, and
+    the interior point iterations, PCG iterations and seconds of solves summed over the chunks."""
+    import json
+
+    from experiments.__main__ import short_renderer
+
+    lines = ["| problem | settings | machine, date | end | interior point iterations | PCG iterations "
+             "| seconds of solves | objective |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for path in paths:
+        log = json.loads(Path(path).read_text())
+        settings = dict(log["settings"])
+        problem = settings.pop("problem")
+        where = log.get("renderer") or log.get("provenance", "")
+        machine = next((m for m in ("H200", "H100") if m in where), short_renderer(where))
+        date = log.get("date") or (re.search(r"\d{4}-\d\d-\d\d", where) or [None])[0] or "date unknown"
+        chunks = log["chunks"]
+        text = ", ".join(f"{k}={v!r}" for k, v in settings.items())
+        lines.append(f"| {problem} | `{text}` | {machine}, {date} | {chunks[-1]['status']} | "
+                     f"{sum(c['iterations'] for c in chunks)} | {sum(c['pcg_iterations'] for c in chunks)} | "
+                     f"{sum(c['seconds'] for c in chunks):.0f} | {chunks[-1]['objective']:.6f} |")
+    return "\n".join(lines)
+
+
 def _floors(paths):
     from experiments.floors import markdown
     return markdown(paths)
@@ -107,10 +287,17 @@ def _floors(paths):
 
 #: renderer name -> function of the data paths, returning markdown
 RENDERERS = {
+    "bench": _bench,
+    "bench_lu": _bench_lu,
+    "bench_lu_kernels": _bench_lu_kernels,
+    "bench_spmv": _bench_spmv,
+    "chunks": _chunks,
+    "claims": _claims,
     "cg_options": _cg_options,
     "floors": _floors,
     "lp_options": _lp_options,
     "netlib_all": _netlib_all,
+    "netlib_runs": _netlib_runs,
     "lp_speed": _lp_speed,
 }
 
