@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["run_main", "positive_int", "positive_float", "tolerance", "output_folder_problem", "output_file_problem",
+__all__ = ["run_main", "positive_int", "positive_int_or_off", "positive_float", "tolerance", "output_folder_problem", "output_file_problem",
            "write_error"]
 
 
@@ -38,6 +38,16 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
+
+
+def positive_int_or_off(text: str):
+    """An integer >= 1, or False for "off" (a threshold that can be switched off)."""
+    if text.strip().lower() in ("off", "false", "no"):
+        return False
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or off, got {text!r}") from None
 
 
 def positive_float(text: str) -> float:

@@ -1461,3 +1461,32 @@ def test_residual_aware_limit_is_asked_of_a_float32_pcg_only(monkeypatch):
             assert (h["pcg_limit"], h["pcg_cap"]) == ((limit, 8 * limit) if aware else (comb_max, comb_max))
             seen.add((backend, aware))
     assert seen == {("gpu", True), ("gpu", False), ("numpy64", False)}
+
+
+def test_the_paper_preset_stores_a_as_t_ell_with_the_dense_rows_apart(monkeypatch):
+    """The matrix-free paper preset draws A as the nearest the pipeline has to 002's DHTELL2:
+    T-ELL with the dense rows and columns split off. The GPU back end it builds for a Gruca-like
+    LP (one full row and one full column among rows of sqrt(N) + 1 non-zeros) holds A, its
+    transposed copy and A∘A in format "tell", with that row and column in the dense part; the
+    preset's answer is HiGHS's objective within the float32 PCG's accuracy, and the same run
+    with ELLPACK takes the same number of interior point iterations (the formats' sums differ
+    by float32 rounding at most)."""
+    built = []
+    real_init = GPUMatrixFree.__init__
+
+    def spy(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        built.append((self.A.format, self.A.dense_rows.tolist(), self.A.dense_cols.tolist(),
+                      self.AT.format, self.AT.dense_rows.tolist(), self.A2.format))
+
+    monkeypatch.setattr(GPUMatrixFree, "__init__", spy)
+    N = 64
+    p = gruca_like(N, seed=0, slack=True)                 # A = [A0 I]: row N and column N are A0's full ones
+    assert p.A.tocsr()[N].nnz == N + 2 and p.A.tocsc()[:, N].nnz == N + 1
+    r = solve(p, method="matrix-free", backend="gpu", preset="paper")
+    assert r.status == "optimal"
+    assert built[-1] == ("tell", [N], [N], "tell", [N], "tell")
+    assert rel(r.objective, highs_objective(p)) < 1e-5
+    e = solve(p, method="matrix-free", backend="gpu", preset="paper", format="ellpack")
+    assert built[-1][0] == "ellpack" and e.status == "optimal"
+    assert abs(e.iterations - r.iterations) <= 1

@@ -180,15 +180,24 @@ def test_the_matrix_free_guide_lists_every_option_of_the_paper_preset():
 
 def test_the_matrix_free_guide_lists_what_stays_the_projects():
     _, constants = tables("matrix-free.md")
+    mf_gpu = importlib.import_module("gpgpu.lp.matrix_free_gpu")
     actual = {
         "gpgpu.lp.matrix_free.DEFAULT_RANK": mf.DEFAULT_RANK,
         "gpgpu.lp.regularisation.FIXED_REG_MIN": regularisation.FIXED_REG_MIN,
         "gpgpu.lp.regularisation.REG_MAX": regularisation.REG_MAX,
         "gpgpu.lp.matrix_free.PCG_REL_FIXED": mf.PCG_REL_FIXED,
+        "gpgpu.lp.matrix_free.PCG_PRIMAL_SHARE": mf.PCG_PRIMAL_SHARE,
+        "gpgpu.lp.matrix_free_gpu.GPUMatrixFree.pcg_floor": mf_gpu.GPUMatrixFree.pcg_floor,
         "gpgpu.lp.matrix_free.STEP_TO_BOUNDARY": mf.STEP_TO_BOUNDARY,
+        "gpgpu.lp.matrix_free.START_SHIFT": mf.START_SHIFT,
+        "gpgpu.lp.matrix_free_gpu.PIVOT_TOLERANCE": mf_gpu.PIVOT_TOLERANCE,
+        "gpgpu.lp.matrix_free_gpu.HUGE_PIVOT": mf_gpu.HUGE_PIVOT,
+        "gpgpu.lp.matrix_free_gpu.SCHUR_FLOOR": mf_gpu.SCHUR_FLOOR,
+        "gpgpu.lp.matrix_free.STALL_RAY_RATIO": mf.STALL_RAY_RATIO,
+        "gpgpu.lp.matrix_free.matrix_free stall_window": default(mf.matrix_free, "stall_window"),
         "max_iter": default(lp.solve, "max_iter"),
     }
-    documented = {name.split(" ")[0]: value(v) for name, _, v, _ in constants}
+    documented = {name: value(v) for name, _, v, _ in constants}
     assert documented == actual
     assert all(whose.startswith("the project's") for *_, whose in constants)
 

@@ -29,6 +29,10 @@ docs/results/matrix-free.md), by ``--qap-settings``:
   (``qap_solve_settings``: k = 100, ``reg_min=1e-4``, 4000 PCG iterations a solve below 10000
   rows, 10000 above). Measured: nug12 optimal in 14 s on numpy64 here, 201 s on the H200's GPU
   and 1895 s on llvmpipe; nug20 1000 s and more on either back end (docs/results/matrix-free.md).
+
+``--preset paper`` runs every solve with ``preset="paper"`` (``PRESET_OPTION``): 002's method as
+the project draws it (on the GPU A in T-ELL with its dense rows and columns apart, DHTELL2's
+nearest); the settings above still apply, and the CSV's ``preset`` column says which ran.
 """
 from __future__ import annotations
 
@@ -120,6 +124,19 @@ def problems(ctx) -> list:
         key = name if name in GRUCA_ASSUMED else N
         out.append((label, "gruca", key, gruca_problem(N, None if r * r == N else r)))
     return out
+
+
+#: ``--preset``: the preset of every solve (``gpgpu.lp.solve``'s ``preset``): "robust" (the
+#: defaults) or "paper" (002's method where the project has it: A in T-ELL with the dense rows
+#: apart, 000's halving sums, the fixed regularisation schedule; docs/guide/matrix-free.md)
+PRESET_OPTION = ("--preset", {"choices": ("robust", "paper"), "default": "robust",
+                              "help": "the preset of every matrix-free solve: robust (the defaults) or paper "
+                                      "(002's method as the project draws it)"})
+
+
+def preset(ctx) -> str:
+    """The ``--preset`` of the run ("robust" without a context or without the option)."""
+    return ((getattr(ctx, "options", None) or {}).get("preset")) or "robust"
 
 
 QAP_SETTINGS_OPTION = ("--qap-settings", {"choices": ("budget", "solve"), "default": "budget",

@@ -4,7 +4,8 @@ a direct IPM and the dual simplex (002: Cplex 11.0.1; here HiGHS's IPM and simpl
 "ipm" / "simplex", default options, each stopped at ``--highs-limit`` seconds, default 240)
 beside the matrix-free method's (``solve(method="matrix-free", backend="numpy64")``, serial
 float64, the settings of ``experiments.mfipm.common``: the Gruca-like LPs to eps = 1e-8 with
-the defaults, the QAP LPs by ``--qap-settings``), all on the machine that runs the table.
+the defaults, the QAP LPs by ``--qap-settings``; ``--preset paper``: with 002's method), all on
+the machine that runs the table.
 
 The Gruca-like stand-ins are the inequality LPs A0 x <= b of ``experiments.mfipm.common``; their
 standard form has N + 1 slack columns beside A0's, so the table's rows, columns and non-zeros
@@ -34,8 +35,8 @@ import time
 import numpy as np
 
 from experiments.harness import Claim, Experiment
-from experiments.mfipm.common import (GRUCA_OPTION, QAP_OPTION, QAP_SETTINGS_OPTION, QAP_TABLE1, highs_objective,
-                                      problems, settings, settings_label, worst_residual)
+from experiments.mfipm.common import (GRUCA_OPTION, PRESET_OPTION, QAP_OPTION, QAP_SETTINGS_OPTION, QAP_TABLE1,
+                                      highs_objective, preset, problems, settings, settings_label, worst_residual)
 
 SPLU_ROWS = 20000
 RCM_ROWS = 60000
@@ -86,10 +87,10 @@ def times(p, family, ctx, limit) -> dict:
         obj, sec = highs_objective(p, solver, time_limit=limit)
         out[f"highs_{solver}_seconds"], out[f"highs_{solver}_finished"] = sec, obj is not None
     t0 = time.perf_counter()
-    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, **settings(family, ctx, p))
+    r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, preset=preset(ctx), **settings(family, ctx, p))
     out.update(mf_seconds=time.perf_counter() - t0, mf_status=r.status, mf_iterations=r.iterations,
                mf_pcg_iterations=r.pcg_iterations, mf_accuracy=worst_residual(r),
-               settings=settings_label(family, ctx))
+               settings=settings_label(family, ctx), preset=preset(ctx))
     return out
 
 
@@ -219,7 +220,7 @@ def plot(rows, fig, renderer):
 EXPERIMENT = Experiment(
     name="mfipm_table1", title="problem sizes and the Cholesky fill a direct IPM would need", paper="002 Table 1",
     sizes_software=[1024], sizes_gpu=[1024, 4096, 16384, 65536], run=run, plot=plot, size_name="N",
-    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION, HIGHS_LIMIT_OPTION])
+    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION, HIGHS_LIMIT_OPTION, PRESET_OPTION])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())

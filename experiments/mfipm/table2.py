@@ -7,7 +7,8 @@ part (``glFinish``), so that a part's time is its GPU time and not the time to q
 passes (which costs some speed: the shares, not the totals, are the result). PCG is the time
 inside the PCG solves (it contains the P^-1 and the products of its iterations); A x and Aᵀ y
 also count the k products a preconditioner build makes (G_R e_i, 002 (7)), as the paper's
-code must make them too. Both back ends: numpy64 (the CPU, as 002's serial code) and gpu.
+code must make them too. Both back ends: numpy64 (the CPU, as 002's serial code) and gpu;
+``--preset paper`` solves with 002's method (on the GPU A in T-ELL with the dense rows apart).
 
 Claims: 002's PCG share 62-90 %, P^-1 19-55 %, A x 12-37 %, Aᵀ y 11-34 %.
 """
@@ -16,9 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from experiments.harness import Claim, Experiment
-from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE2, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis,
-                                      problems, settings,
-                                      settings_label)
+from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE2, PRESET_OPTION, QAP_OPTION, QAP_SETTINGS_OPTION,
+                                      bar_axis, preset, problems, settings, settings_label)
 from experiments.mfipm.table3 import warm_up
 
 #: the faithful paths only (table3 also times the GPU with the fan sums)
@@ -34,11 +34,13 @@ def run(ctx):
     rows = []
     for label, family, key, p in ctx.steps(problems(ctx), unit="problem"):
         for be in BACKENDS:
-            kw = dict(method="matrix-free", backend=be, eps=1e-8, profile=True, **settings(family, ctx, p))
+            kw = dict(method="matrix-free", backend=be, eps=1e-8, profile=True, preset=preset(ctx),
+                      **settings(family, ctx, p))
             solve(p, **{**kw, "max_iter": 1})       # untimed: the textures of this size allocated
             r = solve(p, **kw)
             total = r.timers["total"]
-            row = {"problem": label, "backend": be, "settings": settings_label(family, ctx), "status": r.status,
+            row = {"problem": label, "backend": be, "settings": settings_label(family, ctx), "preset": kw["preset"],
+                   "status": r.status,
                    "iterations": r.iterations,
                    "pcg_iterations": r.pcg_iterations, "seconds": total,
                    **{f"{part}_percent": 100.0 * r.timers[part] / total for part in PARTS},
@@ -73,7 +75,7 @@ def plot(rows, fig, renderer):
 EXPERIMENT = Experiment(
     name="mfipm_table2", title="shares of the matrix-free IPM's time", paper="002 Table 2",
     sizes_software=[1024], sizes_gpu=[1024, 4096, 16384], run=run, plot=plot, size_name="N",
-    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION])
+    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION, PRESET_OPTION])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())

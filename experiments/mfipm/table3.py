@@ -32,6 +32,12 @@ The GPU runs four times: ELLPACK with 000's halving sums (``gpu``), T-ELL with t
 papers: ``preset="fast"``, the packed format, two entries an RGBA texel, with the fan sums; PCG's
 iterations drawn from recorded plans, as in every GPU run).
 
+``--preset paper`` runs every solve with 002's method as the project draws it
+(``preset="paper"``: the fixed regularisation schedule, no refinement, PCG's scalars read every
+iteration; on the GPU T-ELL with the dense part, so ``gpu-tell`` is then the paper preset as it
+stands, ``gpu`` the same with ELLPACK, ``gpu-fan`` with the fan sums); ``gpu-fast`` keeps the
+fast preset. The CSV's ``preset`` column says which ran.
+
 Problems: ``--sizes`` N and ``--gruca`` names (Table 3's 64kx64k0, 96kx128-0 and 256x256-0:
 ``experiments.mfipm.common``, whose notes say how the last two were sized), and ``--qap``.
 
@@ -51,15 +57,17 @@ import time
 import numpy as np
 
 from experiments.harness import Claim, Experiment, finish, positive_int
-from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE3, QAP_OPTION, QAP_SETTINGS_OPTION, bar_axis,
-                                      highs_reference, problems, settings, settings_label, settings_text,
-                                      worst_residual)
+from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE3, PRESET_OPTION, QAP_OPTION, QAP_SETTINGS_OPTION,
+                                      bar_axis, highs_reference, preset, problems, settings, settings_label,
+                                      settings_text, worst_residual)
 
 #: (label, back end, options): the CPU in one thread (002's serial) and in --threads (002's
 #: 8 core; ``threads`` filled in by run()); the GPU four times: ELLPACK with 000's halving
 #: sums, T-ELL with the dense part (DHTELL2's nearest), ELLPACK with the fan sums (beyond the
-#: papers: 32 texels a fragment, fewer passes; gpgpu.reduce), the fast preset (packed, fan sums)
-RUNS = (("numpy64", "numpy64", {}), ("numpy64-threads", "numpy64", {"threads": None}), ("gpu", "gpu", {}),
+#: papers: 32 texels a fragment, fewer passes; gpgpu.reduce), the fast preset (packed, fan sums).
+#: Each run's options go over ``--preset``'s (with "paper": T-ELL already; ``gpu`` names ELLPACK)
+RUNS = (("numpy64", "numpy64", {}), ("numpy64-threads", "numpy64", {"threads": None}),
+        ("gpu", "gpu", {"format": "ellpack"}),
         ("gpu-tell", "gpu", {"format": "tell"}), ("gpu-fan", "gpu", {"sums": "fan"}),
         ("gpu-fast", "gpu", {"preset": "fast"}))
 BACKENDS = tuple(label for label, _, _ in RUNS)
@@ -142,6 +150,7 @@ def run(ctx):
         for be, backend, options in RUNS:
             if "threads" in options:
                 options = dict(options, threads=threads)
+            options = {"preset": preset(ctx), **options}               # a run's own preset wins (gpu-fast)
             kw = dict(method="matrix-free", backend=backend, eps=1e-8, **settings(family, ctx, p), **options)
             limit, blas = blas_threads(threads if be == "numpy64-threads" else 1)
             with limit:
@@ -155,6 +164,7 @@ def run(ctx):
             nprod = r.counts["fsax"] + r.counts["fsaty"]
             spmv = r.counts["fsax"] * prod[f"{side}_ax"] + r.counts["fsaty"] * prod[f"{side}_aty"]
             row = {"problem": label, "family": family, "backend": be, "settings": settings_label(family, ctx),
+                   "preset": options["preset"],
                    "threads": threads if be == "numpy64-threads" else 1,
                    "blas_threads": blas if backend == "numpy64" else "",
                    "rows": p.A.shape[0],
@@ -288,7 +298,8 @@ def plot(rows, fig, renderer):
 EXPERIMENT = Experiment(
     name="mfipm_table3", title="matrix-free IPM and SpMV time, CPU vs GPU", paper="002 Table 3",
     sizes_software=[1024], sizes_gpu=[1024, 4096, 16384], run=run, plot=plot, size_name="N",
-    repeat_software=1, repeat_gpu=3, arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION, THREADS_OPTION])
+    repeat_software=1, repeat_gpu=3,
+    arguments=[QAP_OPTION, QAP_SETTINGS_OPTION, GRUCA_OPTION, THREADS_OPTION, PRESET_OPTION])
 
 if __name__ == "__main__":
     raise SystemExit(EXPERIMENT.main())

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import sys
 import time
 from pathlib import Path
 
-from ..cli import positive_float, positive_int, run_main, tolerance
+from ..cli import run_main
 from ..context import ContextError
-from . import BACKENDS, METHODS, PRESETS, REFINE_BELOW, api, matrix_free, preset_options, presolve, read_mps, solve
+from . import METHODS, PRESETS, REFINE_BELOW, api, matrix_free, preset_options, presolve, read_mps, solve
 from .netlib import PAPER_TABLE3, netlib_path
+from .options import OPTIONS, READERS
 
 
 _FILE_HINT = "give an MPS file (.mps or .mps.gz) or the name of a NETLIB problem of Table 3 (afiro, sc50b, ...)"
@@ -139,97 +141,91 @@ def _announced(status: _Status, backend: str):
         status.end()
 
 
+#: the options of the table (gpgpu.lp.options.OPTIONS) that are not flags, and why
+NOT_FLAGS = {
+    "callback": "a Python function; the command prints a row an iteration instead (--quiet: none)",
+    "start": "a checkpoint object of gpgpu.lp.matrix_free.checkpoint, which a Python caller keeps "
+             "(experiments.mfipm.chunks writes and reads them as files)",
+    "dtype": "set by --backend: float32 for numpy32, float64 for numpy64",
+}
+#: what the command does differently from solve with an option, added to the flag's help
+_CLI_NOTES = {
+    "eps": "here Table 3's eps for its problems under every preset, else 1e-6",
+    "time_limit": "here from the start of the command, reading the file included",
+}
+_METAVARS = {"time_limit": "SECONDS", "dense": "N_OR_OFF"}
+#: solve's defaults of its own options (backend, max_iter): the flags' defaults
+_SOLVE_DEFAULTS = {name: p.default for name, p in inspect.signature(solve).parameters.items()
+                   if p.default is not inspect.Parameter.empty and p.default is not None}
+#: the --help groups of the table's flags, by who reads the option (see _group)
+_GROUPS = (("solve", "options of both methods"),
+           ("both", "options of both methods' iterations or back ends ([...]: those that read it)"),
+           ("mehrotra", "options of --method mehrotra, paper 000 ([...]: its iteration or back end that reads it)"),
+           ("matrix-free", "options of --method matrix-free, paper 002 ([...]: its iteration or back end that "
+                           "reads it)"))
+
+
+def _group(option) -> str:
+    """The --help group of a table option: both methods (read by solve itself), one method
+    (every reader is that method or one of its back ends), or the back ends of both."""
+    if "solve" in option.readers:
+        return "solve"
+    methods = {reader.split("/")[0] for reader in option.readers}
+    return methods.pop() if len(methods) == 1 else "both"
+
+
+def _add_flag(group, option) -> None:
+    """The flag of a table option (:class:`gpgpu.options.Option`): ``--name``, its words as
+    choices, True/False as ``--name`` / ``--no-name``, else its ``parse`` as the type; the
+    help is the table's doc, then who reads it [in brackets], the command's note and its
+    default. Its value is ``args.<name>``, None when the flag is not given (the preset's, or
+    solve's default)."""
+    default = _SOLVE_DEFAULTS.get(option.name)
+    readers = ", ".join(r for r in option.readers if r != "solve")
+    note = _CLI_NOTES.get(option.name)
+    text = option.doc + (f" [{readers}]" if readers else "") + (f"; {note}" if note else "") + \
+        (f" (default {default})" if default is not None else "")
+    kw = {"dest": option.name, "default": default, "help": text.replace("%", "%%")}
+    parse = option.parse
+    if parse is bool:
+        kw["action"] = argparse.BooleanOptionalAction
+    elif isinstance(parse, (tuple, dict)):
+        kw["choices"] = _words(option)
+    else:
+        kw["type"] = parse
+        kw["metavar"] = _METAVARS.get(option.name)
+    group.add_argument(option.cli_flag, **kw)
+
+
+def _words(option) -> tuple:
+    """The words a table option takes (of every reader, for a mapping per reader), in order."""
+    parse = option.parse
+    words = parse if isinstance(parse, tuple) else sum(parse.values(), ())
+    return tuple(dict.fromkeys(words))
+
+
+def flag_options() -> tuple:
+    """The options of the table that are flags (every one but :data:`NOT_FLAGS`), in its order."""
+    return tuple(o for o in OPTIONS if o.name not in NOT_FLAGS)
+
+
 def parser() -> argparse.ArgumentParser:
-    """The command's arguments (its --help: this module's notes and every option, whole)."""
+    """The command's arguments (its --help: this module's notes and every option, whole): the
+    file, the method, the preset and --quiet, then a flag for each option of the options table
+    (:data:`gpgpu.lp.options.OPTIONS`) that is not in :data:`NOT_FLAGS`."""
     ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", help="MPS file, or a NETLIB problem name of Table 3")
-    ap.add_argument("--eps", type=tolerance, default=None,
-                    help="tolerance of (6.1)-(6.3) (default: Table 3's for its problems, "
-                         "else 1e-6)")
-    ap.add_argument("--backend", choices=BACKENDS, default="gpu",
-                    help="gpu, numpy32 or numpy64 (the matrix-free method: gpu or numpy64)")
     ap.add_argument("--method", choices=METHODS, default="mehrotra",
                     help="mehrotra (paper 000, default) or matrix-free (paper 002, PCG)")
     ap.add_argument("--preset", choices=tuple(PRESETS), default="robust",
                     help="robust (default: the solver that solves the NETLIB and QAP problems), paper (the "
                          "paper's algorithm as printed) or fast (robust with the speed options that keep the "
                          "answer); the options below override it (docs/lp_defaults.md)")
-    ap.add_argument("--rank", type=positive_int, default=None,
-                    help="matrix-free: columns k of the partial Cholesky preconditioner (default 100)")
-    ap.add_argument("--rank-max", type=positive_int, default=None,
-                    help="matrix-free (beyond 002): k doubles after an iteration whose PCG hit its "
-                         "limit, up to this (default: k stays --rank)")
-    ap.add_argument("--pcg-maxiter", type=positive_int, default=None,
-                    help="matrix-free: PCG iterations per solve (default max(200, min(4 m, 2000)))")
-    ap.add_argument("--stall-window", type=positive_int, default=None,
-                    help="matrix-free: iterations of the stall test's window (default 8; nug20's "
-                         "late iterations recover after more, docs/results/matrix-free.md)")
-    ap.add_argument("--sums", choices=("pingpong", "fan"), default=None,
-                    help="matrix-free on the gpu: the inner products' reductions, 000's halving "
-                         "(pingpong, default) or 32 texels a fragment (fan, beyond the papers, fewer passes)")
-    ap.add_argument("--pcg-check", type=positive_int, default=None,
-                    help="matrix-free on the gpu (beyond 002): PCG reads its scalars every this many "
-                         "iterations (default 8; 1: every iteration)")
-    ap.add_argument("--pcg-solution", choices=("float32", "float-float"), default=None,
-                    help="matrix-free on the gpu: PCG's solution vector in float32 or, beyond 002, "
-                         "float-float (needs OpenGL 4.0's GL_ARB_gpu_shader5); default: float32 until "
-                         "a PCG solve stops at its limit, then float-float")
-    ap.add_argument("--cholesky", choices=("inner", "outer"), default=None,
-                    help="mehrotra: the Cholesky form of the normal equations (4.12), outer products "
-                         "(Algorithm 2 of 000, default) or inner products (Algorithm 1)")
-    ap.add_argument("--adat", choices=("outer", "inner", "inner4"), default=None,
-                    help="mehrotra on the gpu: A D² Aᵀ by 001's outer products (default), 000's "
-                         "singlepass inner products (one pass), or those over 4 x 1 packed RGBA "
-                         "texels (inner4, beyond the paper)")
-    ap.add_argument("--pivot", choices=("separate", "fused", "onepass"), default=None,
-                    help="mehrotra on the gpu, outer Cholesky: the pivot steps as Algorithm 2's four "
-                         "passes (default), one pass and a copy, or the whole step (pivot, column, "
-                         "update) in one pass (both beyond the paper)")
-    ap.add_argument("--substitution", choices=("outer", "inner", "inverse"), default=None,
-                    help="mehrotra on the gpu: substitutions three passes a step (default), one "
-                         "(inner-product form), or L^-1 once per factorization and two passes a "
-                         "solve (both beyond the paper)")
-    ap.add_argument("--reductions", choices=("pingpong", "fan"), default=None,
-                    help="mehrotra on the gpu: inner products, norms, minima and step lengths by "
-                         "000's halving passes (pingpong, default) or 32 texels a fragment (fan, "
-                         "beyond the paper, fewer passes)")
-    ap.add_argument("--fuse", action="store_true",
-                    help="mehrotra on the gpu: A x + y, A^T y + z and a (x .* y) + b z one pass each "
-                         "(beyond the paper, fewer passes)")
-    ap.add_argument("--factor-precision", choices=("float32", "float-float"), default=None,
-                    help="mehrotra on the gpu with refinement: the normal equations, their factor and "
-                         "the refinement's substitutions in float32 (default) or in float-float, pairs "
-                         "of float32 (beyond the papers, for problems the float32 factor cannot finish)")
-    ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=None,
-                    help="mixed-precision iterative refinement of (4.12) (beyond the paper); "
-                         "default: on for gpu and numpy32 when eps < 3e-5")
-    ap.add_argument("--scale", action="store_true",
-                    help="geometric row and column scaling, powers of two, undone on the answer "
-                         "(beyond the papers)")
-    robust = "; default: on for mehrotra when eps < 3e-5, where refinement is"
-    ap.add_argument("--presolve", action=argparse.BooleanOptionalAction, default=None,
-                    help="HiGHS's presolve before and postsolve after the interior point method "
-                         "(beyond the papers)" + robust)
-    ap.add_argument("--correct-primal", action=argparse.BooleanOptionalAction, default=None,
-                    help="mehrotra: one more solve an iteration puts the direction back on "
-                         "A dx = r_b (beyond the paper)" + robust)
-    ap.add_argument("--free-safeguard", action=argparse.BooleanOptionalAction, default=None,
-                    help="mehrotra: keep both halves of a split free variable from growing together "
-                         "(beyond the paper)" + robust)
-    ap.add_argument("--regularize", action="store_true",
-                    help="mehrotra: paper 002's primal-dual proximal regularisation, the factor of "
-                         "A (Theta^-1 + rho I)^-1 A^T + delta I (beyond paper 000; matrix-free: always)")
-    ap.add_argument("--reg-min", type=positive_float, default=None,
-                    help="smallest rho = delta (default 1e-12 mehrotra, 1e-8 matrix-free)")
-    ap.add_argument("--reg-max", type=positive_float, default=None,
-                    help="largest rho = delta (default 1e-6 mehrotra, 1e-2 matrix-free)")
-    ap.add_argument("--time-limit", type=positive_float, default=None, metavar="SECONDS",
-                    help="stop at the first test after this many seconds with status time_limit and the "
-                         "best point met")
-    ap.add_argument("--max-iter", type=positive_int, default=100,
-                    help="interior point iterations at most (default 100)")
     ap.add_argument("--quiet", action="store_true", help="no status lines and no per-iteration lines")
+    groups = {key: ap.add_argument_group(title) for key, title in _GROUPS}
+    for option in flag_options():
+        _add_flag(groups[_group(option)], option)
     return ap
 
 
@@ -251,19 +247,15 @@ def main(argv=None) -> int:
         eps = PAPER_TABLE3.get(problem.name.lower(), {}).get("eps", 1e-6)
     _print_problem(problem, args, eps)
     try:
-        extra = _method_options(args)
+        options = _given_options(args)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     try:
         with _announced(status, args.backend):
-            # an option left out (None) is the preset's
-            res = solve(problem, backend=args.backend, cholesky=args.cholesky, eps=eps, preset=args.preset,
-                        refine=args.refine, max_iter=args.max_iter, method=args.method, presolve=args.presolve,
-                        correct_primal=args.correct_primal, free_safeguard=args.free_safeguard,
-                        scale=True if args.scale else None, regularize=True if args.regularize else None,
-                        callback=None if args.quiet else _iteration_printer(status), time_limit=args.time_limit,
-                        **extra)
+            # a flag left out (None) is the preset's option, or solve's default
+            res = solve(problem, eps=eps, preset=args.preset, method=args.method,
+                        callback=None if args.quiet else _iteration_printer(status), **options)
     except ImportError as e:
         print(f"error: backend {args.backend!r} is not available ({e})", file=sys.stderr)
         return 2
@@ -314,46 +306,65 @@ def _iteration_printer(status):
     return show
 
 
-#: the flags of one method (or one back end) only: flag -> (the args attribute, solve's option)
-_MATRIX_FREE_FLAGS = {"--rank": ("rank", "rank"), "--rank-max": ("rank_max", "rank_max"),
-                      "--pcg-maxiter": ("pcg_maxiter", "pcg_maxiter"), "--sums": ("sums", "sums"),
-                      "--pcg-check": ("pcg_check", "pcg_check"), "--pcg-solution": ("pcg_solution", "solution"),
-                      "--stall-window": ("stall_window", "stall_window")}
-_MATRIX_FREE_GPU_FLAGS = ("--sums", "--pcg-check", "--pcg-solution")
-_MEHROTRA_GPU_FLAGS = {"--adat": "adat", "--substitution": "substitution", "--pivot": "pivot",
-                       "--reductions": "reductions", "--fuse": "fuse", "--factor-precision": "factor_precision"}
+def _given_options(args) -> dict:
+    """The table's options that the flags set (eps aside: main decides it), for ``solve``; a
+    ValueError naming a flag that the chosen method and back end do not read (the table's
+    readers), or a word of it that this back end does not take."""
+    if args.method == "matrix-free" and args.backend == "numpy32":
+        raise ValueError("the matrix-free method runs on --backend gpu or numpy64")
+    side = "gpu" if args.backend == "gpu" else "numpy"
+    readers = {"solve", args.method, f"{args.method}/{side}"}
+    given = {o.name: getattr(args, o.name) for o in flag_options()
+             if o.name != "eps" and getattr(args, o.name) is not None}
+    for option in flag_options():
+        if option.name not in given:
+            continue
+        if not readers & set(option.readers):
+            raise ValueError(_not_read(option, args))
+        if isinstance(option.parse, dict) and given[option.name] not in option.parse.get(f"{args.method}/{side}", ()):
+            raise ValueError(_other_words(option, args.method, side))
+    if args.method == "matrix-free" and args.regularize:
+        raise ValueError("--regularize is an option of --method mehrotra (the matrix-free method always "
+                         "regularises)")
+    if args.method == "mehrotra" and not args.regularize and (args.reg_min or args.reg_max):
+        raise ValueError("--reg-min and --reg-max need --regularize with --method mehrotra")
+    return given
 
 
-def _method_options(args) -> dict:
-    """The options of the chosen method and back end that the flags set, for ``solve``; a
-    ValueError naming a flag given to a method or back end that does not take it."""
-    mehrotra_gpu = [flag for flag, key in _MEHROTRA_GPU_FLAGS.items() if getattr(args, key)]
-    flags = list(_MEHROTRA_GPU_FLAGS)
-    listed = ", ".join(flags[:-1]) + " and " + flags[-1]
-    if args.method == "matrix-free":
-        if args.backend == "numpy32":
-            raise ValueError("the matrix-free method runs on --backend gpu or numpy64")
-        extra = {option: getattr(args, attr) for attr, option in _MATRIX_FREE_FLAGS.values()
-                 if getattr(args, attr) is not None}
-        for flag in _MATRIX_FREE_GPU_FLAGS:
-            if _MATRIX_FREE_FLAGS[flag][1] in extra and args.backend != "gpu":
-                raise ValueError(f"{flag} is an option of the gpu back end")
-        if mehrotra_gpu:
-            raise ValueError(f"{listed} are options of --method mehrotra")
-        if args.regularize:
-            raise ValueError("--regularize is an option of --method mehrotra (the matrix-free method always "
-                             "regularises)")
+def _not_read(option, args) -> str:
+    """Why a flag is refused: the method, or else the back end, that reads its option, and the
+    flags of the options read there that this run does not read (the table's readers)."""
+    side = "gpu" if args.backend == "gpu" else "numpy"
+    here = {"solve", args.method, f"{args.method}/{side}"}
+    mine = [r for r in option.readers if r.split("/")[0] == args.method]
+    if mine:                                        # this method's other back end reads it
+        where, other = _BACK_ENDS[mine[0].split("/")[1]], f"--backend {args.backend}"
+        scope = set(mine)
     else:
-        if mehrotra_gpu and args.backend != "gpu":
-            raise ValueError(f"{listed} are options of the gpu back end")
-        extra = {key: getattr(args, key) for key in _MEHROTRA_GPU_FLAGS.values() if getattr(args, key)}
-        for flag, (attr, _) in _MATRIX_FREE_FLAGS.items():
-            if getattr(args, attr) is not None:
-                raise ValueError(f"{flag} is an option of --method matrix-free")
-        if not args.regularize and (args.reg_min or args.reg_max):
-            raise ValueError("--reg-min and --reg-max need --regularize with --method mehrotra")
-    extra.update({k: v for k, v in (("reg_min", args.reg_min), ("reg_max", args.reg_max)) if v is not None})
-    return extra
+        method = option.readers[0].split("/")[0]
+        where, other = f"--method {method}", f"--method {args.method}"
+        scope = {r for r in READERS if r.split("/")[0] == method}
+    unread = [o.cli_flag for o in flag_options() if set(o.readers) & scope and not set(o.readers) & here]
+    return (f"{option.cli_flag} is an option of {where}, not of {other} (the options of {where} that this run "
+            f"does not read: {', '.join(unread)})")
+
+
+_BACK_ENDS = {"gpu": "the gpu back end", "numpy": "the numpy back ends"}
+
+
+def _other_words(option, method, side) -> str:
+    """Why a word of a flag is refused: the back ends that take it, and the words this one takes."""
+    mine = f"{method}/{side}"
+    said = "; ".join(f"{option.cli_flag} {_listed(words, 'and')} are options of {_BACK_ENDS[reader.split('/')[1]]}"
+                     for reader, words in option.parse.items() if reader != mine)
+    return f"{said}; --backend {'gpu' if side == 'gpu' else 'numpy32 or numpy64'} takes " \
+           f"{option.cli_flag} {_listed(option.parse.get(mine, ()), 'or')}"
+
+
+def _listed(words, last: str) -> str:
+    """The words as "a, b and c" (or "a, b or c")."""
+    words = list(words)
+    return ", ".join(words[:-1]) + f" {last} " + words[-1] if len(words) > 1 else "".join(words)
 
 
 def _print_result(res, problem, args) -> None:

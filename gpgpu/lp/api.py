@@ -8,6 +8,7 @@ import contextlib
 import math
 import numbers
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +16,11 @@ import scipy.sparse as sp
 
 from .. import counters
 from .backend import BACKENDS, Backend
-from .backends import backend_class, get_backend
+from .backends import get_backend
 from .bounds import BOUNDS, BoundRows
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
 from .mps import Problem, read_mps
-from .options import METHOD_OPTIONS
+from .options import names_taken
 from .netlib import netlib_path, PAPER_TABLE3
 from .qap import qap_lp, qaplib_dir
 from .scaling import objectives_divided, scale_problem, Units, unscale_result
@@ -99,8 +100,8 @@ PRESETS = {
     # bound) with its single-pass A D^2 A^T, the outer Cholesky with the square update of Table 3,
     # float32 factors and halving reductions (numpy: the Cholesky loop on the dense A), and with
     # eps=None Table 3's eps for Table 3's problems (PAPER_EPS); 002's regularised PCG IPM
-    # without the adaptive rule, ELLPACK (the storage 002 describes; its Table 3 ran DHTELL2,
-    # which a fragment program cannot draw), pairwise sums and PCG's scalars read every
+    # without the adaptive rule, T-ELL with the dense rows split off (the nearest to the DHTELL2
+    # of 002's Table 3, which a fragment program cannot draw as printed), pairwise sums and PCG's scalars read every
     # iteration; no presolve, scaling or refinement. The starting point's floor, the stall
     # stops, the guarded square root, ETA_MAX, and 002's rank, PCG target and reg_min, stay the
     # project's
@@ -110,7 +111,7 @@ PRESETS = {
                                "reductions": "pingpong", "fuse": False, "factor_precision": "float32"},
               "mehrotra/numpy": {"factorization": "loop", "adat": "dense"},
               "matrix-free": {"adaptive": False},
-              "matrix-free/gpu": {"format": "ellpack", "sums": "pingpong", "pcg_check": 1,
+              "matrix-free/gpu": {"format": "tell", "sums": "pingpong", "pcg_check": 1,
                                   "solution": "float32"}},
     # the defaults: upper bounds in the Newton system, refinement, HiGHS's presolve, the primal
     # correction and the free-split safeguard automatic (on below REFINE_BELOW, see solve),
@@ -310,6 +311,22 @@ def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", 
         ``scale=True``. HiGHS's refusal of an LP for its presolve passes on HiGHS's reason (it
         refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
     """
+    # check the arguments (and read a named problem)
+    problem, eps, deadline = _checked(problem, eps, method, preset, max_iter, callback, time_limit)
+    # resolve the options: the preset's, the ones given over them, their names checked
+    chosen = preset_options(preset, method, backend, **options)
+    _check_option_names(options, method, backend)
+    run = _resolved(chosen, backend, eps, max_iter, callback, method, deadline)
+    # dispatch: presolve, scaling, normalisation, then the method on its back end
+    with counters.tally() as drawn:
+        result = _solve(problem, run)
+    # shape the result
+    return _shaped(problem, result, drawn, preset, chosen)
+
+
+def _checked(problem, eps, method, preset, max_iter, callback, time_limit) -> tuple:
+    """solve's arguments checked (eps and max_iter before an MPS file is read), the problem read
+    when it is named, and eps when None (:func:`paper_eps`): (problem, eps, deadline)."""
     _check_options(DEFAULT_EPS if eps is None else eps, max_iter)   # before an MPS file is read
     deadline = _deadline(time_limit)
     if isinstance(problem, (str, Path)):
@@ -322,24 +339,50 @@ def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", 
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function (it is called with each iteration's history entry, "
                         f"a dict) or None, got {callback!r} of type {type(callback).__name__}")
-    chosen = preset_options(preset, method, backend, **options)
-    _check_option_names(options, method, backend)
-    backend_options = dict(chosen)
-    refine, presolve, correct_primal, free_safeguard, regularize = (
-        _flag(name, backend_options.pop(name, None), none=True)
-        for name in ("refine", "presolve", "correct_primal", "free_safeguard", "regularize"))
-    scale = _flag("scale", backend_options.pop("scale", False))
-    normalize = _flag("normalize", backend_options.pop("normalize", None), none=True)
-    cholesky = backend_options.pop("cholesky", "outer")
+    return problem, eps, deadline
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What a solve runs with: solve's arguments and the options the preset and the overrides
+    chose, solve's own options taken out (None: decided by :func:`_automatic`), the method's and
+    back end's left in ``options``."""
+    backend: object
+    eps: float
+    max_iter: int
+    callback: object
+    method: str
+    deadline: float | None = None
+    cholesky: object = "outer"
+    refine: bool | None = None
+    presolve: bool | None = None
+    correct_primal: bool | None = None
+    free_safeguard: bool | None = None
+    scale: bool = False
+    regularize: bool | None = None
+    normalize: bool = True
+    options: dict = field(default_factory=dict)
+
+
+def _resolved(chosen, backend, eps, max_iter, callback, method, deadline) -> _Run:
+    """The run of the options ``chosen`` (:func:`preset_options`): solve's own taken out and the
+    flags checked (True, False or None; a TypeError naming one that is not)."""
+    options = dict(chosen)
+    flags = {name: _flag(name, options.pop(name, None), none=True)
+             for name in ("refine", "presolve", "correct_primal", "free_safeguard", "regularize")}
+    scale = _flag("scale", options.pop("scale", False))
+    normalize = _flag("normalize", options.pop("normalize", None), none=True)
+    cholesky = options.pop("cholesky", "outer")
     for name in FLAG_OPTIONS:
-        if name in backend_options:
-            backend_options[name] = _flag(name, backend_options[name])
-    if deadline is not None:
-        backend_options["deadline"] = deadline
-    with counters.tally() as drawn:
-        result = _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve,
-                        correct_primal, free_safeguard, scale, regularize, normalize=normalize is not False,
-                        **backend_options)
+        if name in options:
+            options[name] = _flag(name, options[name])
+    return _Run(backend, eps, max_iter, callback, method, deadline, cholesky, scale=scale,
+                normalize=normalize is not False, options=options, **flags)
+
+
+def _shaped(problem, result: LPResult, drawn, preset, chosen) -> LPResult:
+    """The result as solve answers it: an empty column's unboundedness, the passes drawn, the
+    preset and options, the problem's warnings."""
     result = _unbounded_column(problem, result)
     result.passes, result.pass_seconds = drawn.passes, drawn.seconds
     result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
@@ -391,19 +434,10 @@ def _check_option_names(options, method, backend) -> None:
     TypeError naming it, scipy's name of one of ours (``maxiter``, ``tol``) with ours, and the
     options there are, before anything is built (the back end's own TypeError named its class)."""
 
-    cls = backend_class(method, backend) if method in METHODS else None
-    if cls is None:                   # a back end instance, or a name that solve refuses by itself
+    taken = names_taken(method, backend) if method in METHODS else None
+    if taken is None:                 # a back end instance, or a name that solve refuses by itself
         return
-    import inspect
-
-    params = inspect.signature(cls.__init__).parameters
-    if any(q.kind is inspect.Parameter.VAR_KEYWORD for q in params.values()):
-        return                        # a back end that takes any keyword (a wrapper): it decides
-    known = ({"refine", "presolve", "correct_primal", "free_safeguard", "regularize", "scale", "normalize",
-              "cholesky"}
-             | set(METHOD_OPTIONS[method]) | ({"adaptive"} if method == "matrix-free" else set())
-             | {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
-                and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD})
+    known = set(taken) - {"backend", "eps", "max_iter", "callback", "time_limit"}
     # the other method's (or back end's) options that _solve refuses with their own reason
     unknown = sorted(set(options) - known - {"adaptive", "start", "factor_precision"})
     if unknown:
@@ -548,31 +582,93 @@ def _check_float32(problem, backend, method) -> None:
                          "columns scaled by powers of two)")
 
 
-def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, presolve, correct_primal,
-           free_safeguard, scale, regularize, normalize=True, **backend_options) -> LPResult:
-    """``solve`` after its argument checks (it also solves the presolved and scaled problems)."""
-    eps, max_iter = _check_options(eps, max_iter)
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    robust = method == "mehrotra" and eps < REFINE_BELOW and isinstance(backend, str)
+def _solve(problem, run: _Run) -> LPResult:
+    """``solve`` after its argument checks (it also solves the presolved, scaled and normalised
+    problems): the automatic options decided and checked, then HiGHS's presolve, an answer
+    without iterating, the scaling or the normalisation where they apply (each solving another
+    problem by this function), and the method on a back end."""
+    run = _automatic(run)
+    options = _checked_combinations(problem, run)
+    if run.presolve and problem.status is None:
+        return _presolved(problem, run, options)
+    if problem.status is not None:                      # decided by the presolve
+        code = STATUS_CODES[problem.status]
+        return LPResult(status=problem.status, status_code=code,
+                        message=f"{MESSAGES[code]} (presolve: {problem.message})", x=None,
+                        x_std=None, y=None, s=None, objective=float("nan"), iterations=0,
+                        backend=str(run.backend))
+    trivial = _trivial(problem, run.backend)
+    if trivial is not None:
+        return trivial
+    if run.scale:
+        if not isinstance(run.backend, str):
+            raise ValueError("scale=True solves the scaled problem, so it needs a back end by name "
+                             f"({', '.join(BACKENDS)}), not an instance bound to the unscaled problem")
+        scaled, r, c = scale_problem(problem)
+        result = _solve(scaled, replace(run, presolve=False, scale=False, options=options))
+        return unscale_result(result, problem, r, c)
+    float32 = run.backend == "gpu" or (run.backend == "numpy32" and run.method == "mehrotra")
+    if run.normalize and isinstance(run.backend, str):     # an instance is bound to the problem as given
+        units = Units.of(problem)
+        if float32:
+            _check_float32_span(problem, units, run.backend, run.method)
+        if not units.identity:
+            seen = _user_objectives(run.callback, units.gamma * units.beta)
+            result = _solve(units.problem(problem), replace(run, callback=seen, presolve=False, scale=False,
+                                                            normalize=False, options=options))
+            return units.result(result, problem)
+    if isinstance(run.backend, str) and float32:
+        _check_float32(problem, run.backend, run.method)
+    if run.method == "matrix-free":
+        return _no_point(_solve_matrix_free(problem, run.backend, run.eps, run.refine, run.max_iter, run.callback,
+                                            dict(options, deadline=run.deadline) if run.deadline is not None
+                                            else options))
+    return _no_point(_solve_mehrotra(problem, run, options))
+
+
+def _automatic(run: _Run) -> _Run:
+    """eps and max_iter checked; the options whose None is decided by the problem's tolerance:
+    presolve, correct_primal and free_safeguard on for Mehrotra's method below
+    :data:`REFINE_BELOW` with a back end by name (the presolve where highspy is installed),
+    refinement on for the float32 back ends below it."""
+    eps, max_iter = _check_options(run.eps, run.max_iter)
+    if run.method not in METHODS:
+        raise ValueError(f"unknown method {run.method!r}; choose one of {', '.join(METHODS)}")
+    robust = run.method == "mehrotra" and eps < REFINE_BELOW and isinstance(run.backend, str)
+    presolve = run.presolve
     if presolve is None:               # HiGHS's presolve needs highspy (the optional "lp" extra)
         presolve = robust and _has_highspy()
-    correct_primal, free_safeguard = (robust if v is None else v for v in (correct_primal, free_safeguard))
-    for name, v in (("presolve", presolve), ("correct_primal", correct_primal), ("free_safeguard", free_safeguard),
-                    ("scale", scale), ("regularize", False if regularize is None else regularize)):
+    correct_primal, free_safeguard = (robust if v is None else v for v in (run.correct_primal, run.free_safeguard))
+    refine = run.refine
+    if refine is None:
+        name = run.backend if isinstance(run.backend, str) else getattr(run.backend, "name", "")
+        refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
+    return replace(run, eps=eps, max_iter=max_iter, presolve=presolve, correct_primal=correct_primal,
+                   free_safeguard=free_safeguard, refine=refine)
+
+
+def _checked_combinations(problem, run: _Run) -> dict:
+    """The options of ``run`` checked together (a TypeError or ValueError naming what does not go
+    with what); its method's and back end's options, a copy, with ``start`` in the units of the
+    solve (:class:`~gpgpu.lp.scaling.Units`) or left out when None."""
+    method, backend_options = run.method, dict(run.options)
+    for name in ("presolve", "correct_primal", "free_safeguard", "scale", "regularize"):
+        v = getattr(run, name)
+        if name == "regularize" and v is None:
+            v = False
         if not isinstance(v, bool):
             raise TypeError(f"{name} must be True or False, got {v!r}")
-    if regularize is False and method == "matrix-free":
+    if run.regularize is False and method == "matrix-free":
         raise ValueError("the matrix-free method is always regularised (paper 002's (5)); leave regularize "
                          "at None, or set reg_min / reg_max")
-    if not regularize and method == "mehrotra" and ({"reg_min", "reg_max"} & set(backend_options)):
+    if not run.regularize and method == "mehrotra" and ({"reg_min", "reg_max"} & set(backend_options)):
         raise ValueError("reg_min and reg_max bound the regularisation: with method='mehrotra' they need "
                          "regularize=True")
     if backend_options.get("factor_precision", "float32") != "float32":
-        if method != "mehrotra" or backend != "gpu":
+        if method != "mehrotra" or run.backend != "gpu":
             raise ValueError("factor_precision is an option of method='mehrotra' with backend='gpu' (the "
                              "precision of its normal-equation factor)")
-        if regularize and backend_options["factor_precision"] == "float-float":
+        if run.regularize and backend_options["factor_precision"] == "float-float":
             raise ValueError("factor_precision='float-float' does not take the regularisation's shift; "
                              "use regularize=True or factor_precision='float-float', not both")
     if "adaptive" in backend_options and method != "matrix-free":
@@ -584,80 +680,59 @@ def _solve(problem, backend, cholesky, eps, refine, max_iter, callback, method, 
         if method != "matrix-free":
             raise ValueError("start is an option of method='matrix-free' (a point to resume its "
                              "iteration from)")
-        if presolve or scale:
+        if run.presolve or run.scale:
             raise ValueError("start is a point of the problem as given: it does not go with presolve=True "
                              "or scale=True, which solve another problem")
-        if normalize and isinstance(backend, str):    # the point in the units of the solve below
+        if run.normalize and isinstance(run.backend, str):    # the point in the units of the solve
             units = Units.of(problem)
             if not units.identity:
                 backend_options["start"] = units.start(backend_options["start"])
-    if correct_primal and method != "mehrotra":
+    if run.correct_primal and method != "mehrotra":
         raise ValueError("correct_primal is an option of method='mehrotra' (the matrix-free method "
                          "computes dx from dy and keeps its PCG residual in the primal equation)")
-    if free_safeguard and method != "mehrotra":
+    if run.free_safeguard and method != "mehrotra":
         raise ValueError("free_safeguard is an option of method='mehrotra' (the matrix-free method's "
                          "primal regularisation R_p already bounds Theta)")
-    if refine is None:
-        name = backend if isinstance(backend, str) else getattr(backend, "name", "")
-        refine = name in ("gpu", "numpy32") and eps < REFINE_BELOW
-    if presolve and problem.status is None:
-        if not isinstance(backend, str):
-            raise ValueError("presolve=True solves a reduced problem, so it needs a back end by name "
-                             f"({', '.join(BACKENDS)}), not an instance bound to the unreduced problem")
-        if method == "mehrotra":      # the presolve may decide the problem without building the back end
-            _check_backend_options(backend, cholesky, refine, backend_options)
+    return backend_options
 
-        def run(p, factor):
-            seen = callback if callback is None or factor == 1.0 else (
-                lambda entry: callback(objectives_divided(entry, factor)))    # the user's objective values
-            return _solve(p, backend, cholesky, eps, refine, max_iter, seen, method, False, correct_primal,
-                          free_safeguard, scale, regularize, normalize=normalize, **backend_options)
 
-        return presolve_module.presolve_and_solve(problem, run, backend=backend, normalize=normalize)
-    if problem.status is not None:                      # decided by the presolve
-        code = STATUS_CODES[problem.status]
-        return LPResult(status=problem.status, status_code=code,
-                        message=f"{MESSAGES[code]} (presolve: {problem.message})", x=None,
-                        x_std=None, y=None, s=None, objective=float("nan"), iterations=0,
-                        backend=str(backend))
-    trivial = _trivial(problem, backend)
-    if trivial is not None:
-        return trivial
-    if scale:
-        if not isinstance(backend, str):
-            raise ValueError("scale=True solves the scaled problem, so it needs a back end by name "
-                             f"({', '.join(BACKENDS)}), not an instance bound to the unscaled problem")
-        scaled, r, c = scale_problem(problem)
-        result = _solve(scaled, backend, cholesky, eps, refine, max_iter, callback, method, False, correct_primal,
-                        free_safeguard, False, regularize, normalize=normalize, **backend_options)
-        return unscale_result(result, problem, r, c)
-    if normalize and isinstance(backend, str):       # an instance is bound to the problem as given
-        units = Units.of(problem)
-        if backend == "gpu" or (backend == "numpy32" and method == "mehrotra"):
-            _check_float32_span(problem, units, backend, method)
-        if not units.identity:
-            factor = units.gamma * units.beta
-            seen = callback if callback is None or factor == 1.0 else (
-                lambda entry: callback(objectives_divided(entry, factor)))    # the user's objective values
-            result = _solve(units.problem(problem), backend, cholesky, eps, refine, max_iter, seen, method,
-                            False, correct_primal, free_safeguard, False, regularize, normalize=False,
-                            **backend_options)
-            return units.result(result, problem)
-    if isinstance(backend, str) and (backend == "gpu" or (backend == "numpy32" and method == "mehrotra")):
-        _check_float32(problem, backend, method)
-    if method == "matrix-free":
-        return _no_point(_solve_matrix_free(problem, backend, eps, refine, max_iter, callback, backend_options))
-    reg = _regularisation_options(backend_options, "mehrotra")
-    deadline = backend_options.pop("deadline", None)
-    be = get_backend(backend, problem, cholesky=cholesky, refine=refine, **backend_options)
+def _user_objectives(callback, factor: float):
+    """The callback of a solve of the normalised (or presolved) problem, whose objective values
+    are ``factor`` times the user's: it hands the user's values on."""
+    if callback is None or factor == 1.0:
+        return callback
+    return lambda entry: callback(objectives_divided(entry, factor))
+
+
+def _presolved(problem, run: _Run, options: dict) -> LPResult:
+    """HiGHS's presolve, the reduced problem solved (:func:`_solve`), its postsolve
+    (:func:`gpgpu.lp.presolve.presolve_and_solve`)."""
+    if not isinstance(run.backend, str):
+        raise ValueError("presolve=True solves a reduced problem, so it needs a back end by name "
+                         f"({', '.join(BACKENDS)}), not an instance bound to the unreduced problem")
+    if run.method == "mehrotra":      # the presolve may decide the problem without building the back end
+        _check_backend_options(run.backend, run.cholesky, run.refine, options)
+
+    def reduced(p, factor):
+        return _solve(p, replace(run, callback=_user_objectives(run.callback, factor), presolve=False,
+                                 options=options))
+
+    return presolve_module.presolve_and_solve(problem, reduced, backend=run.backend, normalize=run.normalize)
+
+
+def _solve_mehrotra(problem, run: _Run, options: dict) -> LPResult:
+    """Algorithm 3 (:func:`~gpgpu.lp.mehrotra.mehrotra`) on the back end of ``run``, released after
+    unless it was given as an instance."""
+    reg = _regularisation_options(options, "mehrotra")
+    be = get_backend(run.backend, problem, cholesky=run.cholesky, refine=run.refine, **options)
     try:
         with getattr(be, "blas_threads", contextlib.nullcontext)():
-            return _no_point(mehrotra(be, problem, eps=eps, max_iter=max_iter, callback=callback,
-                                      correct_primal=correct_primal, free_safeguard=free_safeguard,
-                                      regularize=bool(regularize), deadline=deadline, **reg))
+            return mehrotra(be, problem, eps=run.eps, max_iter=run.max_iter, callback=run.callback,
+                            correct_primal=run.correct_primal, free_safeguard=run.free_safeguard,
+                            regularize=bool(run.regularize), deadline=run.deadline, **reg)
     finally:
         release = getattr(be, "release", None)
-        if release is not None and not isinstance(backend, Backend):
+        if release is not None and not isinstance(run.backend, Backend):
             release()                                   # GPU streams, deterministically
 
 

@@ -9,14 +9,11 @@ rows), :func:`~gpgpu.lp.solve` solves it, and the answer comes back as scipy's
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
-from .api import METHOD_OPTIONS, METHODS, SCIPY_NAMES, solve
-from .backends import backend_class
+from .api import METHODS, SCIPY_NAMES, solve
 from .mps import Problem
-from .options import SOLVE_OPTIONS
+from .options import METHOD_OPTIONS, SOLVE_OPTIONS, names_taken
 
 __all__ = ["linprog", "LINPROG_OPTIONS", "LINPROG_EPS"]
 
@@ -41,12 +38,8 @@ def _check_options(options, method: str) -> dict:
     if "method" in options:
         raise ValueError("linprog: give the method as linprog's method= argument, not in options")
     backend = options.get("backend", "gpu")
-    known = set(LINPROG_OPTIONS) | set(METHOD_OPTIONS[method])
-    cls = backend_class(method, backend)
-    if cls is not None:
-        params = inspect.signature(cls.__init__).parameters
-        known |= {p for p in params if p not in ("self", "problem", "dtype", "cholesky", "refine")
-                  and params[p].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    taken = names_taken(method, backend)
+    known = set(LINPROG_OPTIONS) | set(METHOD_OPTIONS[method]) if taken is None else set(taken)
     unknown = sorted(set(options) - known)
     if unknown:
         hints = [f"{k!r} is {SCIPY_NAMES[k]!r} here" for k in unknown if k in SCIPY_NAMES]

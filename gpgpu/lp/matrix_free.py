@@ -136,11 +136,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
-from .mehrotra import (FREE_SPLIT_BOUND, LPResult, _diverged, _limit_status, _near_central_path,
-                       _result_message, _split_partners, _stop_code)
+from .mehrotra import (FREE_SPLIT_BOUND, LPResult, _diverged, _limit_status, _result_message, _split_partners,
+                       _stop_code)
 from .backends import get_matrix_free_backend
 from .matrix_free_backend import MF_BACKENDS, MatrixFreeBackend
 from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
@@ -181,6 +182,12 @@ PRIMAL_ENOUGH = 10.0
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
 #: (the GPU; module notes, docs/lp_defaults.md)
 PCG_REL, PCG_REL_FIXED = 1e-6, 1e-2
+#: PCG's target is never above this share of the primal residual ||xi_p|| (nor of its floor, eps
+#: (1 + ||b||)): the residual PCG leaves in the primal equation stays below the one it reduces
+PCG_PRIMAL_SHARE = 0.1
+#: the starting point's floor: x and s at least this times (1 + their largest entry) above the
+#: shifted least-squares point, so that the start is interior where that point is complementary
+START_SHIFT = 1e-3
 
 
 def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dict:
@@ -215,93 +222,129 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dic
     if out["converged"]:
         out["x"] = x
         return out
-    every = max(1, int(be.pcg_check))
-    watch = be.watch_start() if every > 1 else None    # a p^T q <= 0 between two reads
+    st = _PCGState(be, b, x, rnorm)                     # r = b, p = z = P^-1 r, r^T z
+    while st.it < maxiter:
+        q = be.normal_matvec(st.p)                      # q = G_R p
+        pq = be.dot_deferred(st.p, q)                   # p^T q
+        # checked: the first iteration (a complete factor, k = m, converges in one), every
+        # pcg_check-th and the last
+        check = st.it == 0 or (st.it + 1) % st.every == 0 or st.it + 1 in (maxiter, soft_limit)
+        if st.watch is not None:
+            st.watch = be.watch_step(st.watch, pq, st.it)
+        if check and st.broke_down(q, pq, target, out):
+            break
+        st.update(q, pq)                                # x + alpha p, r - alpha q
+        if check and st.stops(target, soft_limit, enough, out):
+            break
+        st.direction()                                  # z = P^-1 r, p = z + beta p
+    return st.finish(out)
 
-    def read_norm(v) -> float:
-        h = be.dot_deferred(v, v)
+
+class _PCGState:
+    """The vectors and scalars of one :func:`pcg` solve (back-end handles): the iterate ``x``,
+    the residual ``r`` (``b`` itself until the first update), the direction ``p``, r^T z, the
+    breakdown watch, the best iterate of the reads and its residual norm, the iteration count."""
+
+    def __init__(self, be, b, x, rnorm):
+        self.be = be
+        self.every = max(1, int(be.pcg_check))
+        self.watch = be.watch_start() if self.every > 1 else None    # a p^T q <= 0 between two reads
+        self.best_x, self.best_norm = x, rnorm
+        self.x, self.r, self.r_owned = x, b, False
+        with be.timed("precondition"):
+            self.p = be.precondition(b)
+        self.rz = be.dot_deferred(b, self.p)
+        self.it = 0
+
+    def read_norm(self) -> float:
+        """||r||_2 read back (inf where not finite)."""
+        be = self.be
+        h = be.dot_deferred(self.r, self.r)
         vv = be.read(h)
         be.free_scalar(h)
         return math.sqrt(vv) if math.isfinite(vv) and vv >= 0 else math.inf
 
-    best_x, best_norm = x, rnorm
-    r, r_owned = b, False
-    with be.timed("precondition"):
-        p = be.precondition(r)
-    rz = be.dot_deferred(r, p)
-    it = 0
-    while it < maxiter:
-        q = be.normal_matvec(p)
-        pq = be.dot_deferred(p, q)
-        # checked: the first iteration (a complete factor, k = m, converges in one), every
-        # pcg_check-th and the last
-        check = it == 0 or (it + 1) % every == 0 or it + 1 in (maxiter, soft_limit)
-        if watch is not None:
-            watch = be.watch_step(watch, pq, it)
-        if check:
-            pqv, rzv = be.read(pq), be.read(rz)
-            broke = not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0)
-            if watch is not None and not broke:
-                broke = be.read(watch) >= 0      # p^T q <= 0 at an iteration since the last read
-            if broke:
-                # a breakdown, or r reached 0 since the last check (then z = p = 0: 0 / 0 steps,
-                # which saxpy_ratio makes 0): the residual decides (r = b - G x holds whatever
-                # the steps were; the best iterate of the reads is kept)
-                be.free(q)
-                be.free_scalar(pq)
-                if every > 1:
-                    rnorm = read_norm(r)
-                    if rnorm < best_norm:
-                        if best_x is not x:
-                            be.free(best_x)
-                        best_x, best_norm = x, rnorm
-                    if rnorm <= target:
-                        out["converged"] = True
-                        break
-                out["breakdown"] = True
-                break
-        x_new = be.accumulate(rz, pq, p, x)
-        r_new = be.ratio_axpy(rz, pq, -1.0, q, r)
+    def broke_down(self, q, pq, target, out) -> bool:
+        """The check before the update: p^T q and r^T z (and the watch) read; on a breakdown, or
+        where r reached 0 since the last check (then z = p = 0: 0 / 0 steps, which saxpy_ratio
+        makes 0), the residual decides (r = b - G x holds whatever the steps were; the best
+        iterate of the reads is kept) and PCG stops: True."""
+        be = self.be
+        pqv, rzv = be.read(pq), be.read(self.rz)
+        broke = not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0)
+        if self.watch is not None and not broke:
+            broke = be.read(self.watch) >= 0      # p^T q <= 0 at an iteration since the last read
+        if not broke:
+            return False
         be.free(q)
         be.free_scalar(pq)
-        if r_owned:
-            be.free(r)
-        r, r_owned = r_new, True
-        if x is not best_x:
-            be.free(x)
-        x = x_new
-        it += 1
-        if check:
-            rnorm = read_norm(r)
-            if rnorm < best_norm:
-                be.free(best_x)
-                best_x, best_norm = x, rnorm
+        if self.every > 1:
+            rnorm = self.read_norm()
+            if rnorm < self.best_norm:
+                if self.best_x is not self.x:
+                    be.free(self.best_x)
+                self.best_x, self.best_norm = self.x, rnorm
             if rnorm <= target:
                 out["converged"] = True
-                break
-            if not math.isfinite(rnorm):              # broke down between two checks
-                out["breakdown"] = True
-                break
-            if it >= soft_limit and rnorm <= enough:  # past the soft limit, the residual enough
-                break
+                return True
+        out["breakdown"] = True
+        return True
+
+    def update(self, q, pq) -> None:
+        """x + alpha p, r - alpha q with alpha = r^T z / p^T q (kept by the back end)."""
+        be = self.be
+        x_new = be.accumulate(self.rz, pq, self.p, self.x)
+        r_new = be.ratio_axpy(self.rz, pq, -1.0, q, self.r)
+        be.free(q)
+        be.free_scalar(pq)
+        if self.r_owned:
+            be.free(self.r)
+        self.r, self.r_owned = r_new, True
+        if self.x is not self.best_x:
+            be.free(self.x)
+        self.x = x_new
+        self.it += 1
+
+    def stops(self, target, soft_limit, enough, out) -> bool:
+        """The check after the update: ||r|| read, the best iterate kept; True where PCG stops
+        (converged, broken down between two checks, or past the soft limit with enough)."""
+        rnorm = self.read_norm()
+        if rnorm < self.best_norm:
+            self.be.free(self.best_x)
+            self.best_x, self.best_norm = self.x, rnorm
+        if rnorm <= target:
+            out["converged"] = True
+            return True
+        if not math.isfinite(rnorm):              # broke down between two checks
+            out["breakdown"] = True
+            return True
+        return self.it >= soft_limit and rnorm <= enough   # past the soft limit, the residual enough
+
+    def direction(self) -> None:
+        """z = P^-1 r, beta = r'^T z' / r^T z, p = z + beta p."""
+        be = self.be
         with be.timed("precondition"):
-            z = be.precondition(r)
-        rz_new = be.dot_deferred(r, z)
-        p_new = be.ratio_axpy(rz_new, rz, 1.0, p, z)
+            z = be.precondition(self.r)
+        rz_new = be.dot_deferred(self.r, z)
+        p_new = be.ratio_axpy(rz_new, self.rz, 1.0, self.p, z)
         be.free(z)
-        be.free(p)
-        be.free_scalar(rz)
-        p, rz = p_new, rz_new
-    be.free(p)
-    be.free_scalar(rz)
-    if watch is not None:
-        be.free_scalar(watch)
-    if r_owned:
-        be.free(r)
-    if x is not best_x:
-        be.free(x)
-    out.update(x=best_x, residual=best_norm, iterations=it)
-    return out
+        be.free(self.p)
+        be.free_scalar(self.rz)
+        self.p, self.rz = p_new, rz_new
+
+    def finish(self, out) -> dict:
+        """Free what the solve made but the best iterate; the answer dict."""
+        be = self.be
+        be.free(self.p)
+        be.free_scalar(self.rz)
+        if self.watch is not None:
+            be.free_scalar(self.watch)
+        if self.r_owned:
+            be.free(self.r)
+        if self.x is not self.best_x:
+            be.free(self.x)
+        out.update(x=self.best_x, residual=self.best_norm, iterations=self.it)
+        return out
 
 
 class _Solver:
@@ -553,15 +596,11 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
         Beyond 002 (default True; ``preset="paper"`` turns it off): after an iteration in which
         a PCG solve stopped at its iteration limit, the floor of rho = delta becomes their value
         at the last iteration whose solves all converged (they stop following mu down), and the
-        default PCG limit doubles, up to 4 times its start (module notes). Measured
-        (docs/lp_defaults.md): nug12 and nug15 optimal at 1e-6 with it, numerical trouble
-        without. It also turns on the safeguards of the module notes (floor 1e-12, residual
-        targets aware of the gap, PCG's target 1e-6 of the right-hand side on a float64 back
-        end, centrality correctors, the free-split safeguard, one restart from the starting
-        point after a stall, with the regularisation at its floor): with them the defaults
-        solve 40 (OpenBLAS's Haswell kernels) or 39 (SkylakeX's) of the project's 42 NETLIB
-        problems at 1e-6 on numpy64 (34 before; perold and pilot4 end in numerical trouble, and
-        ganges, at the edge of the precision, under SkylakeX's kernels; docs/lp_defaults.md).
+        default PCG limit doubles, up to 4 times its start (module notes). It also turns on the
+        safeguards of the module notes (floor 1e-12, residual targets aware of the gap, PCG's
+        target 1e-6 of the right-hand side on a float64 back end, centrality correctors, the
+        free-split safeguard, one restart from the starting point after a stall, with the
+        regularisation at its floor). What each changes, measured: docs/lp_defaults.md.
     correctors, free_safeguard : optional
         The centrality correctors' count (None: 2 with ``adaptive``, else 0) and the free-split
         safeguard (None: as ``adaptive``); for experiments (``solve`` does not take them).
@@ -588,251 +627,398 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
     gap while (6.1)-(6.2) fall is progress; its ``_diverged``). When the stall test fires, the
     ray tests are asked once more at ``STALL_RAY_RATIO`` = 100 instead of ``ray_ratio``: the
-    regularised steps along a ray of an unbounded LP can shrink (measured: to 1e-5, x's
-    iterates 6e3 times beyond the dual bound, short of 1e4) before the ratio holds, and a
-    stalled iteration ends anyway (no NETLIB problem that ends in numerical trouble on numpy64
-    at eps = 1e-8 is decided so). When it still ends in numerical trouble and the primal
-    (dual) objective ran away -- beyond 100 times every other objective value seen -- the
-    message says that the LP may be unbounded (infeasible). History entries add
-    ``pcg_iterations`` (predictor, corrector), ``pcg_converged``, ``pcg_stop`` (module notes),
-    ``pcg_residual`` (relative, the worse of the two), ``rank`` and ``regularisation``.
+    regularised steps along a ray of an unbounded LP can shrink before the ratio holds, and a
+    stalled iteration ends anyway (docs/guide/matrix-free.md). When it still ends in numerical
+    trouble and the primal (dual) objective ran away -- beyond 100 times every other objective
+    value seen -- the message says that the LP may be unbounded (infeasible). History entries
+    add ``pcg_iterations`` (predictor, corrector), ``pcg_converged``, ``pcg_stop`` (module
+    notes), ``pcg_residual`` (relative, the worse of the two), ``rank`` and ``regularisation``.
+
+    The loop, top to bottom: the residuals and the tests (6.1)-(6.3) (:func:`_measure`), the
+    stopping tests (:func:`_stopping_tests`; a stall's restart, :func:`_restart`), the
+    predictor-corrector directions (:func:`_predictor_corrector`), the step
+    (:func:`_take_step`); the state is one record (:class:`_Run`).
     """
-    t0 = time.perf_counter()
-    A = problem.A.tocsr()
-    AT = A.T.tocsr()
-    m, n = A.shape
-    nb = float(np.max(np.abs(problem.b))) if m else 0.0
-    nc = float(np.max(np.abs(problem.c))) if n else 0.0
-    # the iteration works on b / bs and c / cs (x = bs x', lambda = cs lambda', s = cs s'), so
-    # that its absolute constants (reg_min, reg_max, the starting shifts) mean the same for
-    # every scale of b and c; the tests and the history are in the problem's own units
-    bs, cs = max(1.0, nb), max(1.0, nc)
-    b, c = problem.b / bs, problem.c / cs
-    k = min(m, DEFAULT_RANK if rank is None else int(rank))
-    k_max = k if rank_max is None else max(k, min(m, int(rank_max)))
-    maxiter = max(200, min(4 * m, 2000)) if pcg_maxiter is None else int(pcg_maxiter)
-    sol = _Solver(be, A, AT, refine, maxiter, bounds=bounds)
-
-    def outer(f, v):
-        t = time.perf_counter()
-        out = f @ v
-        sol.outer_seconds += time.perf_counter() - t
-        sol.outer_products += 1
-        return out
-
-    adaptive = bool(adaptive)
-    if reg_min is None:
-        reg_min = min(REG_MIN if adaptive else FIXED_REG_MIN, reg_max)
-    correctors = (CORRECTORS if adaptive else 0) if correctors is None else int(correctors)
-    free_safeguard = adaptive if free_safeguard is None else bool(free_safeguard)
-    reg = ProximalRegularisation(reg_min, reg_max)
-    floor = _Floor(reg, sol, adaptive, grow=pcg_maxiter is None)
+    run = _Run(be, problem, eps, max_iter, callback, rank, pcg_maxiter, refine, reg_min, reg_max,
+               ray_ratio, collapse, stall_window, rank_max, adaptive, correctors, free_safeguard, bounds,
+               deadline)
     if start is not None:
-        # beyond 002: resume from a given interior point (a previous result's last point, with
-        # its regularisation's state)
-        state, rank_then = _resume_state(start)
-        if state is not None:
-            reg.rho, reg.delta = state
-        floor.resume(start)                                     # the adaptive rule's floor and limit
-        if rank_then is not None:
-            k = min(k_max, max(k, rank_then))                   # as far as rank_max had grown it
-        x, lam, s = _start_point(start, m, n)
-        x, lam, s = x / bs, lam / cs, s / cs
+        _resume(run, start)                  # beyond 002: a given interior point, with its state
     else:
-        # --- starting point: Mehrotra's ([Wri97] p. 210), the least-squares solves by PCG on
-        #     A A^T + delta I (Theta~ = e)
-        sol.set_weights(np.ones(n), reg.start[1], k)
-        tiny = 1e-10 * (1.0 + nb) / bs
-        w, _ = sol.solve(b, tiny)
-        x = outer(AT, w)
-        lam, _ = sol.solve(outer(A, c), 1e-10 * (1.0 + float(np.linalg.norm(A @ c))))
-        s = c - outer(AT, lam)
-        x = x + max(-1.5 * float(x.min()), 0.0)
-        s = s + max(-1.5 * float(s.min()), 0.0)
-        xs = float(x @ s)
-        if not xs > 0.0:
-            x, s = x + 1.0, s + 1.0
-            xs = float(x @ s)
-        x = x + max(0.5 * xs / s.sum(), 1e-3 * (1.0 + np.abs(x).max()))
-        s = s + max(0.5 * xs / x.sum(), 1e-3 * (1.0 + np.abs(s).max()))
-
-    partner = _split_partners(problem) if free_safeguard else None
-    history = []
-    worst_hist = []
-    why = {}                                                  # the certificate of 2 or 3
-    best = (math.inf, 0, x, lam, s)
-    origin = (math.inf, 0, x, lam, s)                       # where a restart goes on from
-    # the target 1e-6 where the back end's PCG reaches it in one solve (float64); a float32 PCG
-    # stops at pcg_floor = 1e-5 of its residual, so that 1e-6 would cost every solve a refinement
-    # round (module notes)
-    pcg_rel = PCG_REL if adaptive and be.pcg_floor < PCG_REL else PCG_REL_FIXED
-    near = best                                              # the best near the central path
-    restarts = 0
-    first = None
-    code = 1
-    it = 0
-    replaced_total = 0
-    trouble = None
-    stalled_ray = False
+        _mehrotra_start(run)
+    run.begin()
     while True:
-        rb = b - outer(A, x)
-        rc = c - outer(AT, lam) - s
-        cx, by = float(c @ x), float(b @ lam)
-        nrb_n = float(np.abs(rb).max()) if m else 0.0          # in the iteration's units
-        nrc_n = float(np.abs(rc).max()) if n else 0.0
-        mu_n = float(x @ s) / n
-        nrb, nrc, mu, cx, by = nrb_n * bs, nrc_n * cs, mu_n * bs * cs, cx * bs * cs, by * bs * cs
-        pres, dres = nrb / (1.0 + nb), nrc / (1.0 + nc)
-        # (6.3); with the adaptive safeguards the complementarity x^T s too: c^T x - b^T y =
-        # x^T s + x^T r_c - y^T r_b, and large multipliers times residuals within (6.1) can cancel
-        # x^T s there (forplan, ||b|| = 1e7: x^T s 1.3e-5 relative, (6.3) 3.5e-7, the objective
-        # 7.5e-6 off)
-        gap = max(abs(cx - by), mu * n if adaptive else 0.0) / (1.0 + abs(cx))
-        entry = {"iteration": it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
-                 "primal_objective": cx + problem.c0, "dual_objective": by + problem.c0,
-                 "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
-                 "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
-                 "pcg_limit": None, "pcg_cap": None, "pcg_solution": getattr(be, "solution", None),
-                 "rank": k, "regularisation": None, "time": time.perf_counter() - t0}
-        history.append(entry)
-        finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
-        worst = max(pres, dres, gap) if finite else math.inf
-        if worst < best[0]:
-            best = (worst, it, x, lam, s)
-        if first is None:
-            first = {"mu": mu, "pres": pres, "dres": dres, "m": m, "min_pres": pres, "min_dres": dres}
-        if finite:
-            first["min_pres"] = min(first["min_pres"], pres)
-            first["min_dres"] = min(first["min_dres"], dres)
-            if worst < near[0] and _near_central_path(pres, dres, mu, first, eps):
-                near = (worst, it, x, lam, s)
-
-        def diverged(ratio):
-            return _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ratio, collapse,
-                             lambda: float(x.sum()) * bs, lambda: float(np.abs(lam).max()) * cs, why)
-
-        stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, it, max_iter,
-                          lambda: diverged(ray_ratio), deadline=deadline)
-        if stop == 4 and finite and (weak := diverged(STALL_RAY_RATIO)) is not None:
-            # the iteration stalled while running along a ray that the ray test had not yet
-            # certified at ray_ratio (the regularisation slows the run along it: measured, x's
-            # steps fell to 1e-5 at a ratio of 6e3): the stall decides it at STALL_RAY_RATIO
-            stop, stalled_ray = weak, True
-        if stop == 4 and finite and adaptive and restarts < RESTARTS and not stalled_ray:
-            # beyond 002: a stall goes on once from the starting point with rho = delta at the
-            # floor and the ceiling RESTART_REG_CUT times lower (module notes)
-            restarts += 1
-            _, entry["restart_iteration"], x, lam, s = origin
-            reg.reg_max /= RESTART_REG_CUT
-            reg.reg_min = floor.floor0 = min(floor.floor0, reg.reg_max)
-            reg.rho = reg.delta = reg.reg_min
-            floor.restarted = True
-            worst_hist.clear()
-            entry["regularisation_ceiling"] = reg.reg_max
-            if callback is not None:
-                callback(entry)
-            it += 1
+        t = _measure(run)                    # r_b, r_c, mu, (6.1)-(6.3), the history entry
+        stop = _stopping_tests(run, t)
+        if stop == 4 and _may_restart(run, t):
+            _restart(run, t.entry)           # beyond 002: once from the starting point
             continue
         if stop is not None:
-            code = stop
-            if callback is not None:
-                callback(entry)
+            run.code = stop
+            run.report(t.entry)
             break
-
-        try:
-            rho_k, delta_k = reg.current(mu_n)
-            theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
-            info = sol.set_weights(theta, delta_k, k)
-            replaced_total += int(info.get("replaced", 0))
-            floor_b, floor_c = _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive)
-            cap_abs = max(0.1 * float(np.linalg.norm(rb)), 0.1 * floor_b)
-
-            def newton(xi_mu, residuals=True, maxiter=None, soft=None):
-                f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
-                rhs = (rb + outer(A, theta * f)) if residuals else outer(A, theta * f)
-                tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
-                dy, facts = sol.solve(rhs, tol, maxiter, soft)
-                dx = theta * (outer(AT, dy) - f)
-                ds = (xi_mu - s * dx) / x
-                return dx, dy, ds, facts
-
-            # predictor: xi_mu = -X S e
-            dx_a, dy_a, ds_a, f1 = newton(-x * s)
-            ap, ad = _max_step(x, dx_a), _max_step(s, ds_a)
-            mu_aff = float((x + ap * dx_a) @ (s + ad * ds_a)) / n
-            sigma = (mu_aff / mu_n) ** 3
-            # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e; while
-            # the primal residual is the test farthest above eps, its PCG may run longer: the
-            # primal finishing rule (module notes)
-            finishing = floor.grow and _primal_leads(pres, dres, gap, eps)
-            limit = FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter
-            soft = None
-            if floor.grow and not finishing and be.pcg_floor >= PCG_REL:
-                # the residual-aware limit (a float32 PCG): past its limit the solve goes on (up
-                # to the finishing rule's) while its residual would raise the primal residual
-                soft, limit = (sol.maxiter, PRIMAL_ENOUGH * cap_abs), FINISH_LIMIT_GROWTH * sol.maxiter
-            dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft)
-            ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
-            ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
-            dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
-                                                               correctors if f1["converged"] and f2["converged"]
-                                                               else 0)
-            for fk in extra:
-                f2 = fk if not fk["converged"] else f2
-            # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
-            # would hold them back, the next iteration regularises ten times less
-            held = reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if m else 0.0,
-                           nrc_n, nrb_n, floor_c, floor_b)
-        except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
-            # the back end's arithmetic broke down (a factor with inf or NaN): the precision
-            # is exhausted, never a traceback out of solve
-            code, trouble = 4, f"{type(e).__name__}: {e}"
-            if callback is not None:
-                callback(entry)
+        step = _predictor_corrector(run, t)
+        if step is None:                     # the back end's arithmetic broke down
             break
-        floor.after_iteration(rho_k, delta_k, f1, f2, held)
-        if k < k_max and not (f1["converged"] and f2["converged"]):
-            k = min(k_max, 2 * k)                             # a richer preconditioner next time
-        x = x + ap * dx
-        if partner is not None:
-            x = _bound_free_splits(x, partner)
-        lam = lam + ad * dy
-        s = s + ad * ds
-        entry.update(alpha_pri=ap, alpha_dual=ad, sigma=sigma, replaced_pivots=int(info.get("replaced", 0)),
-                     pcg_iterations=(f1["iterations"], f2["iterations"]),
-                     pcg_converged=bool(f1["converged"] and f2["converged"]),
-                     pcg_stop=(f1["stop"], f2["stop"]),
-                     pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(rho_k, delta_k),
-                     pcg_limit=limit if soft is None else soft[0], pcg_cap=limit)
-        if callback is not None:
-            callback(entry)
-        it += 1
+        _take_step(run, t, step)
+    return _result(run)
 
-    elapsed = time.perf_counter() - t0
-    point_k = it
+
+class _Run:
+    """The state of one :func:`matrix_free` run, the record its named parts read and update:
+    the problem in the iteration's units (A, Aᵀ, b / bs, c / cs and the norms of b and c), the
+    normal equations' solver, the regularisation and its adaptive floor, the options, the point
+    (x, y, s), the preconditioner's k, and what the tests and the result keep (the history,
+    the best point, the starting point a restart goes back to)."""
+
+    def __init__(self, be, problem, eps, max_iter, callback, rank, pcg_maxiter, refine, reg_min, reg_max,
+                 ray_ratio, collapse, stall_window, rank_max, adaptive, correctors, free_safeguard, bounds,
+                 deadline):
+        self.t0 = time.perf_counter()
+        self.be, self.problem, self.bounds = be, problem, bounds
+        A = problem.A.tocsr()
+        self.A, self.AT = A, A.T.tocsr()
+        self.m, self.n = m, n = A.shape
+        self.nb = float(np.max(np.abs(problem.b))) if m else 0.0
+        self.nc = float(np.max(np.abs(problem.c))) if n else 0.0
+        # the iteration works on b / bs and c / cs (x = bs x', lambda = cs lambda', s = cs s'), so
+        # that its absolute constants (reg_min, reg_max, the starting shifts) mean the same for
+        # every scale of b and c; the tests and the history are in the problem's own units
+        self.bs, self.cs = max(1.0, self.nb), max(1.0, self.nc)
+        self.b, self.c = problem.b / self.bs, problem.c / self.cs
+        self.k = min(m, DEFAULT_RANK if rank is None else int(rank))
+        self.k_max = self.k if rank_max is None else max(self.k, min(m, int(rank_max)))
+        maxiter = max(200, min(4 * m, 2000)) if pcg_maxiter is None else int(pcg_maxiter)
+        self.sol = _Solver(be, A, self.AT, refine, maxiter, bounds=bounds)
+        self.adaptive = adaptive = bool(adaptive)
+        if reg_min is None:
+            reg_min = min(REG_MIN if adaptive else FIXED_REG_MIN, reg_max)
+        self.correctors = (CORRECTORS if adaptive else 0) if correctors is None else int(correctors)
+        self.free_safeguard = adaptive if free_safeguard is None else bool(free_safeguard)
+        self.reg = ProximalRegularisation(reg_min, reg_max)
+        self.floor = _Floor(self.reg, self.sol, adaptive, grow=pcg_maxiter is None)
+        self.eps, self.max_iter, self.callback, self.deadline = eps, max_iter, callback, deadline
+        self.ray_ratio, self.collapse, self.stall_window = ray_ratio, collapse, stall_window
+        # the target 1e-6 where the back end's PCG reaches it in one solve (float64); a float32 PCG
+        # stops at pcg_floor = 1e-5 of its residual, so that 1e-6 would cost every solve a
+        # refinement round (module notes)
+        self.pcg_rel = PCG_REL if adaptive and be.pcg_floor < PCG_REL else PCG_REL_FIXED
+        self.x = self.lam = self.s = None
+        self.history, self.worst_hist, self.why = [], [], {}      # why: the certificate of 2 or 3
+        self.first, self.restarts, self.code, self.it = None, 0, 1, 0
+        self.replaced_total, self.trouble, self.stalled_ray = 0, None, False
+
+    def begin(self) -> None:
+        """After the starting point: the free-split partners, and the best point and the point
+        a restart goes on from, both the start."""
+        self.partner = _split_partners(self.problem) if self.free_safeguard else None
+        self.best = self.origin = (math.inf, 0, self.x, self.lam, self.s)
+
+    def outer(self, f, v):
+        """A product of the outer iteration (float64 on the CPU), timed and counted."""
+        t = time.perf_counter()
+        out = f @ v
+        self.sol.outer_seconds += time.perf_counter() - t
+        self.sol.outer_products += 1
+        return out
+
+    def report(self, entry) -> None:
+        if self.callback is not None:
+            self.callback(entry)
+
+
+def _resume(run, start) -> None:
+    """Beyond 002: the point ``start`` gives (a previous result's last point, a checkpoint or a
+    triple), with the regularisation's state, the adaptive floor and PCG limit and the k it had."""
+    state, rank_then = _resume_state(start)
+    if state is not None:
+        run.reg.rho, run.reg.delta = state
+    run.floor.resume(start)                                 # the adaptive rule's floor and limit
+    if rank_then is not None:
+        run.k = min(run.k_max, max(run.k, rank_then))       # as far as rank_max had grown it
+    x, lam, s = _start_point(start, run.m, run.n)
+    run.x, run.lam, run.s = x / run.bs, lam / run.cs, s / run.cs
+
+
+def _mehrotra_start(run) -> None:
+    """Mehrotra's starting point ([Wri97] p. 210), the least-squares solves by PCG on
+    A Aᵀ + delta I (Theta~ = e): x = Aᵀ (A Aᵀ)⁻¹ b, y = (A Aᵀ)⁻¹ A c, s = c - Aᵀ y, shifted
+    positive, then each by half of xᵀs over the other's sum (at least START_SHIFT (1 + its largest))."""
+    sol, A, AT, b, c = run.sol, run.A, run.AT, run.b, run.c
+    sol.set_weights(np.ones(run.n), run.reg.start[1], run.k)
+    tiny = 1e-10 * (1.0 + run.nb) / run.bs
+    w, _ = sol.solve(b, tiny)
+    x = run.outer(AT, w)
+    lam, _ = sol.solve(run.outer(A, c), 1e-10 * (1.0 + float(np.linalg.norm(A @ c))))
+    s = c - run.outer(AT, lam)
+    x = x + max(-1.5 * float(x.min()), 0.0)
+    s = s + max(-1.5 * float(s.min()), 0.0)
+    xs = float(x @ s)
+    if not xs > 0.0:
+        x, s = x + 1.0, s + 1.0
+        xs = float(x @ s)
+    x = x + max(0.5 * xs / s.sum(), START_SHIFT * (1.0 + np.abs(x).max()))
+    s = s + max(0.5 * xs / x.sum(), START_SHIFT * (1.0 + np.abs(s).max()))
+    run.x, run.lam, run.s = x, lam, s
+
+
+@dataclass
+class _Tests:
+    """One iteration's residuals (``rb``, ``rc`` and the infinity norms ``nrb_n``, ``nrc_n``, mu
+    ``mu_n`` in the iteration's units; ``nrb``, ``nrc``, ``mu``, ``cx`` = cᵀx and ``by`` = bᵀy in
+    the problem's), the tests (6.1)-(6.3) ``pres``, ``dres``, ``gap``, whether all are finite,
+    the worst of the three, and the history entry."""
+    rb: np.ndarray
+    rc: np.ndarray
+    nrb_n: float
+    nrc_n: float
+    mu_n: float
+    nrb: float
+    nrc: float
+    mu: float
+    cx: float
+    by: float
+    pres: float
+    dres: float
+    gap: float
+    finite: bool
+    worst: float
+    entry: dict
+
+
+def _measure(run) -> _Tests:
+    """r_b = b - A x, r_c = c - Aᵀ y - s, mu = xᵀs / n and paper 000's tests (6.1)-(6.3); the
+    history entry of iteration ``run.it`` appended; the best point kept."""
+    x, lam, s, bs, cs, m, n = run.x, run.lam, run.s, run.bs, run.cs, run.m, run.n
+    rb = run.b - run.outer(run.A, x)
+    rc = run.c - run.outer(run.AT, lam) - s
+    cx, by = float(run.c @ x), float(run.b @ lam)
+    nrb_n = float(np.abs(rb).max()) if m else 0.0          # in the iteration's units
+    nrc_n = float(np.abs(rc).max()) if n else 0.0
+    mu_n = float(x @ s) / n
+    nrb, nrc, mu, cx, by = nrb_n * bs, nrc_n * cs, mu_n * bs * cs, cx * bs * cs, by * bs * cs
+    pres, dres = nrb / (1.0 + run.nb), nrc / (1.0 + run.nc)
+    # (6.3); with the adaptive safeguards the complementarity x^T s too: c^T x - b^T y =
+    # x^T s + x^T r_c - y^T r_b, and large multipliers times residuals within (6.1) can cancel
+    # x^T s there (forplan, ||b|| = 1e7: x^T s 1.3e-5 relative, (6.3) 3.5e-7, the objective
+    # 7.5e-6 off)
+    gap = max(abs(cx - by), mu * n if run.adaptive else 0.0) / (1.0 + abs(cx))
+    entry = {"iteration": run.it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
+             "primal_objective": cx + run.problem.c0, "dual_objective": by + run.problem.c0,
+             "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
+             "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
+             "pcg_limit": None, "pcg_cap": None, "pcg_solution": getattr(run.be, "solution", None),
+             "rank": run.k, "regularisation": None, "time": time.perf_counter() - run.t0}
+    run.history.append(entry)
+    finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
+    worst = max(pres, dres, gap) if finite else math.inf
+    if worst < run.best[0]:
+        run.best = (worst, run.it, x, lam, s)
+    if run.first is None:
+        run.first = {"mu": mu, "pres": pres, "dres": dres, "m": m, "min_pres": pres, "min_dres": dres}
+    first = run.first
+    if finite:
+        first["min_pres"] = min(first["min_pres"], pres)
+        first["min_dres"] = min(first["min_dres"], dres)
+    return _Tests(rb, rc, nrb_n, nrc_n, mu_n, nrb, nrc, mu, cx, by, pres, dres, gap, finite, worst, entry)
+
+
+def _diverged_at(run, t: _Tests, ratio):
+    """The Mehrotra solver's infeasibility and unboundedness tests at this ray ``ratio``."""
+    x, lam = run.x, run.lam
+    return _diverged(t.pres, t.dres, t.mu, t.by, t.cx, t.nrb, t.nrc, run.nb, run.nc, run.first, run.eps, ratio,
+                     run.collapse, lambda: float(x.sum()) * run.bs, lambda: float(np.abs(lam).max()) * run.cs,
+                     run.why)
+
+
+def _stopping_tests(run, t: _Tests):
+    """The Mehrotra solver's stop code (:func:`~gpgpu.lp.mehrotra._stop_code`: 0 optimal, 1
+    the iteration limit, 2 and 3 the certificates, 4 numerical trouble or a stall, 5 the
+    deadline), or None to go on. When the stall test fires while the iteration runs along a ray
+    that the ray test has not yet certified at ``ray_ratio`` (the regularisation slows the run
+    along it), the ray tests decide at STALL_RAY_RATIO."""
+    stop = _stop_code(t.finite, t.pres, t.dres, t.gap, run.eps, t.worst, run.worst_hist, run.stall_window,
+                      run.it, run.max_iter, lambda: _diverged_at(run, t, run.ray_ratio), deadline=run.deadline)
+    if stop == 4 and t.finite and (weak := _diverged_at(run, t, STALL_RAY_RATIO)) is not None:
+        stop, run.stalled_ray = weak, True
+    return stop
+
+
+def _may_restart(run, t: _Tests) -> bool:
+    """Whether a stall goes on from the starting point (``adaptive``, at most RESTARTS times)."""
+    return t.finite and run.adaptive and run.restarts < RESTARTS and not run.stalled_ray
+
+
+def _restart(run, entry) -> None:
+    """Beyond 002: a stall goes on from the starting point with rho = delta at the floor and the
+    ceiling RESTART_REG_CUT times lower (module notes); the entry says so and takes no step."""
+    run.restarts += 1
+    _, entry["restart_iteration"], run.x, run.lam, run.s = run.origin
+    reg, floor = run.reg, run.floor
+    reg.reg_max /= RESTART_REG_CUT
+    reg.reg_min = floor.floor0 = min(floor.floor0, reg.reg_max)
+    reg.rho = reg.delta = reg.reg_min
+    floor.restarted = True
+    run.worst_hist.clear()
+    entry["regularisation_ceiling"] = reg.reg_max
+    run.report(entry)
+    run.it += 1
+
+
+@dataclass
+class _Step:
+    """An iteration's combined direction (dx, dy, ds) and step lengths, sigma, the predictor's
+    and the corrector's PCG facts, the corrector's limit (``soft``: the residual-aware one), the
+    proximal terms' hold, the preconditioner's build facts, and rho = delta of the iteration."""
+    dx: np.ndarray
+    dy: np.ndarray
+    ds: np.ndarray
+    ap: float
+    ad: float
+    sigma: float
+    f1: dict
+    f2: dict
+    limit: int
+    soft: tuple | None
+    held: tuple
+    info: dict
+    rho_k: float
+    delta_k: float
+
+
+def _newton(run, t: _Tests, theta, cap_abs):
+    """The Newton direction of the regularised pair for a right-hand side xi_mu (002 (6)):
+    G_R dy = xi_p + A Theta~ (xi_d - X⁻¹ xi_mu) by PCG, dx = Theta~ (Aᵀ dy - xi_d + X⁻¹ xi_mu),
+    ds = X⁻¹ (xi_mu - S dx), with xi_p = r_b, xi_d = r_c (``residuals``) or both zero (a
+    centrality corrector); PCG's target min(pcg_rel ||rhs||, ``cap_abs``)."""
+    x, s, A, AT, sol, pcg_rel, rb, rc = run.x, run.s, run.A, run.AT, run.sol, run.pcg_rel, t.rb, t.rc
+
+    def newton(xi_mu, residuals=True, maxiter=None, soft=None):
+        f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
+        rhs = (rb + run.outer(A, theta * f)) if residuals else run.outer(A, theta * f)
+        tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
+        dy, facts = sol.solve(rhs, tol, maxiter, soft)
+        dx = theta * (run.outer(AT, dy) - f)
+        ds = (xi_mu - s * dx) / x
+        return dx, dy, ds, facts
+
+    return newton
+
+
+def _corrector_limit(run, t: _Tests, cap_abs) -> tuple:
+    """(limit, soft) of the combined direction's PCG: while the primal residual is the test
+    farthest above eps, FINISH_LIMIT_GROWTH times the limit (the primal finishing rule); else
+    on a float32 PCG the residual-aware limit (past the limit the solve goes on, up to the
+    finishing rule's, while its residual would raise the primal residual; module notes)."""
+    sol = run.sol
+    finishing = run.floor.grow and _primal_leads(t.pres, t.dres, t.gap, run.eps)
+    limit = FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter
+    soft = None
+    if run.floor.grow and not finishing and run.be.pcg_floor >= PCG_REL:
+        soft, limit = (sol.maxiter, PRIMAL_ENOUGH * cap_abs), FINISH_LIMIT_GROWTH * sol.maxiter
+    return limit, soft
+
+
+def _predictor_corrector(run, t: _Tests):
+    """Mehrotra's predictor-corrector on the regularised normal equations (002 (5)-(8)): G_R's
+    weights Theta~ = (Theta⁻¹ + R_p)⁻¹ and the preconditioner, the affine predictor
+    (xi_mu = -X S e), sigma = (mu_aff / mu)^3, the combined direction (xi_mu = sigma mu e -
+    X S e - dX_aff dS_aff e), the steps to the boundary, Gondzio's centrality correctors, and
+    the regularisation's reaction to the step. None where the back end's arithmetic broke down
+    (then ``run.code`` is 4 and ``run.trouble`` says why)."""
+    x, lam, s, reg, n, mu_n = run.x, run.lam, run.s, run.reg, run.n, t.mu_n
+    try:
+        rho_k, delta_k = reg.current(mu_n)
+        theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
+        info = run.sol.set_weights(theta, delta_k, run.k)
+        run.replaced_total += int(info.get("replaced", 0))
+        floor_b, floor_c = _residual_floors(x, lam, s, t.cx, t.by, run.eps, run.nb, run.nc, run.bs, run.cs,
+                                            run.adaptive)
+        cap_abs = max(PCG_PRIMAL_SHARE * float(np.linalg.norm(t.rb)), PCG_PRIMAL_SHARE * floor_b)
+        newton = _newton(run, t, theta, cap_abs)
+        # predictor: xi_mu = -X S e
+        dx_a, dy_a, ds_a, f1 = newton(-x * s)
+        ap, ad = _max_step(x, dx_a), _max_step(s, ds_a)
+        mu_aff = float((x + ap * dx_a) @ (s + ad * ds_a)) / n
+        sigma = (mu_aff / mu_n) ** 3
+        # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
+        limit, soft = _corrector_limit(run, t, cap_abs)
+        dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft)
+        ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
+        ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
+        dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
+                                                           run.correctors if f1["converged"] and f2["converged"]
+                                                           else 0)
+        for fk in extra:
+            f2 = fk if not fk["converged"] else f2
+        # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
+        # would hold them back, the next iteration regularises ten times less
+        held = reg.after_step(rho_k, delta_k, float(np.abs(dx).max()), float(np.abs(dy).max()) if run.m else 0.0,
+                              t.nrc_n, t.nrb_n, floor_c, floor_b)
+    except (np.linalg.LinAlgError, FloatingPointError, ValueError) as e:
+        # the back end's arithmetic broke down (a factor with inf or NaN): the precision
+        # is exhausted, never a traceback out of solve
+        run.code, run.trouble = 4, f"{type(e).__name__}: {e}"
+        run.report(t.entry)
+        return None
+    return _Step(dx, dy, ds, ap, ad, sigma, f1, f2, limit, soft, held, info, rho_k, delta_k)
+
+
+def _take_step(run, t: _Tests, step: _Step) -> None:
+    """The adaptive floor's reaction, k doubled after unconverged solves (within ``rank_max``),
+    x + alpha_p dx (the free splits bounded), y + alpha_d dy, s + alpha_d ds, the history entry."""
+    f1, f2 = step.f1, step.f2
+    run.floor.after_iteration(step.rho_k, step.delta_k, f1, f2, step.held)
+    if run.k < run.k_max and not (f1["converged"] and f2["converged"]):
+        run.k = min(run.k_max, 2 * run.k)                         # a richer preconditioner next time
+    x = run.x + step.ap * step.dx
+    if run.partner is not None:
+        x = _bound_free_splits(x, run.partner)
+    run.x = x
+    run.lam = run.lam + step.ad * step.dy
+    run.s = run.s + step.ad * step.ds
+    t.entry.update(alpha_pri=step.ap, alpha_dual=step.ad, sigma=step.sigma,
+                   replaced_pivots=int(step.info.get("replaced", 0)),
+                   pcg_iterations=(f1["iterations"], f2["iterations"]),
+                   pcg_converged=bool(f1["converged"] and f2["converged"]),
+                   pcg_stop=(f1["stop"], f2["stop"]),
+                   pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(step.rho_k, step.delta_k),
+                   pcg_limit=step.limit if step.soft is None else step.soft[0], pcg_cap=step.limit)
+    run.report(t.entry)
+    run.it += 1
+
+
+def _result(run) -> LPResult:
+    """The LPResult of the run in the problem's units: the best point where the iteration ended
+    at its limit or in numerical trouble (the last point kept for resuming), the message with
+    the PCG solves that stopped before their tolerance, the PCG counts and the back end's timers."""
+    elapsed = time.perf_counter() - run.t0
+    code, it, sol, k, m, bs, cs, problem = run.code, run.it, run.sol, run.k, run.m, run.bs, run.cs, run.problem
+    point_k, x, lam, s = it, run.x, run.lam, run.s
     last = (x * bs, lam * cs, s * cs)                          # where the iteration stopped
     if code in (1, 4):
-        _, point_k, x, lam, s = best
-    message = _result_message(code, it, eps, point_k, trouble, f", {sol.iterations} PCG iterations",
-                              certificate=why.get("certificate"))
-    if stalled_ray:
+        _, point_k, x, lam, s = run.best
+    message = _result_message(code, it, run.eps, point_k, run.trouble, f", {sol.iterations} PCG iterations",
+                              certificate=run.why.get("certificate"))
+    if run.stalled_ray:
         message += (f" (The iteration had stalled: the ray test decided at a ratio of {STALL_RAY_RATIO:g} "
-                    f"between the certificate's bound and the iterates' norm, not {ray_ratio:g}.)")
-    elif code == 4 and why.get("certificate") is None and first is not None:
-        message += _ray_hint(history)
+                    f"between the certificate's bound and the iterates' norm, not {run.ray_ratio:g}.)")
+    elif code == 4 and run.why.get("certificate") is None and run.first is not None:
+        message += _ray_hint(run.history)
     if sol.unconverged:
         message += " " + sol.unconverged_note()
         if code != 0 and k < m and sol.stops["limit"]:
             message += (f" The preconditioner had k = {k} of {m} columns: a larger rank, or rank_max "
                         "(k doubles after such an iteration), may let PCG converge.")
     x, lam, s = x * bs, lam * cs, s * cs                       # back to the problem's units
-    status, message = _limit_status(code, it, max_iter, message)
+    status, message = _limit_status(code, it, run.max_iter, message)
+    be, floor, reg = run.be, run.floor, run.reg
     res = LPResult(status=status, status_code=code, message=message, x=problem.to_original(x),
                    x_std=x, y=lam, s=s, objective=problem.original_objective(x), iterations=it,
-                   history=history, readbacks_per_iteration=be.readbacks / max(it, 1),
-                   replaced_pivots=replaced_total, backend=be.name, elapsed=elapsed,
+                   history=run.history, readbacks_per_iteration=be.readbacks / max(it, 1),
+                   replaced_pivots=run.replaced_total, backend=be.name, elapsed=elapsed,
                    readbacks=be.readbacks, point_iteration=point_k, standard_rows=m,
-                   normal_rows=m if bounds is None else bounds.m)
+                   normal_rows=m if run.bounds is None else run.bounds.m)
     res.method = "matrix-free"
     res.last_point = last
     res.regularisation_state = (reg.rho, reg.delta)
@@ -854,8 +1040,9 @@ class _Floor:
     mu down: G_R's condition stays where PCG met its tolerance), and the PCG limit doubles, up to
     PCG_LIMIT_GROWTH times its start (the default limit only: a ``pcg_maxiter`` given is kept).
     After a stall's restart (which goes on at the floor 1e-12) the floor becomes at least
-    FLOOR_RISE times the iteration's rho = delta (the last converged value alone had left
-    pilot4 at 1e-12 with PCG at its limit). Problems whose PCG always converges never meet it."""
+    FLOOR_RISE times the iteration's rho = delta (the last converged value alone can stay at the
+    restart's floor while PCG stops at its limit). Problems whose PCG always converges never
+    meet it."""
 
     def __init__(self, reg, sol, adaptive, grow=True):
         self.reg, self.sol, self.adaptive = reg, sol, bool(adaptive)
@@ -1000,8 +1187,7 @@ def _ray_hint(history, ratio=STALL_RAY_RATIO) -> str:
     primal objective fell below -``ratio`` times the largest magnitude of the others (the start's
     two objectives and the last dual one), or the dual objective rose so above them: the LP may
     be unbounded (infeasible) although no ray test held. (A feasible, bounded LP's objectives
-    meet near its optimum; measured: no such sentence on the nine NETLIB problems that end in
-    numerical trouble, numpy64 at eps = 1e-8.)"""
+    meet near its optimum.)"""
     first, last = history[0], history[-1]
     p0, p1 = first["primal_objective"], last["primal_objective"]
     d0, d1 = first["dual_objective"], last["dual_objective"]

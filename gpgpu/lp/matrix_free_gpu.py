@@ -7,7 +7,8 @@ columns) and the solution of each solve come back to the CPU:
 
 =========================  =====================================================================
 A x, Aᵀ y (FSAX, FSATY)    :class:`gpgpu.sparse.SparseStream` (ELLPACK by default, 002 section
-                           3.2), Aᵀ from its second, transposed copy; dense rows and columns
+                           3.2; T-ELL, DHTELL2's nearest, with the "paper" preset), Aᵀ from
+                           its second, transposed copy; dense rows and columns
                            (the Gruca-like problems have one of each) in the dense part
 G_R v                      FSATY, the element-wise product with Theta~, FSAX, a saxpy with delta
                            (002 (6), (9))
@@ -97,13 +98,13 @@ class GPUMatrixFree(MatrixFreeBackend):
     problem : gpgpu.lp.Problem
     format : {"ellpack", "tell", "corrigan", "packed", "split"}
         The SparseStream format of A, of its transposed copy and of A∘A; default ELLPACK, the
-        storage 002 describes. 002's Table 3 ran DHTELL2 (a block per dense row, then half a
-        warp per row over transposed ELLPACK); the nearest the pipeline can draw is ``"tell"``
-        with its dense part, since a fragment writes one output element and cannot share a
-        row's sum with other fragments. ``"packed"`` (beyond 002; the "fast" preset of
-        ``gpgpu.lp.solve``): two entries an RGBA texel and long rows cut into segments, so the
-        transposed copy's rows of unequal length are not padded to the longest (nug30's Aᵀ y
-        12 times faster than ELLPACK on an H100); a product of split rows is two passes.
+        storage 002's section 3.2 describes. 002's Table 3 ran DHTELL2 (a block per dense row,
+        then half a warp per row over transposed ELLPACK); the nearest the pipeline can draw is
+        ``"tell"`` with its dense part (the "paper" preset of ``gpgpu.lp.solve``), since a
+        fragment writes one output element and cannot share a row's sum with other fragments.
+        ``"packed"`` (beyond 002; the "fast" preset): two entries an RGBA texel and long rows
+        cut into segments, so the transposed copy's rows of unequal length are not padded to
+        the longest (docs/results/matrix-free.md); a product of split rows is two passes.
     dense : None, False or int
         SparseStream's dense-row/column threshold (None: automatic).
     profile : bool
@@ -126,12 +127,9 @@ class GPUMatrixFree(MatrixFreeBackend):
         "float-float" (beyond 002, whose PCG ran in double on the CPU; ``saxpy_ratio_ff``, about
         48 bits, needs GL_ARB_gpu_shader5: OpenGL 4.0, which
         llvmpipe and NVIDIA's drivers have) keeps the steps below half an ulp of x that float32
-        loses. Measured (docs/results/matrix-free.md): PCG's true residual 20 times smaller after 10000 iterations at
-        nug20's tenth interior point iteration, and nug20 optimal at eps = 1e-8 with it and
-        ``stall_window=30``, not without it (both in a float32 emulation,
-        ``experiments.mfipm.emulate32``); nug12 optimal either way on the H200; but agg3 ends in
-        numerical trouble with it from the start (its trajectory differs from iteration 9), so
-        the default widens to it only after a solve stopped at its limit (agg3's never do).
+        loses. The default widens to it only after a solve stopped at its limit: where PCG
+        converges, float-float from the start can change a trajectory for the worse (what was
+        measured: docs/guide/matrix-free.md, docs/results/matrix-free.md).
     plan : bool
         Draw PCG's iterations from recorded plans (default, beyond 002: host cost per pass;
         :meth:`pcg_planned`): the same algorithm and read-backs as ``plan=False``, which draws
@@ -545,100 +543,39 @@ class GPUMatrixFree(MatrixFreeBackend):
         if out["converged"] or maxiter < 1:
             out["x"] = self.accumulator()
             return out
-        S = self._pcg_streams()
-        (x, xn), (r, rn), (p, pn) = S["x"], S["r"], S["p"]
-        (watch, watch_n), (rz, rz_n) = S["watch"], S["rz"]
-        q, z, pq, rr, readout = S["q"], S["z"], S["pq"], S["rr"], S["readout"]
-        fixed = [*S["x"], S["best"], *S["r"], *S["p"], q, z, *S["watch"], *S["rz"], pq, rr, readout]
-        watched = every > 1                           # a p^T q <= 0 between two reads
-        dynamic = ((CG_KERNELS["breakdown"], "iteration"),)
-
-        def update(it: int, check: bool) -> None:
-            """q = G_R p, p^T q, the watch, x + alpha p, r - alpha q (and the read-out)."""
-            self._normal_matvec_into(p, q)
-            self._dot_into(p, q, pq)
-            if watched:
-                CG_KERNELS["breakdown"].draw(watch_n, Texel.at(0, 0), {"flag": watch, "dAd": pq},
-                                             {"iteration": float(it)})
-            if x.components == 4:
-                KERNELS["saxpy_ratio_ff"].draw(xn, whole(xn), {"X": p, "Y": x, "N": rz, "D": pq})
-            else:
-                KERNELS["saxpy_ratio"].draw(xn, whole(xn), {"X": p, "Y": x, "N": rz, "D": pq}, {"sign": 1.0})
-            KERNELS["saxpy_ratio"].draw(rn, whole(rn), {"X": q, "Y": r, "N": rz, "D": pq}, {"sign": -1.0})
-            if check:
-                self._dot_into(rn, rn, rr)
-                KERNELS["pcg_readout"].draw(readout, Texel.at(0, 0), {"pq": pq, "rz": rz, "rr": rr,
-                                                                      "watch": watch_n if watched else pq})
-
-        def direction(it: int, check: bool) -> None:
-            """z = P^-1 r, r^T z, p = z + beta p."""
-            self._precondition_into(r, z)
-            self._dot_into(r, z, rz_n)
-            KERNELS["saxpy_ratio"].draw(pn, whole(pn), {"X": p, "Y": z, "N": rz_n, "D": rz}, {"sign": 1.0})
-
-        def step(part, it: int, check: bool) -> None:
-            key = (part.__name__, check, id(x), id(r), id(p), id(watch), id(rz))
-            plan = self._pcg_plans.get(key, False)
-            if plan:
-                plan.run({dynamic[0]: float(it)})
-                if part is update:                # (a drawn update counts its products itself)
-                    self.counts["fsax"] += 1
-                    self.counts["fsaty"] += 1
-            elif plan is False:
-                with recording() as noted:
-                    part(it, check)
-                try:
-                    self._pcg_plans[key] = RecordedPlan(noted, keep=fixed, dynamic=dynamic)
-                except NotReplayable:             # e.g. a transposed product by additive blending
-                    self._pcg_plans[key] = None
-            else:
-                part(it, check)
-
-        x.fbo.clear()                                 # x0 = 0
-        L1["copy"].draw(r, whole(r), {"A": b})        # r = b (the plans never read b)
-        self._precondition_into(r, p)                 # p = z = P^-1 r
-        self.counts["precondition"] += 1
-        self._dot_into(r, p, rz)
-        if watched:
-            L1["fill"].draw(watch, Texel.at(0, 0), uniforms={"value": -1.0})
+        st = _PlannedPCG(self._pcg_streams(), every > 1)
+        self._pcg_start(st, b)                        # x = 0, r = b, p = z = P^-1 r, r^T z
         best, best_norm = None, rnorm                 # None: the zero x0
         it = 0
         while it < maxiter:
             check = it == 0 or (it + 1) % every == 0 or it + 1 in (maxiter, soft_limit)
-            if best is xn:                            # the update renders over the best iterate: keep it
-                (KERNELS["copy_rgba"] if x.components == 4 else L1["copy"]).draw(
-                    S["best"], Rect.covering(0, 0, x.cols, x.rows, T0=lambda X, Y: (X, Y)), {"A": xn})
-                best = S["best"]
-            step(update, it, check)
+            if best is st.xn:                         # the update renders over the best iterate: keep it
+                best = self._pcg_copy(st.xn, st.streams["best"])
+            self._pcg_step(st, "update", it, check)   # q = G_R p, x + alpha p, r - alpha q
             if check:
-                pqv, rzv, wv, rrv = (float(v) for v in readout.to_array().reshape(-1))
-                self.readbacks += 4 if watched else 3      # numbers, as pcg's reads count them
+                pqv, rzv, wv, rrv = (float(v) for v in st.readout.to_array().reshape(-1))
+                self.readbacks += 4 if st.watched else 3      # numbers, as pcg's reads count them
                 broke = not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0)
-                if watched and not broke:
+                if st.watched and not broke:
                     broke = wv >= 0                   # p^T q <= 0 at an iteration since the last read
                 if broke:
                     # as pcg: a breakdown, or r reached 0 since the last check; x and r are those
                     # before this iteration's update, and the residual decides
-                    if watched:
-                        self._dot_into(r, r, rr)
-                        vv = rr.item()
-                        self.readbacks += 1
-                        rnorm = math.sqrt(vv) if math.isfinite(vv) and vv >= 0 else math.inf
+                    if st.watched:
+                        rnorm = self._pcg_residual_norm(st)
                         if rnorm < best_norm:
-                            best, best_norm = x, rnorm
+                            best, best_norm = st.x, rnorm
                         if rnorm <= target:
                             out["converged"] = True
                             break
                     out["breakdown"] = True
                     break
-            x, xn = xn, x
-            r, rn = rn, r
-            watch, watch_n = watch_n, watch
+            st.swap_update()
             it += 1
             if check:
                 rnorm = math.sqrt(rrv) if math.isfinite(rrv) and rrv >= 0 else math.inf
                 if rnorm < best_norm:
-                    best, best_norm = x, rnorm
+                    best, best_norm = st.x, rnorm
                 if rnorm <= target:
                     out["converged"] = True
                     break
@@ -647,20 +584,88 @@ class GPUMatrixFree(MatrixFreeBackend):
                     break
                 if it >= soft_limit and rnorm <= enough:
                     break
-            step(direction, it, False)
+            self._pcg_step(st, "direction", it, False)    # z = P^-1 r, r^T z, p = z + beta p
             self.counts["precondition"] += 1
-            p, pn = pn, p
-            rz, rz_n = rz_n, rz
-        # the pairs' next use starts from the streams where this solve left them
-        S["x"], S["r"], S["p"], S["watch"], S["rz"] = [x, xn], [r, rn], [p, pn], [watch, watch_n], [rz, rz_n]
-        if best is None:
-            answer = self.accumulator()
-        else:
-            answer = self._new_ff() if best.components == 4 else self._new(self.m)
-            (KERNELS["copy_rgba"] if best.components == 4 else L1["copy"]).draw(
-                answer, Rect.covering(0, 0, best.cols, best.rows, T0=lambda X, Y: (X, Y)), {"A": best})
+            st.swap_direction()
+        st.keep()                                     # the pairs' next use starts where this solve left them
+        answer = self.accumulator() if best is None else self._pcg_copy(
+            best, self._new_ff() if best.components == 4 else self._new(self.m))
         out.update(x=answer, residual=best_norm, iterations=it)
         return out
+
+    def _pcg_start(self, st, b) -> None:
+        """x0 = 0, r = b (the plans never read b), p = z = P^-1 r, r^T z, the watch at -1."""
+        st.x.fbo.clear()
+        L1["copy"].draw(st.r, whole(st.r), {"A": b})
+        self._precondition_into(st.r, st.p)
+        self.counts["precondition"] += 1
+        self._dot_into(st.r, st.p, st.rz)
+        if st.watched:
+            L1["fill"].draw(st.watch, Texel.at(0, 0), uniforms={"value": -1.0})
+
+    def _pcg_update(self, st, it: int, check: bool) -> None:
+        """q = G_R p, p^T q, the watch, x + alpha p, r - alpha q (and at a check r^T r and the
+        read-out of the four scalars)."""
+        self._normal_matvec_into(st.p, st.q)
+        self._dot_into(st.p, st.q, st.pq)
+        if st.watched:
+            CG_KERNELS["breakdown"].draw(st.watch_n, Texel.at(0, 0), {"flag": st.watch, "dAd": st.pq},
+                                         {"iteration": float(it)})
+        if st.x.components == 4:
+            KERNELS["saxpy_ratio_ff"].draw(st.xn, whole(st.xn), {"X": st.p, "Y": st.x, "N": st.rz, "D": st.pq})
+        else:
+            KERNELS["saxpy_ratio"].draw(st.xn, whole(st.xn), {"X": st.p, "Y": st.x, "N": st.rz, "D": st.pq},
+                                        {"sign": 1.0})
+        KERNELS["saxpy_ratio"].draw(st.rn, whole(st.rn), {"X": st.q, "Y": st.r, "N": st.rz, "D": st.pq},
+                                    {"sign": -1.0})
+        if check:
+            self._dot_into(st.rn, st.rn, st.rr)
+            KERNELS["pcg_readout"].draw(st.readout, Texel.at(0, 0),
+                                        {"pq": st.pq, "rz": st.rz, "rr": st.rr,
+                                         "watch": st.watch_n if st.watched else st.pq})
+
+    def _pcg_direction(self, st, it: int, check: bool) -> None:
+        """z = P^-1 r, r^T z, p = z + beta p."""
+        self._precondition_into(st.r, st.z)
+        self._dot_into(st.r, st.z, st.rz_n)
+        KERNELS["saxpy_ratio"].draw(st.pn, whole(st.pn), {"X": st.p, "Y": st.z, "N": st.rz_n, "D": st.rz},
+                                    {"sign": 1.0})
+
+    def _pcg_step(self, st, part: str, it: int, check: bool) -> None:
+        """One half of the iteration (``part``: "update" or "direction"), drawn from its recorded
+        plan for the pairs' current order; recorded the first time (drawn pass by pass where the
+        passes cannot be replayed)."""
+        draw = self._pcg_update if part == "update" else self._pcg_direction
+        key = (part, check, id(st.x), id(st.r), id(st.p), id(st.watch), id(st.rz))
+        plan = self._pcg_plans.get(key, False)
+        if plan:
+            plan.run({_PlannedPCG.DYNAMIC[0]: float(it)})
+            if part == "update":                  # (a drawn update counts its products itself)
+                self.counts["fsax"] += 1
+                self.counts["fsaty"] += 1
+        elif plan is False:
+            with recording() as noted:
+                draw(st, it, check)
+            try:
+                self._pcg_plans[key] = RecordedPlan(noted, keep=st.fixed, dynamic=_PlannedPCG.DYNAMIC)
+            except NotReplayable:                 # e.g. a transposed product by additive blending
+                self._pcg_plans[key] = None
+        else:
+            draw(st, it, check)
+
+    def _pcg_residual_norm(self, st) -> float:
+        """||r||_2 of the residual before this iteration's update, read back (inf where not finite)."""
+        self._dot_into(st.r, st.r, st.rr)
+        vv = st.rr.item()
+        self.readbacks += 1
+        return math.sqrt(vv) if math.isfinite(vv) and vv >= 0 else math.inf
+
+    @staticmethod
+    def _pcg_copy(src: Stream, dst: Stream) -> Stream:
+        """``dst`` = ``src`` (a float-float vector all four components)."""
+        (KERNELS["copy_rgba"] if src.components == 4 else L1["copy"]).draw(
+            dst, Rect.covering(0, 0, src.cols, src.rows, T0=lambda X, Y: (X, Y)), {"A": src})
+        return dst
 
     # ------------------------------------------------------------------ memory
     def _release_stacks(self) -> None:
@@ -695,3 +700,38 @@ class GPUMatrixFree(MatrixFreeBackend):
         self._free.clear()
         self.A.release()
         self.A2.release()
+
+
+class _PlannedPCG:
+    """The streams of one :meth:`GPUMatrixFree.pcg_planned` solve, by name: the ping-pong pairs
+    (``x``/``xn``, ``r``/``rn``, ``p``/``pn``, ``watch``/``watch_n``, ``rz``/``rz_n``: the
+    current and the next), q = G_R p, z = P^-1 r, p^T q, r^T r, the read-out texel; ``fixed``,
+    the streams every plan keeps; ``watched``, whether the breakdown watch runs."""
+
+    #: the uniform a recorded plan takes anew each iteration: the breakdown watch's iteration
+    DYNAMIC = ((CG_KERNELS["breakdown"], "iteration"),)
+
+    def __init__(self, streams: dict, watched: bool):
+        self.streams, self.watched = streams, watched
+        (self.x, self.xn), (self.r, self.rn), (self.p, self.pn) = streams["x"], streams["r"], streams["p"]
+        (self.watch, self.watch_n), (self.rz, self.rz_n) = streams["watch"], streams["rz"]
+        self.q, self.z, self.pq, self.rr, self.readout = (streams[k] for k in ("q", "z", "pq", "rr", "readout"))
+        self.fixed = [*streams["x"], streams["best"], *streams["r"], *streams["p"], self.q, self.z,
+                      *streams["watch"], *streams["rz"], self.pq, self.rr, self.readout]
+
+    def swap_update(self) -> None:
+        """After the update: the next x, r and watch become the current."""
+        self.x, self.xn = self.xn, self.x
+        self.r, self.rn = self.rn, self.r
+        self.watch, self.watch_n = self.watch_n, self.watch
+
+    def swap_direction(self) -> None:
+        """After the new direction: the next p and r^T z become the current."""
+        self.p, self.pn = self.pn, self.p
+        self.rz, self.rz_n = self.rz_n, self.rz
+
+    def keep(self) -> None:
+        """The pairs in the back end's streams as this solve left them (the next solve's order)."""
+        s = self.streams
+        s["x"], s["r"], s["p"] = [self.x, self.xn], [self.r, self.rn], [self.p, self.pn]
+        s["watch"], s["rz"] = [self.watch, self.watch_n], [self.rz, self.rz_n]

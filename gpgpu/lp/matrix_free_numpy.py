@@ -10,9 +10,7 @@ product with the k rows of A), L11 by numpy's Cholesky, L21 by triangular solves
 and (A .* A) theta run in that many threads, each over a block of rows (:class:`ThreadedCSR`:
 Aᵀ y from a row-wise CSR copy of Aᵀ, cut into row blocks the same way, so no thread writes
 where another does and no partial vectors are reduced). scipy's CSR product releases the GIL
-while it loops over the rows (measured: a Python loop in the main thread kept 94 % of its
-speed while another thread ran 2-million-row products; two threads over a 1-million-row CSR
-product took 0.59 of one thread's time on a 2-core machine), so the blocks run in parallel.
+while it loops over the rows, so the blocks run in parallel (docs/guide/matrix-free.md).
 Each row's sum is the serial product's, in the same order: the answers equal the serial
 products bit for bit, and a solve with threads takes the serial solve's iterations.
 """

@@ -40,6 +40,12 @@ the stall stop and the ray tests (numerical trouble, infeasible, unbounded; 000 
 (6.1)-(6.3) or the iteration limit), the guarded square root of the Cholesky (a pivot not above
 its tolerance replaced by a huge value, [Wri97] ch. 11) and the cap ETA_MAX of the step
 fractions. The measurements behind the defaults: docs/lp_defaults.md and docs/results/lp.md.
+
+:func:`mehrotra` is the loop of Algorithm 3, read top to bottom: the residuals and (6.1)-(6.3)
+(:func:`_residuals`), the stops (:func:`_termination`), the weights and their factor
+(:func:`_weights`), the predictor (:func:`_predictor`), the corrector and the step lengths
+(:func:`_corrector`), the step (:func:`_update`) and the result (:func:`_result`), over one state
+record (:class:`_Iterate`).
 """
 from __future__ import annotations
 
@@ -511,163 +517,315 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         met (smallest worst criterion); ``LPResult.point_iteration`` says which.
     """
     t0 = time.perf_counter()
-    m, n = problem.A.shape
-    nb = float(np.max(np.abs(problem.b))) if m else 0.0       # ||b||_inf, ||c||_inf: constants
-    nc = float(np.max(np.abs(problem.c))) if n else 0.0
-    b = be.vector(problem.b)
-    c = be.vector(problem.c)
-    ones_n = be.vector(np.ones(n))
-    x, lam, s, replaced_total = starting_point(be, b, c, ones_n)
+    lp = _Data.upload(be, problem)
+    it = _Iterate.start(be, lp)                               # Mehrotra's starting point
     partner = _split_partners(problem) if free_safeguard else None
-    reg = ProximalRegularisation(reg_min, reg_max, max(1.0, nb), max(1.0, nc)) if regularize else None
-    why = {}                                                  # the certificate of 2 or 3
-    rb0 = be.readbacks
-    history = []
-    code = 1
-    trouble = None                                             # why the precision ran out
-    raised_at = []                                             # iterations where the factor's precision rose
-    worst_hist = []                                            # worst criterion per iteration
-    best = (math.inf, 0, x, lam, s)                            # (worst, k, x, lam, s)
-    restart = best                                             # the best near the central path
-    first = None
-    k = 0
+    reg = ProximalRegularisation(reg_min, reg_max, max(1.0, lp.nb), max(1.0, lp.nc)) if regularize else None
+    tests = _Tests(eps, max_iter, stall_window, ray_ratio, collapse, deadline)
     while True:
-        # --- residuals and objectives (Algorithm 3: sgemv, inner product, inf_norm kernels)
-        rb = be.matvec_add(x, b, -1.0)                        # r_b = b - A x
-        rc = be.axpy(-1.0, s, be.rmatvec_add(lam, c, -1.0))   # r_c = c - A^T lambda - s
-        cx, by, nrb, nrc, xs = be.scalars([("dot", c, x),      # primal objective
-                                           ("dot", b, lam),    # dual objective
-                                           ("norm_inf", rb), ("norm_inf", rc), ("dot", x, s)])
-        mu = xs / n                                           # mu = x^T s / n
-        pres = nrb / (1.0 + nb)                               # (6.1)
-        dres = nrc / (1.0 + nc)                               # (6.2)
-        gap = abs(cx - by) / (1.0 + abs(cx))                  # (6.3)
-        entry = {"iteration": k, "primal_residual": pres, "dual_residual": dres, "gap": gap,
-                 "mu": mu, "primal_objective": cx + problem.c0,
-                 "dual_objective": by + problem.c0, "alpha_pri": None, "alpha_dual": None,
-                 "sigma": None, "replaced_pivots": None, "regularisation": None,
-                 "time": time.perf_counter() - t0}
-        history.append(entry)
-        finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
-        worst = max(pres, dres, gap) if finite else math.inf
-        if worst < best[0]:
-            best = (worst, k, x, lam, s)
-        if first is None:
-            first = {"mu": mu, "pres": pres, "dres": dres, "m": m, "min_pres": pres,
-                     "min_dres": dres}
-        if finite:
-            first["min_pres"] = min(first["min_pres"], pres)
-            first["min_dres"] = min(first["min_dres"], dres)
-            if worst < restart[0] and _near_central_path(pres, dres, mu, first, eps):
-                restart = (worst, k, x, lam, s)
-        # --- termination (6.1)-(6.3) and the other stops
-        stop = _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter,
-                          lambda: _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio,
-                                            collapse, lambda: be.dot(x, ones_n), lambda: be.norm_inf(lam),
-                                            why), deadline=deadline)
-        if stop == 4 and reg is None and (raised := be.raise_precision()) is not None:
-            # beyond the papers: a stall with a float32 factor (GPU, refinement, factor_precision=
-            # "auto"), or an iterate no longer finite, goes on from the best point met with a
-            # float-float factor, its stall test restarted; this iteration takes no step
-            _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback,
-                              "stall" if finite else "the iterate is no longer finite")
-            _, entry["restart_iteration"], x, lam, s = restart if restart[0] < math.inf else best
-            k += 1
-            continue
+        r = _residuals(be, lp, it, t0)                        # r_b, r_c, (6.1)-(6.3), mu
+        it.track(r, eps)                                      # the best point (and the best near the central path)
+        stop = _termination(be, lp, it, r, tests)             # (6.1)-(6.3) and the other stops
+        if stop == 4 and reg is None and _go_on_finer(be, it, r, callback,
+                                                      "stall" if r.finite else "the iterate is no longer finite"):
+            continue                                          # from the best point with a finer factor
         if stop is not None:
-            code = stop
+            it.code = stop
             if callback is not None:
-                callback(entry)
+                callback(r.entry)
             break
-
         try:
-            # --- predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e
-            if reg is None:
-                rho_k = delta_k = 0.0
-                s_reg = s
-                d = be.div(x, s)                                  # D^2 = S^{-1} X
-                q_a = x                                           # S^{-1} r_xs = x
-            else:                                                 # S~ = S + rho X (_newton)
-                rho_k, delta_k = reg.current(mu)
-                s_reg = be.axpy(rho_k, x, s)
-                d = be.div(x, s_reg)                              # D~^2 = S~^{-1} X
-                q_a = be.mul(d, s)                                # S~^{-1} X S e
-            replaced = be.factor_normal(d, delta_k)               # adat (+ delta I), chol
-            replaced_total += replaced
-            dx_a, dl_a, ds_a = _newton(be, d, rb, rc, q_a, correct_primal, rho_k)
-            a_pri_aff = be.max_step(x, dx_a)                      # alpha_aff^pri
-            a_dual_aff = be.max_step(s, ds_a)                     # alpha_aff^dual
-            mu_aff = be.stepped_dot(x, dx_a, a_pri_aff, s, ds_a, a_dual_aff) / n
-            sigma = (mu_aff / mu) ** 3                            # sigma = (mu_aff / mu)^3
-
-            # --- corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0,
-            #     r_xs = -sigma mu e + dX_aff dS_aff e
-            q = be.mul_shift_div(dx_a, ds_a, -sigma * mu, s_reg)  # S^{-1} r_xs (S~^{-1} r_xs)
-            dx_c, dl_c, ds_c = _newton(be, d, None, None, q, correct_primal, rho_k)
-
-            # --- search direction = predictor + corrector
-            dx = be.axpy(1.0, dx_a, dx_c)
-            dl = be.axpy(1.0, dl_a, dl_c)
-            ds = be.axpy(1.0, ds_a, ds_c)
-            a_pri_max, i_pri = be.max_step(x, dx, index=True)     # (4.15)
-            a_dual_max, i_dual = be.max_step(s, ds, index=True)   # (4.16)
-            a_pri, a_dual = _mehrotra_step(be, x, dx, s, ds, a_pri_max, i_pri, a_dual_max, i_dual, n)
+            w = _weights(be, it, r.mu, reg)                   # D^2 = S^{-1} X, the factor of (4.12)
+            aff, sigma = _predictor(be, lp, it, r, w, correct_primal)          # affine-scaling direction
+            step = _corrector(be, lp, it, r, w, aff, sigma, correct_primal)    # + centering, (4.15)-(4.16)
         except (PrecisionExhausted, ValueError, FloatingPointError, np.linalg.LinAlgError) as e:
             # Theta beyond float32, a refinement residual that overflowed, a factor with inf:
             # the precision is exhausted -- on from the best point with a more precise factor
             # where the back end has one (as after a stall), else numerical trouble with the
             # best point, never a traceback out of solve
-            if reg is None and (raised := be.raise_precision()) is not None:
-                _precision_raised(raised, entry, raised_at, worst_hist, be, (rb, rc), callback,
-                                  f"{type(e).__name__}: {e}")
-                _, entry["restart_iteration"], x, lam, s = restart if restart[0] < math.inf else best
-                k += 1
+            if reg is None and _go_on_finer(be, it, r, callback, f"{type(e).__name__}: {e}"):
                 continue
-            code, trouble = 4, str(e) if isinstance(e, PrecisionExhausted) else f"{type(e).__name__}: {e}"
+            it.code, it.trouble = 4, str(e) if isinstance(e, PrecisionExhausted) else f"{type(e).__name__}: {e}"
             break
-
-        # --- update
-        x = be.axpy(a_pri, dx, x)
-        lam = be.axpy(a_dual, dl, lam)
-        s = be.axpy(a_dual, ds, s)
-        if partner is not None:                               # the free-split safeguard
-            floor = FREE_SPLIT_CENTRING * be.dot(x, s) / n
-            bounded = be.bound_free_splits(x, partner, FREE_SPLIT_BOUND, s, floor)
-            be.free(x)
-            x = bounded
-        if reg is not None:
-            dx_max, dl_max = be.scalars([("norm_inf", dx), ("norm_inf", dl)])
-            reg.after_step(rho_k, delta_k, dx_max, dl_max, nrc, nrb, eps * (1.0 + nc), eps * (1.0 + nb))
-            for v in (s_reg, q_a):
-                be.free(v)
-            entry["regularisation"] = (rho_k, delta_k)
-        for v in (rb, rc, d, dx_a, dl_a, ds_a, q, dx_c, dl_c, ds_c, dx, dl, ds):
-            be.free(v)
-        entry.update(alpha_pri=a_pri, alpha_dual=a_dual, sigma=sigma, replaced_pivots=replaced)
+        _update(be, lp, it, r, w, aff, sigma, step, partner, reg, eps)     # x, lambda, s += alpha d
         if callback is not None:
-            callback(entry)
-        k += 1
+            callback(r.entry)
+        it.k += 1
+    return _result(be, problem, lp, it, eps, max_iter, t0)
 
+
+@dataclass
+class _Data:
+    """The problem's vectors on the back end and its constant sizes: m x n, ||b||_inf, ||c||_inf."""
+    m: int
+    n: int
+    nb: float
+    nc: float
+    b: object
+    c: object
+    ones_n: object
+    c0: float
+
+    @classmethod
+    def upload(cls, be, problem) -> "_Data":
+        m, n = problem.A.shape
+        nb = float(np.max(np.abs(problem.b))) if m else 0.0       # ||b||_inf, ||c||_inf: constants
+        nc = float(np.max(np.abs(problem.c))) if n else 0.0
+        b = be.vector(problem.b)
+        c = be.vector(problem.c)
+        return cls(m, n, nb, nc, b, c, be.vector(np.ones(n)), problem.c0)
+
+
+@dataclass
+class _Tests:
+    """The stopping tests' settings (:func:`_stop_code`, :func:`_diverged`)."""
+    eps: float
+    max_iter: int
+    stall_window: int
+    ray_ratio: float
+    collapse: float
+    deadline: Optional[float]
+
+
+@dataclass
+class _Iterate:
+    """The iteration's state: the point (x, lambda, s) and iteration k, the history, the best
+    point met (``best``) and the best near the central path (``restart``), each as
+    (worst criterion, k, x, lambda, s), the stall test's record, the status so far."""
+    x: object
+    lam: object
+    s: object
+    replaced: int                       # pivots replaced in all factorizations
+    readbacks: int                      # the back end's read-backs before iteration 0
+    k: int = 0
+    code: int = 1
+    trouble: Optional[str] = None       # why the precision ran out
+    history: list = field(default_factory=list)
+    why: dict = field(default_factory=dict)          # the certificate of 2 or 3
+    raised_at: list = field(default_factory=list)    # iterations where the factor's precision rose
+    worst_hist: list = field(default_factory=list)   # worst criterion per iteration
+    first: Optional[dict] = None        # iteration 0's mu and residuals, the smallest residuals met
+    best: tuple = ()
+    restart: tuple = ()
+
+    @classmethod
+    def start(cls, be, lp: _Data) -> "_Iterate":
+        x, lam, s, replaced = starting_point(be, lp.b, lp.c, lp.ones_n)
+        it = cls(x, lam, s, replaced, be.readbacks)
+        it.best = it.restart = (math.inf, 0, x, lam, s)
+        return it
+
+    def track(self, r, eps) -> None:
+        """The best point, iteration 0's measures and the smallest residuals, and the best point
+        near the central path (:func:`_near_central_path`), after the residuals ``r``."""
+        if r.worst < self.best[0]:
+            self.best = (r.worst, self.k, self.x, self.lam, self.s)
+        first = self.first
+        if first is None:
+            first = self.first = {"mu": r.mu, "pres": r.pres, "dres": r.dres, "m": r.m, "min_pres": r.pres,
+                                  "min_dres": r.dres}
+        if r.finite:
+            first["min_pres"] = min(first["min_pres"], r.pres)
+            first["min_dres"] = min(first["min_dres"], r.dres)
+            if r.worst < self.restart[0] and _near_central_path(r.pres, r.dres, r.mu, first, eps):
+                self.restart = (r.worst, self.k, self.x, self.lam, self.s)
+
+
+@dataclass
+class _Residuals:
+    """An iteration's residual vectors r_b, r_c, the numbers read back (c^T x, b^T lambda, their
+    infinity norms, mu), the criteria (6.1)-(6.3) and its history entry."""
+    rb: object
+    rc: object
+    cx: float
+    by: float
+    nrb: float
+    nrc: float
+    mu: float
+    pres: float
+    dres: float
+    gap: float
+    m: int
+    entry: dict
+    finite: bool
+    worst: float
+
+
+def _residuals(be, lp: _Data, it: _Iterate, t0: float) -> _Residuals:
+    """Residuals and objectives (Algorithm 3: sgemv, inner product, inf_norm kernels), the
+    criteria (6.1)-(6.3) and the iteration's history entry (appended)."""
+    rb = be.matvec_add(it.x, lp.b, -1.0)                      # r_b = b - A x
+    rc = be.axpy(-1.0, it.s, be.rmatvec_add(it.lam, lp.c, -1.0))   # r_c = c - A^T lambda - s
+    cx, by, nrb, nrc, xs = be.scalars([("dot", lp.c, it.x),   # primal objective
+                                       ("dot", lp.b, it.lam),  # dual objective
+                                       ("norm_inf", rb), ("norm_inf", rc), ("dot", it.x, it.s)])
+    mu = xs / lp.n                                            # mu = x^T s / n
+    pres = nrb / (1.0 + lp.nb)                                # (6.1)
+    dres = nrc / (1.0 + lp.nc)                                # (6.2)
+    gap = abs(cx - by) / (1.0 + abs(cx))                      # (6.3)
+    entry = {"iteration": it.k, "primal_residual": pres, "dual_residual": dres, "gap": gap,
+             "mu": mu, "primal_objective": cx + lp.c0,
+             "dual_objective": by + lp.c0, "alpha_pri": None, "alpha_dual": None,
+             "sigma": None, "replaced_pivots": None, "regularisation": None,
+             "time": time.perf_counter() - t0}
+    it.history.append(entry)
+    finite = all(math.isfinite(v) for v in (cx, by, nrb, nrc, mu)) and mu > 0
+    worst = max(pres, dres, gap) if finite else math.inf
+    return _Residuals(rb, rc, cx, by, nrb, nrc, mu, pres, dres, gap, lp.m, entry, finite, worst)
+
+
+def _termination(be, lp: _Data, it: _Iterate, r: _Residuals, t: _Tests):
+    """The status code at which the iteration stops here, or None (:func:`_stop_code`, with the
+    ray and collapse tests of :func:`_diverged`)."""
+    def diverged():
+        return _diverged(r.pres, r.dres, r.mu, r.by, r.cx, r.nrb, r.nrc, lp.nb, lp.nc, it.first, t.eps,
+                         t.ray_ratio, t.collapse, lambda: be.dot(it.x, lp.ones_n), lambda: be.norm_inf(it.lam),
+                         it.why)
+
+    return _stop_code(r.finite, r.pres, r.dres, r.gap, t.eps, r.worst, it.worst_hist, t.stall_window, it.k,
+                      t.max_iter, diverged, deadline=t.deadline)
+
+
+def _go_on_finer(be, it: _Iterate, r: _Residuals, callback, why: str) -> bool:
+    """Beyond the papers: where the back end has a more precise factor (a stall with a float32
+    factor on the GPU with refinement and factor_precision="auto", an iterate no longer finite,
+    an error of the precision), the iteration goes on from the best point met near the central
+    path (the best point when none is) with it, its stall test restarted; this iteration takes
+    no step. False (nothing done) where the back end has none."""
+    raised = be.raise_precision()
+    if raised is None:
+        return False
+    _precision_raised(raised, r.entry, it.raised_at, it.worst_hist, be, (r.rb, r.rc), callback, why)
+    _, r.entry["restart_iteration"], it.x, it.lam, it.s = it.restart if it.restart[0] < math.inf else it.best
+    it.k += 1
+    return True
+
+
+@dataclass
+class _Weights:
+    """D^2 = S^{-1} X, the factor of A D^2 A^T (4.12), and the predictor's S^{-1} r_xs = x;
+    regularised, D~^2 = S~^{-1} X with S~ = S + rho X, the shift delta, and S~^{-1} X S e
+    (:func:`_newton`)."""
+    d: object
+    q_a: object
+    s_reg: object
+    rho: float
+    delta: float
+    replaced: int
+
+
+def _weights(be, it: _Iterate, mu: float, reg) -> _Weights:
+    """The weights of the iteration's two Newton systems, and their factor (adat, chol)."""
+    if reg is None:
+        rho_k = delta_k = 0.0
+        s_reg = it.s
+        d = be.div(it.x, it.s)                                # D^2 = S^{-1} X
+        q_a = it.x                                            # S^{-1} r_xs = x
+    else:                                                     # S~ = S + rho X (_newton)
+        rho_k, delta_k = reg.current(mu)
+        s_reg = be.axpy(rho_k, it.x, it.s)
+        d = be.div(it.x, s_reg)                               # D~^2 = S~^{-1} X
+        q_a = be.mul(d, it.s)                                 # S~^{-1} X S e
+    replaced = be.factor_normal(d, delta_k)                   # adat (+ delta I), chol
+    it.replaced += replaced
+    return _Weights(d, q_a, s_reg, rho_k, delta_k, replaced)
+
+
+@dataclass
+class _Direction:
+    """A solution (dx, dlambda, ds) of (4.12)-(4.14)."""
+    dx: object
+    dl: object
+    ds: object
+
+
+def _predictor(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, correct_primal: bool) -> tuple:
+    """The predictor (affine-scaling) direction: (4.12)-(4.14) with r_xs = X S e, and Mehrotra's
+    centering parameter sigma = (mu_aff / mu)^3 from its step lengths; (direction, sigma)."""
+    aff = _Direction(*_newton(be, w.d, r.rb, r.rc, w.q_a, correct_primal, w.rho))
+    a_pri_aff = be.max_step(it.x, aff.dx)                     # alpha_aff^pri
+    a_dual_aff = be.max_step(it.s, aff.ds)                    # alpha_aff^dual
+    mu_aff = be.stepped_dot(it.x, aff.dx, a_pri_aff, it.s, aff.ds, a_dual_aff) / lp.n
+    return aff, (mu_aff / r.mu) ** 3                          # sigma = (mu_aff / mu)^3
+
+
+@dataclass
+class _Step:
+    """The corrector's right-hand side and direction, the search direction (their sum with the
+    predictor's) and its step lengths."""
+    q: object
+    corrector: _Direction
+    direction: _Direction
+    a_pri: float
+    a_dual: float
+
+
+def _corrector(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, aff: _Direction, sigma: float,
+               correct_primal: bool) -> _Step:
+    """The corrector (centering-corrector) direction: (4.12)-(4.14) with r_b = r_c = 0 and
+    r_xs = -sigma mu e + dX_aff dS_aff e; the search direction (predictor + corrector) and its
+    step lengths: the largest (4.15)-(4.16), cut by Mehrotra's heuristic (:func:`_mehrotra_step`)."""
+    q = be.mul_shift_div(aff.dx, aff.ds, -sigma * r.mu, w.s_reg)   # S^{-1} r_xs (S~^{-1} r_xs)
+    cor = _Direction(*_newton(be, w.d, None, None, q, correct_primal, w.rho))
+    dx = be.axpy(1.0, aff.dx, cor.dx)
+    dl = be.axpy(1.0, aff.dl, cor.dl)
+    ds = be.axpy(1.0, aff.ds, cor.ds)
+    a_pri_max, i_pri = be.max_step(it.x, dx, index=True)     # (4.15)
+    a_dual_max, i_dual = be.max_step(it.s, ds, index=True)   # (4.16)
+    a_pri, a_dual = _mehrotra_step(be, it.x, dx, it.s, ds, a_pri_max, i_pri, a_dual_max, i_dual, lp.n)
+    return _Step(q, cor, _Direction(dx, dl, ds), a_pri, a_dual)
+
+
+def _update(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, aff: _Direction, sigma: float, step: _Step,
+            partner, reg, eps: float) -> None:
+    """The step: x += alpha_pri dx, (lambda, s) += alpha_dual (dlambda, ds); then the free-split
+    safeguard, the regularisation's next rho and delta, the iteration's vectors freed and its
+    history entry completed."""
+    dirn = step.direction
+    it.x = be.axpy(step.a_pri, dirn.dx, it.x)
+    it.lam = be.axpy(step.a_dual, dirn.dl, it.lam)
+    it.s = be.axpy(step.a_dual, dirn.ds, it.s)
+    if partner is not None:                                   # the free-split safeguard
+        floor = FREE_SPLIT_CENTRING * be.dot(it.x, it.s) / lp.n
+        bounded = be.bound_free_splits(it.x, partner, FREE_SPLIT_BOUND, it.s, floor)
+        be.free(it.x)
+        it.x = bounded
+    if reg is not None:
+        dx_max, dl_max = be.scalars([("norm_inf", dirn.dx), ("norm_inf", dirn.dl)])
+        reg.after_step(w.rho, w.delta, dx_max, dl_max, r.nrc, r.nrb, eps * (1.0 + lp.nc), eps * (1.0 + lp.nb))
+        for v in (w.s_reg, w.q_a):
+            be.free(v)
+        r.entry["regularisation"] = (w.rho, w.delta)
+    cor = step.corrector
+    for v in (r.rb, r.rc, w.d, aff.dx, aff.dl, aff.ds, step.q, cor.dx, cor.dl, cor.ds, dirn.dx, dirn.dl, dirn.ds):
+        be.free(v)
+    r.entry.update(alpha_pri=step.a_pri, alpha_dual=step.a_dual, sigma=sigma, replaced_pivots=w.replaced)
+
+
+def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0: float) -> LPResult:
+    """The result: the last point, or the best one met for codes 1 and 4, downloaded and taken
+    back to the source problem; the message (with the precision's raise, if any)."""
     elapsed = time.perf_counter() - t0
-    per_iter = (be.readbacks - rb0) / max(k, 1)
-    point_k = k
-    if code in (1, 4):                                        # the best point met
-        _, point_k, x, lam, s = best
+    k = it.k
+    per_iter = (be.readbacks - it.readbacks) / max(k, 1)
+    point_k, x, lam, s = k, it.x, it.lam, it.s
+    if it.code in (1, 4):                                     # the best point met
+        _, point_k, x, lam, s = it.best
     x_std = be.to_numpy(x)
     y = be.to_numpy(lam)
     s_np = be.to_numpy(s)
-    message = _result_message(code, k, eps, point_k, trouble, certificate=why.get("certificate"))
-    if raised_at:
-        first_raise = history[raised_at[0]]
+    message = _result_message(it.code, k, eps, point_k, it.trouble, certificate=it.why.get("certificate"))
+    if it.raised_at:
+        first_raise = it.history[it.raised_at[0]]
         how = "stalled" if first_raise["precision_raised_by"] == "stall" else \
             f"broke down ({first_raise['precision_raised_by']})"
-        message += (f" The iteration {how} at iteration {raised_at[0]} and went on from its best point "
+        message += (f" The iteration {how} at iteration {it.raised_at[0]} and went on from its best point "
                     f"near the central path (iteration {first_raise['restart_iteration']}) with a "
                     f"{first_raise['factor_precision']} factor.")
-    status, message = _limit_status(code, k, max_iter, message)
-    return LPResult(status=status, status_code=code, message=message,
+    status, message = _limit_status(it.code, k, max_iter, message)
+    return LPResult(status=status, status_code=it.code, message=message,
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
-                    objective=problem.original_objective(x_std), iterations=k, history=history,
-                    readbacks_per_iteration=per_iter, replaced_pivots=replaced_total,
+                    objective=problem.original_objective(x_std), iterations=k, history=it.history,
+                    readbacks_per_iteration=per_iter, replaced_pivots=it.replaced,
                     backend=be.name, elapsed=elapsed, readbacks=be.readbacks,
-                    point_iteration=point_k, normal_rows=getattr(be, "m_normal", m), standard_rows=m)
+                    point_iteration=point_k, normal_rows=getattr(be, "m_normal", lp.m), standard_rows=lp.m)
