@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 EXTRAS := test,experiments,lp,window
 LATEST := .venv-latest
 
-.PHONY: test test-latest lock fig8 figures report docs pipeline-pictures show-page bench info clean-venv sysdeps pyvenv
+.PHONY: test test-latest lock fig8 figures report docs pipeline-pictures show-page show-pages bench info clean-venv sysdeps pyvenv
 
 test: $(VENV)/.installed sysdeps
 	$(PY) tools/versions.py
@@ -53,6 +53,11 @@ pipeline-pictures: $(VENV)/.installed sysdeps
 show-page: $(VENV)/.installed sysdeps
 	mkdir -p docs/show
 	$(PY) -m gpgpu.show cholesky --n 4 --html docs/show/cholesky.html
+
+# The gallery of the docs site: a live page per algorithm of --list (n = 8, without the PNG frames)
+# in docs/show/live/, and docs/gallery/<algorithm>.md embedding each.
+show-pages: $(VENV)/.installed sysdeps
+	$(PY) -m gpgpu.show.docs gallery docs/show/live docs/gallery
 
 bench: $(VENV)/.installed sysdeps
 	$(PY) -m gpgpu bench

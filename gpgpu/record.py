@@ -25,6 +25,15 @@ primitive, target, fragments from the occlusion query) and keeps for it a :class
   nothing else of the kernel changes, and it reads the same inputs (a pass never renders
   into its own inputs, so they are what the real pass read).
 
+For a replay of the run elsewhere (the live page of :mod:`gpgpu.show.html`, which draws the same
+passes through WebGL2), each frame also names its textures by a serial number of the recording
+(``target_serial``, ``input_serials``: one number per stream, never reused), the kernel's program
+(``defines``, ``library``, ``vertex``, ``extensions``), whether additive blending was on, and
+``uploads``: the values of every stream of the pass whose contents the host set before it (an
+upload, a write, a clear; found by comparing the stream's contents before the pass with what the
+recorded passes left in it), so that replaying the uploads and the passes in order gives every
+texture the run's contents.
+
 Passes whose vertices a kernel's own vertex program places (the points of FSATY's scatter,
 the swap lines of ``lu(..., pivots="gpu")``) and copy-to-texture passes are recorded with
 their snapshot but without the instrumented pass (``covered`` is None): their vertex programs
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import re
 import sys
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -92,6 +102,17 @@ class Frame:
     sites: tuple = ()     # the kernel's fetch calls: (sampler, call text), numbered as fetch_sites
     context: tuple = ()   # the gpgpu functions that drew the pass, outermost first ("gpgpu.lu.singular_threshold")
     pass_: counters.Pass | None = field(default=None, repr=False)
+    # for a replay (see the module docstring)
+    target_serial: int = -1       # the target stream's number in the recording (never reused)
+    input_serials: dict = field(default_factory=dict)   # sampler -> the input stream's number
+    components: int = 1           # the target's components (1: R32F, 4: RGBA32F)
+    uploads: dict = field(default_factory=dict, repr=False)   # serial -> values the host set before the pass
+    defines: dict = field(default_factory=dict)   # the kernel's compile-time constants
+    library: str | None = None    # glsl/<library>.glsl after common.glsl
+    vertex: str = "pass"          # glsl/<vertex>.vert
+    extensions: tuple = ()
+    blending: bool = False        # additive blending on (gpgpu.kernel.additive_blending)
+    count: int = 0                # vertices drawn
 
     @property
     def fragments(self) -> int:
@@ -178,9 +199,27 @@ def _call_text(source: str, start: int) -> str:
     raise ValueError(f"unbalanced parentheses after {source[start:start + 40]!r}")
 
 
-def instrument(kernel_source: str) -> tuple:
+_SLOT_EPILOGUE = """
+uniform int _rec_slot;   // which of the 7 vectors of the multiple-render-target copy to write
+out vec4 _rec_out;
+void main() {
+    for (int i = 0; i < MAX_FETCHES; i++) _rec_log[i] = vec4(0.0);
+    _rec_kernel_main();
+    if (_rec_slot == 0) _rec_out = vec4(T0.xy, T1.xy);
+    else if (_rec_slot == 1) _rec_out = vec4(T0.z, T1.z, float(_rec_n), 1.0);
+    else _rec_out = _rec_log[_rec_slot - 2];
+}
+"""
+
+
+def instrument(kernel_source: str, slots: bool = False) -> tuple:
     """The instrumented copy of a kernel file's text, and its fetch sites: for each fetch call
-    in the file, in the order of the text, (sampler name, the call as written)."""
+    in the file, in the order of the text, (sampler name, the call as written).
+
+    ``slots``: instead of 8 colour attachments, one RGBA output ``_rec_out`` that holds the
+    vector the uniform ``_rec_slot`` names (0: T0.xy, T1.xy; 1: T0.z, T1.z, fetches, 1 = shaded;
+    2 + i: fetch i), the kernel's own output made a plain variable: the same notes in 7 passes
+    of one attachment each (for WebGL2, whose framebuffers may have as few as 4)."""
     kernel_source = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), kernel_source)  # keep line numbers
     samplers = set(_SAMPLER.findall(kernel_source))
     sites = []
@@ -196,11 +235,14 @@ def instrument(kernel_source: str) -> tuple:
     outs = _OUT.findall(body)
     if len(outs) != 1:
         raise ValueError(f"the recorder expects one fragment output, found {outs}")
-    body = _OUT.sub(lambda m: f"layout(location = 0) out {m.group(1)} {m.group(2)};", body)
+    if slots:
+        body = _OUT.sub(lambda m: f"{m.group(1)} {m.group(2)};", body)
+    else:
+        body = _OUT.sub(lambda m: f"layout(location = 0) out {m.group(1)} {m.group(2)};", body)
     body, n = _MAIN.subn("void _rec_kernel_main()", body)
     if n != 1:
         raise ValueError("the recorder expects one main()")
-    return _PRELUDE + "\n#line 1\n" + body + _EPILOGUE, tuple(sites)
+    return _PRELUDE + "\n#line 1\n" + body + (_SLOT_EPILOGUE if slots else _EPILOGUE), tuple(sites)
 
 
 class _Instrumented(Kernel):
@@ -271,6 +313,9 @@ class Recorder(counters.Counter):
         self.max_texels = int(max_texels)
         self._frames: list = []
         self._instrumented: dict = {}
+        self._serials = weakref.WeakKeyDictionary()   # stream -> its number in the recording
+        self._held: dict = {}                           # serial -> the contents the recorded passes left
+        self._streams_seen = 0
 
     @property
     def frames(self) -> list:
@@ -285,13 +330,37 @@ class Recorder(counters.Counter):
                 f"{stream.rows * stream.cols} texels, above the snapshot limit of {self.max_texels} texels; "
                 "record a smaller problem (python -m gpgpu.show ... --n 8), or raise max_texels")
 
+    def _serial(self, stream) -> int:
+        """The stream's number in the recording: 0, 1, ... in the order first seen, never reused."""
+        s = self._serials.get(stream)
+        if s is None:
+            s = self._serials[stream] = self._streams_seen
+            self._streams_seen += 1
+        return s
+
+    def _uploads(self, streams: dict) -> dict:
+        """serial -> contents, of the streams (serial -> current contents) whose contents differ
+        from what the recorded passes left in them: what the host set since (see the module
+        docstring); they become what the recording holds."""
+        out = {}
+        for serial, values in streams.items():
+            held = self._held.get(serial)
+            if held is None or held.shape != values.shape or held.tobytes() != values.tobytes():
+                out[serial] = self._held[serial] = values
+        return out
+
     def measure(self, kernel, primitive, target, texels, render, inputs=None, uniforms=None):
         inputs = dict(inputs or {})
         self._check(f"the target of {kernel.label}", target)
         for name, s in inputs.items():
             self._check(f"input {name!r} of {kernel.label}", s)
+        before = {self._serial(s): _values(s) for s in list(inputs.values()) + [target]}
+        uploads = self._uploads(before)
         p = super().measure(kernel, primitive, target, texels, render, inputs, uniforms)
-        frame = self._frame(kernel.label, kernel.path.name, kernel.doc, primitive, target, inputs, uniforms, p)
+        frame = self._frame(kernel.label, kernel.path.name, kernel.doc, primitive, target, inputs, uniforms, p,
+                            uploads)
+        frame.defines, frame.library, frame.vertex = dict(kernel.defines), kernel.library, kernel.vertex
+        frame.extensions, frame.blending = tuple(kernel.extensions), bool(_state().blending)
         if kernel.rasterized:
             self._instrumented_pass(frame, kernel, primitive, target, inputs, uniforms)
         self._frames.append(frame)
@@ -299,18 +368,24 @@ class Recorder(counters.Counter):
 
     def measure_copy(self, label, primitive, target, copy):
         self._check(f"the target of {label}", target)
+        uploads = self._uploads({self._serial(target): _values(target)})
         p = super().measure_copy(label, primitive, target, copy)
         self._frames.append(self._frame(label, "glCopyTexSubImage2D", "copy-to-texture, 000 section 6.1.1",
-                                       primitive, target, {}, None, p))
+                                       primitive, target, {}, None, p, uploads))
         return p
 
-    def _frame(self, label, file, doc, primitive, target, inputs, uniforms, p) -> Frame:
+    def _frame(self, label, file, doc, primitive, target, inputs, uniforms, p, uploads) -> Frame:
         verts = tuple(primitive.vertices) if hasattr(primitive, "vertices") else ()
+        values = _values(target)
+        serial = self._serial(target)
+        self._held[serial] = values
         return Frame(index=len(self._frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
                      mode=primitive.mode, vertices=verts, target=target.shape, target_id=id(target),
-                     values=_values(target), inputs={k: _values(s) for k, s in inputs.items()},
+                     values=values, inputs={k: _values(s) for k, s in inputs.items()},
                      input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p,
-                     context=_context())
+                     context=_context(), target_serial=serial,
+                     input_serials={k: self._serial(s) for k, s in inputs.items()},
+                     components=int(target.components), uploads=uploads, count=len(primitive))
 
     def _instrumented_pass(self, frame, kernel, primitive, target, inputs, uniforms) -> None:
         inst = self._instrumented.get(kernel._key)

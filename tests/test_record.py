@@ -258,3 +258,29 @@ def test_frames_name_the_functions_that_drew_them():
     assert all("gpgpu.reduce.argmax_region" in f.context for f in search)
     assert not any(c.startswith(("gpgpu.record.", "gpgpu.counters.", "gpgpu.kernel.", "gpgpu.show."))
                    for f in frames for c in f.context)
+
+
+def test_uploads_and_serials_let_the_passes_be_replayed():
+    """The frames name their textures by serial number and note what the host set in them: for a
+    sum reduction of a seeded integer matrix the first upload is that matrix (regenerated here),
+    every other upload is what a new target held before its first pass (zeros, or what a pooled
+    texture kept from an earlier stream), and every input a pass reads is what the pass before it
+    that wrote that serial left there (so uploads + passes replay the run)."""
+    n = 6
+    frames = run("reduce-pingpong", n).frames
+    want = np.random.default_rng(0).integers(-9, 10, (n, n)).astype(np.float32)
+    first = frames[0]
+    (sampler, serial), = first.input_serials.items()
+    assert np.array_equal(first.uploads[serial], want)
+    held = {}
+    for f in frames:
+        for s, v in f.uploads.items():
+            if s != serial:
+                assert s == f.target_serial and s not in held, (f.index, s)
+            held[s] = v
+        for k, s in f.input_serials.items():
+            assert np.array_equal(held[s], f.inputs[k]), (f.index, k)
+        assert f.target_serial not in f.input_serials.values()
+        held[f.target_serial] = f.values
+    assert len({f.target_serial for f in frames}) > 1 and frames[-1].values.shape == (1, 1)
+    assert frames[-1].values[0, 0] == want.sum()

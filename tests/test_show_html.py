@@ -92,10 +92,11 @@ _RENDERED = {}
 
 
 def _drawn(frames, k: int) -> np.ndarray:
-    """Frame k (from 0) as ``--out`` draws it (its PNG), as pixels."""
+    """Frame k (from 0) as ``render_frames`` draws it for a page (its PNG, without the caption and
+    the legend, which the page writes once in HTML), as pixels."""
     key = id(frames)
     if key not in _RENDERED:
-        _RENDERED[key] = [png for png, _ in render_frames(frames, heading=HEADING)]
+        _RENDERED[key] = [png for png, _ in render_frames(frames, heading=HEADING, legend=False)]
     with Image.open(io.BytesIO(_RENDERED[key][k])) as im:
         return np.asarray(im.convert("RGB"))
 

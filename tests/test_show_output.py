@@ -298,3 +298,126 @@ def test_each_algorithm_names_its_reference_once():
 
     for name, (what, ref, _) in ALGORITHMS.items():
         assert ref not in what, (name, what)
+
+
+# ------------------------------------------------------------------ what a student tripped on
+def _value_boxes(r):
+    """Each value stamped on the drawn figure: (text, rows, columns) of its text's pixels, from
+    the cell's centre and the text's bitmap (rows counted from the top)."""
+    H = int(r.fig.bbox.height)
+    out = []
+    for panel in r.inputs + [r.target]:
+        if not panel.ax.get_visible() or not panel.texts:
+            continue
+        rows, cols = panel.shape
+        for k, text in enumerate(panel.texts):
+            px, py = panel.ax.transData.transform((k % cols + 0.5, k // cols + 0.5))
+            h, w = r.stamps.bitmap(text, panel.value_size).shape[:2]
+            r0, c0 = int(round(H - py - h / 2)), int(round(px - w / 2))
+            out.append((text, slice(r0, r0 + h), slice(c0, c0 + w)))
+    return out
+
+
+def test_fetch_arrows_and_numbers_leave_the_values_readable():
+    """The same pass drawn explaining two different fragments: the arrows, the fetched texels'
+    numbers and outlines move, yet no pixel of any value's text changes (the arrows and numbers
+    printed over the values before: "0.368" could not be read). The arrows are there: the two
+    pictures differ, also between the grids where only an arrow can be."""
+    from gpgpu.show import _Renderer, _slots
+
+    frames = run("cholesky", 8).frames
+    f = [g for g in frames if g.kernel == "outer_product_subtraction"][1]          # k = 1, Fig. 5
+    picks = [(4, 6), (2, 5)]
+    assert all(f.shades(*p) for p in picks)
+    r = _Renderer(_slots([f], None))
+    pictures, boxes = [], []
+    for p in picks:
+        r.draw(f, p, "caption")
+        pictures.append(r.rgb().astype(int))
+        boxes.append(_value_boxes(r))
+    assert boxes[0] == boxes[1] and len(boxes[0]) == 2 * 64            # input L and the target, 8 x 8 each
+    a, b = pictures
+    assert (np.abs(a - b).max(axis=2) > 60).sum() > 300                  # the marks moved
+    for text, rs, cs in boxes[0]:
+        assert np.array_equal(a[rs, cs], b[rs, cs]), text
+    # the arrows run from cell edge to cell edge: fetch 1, L(col 4, row 6) of the fragment (4, 6),
+    # lies level with it, so its arrow leaves and enters each cell half a cell from the centre
+    r.draw(f, (4, 6), "caption")
+    half = r.target._cell() / 2                                        # points; the cells are one size
+    assert abs(r.inputs[-1]._cell() / 2 - half) < 1e-6
+    assert abs(r.arrows[0].shrinkA - half) < 1e-6 and abs(r.arrows[0].shrinkB - half) < 1e-6
+    assert all(a.shrinkA >= half - 1e-6 and a.shrinkB >= half - 1e-6 for a in r.arrows)
+
+
+def test_legend_false_leaves_the_caption_and_the_legend_to_the_page():
+    """render_frames(legend=False): the PNG has no legend (its bottom right is blank) and no
+    caption (its top is blank), for a page that writes both once; the caption is still the
+    PNG's Description; the default keeps both, as --out writes them."""
+    frames = run("cholesky", 3).frames
+    with_, without = (list(render_frames(frames[4:6], heading="h", legend=flag)) for flag in (True, False))
+    assert [t for _, t in with_] == [t for _, t in without]
+    for (png_a, text), (png_b, _) in zip(with_, without):
+        a = np.asarray(Image.open(io.BytesIO(png_a)).convert("RGB")).astype(int)
+        im = Image.open(io.BytesIO(png_b))
+        assert im.text["Description"] == text
+        b = np.asarray(im.convert("RGB")).astype(int)
+        assert a.shape == b.shape
+        H, W = b.shape[:2]
+        corner = (slice(int(H * 0.8), H), slice(W // 2, W))
+        top = (slice(0, int(H * 0.035)), slice(0, W))
+        assert (b[corner] >= 250).all() and (b[top] >= 250).all()
+        assert (a[corner] < 160).all(axis=2).sum() > 200 and (a[top] < 160).all(axis=2).sum() > 50
+    fig = draw_frame(frames[5], len(frames), legend=False)
+    assert not fig.legends
+    assert draw_frame(frames[5], len(frames)).legends
+
+
+def test_each_frame_says_what_its_sentinels_mean():
+    """Every frame showing Cholesky's 3e+38 flags says on itself what they mean (the last min
+    reduction said nothing, the explanation being three frames earlier): pivot_check's frame
+    that a flag is a passed pivot, the min reduction's that 3e+38 is no failed pivot found;
+    frames without sentinels have no such line. A max reduction's -3.4e38 is its identity."""
+    from gpgpu.show import values_meaning
+
+    frames = run("cholesky", 8).frames
+    texts = describe(frames, "h")
+    for f, text in zip(frames, texts):
+        shows = np.abs(f.values).max() >= 1e37 or any(np.abs(v).max() >= 1e37 for v in f.inputs.values())
+        lines = [s for s in text.split("\n") if s.startswith("values: ")]
+        if not shows:
+            assert lines == [], f.index
+        elif f.kernel == "pivot_check":
+            assert lines == ["values: 3e+38 = pivot k passed the check (a flag, not a matrix entry); a small "
+                             "number k = step k's pivot failed (not positive, or not finite)"]
+        else:
+            assert f.kernel == "min_reduction"
+            assert len(lines) == 1 and lines[0].startswith("values: 3e+38 = no failed pivot found")
+    assert "3e+38 = no failed pivot found" in texts[-1] and frames[-1].kernel == "min_reduction"
+    assert sum("values: 3e+38" in t for t in texts) == 4                  # pivot_check and its 3 min passes
+
+    def frame(kernel, values):
+        return SimpleNamespace(index=0, kernel=kernel, file="k.frag", doc="d", primitive="rect", vertices=(),
+                               target=values.shape, fragments=1, values=values, inputs={}, context=())
+
+    assert "-3.4e38 = the identity of max" in values_meaning(frame("max_reduction", np.array([[2.0, -3.4e38]])))
+    assert values_meaning(frame("max_reduction", np.array([[2.0, -3.0]]))) == ""
+    assert "sentinel" in caption(frame("some_kernel", np.array([[3.4e38]])), 1).split("\n")[-1]
+
+
+def test_coordinates_are_labelled_col_row():
+    """(x, y) read as (row, column): every pair printed on a frame says that x is the column:
+    the chosen fragment, its fetches (Fig. 5 of 001, k = 1: fragment (4, 6) reads L at column 1,
+    row 4 through pivot_index.yx, worked by hand) and the vertex boxes."""
+    frames = run("cholesky", 8).frames
+    f = [g for g in frames if g.kernel == "outer_product_subtraction"][1]
+    fig = draw_frame(f, len(frames), (4, 6))
+    text = "\n".join(t.get_text() for t in fig.texts)
+    assert "chosen fragment (col, row) = (4, 6): WPOS = (4.5, 6.5)" in text
+    assert "1. texRECT(L, index.xy) -> L(col 4, row 6)" in text
+    assert "2. texRECT(L, neighbor_index.xy) -> L(col 1, row 6)" in text
+    assert "3. texRECT(L, pivot_index.yx) -> L(col 1, row 4)" in text
+    from gpgpu.show import _Renderer, _slots
+
+    r = _Renderer(_slots([f], None))
+    r.draw(f, (4, 6), "")
+    assert len(r.box_texts) == 3 and all(t.split("\n")[0].endswith(": x = col, y = row") for t, _, _ in r.box_texts)

@@ -458,3 +458,44 @@ def test_captions_and_legend_come_from_gpgpu_show():
     assert captions(frames, "h") == show.describe(frames, "h")
     assert legend() == tuple(show.LEGEND)
 
+
+
+def test_the_legend_fits_the_default_window_whole():
+    """At the default 1100 x 560 every legend entry is written whole ("..." cut them before):
+    its lines, joined, are the entry; each line fits the legend's column; the strip keeps to
+    its 42 % of the height, leaving the grids their room; the strip says (x, y) = (col, row)."""
+    import gpgpu.show as show
+    from gpgpu.show.window import AXES, DEFAULT_SIZE, LEGEND_PX, FrameRenderer
+
+    frames = run("cholesky", 8).frames
+    f = frames[5]
+    W, H = DEFAULT_SIZE
+    cap = captions(frames, "cholesky, n = 8")[5]
+    bar, bar_h, strip, legend_lines, strip_top = FrameRenderer.layout(f, f.chosen_fragment(), DEFAULT_SIZE, cap)
+    assert not any("..." in line for _, line in legend_lines)
+    entries, x = [], strip[2][0]
+    for rgb, line in legend_lines:
+        assert x + 1.5 * 13 + len(line) * LEGEND_PX / 2 <= W, line            # inside the window
+        if rgb is not None:
+            entries.append(line)
+        else:
+            entries[-1] += " " + line.strip()
+    assert entries == [f"{name}: {meaning}" for _, name, meaning in show.LEGEND]
+    assert H - strip_top <= 0.42 * H + 6 and strip_top - bar_h > 0.4 * H
+    assert AXES in strip[0][1] and "col, row" in AXES
+
+
+def test_fetch_arrows_run_from_cell_edge_to_cell_edge():
+    """The window's fetch arrow leaves the chosen cell and reaches the fetched one on their
+    edges (it crossed both values before), with a head at its end: hand-worked cases, a level
+    arrow and a diagonal one."""
+    from gpgpu.show.window import _arrow
+
+    a, b = (100.0, 50.0, 20.0), (10.0, 50.0, 20.0)        # two grids, cells of 20 pixels
+    seg = _arrow(a, (2, 1), b, (0, 1))                    # centres (150, 80) and (20, 80)
+    assert seg[0] == (140.0, 80.0) and seg[1] == (30.0, 80.0)       # the left edge, the right edge
+    assert seg[2] == seg[4] == seg[1] and len(seg) == 6               # the head's two strokes at the tip
+    seg = _arrow(a, (0, 0), b, (0, 3))                    # centres (110, 60) and (20, 120): dx 90, dy 60
+    (x0, y0), (x1, y1) = seg[0], seg[1]
+    assert abs(x0 - 100.0) < 1e-9 and abs(y0 - (60 + 10 * 60 / 90)) < 1e-9    # on the left edge x = 100
+    assert abs(x1 - 30.0) < 1e-9 and abs(y1 - (120 - 10 * 60 / 90)) < 1e-9    # on the right edge x = 30

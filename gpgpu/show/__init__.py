@@ -38,7 +38,8 @@ import numpy as np
 from .algorithms import ALGORITHMS, run  # noqa: F401
 
 __all__ = ["ALGORITHMS", "run", "draw_frame", "write_frames", "render_frames", "describe", "caption", "LEGEND",
-           "frame_name", "format_trace", "drawing_problem", "FRAME_PATTERN", "GIF_NAME", "SENTINEL", "DRAWING_EXTRA"]
+           "frame_name", "format_trace", "drawing_problem", "values_meaning", "FRAME_PATTERN", "GIF_NAME", "SENTINEL",
+           "DRAWING_EXTRA"]
 
 FRAME_PATTERN = r"pass_\d{4,}\.png"   # the frames' file names: pass_0001.png is the frame of pass 1
 GIF_NAME = "passes.gif"
@@ -67,12 +68,14 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
 
 def caption(frame, total: int, heading: str = "") -> str:
     """The frame's caption: the algorithm (``heading``), pass number, kernel, file, primitive
-    and the paper's reference (:func:`describe` adds what a pass is for, once)."""
+    and the paper's reference; on every frame that shows sentinels, a line saying what they
+    mean there (:func:`values_meaning`). :func:`describe` adds what a pass is for, once."""
     what = f"{frame.primitive} of {len(frame.vertices)} vertices" if frame.vertices else frame.primitive
+    meaning = values_meaning(frame)
     return ((heading + "\n" if heading else "") +
             f"pass {frame.index + 1} of {total}: {frame.kernel} (glsl/{frame.file}) -- {frame.doc}\n"
             f"{what} into a {frame.target[0]} x {frame.target[1]} target, "
-            f"{frame.fragments} fragments (occlusion query)")
+            f"{frame.fragments} fragments (occlusion query)" + ("\n" + meaning if meaning else ""))
 
 
 def format_trace(recorder, limit: int | None = None) -> str:
@@ -151,6 +154,34 @@ _NOTES = (
 _SENTINEL_NOTE = ("Cells of about +-3e+38 (float32's largest value is 3.4e38), drawn violet, are sentinels, not "
                   "matrix entries: a reduction's padding or identity, which never wins a comparison, or a flag "
                   "meaning 'none'.")
+
+
+#: (test(frame), what its sentinel values mean): the first test that accepts a frame showing
+#: sentinels gives its line (:func:`values_meaning`); the last entry accepts every frame.
+_MEANINGS = (
+    (lambda f: f.kernel == "pivot_check",
+     "values: 3e+38 = pivot k passed the check (a flag, not a matrix entry); a small number k = step k's pivot "
+     "failed (not positive, or not finite)"),
+    (lambda f: f.kernel == "min_reduction" and _within(f, "gpgpu.cholesky.first_bad_pivot"),
+     "values: 3e+38 = no failed pivot found among the flags reduced (a flag, not a matrix entry); a small "
+     "number k = the first step whose pivot failed"),
+    (lambda f: f.kernel == "min_reduction",
+     "values: +3.4e38 = the identity of min (padding that never wins), not a matrix entry"),
+    (lambda f: f.kernel == "max_reduction",
+     "values: -3.4e38 = the identity of max (padding that never wins), not a matrix entry"),
+    (lambda f: True,
+     "values: about +-3e+38 (violet) = a sentinel (a reduction's padding or identity, or a flag), not a "
+     "matrix entry"),
+)
+
+
+def values_meaning(frame) -> str:
+    """What the sentinel values of ``frame`` (cells of about +-3e+38, drawn violet) mean in its
+    pass, one line starting "values: "; "" where the frame shows none. Said on every frame that
+    shows them, so that each frame explains its own values."""
+    if not _has_sentinel(frame):
+        return ""
+    return next(line for test, line in _MEANINGS if test(frame))
 
 
 def _has_sentinel(frame) -> bool:
@@ -259,17 +290,34 @@ class _Stamps:
             a = self.cache[key] = np.asarray(f.get_image(), dtype=np.float32)[..., None] / 255.0
         return a
 
+    def box(self, text: str, size: float, x: float, y: float, ha: str = "center", va: str = "center",
+            rotate: bool = False) -> tuple:
+        """(first row, first column, rows, columns) of the pixels :meth:`stamp` covers (rows
+        from the top), before clipping to the picture."""
+        h, w = self.bitmap(text, size).shape[:2]
+        if rotate:
+            h, w = w, h
+        return (int(round(-y - {"top": 0, "center": h / 2, "bottom": h}[va])),
+                int(round(x - {"left": 0, "center": w / 2, "right": w}[ha])), h, w)
+
     def stamp(self, rgb: np.ndarray, text: str, size: float, x: float, y: float, colour=(0, 0, 0),
-              ha: str = "center", va: str = "center"):
+              ha: str = "center", va: str = "center", rotate: bool = False, halo=None, within=None):
         """Draw ``text`` at display point (x, y) (pixels from the bottom left), aligned there as
-        ``ha`` ("left", "center", "right") and ``va`` ("top", "center", "bottom") say."""
+        ``ha`` ("left", "center", "right") and ``va`` ("top", "center", "bottom") say; with
+        ``rotate``, turned a quarter left (read from bottom to top). ``halo`` (an RGB colour):
+        the text's box, one pixel wider each side, is first filled with it, so that no line drawn
+        under the text crosses it; ``within`` (row0, row1, col0, col1) bounds that fill."""
         if not text:
             return
         a = self.bitmap(text, size)
-        h, w = a.shape[:2]
+        if rotate:
+            a = np.rot90(a)
         H, W = rgb.shape[:2]
-        r0 = int(round(H - y - {"top": 0, "center": h / 2, "bottom": h}[va]))
-        c0 = int(round(x - {"left": 0, "center": w / 2, "right": w}[ha]))
+        r0, c0, h, w = self.box(text, size, x, y, ha, va, rotate)
+        r0 += H
+        if halo is not None:
+            lo_r, hi_r, lo_c, hi_c = within or (0, H, 0, W)
+            rgb[max(r0 - 1, lo_r, 0):min(r0 + h + 1, hi_r, H), max(c0 - 1, lo_c, 0):min(c0 + w + 1, hi_c, W)] = halo
         r1, c1 = min(r0 + h, H), min(c0 + w, W)
         if r0 < 0 or c0 < 0 or r1 <= r0 or c1 <= c0:
             return
@@ -378,14 +426,28 @@ class _Panel:
         for x in range(cols):
             px, py = at((x + 0.5, rows))
             stamps.stamp(rgb, str(x), index, px, py - index * 0.9, (0, 0, 0))
+        px, py = at((cols / 2, rows))                 # the axes named: x counts columns, y rows
+        stamps.stamp(rgb, "col", index, px, py - index * 2.3, (80, 80, 80))
+        widest = 0
         for y in range(rows):
             px, py = at((0, y + 0.5))
             stamps.stamp(rgb, str(y), index, px - index * 0.4, py, (0, 0, 0), ha="right")
+            widest = max(widest, stamps.bitmap(str(y), index).shape[1])
+        px, py = at((0, rows / 2))
+        stamps.stamp(rgb, "row", index, px - index * 0.9 - widest, py, (80, 80, 80), ha="right",
+                     rotate=True)
         if not self.texts or size is None:
             return
+        H = rgb.shape[0]
+        colours = self.image.to_rgba(self.image.get_array(), bytes=True)[..., :3].reshape(-1, 3)
+        margin = 3                                    # pixels inside the cell that the halo leaves to its outline
+        half = cell * fig.dpi / 72 / 2
         centres = at(np.array([(x + 0.5, y + 0.5) for y in range(rows) for x in range(cols)]))
-        for (px, py), text, light in zip(centres, self.texts, self.light):
-            stamps.stamp(rgb, text, size, px, py, (255, 255, 255) if light else (0, 0, 0))
+        for (px, py), text, light, colour in zip(centres, self.texts, self.light, colours):
+            within = (int(np.ceil(H - py - half)) + margin, int(H - py + half) - margin + 1,
+                      int(np.ceil(px - half)) + margin, int(px + half) - margin + 1)
+            stamps.stamp(rgb, text, size, px, py, (255, 255, 255) if light else (0, 0, 0), halo=colour,
+                         within=within)
 
 
 class _Renderer:
@@ -395,8 +457,9 @@ class _Renderer:
     most of its time making ticks and laying out text."""
 
     MAX_VERTEX_BOXES = 6
+    BOX_LINES = 4             # a vertex box's lines: the vertex and its axes, V, T0, T1
 
-    def __init__(self, slots: int, figsize=(12, 8), dpi: int = 100):
+    def __init__(self, slots: int, figsize=(12, 8), dpi: int = 100, legend: bool = True):
         import matplotlib.patches as mpatches
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.collections import LineCollection, PolyCollection
@@ -407,6 +470,8 @@ class _Renderer:
         FigureCanvasAgg(fig)
         self.dpi = dpi
         self.stamps = _Stamps(dpi)
+        self.with_legend = legend          # the caption and the legend drawn (else left to the page around)
+        self.area = self.AREA if legend else self.AREA[:3] + (self.TOP_BARE,)
         self.inputs = [_Panel(fig, (0.1, 0.3, 0.2, 0.5), "C") for _ in range(slots - 1)]
         self.target = _Panel(fig, (0.6, 0.3, 0.2, 0.5), "C")
         tax = self.target.ax
@@ -428,9 +493,10 @@ class _Renderer:
         self.box_texts = []        # (text, x, y top) in figure fractions, stamped
         self.explain = fig.text(0.01, 0.215, "", fontsize=8.5, va="top", ha="left", animated=True)
         self.caption = fig.text(0.01, 0.99, "", fontsize=9.0, va="top", ha="left", animated=True)
-        self.legend = fig.legend([_legend_handle(c, n) for c, n, _ in LEGEND], [f"{n}: {m}" for _, n, m in LEGEND],
-                                 loc="lower right", bbox_to_anchor=(0.995, 0.005), fontsize=7.5, title="legend",
-                                 title_fontsize=8, frameon=True, handlelength=1.6, borderaxespad=0.2)
+        self.legend = None if not legend else fig.legend(
+            [_legend_handle(c, n) for c, n, _ in LEGEND], [f"{n}: {m}" for _, n, m in LEGEND], loc="lower right",
+            bbox_to_anchor=(0.995, 0.005), fontsize=7.5, title="legend", title_fontsize=8, frameon=True,
+            handlelength=1.6, borderaxespad=0.2)
         self.arrows = []
         self._legend = None        # (row slice, column slice, pixels) once drawn
 
@@ -472,19 +538,24 @@ class _Renderer:
             self.chosen.set_xy((x, y))
             self.chosen.set_visible(True)
             t0, t1 = frame.T0[y, x], frame.T1[y, x]
-            lines = [f"chosen fragment ({x}, {y}): WPOS = {_xy((x + .5, y + .5))}", f"T0 = {_xy(t0)}",
-                     f"T1 = {_xy(t1)}"]
+            lines = [f"chosen fragment (col, row) = ({x}, {y}): WPOS = {_xy((x + .5, y + .5))}",
+                     f"T0 = {_xy(t0)}", f"T1 = {_xy(t1)}"]
             for k, (sampler, (tx, ty), call) in enumerate(fetches):
-                lines.append(f"{k + 1}. {call} -> {sampler}({tx}, {ty})")
+                lines.append(f"{k + 1}. {call} -> {sampler}(col {tx}, row {ty})")
                 panel = where[sampler]
                 ax = panel.ax
                 panel.marks.append(ax.add_patch(mpatches.Rectangle((tx, ty), 1, 1, fill=False, edgecolor="lime",
                                                                    linewidth=2.0)))
-                panel.marks.append(ax.text(tx + 0.96, ty + 0.04, str(k + 1), color="darkgreen", fontsize=7,
-                                           fontweight="bold", ha="right", va="top"))
+                # the fetch's number: a badge in the cell's top right corner, clear of the value
+                badge = min(7.0, 0.2 * panel._cell())
+                panel.marks.append(ax.text(tx + 0.95, ty + 0.06, str(k + 1), color="w", fontsize=badge,
+                                           fontweight="bold", ha="right", va="top", bbox=dict(
+                                               boxstyle="round,pad=0.12", facecolor="darkgreen", linewidth=0)))
+                # the arrow from cell edge to cell edge: its line and head off both cells' values
+                a, b = self._edges(tax, (x + .5, y + .5), ax, (tx + .5, ty + .5))
                 self.arrows.append(fig.add_artist(ConnectionPatch(
                     xyA=(x + .5, y + .5), coordsA=tax.transData, xyB=(tx + .5, ty + .5), coordsB=ax.transData,
-                    arrowstyle="->", color="darkgreen", linewidth=0.9, alpha=0.8)))
+                    arrowstyle="->", color="darkgreen", linewidth=0.9, alpha=0.8, shrinkA=a, shrinkB=b)))
             n = int(frame.fetch_count[y, x])
             if n > len(fetches):
                 lines.append(f"... {n} fetches in all, the first {len(fetches)} shown")
@@ -492,17 +563,37 @@ class _Renderer:
             self.chosen.set_visible(False)
             lines = ["no fragment to explain: the pass shaded none the recorder could see"]
         self.explain.set_text("\n".join(lines))
-        self.caption.set_text(_wrap(text))
+        self.caption.set_text(_wrap(text) if self.with_legend else "")
         return fig
+
+    def _edges(self, ax_a, a, ax_b, b) -> tuple:
+        """How far (points) the arrow from the centre of cell ``a`` of ``ax_a`` to the centre of
+        cell ``b`` of ``ax_b`` (data coordinates) runs inside each of the two cells, so that it
+        starts and ends on their edges (ConnectionPatch's shrinkA, shrinkB)."""
+        ax_a.apply_aspect()
+        ax_b.apply_aspect()
+        p = ax_a.transData.transform(a)
+        q = ax_b.transData.transform(b)
+        d = q - p
+        length = float(np.hypot(*d))
+        if length == 0:
+            return 0.0, 0.0
+        u = np.abs(d) / length
+        out = []
+        for ax, c in ((ax_a, a), (ax_b, b)):
+            half = ax.transData.transform((c[0] + .5, c[1] + .5)) - ax.transData.transform(c)    # pixels
+            out.append(float(min(abs(half[0]) / max(u[0], 1e-9), abs(half[1]) / max(u[1], 1e-9))) * 72 / self.dpi)
+        return out[0], out[1]
 
     #: where the grids go (figure fractions; the vertex boxes go right of them), the gap between
     #: two grids and the largest cell (inches)
     AREA, GAP, MAX_CELL = (0.035, 0.27, 0.85, 0.845), 0.5, 0.9
+    TOP_BARE = 0.93           # the grids' top without the caption (``legend=False``)
 
     def _layout(self, panels):
         """Place the grids side by side, the target last, every cell the same size: the largest
         that lets them all fit (so a texel of an input and one of the target look alike)."""
-        left, bottom, right, top = self.AREA
+        left, bottom, right, top = self.area
         W, H = self.fig.get_figwidth(), self.fig.get_figheight()
         width, height = (right - left) * W - self.GAP * (len(panels) - 1), (top - bottom) * H
         cols = sum(p.shape[1] for p in panels)
@@ -531,7 +622,10 @@ class _Renderer:
         tax = self.target.ax
         tax.apply_aspect()
         box = tax.get_position()                       # after the panel's aspect was applied
-        step, low, high = 0.068, 0.25, box.y1          # a box's height; where the boxes may go (below the title)
+        pad = 4.0                                      # pixels
+        # a box's height and a gap (figure fraction); where the boxes may go (below the title)
+        step = (self.BOX_LINES * BOX_FONT * 1.25 * self.dpi / 72 + 2 * pad) / self.fig.bbox.height + 0.006
+        low, high = 0.25, box.y1
         to_fig = self.fig.transFigure.inverted().transform
         want = {i: float(to_fig(tax.transData.transform(pts[i]))[1]) + step / 2 for i in range(len(boxed))}
         order = sorted(want, key=lambda i: (-want[i], pts[i][0]))
@@ -543,7 +637,6 @@ class _Renderer:
             tops = [t + (low - (tops[-1] - step)) for t in tops]
         self.box_texts = []
         W, H = self.fig.bbox.width, self.fig.bbox.height
-        pad = 4.0                                      # pixels
         # right of the grid and of the primitive (an oversized triangle reaches past the grid)
         right = max([box.x1] + [float(to_fig(tax.transData.transform(p))[0]) for p in pts[:len(boxed)]])
         for slot, (rect, leader) in enumerate(self.boxes):
@@ -553,7 +646,7 @@ class _Renderer:
                 continue
             i = order[slot]
             v = boxed[i]
-            text = f"vertex {i + 1}: V{_xy(v.V)}\nT0 {_xy(v.T0)}\nT1 {_xy(v.T1)}"
+            text = f"vertex {i + 1}: x = col, y = row\nV = {_xy(v.V)}\nT0 = {_xy(v.T0)}\nT1 = {_xy(v.T1)}"
             lines = text.split("\n")
             w = max(self.stamps.bitmap(t, BOX_FONT).shape[1] for t in lines) + 2 * pad
             h = len(lines) * BOX_FONT * 1.25 * self.dpi / 72 + 2 * pad
@@ -571,7 +664,9 @@ class _Renderer:
         canvas = self.fig.canvas
         canvas.draw()
         rgb = np.asarray(canvas.buffer_rgba())[..., :3].copy()
-        if self._legend is None:               # drawn this once; pasted from now on
+        if self.legend is None:                # none (the page around the frames draws it)
+            pass
+        elif self._legend is None:             # drawn this once; pasted from now on
             x0, y0, x1, y1 = self.legend.get_window_extent().extents
             H = rgb.shape[0]
             rs = slice(max(0, int(H - y1) - 2), min(H, int(np.ceil(H - y0)) + 2))
@@ -590,7 +685,7 @@ class _Renderer:
             panel.value_size = size
         self.value_size = self.target.value_size
         W, H = self.fig.bbox.width, self.fig.bbox.height
-        for t in (self.caption, self.explain):        # texts that are stamped, not drawn (see _Stamps)
+        for t in (self.caption, self.explain):        # texts that are stamped, not drawn (see _Stamps); "": none
             x, y = t.get_position()
             text = t.get_text()
             size = t.get_fontsize() if text.count("\n") < 6 else 8.0     # a long caption stays above the grids
@@ -637,20 +732,20 @@ def _png(rgb: np.ndarray, title: str, text: str) -> bytes:
     return buf.getvalue()
 
 
-def _render(frames, fragment=None, heading: str = "", figsize=None, dpi: int = 100):
+def _render(frames, fragment=None, heading: str = "", figsize=None, dpi: int = 100, legend: bool = True):
     """(frame, rgb array, png bytes, caption) for each frame (see :func:`render_frames`)."""
     frames = list(frames)
     if not frames:
         return
     texts = describe(frames, heading)
-    r = _Renderer(_slots(frames, fragment), figsize or _figsize(frames, fragment), dpi)
+    r = _Renderer(_slots(frames, fragment), figsize or _figsize(frames, fragment), dpi, legend)
     for f, text in zip(frames, texts):
         r.draw(f, fragment, text)
         rgb = r.rgb()
         yield f, rgb, _png(rgb, f"pass {f.index + 1} of {len(frames)}", text), text
 
 
-def render_frames(frames, fragment=None, heading: str = "", figsize=None, dpi: int = 100):
+def render_frames(frames, fragment=None, heading: str = "", figsize=None, dpi: int = 100, legend: bool = True):
     """Draw each of ``frames`` (a run's, in order: ``recorder.frames``) in memory: an iterator of
     ``(png_bytes, caption)``, one per frame, lazily (each drawn when asked for). The PNG is what
     :func:`write_frames` writes to pass_NNNN.png (its "Title" and "Description" text entries
@@ -659,12 +754,14 @@ def render_frames(frames, fragment=None, heading: str = "", figsize=None, dpi: i
     ``heading`` starts every caption. ``figsize`` (inches, at ``dpi`` pixels an inch): by default
     12 x 8, wider (up to 20) where a frame has many grids side by side, the same for every frame
     of the run. One figure is made for the run and updated from frame to frame, so this is how
-    to draw many frames (a page embedding them, for instance)."""
-    for _, _, png, text in _render(frames, fragment, heading, figsize, dpi):
+    to draw many frames (a page embedding them, for instance). ``legend=False`` leaves the caption
+    and the legend out of the pictures, for a page that writes them itself (the grids take the
+    caption's room; the PNG still carries the caption as its "Description" text)."""
+    for _, _, png, text in _render(frames, fragment, heading, figsize, dpi, legend):
         yield png, text
 
 
-def draw_frame(frame, total: int, fragment=None, path=None, figsize=None, heading: str = ""):
+def draw_frame(frame, total: int, fragment=None, path=None, figsize=None, heading: str = "", legend: bool = True):
     """One frame as a matplotlib figure (saved to ``path`` when given). ``fragment`` is (x, y)
     of the fragment to explain; default: ``frame.chosen_fragment()``. Its caption is
     :func:`caption` with the frame's own explanations (:func:`describe` as if the frame came
@@ -672,9 +769,10 @@ def draw_frame(frame, total: int, fragment=None, path=None, figsize=None, headin
     figure for all frames). The picture is the PNG written to ``path``: the figure returned holds
     the frame's artists for inspection (the caption and the chosen fragment's lines as its
     ``texts``, the legend in ``legends``), but its texts are stamped onto the PNG rather than
-    drawn by matplotlib, so ``fig.savefig`` would leave them out."""
+    drawn by matplotlib, so ``fig.savefig`` would leave them out. ``legend=False``: the caption
+    and the legend left out of the picture (as :func:`render_frames` does)."""
     text = caption(frame, total, heading) + "".join("\n" + s for s in _notes([frame])[0])
-    r = _Renderer(_slots([frame], fragment), figsize or _figsize([frame], fragment))
+    r = _Renderer(_slots([frame], fragment), figsize or _figsize([frame], fragment), legend=legend)
     fig = r.draw(frame, fragment, text)
     rgb = r.rgb()
     if path is not None:

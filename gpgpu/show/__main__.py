@@ -19,7 +19,9 @@ sentinel value such as 3e+38 means and what a pass is for where its kernel does 
 (:func:`gpgpu.show.describe`).
 
 ``--html FILE`` writes every pass into one self-contained page instead, to step through in any
-browser (:mod:`gpgpu.show.html`); with ``--out`` as well, the PNGs too.
+browser (:mod:`gpgpu.show.html`); with ``--out`` as well, the PNGs too. The page carries the
+run's kernels and passes for its live mode (replayed in the browser through WebGL2,
+``gpgpu.show.live``) unless ``--no-live`` is given.
 """
 from __future__ import annotations
 
@@ -105,6 +107,13 @@ def parser() -> argparse.ArgumentParser:
                     help="write every pass into one self-contained HTML page to step through in a browser (frames, "
                          "captions, legend, the kernels' sources; no server or network needed), replaced if it "
                          "exists, instead of the PNGs; with --out, both")
+    ap.add_argument("--live", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --html: the page also carries the run's kernels (in GLSL ES 3.00) and passes, to "
+                         "replay them in the browser through WebGL2 and to edit the input (default; --no-live: "
+                         "the static frames only)")
+    ap.add_argument("--pictures", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --html: the page carries the PNG frames (default); --no-pictures: a page a tenth "
+                         "the size whose canvas draws every pass from the recorded values (and live)")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal; "
@@ -218,7 +227,7 @@ def _write_page(rec, args, argv):
                           heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
                           title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
                           command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
-                          progress=args.progress)
+                          progress=args.progress, live=args.live, pictures=args.pictures)
     except OSError as exc:              # checked before the work, yet not written (a full disk)
         print("error: " + write_error("--html", args.html, exc), file=sys.stderr)
         return 2

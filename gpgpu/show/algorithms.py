@@ -21,10 +21,14 @@ def _general(n, rng):
     return rng.standard_normal((n, n))
 
 
+_SCALED = " (scaled by an even power of two so that max|A| is near 1, as gpgpu.cholesky uploads it)"
+
+
 def _cholesky(**kw):
     def go(n, rng):
         import gpgpu
         gpgpu.cholesky(_spd(n, rng), **kw)
+        return {"m": n, "input": "the lower triangle of A" + _SCALED}
     return go
 
 
@@ -33,6 +37,7 @@ def _packed(parity):
         import gpgpu
         m = n if n % 2 == parity else n + 1
         gpgpu.cholesky(_spd(m, rng), storage="packed")
+        return {"m": m, "input": "the lower triangle of A in the rectangular packed format" + _SCALED}
     return go
 
 
@@ -115,7 +120,9 @@ ALGORITHMS = {
 def run(algorithm: str, n: int = 8, seed: int = 0, max_texels: int = DEFAULT_MAX_TEXELS):
     """Record ``algorithm`` (a key of :data:`ALGORITHMS`) on a problem of size n whose random
     data ``seed`` (an integer >= 0) seeds; returns the :class:`gpgpu.record.Recorder` (its
-    ``frames`` and ``trace``)."""
+    ``frames`` and ``trace``; its ``problem`` says what was run: the algorithm, n, seed, and where
+    the page's live mode needs them the order m of the matrix factored and what the first
+    uploaded texture holds)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_N:
@@ -125,5 +132,6 @@ def run(algorithm: str, n: int = 8, seed: int = 0, max_texels: int = DEFAULT_MAX
                          f"got {seed!r}")
     rng = np.random.default_rng(int(seed))
     with record(max_texels) as rec:
-        ALGORITHMS[algorithm][2](int(n), rng)
+        problem = ALGORITHMS[algorithm][2](int(n), rng)
+    rec.problem = dict(problem or {}, algorithm=algorithm, n=int(n), seed=int(seed))
     return rec

@@ -1,7 +1,14 @@
 """``python -m gpgpu.show.docs`` (``make pipeline-pictures``): the frames of ``docs/pipeline.md``, drawn from
-the real passes of the real algorithms into ``docs/pipeline/``."""
+the real passes of the real algorithms into ``docs/pipeline/``.
+
+``python -m gpgpu.show.docs gallery`` (``make show-pages``): the gallery of the docs site, one page per
+algorithm of ``python -m gpgpu.show --list``: ``docs/show/live/<algorithm>.html`` (n = 8, the page of
+:mod:`gpgpu.show.html` without its PNG frames: its canvas draws every pass from the recorded values,
+and live through WebGL2) and ``docs/gallery/<algorithm>.md`` embedding it, with ``docs/gallery/index.md``
+listing them."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -45,5 +52,50 @@ def main(out: str = "docs/pipeline") -> int:
     return 0
 
 
+GALLERY_N = 8
+
+
+def gallery(pages: str = "docs/show/live", markdown: str = "docs/gallery", n: int = GALLERY_N) -> int:
+    """Write the gallery (see the module docstring); prints each page and its size."""
+    from .html import write_html
+
+    pages_dir, md_dir = Path(pages), Path(markdown)
+    pages_dir.mkdir(parents=True, exist_ok=True)
+    md_dir.mkdir(parents=True, exist_ok=True)
+    rows, total = [], 0
+    for name, (what, ref, _) in ALGORITHMS.items():
+        rec = run(name, n)
+        page = write_html(rec, pages_dir / f"{name}.html", heading=f"{name}, n = {n}: {what} ({ref})",
+                          title=f"{name}, n = {n}", subtitle=f"{what} ({ref})",
+                          command=f"python -m gpgpu.show {name} --n {n} --html {name}.html --no-pictures",
+                          progress=False, pictures=False)
+        size = page.stat().st_size
+        total += size
+        passes = len(rec.frames)
+        link = Path(os.path.relpath(pages_dir / f"{name}.html", md_dir)).as_posix()
+        rel = "../" + link          # the site puts gallery/<name>.md at gallery/<name>/index.html
+        (md_dir / f"{name}.md").write_text(
+            f"# {name}\n\n{what} ({ref}), n = {n}: {passes} passes.\n\n"
+            f"**[Open the page]({link})** (one file of {size // 1024} kB). "
+            "Press *run live* to replay the passes on your browser's GPU, point at any cell of the target to see "
+            "what its fragment fetched, and edit the input where the page offers it.\n\n"
+            f'<iframe src="{rel}#live" title="every pass of {name}, n = {n}" '
+            'style="width: 100%; height: 1200px; border: 1px solid #ccc"></iframe>\n', encoding="utf-8")
+        rows.append(f"| [{name}]({name}.md) | {what} | {ref} | {passes} | {size // 1024} kB |")
+        print(page, f"{passes} passes, {size // 1024} kB")
+    (md_dir / "index.md").write_text(
+        "# Gallery: every algorithm, live\n\n"
+        f"One page per algorithm of `python -m gpgpu.show --list`, at n = {n}, written by `make show-pages`. "
+        "Each page replays the recorded passes in the browser through WebGL2 (see "
+        "[Stepping through in the browser](../stepping.md)); where WebGL2 or float render targets are missing "
+        "it says so and draws every pass from the values the recorder kept.\n\n"
+        "| algorithm | what it shows | paper | passes | page |\n| --- | --- | --- | --- | --- |\n"
+        + "\n".join(rows) + f"\n\nThe {len(rows)} pages weigh {total / 2 ** 20:.1f} MB together.\n",
+        encoding="utf-8")
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["gallery"]:
+        sys.exit(gallery(*sys.argv[2:]))
     sys.exit(main(*sys.argv[1:]))

@@ -17,8 +17,24 @@ are inline too. It shows
 * the trace (kernel, primitive, fragments, target of every pass; numbered from 1, as the captions
   and the frames: :func:`gpgpu.show.format_trace`).
 
+* the pass drawn again from values on a canvas (the target and the inputs it read, the
+  primitive, the shaded cells), where any shaded cell of the target under the mouse (a click
+  pins it) is explained: WPOS, the interpolated T0 and T1, the fetches as arrows and as the
+  kernel's lines highlighted; the static page draws the recorder's snapshots and per-fragment
+  notes of every cell (:attr:`gpgpu.record.Frame.fetch_texels`);
+* the caption and the legend once, in HTML (the PNG frames are drawn without them where
+  :func:`gpgpu.show.render_frames` can leave them out); cells are named ``(col, row)``;
+* live mode (``run live``, or ``#live`` in the address): the browser replays the recorded passes
+  through WebGL2 with float render targets from the data of ``gpgpu.show.live.live_data``
+  (the kernels in GLSL ES 3.00, the vertex buffers, uniforms, textures and uploads), draws the
+  canvas from its own textures, explains any fragment by the recorder's instrumented kernel
+  run on its GPU, and lets the reader edit the input and replay: a refusal (Cholesky's pivot
+  check) is shown at the pass where the run reads it back, in the words of the Python error.
+  Without WebGL2 or EXT_color_buffer_float the page says so and keeps the static frames.
+
 The address may name a pass: ``page.html#pass-6`` opens at pass 6 (the captions count from 1),
-and stepping keeps the address up to date. The page weighs about 70 kB a pass.
+and stepping keeps the address up to date. The page weighs about 75 kB a pass, most of it the
+PNG frames (the script is ``gpgpu.show.page_js``).
 """
 from __future__ import annotations
 
@@ -28,6 +44,10 @@ import io
 import json
 import sys
 from pathlib import Path
+
+import numpy as np
+
+from .page_js import PAGE_JS
 
 __all__ = ["write_html", "page", "fetch_site_lines"]
 
@@ -41,9 +61,20 @@ def _frame_pngs(frames, fragment=None, heading: str = "", progress: bool | None 
 
     from . import render_frames
 
-    return [png for png, _ in tqdm(render_frames(frames, fragment, heading=heading), total=len(frames),
+    kw = {"legend": False} if _can_leave_out_legend() else {}
+    return [png for png, _ in tqdm(render_frames(frames, fragment, heading=heading, **kw), total=len(frames),
                                    desc="frames", unit="frame", file=sys.stderr, dynamic_ncols=True,
                                    disable=None if progress is None else not progress)]
+
+
+def _can_leave_out_legend() -> bool:
+    """Whether :func:`gpgpu.show.render_frames` can draw the frames without caption and legend
+    (the page draws them once, in HTML)."""
+    import inspect
+
+    from . import render_frames
+
+    return "legend" in inspect.signature(render_frames).parameters
 
 
 def _captions(frames, heading: str = "") -> list:
@@ -101,6 +132,45 @@ def _fragment_of(frame, fragment):
     return tuple(fragment)
 
 
+def _b64(a, dtype) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
+
+
+def _values_data(frame) -> dict:
+    """What the canvas draws of a pass and what its cells explain, from the recorder: the target's
+    values after it, its textures' serial numbers and uploads, the vertices, and every
+    fragment's notes (fetch count, -1 where not shaded; T0, T1; fetched texels and their sites).
+    A frame without snapshots (a stand-in) draws as zeros."""
+    d = {"values": _b64(_snapshot(frame), np.float32), "target_serial": int(getattr(frame, "target_serial", -1)),
+         "inputs": [[k, int(v)] for k, v in getattr(frame, "input_serials", {}).items()],
+         "uploads": [[int(k), _b64(v, np.float32)] for k, v in getattr(frame, "uploads", {}).items()],
+         "verts": [[list(map(float, v.V)), list(map(float, v.T0)), list(map(float, v.T1))] for v in frame.vertices],
+         "notes": None}
+    if frame.covered is not None:
+        count = np.where(frame.covered, frame.fetch_count, -1)
+        d["notes"] = {"count": _b64(count, np.int32), "T0": _b64(frame.T0, np.float32),
+                      "T1": _b64(frame.T1, np.float32), "texels": _b64(frame.fetch_texels, np.int32),
+                      "sites": _b64(frame.fetch_sites, np.int32)}
+    return d
+
+
+def _snapshot(frame) -> np.ndarray:
+    values = getattr(frame, "values", None)
+    return np.zeros(frame.target, np.float32) if values is None else values
+
+
+def _textures(frames) -> dict:
+    """serial -> [rows, cols, components] of every texture of the frames."""
+    out = {}
+    for f in frames:
+        v = _snapshot(f)
+        out[str(getattr(f, "target_serial", -1))] = [int(v.shape[0]), int(v.shape[1]), int(getattr(f, "components", 1))]
+        for k, serial in getattr(f, "input_serials", {}).items():
+            v = f.inputs[k]
+            out[str(serial)] = [int(v.shape[0]), int(v.shape[1]), int(v.shape[2]) if v.ndim == 3 else 1]
+    return out
+
+
 def _pass_data(frame, fragment, sources: dict) -> dict:
     """What the page shows of one pass beside its frame: the kernel, its file's lines of fetch
     calls, and the explained fragment's WPOS, T0, T1 and fetches (with the lines of their calls)."""
@@ -152,21 +222,32 @@ def _css_colour(colour: str) -> str:
 
 
 def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: str = "",
-         command: str = "", fragment=None) -> str:
+         command: str = "", fragment=None, live: dict | None = None) -> str:
     """The page's text, from the frames (:class:`gpgpu.record.Frame`), each frame's PNG bytes and
-    caption, the legend ((colour, name, meaning) rows) and ``fragment``, the (x, y) to explain in
-    every pass that shades it (None: each pass's own choice, as in the frames)."""
+    caption (``pngs`` None: a page without the PNG frames, whose canvas draws the recorded
+    values), the legend ((colour, name, meaning) rows) and ``fragment``, the (x, y) to explain in
+    every pass that shades it (None: each pass's own choice, as in the frames); ``live``: the
+    data of live mode (``gpgpu.show.live.live_data``), or None for a page without it."""
+    from ..record import MAX_FETCHES
+
+    if pngs is None:
+        pngs = [None] * len(frames)
     if not len(frames) == len(pngs) == len(captions):
         raise ValueError(f"{len(frames)} frames, {len(pngs)} PNGs and {len(captions)} captions: give one of each a pass")
     sources: dict = {}
+    sites: dict = {}
     passes = []
     for frame, png, cap in zip(frames, pngs, captions):
         d = _pass_data(frame, fragment, sources)
+        d.update(_values_data(frame))
         d["caption"] = cap
-        d["png"] = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        d["png"] = None if png is None else "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        if d["source"] and frame.sites:
+            sites.setdefault(d["source"], [list(x) for x in frame.sites])
         passes.append(d)
     data = {"title": title, "passes": passes, "sources": {k: v.split("\n") for k, v in sources.items()},
-            "trace": trace}
+            "trace": trace, "sites": sites, "textures": _textures(frames), "max_fetches": MAX_FETCHES,
+            "live": live}
     blob = json.dumps(data, separators=(",", ":"))
     blob = blob.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # inert inside <script>
     rows = "\n".join(
@@ -175,28 +256,33 @@ def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: 
     n = len(passes)
     return (_TEMPLATE.replace("@TITLE@", html.escape(title)).replace("@SUBTITLE@", html.escape(subtitle))
             .replace("@N@", str(n)).replace("@LEGEND@", rows).replace("@COMMAND@", html.escape(command))
-            .replace("@CSS@", _CSS).replace("@JS@", _JS).replace("@DATA@", blob))
+            .replace("@CSS@", _CSS).replace("@JS@", PAGE_JS).replace("@DATA@", blob))
 
 
 def write_html(recorder, path, fragment=None, heading: str = "", title: str | None = None,
-               subtitle: str = "", command: str = "", progress: bool | None = None) -> Path:
+               subtitle: str = "", command: str = "", progress: bool | None = None, live: bool = True,
+               pictures: bool = True) -> Path:
     """Write the page of every pass of ``recorder`` (a :class:`gpgpu.record.Recorder`) to
     ``path`` (replaced when it exists) and return its path. ``fragment`` (x, y) is the fragment
     to explain in every pass that shades it (default: each pass's own choice), ``heading`` heads
     every caption as in the PNG frames, ``title`` and ``subtitle`` head the page (default: the
     heading's first line), ``command`` is the command line the page names as its
     source, ``progress`` a bar on stderr while the frames are drawn (None: where stderr is a
-    terminal)."""
+    terminal); ``live``: the page carries the data of its live mode (``gpgpu.show.live``);
+    ``pictures``: the PNG frames too (without them the page is a tenth of the size: the canvas
+    draws every pass from the recorded values, and live)."""
     from . import format_trace
+    from .live import live_data
 
     frames = recorder.frames
     if not frames:
         raise ValueError("no passes were recorded, so there is nothing to show; record a block that runs an algorithm")
-    pngs = _frame_pngs(frames, fragment, heading, progress)
+    pngs = _frame_pngs(frames, fragment, heading, progress) if pictures else None
     captions = _captions(frames, heading)
     title = title or (heading.split("\n")[0] if heading else "gpgpu: the passes")
     text = page(frames, pngs, captions, _legend(), title, subtitle=subtitle,
-                trace=format_trace(recorder), command=command, fragment=fragment)
+                trace=format_trace(recorder), command=command, fragment=fragment,
+                live=live_data(frames, getattr(recorder, "problem", None)) if live else None)
     path = Path(path)
     path.write_text(text, encoding="utf-8")
     return path
@@ -224,13 +310,22 @@ _TEMPLATE = """<!DOCTYPE html>
 <button id="last" type="button" title="last pass (End)">last &#x00BB;</button>
 <input id="slider" type="range" min="1" max="@N@" value="1" step="1" aria-label="pass">
 <span id="counter">pass 1 of @N@</span>
+<button id="live" type="button" title="replay the passes on this browser's GPU (WebGL2)">run live (WebGL2)</button>
 </nav>
+<p id="live-status" aria-live="polite"></p>
+<pre id="live-error" hidden></pre>
 <div id="caption" class="caption" aria-live="polite"></div>
 <main>
+<div id="views">
 <figure id="figure"><img id="frame" alt="the frame of the current pass"></figure>
+<canvas id="explorer" aria-label="the pass drawn from its values: point at a cell of the target"></canvas>
+<pre id="vertex-list"></pre>
+<section id="editor" hidden></section>
+</div>
 <section id="kernel">
 <h2 id="kernel-title"></h2>
 <p id="kernel-doc"></p>
+<p class="coords">Cells and texels are named (col, row): x counts columns from the left, y rows from the top.</p>
 <div id="fragment-info"></div>
 <pre id="kernel-source"></pre>
 </section>
@@ -283,127 +378,14 @@ figure { margin: .5rem 0; }
 details { margin: .6rem 0; }
 #trace-text { font-size: .75rem; }
 footer { color: #666; font-size: .8rem; margin-top: .6rem; }
-"""
-
-_JS = r"""
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("gpgpu-data").textContent);
-  var passes = data.passes, n = passes.length, current = 0, timer = null;
-  var $ = function (id) { return document.getElementById(id); };
-  var img = $("frame"), caption = $("caption"), slider = $("slider"), counter = $("counter");
-  var playButton = $("play");
-  $("trace-text").textContent = data.trace;
-
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-
-  function showSource(p) {
-    var pre = $("kernel-source");
-    pre.textContent = "";
-    $("kernel-title").textContent = p.source ? "glsl/" + p.source : p.file;
-    $("kernel-doc").textContent = p.doc;
-    var info = [];
-    if (!p.source) {
-      info.push("A copy into the texture (" + p.file + "): no fragment program runs.");
-    } else if (!p.recorded) {
-      info.push("Its vertex program places this pass's primitive, so the recorder notes no fetches for it.");
-    } else if (!p.fragment) {
-      info.push("This pass shaded no fragment.");
-    } else {
-      var f = p.fragment;
-      info.push("fragment (" + f.x + ", " + f.y + "): WPOS" + f.wpos, "T0 = " + f.T0, "T1 = " + f.T1);
-      p.fetches.forEach(function (q, k) {
-        info.push((k + 1) + ". " + q.call + " -> " + q.sampler + "(" + q.texel[0] + ", " + q.texel[1] + ")" +
-                  (q.lines ? "   line " + q.lines[0] + (q.lines[1] > q.lines[0] ? "-" + q.lines[1] : "") : ""));
-      });
-      if (p.fetch_count > p.fetches.length)
-        info.push("... " + p.fetch_count + " fetches in all, the first " + p.fetches.length + " shown");
-    }
-    $("fragment-info").textContent = info.join("\n");
-    if (!p.source) return;
-    var lines = data.sources[p.source], tags = {}, sites = {};
-    p.site_lines.forEach(function (s) { for (var i = s[0]; i <= s[1]; i++) sites[i] = true; });
-    p.fetches.forEach(function (q, k) {
-      if (!q.lines) return;
-      for (var i = q.lines[0]; i <= q.lines[1]; i++) (tags[i] = tags[i] || []).push(k + 1);
-    });
-    lines.forEach(function (text, i) {
-      var no = i + 1;
-      if (no === lines.length && text === "") return;
-      var line = el("span", "line");
-      line.dataset.line = no;
-      if (tags[no]) { line.classList.add("fetch"); line.dataset.fetches = tags[no].join(","); }
-      else if (sites[no]) line.classList.add("site");
-      line.appendChild(el("span", "no", String(no)));
-      var c = text.indexOf("//");
-      if (c >= 0) {
-        line.appendChild(document.createTextNode(text.slice(0, c)));
-        line.appendChild(el("span", "comment", text.slice(c)));
-      } else {
-        line.appendChild(document.createTextNode(text));
-      }
-      if (tags[no]) line.appendChild(el("span", "tag", "\u2190 fetch " + tags[no].join(", ")));
-      pre.appendChild(line);
-    });
-  }
-
-  function show(k) {
-    current = Math.max(0, Math.min(n - 1, k));
-    var p = passes[current];
-    img.src = p.png;
-    img.alt = "frame of pass " + (current + 1) + " of " + n + ": " + p.kernel;
-    caption.textContent = p.caption;
-    slider.value = String(current + 1);
-    counter.textContent = "pass " + (current + 1) + " of " + n;
-    document.body.dataset.pass = String(current + 1);
-    showSource(p);
-    if (history.replaceState) {
-      try { history.replaceState(null, "", "#pass-" + (current + 1)); } catch (e) { /* file: in some browsers */ }
-    }
-  }
-
-  function stop() {
-    if (timer !== null) { clearInterval(timer); timer = null; }
-    playButton.textContent = "\u25B6 play";
-  }
-  function play() {
-    if (timer !== null) { stop(); return; }
-    if (current === n - 1) show(0);
-    playButton.textContent = "\u23F8 pause";
-    timer = setInterval(function () {
-      if (current >= n - 1) stop(); else show(current + 1);
-    }, 900);
-  }
-  function step(k) { stop(); show(k); }
-
-  $("first").addEventListener("click", function () { step(0); });
-  $("prev").addEventListener("click", function () { step(current - 1); });
-  $("next").addEventListener("click", function () { step(current + 1); });
-  $("last").addEventListener("click", function () { step(n - 1); });
-  playButton.addEventListener("click", play);
-  slider.addEventListener("input", function () { step(parseInt(slider.value, 10) - 1); });
-  document.addEventListener("keydown", function (e) {
-    if (e.altKey || e.ctrlKey || e.metaKey) return;
-    if (e.target === slider) return;                       // the slider steps itself
-    if (e.target.tagName === "BUTTON" && (e.key === " " || e.key === "Enter")) return;   // a click
-    var keys = { ArrowRight: function () { step(current + 1); }, ArrowLeft: function () { step(current - 1); },
-                 Home: function () { step(0); }, End: function () { step(n - 1); }, " ": play };
-    if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
-  });
-  function fromAddress() {                                  // page.html#pass-6 opens at pass 6
-    var m = /^#pass-(\d+)$/.exec(location.hash);
-    return m ? parseInt(m[1], 10) - 1 : null;
-  }
-  window.addEventListener("hashchange", function () {
-    var k = fromAddress();
-    if (k !== null && k !== current) step(k);
-  });
-  var k0 = fromAddress();
-  show(k0 === null ? 0 : k0);
-})();
+#explorer { width: 100%; max-width: 1100px; display: block; border: 1px solid #ddd; margin: .5rem 0; cursor: crosshair; }
+#vertex-list { font-size: .78rem; color: #333; margin: .2rem 0; }
+#live-status { font-size: .85rem; color: #333; margin: .2rem 0; }
+#live-error { background: #fde8e8; border-left: 4px solid #c00; padding: .4rem .6rem; white-space: pre-wrap;
+              font-size: .85rem; }
+.coords { font-size: .8rem; color: #555; margin: .2rem 0; }
+#editor table { border-collapse: collapse; }
+#editor td { padding: 0; }
+#editor input { width: 4.5rem; font: .75rem ui-monospace, monospace; }
+#editor button { margin: .4rem .4rem 0 0; }
 """

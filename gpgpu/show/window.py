@@ -45,7 +45,7 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from . import fetched_panels
+from . import SENTINEL, fetched_panels
 
 __all__ = ["FrameRenderer", "TextLayer", "Window", "render_offscreen", "run_window", "Steps", "NoDisplayError",
            "display_problem", "captions", "legend", "DEFAULT_SIZE", "SHOT_PATTERN", "HELP", "INSTALL_EXTRA"]
@@ -53,6 +53,8 @@ __all__ = ["FrameRenderer", "TextLayer", "Window", "render_offscreen", "run_wind
 DEFAULT_SIZE = (1100, 560)
 SHOT_PATTERN = r"shot_\d{4,}\.png"   # the screenshots' names (shot_0001.png, ...)
 USE_OUT = "use --out DIR to write the frames as PNG files, which needs none"
+#: how the strip's coordinates read: every (x, y) is (column, row), as WPOS and texRECT take them
+AXES = "(x, y) = (col, row) throughout"
 
 _GRID_VS = """
 #version 330
@@ -65,7 +67,8 @@ void main() { texel = in_texel; gl_Position = vec4(in_pos, 0.0, 1.0); }
 _GRID_FS = """
 #version 330
 uniform sampler2D values;   // R32F, the texture's values
-uniform sampler2D marks;    // R32F: 0 nothing, 1 shaded by the pass, 2 chosen fragment or fetched texel
+uniform sampler2D marks;    // R32F: 0 nothing, 1 shaded by the pass, 2 chosen fragment or fetched texel;
+                            // 4 more where the value is a sentinel (about +-3e+38), drawn violet (thistle)
 uniform float lim;          // |value| that gets the full colour
 uniform float line;         // width of a grid line, in texel units (one pixel)
 in vec2 texel;
@@ -77,6 +80,7 @@ void main() {
     vec2 f = fract(texel);
     float edge = min(min(f.x, 1.0 - f.x), min(f.y, 1.0 - f.y));
     float mark = texelFetch(marks, cell, 0).r;
+    if (mark > 3.5) { c = vec3(0.847, 0.749, 0.847); mark -= 4.0; }
     if (mark > 1.5 && edge < 3.0 * line) c = vec3(0.0, 0.85, 0.0);
     else if (mark > 0.5 && edge < 2.0 * line) c = vec3(1.0, 0.6, 0.0);
     else if (edge < 0.5 * line) c = vec3(0.6);
@@ -239,6 +243,7 @@ _NAMED = {"orange": (1.0, 0.647, 0.0), "lime": (0.0, 1.0, 0.0), "green": (0.0, 0
 
 LABEL_LIMIT = 16      # cells labelled with their values up to this many rows and columns, as in the PNGs
 CAPTION_PX, STRIP_PX, TITLE_PX = 14.0, 13.0, 13.0   # text sizes, pixels (the font's advance is half of it)
+LEGEND_PX = 11.0                                    # the legend's text: its entries wrapped, whole, under it
 _BAR_RGB = (0.16, 0.18, 0.23)                       # the caption bar's background
 
 
@@ -282,6 +287,51 @@ def _one_line(text: str, width: int) -> str:
     if width < 4:
         return text[:width]
     return text[:width - 3].rstrip() + "..."
+
+
+def _legend_lines(width: float, height: float) -> list:
+    """The legend as lines of (swatch colour or None, text) in ``width`` x ``height`` pixels at
+    :data:`LEGEND_PX`: each entry whole, wrapped onto lines of its own (no swatch) where it is
+    longer than a line. Only where the wrapped legend is taller than ``height`` (a small window)
+    is an entry cut to one line, "..." marking the cut, and the entries past the room left out."""
+    chars = int(width / (LEGEND_PX / 2))
+    lines = []
+    for colour, name, meaning in legend():
+        pieces = _wrap(f"{name}: {meaning}", chars)
+        lines += [(_rgb(colour), pieces[0])] + [(None, p) for p in pieces[1:]]
+    most = max(1, int(height / (LEGEND_PX + 3)))
+    if len(lines) <= most:
+        return lines
+    return [(_rgb(colour), _one_line(f"{name}: {meaning}", chars)) for colour, name, meaning in legend()][:most]
+
+
+def _cell_rgb(value: float, lim: float) -> tuple:
+    """The colour _GRID_FS gives a cell of ``value`` (``lim`` the full colour's |value|)."""
+    if not abs(value) < SENTINEL:
+        return (0.847, 0.749, 0.847)
+    v = max(-1.0, min(1.0, value / lim))
+    end = (0.23, 0.30, 0.75) if v < 0 else (0.71, 0.02, 0.15)
+    return tuple(0.93 + (e - 0.93) * abs(v) for e in end)
+
+
+def _arrow(box_a, a, box_b, b) -> list:
+    """The fetch arrow from cell ``a`` (x, y) of the grid at ``box_a`` (x0, y0, cell: pixels)
+    to cell ``b`` of the grid at ``box_b``: from the first cell's edge to the second's, so that
+    it crosses neither value, and a head at its end; line segments' ends, pixels."""
+    (ax0, ay0, ac), (bx0, by0, bc) = box_a, box_b
+    p = np.array([ax0 + (a[0] + .5) * ac, ay0 + (a[1] + .5) * ac])
+    q = np.array([bx0 + (b[0] + .5) * bc, by0 + (b[1] + .5) * bc])
+    d = q - p
+    length = float(np.hypot(*d))
+    if length == 0:
+        return []
+    u = d / length
+    edge = max(abs(u[0]), abs(u[1]))
+    p, q = p + u * (ac / 2 / edge), q - u * (bc / 2 / edge)
+    head = min(8.0, 0.3 * bc)
+    n = np.array([-u[1], u[0]])
+    return [tuple(p), tuple(q), tuple(q), tuple(q - head * u + 0.5 * head * n), tuple(q),
+            tuple(q - head * u - 0.5 * head * n)]
 
 
 def _xy(t) -> str:
@@ -430,16 +480,16 @@ class FrameRenderer:
         bar = bar if len(bar) <= most else bar[:most - 1] + [bar[most - 1][:-4] + " ..."]
         bar_h = len(bar) * (CAPTION_PX + 3) + 8 if bar else 0
         _, fetches = fetched_panels(frame, fragment)
-        xs = (0.0, 0.25 * W, 0.55 * W, W)                   # vertices, fragment, legend: 25, 30, 45 %
+        xs = (0.0, 0.25 * W, 0.54 * W, W)                   # vertices, fragment, legend: 25, 29, 46 %
         chars = [int((b - a - 16) / (STRIP_PX / 2)) for a, b in zip(xs, xs[1:])]
-        cols = [_vertex_lines(frame), _fragment_lines(frame, fragment, fetches), ["legend (H: the keys)"]]
+        cols = [_vertex_lines(frame) + [AXES], _fragment_lines(frame, fragment, fetches), ["legend (H: the keys)"]]
         cols = [[piece for line in c for piece in _wrap(line, n)] for c, n in zip(cols, chars)]
-        legend_lines = [(_rgb(colour), _one_line(f"{name}: {meaning}", chars[2] - 3)) for colour, name, meaning in legend()]
-        most = max(2, int(0.42 * H / (STRIP_PX + 3)) - 1)      # the strip takes at most 42 % of the height
+        line_h, room = STRIP_PX + 3, 0.42 * H                  # the strip takes at most 42 % of the height
+        most = max(2, int(room / line_h) - 1)
         cols = [c[:most] for c in cols]
-        legend_lines = legend_lines[:most - 1]
-        rows = max(len(cols[0]), len(cols[1]), 1 + len(legend_lines))
-        strip_top = H - rows * (STRIP_PX + 3) - 6
+        legend_lines = _legend_lines(W - xs[2] - 16 - 1.5 * STRIP_PX, room - line_h)
+        high = max(len(cols[0]) * line_h, len(cols[1]) * line_h, line_h + len(legend_lines) * (LEGEND_PX + 3))
+        strip_top = H - high - 6
         return bar, bar_h, [(x + 8, c) for x, c in zip(xs, cols)], legend_lines, strip_top
 
     def draw(self, frame, fragment, size, text: TextLayer | None = None, caption: str = "",
@@ -476,7 +526,8 @@ class FrameRenderer:
                 for sampler, (tx, ty), _ in fetches:
                     if frame.input_ids[sampler] == frame.input_ids[name]:
                         marks[ty, tx] = 2.0
-            finite = np.abs(v[np.abs(v) < 1e30])
+            marks[np.abs(v) >= SENTINEL] += 4.0
+            finite = np.abs(v[np.abs(v) < SENTINEL])
             lim = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
             shown[name] = (v, lim)
             tv, tm = self._texture(np.clip(v, -lim, lim)), self._texture(marks)
@@ -516,7 +567,7 @@ class FrameRenderer:
             fx, fy = fragment
             for sampler, (tx, ty), _ in fetches:
                 box = boxes[self._panel_of(frame, names, sampler)]
-                arrows += [at(boxes[None], fx + .5, fy + .5), at(box, tx + .5, ty + .5)]
+                arrows += [self._ndc(*p, W, H) for p in _arrow(boxes[None], (fx, fy), box, (tx, ty))]
             self._draw(moderngl.LINES, arrows, (0.0, 0.45, 0.0))
         if text is None:
             return
@@ -560,6 +611,9 @@ class FrameRenderer:
                     s = str(r)
                     text.text(x0 - len(s) * idx_px / 2 - 4, y0 + (r + .5) * cell - idx_px / 2, s, (0.45, 0.45, 0.45),
                               idx_px)
+                # the axes named: x counts columns (along the top), y rows (down the left)
+                text.text(x0 + cols * cell + 3, y0 - idx_px - 2, "col", (0.3, 0.3, 0.3), idx_px)
+                text.text(x0 - 1.5 * idx_px - 4, y0 + rows * cell + 2, "row", (0.3, 0.3, 0.3), idx_px)
             if max(rows, cols) > LABEL_LIMIT:
                 continue
             labels = [[f"{float(v[r, c]):.3g}" for c in range(cols)] for r in range(rows)]
@@ -567,12 +621,20 @@ class FrameRenderer:
             px = min(12.0, 0.4 * cell, 2 * 0.94 * cell / longest)
             if px < 6.5:
                 continue
+            inset = 3.5                      # pixels of the cell's edge (its marks) that a value's halo leaves
             for r in range(rows):
                 for c in range(cols):
                     s = labels[r][c]
-                    t = min(1.0, abs(float(v[r, c])) / lim)
+                    t = min(1.0, abs(float(v[r, c])) / lim) if abs(float(v[r, c])) < SENTINEL else 0.0
                     rgb = (1.0, 1.0, 1.0) if t > 0.6 else (0.05, 0.05, 0.05)
-                    text.text(x0 + (c + .5) * cell - len(s) * px / 4, y0 + (r + .5) * cell - px / 2, s, rgb, px)
+                    x, y = x0 + (c + .5) * cell - len(s) * px / 4, y0 + (r + .5) * cell - px / 2
+                    # a halo of the cell's colour under the value: no line drawn over the cell crosses it
+                    cx, cy = x0 + c * cell, y0 + r * cell
+                    hx, hy = max(x - 1, cx + inset), max(y, cy + inset)
+                    hx1, hy1 = min(x + len(s) * px / 2 + 1, cx + cell - inset), min(y + px + 1, cy + cell - inset)
+                    if hx1 > hx and hy1 > hy:
+                        text.box(hx, hy, hx1, hy1, _cell_rgb(float(v[r, c]), lim))
+                    text.text(x, y, s, rgb, px)
         tx0, ty0, tc = boxes[None]                          # the vertices' numbers, beside their points
         pts = [v.V for v in frame.vertices]
         if 0 < len(pts) <= 6:
@@ -586,9 +648,12 @@ class FrameRenderer:
                 text.text(x + 1, y + 1, str(k + 1), (0.0, 0.0, 0.0), 13.0)
         for k, (sampler, (fx, fy), _) in enumerate(fetches):   # the fetched texels' numbers
             bx, by, c = boxes[self._panel_of(frame, names, sampler)]
-            px = min(11.0, 0.35 * c)
-            if px >= 6:
-                text.text(bx + (fx + 1) * c - px * 0.5 - 3, by + fy * c + 2, str(k + 1), (0.0, 0.35, 0.0), px)
+            px = min(10.0, 0.28 * c)
+            if px >= 6:                                         # a badge in the cell's corner, above its value
+                s = str(k + 1)
+                x, y = bx + (fx + 1) * c - len(s) * px / 2 - 5, by + fy * c + 4
+                text.box(x - 1, y, x + len(s) * px / 2 + 1, y + px, (0.0, 0.39, 0.0))
+                text.text(x, y - 0.1 * px, s, (1.0, 1.0, 1.0), px)
         text.box(0, strip_top - 2, W, H, (0.96, 0.96, 0.96))    # the strip: vertices, fragment, legend
         line_h = STRIP_PX + 3
         for x, lines in strip[:2]:
@@ -597,10 +662,10 @@ class FrameRenderer:
         x, (head,) = strip[2][0], strip[2][1][:1]
         text.text(x, strip_top, head, (0.05, 0.05, 0.05), STRIP_PX)
         for k, (rgb, line) in enumerate(legend_lines):
-            y = strip_top + (k + 1) * line_h
+            y = strip_top + line_h + k * (LEGEND_PX + 3)
             if rgb is not None:
-                text.box(x, y + 2, x + 11, y + 13, rgb, edge=(0.3, 0.3, 0.3))
-            text.text(x + 3 * STRIP_PX / 2, y, line, (0.05, 0.05, 0.05), STRIP_PX)
+                text.box(x, y + 2, x + 11, y + 2 + LEGEND_PX, rgb, edge=(0.3, 0.3, 0.3))
+            text.text(x + 3 * STRIP_PX / 2, y, line, (0.05, 0.05, 0.05), LEGEND_PX)
 
     @staticmethod
     def _help(text, size) -> None:
@@ -673,10 +738,10 @@ def describe(frame, fragment, total) -> str:
     lines = [caption(frame, total).replace("\n", "; ")]
     if fragment:
         x, y = fragment
-        lines.append(f"  fragment ({x}, {y}): T0 = {tuple(round(float(c), 4) for c in frame.T0[y, x])}, "
+        lines.append(f"  fragment (col, row) = ({x}, {y}): T0 = {tuple(round(float(c), 4) for c in frame.T0[y, x])}, "
                      f"T1 = {tuple(round(float(c), 4) for c in frame.T1[y, x])}")
-        for sampler, t, call in frame.fetches_at(x, y):
-            lines.append(f"    {call} -> {sampler}{t}")
+        for sampler, (tx, ty), call in frame.fetches_at(x, y):
+            lines.append(f"    {call} -> {sampler}(col {tx}, row {ty})")
     return "\n".join(lines)
 
 

@@ -1,0 +1,184 @@
+"""The live half of the page of ``python -m gpgpu.show ALGORITHM --html FILE`` (beyond the papers,
+a teaching tool): the recorded run as data that a browser replays through WebGL2.
+
+One recording, three renderers: the :class:`gpgpu.record.Recorder` whose frames the PNG frames
+(:func:`gpgpu.show.render_frames`) and the window (:mod:`gpgpu.show.window`) draw also gives,
+for every pass, what :func:`live_data` lists here:
+
+* the program: the kernel's own file (``glsl/``), with ``common.glsl`` and its library, put into
+  GLSL ES 3.00 by :func:`to_es` (the rule below); the vertex program likewise; and the
+  recorder's instrumented copy of the kernel (:func:`gpgpu.record.instrument` with ``slots``),
+  whose notes (coverage, the interpolated T0 and T1, the texels fetched) the page reads for any
+  fragment under the mouse;
+* the primitive: its mode and vertex buffer (V, T0, T1 of every vertex, float32, as the
+  project's vertex buffer holds them), the target and input textures by their serial numbers
+  in the recording, the uniforms with their GLSL types;
+* the uploads: the contents the host gave a texture before the pass (the input matrix, a new
+  stream's zeros), exact float32 bits;
+* the host's decisions that the page mirrors from its own textures (:func:`decisions`): where
+  the run reads a value back and refuses its input, the page reads the same texel after the
+  same pass and stops there with the words of the Python error.
+
+The rule from the project's GLSL 3.30 to GLSL ES 3.00 (:func:`to_es`): the ``#version 330``
+line becomes ``#version 300 es`` followed by ``precision highp float; precision highp int;
+precision highp sampler2D;``; the ``noperspective`` qualifier is dropped (every vertex has
+w = 1, so the perspective-correct interpolation of ES is the linear one of the papers);
+``common.glsl``'s helpers (``WPOS``, ``texRECT``, ``texRECT4``, ``texVECTOR``) are kept as
+they are, a macro and functions over ``texelFetch``, which ES 3.00 has. Nothing else changes:
+a kernel that needs an extension (``GL_ARB_gpu_shader5``'s ``fma``) has no ES form and is
+replayed from its recorded snapshot instead.
+"""
+from __future__ import annotations
+
+import base64
+import re
+
+import numpy as np
+
+__all__ = ["to_es", "fragment_es", "vertex_es", "uniform_types", "live_data", "decisions", "ES_HEADER"]
+
+ES_HEADER = "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n"
+
+_VERSION = re.compile(r"^[ \t]*#version[^\n]*\n", re.M)
+_NOPERSPECTIVE = re.compile(r"\bnoperspective\s+")
+_UNIFORM = re.compile(r"\buniform\s+(?:(?:lowp|mediump|highp)\s+)?(\w+)\s+(\w+)\s*;")
+
+
+def to_es(text: str) -> str:
+    """A GLSL 3.30 text of the project in GLSL ES 3.00's words (the rule of the module
+    docstring), without its version line (:data:`ES_HEADER` goes first)."""
+    return _NOPERSPECTIVE.sub("", _VERSION.sub("", text))
+
+
+def _defines(defines: dict) -> str:
+    return "".join(f"#define {k} {v}\n" for k, v in sorted(defines.items()))
+
+
+def fragment_es(file: str, defines: dict, library: str | None, instrumented: bool = False) -> tuple:
+    """(the ES 3.00 text of the fragment program of kernel file ``file`` with ``defines`` and
+    ``library``, its fetch sites): with ``instrumented``, the recorder's copy that notes every
+    fetch, one vector per pass chosen by the uniform ``_rec_slot``."""
+    from ..kernel import GLSL_DIR
+    from ..record import MAX_FETCHES, instrument
+
+    text = (GLSL_DIR / file).read_text()
+    sites = ()
+    if instrumented:
+        text, sites = instrument(text, slots=True)
+        defines = dict(defines, MAX_FETCHES=MAX_FETCHES)
+    common = (GLSL_DIR / "common.glsl").read_text()
+    lib = "" if library is None else (GLSL_DIR / f"{library}.glsl").read_text()
+    return ES_HEADER + _defines(defines) + to_es(common) + to_es(lib) + "\n#line 1\n" + to_es(text), sites
+
+
+def vertex_es(vertex: str, defines: dict) -> str:
+    """The ES 3.00 text of the vertex program ``glsl/<vertex>.vert`` with ``defines``."""
+    from ..kernel import GLSL_DIR
+
+    return ES_HEADER + _defines(defines) + "#line 2\n" + to_es((GLSL_DIR / f"{vertex}.vert").read_text())
+
+
+def uniform_types(*texts: str) -> dict:
+    """name -> GLSL type of every uniform the texts declare."""
+    return {name: kind for text in texts for kind, name in _UNIFORM.findall(text)}
+
+
+def _b64(a) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype=np.float32).tobytes()).decode("ascii")
+
+
+def _uniform(kind: str, value) -> list:
+    v = [float(u) for u in np.atleast_1d(np.asarray(value, dtype=np.float64)).reshape(-1)]
+    return [kind, v]
+
+
+def _program(frame, programs: dict, keys: dict) -> int | None:
+    """The index of the frame's program in ``programs`` (added when new), or None where it has
+    no ES form (a copy to texture, an extension)."""
+    if not frame.file.endswith(".frag") or frame.extensions:
+        return None
+    key = (frame.file, tuple(sorted(frame.defines.items())), frame.library, frame.vertex)
+    if key not in keys:
+        fs, _ = fragment_es(frame.file, frame.defines, frame.library)
+        vs = vertex_es(frame.vertex, frame.defines)
+        recorded = frame.covered is not None
+        inst = fragment_es(frame.file, frame.defines, frame.library, instrumented=True)[0] if recorded else None
+        keys[key] = len(programs)
+        programs.append({"file": frame.file, "fs": fs, "vs": vs, "inst": inst,
+                         "attributes": frame.vertex == "pass" or "in vec2 V;" in vs,
+                         "types": uniform_types(fs, vs)})
+    return keys[key]
+
+
+def _pass(frame, program, programs, textures) -> dict:
+    for serial, shape in [(frame.target_serial, frame.values.shape)] + [
+            (frame.input_serials[k], v.shape) for k, v in frame.inputs.items()]:
+        textures[serial] = [int(shape[0]), int(shape[1]), int(shape[2]) if len(shape) == 3 else 1]
+    types = programs[program]["types"] if program is not None else {}
+    data = np.asarray([c for v in frame.vertices for c in (*v.V, *v.T0, *v.T1)], dtype=np.float32)
+    return {"program": program, "mode": int(frame.mode), "count": int(frame.count), "vertices": _b64(data),
+            "target": frame.target_serial, "inputs": [[k, s] for k, s in frame.input_serials.items()],
+            "uniforms": [[k] + _uniform(types.get(k, "float"), v) for k, v in frame.uniforms.items()],
+            "uploads": [[s, _b64(v)] for s, v in frame.uploads.items()], "blend": bool(frame.blending),
+            "snapshot": None if program is not None else _b64(frame.values)}
+
+
+def decisions(frames, problem: dict | None) -> list:
+    """The host's data-dependent decisions that the page mirrors from its own textures: a list of
+    ``{"after": pass index (from 0), "kind", "texture", "messages"}``. Mirrored: Cholesky's pivot
+    check (:func:`gpgpu.dense_common.first_bad_pivot`): after the min reduction of the pivot flags,
+    texel (0, 0) read back; at most 1e38 means pivot k = int(value) failed, and the run stops
+    with ``messages[k]``, the text of :class:`gpgpu.errors.NotPositiveDefiniteError` (k, m)."""
+    from ..errors import NotPositiveDefiniteError
+
+    out = []
+    m = (problem or {}).get("m")
+    for i, f in enumerate(frames):
+        inside = any(c.endswith(".first_bad_pivot") for c in f.context)
+        last = i + 1 == len(frames) or not any(c.endswith(".first_bad_pivot") for c in frames[i + 1].context)
+        if inside and last and f.kernel == "min_reduction" and m:
+            out.append({"after": i, "kind": "pivot_flags", "texture": f.target_serial,
+                        "messages": [str(NotPositiveDefiniteError(k, m)) for k in range(m)]})
+    return out
+
+
+#: Host decisions that an edited input would change but that the page replays as recorded, by the
+#: functions of the run that make them (their last name): editing is offered only where none is.
+UNMIRRORED = {
+    "argmax_region": "the pivot's position, read back to place the row swaps",
+    "singular_threshold": "max|A|, read back for the pivot threshold",
+    "adat": "min d and max|C|, read back to refuse a negative d or an overflow",
+    "iteration": "CG's scalars and flags, read back between passes",
+    "cg": "CG's scalars and flags, read back between passes",
+}
+
+
+def unmirrored(frames) -> list:
+    """What the run decides from values read back that the page does not mirror (see
+    :data:`UNMIRRORED`), one sentence each."""
+    said = []
+    for f in frames:
+        for c in f.context:
+            why = UNMIRRORED.get(c.rsplit(".", 1)[-1])
+            if why and why not in said:
+                said.append(why)
+    return said
+
+
+def live_data(frames, problem: dict | None = None) -> dict:
+    """What the page's live mode replays: ``programs`` (the ES texts, see the module docstring),
+    ``textures`` (serial -> rows, cols, components), ``passes`` (one per frame), ``decisions``
+    and ``unmirrored`` (see :func:`decisions`, :func:`unmirrored`), and ``input``: the serial
+    of the texture the student may edit (the first the host uploaded) or None."""
+    programs, keys, textures, passes = [], {}, {}, []
+    for f in frames:
+        program = _program(f, programs, keys)
+        passes.append(_pass(f, program, programs, textures))
+    first = next((s for f in frames for s in f.uploads if s in f.input_serials.values()), None)
+    editable = None
+    if first is not None:
+        rows, cols, comps = textures[first]
+        editable = {"texture": first, "rows": rows, "cols": cols, "components": comps,
+                    "what": (problem or {}).get("input", "the input texture as uploaded")}
+    return {"programs": programs, "textures": {str(k): v for k, v in textures.items()}, "passes": passes,
+            "decisions": decisions(frames, problem), "unmirrored": unmirrored(frames), "input": editable}
