@@ -280,6 +280,31 @@ def _chunks(paths):
     return "\n".join(lines)
 
 
+def _bench_pcg(paths):
+    """The matrix-free IPM's PCG, ms a PCG iteration (results/sparse.md), from ``python
+    tools/bench_pcg.py``'s output: the GPU drawn from plans with 002's pairwise sums and with fan
+    sums (ELLPACK), with fan sums in the packed format, beside numpy64 on one thread."""
+    runs: dict = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            m = re.match(r"(\w+)\s+(\d+ x \d+) numpy64 1t\s+([\d.]+)", line)
+            if m:
+                runs.setdefault((m.group(1), m.group(2)), {})["numpy"] = float(m.group(3))
+                continue
+            m = re.match(r"(\w+)\s+(\d+ x \d+) (gpu planned|gpu drawn)\s+(\w+)\s+(\w+)\s+[\d.]+\s+([\d.]+)", line)
+            if m:
+                name, shape, who, fmt, sums, ms = m.groups()
+                runs.setdefault((name, shape), {})[(who, fmt, sums)] = float(ms)
+    cols = (("gpu planned", "ellpack", "pingpong"), ("gpu planned", "ellpack", "fan"), ("gpu planned", "packed", "fan"))
+    lines = ["| problem | GPU, ELLPACK, 002's pairwise sums | GPU, ELLPACK, fan sums | GPU, packed, fan sums "
+             "| numpy64, 1 thread | numpy64 / fastest GPU |", "| --- | --- | --- | --- | --- | --- |"]
+    for (name, shape), r in runs.items():
+        best = min(r[c] for c in cols if c in r)
+        lines.append(f"| {name} ({shape}) | " + " | ".join(f"{r[c]:.3f}" if c in r else "-" for c in cols)
+                     + f" | {r['numpy']:.3f} | {r['numpy'] / best:.2f} |")
+    return "\n".join(lines)
+
+
 def _floors(paths):
     from experiments.floors import markdown
     return markdown(paths)
@@ -290,6 +315,7 @@ RENDERERS = {
     "bench": _bench,
     "bench_lu": _bench_lu,
     "bench_lu_kernels": _bench_lu_kernels,
+    "bench_pcg": _bench_pcg,
     "bench_spmv": _bench_spmv,
     "chunks": _chunks,
     "claims": _claims,
