@@ -106,7 +106,7 @@ def test_table3_times_a_baseline_tree_in_the_same_run(tmp_path):
     o = TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True, baseline=tree)
     (row,) = read_csv(tmp_path / "table3.csv")
     assert row["baseline_status"] == "optimal" and float(row["baseline_seconds"]) > 0
-    (claim,) = [c for c in o.claims if "faithful path of the --baseline tree" in c.text]
+    (claim,) = [c for c in o.claims if "faithful path (the --baseline tree" in c.text]
     assert row["baseline_tree"] and "/ the fastest options above" in claim.text
     with pytest.raises(SystemExit, match="no gpgpu/lp there"):
         TABLE3.execute(out=tmp_path, quiet=True, problems=["afiro"], no_refine=True, baseline=tmp_path)
