@@ -52,6 +52,8 @@ PAPERS_HARDWARE = ("The papers ran on: 000 a GeForce 6800 against a 2.8 GHz Pent
 
 #: command-line tools beside the experiments (a main(), no figure or table; not run by ``all``)
 TOOLS = {
+    "cg.recompute": "beyond 003: Shewchuk's listing in numpy float32 with and without its r = b - A x every "
+                    "50 iterations, beside cg(preset='paper')",
     "mfipm.emulate32": "beyond 002: the GPU's float32 PCG emulated in numpy, to study where it stalls",
     "mfipm.chunks": "beyond 002: a matrix-free solve in chunks of iterations, with a checkpoint after each",
     "netlib_all": "beyond the papers: both methods' defaults over the whole NETLIB LP collection, a CSV and its table",

@@ -78,7 +78,7 @@ def test_a_breakdown_with_a_preconditioner_names_it(ctx, monkeypatch):
 
     from gpgpu.errors import CGBreakdownError
 
-    cg_module = sys.modules["gpgpu.cg"]           # the module (gpgpu.cg is also the function)
+    cg_module = sys.modules["gpgpu.cg.api"]       # the module that calls _iterate
 
     def broken(*args, **kwargs):
         raise CGBreakdownError(7, 50)

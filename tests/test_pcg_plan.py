@@ -220,7 +220,7 @@ def test_afiro_planned_stays_optimal(preset):
     r = solve(p, method="matrix-free", backend="gpu", eps=1e-8, preset=preset)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
-    assert r.options.get("format", "ellpack") == ("packed" if preset == "fast" else "ellpack")
+    assert r.options.get("format", "ellpack") == {"fast": "packed", "paper": "tell"}.get(preset, "ellpack")
 
 
 def test_dense_row_and_column_planned_stays_optimal():

@@ -205,16 +205,79 @@ def test_the_matrix_free_guide_lists_what_stays_the_projects():
 # --------------------------------------------------------------------------- conjugate gradients
 
 def test_the_sparse_guide_lists_every_option_of_cgs_paper_preset():
-    (options,) = tables("sparse.md")
+    options, _ = tables("sparse.md")
     check_whose(options)
     documented = {name: value(v) for name, _, v, _ in options}
-    actual = dict(cg_module.PRESETS["paper"], format=cg_module.PRESET_FORMATS["paper"],
-                  recompute_every=default(gpgpu.cg, "recompute_every"))
+    actual = dict(cg_module.PRESETS["paper"], format=cg_module.PRESET_FORMATS["paper"])
     assert documented == actual
+    # 003's sorted corrigan storage and Shewchuk's recomputation every 50 are the preset's, 003's
+    assert actual["format"] == "corrigan" and actual["recompute_every"] == 50
     whose = {name: w for name, _, _, w in options}
-    # 003's sorted corrigan format and Shewchuk's recomputation every 50 are not the preset's
-    assert whose["format"].startswith("the project's") and "corrigan" in whose["format"]
-    assert whose["recompute_every"].startswith("the project's") and "50" in whose["recompute_every"]
+    assert whose["format"].startswith("paper") and "sorted" in whose["format"]
+    assert whose["recompute_every"].startswith("paper") and "Shewchuk" in whose["recompute_every"]
+    # the row says where the recomputation cannot converge, with the measured case
+    assert "3e-7" in whose["recompute_every"] and "maxiter" in whose["recompute_every"]
+
+
+def test_the_sparse_guide_lists_what_cgs_paper_preset_adds():
+    from gpgpu import SparseStream
+
+    _, constants = tables("sparse.md")
+    actual = {
+        "gpgpu.cg.MATRIX_RANGE": cg_module.MATRIX_RANGE,
+        "gpgpu.cg.VECTOR_RANGE": cg_module.VECTOR_RANGE,
+        "gpgpu.cg.FREEZE_FLOOR": cg_module.FREEZE_FLOOR,
+        "gpgpu.sparse.SparseStream.from_scipy dense_split": default(SparseStream.from_scipy, "dense_split"),
+        "maxiter": default(gpgpu.cg, "maxiter"),
+        "plan": default(gpgpu.cg, "plan"),
+    }
+    assert {name: value(v) for name, _, v, _ in constants} == actual
+    assert all(whose.startswith("the project's") for *_, whose in constants)
+
+
+def _poisson(k):
+    import scipy.sparse as sp
+
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(k, k))
+    return (sp.kron(sp.eye(k), T) + sp.kron(T, sp.eye(k))).tocsr()
+
+
+def test_cgs_paper_preset_recomputes_every_50_in_003s_sorted_storage(ctx):
+    """The paper preset stores a scipy A sorted in the corrigan format (one program per count:
+    2-D Poisson's rows have 3, 4 or 5 non-zeros, 3 passes a product) and draws r = b - A x at
+    iterations 50 and 100: products = iterations + 2 (+ 1 for the answer's b - A x). The answer
+    against numpy's float64 solve."""
+    from gpgpu import counters
+
+    A = _poisson(64)                                   # 120 iterations reach no rtol of 1e-6
+    b = np.random.default_rng(3).standard_normal(A.shape[0])
+    with counters.count(time=False, trace=False) as c:
+        res = gpgpu.cg(A, b, rtol=1e-6, maxiter=120, preset="paper")
+    assert res.format == "corrigan" and res.iterations == 120 and res[1] == 120
+    assert c.passes("gather_vector") == 1     # b sorted on the GPU (x is unsorted on the host)
+    products = [c.passes(f"sparse_corrigan_NNZ{k}") for k in (3, 4, 5)]
+    assert products == [120 + 2 + 1] * 3 and c.passes() == sum(s.passes for s in c.stats.values())
+    with counters.count(time=False, trace=False) as c:
+        gpgpu.cg(A, b, rtol=1e-6, maxiter=120, preset="paper", recompute_every=False)
+    assert [c.passes(f"sparse_corrigan_NNZ{k}") for k in (3, 4, 5)] == [120 + 1] * 3
+    x = gpgpu.cg(A, b, rtol=1e-5, preset="paper")[0]
+    exact = np.linalg.solve(A.toarray(), b)
+    assert np.linalg.norm(x - exact) <= 1e-4 * np.linalg.norm(exact)
+
+
+def test_cgs_paper_preset_compiles_every_program_as_003(ctx):
+    """A matrix with more distinct row counts than from_scipy's default limit (64): the paper
+    preset still stores it in the corrigan format, a program per count, as 003 did."""
+    import scipy.sparse as sp
+
+    # dense blocks of 1 .. 66 unknowns (I + 0.5/s off the diagonal: SPD): rows of 1 .. 66 entries
+    A = sp.block_diag([np.eye(k) + 0.5 / k * (np.ones((k, k)) - np.eye(k)) for k in range(1, 67)]).tocsr()
+    assert np.unique(np.diff(A.indptr)).size > 64
+    b = np.random.default_rng(4).standard_normal(A.shape[0])
+    res = gpgpu.cg(A, b, rtol=1e-6, preset="paper")
+    assert res.format == "corrigan" and res[1] == 0
+    exact = np.linalg.solve(A.toarray(), b)
+    assert np.linalg.norm(res[0] - exact) <= 1e-5 * np.linalg.norm(exact)
 
 
 def test_no_module_docstring_of_the_lp_methods_carries_a_measurement_log():
@@ -225,3 +288,17 @@ def test_no_module_docstring_of_the_lp_methods_carries_a_measurement_log():
         for log in ("Measured", "measured", "nug20 (", "fffff800", "agg3", "from 36 to 37"):
             assert log not in doc, (module.__name__, log)
     assert "from 36 to 37" not in inspect.getsource(mehrotra)
+
+
+def test_no_module_docstring_of_cg_carries_a_measurement_log():
+    """The cg package's modules say what they do; the measurements are in docs/guide/sparse.md."""
+    import pkgutil
+
+    docs = {"gpgpu.cg": cg_module.__doc__}
+    for info in pkgutil.iter_modules(cg_module.__path__):
+        docs[f"gpgpu.cg.{info.name}"] = importlib.import_module(f"gpgpu.cg.{info.name}").__doc__
+    assert {"gpgpu.cg.api", "gpgpu.cg.standard", "gpgpu.cg.fan", "gpgpu.cg.single_reduction"} <= set(docs)
+    for name, doc in docs.items():
+        assert doc, name
+        for log in ("Measured", "measured", "llvmpipe", "H200", "scipy 283", "365 iterations"):
+            assert log not in doc, (name, log)

@@ -82,7 +82,7 @@ def host_per_pass(A, b, kw, ppi: float, short: int = 32, long: int = 352) -> flo
 
     from gpgpu import Stream
 
-    cgmod = sys.modules["gpgpu.cg"]
+    cgmod = sys.modules["gpgpu.cg.standard"]
     render, read, to_array = moderngl.VertexArray.render, cgmod._read, Stream.to_array
     fake = [1.0, -1.0, -1.0]          # r^T r, no breakdown, not converged
     # the state texel of the fan iteration (delta, r^T r, watches) and the 1 x 2 state of the

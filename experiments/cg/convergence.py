@@ -4,10 +4,11 @@ solved its systems by CG on the GPU following Shewchuk's listing).
 2-D Poisson on a k x k grid (sizes = k), b random, x0 = 0, tol 1e-5 (scipy's meaning). Every
 solver's true residual ||b - A x_k|| / ||b|| is computed in float64 from its iterate after each
 iteration (the callback), so the histories compare like with like. The GPU's main series is
-paper 003 as printed: A in 003's storage (``format="corrigan", sort=True``: values and column
-textures, a program per non-zero count, rows and columns sorted, the answer unsorted) and the
-dot products summed over 003's pyramid; beside it the same storage with ping-pong sums, and
-paper 002's ELLPACK (one program, one pass) with the pyramid. The CSV has one row per
+paper 003 as printed, ``gpgpu.cg(A, b, preset="paper")``: A in 003's storage (the corrigan
+format: values and column textures, a program per non-zero count, rows and columns sorted, the
+answer unsorted), the dot products summed over 003's pyramid, Shewchuk's listing with
+r = b - A x every 50 iterations and the recurrence's ||r|| deciding convergence; beside it the
+same preset with ping-pong sums, and with paper 002's ELLPACK (one program, one pass). The CSV has one row per
 (k, solver, iteration); the last row of each run carries its iteration count and time: the
 median of the timed runs, which have no callback and come after the run with the callback
 (it compiles the GPU's kernels, untimed).
@@ -25,7 +26,7 @@ from experiments.cg.common import poisson2d
 from experiments.harness import Claim, Experiment, finish
 
 TOL = 1e-5
-#: solver -> (storage, sums) for the GPU's; the first is the main series (003 as printed)
+#: solver -> (storage, sums) of the GPU's, each cg(preset="paper"); the first is the main series
 GPU = {"gpu_corrigan_pyramid": ("corrigan", "pyramid"), "gpu_corrigan_pingpong": ("corrigan", "pingpong"),
        "gpu_ellpack_pyramid": ("ellpack", "pyramid")}
 SOLVERS = tuple(GPU) + ("scipy_float32", "scipy_float64")
@@ -37,9 +38,7 @@ def solve(A, b, solver, callback=None):
 
     if solver in GPU:
         storage, sums = GPU[solver]
-        options = dict(sort=True) if storage == "corrigan" else {}
-        with gpgpu.SparseStream.from_scipy(A, format=storage, **options) as S:
-            res = gpgpu.cg(S, b, rtol=TOL, reduction=sums, callback=callback)
+        res = gpgpu.cg(A, b, rtol=TOL, preset="paper", format=storage, reduction=sums, callback=callback)
         return res[0], res[1], res.iterations
     dtype = np.float32 if solver.endswith("32") else np.float64
     count = []

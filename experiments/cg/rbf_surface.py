@@ -11,7 +11,9 @@ constant term's row and column of ones (gpgpu.rbf explains the bordering that ke
 definite, and the two CG solves). The main series stores it as 003 did (``format="corrigan",
 sort=True``: a fragment program per non-zero count, all of them compiled, rows and columns
 sorted; the last row and column in the dense part, beyond 003, whose compiler failed on such
-rows); ELLPACK (002's storage) runs beside it (CSV column ``storage``). The interpolant is
+rows); ELLPACK (002's storage) runs beside it (CSV column ``storage``). Both solve by
+``gpgpu.cg``'s paper preset (Shewchuk's listing with r = b - A x every 50 iterations, the
+recurrence's ||r|| deciding convergence). The interpolant is
 evaluated on a grid by a sparse product on the GPU; the PNG draws the main series' zero level
 set beside the input points (the 2-D curve, and three slices through the torus), only where
 the field is defined: within half the support radius of a centre (``gpgpu.rbf.support_band``;
@@ -79,8 +81,10 @@ def grid(case, res):
     return slices, [(A, B)] * 3
 
 
-#: storage -> fit's options; the first is the main series (003's storage)
-STORAGES = {"corrigan_sorted": dict(format="corrigan", sort=True), "ellpack": dict(format="ellpack")}
+#: storage -> fit's options (each CG solve ``preset="paper"``, 003's iteration); the first is the
+#: main series (003's storage)
+STORAGES = {"corrigan_sorted": dict(format="corrigan", sort=True, preset="paper"),
+            "ellpack": dict(format="ellpack", preset="paper")}
 
 
 def scipy32(K, f):

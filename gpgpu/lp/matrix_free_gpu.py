@@ -49,7 +49,7 @@ import numpy as np
 from ..blas1 import KERNELS as L1, whole
 from ..cholesky import count_replaced, factor
 from ..context import get_context
-from ..cg import KERNELS as CG_KERNELS
+from ..cg.kernels import KERNELS as CG_KERNELS
 from ..geometry import Rect, Texel, Triangle
 from ..kernel import Kernel
 from ..passes import NotReplayable, RecordedPlan, recording

@@ -1,0 +1,37 @@
+"""Conjugate gradients on the GPU (paper 003, Corrigan, after Bolz et al. 2003 and Shewchuk 1994).
+
+``gpgpu.cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None, ...)``
+is called as scipy.sparse.linalg.cg (scipy >= 1.14) and answers ``(x, info)`` with its meaning;
+every vector operation of the iteration is a fragment program drawn over float32 textures, and
+the scalars stay on the GPU in 1 x 1 streams, read back every ``check_every`` iterations.
+``preset="paper" | "robust" | "fast"`` picks the options together (docs/guide/sparse.md lists
+the paper preset's option by option, docs/reference/cg-options.md all of them).
+
+The package, one module a part (in the manner of PETSc's KSP and pyamg's krylov):
+
+* :mod:`gpgpu.cg.api`: :func:`cg` and the loop around the iterations (read-backs, breakdown,
+  verification of b - A x and restarts, the answer scaled back);
+* :mod:`gpgpu.cg.options`: the options table ``OPTIONS``, the presets ``PRESETS`` and
+  ``PRESET_FORMATS`` over it, and the checks that resolve them;
+* :mod:`gpgpu.cg.operator` and :mod:`gpgpu.cg.inputs`: A, b, x0 and M checked, scaled by
+  powers of two (exact) into float32's safe range, and uploaded;
+* :mod:`gpgpu.cg.variant`: what every iteration variant shares (``setup``, ``start``,
+  ``iterate``, recorded plans, named streams);
+* the variants, chosen by name (``api.VARIANTS``): :mod:`gpgpu.cg.standard` (Shewchuk's
+  listing pass by pass, paper 003's), :mod:`gpgpu.cg.fan` (the fan iteration) and
+  :mod:`gpgpu.cg.single_reduction` (Chronopoulos and Gear's), the last two beyond the papers;
+* :mod:`gpgpu.cg.kernels`: the kernels' table and the passes that draw them.
+"""
+from __future__ import annotations
+
+from .api import FREEZE_FLOOR, VARIANTS, CGResult, cg
+from .inputs import FLOAT32_REACH, VECTOR_RANGE, Float32ToleranceWarning
+from .kernels import FUSED, FUSED_LAST, KERNELS, _fan_passes, _fused_levels, _fused_sum
+from .operator import MATRIX_RANGE
+from .options import (FAST_CHECK_EVERY, ITERATIONS, OPTIONS, PRESET_FORMATS, PRESETS, REDUCTIONS,
+                      SCIPY_FORMATS, SHEWCHUK_RECOMPUTE_EVERY)
+
+__all__ = ["cg", "CGResult", "Float32ToleranceWarning", "FLOAT32_REACH", "KERNELS", "FUSED", "FUSED_LAST",
+           "OPTIONS", "PRESETS", "PRESET_FORMATS", "FAST_CHECK_EVERY", "ITERATIONS", "REDUCTIONS",
+           "SCIPY_FORMATS", "SHEWCHUK_RECOMPUTE_EVERY", "MATRIX_RANGE", "VECTOR_RANGE", "FREEZE_FLOOR",
+           "VARIANTS", "_fan_passes", "_fused_levels", "_fused_sum"]
