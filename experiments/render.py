@@ -280,6 +280,25 @@ def _chunks(paths):
     return "\n".join(lines)
 
 
+def _bench_cg(paths):
+    """CG's presets beside scipy's and cupyx's cg (results/sparse.md), from ``python
+    tools/bench_cg.py``'s output: per solver the iterations, whether it reached rtol (info 0) or
+    stopped at maxiter, the time, the passes an iteration and the true relative residual."""
+    row = re.compile(r"^(?P<name>\S.*?)\s+(?P<its>\d+)\s+(?P<info>\d+)\s+(?P<t>[\d.]+)\s+(?P<ms>[\d.]+)"
+                     r"(?:\s+(?P<passes>[\d.]+)\s+[\d.]+)?\s+(?P<res>[\d.]+e[-+]\d+)$")
+    lines = ["| solver | iterations | reached rtol | time s | ms an iteration | passes an iteration "
+             "| true relative residual |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            m = row.match(line)
+            if m:
+                reached = "yes" if m["info"] == "0" else f"no (maxiter {m['its']})"
+                name = m["name"].replace("gpgpu ", "`cg` ").replace("[", "(").replace("]", ")")
+                lines.append(f"| {name} | {m['its']} | {reached} | {m['t']} | {m['ms']} | {m['passes'] or ''} "
+                             f"| {m['res']} |")
+    return "\n".join(lines)
+
+
 def _bench_pcg(paths):
     """The matrix-free IPM's PCG, ms a PCG iteration (results/sparse.md), from ``python
     tools/bench_pcg.py``'s output: the GPU drawn from plans with 002's pairwise sums and with fan
@@ -313,6 +332,7 @@ def _floors(paths):
 #: renderer name -> function of the data paths, returning markdown
 RENDERERS = {
     "bench": _bench,
+    "bench_cg": _bench_cg,
     "bench_lu": _bench_lu,
     "bench_lu_kernels": _bench_lu_kernels,
     "bench_pcg": _bench_pcg,

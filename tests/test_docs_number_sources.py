@@ -1,0 +1,122 @@
+"""Every measured number in a table of README.md and docs/results/*.md has a source row: a table
+is either rendered from its data (a ``<!-- render: ... -->`` block, checked by
+test_docs_rendered.py) or typed, and then each number in it must be found, at the precision it
+is printed with, in the data files its section names (``figures/NAME.csv``, ``.json``, ``.txt``).
+A number typed from a run whose data is not in docs/figures, or left behind when its data
+changed, fails here. (docs/REPORT.md is rendered whole from the claims files: its own test.)
+
+Not measured numbers, so not looked up: code (`...`), links, dates, the papers' tables, figures
+and sections, names with digits (nug20, gruca_like(1024), 25fv47), sizes written "m x n",
+settings that are powers of ten (1e-8), whole numbers below 100 (counts such as "42 of 42") and
+the columns that give a paper's figure (headed with a paper's number, "paper" or "Cplex")."""
+import bisect
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = ROOT / "docs" / "figures"
+PAGES = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "results").glob("*.md"))
+
+BLOCK = re.compile(r"<!-- render: .*?<!-- /render -->", re.S)
+CITE = re.compile(r"figures/([\w.\-]+\.(?:csv|json|jsonl|txt))")
+NUMBER = re.compile(r"(?<![\w.\-/^(,])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w(]|\.\d|-\d\d|,\d)")
+IN_DATA = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+PAPER_COLUMN = re.compile(r"\b00\d\b|paper|Cplex", re.I)
+NOT_MEASURED = re.compile(r"`[^`]*`|\]\([^)]*\)|\d{4}-\d\d-\d\d|\b\w+\(\d+\)|\d[\d,]* x \d[\d,]*"
+                          r"|\b(?:Tables?|Figs?\.?|Algorithms?|sections?|Kernels?)\s+[\d.,\- and]+")
+
+
+def data_values(names) -> list:
+    """Every number written in the data files named, sorted."""
+    values = set()
+    for name in names:
+        for token in IN_DATA.findall((FIGURES / name).read_text(errors="ignore")):
+            try:
+                values.add(float(token))
+            except ValueError:
+                pass
+    return sorted(values)
+
+
+def found(token: str, values: list) -> bool:
+    """Whether some value of the data prints as ``token`` at the token's precision (also as a
+    percentage, or in ms/us of a value in seconds)."""
+    token = token.replace(",", "")
+    x = float(token)
+    m = re.match(r"[-+]?\d+(?:\.(\d+))?(?:[eE]([-+]?\d+))?", token)
+    half = 0.5 * 10 ** (int(m.group(2) or 0) - len(m.group(1) or ""))
+    for scale in (1, 0.01, 1e-3, 1e-6, 100, 1e3, 1e6):
+        lo, hi = sorted(((x - half) * scale, (x + half) * scale))
+        i = bisect.bisect_left(values, lo - 1e-12 * abs(lo))
+        if i < len(values) and values[i] <= hi + 1e-12 * abs(hi):
+            return True
+    return False
+
+
+def typed_tables(page: Path):
+    """(line, rows, cited files) of each table outside rendered blocks: the files are those named
+    in its section, from the section's heading to the paragraph after the table."""
+    lines = BLOCK.sub("", page.read_text()).splitlines()
+    section, i = 0, 0
+    while i < len(lines):
+        if lines[i].startswith("#"):
+            section = i
+        if not lines[i].startswith("|"):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].startswith("|"):
+            j += 1
+        k = j
+        while k < len(lines) and lines[k].strip() and not lines[k].startswith("#"):
+            k += 1
+        cited = sorted(set(CITE.findall("\n".join(lines[section:k]))))
+        yield i + 1, lines[i:j], cited
+        i = j
+
+
+def measured_numbers(row: str, header: list) -> list:
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    out = []
+    for j, text in enumerate(cells):
+        if j < len(header) and PAPER_COLUMN.search(header[j]):
+            continue
+        for token in NUMBER.findall(NOT_MEASURED.sub("", text)):
+            whole = not re.search(r"[.eE]", token)
+            if (whole and abs(float(token.replace(",", ""))) < 100) or re.fullmatch(r"1[eE][-+]?\d+", token):
+                continue
+            out.append(token)
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_typed_number_has_a_source(page):
+    missing = []
+    for line, rows, cited in typed_tables(ROOT / page):
+        absent = [c for c in cited if not (FIGURES / c).exists()]
+        assert not absent, f"{page}:{line}: the table's section names data files that do not exist: {absent}"
+        values = data_values(cited)
+        header = [c.strip() for c in rows[0].strip().strip("|").split("|")]
+        for row in rows[2:]:
+            lost = [t for t in measured_numbers(row, header) if not found(t, values)]
+            if lost:
+                missing.append(f"{page}:{line}: {', '.join(lost)} in {row[:90]!r}"
+                               + ("" if cited else " (its section names no data file)"))
+    assert not missing, ("numbers with no source row in the data files their section names (render the table "
+                         "from its data, or name the file that holds them):\n" + "\n".join(missing))
+
+
+def test_the_check_finds_a_planted_number(tmp_path):
+    """A number changed in a typed table is caught; the same number as in its cited file passes."""
+    (FIGURES / "bench_lu_h200_2026-11-29.txt").read_text()  # the file the page below cites
+    page = tmp_path / "page.md"
+    good = ("## s\n\nFrom `figures/bench_lu_h200_2026-11-29.txt`:\n\n| n | GPU s |\n| --- | --- |\n"
+            "| 4096 | 0.4042 |\n")
+    page.write_text(good)
+    for line, rows, cited in typed_tables(page):
+        assert all(found(t, data_values(cited)) for t in measured_numbers(rows[2], ["n", "GPU s"]))
+    page.write_text(good.replace("0.4042", "0.4142"))
+    for line, rows, cited in typed_tables(page):
+        assert not all(found(t, data_values(cited)) for t in measured_numbers(rows[2], ["n", "GPU s"]))
