@@ -9,18 +9,18 @@ the paper preset's option by option, docs/reference/cg-options.md all of them).
 
 The package, one module a part (in the manner of PETSc's KSP and pyamg's krylov):
 
-* :mod:`gpgpu.cg.api`: :func:`cg` and the loop around the iterations (read-backs, breakdown,
+* ``gpgpu.cg.api``: :func:`cg` and the loop around the iterations (read-backs, breakdown,
   verification of b - A x and restarts, the answer scaled back);
-* :mod:`gpgpu.cg.options`: the options table ``OPTIONS``, the presets ``PRESETS`` and
+* ``gpgpu.cg.options``: the options table ``OPTIONS``, the presets ``PRESETS`` and
   ``PRESET_FORMATS`` over it, and the checks that resolve them;
-* :mod:`gpgpu.cg.operator` and :mod:`gpgpu.cg.inputs`: A, b, x0 and M checked, scaled by
+* ``gpgpu.cg.operator`` and ``gpgpu.cg.inputs``: A, b, x0 and M checked, scaled by
   powers of two (exact) into float32's safe range, and uploaded;
-* :mod:`gpgpu.cg.variant`: what every iteration variant shares (``setup``, ``start``,
+* ``gpgpu.cg.variant``: what every iteration variant shares (``setup``, ``start``,
   ``iterate``, recorded plans, named streams);
-* the variants, chosen by name (``api.VARIANTS``): :mod:`gpgpu.cg.standard` (Shewchuk's
-  listing pass by pass, paper 003's), :mod:`gpgpu.cg.fan` (the fan iteration) and
-  :mod:`gpgpu.cg.single_reduction` (Chronopoulos and Gear's), the last two beyond the papers;
-* :mod:`gpgpu.cg.kernels`: the kernels' table and the passes that draw them.
+* the variants, chosen by name (``api.VARIANTS``): ``gpgpu.cg.standard`` (Shewchuk's
+  listing pass by pass, paper 003's), ``gpgpu.cg.fan`` (the fan iteration) and
+  ``gpgpu.cg.single_reduction`` (Chronopoulos and Gear's), the last two beyond the papers;
+* ``gpgpu.cg.kernels``: the kernels' table and the passes that draw them.
 """
 from __future__ import annotations
 
