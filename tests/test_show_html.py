@@ -69,10 +69,12 @@ def browser():
 
 @pytest.fixture
 def loaded(browser, page):
-    """The page freshly loaded at pass 1, the browser's console emptied of earlier pages' messages."""
+    """The page freshly loaded at pass 1, the browser's console emptied of earlier pages' messages;
+    ``#static``: its PNG frames (where WebGL2 is there the page replays live by itself, a canvas
+    in place of the picture: test_show_live.py)."""
     browser.get("about:blank")
     browser.get_log("browser")
-    browser.get(page.as_uri())
+    browser.get(page.as_uri() + "#static")
     return browser
 
 
@@ -225,7 +227,7 @@ def test_the_kernel_pane_shows_the_source_with_the_fetch_lines(browser, page, fr
     from selenium.webdriver.common.by import By
 
     browser.get("about:blank")
-    browser.get(page.as_uri() + f"#pass-{UPDATE}")       # the address names a pass
+    browser.get(page.as_uri() + f"#pass-{UPDATE}&static")       # the address names a pass (the PNG frames)
     frame = frames[UPDATE - 1]
     assert frame.kernel == "outer_product_subtraction"
     assert _by_id(browser, "kernel-title").text == "glsl/outer_product_subtraction.frag"
@@ -304,7 +306,7 @@ def test_a_copy_and_an_unrecorded_pass_say_why_they_have_no_fetches(browser, tmp
     path.write_text(page(frames, [buf.getvalue()] * 3, ["a", "b", "c"], [("orange", "o", "m")], "t"))
     browser.get("about:blank")
     browser.get_log("browser")
-    browser.get(path.as_uri() + "#pass-2")
+    browser.get(path.as_uri() + "#pass-2&static")
     assert _by_id(browser, "fragment-info").text == "A copy into the texture (glCopyTexSubImage2D): no fragment program runs."
     assert _by_id(browser, "kernel-source").text == ""
     _by_id(browser, "next").click()

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gpgpu.errors import NotPositiveDefiniteError
+from gpgpu.errors import NotPositiveDefiniteError, SingularMatrixError
 from gpgpu.show import ALGORITHMS, describe, run
 from gpgpu.show.html import page
-from gpgpu.show.live import fragment_es, live_data, to_es
+from gpgpu.show.live import choices, fragment_es, live_data, to_es
 
 N = 8
 #: |live - Python| <= BOUND * max(1, |Python|) for every texel of every pass's target: 256 units
@@ -64,12 +64,16 @@ _PNG = io.BytesIO()
 Image.new("RGB", (8, 4), (200, 30, 30)).save(_PNG, format="PNG")
 
 
-def _page(folder, name: str, n: int = N):
+def _page(folder, name: str, n: int = N, held: bool = False):
+    """The page of ``name`` at n; ``held``: holding the runs of gpgpu.show.live.choices too."""
     rec = run(name, n)
     frames = rec.frames
     path = folder / f"{name}.html"
+    shared = {"programs": [], "keys": {}}
+    live = live_data(frames, rec.problem, shared)
+    runs = choices(name, n, 0, frames, rec.problem, shared, editable=not live["unmirrored"]) if held else None
     path.write_text(page(frames, [_PNG.getvalue()] * len(frames), describe(frames), [("orange", "o", "m")], name,
-                         live=live_data(frames, rec.problem)), encoding="utf-8")
+                         live=live, runs=runs), encoding="utf-8")
     return path, frames
 
 
@@ -144,7 +148,7 @@ def test_three_cells_under_the_mouse_explain_the_recorders_fetches(browser, tmp_
     from selenium.webdriver.common.by import By
 
     path, frames = _page(tmp_path, "cholesky")
-    _open(browser, path, "#live" if mode == "live" else "")
+    _open(browser, path, "#live" if mode == "live" else "#static")      # live starts by itself unless #static
     if mode == "live":
         _live(browser)
     k = [f.index for f in frames if f.kernel == "outer_product_subtraction"][2]
@@ -208,23 +212,158 @@ def test_an_indefinite_edit_is_refused_at_the_pass_that_reads_the_pivots_back(br
 
 
 def test_editing_is_refused_where_the_host_decisions_are_not_mirrored(browser, tmp_path):
-    """LU's pivots are read back by the host: the page replays them as recorded and so offers no
-    editing, saying why."""
+    """Blocked LU's pivots are read back by the host and applied by a host-made permutation: the
+    page replays them as recorded and so offers no editing, saying why."""
     from selenium.webdriver.common.by import By
 
-    path, _ = _page(tmp_path, "lu-partial", 4)
+    path, _ = _page(tmp_path, "lu-blocked", 4)
     _open(browser, path, "#live")
     _live(browser)
     text = browser.find_element(By.ID, "editor").text
     assert "pivot's position, read back" in text and not browser.find_elements(By.CSS_SELECTOR, "#editor input")
 
 
+# ---------------------------------------------------------------------------- (d) LU's decisions mirrored
+def _passes_equal(values, frames, what):
+    """Every pass the page ran equals the Python run's pass within BOUND, and there are as many."""
+    assert len(values) == len(frames), (what, len(values), len(frames))
+    for f, b in zip(frames, values):
+        got = _array(b, f.values.shape).astype(np.float64)
+        want = f.values.astype(np.float64)
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (what, f.index, f.kernel)
+        ok = np.isnan(want) | (np.abs(got - want) <= BOUND * np.maximum(1.0, np.abs(want)))
+        assert ok.all(), (what, f.index, f.kernel, np.abs(got - want).max())
+
+
+def _python(name, a):
+    """The Python run of ``name`` (n = N, seed 0) on matrix ``a`` instead of its own: the frames
+    recorded and the SingularMatrixError raised, or None."""
+    import gpgpu
+    from gpgpu.record import record
+
+    error = None
+    with record() as rec:
+        try:
+            if name == "gauss-jordan":
+                rng = np.random.default_rng(0)
+                rng.standard_normal((N, N))
+                gpgpu.gauss_jordan(a, rng.standard_normal((N, 1)))      # algorithms.py's B for seed 0
+            else:
+                gpgpu.lu(a, pivoting=name.split("-")[1])
+        except SingularMatrixError as exc:
+            error = exc
+    return rec.frames, error
+
+
+def _input(frames):
+    serial = next(s for f in frames for s in f.uploads if s in f.input_serials.values())
+    return next(f.uploads[serial] for f in frames if serial in f.uploads).astype(np.float64)
+
+
+@pytest.mark.parametrize("name", ["lu-partial", "lu-full", "gauss-jordan"])
+def test_an_edit_that_moves_the_pivot_replays_as_python_runs_the_edited_matrix(browser, tmp_path, name):
+    """The entry of smallest magnitude in column 0 (in the whole matrix, full pivoting) made the
+    largest: step 0's pivot moves there, so the page chooses it from its own textures and draws
+    the row (and column) swaps the recording does not have; every pass it runs equals the Python
+    run on the edited matrix (as many passes, each within BOUND), and the factor is A's."""
+    from selenium.webdriver.common.by import By
+
+    path, frames = _page(tmp_path, name)
+    _open(browser, path)                                   # live by itself
+    _live(browser)
+    a = _input(frames)
+    region = np.abs(a[:, :1]) if name != "lu-full" else np.abs(a)
+    r, c = np.unravel_index(np.argmin(region), region.shape)
+    edited = a.copy()
+    edited[r, c] = 0.9990234375 * (1 if a[r, c] >= 0 else -1)         # above every |entry|: max|A| stays in [0.5, 1)
+    assert np.abs(a).max() < 0.999
+    want, error = _python(name, edited)
+    assert error is None
+    swaps = lambda fs: [tuple(v.V for v in f.vertices) for f in fs if any(x.endswith(".swap_lines") for x in f.context)]
+    assert swaps(want) != swaps(frames)                    # the pivot order changed
+    browser.execute_script(f"gpgpuPage.live.edit({r}, {c}, {edited[r, c]}); gpgpuPage.replay()")
+    assert browser.execute_script("return gpgpuPage.live.error") is None
+    _passes_equal(browser.execute_script("return gpgpuPage.live.values()"), want, name)
+    assert f"pass 1 of {len(want)}" == browser.find_element(By.ID, "counter").text
+    if name != "gauss-jordan":                             # L U = P A Q of the edited matrix (numpy, float64)
+        LU = want[-1].values.astype(np.float64)
+        import gpgpu
+        parts = gpgpu.lu(edited, pivoting=name.split("-")[1])
+        P, L, U = parts[:3]
+        Q = parts[3] if len(parts) == 4 else np.eye(N)
+        assert np.allclose(np.tril(LU, -1) + np.eye(N), L) and np.allclose(np.triu(LU), U)
+        assert np.abs(P @ L @ U @ Q - edited).max() < 1e-5
+    assert [e for e in _problems(browser) if "live replay" in e["message"]] == []
+
+
+@pytest.mark.parametrize("name", ["lu-partial", "lu-full", "gauss-jordan"])
+def test_a_zero_column_is_refused_at_the_pivot_read_back_with_pythons_words(browser, tmp_path, name):
+    """Column 3 of the uploaded matrix made zero: the matrix is singular (rank 7), Python's run
+    raises SingularMatrixError ("zero pivot") at step 3 (with full pivoting at the last step,
+    7: the zero column is swapped to the end) after the argmax whose texel it reads back; the
+    page stops at that same pass (the Python run's last recorded pass) with the same words, and
+    shows them."""
+    from selenium.webdriver.common.by import By
+
+    path, frames = _page(tmp_path, name)
+    _open(browser, path)
+    _live(browser)
+    j = 3
+    edited = _input(frames)
+    edited[:, j] = 0.0
+    want, error = _python(name, edited)
+    step = N - 1 if name == "lu-full" else j
+    assert error is not None and error.k == step and "zero pivot" in str(error)
+    assert np.linalg.matrix_rank(edited) == N - 1
+    browser.execute_script(f"for (var i = 0; i < {N}; i++) gpgpuPage.live.edit(i, {j}, 0); gpgpuPage.replay()")
+    got = browser.execute_script("return gpgpuPage.live.error")
+    assert got["message"] == str(error) and got["step"] == step
+    assert got["pass"] == len(want) - 1 and want[-1].kernel.startswith("argmax_reduction")
+    values = browser.execute_script("return gpgpuPage.live.values()")
+    _passes_equal(values, want, name)
+    shown = browser.find_element(By.ID, "live-error").text
+    assert f"stops at pass {len(want)} " in shown and str(error) in shown
+    assert browser.find_element(By.ID, "counter").text == f"pass {len(want)} of {len(want)}"
+
+
+# ---------------------------------------------------------------------------- (e) another n, another seed
+def test_another_n_and_another_seed_replay_as_their_python_runs(browser, tmp_path):
+    """The page of LU (n = 8, seed 0) holds n = 4, 6, 8 and seeds 0, 1, 2: n = 4 replays as
+    Python's run at n = 4, and seed 1 at n = 8 (another matrix, other pivots) as Python's run
+    with seed 1, pass for pass within BOUND."""
+    path, frames = _page(tmp_path, "lu-partial", held=True)
+    _open(browser, path)
+    _live(browser)
+    assert browser.execute_script("return gpgpuPage.choices()") == [[4, [0, 1, 2]], [6, [0, 1, 2]], [8, [0, 1, 2]]]
+    assert browser.execute_script("return gpgpuPage.choose(4, 0)")
+    _passes_equal(_live(browser), run("lu-partial", 4).frames, "n = 4")
+    assert browser.execute_script("return gpgpuPage.choose(8, 1)")
+    seed1 = run("lu-partial", N, 1).frames
+    swaps = lambda fs: [tuple(v.V for v in f.vertices) for f in fs if any(x.endswith(".swap_lines") for x in f.context)]
+    assert swaps(seed1) != swaps(frames)
+    _passes_equal(_live(browser), seed1, "seed 1")
+    assert browser.execute_script("return gpgpuPage.live.choice()") == {"n": 8, "seed": 1}
+    assert [e for e in _problems(browser) if "live replay" in e["message"]] == []
+
+
+def test_live_starts_by_itself_and_static_stays_static(browser, tmp_path):
+    """Opened plainly, the page replays live by itself (WebGL2 with float targets here); with
+    #static it keeps the static frames until asked."""
+    path, _ = _page(tmp_path, "reduce-pingpong", 4)
+    _open(browser, path)
+    _live(browser)
+    assert browser.execute_script("return gpgpuPage.isLive()")
+    _open(browser, path, "#static")
+    assert not browser.execute_script("return gpgpuPage.isLive()")
+    assert browser.execute_script("return gpgpuPage.live.state") == "off"
+
+
 # ---------------------------------------------------------------------------- fallback
 def test_without_webgl_the_page_says_so_and_keeps_the_static_frames(tmp_path):
+    driver = _chrome(("--disable-webgl", "--disable-3d-apis"))     # skips without Chromium or selenium
     from selenium.webdriver.common.by import By
 
     path, _ = _page(tmp_path, "reduce-pingpong", 4)
-    driver = _chrome(("--disable-webgl", "--disable-3d-apis"))
     try:
         _open(driver, path, "#live")
         assert driver.execute_script("return gpgpuPage.live.state") == "unavailable"

@@ -114,6 +114,10 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pictures", action=argparse.BooleanOptionalAction, default=True,
                     help="with --html: the page carries the PNG frames (default); --no-pictures: a page a tenth "
                          "the size whose canvas draws every pass from the recorded values (and live)")
+    ap.add_argument("--choices", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --html and --live: the page also holds the runs at n = 4, 6, 8 and seeds 0, 1, 2 "
+                         "(the seeds where it mirrors every host decision), to switch to live (default; "
+                         "--no-choices: the run itself only)")
     ap.add_argument("--list", action="store_true", help="list the algorithms and what they show")
     ap.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="a bar on stderr while the frames are drawn (default: only where stderr is a terminal; "
@@ -227,7 +231,8 @@ def _write_page(rec, args, argv):
                           heading=f"{args.algorithm}, n = {args.n}: {what} ({ref})",
                           title=f"{args.algorithm}, n = {args.n}", subtitle=f"{what} ({ref})",
                           command="python -m gpgpu.show " + shlex.join(sys.argv[1:] if argv is None else argv),
-                          progress=args.progress, live=args.live, pictures=args.pictures)
+                          progress=args.progress, live=args.live, pictures=args.pictures,
+                          choices=args.choices)
     except OSError as exc:              # checked before the work, yet not written (a full disk)
         print("error: " + write_error("--html", args.html, exc), file=sys.stderr)
         return 2

@@ -24,11 +24,19 @@ def _general(n, rng):
 _SCALED = " (scaled by an even power of two so that max|A| is near 1, as gpgpu.cholesky uploads it)"
 
 
+def _exponent(a, even: bool = False) -> int:
+    """The e of the upload 2^e A (:func:`gpgpu.dense_common.power_of_two_exponent`)."""
+    from ..dense_common import power_of_two_exponent
+
+    return power_of_two_exponent(float(np.abs(a).max()), even)
+
+
 def _cholesky(**kw):
     def go(n, rng):
         import gpgpu
-        gpgpu.cholesky(_spd(n, rng), **kw)
-        return {"m": n, "input": "the lower triangle of A" + _SCALED}
+        a = _spd(n, rng)
+        gpgpu.cholesky(a, **kw)
+        return {"m": n, "input": "the lower triangle of A" + _SCALED, "exponent": _exponent(a, True), "even": True}
     return go
 
 
@@ -36,15 +44,22 @@ def _packed(parity):
     def go(n, rng):
         import gpgpu
         m = n if n % 2 == parity else n + 1
-        gpgpu.cholesky(_spd(m, rng), storage="packed")
-        return {"m": m, "input": "the lower triangle of A in the rectangular packed format" + _SCALED}
+        a = _spd(m, rng)
+        gpgpu.cholesky(a, storage="packed")
+        return {"m": m, "input": "the lower triangle of A in the rectangular packed format" + _SCALED,
+                "exponent": _exponent(a, True), "even": True}
     return go
+
+
+_SCALED_LU = " (scaled by a power of two so that max|A| is in [0.5, 1), as gpgpu.lu uploads it)"
 
 
 def _lu(pivoting):
     def go(n, rng):
         import gpgpu
-        gpgpu.lu(_general(n, rng), pivoting=pivoting)
+        a = _general(n, rng)
+        gpgpu.lu(a, pivoting=pivoting)
+        return {"m": n, "pivoting": pivoting, "input": "A" + _SCALED_LU, "exponent": _exponent(a)}
     return go
 
 
@@ -55,7 +70,9 @@ def _lu_blocked(n, rng):
 
 def _gauss_jordan(n, rng):
     import gpgpu
-    gpgpu.gauss_jordan(_general(n, rng), rng.standard_normal((n, 1)))
+    a = _general(n, rng)
+    gpgpu.gauss_jordan(a, rng.standard_normal((n, 1)))
+    return {"m": n, "pivoting": "partial", "input": "A" + _SCALED_LU, "exponent": _exponent(a)}
 
 
 def _adat(storage):

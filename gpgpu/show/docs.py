@@ -77,16 +77,17 @@ def gallery(pages: str = "docs/show/live", markdown: str = "docs/gallery", n: in
         (md_dir / f"{name}.md").write_text(
             f"# {name}\n\n{what} ({ref}), n = {n}: {passes} passes.\n\n"
             f"**[Open the page]({link})** (one file of {size // 1024} kB). "
-            "Press *run live* to replay the passes on your browser's GPU, point at any cell of the target to see "
-            "what its fragment fetched, and edit the input where the page offers it.\n\n"
-            f'<iframe src="{rel}#live" title="every pass of {name}, n = {n}" '
+            "The page replays the passes on your browser's GPU by itself (WebGL2; else it draws the recorded "
+            "values); point at any cell of the target to see what its fragment fetched, switch to n = 4, 6 or 8 "
+            "and, where the page mirrors every decision the run reads back, to another seed or your own input.\n\n"
+            f'<iframe src="{rel}" title="every pass of {name}, n = {n}" '
             'style="width: 100%; height: 1200px; border: 1px solid #ccc"></iframe>\n', encoding="utf-8")
         rows.append(f"| [{name}]({name}.md) | {what} | {ref} | {passes} | {size // 1024} kB |")
         print(page, f"{passes} passes, {size // 1024} kB")
     (md_dir / "index.md").write_text(
         "# Gallery: every algorithm, live\n\n"
         f"One page per algorithm of `python -m gpgpu.show --list`, at n = {n}, written by `make show-pages`. "
-        "Each page replays the recorded passes in the browser through WebGL2 (see "
+        "Each page replays the recorded passes in the browser through WebGL2 as it opens (see "
         "[Stepping through in the browser](../stepping.md)); where WebGL2 or float render targets are missing "
         "it says so and draws every pass from the values the recorder kept.\n\n"
         "| algorithm | what it shows | paper | passes | page |\n| --- | --- | --- | --- | --- |\n"

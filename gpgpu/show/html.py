@@ -24,12 +24,15 @@ are inline too. It shows
   notes of every cell (:attr:`gpgpu.record.Frame.fetch_texels`);
 * the caption and the legend once, in HTML (the PNG frames are drawn without them where
   :func:`gpgpu.show.render_frames` can leave them out); cells are named ``(col, row)``;
-* live mode (``run live``, or ``#live`` in the address): the browser replays the recorded passes
-  through WebGL2 with float render targets from the data of ``gpgpu.show.live.live_data``
-  (the kernels in GLSL ES 3.00, the vertex buffers, uniforms, textures and uploads), draws the
-  canvas from its own textures, explains any fragment by the recorder's instrumented kernel
-  run on its GPU, and lets the reader edit the input and replay: a refusal (Cholesky's pivot
-  check) is shown at the pass where the run reads it back, in the words of the Python error.
+* live mode (as the page opens, unless ``#static`` is in the address; ``run live`` after
+  ``show the static frames``): the browser replays the recorded passes through WebGL2 with
+  float render targets from the data of ``gpgpu.show.live.live_data`` (the kernels in GLSL ES
+  3.00, the vertex buffers, uniforms, textures and uploads), draws the canvas from its own
+  textures, explains any fragment by the recorder's instrumented kernel run on its GPU, mirrors
+  the host's decisions (Cholesky's pivot check, LU-GPU's pivots and singularity check) from
+  its own textures, and lets the reader edit the input, or switch to another n or seed that
+  the page holds (``gpgpu.show.live.choices``), and replay: a refusal is shown at the pass
+  where the run reads it back, in the words of the Python error.
   Without WebGL2 or EXT_color_buffer_float the page says so and keeps the static frames.
 
 The address may name a pass: ``page.html#pass-6`` opens at pass 6 (the captions count from 1),
@@ -221,13 +224,39 @@ def _css_colour(colour: str) -> str:
         return f"linear-gradient(90deg, {stops})"
 
 
+def _run_data(run: dict, sources: dict, sites: dict) -> dict:
+    """A run the page holds besides its own (:func:`gpgpu.show.live.choices`), for live mode only:
+    each pass's kernel, caption and chosen fragment (its values, notes, uploads and vertices come
+    from the browser's replay and the run's live data), its textures, trace and seeds."""
+    from . import format_trace
+
+    if run["recorder"] is None:
+        return {"n": run["n"], "own": True, "seeds": run["seeds"]}
+    frames = run["recorder"].frames
+    passes = []
+    for f, cap in zip(frames, _captions(frames)):
+        d = _pass_data(f, None, sources)
+        for key in ("fetches", "fetch_count", "vertices", "fragments"):      # the page's script fills them
+            d.pop(key)
+        if d["fragment"]:
+            d["fragment"] = {"x": d["fragment"]["x"], "y": d["fragment"]["y"]}
+        d.update(caption=cap, target_serial=int(f.target_serial), inputs=[[k, int(v)] for k, v in f.input_serials.items()])
+        if d["source"] and f.sites:
+            sites.setdefault(d["source"], [list(x) for x in f.sites])
+        passes.append(d)
+    return {"n": run["n"], "own": False, "seeds": run["seeds"], "passes": passes, "live": run["live"],
+            "textures": _textures(frames), "trace": format_trace(run["recorder"])}
+
+
 def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: str = "",
-         command: str = "", fragment=None, live: dict | None = None) -> str:
+         command: str = "", fragment=None, live: dict | None = None, runs: list | None = None) -> str:
     """The page's text, from the frames (:class:`gpgpu.record.Frame`), each frame's PNG bytes and
     caption (``pngs`` None: a page without the PNG frames, whose canvas draws the recorded
     values), the legend ((colour, name, meaning) rows) and ``fragment``, the (x, y) to explain in
     every pass that shades it (None: each pass's own choice, as in the frames); ``live``: the
-    data of live mode (``gpgpu.show.live.live_data``), or None for a page without it."""
+    data of live mode (``gpgpu.show.live.live_data``), or None for a page without it; ``runs``:
+    the runs the student may switch to in live mode (:func:`gpgpu.show.live.choices`, whose
+    ``shared`` programs are ``live``'s), or None."""
     from ..record import MAX_FETCHES
 
     if pngs is None:
@@ -245,9 +274,10 @@ def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: 
         if d["source"] and frame.sites:
             sites.setdefault(d["source"], [list(x) for x in frame.sites])
         passes.append(d)
+    held = [_run_data(r, sources, sites) for r in runs] if runs and live is not None else None
     data = {"title": title, "passes": passes, "sources": {k: v.split("\n") for k, v in sources.items()},
             "trace": trace, "sites": sites, "textures": _textures(frames), "max_fetches": MAX_FETCHES,
-            "live": live}
+            "live": live, "runs": held}
     blob = json.dumps(data, separators=(",", ":"))
     blob = blob.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # inert inside <script>
     rows = "\n".join(
@@ -261,7 +291,7 @@ def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: 
 
 def write_html(recorder, path, fragment=None, heading: str = "", title: str | None = None,
                subtitle: str = "", command: str = "", progress: bool | None = None, live: bool = True,
-               pictures: bool = True) -> Path:
+               pictures: bool = True, choices: bool = True) -> Path:
     """Write the page of every pass of ``recorder`` (a :class:`gpgpu.record.Recorder`) to
     ``path`` (replaced when it exists) and return its path. ``fragment`` (x, y) is the fragment
     to explain in every pass that shades it (default: each pass's own choice), ``heading`` heads
@@ -270,9 +300,11 @@ def write_html(recorder, path, fragment=None, heading: str = "", title: str | No
     source, ``progress`` a bar on stderr while the frames are drawn (None: where stderr is a
     terminal); ``live``: the page carries the data of its live mode (``gpgpu.show.live``);
     ``pictures``: the PNG frames too (without them the page is a tenth of the size: the canvas
-    draws every pass from the recorded values, and live)."""
+    draws every pass from the recorded values, and live); ``choices``: with ``live``, the page also
+    holds the runs of :func:`gpgpu.show.live.choices` (other orders n, other seeds), which the
+    reader switches to in live mode (the recorder's ``problem`` names the algorithm)."""
     from . import format_trace
-    from .live import live_data
+    from .live import choices as held_runs, live_data
 
     frames = recorder.frames
     if not frames:
@@ -280,9 +312,15 @@ def write_html(recorder, path, fragment=None, heading: str = "", title: str | No
     pngs = _frame_pngs(frames, fragment, heading, progress) if pictures else None
     captions = _captions(frames, heading)
     title = title or (heading.split("\n")[0] if heading else "gpgpu: the passes")
+    problem = getattr(recorder, "problem", None) or {}
+    shared = {"programs": [], "keys": {}}
+    data = live_data(frames, problem, shared) if live else None
+    runs = None
+    if live and choices and problem.get("algorithm"):
+        runs = held_runs(problem["algorithm"], problem["n"], problem.get("seed", 0), frames, problem, shared,
+                         editable=not data["unmirrored"])
     text = page(frames, pngs, captions, _legend(), title, subtitle=subtitle,
-                trace=format_trace(recorder), command=command, fragment=fragment,
-                live=live_data(frames, getattr(recorder, "problem", None)) if live else None)
+                trace=format_trace(recorder), command=command, fragment=fragment, live=data, runs=runs)
     path = Path(path)
     path.write_text(text, encoding="utf-8")
     return path
@@ -311,6 +349,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <input id="slider" type="range" min="1" max="@N@" value="1" step="1" aria-label="pass">
 <span id="counter">pass 1 of @N@</span>
 <button id="live" type="button" title="replay the passes on this browser's GPU (WebGL2)">run live (WebGL2)</button>
+<select id="choice" title="the order n and the seed of the input (the runs this page holds), replayed live" hidden></select>
 </nav>
 <p id="live-status" aria-live="polite"></p>
 <pre id="live-error" hidden></pre>

@@ -35,7 +35,8 @@ import re
 
 import numpy as np
 
-__all__ = ["to_es", "fragment_es", "vertex_es", "uniform_types", "live_data", "decisions", "ES_HEADER"]
+__all__ = ["to_es", "fragment_es", "vertex_es", "uniform_types", "live_data", "decisions", "choices", "ES_HEADER",
+           "CHOICE_N", "CHOICE_SEEDS"]
 
 ES_HEADER = "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n"
 
@@ -123,23 +124,105 @@ def _pass(frame, program, programs, textures) -> dict:
             "snapshot": None if program is not None else _b64(frame.values)}
 
 
+class _Slot(float):
+    """A number that formats as a placeholder (``{pivot}``): the error's own text with a hole where
+    the page writes the value it read back (Python's ``%.3g``, as the error formats it)."""
+
+    def __new__(cls, name: str):
+        self = super().__new__(cls, 1.0)
+        self.name = name
+        return self
+
+    def __format__(self, spec: str) -> str:
+        return "{" + self.name + "}"
+
+
+def _groups(frames, inside) -> list:
+    """(first, last) frame index of each maximal run of consecutive frames for which
+    ``inside(frame)`` holds."""
+    out, start = [], None
+    for i, f in enumerate(frames):
+        if inside(f) and start is None:
+            start = i
+        if start is not None and (i + 1 == len(frames) or not inside(frames[i + 1])):
+            out.append((start, i))
+            start = None
+    return out
+
+
+def _has(frame, name: str) -> bool:
+    return any(c.endswith(name) for c in frame.context)
+
+
+#: The functions whose pivot search the page mirrors (LU-GPU's readback loop, paper 004; its
+#: blocked form permutes rows by a host-made table instead, which is not mirrored).
+_PIVOTING = ("gpgpu.lu._factor", "gpgpu.lu.gauss_jordan")
+
+
+def _mirrored_lu(f) -> bool:
+    return any(c in _PIVOTING for c in f.context) and not any(c.startswith("gpgpu.blocked") for c in f.context)
+
+
+def _pivot_decisions(frames, problem: dict) -> list:
+    """LU-GPU's host decisions (paper 004, :func:`gpgpu.lu._factor`, :func:`gpgpu.lu.gauss_jordan`):
+    the threshold n u max|A| from the abs-max reduction's texel (0, 0), and at every step k the
+    pivot (value, col, row) from texel (0, 0) of the argmax's last pass: not above the threshold,
+    the run stops with the words of :class:`gpgpu.errors.SingularMatrixError`; else rows k and p
+    (and, full pivoting, columns k and q) are swapped by two passes of two lines each
+    (:func:`gpgpu.dense_common.swap_lines`), which the page draws itself where its pivot differs
+    from the recorded one (``skip``: how many recorded swap passes follow)."""
+    from ..errors import SingularMatrixError
+
+    out = []
+    for a, b in _groups(frames, lambda f: _mirrored_lu(f) and _has(f, ".singular_threshold")):
+        out.append({"after": b, "kind": "threshold", "texture": frames[b].target_serial,
+                    "order": int(frames[a].inputs["S"].shape[0])})
+    searches = _groups(frames, lambda f: _mirrored_lu(f) and _has(f, ".argmax_region"))
+    copy = next((f for f in frames if f.kernel == "copy" and f.file == "copy.frag" and _mirrored_lu(f)), None)
+    for k, (a, b) in enumerate(searches):
+        f = frames[b]
+        gj = any(c == "gpgpu.lu.gauss_jordan" for c in f.context)
+        S = frames[a].input_serials["S"]
+        rows, length = (int(v) for v in frames[a].inputs["S"].shape[:2])
+        skip = 0
+        while b + 1 + skip < len(frames) and _has(frames[b + 1 + skip], ".swap_lines"):
+            skip += 1
+        after = frames[b + 1 + skip] if b + 1 + skip < len(frames) else None
+        T = after.target_serial if after is not None else None
+        pivoting = "partial" if gj else (problem or {}).get("pivoting", "partial")
+        what = f"Gauss-Jordan elimination of the {rows} x {rows} matrix" if gj else None
+        value, q, p = (float(v) for v in f.values[0, 0, :3])
+        out.append({"after": b, "kind": "pivot", "texture": f.target_serial, "step": k, "order": rows,
+                    "length": length, "pivoting": pivoting, "S": S, "T": T, "skip": skip,
+                    "recorded": [int(p), int(q)], "copy": copy.index if copy is not None else None,
+                    "messages": {"zero": str(SingularMatrixError(k, rows, pivoting, 0.0, 1.0, what)),
+                                 "small": str(SingularMatrixError(k, rows, pivoting, _Slot("pivot"),
+                                                                  _Slot("threshold"), what))}})
+    return out
+
+
 def decisions(frames, problem: dict | None) -> list:
     """The host's data-dependent decisions that the page mirrors from its own textures: a list of
-    ``{"after": pass index (from 0), "kind", "texture", "messages"}``. Mirrored: Cholesky's pivot
-    check (:func:`gpgpu.dense_common.first_bad_pivot`): after the min reduction of the pivot flags,
-    texel (0, 0) read back; at most 1e38 means pivot k = int(value) failed, and the run stops
-    with ``messages[k]``, the text of :class:`gpgpu.errors.NotPositiveDefiniteError` (k, m)."""
+    ``{"after": pass index (from 0), "kind", "texture", ...}`` in pass order. Mirrored:
+
+    * ``pivot_flags``, Cholesky's pivot check (:func:`gpgpu.dense_common.first_bad_pivot`): after
+      the min reduction of the pivot flags, texel (0, 0) read back; at most 1e38 means pivot
+      k = int(value) failed, and the run stops with ``messages[k]``, the text of
+      :class:`gpgpu.errors.NotPositiveDefiniteError` (k, m);
+    * ``threshold`` and ``pivot``, LU-GPU's pivot search and singularity check
+      (:func:`_pivot_decisions`)."""
     from ..errors import NotPositiveDefiniteError
 
     out = []
     m = (problem or {}).get("m")
     for i, f in enumerate(frames):
-        inside = any(c.endswith(".first_bad_pivot") for c in f.context)
-        last = i + 1 == len(frames) or not any(c.endswith(".first_bad_pivot") for c in frames[i + 1].context)
+        inside = _has(f, ".first_bad_pivot")
+        last = i + 1 == len(frames) or not _has(frames[i + 1], ".first_bad_pivot")
         if inside and last and f.kernel == "min_reduction" and m:
             out.append({"after": i, "kind": "pivot_flags", "texture": f.target_serial,
                         "messages": [str(NotPositiveDefiniteError(k, m)) for k in range(m)]})
-    return out
+    out += _pivot_decisions(frames, problem)
+    return sorted(out, key=lambda d: d["after"])
 
 
 #: Host decisions that an edited input would change but that the page replays as recorded, by the
@@ -155,9 +238,12 @@ UNMIRRORED = {
 
 def unmirrored(frames) -> list:
     """What the run decides from values read back that the page does not mirror (see
-    :data:`UNMIRRORED`), one sentence each."""
+    :data:`UNMIRRORED`; LU-GPU's own pivot search is mirrored, :func:`_pivot_decisions`), one
+    sentence each."""
     said = []
     for f in frames:
+        if _mirrored_lu(f):
+            continue
         for c in f.context:
             why = UNMIRRORED.get(c.rsplit(".", 1)[-1])
             if why and why not in said:
@@ -165,12 +251,15 @@ def unmirrored(frames) -> list:
     return said
 
 
-def live_data(frames, problem: dict | None = None) -> dict:
+def live_data(frames, problem: dict | None = None, shared: dict | None = None) -> dict:
     """What the page's live mode replays: ``programs`` (the ES texts, see the module docstring),
     ``textures`` (serial -> rows, cols, components), ``passes`` (one per frame), ``decisions``
-    and ``unmirrored`` (see :func:`decisions`, :func:`unmirrored`), and ``input``: the serial
-    of the texture the student may edit (the first the host uploaded) or None."""
-    programs, keys, textures, passes = [], {}, {}, []
+    and ``unmirrored`` (see :func:`decisions`, :func:`unmirrored`), and ``input``: the texture the
+    student may edit (the first the host uploaded; ``exponent`` e: it holds 2^e A, ``even``: e is
+    kept even, as Cholesky scales) or None. ``shared``: a ``{"programs": [], "keys": {}}`` that
+    several runs of one page fill together (their ``programs`` are its list)."""
+    shared = {"programs": [], "keys": {}} if shared is None else shared
+    programs, keys, textures, passes = shared["programs"], shared["keys"], {}, []
     for f in frames:
         program = _program(f, programs, keys)
         passes.append(_pass(f, program, programs, textures))
@@ -178,7 +267,63 @@ def live_data(frames, problem: dict | None = None) -> dict:
     editable = None
     if first is not None:
         rows, cols, comps = textures[first]
+        problem = problem or {}
         editable = {"texture": first, "rows": rows, "cols": cols, "components": comps,
-                    "what": (problem or {}).get("input", "the input texture as uploaded")}
+                    "what": problem.get("input", "the input texture as uploaded"),
+                    "exponent": int(problem.get("exponent", 0)), "even": bool(problem.get("even", False))}
     return {"programs": programs, "textures": {str(k): v for k, v in textures.items()}, "passes": passes,
             "decisions": decisions(frames, problem), "unmirrored": unmirrored(frames), "input": editable}
+
+
+#: What a page holds besides its own run, for the student to switch to: these orders n (each a
+#: recording of its own, live only) and these seeds (each the first upload of the input texture,
+#: replayed through the same passes and mirrored decisions: offered where the page mirrors every
+#: decision of the run).
+CHOICE_N = (4, 6, 8)
+CHOICE_SEEDS = (0, 1, 2)
+
+
+def _first_uploads(frames) -> dict:
+    """serial -> the first contents the host gave each texture that a pass reads."""
+    out = {}
+    for f in frames:
+        read = set(f.input_serials.values())
+        for serial, values in f.uploads.items():
+            if serial in read and serial not in out:
+                out[serial] = values
+    return out
+
+
+def _seed_data(frames, problem, other) -> dict:
+    """A held seed of a run whose frames are ``frames``: the seed run's (``other``, a Recorder)
+    first uploads that differ from the run's (the input matrix; Gauss-Jordan's B too), base64
+    float32, and the exponent of its input (see :func:`live_data`)."""
+    mine, theirs = _first_uploads(frames), _first_uploads(other.frames)
+    ups = [[s, _b64(v)] for s, v in sorted(theirs.items())
+           if s not in mine or mine[s].shape != v.shape or mine[s].tobytes() != v.tobytes()]
+    return {"seed": other.problem["seed"], "uploads": ups, "exponent": int(other.problem.get("exponent", 0))}
+
+
+def choices(algorithm: str, n: int, seed: int, frames, problem: dict, shared: dict, editable: bool,
+            ns=CHOICE_N, seeds=CHOICE_SEEDS) -> list:
+    """The runs a page of ``algorithm`` at (n, seed), whose recorded ``frames`` and ``problem``
+    it shows, holds (see :data:`CHOICE_N`): one ``{"n", "seed", "recorder", "live", "seeds"}`` per
+    order of ``ns`` and n itself, in increasing n; ``recorder`` and ``live`` are None for the
+    page's own run (n); ``seeds``: the held seeds (``seeds`` and ``seed``, see :func:`_seed_data`)
+    where the page mirrors every decision of the run (``editable``), else ``seed`` alone."""
+    from .algorithms import run
+
+    out = []
+    for m in sorted(set(ns) | {n}):
+        rec = None if m == n else run(algorithm, m, seed)
+        live = None
+        if rec is not None:
+            live = live_data(rec.frames, rec.problem, shared)
+            live.pop("programs")
+        own, own_problem = (frames, problem) if rec is None else (rec.frames, rec.problem)
+        held = []
+        for s in sorted(set(seeds) | {seed}) if editable else [seed]:
+            held.append({"seed": seed, "uploads": [], "exponent": int(own_problem.get("exponent", 0))}
+                        if s == seed else _seed_data(own, own_problem, run(algorithm, m, s)))
+        out.append({"n": m, "seed": seed, "recorder": rec, "live": live, "seeds": held})
+    return out

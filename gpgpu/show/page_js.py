@@ -9,23 +9,27 @@ as arrows to the texels and as the kernel's lines highlighted. In the static pag
 and the per-fragment notes are the recorder's; in live mode (the button, or ``#live`` in the
 address) the browser replays the recorded passes through WebGL2 with float render targets
 (:mod:`gpgpu.show.live`), draws the canvas from its own textures, explains a fragment from the
-recorder's instrumented kernel run on its own GPU, and lets the reader edit the input and replay.
-Where WebGL2 or EXT_color_buffer_float is missing it says so and keeps the static frames.
+recorder's instrumented kernel run on its own GPU, mirrors the host's decisions from its own
+textures (drawing LU's row and column swaps itself where its pivot moves), and lets the reader
+edit the input or switch to a held n or seed and replay. Live mode starts as the page opens
+unless the address has ``#static``. Where WebGL2 or EXT_color_buffer_float is missing it says so
+and keeps the static frames.
 
 ``window.gpgpuPage`` is the page's interface for tests: ``show(k)``, ``fragment(x, y)`` (the
-explanation shown), ``live`` (``start()``, ``replay()``, ``edit(row, col, value)``, ``state``,
-``error``, ``values()``: each pass's target after it, base64 float32).
+explanation shown), ``choose(n, seed)`` and ``choices()`` (the held runs), ``live``
+(``replay()``, ``edit(row, col, value)``, ``state``, ``error``, ``choice()``, ``values()``: the
+target after each pass the browser ran, base64 float32).
 """
 
 PAGE_JS = r"""
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("gpgpu-data").textContent);
-  var passes = data.passes, n = passes.length, current = 0, timer = null;
+  var passes = data.passes, n = passes.length, current = 0, timer = null, textures = data.textures;
   var $ = function (id) { return document.getElementById(id); };
   var img = $("frame"), caption = $("caption"), slider = $("slider"), counter = $("counter");
   var playButton = $("play");
-  var pinned = null, hovered = null, liveOn = false;
+  var pinned = null, hovered = null, liveOn = false, staticChosen = false;
   $("trace-text").textContent = data.trace;
 
   function el(tag, cls, text) {
@@ -46,36 +50,50 @@ PAGE_JS = r"""
     for (var i = 0; i < u.length; i += 8192) s += String.fromCharCode.apply(null, u.subarray(i, i + 8192));
     return btoa(s);
   }
-  // Python's "%g" (6 significant digits), as gpgpu.show writes coordinates
-  function g(v) {
+  // Python's "%g" (6 significant digits, or digits), as gpgpu.show writes coordinates
+  function g(v, digits) {
+    var P = digits || 6;
     if (isNaN(v)) return "nan";
     if (!isFinite(v)) return v > 0 ? "inf" : "-inf";
     if (v === 0) return (1 / v < 0) ? "-0" : "0";
-    var s = v.toExponential(5), parts = s.split("e"), exp = parseInt(parts[1], 10);
+    var s = v.toExponential(P - 1), parts = s.split("e"), exp = parseInt(parts[1], 10);
     var strip = function (t) { return t.indexOf(".") >= 0 ? t.replace(/0+$/, "").replace(/\.$/, "") : t; };
-    if (exp < -4 || exp >= 6) {
+    if (exp < -4 || exp >= P) {
       var a = Math.abs(exp);
       return strip(parts[0]) + "e" + (exp < 0 ? "-" : "+") + (a < 10 ? "0" : "") + a;
     }
-    return strip(v.toFixed(5 - exp));
+    return strip(v.toFixed(P - 1 - exp));
   }
   function xy(t) {
-    var c = Array.prototype.map.call(t, g);
+    var c = Array.prototype.map.call(t, function (v) { return g(v); });
     if (c.length === 3 && c[2] === "0") c = c.slice(0, 2);
     return "(" + c.join(", ") + ")";
   }
-  function shape(serial) { return data.textures[String(serial)]; }
+  function shape(serial) { return textures[String(serial)]; }
+  // the page's passes: the recorded ones, or in live mode those the browser ran (usePasses)
+  function usePasses(list) {
+    passes = list; n = list.length;
+    slider.max = String(n);
+  }
+  // a vertex buffer (V.xy, T0.xyz, T1.xyz per vertex, float32) as the vertex list shows it
+  function vertsOf(a) {
+    var out = [];
+    for (var i = 0; i + 7 < a.length; i += 8) out.push([[a[i], a[i + 1]], [a[i + 2], a[i + 3], a[i + 4]], [a[i + 5], a[i + 6], a[i + 7]]]);
+    return out;
+  }
 
   // ------------------------------------------------------------------ the values of every pass
   // values[k]: the target after pass k; inputs[k]: [sampler, serial, values] as pass k read them.
-  function walk(valuesOf, edited) {
+  // list: the page's passes; base: serial -> the values of a texture's first upload, where the
+  // student chose them (a seed, an edit) instead of the recorded ones
+  function walk(list, valuesOf, base) {
     var known = {}, out = [], seen = {};
-    for (var k = 0; k < n; k++) {
-      var p = passes[k];
+    for (var k = 0; k < list.length; k++) {
+      var p = list[k];
       p.uploads.forEach(function (u) {
         var first = !seen[u[0]];
         seen[u[0]] = true;
-        known[u[0]] = (edited && first && edited.serial === u[0]) ? edited.values : f32(u[1]);
+        known[u[0]] = (first && base[u[0]]) ? base[u[0]] : f32(u[1]);
       });
       var v = valuesOf(k);
       if (v === null) { out.push(null); continue; }
@@ -84,7 +102,7 @@ PAGE_JS = r"""
     }
     return out;
   }
-  var recorded = walk(function (k) { return f32(passes[k].values); }, null);
+  var recorded = walk(passes, function (k) { return f32(passes[k].values); }, {});
   var recordedNotes = passes.map(function (p) {
     if (!p.notes) return null;
     var t = p.target[0] * p.target[1];
@@ -339,9 +357,10 @@ PAGE_JS = r"""
 
   // ------------------------------------------------------------------ live: the passes on this GPU
   var live = (function () {
-    var L = data.live, api = {state: "off", error: null, why: null, edits: {}, results: null, seconds: 0};
+    var L = data.live, pages = data.passes;
+    var api = {state: "off", error: null, why: null, edits: {}, results: null, seconds: 0, exponent: 0};
     if (!L) { api.why = "this page carries no live data (written with --no-live)"; return api; }
-    var gl = null, progs = {}, tex = {}, fbos = {}, vbo = null, notesCache = {}, views = null;
+    var gl = null, progs = {}, tex = {}, vbo = null, notesCache = {}, views = null;
     api.init = function () {
       if (gl) return true;
       var c = document.createElement("canvas");
@@ -434,8 +453,7 @@ PAGE_JS = r"""
       else if (t === "ivec4") gl.uniform4i(loc, v[0], v[1], v[2], v[3]);
       else throw new Error("uniform " + name + " of type " + t + " is not handled");
     }
-    function draw(k, prog, out, store, extra) {
-      var q = L.passes[k];
+    function draw(q, prog, out, store, extra) {
       gl.useProgram(prog.pr);
       target(out);
       gl.bindVertexArray(prog.vao);
@@ -458,38 +476,144 @@ PAGE_JS = r"""
       q.inputs.forEach(function (inp, unit) { gl.activeTexture(gl.TEXTURE0 + unit); gl.bindTexture(gl.TEXTURE_2D, null); });
       gl.bindVertexArray(null);
     }
-    function decide(k, values) {
-      var d = L.decisions.filter(function (d) { return d.after === k; });
-      for (var i = 0; i < d.length; i++) {
-        var v = values[0];
-        if (d[i].kind === "pivot_flags" && !(v > 1e38)) {
-          var j = Math.trunc(v);
-          return {pass: k, message: d[i].messages[j] || ("pivot flag " + v), step: j};
-        }
-      }
-      return null;
+    // ---- the host's decisions, from this browser's textures (gpgpu.show.live.decisions)
+    // Python's power_of_two_exponent: the e with 2^e amax in [0.5, 1) ([0.5, 2) and e even)
+    function exponentOf(amax, even) {
+      if (!(amax > 0)) return 0;
+      var E = Math.floor(Math.log2(amax)) + 1;
+      while (amax * Math.pow(2, -E) >= 1) E++;
+      while (amax * Math.pow(2, -E) < 0.5) E--;
+      var e = -E;
+      return (even && e % 2 !== 0) ? e + 1 : e;
     }
+    function singular(d, value, threshold) {          // SingularMatrixError's words, in A's units
+      var u = Math.pow(2, -api.exponent), piv = value * u, thr = threshold * u;
+      return (piv !== 0 && thr !== 0) ? d.messages.small.replace("{pivot}", g(piv, 3)).replace("{threshold}", g(thr, 3))
+        : d.messages.zero;
+    }
+    // swap_lines (gpgpu.dense_common): rows (columns) a and b as two lines into T, each reading the
+    // other's texels in S, then both copied back into S; a line of Line.row(i, 0, len) runs from
+    // (0.5, i + 0.5) to (len + 0.5, i + 0.5), T0 the other line's texels (or WPOS), T1 zero
+    function lineVerts(i, len, axis, src) {
+      var out = [];
+      [0, len].forEach(function (e) {
+        var x = axis === "row" ? e + 0.5 : i + 0.5, y = axis === "row" ? i + 0.5 : e + 0.5;
+        var t = src === null ? [x, y] : (axis === "row" ? [x, src + 0.5] : [src + 0.5, y]);
+        out.push(x, y, t[0], t[1], 0, 0, 0, 0);
+      });
+      return out;
+    }
+    function swapPair(d, a, b, axis, value, at) {
+      var len = axis === "row" ? d.length : d.order, q0 = L.passes[d.copy], p0 = pages[d.copy];
+      var first = lineVerts(a, len, axis, b).concat(lineVerts(b, len, axis, a));
+      var back = lineVerts(a, len, axis, null).concat(lineVerts(b, len, axis, null));
+      return [[first, d.T, d.S, false], [back, d.S, d.T, true]].map(function (w) {
+        var v = new Float32Array(w[0]), s = shape(w[1]);
+        var q = {program: q0.program, mode: 1, count: 4, vertices: b64(v), target: w[1], inputs: [["A", w[2]]],
+                 uniforms: [], uploads: [], blend: false, snapshot: null};
+        var p = {kernel: p0.kernel, file: p0.file, doc: p0.doc, source: p0.source, site_lines: p0.site_lines,
+                 primitive: "line", vertices: 4, fragments: 2 * len, target: [s[0], s[1]], recorded: true,
+                 fragment: axis === "row" ? {x: Math.floor(len / 2), y: a} : {x: a, y: Math.floor(len / 2)},
+                 fetches: [], fetch_count: 0, png: null, values: null, notes: null, generated: true,
+                 verts: vertsOf(v), target_serial: w[1], inputs: [["A", w[2]]], uploads: [],
+                 caption: (w[3] ? "the " + axis + " swap of step k = " + d.step + ", copied back: " + axis + "s " + a +
+                   " and " + b + " of T into S (two lines, T0 = WPOS)" :
+                   "the " + axis + " swap of step k = " + d.step + ": " + axis + "s " + a + " and " + b +
+                   " exchanged, two lines into T, each reading the other's texels in S") +
+                   ".\nThis browser chose the pivot from its own textures: |pivot| = " + g(value) + " at (col, row) (" +
+                   at[0] + ", " + at[1] + "); the recorded run chose (" + d.recorded[1] + ", " + d.recorded[0] +
+                   "), so the page draws this swap itself (as gpgpu.dense_common.swap_lines draws it)."};
+        return {q: q, p: p};
+      });
+    }
+    // the decisions after a pass that left values v: null, or {error}, or {swaps, skip}
+    function decide(d, v, state) {
+      if (d.kind === "pivot_flags") {
+        if (v[0] > 1e38) return null;
+        var j = Math.trunc(v[0]);
+        return {error: {message: d.messages[j] || ("pivot flag " + v[0]), step: j}};
+      }
+      if (d.kind === "threshold") { state.threshold = d.order * Math.pow(2, -24) * v[0]; return null; }
+      if (d.kind !== "pivot") return null;
+      var value = v[0], q = Math.trunc(v[1]), p = Math.trunc(v[2]), t = state.threshold === null ? 0 : state.threshold;
+      if (!(value > t)) return {error: {message: singular(d, value, t), step: d.step}};
+      if (p === d.recorded[0] && (d.pivoting !== "full" || q === d.recorded[1])) return null;   // as recorded
+      var out = [];
+      if (p !== d.step) out = out.concat(swapPair(d, d.step, p, "row", value, [q, p]));
+      if (d.pivoting === "full" && q !== d.step) out = out.concat(swapPair(d, d.step, q, "column", value, [q, p]));
+      return {swaps: out, skip: d.skip};
+    }
+    // the first uploads the student chose (a seed, edits), serial -> values; sets api.exponent
+    api.baseUploads = function () {
+      var out = {}, I = L.input, sd = api.seed;
+      (sd ? sd.uploads : []).forEach(function (u) { out[u[0]] = f32(u[1]); });
+      api.exponent = sd ? sd.exponent : (I ? I.exponent : 0);
+      var keys = Object.keys(api.edits);
+      if (!I || !keys.length) return out;
+      var v = new Float32Array(out[I.texture] || api.firstInput()), amax = 0;
+      keys.forEach(function (key) { v[parseInt(key, 10)] = api.edits[key]; });
+      for (var i = 0; i < v.length; i++) amax = Math.max(amax, Math.abs(v[i]));
+      var e = exponentOf(amax, I.even);               // uploaded as Python uploads the edited matrix
+      if (e) for (i = 0; i < v.length; i++) v[i] = v[i] * Math.pow(2, e);
+      api.exponent += e;
+      out[I.texture] = v;
+      return out;
+    };
+    api.firstInput = function () {                     // the input texture's values before any edit
+      var I = L.input, sd = api.seed, first = null;
+      (sd ? sd.uploads : []).forEach(function (u) { if (u[0] === I.texture) first = f32(u[1]); });
+      for (var k = 0; k < L.passes.length && first === null; k++)
+        L.passes[k].uploads.forEach(function (u) { if (u[0] === I.texture && first === null) first = f32(u[1]); });
+      return first;
+    };
     api.replay = function () {
       if (!api.init()) { api.state = "unavailable"; return false; }
-      var t0 = performance.now(), results = [], seen = {}, firstBad = null;
+      var t0 = performance.now(), results = [], ran = [], done = [], seen = {}, firstBad = null;
+      var state = {threshold: null}, after = {}, taken = {};
       api.error = null; notesCache = {};
-      var edited = api.editedInput();
+      L.decisions.forEach(function (d) { (after[d.after] = after[d.after] || []).push(d); });
+      var base = api.baseUploads();
+      function put(u) {
+        var s = shape(u[0]), t = texture(tex, u[0], s[0], s[1], s[2]), first = !seen[u[0]];
+        seen[u[0]] = true;
+        upload(t, (first && base[u[0]]) ? base[u[0]] : f32(u[1]));
+      }
+      // the host's uploads before recorded pass j (those not already given to a drawn swap)
+      function uploadsOf(j) { L.passes[j].uploads.forEach(function (u) { if (!taken[j + ":" + u[0]]) put(u); }); }
+      // a texture that a swap the page draws uses before its recorded first upload gets it now
+      function early(serial, from) {
+        if (seen[serial]) return;
+        for (var j = from; j < L.passes.length; j++) {
+          var u = L.passes[j].uploads.filter(function (w) { return w[0] === serial; })[0];
+          if (u) { put(u); taken[j + ":" + serial] = true; return; }
+        }
+      }
+      function exec(q, p, j) {
+        if (j !== undefined) uploadsOf(j);
+        var s = shape(p.target_serial), out = texture(tex, p.target_serial, s[0], s[1], s[2]);
+        if (q.program === null) upload(out, f32(q.snapshot));
+        else draw(q, program(q.program, false), out, tex, null);
+        var v = read(out);
+        results.push(v); ran.push(q); done.push(p);
+        if (firstBad === null) for (var i = 0; i < v.length; i++) if (!isFinite(v[i])) { firstBad = results.length - 1; break; }
+        return v;
+      }
       try {
-        for (var k = 0; k < n; k++) {
-          var q = L.passes[k], p = passes[k];
-          p.uploads.forEach(function (u) {
-            var s = shape(u[0]), t = texture(tex, u[0], s[0], s[1], s[2]), first = !seen[u[0]];
-            seen[u[0]] = true;
-            upload(t, (edited && first && edited.serial === u[0]) ? edited.values : f32(u[1]));
+        for (var k = 0; k < L.passes.length && !api.error; k++) {
+          var v = exec(L.passes[k], pages[k], k);
+          (after[k] || []).forEach(function (d) {
+            if (api.error) return;
+            var r = decide(d, v, state);
+            if (!r) return;
+            if (r.error) { api.error = Object.assign({pass: results.length - 1}, r.error); return; }
+            for (var j = k + 1; j <= k + r.skip; j++) uploadsOf(j);        // the recorded swaps, not drawn
+            r.swaps.forEach(function (w) {
+              w.q.inputs.forEach(function (inp) { early(inp[1], k + 1); });
+              early(w.q.target, k + 1);
+              exec(w.q, w.p);
+            });
+            k += r.skip;
           });
-          var s = shape(p.target_serial), out = texture(tex, p.target_serial, s[0], s[1], s[2]);
-          if (q.program === null) upload(out, f32(q.snapshot));
-          else draw(k, program(q.program, false), out, tex, null);
-          var v = read(out);
-          results.push(v);
-          if (firstBad === null) for (var i = 0; i < v.length; i++) if (!isFinite(v[i])) { firstBad = k; break; }
-          var e = decide(k, v);
-          if (e) { api.error = e; break; }
         }
         var err = gl.getError();
         if (err !== gl.NO_ERROR) throw new Error("WebGL error " + err + " during the replay");
@@ -497,20 +621,21 @@ PAGE_JS = r"""
         api.state = "failed"; api.why = String(ex.message || ex); console.error("live replay: " + api.why);
         return false;
       }
-      while (results.length < n) results.push(null);
-      api.results = results; api.firstNonFinite = firstBad;
+      api.results = results; api.ran = ran; api.pages = done; api.firstNonFinite = firstBad;
       api.seconds = (performance.now() - t0) / 1000;
-      views = walk(function (k) { return results[k]; }, edited);
+      views = walk(done, function (k) { return results[k]; }, base);
       api.state = "done";
       return true;
     };
+    // whether the replay is the recorded run (its own n, seed and input): then it is compared with it
+    api.asRecorded = function () { return api.run === api.ownRun && !api.seed && !Object.keys(api.edits).length; };
     api.view = function (k) { return views ? views[k] : null; };
     api.values = function () { return (api.results || []).map(function (v) { return v ? b64(v) : null; }); };
     // the recorder's instrumented kernel on this GPU: 7 passes of one RGBA target, one vector each
     api.notes = function (k) {
       if (k in notesCache) return notesCache[k];
-      var q = L.passes[k], p = passes[k], view = views && views[k];
-      if (!view || q.program === null || !L.programs[q.program].inst) return (notesCache[k] = null);
+      var q = api.ran && api.ran[k], p = api.pages && api.pages[k], view = views && views[k];
+      if (!q || !view || q.program === null || !L.programs[q.program].inst) return (notesCache[k] = null);
       var store = {}, rows = p.target[0], cols = p.target[1], M = data.max_fetches;
       view.inputs.forEach(function (inp) {
         var s = shape(inp[1]);
@@ -520,7 +645,7 @@ PAGE_JS = r"""
       for (var slot = 0; slot < 2 + M; slot++) {
         target(scratch);
         gl.clearColor(0, 0, 0, 0); gl.clear(gl.COLOR_BUFFER_BIT);
-        draw(k, prog, scratch, store, function (pr) { gl.uniform1i(gl.getUniformLocation(pr, "_rec_slot"), slot); });
+        draw(q, prog, scratch, store, function (pr) { gl.uniform1i(gl.getUniformLocation(pr, "_rec_slot"), slot); });
         slots.push(read(scratch));
       }
       [scratch].concat(Object.keys(store).map(function (s) { return store[s]; })).forEach(function (t) {
@@ -543,22 +668,48 @@ PAGE_JS = r"""
       }
       return (notesCache[k] = out);
     };
-    // the student's input: the first texture the host uploads, edited cell by cell
-    api.editedInput = function () {
-      var I = L.input, keys = Object.keys(api.edits);
-      if (!I || !keys.length) return null;
-      var first = null;
-      for (var k = 0; k < n && first === null; k++)
-        passes[k].uploads.forEach(function (u) { if (u[0] === I.texture && first === null) first = f32(u[1]); });
-      var v = new Float32Array(first);
-      keys.forEach(function (key) { v[parseInt(key, 10)] = api.edits[key]; });
-      return {serial: I.texture, values: v};
-    };
     api.edit = function (row, col, value) {
       var I = L.input;
       if (!I) throw new Error("this run has no input texture to edit");
       if (row < 0 || col < 0 || row >= I.rows || col >= I.cols) throw new Error("no cell (" + col + ", " + row + ")");
       api.edits[String((row * I.cols + col) * I.components)] = Number(value);
+    };
+    // the runs the page holds (data.runs: an order n each, with its seeds): run r, seed index s
+    api.ownRun = 0; api.run = 0; api.seed = null; api.ownSeed = 0; api.seedIndex = 0;
+    (data.runs || []).forEach(function (R, r) {
+      if (R.own) {
+        api.ownRun = api.run = r;
+        R.seeds.forEach(function (sd, s) { if (!sd.uploads.length) api.ownSeed = api.seedIndex = s; });
+        return;
+      }
+      R.passes.forEach(function (p, k) {
+        var q = R.live.passes[k];
+        p.uploads = q.uploads; p.verts = vertsOf(f32(q.vertices)); p.vertices = p.verts.length;
+        p.png = p.values = p.notes = null; p.fetches = []; p.fetch_count = 0;
+      });
+    });
+    api.choose = function (r, s) {
+      var R = data.runs[r];
+      if (!R) throw new Error("the page holds no run " + r);
+      if (!R.seeds[s]) throw new Error("the page holds no seed " + s + " for n = " + R.n);
+      if (r !== api.run && gl) {                      // another run's textures: serials name other shapes
+        Object.keys(tex).forEach(function (k) { if (tex[k].fbo) gl.deleteFramebuffer(tex[k].fbo); gl.deleteTexture(tex[k]); });
+        tex = {};
+      }
+      api.run = r;
+      L = R.own ? data.live : Object.assign({}, R.live, {programs: data.live.programs});
+      pages = R.own ? data.passes : R.passes;
+      textures = R.own ? data.textures : R.textures;
+      api.seed = R.seeds[s].uploads.length ? R.seeds[s] : null;
+      api.seedIndex = s;
+      api.edits = {}; views = null; api.results = null;
+      $("trace-text").textContent = R.own ? data.trace : R.trace;
+    };
+    api.input = function () { return L.input; };
+    api.unmirrored = function () { return L.unmirrored; };
+    api.choice = function () {
+      var R = (data.runs || [])[api.run];
+      return R ? {n: R.n, seed: R.seeds[api.seedIndex || 0].seed} : null;
     };
     return api;
   })();
@@ -582,7 +733,8 @@ PAGE_JS = r"""
     }).join("\n");
     drawPass(current);
     if (history.replaceState) {
-      try { history.replaceState(null, "", "#pass-" + (current + 1) + (liveOn ? "&live" : "")); } catch (e) { /* file: */ }
+      try { history.replaceState(null, "", "#pass-" + (current + 1) + (liveOn ? "&live" : staticChosen ? "&static" : "")); }
+      catch (e) { /* file: */ }
     }
   }
 
@@ -604,9 +756,9 @@ PAGE_JS = r"""
     var s = $("live-status"), e = $("live-error");
     e.textContent = ""; e.hidden = true;
     if (live.state === "done") {
-      var worst = 0;
+      var worst = 0, same = live.asRecorded(), ch = live.choice();
       live.results.forEach(function (v, k) {
-        if (!v || Object.keys(live.edits).length) return;
+        if (!same || !v) return;
         var r = recorded[k].values;
         for (var i = 0; i < v.length; i++) {
           if (isNaN(v[i]) && isNaN(r[i])) continue;
@@ -614,40 +766,54 @@ PAGE_JS = r"""
           if (!(d <= worst)) worst = d;
         }
       });
-      var ran = live.results.filter(function (v) { return v; }).length;
-      s.textContent = "Live: " + ran + " of " + n + " passes replayed through WebGL2 on " + (live.renderer || "this GPU") +
-        " in " + live.seconds.toFixed(3) + " s; each frame is drawn from this browser's textures" +
-        (Object.keys(live.edits).length ? ", with the edited input." :
-         "; largest difference from the Python run: " + worst.toExponential(2) + " (relative to max(1, |value|)).");
+      s.textContent = "Live: " + live.results.length + " passes replayed through WebGL2 on " + (live.renderer || "this GPU") +
+        " in " + live.seconds.toFixed(3) + " s" + (ch ? " (n = " + ch.n + ", seed " + ch.seed + ")" : "") +
+        "; each frame is drawn from this browser's textures" +
+        (same ? "; largest difference from the Python run: " + worst.toExponential(2) + " (relative to max(1, |value|))." :
+         Object.keys(live.edits).length ? ", with the edited input." : ", with the chosen input.");
       if (live.error) {
         e.hidden = false;
-        e.textContent = "The run stops at pass " + (live.error.pass + 1) + " (" + passes[live.error.pass].kernel +
+        e.textContent = "The run stops at pass " + (live.error.pass + 1) + " (" + live.pages[live.error.pass].kernel +
           ", its value read back by the host): " + live.error.message +
           (live.firstNonFinite !== null ? "\nThe first NaN or infinity appears at pass " + (live.firstNonFinite + 1) +
-           " (" + passes[live.firstNonFinite].kernel + ")." : "");
+           " (" + live.pages[live.firstNonFinite].kernel + ")." : "");
       }
     } else {
       s.textContent = "Live mode is not available here: " + live.why + ". The page shows the static frames drawn by Python" +
-        (passes[0].png ? "." : ": each pass drawn from the values the recorder kept.");
+        (data.passes[0].png ? "." : ": each pass drawn from the values the recorder kept.");
     }
   }
+  function buildChoice() {                                 // the held orders n and seeds
+    var box = $("choice");
+    box.textContent = "";
+    if (!data.runs || !liveOn) { box.hidden = true; return; }
+    box.hidden = false;
+    data.runs.forEach(function (R, r) {
+      R.seeds.forEach(function (sd, s) {
+        var o = el("option", null, "n = " + R.n + ", seed " + sd.seed);
+        o.value = r + ":" + s;
+        if (r === live.run && s === live.seedIndex) o.selected = true;
+        box.appendChild(o);
+      });
+    });
+  }
   function buildEditor() {
-    var box = $("editor"), I = data.live && data.live.input;
+    var box = $("editor"), I = data.live && live.input();
     box.textContent = "";
     if (!I || !liveOn) { box.hidden = true; return; }
     box.hidden = false;
     box.appendChild(el("h2", null, "The input: edit and replay"));
-    if (data.live.unmirrored.length) {
-      box.appendChild(el("p", null, "This run also decides from values it reads back (" + data.live.unmirrored.join("; ") +
+    if (live.unmirrored().length) {
+      box.appendChild(el("p", null, "This run also decides from values it reads back (" + live.unmirrored().join("; ") +
         "), which the page replays as recorded rather than recomputing them, so an edited input would replay " +
         "decisions that do not belong to it: editing is offered where the page mirrors every such decision " +
-        "(the Cholesky forms)."));
+        "(the Cholesky forms, LU with partial or full pivoting, Gauss-Jordan)."));
       return;
     }
-    box.appendChild(el("p", null, "Texture " + I.what + ", " + I.rows + " x " + I.cols + ": change cells, then replay. " +
-      "A refusal (a pivot that is not positive) shows at the pass where the run reads it back."));
-    var first = null;
-    passes.some(function (p) { return p.uploads.some(function (u) { if (u[0] === I.texture) { first = f32(u[1]); return true; } return false; }); });
+    box.appendChild(el("p", null, "Texture " + I.what + ", " + I.rows + " x " + I.cols + ": change cells, then replay " +
+      "(uploaded as Python uploads the edited matrix). A refusal (a pivot that is not positive, a zero pivot) shows at " +
+      "the pass where the run reads it back, and a pivot that moves draws its row swaps."));
+    var first = live.firstInput();
     var table = el("table", "grid");
     for (var r = 0; r < I.rows; r++) {
       var tr = el("tr");
@@ -676,17 +842,29 @@ PAGE_JS = r"""
     box.appendChild(go); box.appendChild(reset);
   }
   function replayLive() {
+    stop();
     var ok = live.replay();
     liveOn = ok;
+    usePasses(ok ? live.pages : data.passes);
     $("live").textContent = ok ? "show the static frames" : "run live (WebGL2)";
     liveStatus();
     if (ok && live.error) show(live.error.pass); else refresh();
     return ok;
   }
-  function startLive() { var ok = replayLive(); buildEditor(); return ok; }
-  $("live").addEventListener("click", function () {
-    if (liveOn) { liveOn = false; $("live").textContent = "run live (WebGL2)"; buildEditor(); refresh(); }
-    else startLive();
+  function startLive() { staticChosen = false; var ok = replayLive(); buildEditor(); buildChoice(); return ok; }
+  function showStatic() {
+    stop();
+    liveOn = false; staticChosen = true;
+    if (data.runs) live.choose(live.ownRun, live.ownSeed);
+    usePasses(data.passes);
+    $("live").textContent = "run live (WebGL2)";
+    buildEditor(); buildChoice(); refresh();
+  }
+  function choose(r, s) { live.choose(r, s); var ok = replayLive(); buildEditor(); buildChoice(); return ok; }
+  $("live").addEventListener("click", function () { if (liveOn) showStatic(); else startLive(); });
+  $("choice").addEventListener("change", function () {
+    var v = $("choice").value.split(":");
+    choose(parseInt(v[0], 10), parseInt(v[1], 10));
   });
 
   $("first").addEventListener("click", function () { step(0); });
@@ -697,18 +875,20 @@ PAGE_JS = r"""
   slider.addEventListener("input", function () { step(parseInt(slider.value, 10) - 1); });
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
-    if (e.target === slider || e.target.tagName === "INPUT") return;    // the slider steps itself
+    if (e.target === slider || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
     if (e.target.tagName === "BUTTON" && (e.key === " " || e.key === "Enter")) return;   // a click
     var keys = { ArrowRight: function () { step(current + 1); }, ArrowLeft: function () { step(current - 1); },
                  Home: function () { step(0); }, End: function () { step(n - 1); }, " ": play };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
-  function fromAddress() {                                  // page.html#pass-6 opens at pass 6; &live starts live
-    var parts = location.hash.replace(/^#/, "").split("&"), out = {pass: null, live: false};
+  // page.html#pass-6 opens at pass 6; &static keeps the static frames (live starts by itself where it can)
+  function fromAddress() {
+    var parts = location.hash.replace(/^#/, "").split("&"), out = {pass: null, live: false, still: false};
     parts.forEach(function (s) {
       var m = /^pass-(\d+)$/.exec(s);
       if (m) out.pass = parseInt(m[1], 10) - 1;
       if (s === "live") out.live = true;
+      if (s === "static") out.still = true;
     });
     return out;
   }
@@ -717,7 +897,16 @@ PAGE_JS = r"""
     if (a.pass !== null && a.pass !== current) step(a.pass);
   });
   window.gpgpuPage = {
-    show: step, live: live, startLive: startLive, replay: replayLive,
+    show: step, live: live, startLive: startLive, replay: replayLive, showStatic: showStatic,
+    choose: function (nn, seed) {                         // the held run of order nn and seed
+      var runs = data.runs || [];
+      for (var r = 0; r < runs.length; r++) for (var s = 0; s < runs[r].seeds.length; s++)
+        if (runs[r].n === nn && runs[r].seeds[s].seed === seed) return choose(r, s);
+      throw new Error("the page holds no run with n = " + nn + " and seed " + seed);
+    },
+    choices: function () {
+      return (data.runs || []).map(function (R) { return [R.n, R.seeds.map(function (s) { return s.seed; })]; });
+    },
     fragment: function (k, x, y) { pinned = [x, y]; step(k); return fragmentOf(k); },
     unpin: function () { pinned = hovered = null; refresh(); },
     cellCentre: function (x, y) {              // where cell (x, y) of the target is on the canvas, in CSS pixels
@@ -728,7 +917,8 @@ PAGE_JS = r"""
   };
   var a0 = fromAddress();
   show(a0.pass === null ? 0 : a0.pass);
-  if (!data.live) $("live").hidden = true;
-  else if (a0.live) { startLive(); if (a0.pass !== null && !live.error) show(a0.pass); }
+  if (!data.live) { $("live").hidden = true; $("choice").hidden = true; }
+  else if (!a0.still) { startLive(); if (liveOn && a0.pass !== null && !live.error) show(a0.pass); }
+  else { staticChosen = true; buildChoice(); }
 })();
 """
