@@ -71,3 +71,24 @@ def test_cg_options_table_is_cgs_signature_and_covers_its_presets():
     for preset, row in cg.PRESETS.items():
         assert set(row) <= names, preset
     assert "format" in names and all(o.doc and o.values for o in cg.OPTIONS)
+
+
+def test_solve_and_linprog_check_names_against_the_table():
+    """solve and linprog take exactly the options the table gives the method and back end: one
+    the chosen back end does not read is refused by name before anything is built, and one the
+    table gives it (adaptive, read by the matrix-free method) passes linprog's check."""
+    import pytest
+
+    from gpgpu.lp import solve
+    from gpgpu.lp.linprog import _check_options
+    from gpgpu.lp.options import names_taken
+
+    assert "substitution" in names_taken("mehrotra", "gpu")
+    assert "substitution" not in names_taken("mehrotra", "numpy64")
+    assert "dtype" not in names_taken("mehrotra", "numpy32")          # the back end's name sets it
+    assert names_taken("mehrotra", object()) is None                  # an instance: its own check
+    with pytest.raises(TypeError, match="'substitution'"):
+        solve("afiro", backend="numpy64", substitution="inner")
+    assert _check_options({"adaptive": False}, "matrix-free") == {"adaptive": False}
+    with pytest.raises(ValueError, match="'substitution'"):
+        _check_options({"backend": "numpy64", "substitution": "inner"}, "mehrotra")
