@@ -202,10 +202,14 @@ def test_infeasible(backend, case):
     assert r.iterations < 50 and r.message.startswith(MESSAGES[2])
     # the certificate's sizes: a Farkas ray whose bound on ||x||_1 exceeds the iterates' by far
     assert "Certificate, at iteration" in r.message and "a Farkas ray: b^T lambda = " in r.message
-    # the default at eps = 1e-8 presolves: HiGHS's presolve proves these tiny ones infeasible
+    # the default at eps = 1e-8 presolves: HiGHS's presolve proves these tiny ones infeasible, and
+    # the feasibility problem's Farkas ray confirms it on the problem as given (gpgpu.lp.certificate)
     r = solve(p, backend=backend, eps=1e-8, max_iter=50)
     assert r.status == "infeasible" and r.iterations == 0 and r.backend == backend
-    assert r.message == MESSAGES[2] + " (HiGHS's presolve proved it)" and r.presolve["status"] == "Infeasible"
+    assert r.message.startswith(MESSAGES[2] + " (HiGHS's presolve proved it) Confirmed: the feasibility problem "
+                                "(min 0 over the same constraints) has a Farkas ray: no x >= 0 with A x = b has "
+                                "||x||_1 below "), r.message
+    assert r.presolve["status"] == "Infeasible" and r.check.kind == "farkas" and r.check.holds
 
 
 @pytest.mark.parametrize("backend", ["numpy64", "numpy32"])

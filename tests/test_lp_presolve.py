@@ -470,16 +470,18 @@ def test_scaled_solve_answers_in_the_problems_own_units(backend, eps, tol, metho
 @pytest.mark.parametrize("seed", [1, 3])
 def test_scaling_solves_what_the_unscaled_matrix_free_method_cannot(seed):
     """Measured on these problems: paper 002's method in float64 with its fixed regularisation
-    schedule (``adaptive=False``) ends in numerical trouble on the unscaled problem (its PCG
-    stalls on twelve orders of magnitude) and is optimal, with linprog's objective, on the
-    scaled one. (With the adaptive defaults the unscaled seed 1 is solved too, seed 3 is not.)"""
+    schedule (``adaptive=False``) ends in numerical trouble on the problem as written
+    (``normalize=False``: its PCG stalls on twelve orders of magnitude) and is optimal, with
+    linprog's objective, on the scaled one, and with the defaults, which give it the LP in units
+    of its own (gpgpu.lp.units: its lines span more than LINE_SPREAD octaves)."""
     A, b, c = badly_scaled_lp(seed)
     ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs")
     p = Problem.from_arrays(A, b, c)
-    plain = solve(p, backend="numpy64", eps=1e-9, method="matrix-free", adaptive=False)
-    scaled = solve(p, backend="numpy64", eps=1e-9, method="matrix-free", adaptive=False, scale=True)
+    plain = solve(p, backend="numpy64", eps=1e-9, method="matrix-free", adaptive=False, normalize=False)
     assert plain.status == "numerical_trouble"
-    assert scaled.status == "optimal" and rel(scaled.objective, ref.fun) <= 1e-8
+    for options in (dict(scale=True), {}):
+        r = solve(p, backend="numpy64", eps=1e-9, method="matrix-free", adaptive=False, **options)
+        assert r.status == "optimal" and rel(r.objective, ref.fun) <= 1e-8, (options, r.message)
 
 
 def test_scale_with_presolve_and_the_source_variables():

@@ -124,3 +124,91 @@ ROUND = [(name, "cAb"[k % 3], FACTORS[k % 4]) for k, name in enumerate(LPS)]
 @pytest.mark.parametrize("backend, method", [("gpu", "mehrotra"), ("gpu", "matrix-free"), ("numpy32", "mehrotra")])
 def test_float32_back_ends_answer_the_same_in_every_unit(name, what, f, backend, method, ctx):
     _check(name, what, f, backend, method)
+
+
+# --------------------------------------------------------------------------- everything the user gets
+from gpgpu.lp import Problem, solve  # noqa: E402
+from random_lps import Units as OtherUnits, case, judge  # noqa: E402
+
+#: the objective constant of the LPs below (c0 != 0: the history's and the result's objectives
+#: carry it through every map of units)
+C0 = 0.75
+
+
+def _alternating(size, f):
+    """f, 1/f, f, ... (rows or columns scaled apart from each other by f^2)."""
+    return f ** np.where(np.arange(size) % 2, -1.0, 1.0)
+
+
+def _other_units(lp, what, f) -> OtherUnits:
+    m_ub, m_eq, n = lp.A_ub.shape[0], lp.A_eq.shape[0], lp.c.size
+    one = {"R_ub": np.ones(m_ub), "R_eq": np.ones(m_eq), "E": np.ones(n), "fb": 1.0, "fc": 1.0}
+    change = {"rows": {"R_ub": _alternating(m_ub, f), "R_eq": _alternating(m_eq, 1.0 / f)},
+              "columns": {"E": _alternating(n, f)}, "b": {"fb": f}, "c": {"fc": f}}[what]
+    return OtherUnits(**dict(one, **change))
+
+
+def _everything_checked(lp, ref, units, backend, method):
+    """The LP in ``units`` with c0 = C0 (times the objective's factor) solved with a callback: x
+    (mapped back) and the objective against HiGHS on the LP as first written; y and s as the
+    standard form's dual point (A^T y + s = c, s >= 0, b^T y + c0 = the objective, each to 1e-7
+    of its terms' sizes: invariant in any units); the history's objectives are the callback's,
+    its last entry the answer's objective."""
+    q = units.apply(lp)
+    c0 = C0 * units.fb * units.fc
+    P = Problem.from_inequalities(**q.call(), c0=c0)
+    seen = []
+    r = solve(P, backend=backend, method=method, eps=1e-9, callback=seen.append)
+    where = f"{backend} {method}: {r.message}"
+    assert r.status == "optimal", where
+    assert judge(lp, ref, units.x_back(r.x), units.objective_back(r.objective - c0)) == "", where
+    A, b, c = P.A, P.b, P.c
+    terms = np.abs(A.T) @ np.abs(r.y) + np.abs(c)
+    assert (np.abs(A.T @ r.y + r.s - c) <= 1e-7 * terms.max()).all(), where
+    assert r.s.min() >= -1e-7 * terms.max(), where
+    size = np.abs(b * r.y).sum() + np.abs(c * r.x_std).sum() + abs(P.c0)
+    assert abs(float(b @ r.y) + P.c0 - r.objective) <= 1e-7 * size, where      # (standard form's constant)
+    assert abs(float(c @ r.x_std) + P.c0 - r.objective) <= 1e-12 * size, where
+    assert [e["primal_objective"] for e in seen] == [e["primal_objective"] for e in r.history], where
+    assert [e["dual_objective"] for e in seen] == [e["dual_objective"] for e in r.history], where
+    last = r.history[-1]
+    assert last["primal_objective"] == pytest.approx(r.objective, rel=1e-7, abs=1e-9 * size), where
+    assert last["dual_objective"] == pytest.approx(r.objective, rel=1e-6, abs=1e-7 * size), where
+    return r
+
+
+EVERYTHING = [("numpy64", "mehrotra"), ("numpy64", "matrix-free"), ("gpu", "mehrotra"), ("gpu", "matrix-free")]
+
+
+@pytest.mark.parametrize("backend, method", EVERYTHING)
+@pytest.mark.parametrize("what", ["rows", "columns", "b", "c"])
+def test_everything_the_user_gets_is_the_same_in_any_units(what, backend, method, ctx):
+    """Rows (alternately times f and 1/f), columns (x_j = f^+-1 y_j), b (|b| < 1 for f < 1) and
+    c, f = 1e-10 .. 1e10, with c0 != 0: x, y, s, the objective, the history and the callback.
+    (y unscaled without the rows' factors, s without the columns', or the history's objectives
+    in the normalised units each fail here.)"""
+    lp = case(7)[0]
+    ref = highs(**lp.call(), method="highs")
+    factors = FACTORS if backend == "numpy64" else (1e-10, 1e10)
+    for f in factors:
+        _everything_checked(lp, ref, _other_units(lp, what, f), backend, method)
+
+
+@pytest.mark.parametrize("what", ["rows", "columns", "b", "c"])
+def test_a_resumed_matrix_free_run_goes_on_from_where_it_stopped_in_any_units(what):
+    """start= a result in other units (the solve's units map it in): the resumed run's first
+    history entry is the stopped run's last (the same point, in the user's units), and it ends
+    optimal with the right answer."""
+    lp = case(8)[0]
+    ref = highs(**lp.call(), method="highs")
+    units = _other_units(lp, what, 1e6)
+    q = units.apply(lp)
+    P = Problem.from_inequalities(**q.call())
+    first = solve(P, backend="numpy64", method="matrix-free", eps=1e-9, max_iter=4)
+    assert first.status == "iteration_limit"
+    rest = solve(P, backend="numpy64", method="matrix-free", eps=1e-9, start=first)
+    assert rest.status == "optimal", rest.message
+    stopped, resumed = first.history[-1], rest.history[0]
+    for key in ("primal_residual", "dual_residual", "gap", "primal_objective", "dual_objective"):
+        assert resumed[key] == pytest.approx(stopped[key], rel=1e-9, abs=1e-12), key
+    assert judge(lp, ref, units.x_back(rest.x), units.objective_back(rest.objective)) == ""

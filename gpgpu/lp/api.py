@@ -19,12 +19,13 @@ from .backend import BACKENDS, Backend
 from .backends import get_backend
 from .bounds import BOUNDS, BoundRows
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
-from .mps import Problem, read_mps
+from .mps import INFINITE_BOUND, Problem, read_mps
 from .options import names_taken
 from .netlib import netlib_path, PAPER_TABLE3
 from .qap import qap_lp, qaplib_dir
 from .scaling import objectives_divided, scale_problem, Units, unscale_result
-from . import presolve as presolve_module, regularisation as R
+from . import certificate, presolve as presolve_module, regularisation as R
+from .units import Lines
 from . import matrix_free as mf
 
 
@@ -319,7 +320,7 @@ def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", 
     run = _resolved(chosen, backend, eps, max_iter, callback, method, deadline)
     # dispatch: presolve, scaling, normalisation, then the method on its back end
     with counters.tally() as drawn:
-        result = _solve(problem, run)
+        result = _answer(problem, run)
     # shape the result
     return _shaped(problem, result, drawn, preset, chosen)
 
@@ -469,9 +470,10 @@ def _flag(name, v, none=False):
 
 
 def _relaxation_warnings(problem):
-    """The problem's warnings that the result must carry: integrality dropped (read_mps)."""
-    if problem.integer_columns:
-        yield from (w for w in problem.warnings if "LP relaxation" in w)
+    """The problem's warnings that the result must carry: integrality dropped (read_mps), a
+    finite bound beyond +-1e30 read as infinite (standardize)."""
+    yield from (w for w in problem.warnings if ("LP relaxation" in w and problem.integer_columns)
+                or INFINITE_BOUND in w)
 
 
 def _unbounded_column(problem, result: LPResult) -> LPResult:
@@ -580,6 +582,40 @@ def _check_float32(problem, backend, method) -> None:
         raise ValueError(f"{problem.name}: {where} is {why}: the {backend} back end holds the LP in float32, "
                          "where it would be infinity. Use backend='numpy64' (float64), or scale=True (rows and "
                          "columns scaled by powers of two)")
+
+
+def _answer(problem, run: _Run) -> LPResult:
+    """The solve in the LP's own units (:func:`_own_units`), its status checked there
+    (:func:`gpgpu.lp.certificate.confirm`: solved again without the presolve, or the feasibility
+    problem solved, where the check asks for it), the answer in the units of ``problem``."""
+    run = _automatic(run)
+    own, run, to_user = _own_units(problem, run)
+    result = _solve(own, run)
+
+    def resolve(p, **changes):
+        again = _solve(p, replace(run, callback=run.callback if p is own else None, **changes))
+        if p is own:          # a second solve of the problem: the history holds both, as the callback saw
+            again.history = result.history + again.history
+        return again
+
+    return to_user(certificate.confirm(own, result, run.eps, resolve, presolved=result.presolve is not None))
+
+
+def _own_units(problem, run: _Run) -> tuple:
+    """(the problem to solve, its run, the map of its result to ``problem``'s): the LP in units
+    of its own where its rows or columns are far from unit size (:class:`gpgpu.lp.units.Lines`;
+    with ``normalize`` and a back end by name), the callback and a ``start`` mapped; the LP as
+    given and the identity otherwise."""
+    if run.normalize and isinstance(run.backend, str) and problem.status is None:
+        lines = Lines.of(problem)
+        scaled = lines.problem(problem) if lines is not None else None
+        if scaled is not None:
+            options = dict(run.options)
+            if options.get("start") is not None:
+                options["start"] = lines.start(options["start"], problem)
+            return (scaled, replace(run, callback=lines.callback(run.callback), options=options),
+                    lambda result: lines.result(result, scaled, problem))
+    return problem, run, lambda result: result
 
 
 def _solve(problem, run: _Run) -> LPResult:

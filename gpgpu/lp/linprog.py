@@ -127,7 +127,9 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
     A_ub, A_eq : (m, n) array_like or scipy.sparse matrix, optional
     b_ub, b_eq : (m,) array_like, optional (each with its matrix)
         ``b_ub`` may hold +inf (no bound); a scalar goes with a matrix of one row. A sparse
-        matrix's duplicate entries are summed, as scipy does.
+        matrix's duplicate entries are summed, as scipy does. A bound beyond +-1e30 (here and
+        in ``bounds``) counts as infinite, as in MPS files and HiGHS (scipy's HiGHS reads
+        1e20 so): the result's message and ``lp.warnings`` say so when one does.
     bounds : (min, max) pair, or a sequence of n pairs
         As scipy: None means unbounded on that side, one pair applies to every variable, and
         ``bounds=None`` is the default (0, None). A lower bound above the upper one, or one that

@@ -1021,6 +1021,8 @@ def _result(run) -> LPResult:
                    normal_rows=m if run.bounds is None else run.bounds.m)
     res.method = "matrix-free"
     res.last_point = last
+    if code in (2, 3):
+        res.stop_point, res.evidence = last, run.why.get("kind", "")
     res.regularisation_state = (reg.rho, reg.delta)
     res.adaptive_state = (reg.reg_min, sol.maxiter, floor.last_ok if floor.last_ok is not None else 0.0,
                           1.0 if floor.widened else 0.0)
@@ -1035,7 +1037,8 @@ def _result(run) -> LPResult:
 
 class _Floor:
     """The adaptive rule (``adaptive=True``, beyond 002; module notes): after an iteration in
-    which a PCG solve stopped at its iteration limit, the regularisation floor ``reg.reg_min``
+    which a PCG solve stopped at its iteration limit or at a breakdown (G_R numerically singular
+    in the back end's precision: float32 on the GPU), the regularisation floor ``reg.reg_min``
     becomes the rho = delta of the last iteration whose solves all converged (rho stops following
     mu down: G_R's condition stays where PCG met its tolerance), and the PCG limit doubles, up to
     PCG_LIMIT_GROWTH times its start (the default limit only: a ``pcg_maxiter`` given is kept).
@@ -1089,7 +1092,7 @@ class _Floor:
                     reg.delta = max(reg.reg_min, delta_k / FLOOR_RISE)
                 self.lowered += 1
             return
-        if "limit" not in (f1["stop"], f2["stop"]):
+        if "limit" not in (f1["stop"], f2["stop"]) and "breakdown" not in (f1["stop"], f2["stop"]):
             return
         if not self.widened:
             self.widen()

@@ -131,6 +131,18 @@ class LPResult:
         With :func:`gpgpu.lp.solve`: the GPU passes the whole solve drew and the host time spent
         issuing them (:class:`gpgpu.counters.Tally`; 0 on the numpy back ends);
         ``host_us_per_pass`` is their quotient in microseconds.
+    stop_point : tuple or None
+        (x_std, y, s) where the iteration stopped, for the statuses infeasible and unbounded:
+        the point their ray comes from (:mod:`gpgpu.lp.certificate` checks it).
+    evidence : str
+        How the iteration decided infeasible or unbounded: "farkas" (a Farkas ray), "primal ray"
+        (a ray of the primal at a feasible point), "dual ray" (a primal ray while the primal
+        residual stayed: both infeasible), "collapse" (mu vanished while a residual held); ""
+        otherwise.
+    check : Check or Ray or None
+        With :func:`gpgpu.lp.solve`: the check of the status on the user's problem, in float64
+        (:mod:`gpgpu.lp.certificate`): for "optimal" the tests (6.1)-(6.3) in the LP's own units,
+        for "infeasible" and "unbounded" the ray's bound; None where no check applies.
     """
 
     status: str
@@ -154,6 +166,9 @@ class LPResult:
     standard_rows: int = 0
     passes: int = 0
     pass_seconds: float = 0.0
+    stop_point: Optional[tuple] = None
+    evidence: str = ""
+    check: object = None
 
     @property
     def success(self) -> bool:
@@ -340,22 +355,30 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
                                   f"has ||x||_1 below "
                                   f"{_quotient(by, nc + nrc):.3g} (the iterates' ||x||_1: {sx:.3g}; primal residual "
                                   f"(6.1) {pres:.2e})")
+            why["kind"] = "farkas"
             return 2
     # ray of the primal: no dual-feasible lambda with ||lambda||_1 < -c^T x / (||b|| + ||r_b||).
     # The dual is infeasible then, which makes the primal unbounded only if it is feasible: the
-    # primal residual must have come down (as the collapse test below reads it); a primal that
-    # stays infeasible along the ray ends as infeasible (both infeasible: scipy's and HiGHS's
-    # status too), by the Farkas test or the collapse test
+    # primal residual must have come down. Where it has not, the primal is infeasible as well
+    # unless a feasible point exists out of the iterates' reach: infeasible (both infeasible:
+    # scipy's and HiGHS's status), with why["kind"] = "dual ray" so that gpgpu.lp.solve decides it by the
+    # feasibility problem (gpgpu.lp.certificate)
     primal_settled = pres <= max(0.01 * first["pres"], 1e3 * eps)
-    if dres > eps and primal_settled and -cx > ray_ratio * (nb + nrb):
+    if dres > eps and -cx > ray_ratio * (nb + nrb):
         li = lam_inf()
         if -cx > ray_ratio * (nb + nrb) * (1.0 + first["m"] * li):
-            why["certificate"] = (f"a primal ray: c^T x = {cx:.3g} with x >= 0 and ||A x||_inf <= ||b||_inf + "
-                                  f"||r_b||_inf = {nb + nrb:.3g}, so no dual-feasible lambda has ||lambda||_1 "
-                                  f"below {_quotient(-cx, nb + nrb):.3g} (the "
-                                  f"iterates' m ||lambda||_inf: {first['m'] * li:.3g}; dual residual (6.2) "
-                                  f"{dres:.2e})")
-            return 3
+            ray = (f"a primal ray: c^T x = {cx:.3g} with x >= 0 and ||A x||_inf <= ||b||_inf + "
+                   f"||r_b||_inf = {nb + nrb:.3g}, so no dual-feasible lambda has ||lambda||_1 "
+                   f"below {_quotient(-cx, nb + nrb):.3g} (the "
+                   f"iterates' m ||lambda||_inf: {first['m'] * li:.3g}; dual residual (6.2) "
+                   f"{dres:.2e})")
+            if primal_settled:
+                why["certificate"], why["kind"] = ray, "primal ray"
+                return 3
+            why["certificate"] = (f"{ray}, while the primal residual (6.1) stayed at {pres:.2e} (it started at "
+                                  f"{first['pres']:.2e}): the dual is infeasible and no feasible x was met")
+            why["kind"] = "dual ray"
+            return 2
     # complementarity has vanished while one residual never came down
     if mu <= collapse * first["mu"]:
         for code, key, name in ((2, "pres", "primal residual (6.1)"), (3, "dres", "dual residual (6.2)")):
@@ -363,6 +386,7 @@ def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, c
                 why["certificate"] = (f"mu fell to {mu:.2e} ({collapse:g} of its start) while the {name} "
                                       f"never came below {first['min_' + key]:.2e} (it started at "
                                       f"{first[key]:.2e})")
+                why["kind"] = "collapse"
                 return code
     return None
 
@@ -823,7 +847,9 @@ def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0:
                     f"near the central path (iteration {first_raise['restart_iteration']}) with a "
                     f"{first_raise['factor_precision']} factor.")
     status, message = _limit_status(it.code, k, max_iter, message)
-    return LPResult(status=status, status_code=it.code, message=message,
+    stop = (x_std, y, s_np) if it.code in (2, 3) else None
+    return LPResult(status=status, status_code=it.code, message=message, stop_point=stop,
+                    evidence=it.why.get("kind", "") if stop is not None else "",
                     x=problem.to_original(x_std), x_std=x_std, y=y, s=s_np,
                     objective=problem.original_objective(x_std), iterations=k, history=it.history,
                     readbacks_per_iteration=per_iter, replaced_pivots=it.replaced,

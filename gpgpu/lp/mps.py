@@ -368,6 +368,7 @@ def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, se
         raise ValueError(f"sense must be 1 or -1, got {sense!r}")
     if not np.isfinite(offset):
         raise ValueError(f"the objective constant {offset} is not finite")
+    warnings = list(warnings) + _infinite_bounds(raw)
     source = {"c": c.copy(), "A": A.tocsc(copy=True), "row_lower": rl.copy(), "row_upper": ru.copy(),
               "col_lower": cl.copy(), "col_upper": cu.copy(), "offset": float(offset), "sense": int(sense)}
     cmin = sense * c                         # minimise cmin^T x + sense*offset
@@ -408,6 +409,25 @@ def _bounds(shape, row_lower, row_upper, col_lower, col_upper):
         v[v >= 1e30] = np.inf
         v[v <= -1e30] = -np.inf
     return rl, ru, cl, cu, raw
+
+
+#: the words of the warning that a finite bound beyond +-1e30 was read as infinite
+INFINITE_BOUND = "counts as infinite"
+
+
+def _infinite_bounds(raw) -> list:
+    """A warning for each kind of bound that holds finite values beyond +-1e30, which count as
+    infinite (MPS files' and HiGHS's convention): the first one named."""
+    out = []
+    for key, what in (("rl", "row lower"), ("ru", "row upper"), ("cl", "column lower"), ("cu", "column upper")):
+        v = raw[key]
+        big = np.flatnonzero(np.isfinite(v) & (np.abs(v) >= 1e30))
+        if big.size:
+            i = int(big[0])
+            out.append(f"the {what} bound of {what.split()[0]} {i}, {v[i]:g}, {INFINITE_BOUND} (bounds beyond "
+                       f"+-1e30 are no bound, as in MPS files and HiGHS)"
+                       + (f"; {big.size} {what} bounds are such" if big.size > 1 else ""))
+    return out
 
 
 def _unmeetable_bounds(rl, ru, cl, cu, raw) -> list:

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult
 from .mps import Problem, quiet_highs, standardize
-from .scaling import general_form_factors
+from .scaling import general_form_factors, objectives_divided
 
 __all__ = ["general_form", "presolve_and_solve"]
 
@@ -164,6 +164,19 @@ def _normalised(g: dict) -> tuple:
                  col_upper=beta * g["col_upper"], offset=gamma * beta * g["offset"]), r, beta, gamma)
 
 
+def _in_user_objectives(res: LPResult, factor: float) -> LPResult:
+    """A copy of the reduced problem's result (the method's own attributes, pcg_iterations, ...,
+    kept) with its history's objectives divided by ``factor`` (the user's units) and without its
+    points of the reduced problem (no start or ray for the user's)."""
+    out = copy.copy(res)
+    if factor != 1.0:
+        out.history = [objectives_divided(e, factor) for e in res.history]
+    for name in ("last_point", "stop_point"):
+        if getattr(res, name, None) is not None:
+            setattr(out, name, None)
+    return out
+
+
 def presolve_and_solve(problem: Problem, run, backend: str = "", normalize: bool = False) -> LPResult:
     """HiGHS's presolve, ``run(reduced_problem, objective_factor) -> LPResult``, HiGHS's postsolve
     (module notes); ``objective_factor`` is what the reduced problem's objective values are the
@@ -215,8 +228,9 @@ def presolve_and_solve(problem: Problem, run, backend: str = "", normalize: bool
         reduced = _from_highs_lp(lp, problem.name)
         res = run(reduced, gamma * beta)
         if res.x is None:                                  # infeasible or unbounded: no point to map
-            res.message += f" (on the presolved problem, {lp.num_row_} x {lp.num_col_})"
-            return finish(res)
+            out = _in_user_objectives(res, gamma * beta)
+            out.message += f" (on the presolved problem, {lp.num_row_} x {lp.num_col_})"
+            return finish(out)
         xr = res.x
         A = reduced.source["A"]
         rowr = A @ xr
@@ -243,13 +257,8 @@ def presolve_and_solve(problem: Problem, run, backend: str = "", normalize: bool
                                        "point iteration was needed).",
                                x=x, x_std=x_std, y=y, s=s, objective=objective, iterations=0,
                                elapsed=info["seconds"], backend=backend))
-    out = copy.copy(res)              # keeps the method's own attributes (pcg_iterations, ...)
+    out = _in_user_objectives(res, gamma * beta)
     out.x, out.x_std, out.y, out.s, out.objective = x, x_std, y, s, objective
-    if gamma * beta != 1.0:           # the reduced problem's objectives, in the user's units
-        out.history = [dict(e, **{k: e[k] / (gamma * beta) for k in ("primal_objective", "dual_objective")
-                                  if e.get(k) is not None}) for e in res.history]
-    if getattr(res, "last_point", None) is not None:
-        out.last_point = None         # a point of the reduced problem: no start for this one
     out.message = res.message + f" (on the presolved problem, {lp.num_row_} x {lp.num_col_} of {m0} x {n0})"
     out.elapsed = res.elapsed + info["seconds"]
     return finish(out)

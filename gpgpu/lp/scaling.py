@@ -111,9 +111,10 @@ def _unscaled(result, problem, fx, fy, fs, objective_factor: float):
     out = copy.copy(result)
     if objective_factor != 1.0:
         out.history = [objectives_divided(e, objective_factor) for e in result.history]
-    last = getattr(result, "last_point", None)
-    if last is not None:
-        out.last_point = (fx(last[0]), fy(last[1]), fs(last[2]))
+    for name in ("last_point", "stop_point"):
+        point = getattr(result, name, None)
+        if point is not None:
+            setattr(out, name, (fx(point[0]), fy(point[1]), fs(point[2])))
     if result.x_std is None:
         return out
     out.x_std, out.y, out.s = fx(result.x_std), fy(result.y), fs(result.s)
@@ -129,10 +130,12 @@ def objectives_divided(entry: dict, factor: float) -> dict:
 
 
 def _pow2_near_reciprocal(v: float) -> float:
-    """The power of two nearest 1 / v (in the log), 1 for v = 0 or v not finite."""
+    """The power of two nearest 1 / v (in the log), 1 for v = 0 or v not finite; at most 2^1000
+    (1 / v of a subnormal v is beyond float64: :class:`gpgpu.lp.units.Lines` brings such values
+    to unit size before)."""
     if not (v > 0 and math.isfinite(v)):
         return 1.0
-    return math.ldexp(1.0, -round(math.log2(v)))
+    return math.ldexp(1.0, min(1000, -round(math.log2(v))))
 
 
 #: the band of the geometric mean of |a_ij| (the problem's own rows, slack columns aside) that
