@@ -236,11 +236,10 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     try:
         system = _System(op, b, o.reduction, 1 if isinstance(A, Stream) else 0)   # (max|A| of a dense Stream)
         numpy_out, bmax, bnorm, k = system.numpy_out, system.bmax, system.bnorm, system.k
-        if np.isinf(o.rtol) and bmax > 0 or np.isinf(o.atol):   # any x is within an infinite target
-            x = (np.zeros(n) if x0 is None else np.asarray(x0, dtype=np.float64).copy()) if numpy_out else (
-                Stream.vector_of(n) if x0 is None else x0)
-            return CGResult(x, 0, iterations=0, residual_norm=float("nan"), readbacks=system.readbacks,
-                            residuals=[], format=used, restarts=0, stagnated=False)
+        if (np.isinf(o.rtol) and bmax > 0 or np.isinf(o.atol)) and x0 is None:   # x = 0 is within the target
+            x = np.zeros(n) if numpy_out else Stream.vector_of(n)
+            return CGResult(x, 0, iterations=0, residual_norm=bnorm, readbacks=system.readbacks,
+                            residuals=[bnorm], format=used, restarts=0, stagnated=False)
         if not bmax > 0:            # b = 0: x = 0 exactly (A is nonsingular)
             x = np.zeros(n) if numpy_out else Stream.vector_of(n)
             return CGResult(x, 0, iterations=0, residual_norm=0.0, readbacks=system.readbacks, residuals=[0.0],
@@ -256,7 +255,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                           "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
         try:
             x_out, info, extra = _iterate(op, system.b, system.x0, system.M, np.ldexp(bnorm, -k),
-                                          np.ldexp(target, -k), o, system.to_user)
+                                          np.ldexp(target, -k), o, system.to_user, system.residual64())
         except CGBreakdownError as e:
             if system.M is None or e.diverged or e.iteration < 1:
                 raise
@@ -300,6 +299,27 @@ def true_residual(cgv: Variant, out: Stream) -> float:
     return float(np.sqrt(value)) if np.isfinite(value) else float("inf")
 
 
+def _verified(cgv: Variant, residual64) -> tuple:
+    """(||b - A x|| of the variant's x, read-backs): b - A x written into ``rn`` on the GPU (a
+    restart starts from it), its norm in float64 on the host where ``residual64`` is given
+    (float32's rounding of A x, u || |A| |x| ||, is not in it; one more read-back, of x), else the
+    GPU's float32 norm."""
+    rnorm = true_residual(cgv, cgv.v.rn)
+    if residual64 is None or not np.isfinite(rnorm):
+        return rnorm, 1
+    return residual64(cgv.v.x), 2
+
+
+def _stalled(seen: list, it: int) -> bool:
+    """Whether the recurrence's smallest ||r|| read in the last STALL_WINDOW iterations is no
+    lower than the smallest read before them (:data:`STALL_WINDOW`)."""
+    if it < 2 * STALL_WINDOW:
+        return False
+    recent = [r for k, r in seen if k > it - STALL_WINDOW]
+    before = [r for k, r in seen if k <= it - STALL_WINDOW]
+    return bool(recent) and bool(before) and min(recent) >= min(before)
+
+
 def _variant(o) -> type:
     """The iteration variant the resolved options ask for."""
     if o.iteration == "single-reduction":
@@ -307,19 +327,35 @@ def _variant(o) -> type:
     return VARIANTS["fan" if o.reduction == "fan" else "standard"]
 
 
-def _iterate(op, b: Stream, x0: Stream | None, M: Stream | None, bnorm: float, target: float, o, to_user):
+#: without verification (the paper preset), CG stops stagnated when the recurrence's smallest
+#: ||r|| of the last STALL_WINDOW iterations is not below the smallest before them (beyond 003,
+#: whose listing runs to maxiter there: below float32's reach the recomputed residual never meets
+#: the target, and maxiter is 10 n)
+STALL_WINDOW = 500
+#: after a restart whose verification gained nothing, the recurrence's target is the target times
+#: the ratio of the miss (target / ||b - A x||) times this, so that the next restart goes past it
+#: (a float32 recurrence that drifts by a few percent stopped just above the target otherwise)
+RETARGET = 0.5
+
+
+def _iterate(op, b: Stream, x0: Stream | None, M: Stream | None, bnorm: float, target: float, o, to_user,
+             residual64=None):
     """CG on the scaled system from x0 (None: zeros), bnorm and target in its units, with the
     resolved options ``o`` (:func:`gpgpu.cg.options.resolve`); ``to_user`` gives the callback x in
-    A's units. Returns (x, info, figures).
+    A's units; ``residual64`` (x -> ||b - A x|| in float64 on the host, or None) measures the
+    verification's true residual where A and b are on the host. Returns (x, info, figures).
 
     Every ``check_every`` iterations one read-back brings ||r||², the breakdown watch (the first
     iteration with dᵀAd <= 0, kept on the GPU) and the convergence watch (the first iteration with
     ||r|| <= the target, kept on the GPU): from that iteration on alpha and beta are 0, so the
     iterations run until the read-back change nothing, and the iteration count and x are those
     of the iteration that converged, whatever ``check_every`` is. Then, with ``verify``, the true
-    residual b - A x decides: above the target CG restarts from x with it, unless it is no lower
-    than the best so far (float32's floor: ``stagnated``); the answer is the best iterate
-    measured."""
+    residual b - A x decides (in float64 with ``residual64``): above the target CG restarts from x
+    with it; a restart that gains nothing (no lower than the best so far) is followed by one more
+    with the recurrence aimed below the target by the miss (:data:`RETARGET`), and when that gains
+    nothing either CG stops (float32's floor: ``stagnated``); the answer is the best iterate
+    measured. Without ``verify``, a recurrence that stops falling for :data:`STALL_WINDOW`
+    iterations ends ``stagnated``."""
     threshold = float(np.float32(min(max(target, FREEZE_FLOOR * bnorm) ** 2, float(np.finfo(np.float32).max))))
     cgv = _variant(o)(op, b, M, o.reduction, threshold, o.plan)
     answer, readbacks, residuals, callback = None, 0, [], o.callback
@@ -338,6 +374,8 @@ def _iterate(op, b: Stream, x0: Stream | None, M: Stream | None, bnorm: float, t
         residuals.append(rnorm)
         cgv.start()
         it, info, restarts, stagnated, best, x_best = 0, None, 0, False, rnorm, None
+        seen = [(0, rnorm)]          # (iteration, the recurrence's ||r||) read back
+        aimed_lower = False          # whether the recurrence's target was lowered (RETARGET)
         if rnorm <= target:
             info = 0
         while info is None:
@@ -364,34 +402,43 @@ def _iterate(op, b: Stream, x0: Stream | None, M: Stream | None, bnorm: float, t
                 raise CGBreakdownError(int(first_bad), op.n)
             rnorm = float(np.sqrt(max(rr_value, 0.0))) if np.isfinite(rr_value) else float("inf")
             residuals.append(rnorm)
+            seen.append((it, rnorm))
             if converged_at < 0:
                 if not np.isfinite(rnorm):
                     raise CGBreakdownError(it - 1, op.n, detail="the residual is no longer finite: the "
                                            "iteration diverged", diverged=True)
+                if not o.verify and _stalled(seen, it):
+                    stagnated = True         # the answer's true residual decides info below
+                    break
                 continue
             # the recurrence reached the target at iteration converged_at (x, r frozen since)
             it = int(converged_at)
-            rnorm = true_residual(cgv, v.rn)
-            readbacks += 1
+            rnorm, read = _verified(cgv, residual64)
+            readbacks += read
             if not np.isfinite(rnorm):
                 raise CGBreakdownError(it - 1, op.n, detail="b - A x is no longer finite: the iteration "
                                        "diverged", diverged=True)
             if rnorm <= target or not o.verify:
                 info = 0
-            elif rnorm >= best:      # a restart that did not help: float32's floor
+            elif rnorm >= best and aimed_lower:      # no gain even aiming lower: float32's floor
                 stagnated, info = True, max(it, 1)
             else:                    # restart from x with the true residual
-                best = rnorm
-                if x_best is None:
-                    x_best = cgv.new()
-                L1["copy"].draw(x_best, whole(x_best), {"A": v.x})
+                if rnorm < best:
+                    best = rnorm
+                    if x_best is None:
+                        x_best = cgv.new()
+                    L1["copy"].draw(x_best, whole(x_best), {"A": v.x})
+                else:                # a restart that gained nothing: once more, aiming below the target
+                    aimed_lower = True
+                    cgv.retarget(target * min(1.0, target / rnorm) * RETARGET, FREEZE_FLOOR * bnorm)
                 restarts += 1
                 cgv.restart_from_residual()
         if info is None:             # maxiter: the answer's true residual (it may meet the target)
             if it > 0:
-                rnorm = true_residual(cgv, v.rn)
-                readbacks += 1
+                rnorm, read = _verified(cgv, residual64)
+                readbacks += read
             info = 0 if rnorm <= target else max(it, 1)
+            stagnated = stagnated and info > 0
         answer = v.x
         if info and x_best is not None and best < rnorm:     # answer the best iterate verified
             answer, rnorm = x_best, best

@@ -203,6 +203,7 @@ class _System:
                 self.readbacks += 1
             bnorm = float(np.ldexp(np.sqrt(bb_value), k))
         self.b, self.bmax, self.k, self.bnorm = bs, bmax, k, bnorm
+        self.b64 = b64 if self.numpy_out else None
 
     def upload(self, x0, M) -> None:
         """x0 and M on the GPU in the scaled system's units (M by its own power of two, which
@@ -241,6 +242,20 @@ class _System:
         if self.sorted:
             xk = xk[self.inverse]
         return np.ldexp(xk, -self.shift)
+
+    def residual64(self):
+        """x' -> ||2^-k b - 2^-e A x'|| in float64 on the host (the scaled system's units) for a
+        numpy b and a scipy or numpy A (``_Operator.host``), else None: the verification's
+        b - A x without float32's rounding of A x."""
+        host = self.op.host
+        if host is None or self.b64 is None:
+            return None
+        b = np.ldexp(self.b64, -self.k)
+
+        def norm(xt: Stream) -> float:
+            x = np.ldexp(self.to_user(xt), self.shift)          # x' in A's order
+            return float(np.linalg.norm(b - host @ x))
+        return norm
 
     def stream_answer(self, x_out: Stream) -> tuple:
         """(x, read-backs) for a Stream b: x_out (released) unsorted and scaled back into a new

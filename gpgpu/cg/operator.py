@@ -49,11 +49,13 @@ class _Operator:
     of the solved system's 2^-e A (applied on the host before the upload for a matrix cg owns,
     on the GPU by ``shift`` for the user's Stream or SparseStream)."""
 
-    def __init__(self, A, owned: bool, exponent: int = 0, shift: int = 0):
+    def __init__(self, A, owned: bool, exponent: int = 0, shift: int = 0, host=None):
         self.A, self.owned = A, owned
         self.n = A.shape[0]
         self.exponent, self.shift = exponent, shift
         self._tmp = None
+        #: 2^-e A in float64 CSR on the host (a scipy or numpy A): the verification's b - A x
+        self.host = host
 
     def _product(self, d: Stream, out: Stream) -> Stream:
         if isinstance(self.A, SparseStream):
@@ -141,13 +143,14 @@ def _operator(A, format: str = "ellpack") -> _Operator:
         _check_square_symmetric(M)
         e = _exponent(float(abs(M.data).max()))
         M.data = np.ldexp(M.data, -e)                     # exact: 2^-e A, max |.| in [0.5, 1)
-        return _Operator(_upload_sparse(M, format), owned=True, exponent=e)
+        return _Operator(_upload_sparse(M, format), owned=True, exponent=e, host=M)
     check_array(A, "A", ndim=(2,))
     M = _as_csr(A)
     _check_square_symmetric(M)
     e = _exponent(float(abs(M.data).max()))
     scaled = np.ldexp(np.asarray(A, dtype=np.float64), -e)
-    return _Operator(Stream.from_array(scaled, "A"), owned=True, exponent=e)
+    M.data = np.ldexp(M.data, -e)
+    return _Operator(Stream.from_array(scaled, "A"), owned=True, exponent=e, host=M)
 
 
 def _check_square_symmetric(M) -> None:

@@ -9,6 +9,8 @@ named records (:class:`Streams`), never unpacked by position. The variants:
 and :class:`gpgpu.cg.single_reduction.SingleReduction` (beyond the papers)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..passes import NotReplayable, RecordedPlan, recording
 from ..stream import Stream
 
@@ -97,6 +99,15 @@ class Variant:
     def swap(self) -> None:
         """The ping-pong pairs of vectors swap after an iteration."""
         self.v.swap("x", "xn", "r", "rn", "d", "dn")
+
+    def retarget(self, target: float, floor: float) -> None:
+        """The convergence watch's target ||r|| becomes ``target`` (at least ``floor``): the
+        recorded plans, which hold the old one, are recorded again."""
+        self.threshold = float(np.float32(min(max(target, floor) ** 2, float(np.finfo(np.float32).max))))
+        for p in self.plans.values():
+            if p is not None:
+                p.release()
+        self.plans.clear()
 
     def restart_from_residual(self) -> None:
         """CG restarts from x with the residual just written into ``rn`` (the true residual)."""
