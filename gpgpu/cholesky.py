@@ -431,11 +431,14 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     -------
     L : float64 numpy array (n, n), lower triangular, for a numpy A (the GPU computes in
         float32: the entries are its float32 results, scaled back exactly); a Stream (full or
-        packed, as given) for a Stream A. A numpy A is scaled by an even power of two 2^e that brings
+        packed, as given) for a Stream A, whose strictly upper triangle is 0 (one more pass),
+        as a numpy L's. A numpy A is scaled by an even power of two 2^e that brings
         max|A| near 1 before the upload and L scaled back by 2^(-e/2), both exact
         (:func:`scaled_input`): a GPU flushes float32's subnormal numbers (below 1.2e-38) to
-        zero, and a matrix of tiny entries (1e-37) would lose its digits. A Stream is taken
-        as it is.
+        zero, and a matrix of tiny entries (1e-37) would lose its digits. Where A's diagonal
+        spans more than float32 holds (diag([1e20, 1e-20, 1])), A is scaled symmetrically
+        instead, D A D with each D_ii a power of two near a_ii^(-1/2), and L = D⁻¹ L_s. A
+        Stream is taken as it is.
 
     Raises
     ------
@@ -460,18 +463,20 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
                        {"form": "outer", "update": "triangle", "index": "swizzle", "storage": "full", "transfer": "rtt"})
     if blocked is not None:
         if isinstance(A, Stream):
-            return blocked(A, block, panel=panel)
-        arr, e = scaled_input(A, validate_spd_input(A), even=True)
-        return np.ldexp(np.asarray(blocked(arr, block, panel=panel), dtype=np.float64), -e // 2)
+            return _upper_cleared(blocked(A, block, panel=panel))
+        arr, d = _diagonal_scaled(A)
+        return _unscaled_factor(np.asarray(blocked(arr, block, panel=panel), dtype=np.float64), d)
     if panel != "faithful":
         raise ValueError("panel= chooses how variant='blocked' factors its panels; leave it at 'faithful'")
     if isinstance(A, Stream):
         m = pk.order_from_shape(*A.shape) if storage == "packed" else A.rows
         if storage == "full" and A.cols != A.rows:
             raise ValueError(f"cholesky: A must be square, got a stream of shape {A.shape}")
-        return factor(A, m, form, update, index, storage, transfer)
-    # scaled by a power of two 2^e (e even) so that max|A| is near 1 (scaled_input): L = 2^(-e/2) L_s
-    arr, e = scaled_input(A, validate_spd_input(A), even=True)
+        L = factor(A, m, form, update, index, storage, transfer)
+        return _upper_cleared(L) if storage == "full" else L
+    # scaled by powers of two so that max|A| is near 1 (and, where A's diagonal spans more than
+    # float32 holds, symmetrically): L = D^-1 L_s (_diagonal_scaled)
+    arr, d = _diagonal_scaled(A)
     m = arr.shape[0]
     if storage == "packed":
         h, w = pk.packed_shape(m)
@@ -484,9 +489,45 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         upload = np.tril(arr)
     with Stream.from_array(upload, "A") as S:
         L = factor(S, m, form, update, index, storage, transfer)
-    out = np.ldexp(L.to_array().astype(np.float64), -e // 2)        # float64: the module's rule
+    out = L.to_array().astype(np.float64)                            # float64: the module's rule
     L.release()
-    return pk.unpack(out, m) if storage == "packed" else np.tril(out)
+    return _unscaled_factor(pk.unpack(out, m) if storage == "packed" else np.tril(out), d)
+
+
+#: a diagonal whose smallest entry 2^-e max|A| scaling leaves below 2^DIAGONAL_FLOOR is scaled
+#: symmetrically (entry by entry): float32 holds 2^-126 .. 2^128, and the pivots' products need
+#: room below them
+DIAGONAL_FLOOR = -60
+
+
+def _diagonal_scaled(A) -> tuple:
+    """(the float32 matrix uploaded, the exponents e_i) for a numpy A: 2^e A with the even power
+    of two that brings max|A| near 1 (:func:`scaled_input`), all e_i = e / 2; where A's positive
+    diagonal spans more than float32 holds after it (below 2^DIAGONAL_FLOOR), D A D with
+    D = diag(2^e_i) bringing each a_ii near 1 instead. Either way L = D^-1 L_s, exactly."""
+    arr = validate_spd_input(A)
+    a64 = np.asarray(A, dtype=np.float64)
+    scaled, e = scaled_input(A, arr, even=True)
+    diag = np.diagonal(a64)
+    if not (diag > 0).all() or np.ldexp(diag.min(), e) >= 2.0 ** DIAGONAL_FLOOR:
+        return scaled, np.full(a64.shape[0], e // 2)
+    half = -np.round(0.5 * np.log2(diag)).astype(np.int64)
+    return np.ldexp(a64, half[:, None] + half[None, :]).astype(np.float32), half
+
+
+def _unscaled_factor(L_s: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """L = D^-1 L_s for the exponents of :func:`_diagonal_scaled` (row i times 2^-d_i)."""
+    return np.ldexp(L_s, -d[:, None])
+
+
+def _upper_cleared(L: Stream) -> Stream:
+    """``L`` with its strictly upper triangle set to 0 (one ``fill`` pass over the triangle
+    x >= y + 1), so that a Stream's factor holds L alone, as a numpy one does."""
+    m = L.rows
+    if m > 1:
+        upper = Triangle([vertex((0.5, 0.0)), vertex((float(m), 0.0)), vertex((float(m), m - 0.5))])
+        BLAS1["fill"].draw(L, upper, uniforms={"value": 0.0})
+    return L
 
 
 # ---------------------------------------------------------------------------- solves

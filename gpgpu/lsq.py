@@ -10,6 +10,15 @@ x⁰_sgl comes from forward and backward substitution on the GPU. Algorithm 1 th
     solve L Lᵀ x_sgl = single(r_k)      on the GPU with the float32 factor
     x_{k+1} = x_k + double(x_sgl)
     until ||r_k||₂ / ||x_{k+1}|| <= ε or k >= the iteration limit
+
+The paper's test ``||r|| / ||x||`` has the units of A D² Aᵀ: A times 1e10 would never meet it
+and A times 1e-8 would meet it at once. By default (``criterion="scaled"``, beyond the paper)
+the test divides by the largest diagonal entry of A D² Aᵀ as well, ``||r|| / (max_i (A D² Aᵀ)_ii
+||x||) <= ε``, which is the paper's test for a matrix whose largest diagonal entry is 1 and
+means the same in any units; ``criterion="paper"`` is the test as printed. A and d are
+uploaded times the powers of two that bring their largest entries near 1, and each
+right-hand side of a solve likewise (all exact), so that neither a tiny A (1e-20, whose
+A D² Aᵀ float32 would flush to zero) nor a huge one loses its digits on the GPU.
 """
 from __future__ import annotations
 
@@ -20,8 +29,13 @@ import numpy as np
 
 from .adat import form
 from .cholesky import FORMS, factor, solve_with_factor
+from .dense_common import power_of_two_exponent
 from .errors import NotPositiveDefiniteError
 from .stream import Stream, check_array
+
+#: the convergence tests of Algorithm 1: ``"scaled"`` (the default, beyond the paper) divides the
+#: paper's ||r|| / ||x|| by the largest diagonal entry of A D² Aᵀ (the same test in any units)
+CRITERIA = ("scaled", "paper")
 
 __all__ = ["lstsq_weighted", "LstsqResult"]
 
@@ -29,7 +43,8 @@ __all__ = ["lstsq_weighted", "LstsqResult"]
 @dataclass
 class LstsqResult:
     """x (float64), the unrefined x0 (float32 solve), the refinement history (one dict per step:
-    iteration, residual_norm, correction_norm, criterion = ||r||/||x||) and timings."""
+    iteration, residual_norm, correction_norm, criterion: the number the test compares with
+    ``tol``), ``converged`` and timings."""
 
     x: np.ndarray
     x0: np.ndarray
@@ -46,8 +61,8 @@ class LstsqResult:
         return iter((self.x, self.history))
 
 
-def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int = 100,
-                   storage: str = "full", form_cholesky: str = "outer") -> LstsqResult:
+def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-10, maxiter: int = 100,
+                   storage: str = "full", form_cholesky: str = "outer", criterion: str = "scaled") -> LstsqResult:
     """Solve A D² Aᵀ x = A D² b (equation (3) of 001): weighted least squares on the GPU.
 
     Parameters
@@ -57,9 +72,13 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
     b : (n,) array, the observations
     refine : bool
         Apply Algorithm 1 (mixed-precision iterative refinement); otherwise return x⁰_sgl.
-    tol, maxiter : the ε and the iteration limit of Algorithm 1
+    tol, maxiter : the ε and the iteration limit of Algorithm 1 (default 1e-10: with the scaled
+        criterion a backward error of that size, far above float64's rounding of r)
     storage : {"full", "packed"} for A D² Aᵀ and its factor
     form_cholesky : {"outer", "inner"}, the Cholesky form that factors A D² Aᵀ (000's two forms)
+    criterion : {"scaled", "paper"}
+        Algorithm 1's test: ``||r|| / (max_i (A D² Aᵀ)_ii ||x||) <= tol`` (default, the same in
+        any units of A and d) or the paper's ``||r|| / ||x|| <= tol`` (module notes).
 
     Returns
     -------
@@ -82,6 +101,8 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
         raise ValueError(f"lstsq_weighted: storage must be 'full' or 'packed', got {storage!r}")
     if form_cholesky not in FORMS:
         raise ValueError(f"lstsq_weighted: form_cholesky must be one of {FORMS}, got {form_cholesky!r}")
+    if criterion not in CRITERIA:
+        raise ValueError(f"lstsq_weighted: criterion must be one of {CRITERIA}, got {criterion!r}")
     # validate the inputs as given (complex, NaN, shapes against the texture limit) before any
     # conversion: np.asarray(..., float64) would drop an imaginary part with only a warning
     A32 = check_array(A, "A", ndim=(2,))
@@ -99,9 +120,13 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
     if np.any(d64 < 0):
         raise ValueError("lstsq_weighted: d is the diagonal of D², it must be non-negative")
     rhs = A64 @ (d64 * b64)  # A D² b in double precision
-
+    # A and d uploaded times the powers of two that bring their largest entries near 1:
+    # C_s = 2^(2 ea + ed) A D² Aᵀ (module notes)
+    ea = power_of_two_exponent(float(np.abs(A64).max(initial=0.0)))
+    ed = power_of_two_exponent(float(d64.max(initial=0.0)))
     t0 = time.perf_counter()
-    with Stream.from_array(A32, "A") as As, Stream.from_array(d64, "d") as ds:
+    with Stream.from_array(np.ldexp(A64, ea).astype(np.float32), "A") as As, \
+            Stream.from_array(np.ldexp(d64, ed), "d") as ds:
         C = form(As, ds, storage=storage)
     try:
         L = factor(C, m, form=form_cholesky, storage=storage)
@@ -112,30 +137,41 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-8, maxiter: int
     finally:
         C.release()
     try:
-        with Stream.from_array(rhs, "A D^2 b") as r0:
-            x0s = solve_with_factor(L, r0, m, storage)
-        x0 = x0s.to_array().astype(np.float64)
-        x0s.release()
-        t1 = time.perf_counter()
-        result = LstsqResult(x=x0.copy(), x0=x0, gpu_seconds=t1 - t0)
-        if not refine:
-            return result
-        x = x0.copy()
-        for k in range(maxiter):
-            r = rhs - A64 @ (d64 * (A64.T @ x))  # Algorithm 1: residual in double on the CPU
-            with Stream.from_array(r.astype(np.float32), "residual") as rs:
-                zs = solve_with_factor(L, rs, m, storage)
-            z = zs.to_array().astype(np.float64)
-            zs.release()
-            x = x + z
-            crit = np.linalg.norm(r) / max(np.linalg.norm(x), 1e-300)
-            result.history.append({"iteration": k, "residual_norm": float(np.linalg.norm(r)),
-                                   "correction_norm": float(np.linalg.norm(z)), "criterion": float(crit)})
-            if crit <= tol:
-                result.converged = True
-                break
-        result.x = x
-        result.refine_seconds = time.perf_counter() - t1
-        return result
+        return _refined(L, m, storage, A64, d64, rhs, 2 * ea + ed, refine, tol, maxiter, criterion, t0)
     finally:
         L.release()
+
+
+def _solve_scaled(L, m, storage, v: np.ndarray, e_c: int, what: str) -> np.ndarray:
+    """(A D² Aᵀ)⁻¹ v in float64 with the factor L of C_s = 2^e_c A D² Aᵀ: v uploaded times the
+    power of two that brings its largest entry near 1, the solution scaled back."""
+    ev = power_of_two_exponent(float(np.abs(v).max(initial=0.0)))
+    with Stream.from_array(np.ldexp(v, ev).astype(np.float32), what) as vs:
+        zs = solve_with_factor(L, vs, m, storage)
+    z = np.ldexp(zs.to_array().astype(np.float64), e_c - ev)
+    zs.release()
+    return z
+
+
+def _refined(L, m, storage, A64, d64, rhs, e_c, refine, tol, maxiter, criterion, t0) -> LstsqResult:
+    """x⁰ from the factor, then Algorithm 1's refinement (its test by ``criterion``)."""
+    x0 = _solve_scaled(L, m, storage, rhs, e_c, "A D^2 b")
+    t1 = time.perf_counter()
+    result = LstsqResult(x=x0.copy(), x0=x0, gpu_seconds=t1 - t0)
+    if not refine:
+        return result
+    size = float(np.max((A64 * A64) @ d64, initial=0.0)) if criterion == "scaled" else 1.0
+    x = x0.copy()
+    for k in range(maxiter):
+        r = rhs - A64 @ (d64 * (A64.T @ x))  # Algorithm 1: residual in double on the CPU
+        z = _solve_scaled(L, m, storage, r, e_c, "residual")
+        x = x + z
+        crit = np.linalg.norm(r) / max(size * np.linalg.norm(x), 1e-300)
+        result.history.append({"iteration": k, "residual_norm": float(np.linalg.norm(r)),
+                               "correction_norm": float(np.linalg.norm(z)), "criterion": float(crit)})
+        if crit <= tol:
+            result.converged = True
+            break
+    result.x = x
+    result.refine_seconds = time.perf_counter() - t1
+    return result

@@ -23,7 +23,7 @@ def test_refinement_reaches_double_precision(m, rng):
     steps = {}
     for ill in (False, True):
         A, d, b, xref = problem(m, ill, rng)
-        res = gpgpu.lstsq_weighted(A, d, b, refine=True, tol=1e-8)
+        res = gpgpu.lstsq_weighted(A, d, b, refine=True, tol=1e-8, criterion="paper")
         e0, e = err(res.x0, xref), err(res.x, xref)
         assert 1e-7 < e0 < 1e-1, (ill, e0)  # single precision: far from double
         assert e <= 1e-10, (ill, e)
@@ -54,12 +54,12 @@ def test_refinement_stops_on_the_residual_as_algorithm_1_says(scale):
     A = A * scale
     M, rhs = A @ np.diag(d) @ A.T, A @ (d * b)
     tol = 1e-10
-    full = gpgpu.lstsq_weighted(A, d, b, tol=tol)
+    full = gpgpu.lstsq_weighted(A, d, b, tol=tol, criterion="paper")
     k = full.iterations
     assert full.converged and k >= 1
 
     def x_after(j):
-        return full.x0 if j == 0 else gpgpu.lstsq_weighted(A, d, b, tol=tol, maxiter=j).x
+        return full.x0 if j == 0 else gpgpu.lstsq_weighted(A, d, b, tol=tol, maxiter=j, criterion="paper").x
 
     def criterion(j):  # ||r_j|| / ||x_{j+1}||
         return np.linalg.norm(rhs - M @ x_after(j)) / np.linalg.norm(x_after(j + 1))
@@ -107,3 +107,32 @@ def test_zero_weights_name_a_d2_at_not_lu(rng):
     with pytest.raises(gpgpu.NotPositiveDefiniteError, match="A D² Aᵀ must be symmetric positive definite") as e:
         gpgpu.lstsq_weighted(A, np.zeros(8), np.ones(8))
     assert "gpgpu.lu" not in str(e.value)
+
+
+@pytest.mark.parametrize("scale", [1e-20, 1e-8, 1.0, 1e10, 1e20])
+def test_the_default_test_means_the_same_in_any_units(scale):
+    """The default criterion divides ||r|| / ||x|| by the largest diagonal entry of A D² Aᵀ: A
+    times 1e-8 or 1e10 takes the same steps, converges, and the answer is as accurate (the
+    paper's test converged after one step at 3.5e-4 for A times 1e-8 and never for A times 1e10).
+    A times 1e-20 is uploaded times a power of two (its A D² Aᵀ, 1e-40, is below float32's
+    normal range: it was refused as not positive definite)."""
+    A, d, b, xref = problem(32, True, np.random.default_rng(1))
+    plain = gpgpu.lstsq_weighted(A, d, b)
+    res = gpgpu.lstsq_weighted(A * scale, d, b)
+    assert res.converged and res.iterations == plain.iterations, (res.iterations, plain.iterations)
+    M = (A * scale) @ np.diag(d) @ (A * scale).T
+    r = A @ (d * b) * scale - M @ res.x
+    assert np.linalg.norm(r) / (np.max(np.diag(M)) * np.linalg.norm(res.x)) <= 1e-10
+    # a backward error of 1e-10 on this ill-conditioned problem (D² = 10^-4 .. 10^4): x to 1e-8
+    assert err(res.x * scale, xref) <= 1e-8 and err(plain.x, xref) <= 1e-8
+
+
+def test_the_papers_test_is_one_word_away():
+    """criterion="paper" is Algorithm 1's ||r|| / ||x|| <= tol as printed: in A's units, so A times
+    1e10 never meets 1e-8 (100 steps, not converged) while the default does in a few."""
+    A, d, b, _ = problem(16, False, np.random.default_rng(2))
+    paper = gpgpu.lstsq_weighted(A * 1e10, d, b, tol=1e-8, criterion="paper")
+    assert not paper.converged and paper.iterations == 100
+    assert gpgpu.lstsq_weighted(A * 1e10, d, b, tol=1e-8).converged
+    with pytest.raises(ValueError, match="criterion must be one of"):
+        gpgpu.lstsq_weighted(A, d, b, criterion="relative")
