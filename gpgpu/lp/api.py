@@ -593,6 +593,8 @@ def _answer(problem, run: _Run) -> LPResult:
     result = _solve(own, run)
 
     def resolve(p, **changes):
+        if p is not own and not isinstance(run.backend, str):
+            return None                 # a back end given as an instance is bound to its problem
         again = _solve(p, replace(run, callback=run.callback if p is own else None, **changes))
         if p is own:          # a second solve of the problem: the history holds both, as the callback saw
             again.history = result.history + again.history

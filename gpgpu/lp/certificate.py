@@ -224,7 +224,8 @@ def confirm(problem, result, eps: float, resolve, presolved: bool):
     :func:`gpgpu.lp.solve` answers it.
 
     ``resolve(problem, presolve=False)`` solves a problem again (the same options but the
-    presolve's); ``presolved`` says whether ``result`` came through HiGHS's presolve. An optimal
+    presolve's; None where it cannot: a back end instance and another problem); ``presolved``
+    says whether ``result`` came through HiGHS's presolve. An optimal
     answer that fails its check is solved again without the presolve where it had one, and is
     numerical trouble (the point kept, the failing residuals named) where that fails too. An
     infeasible or unbounded answer whose ray does not hold (or that the presolve decided) is
@@ -282,6 +283,10 @@ def _confirm_ray(problem, result, eps, resolve, presolved):
         return result
     feasibility = feasibility_problem(problem)
     f = resolve(feasibility, presolve=False)
+    if f is None:
+        result.message += (" Not confirmed on the problem as given: the back end was given as an instance, which "
+                           "solves its own problem only (give it by name to have the status checked).")
+        return result
     if f.status_code == 0:
         fcheck = optimality(feasibility, f.x_std, f.y, f.s, eps)
         if fcheck.holds:

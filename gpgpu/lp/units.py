@@ -8,7 +8,7 @@ when the user's units put the rows or columns of A far from unit size, :class:`L
 solve the same LP scaled geometrically (each row, then each column, divided by the geometric
 mean of its largest and smallest non-zero magnitudes, the Curtis-Reid idea as interior point
 codes use it, until the factors settle), and brings bounds and costs whose largest magnitude is
-outside ``BOUND_BAND`` and ``COST_BAND`` to unit size:
+outside ``BOUND_BAND`` and ``COST_BAND`` to the band's nearer edge:
 
     Â = R A C,   row bounds 2^β R (l, u),   column bounds 2^β C⁻¹ (l, u),   ĉ = 2^γ C c,
     x = 2^-β C x̂,   row duals 2^-γ R ŷ,   reduced costs 2^-γ C⁻¹ d̂,   objective 2^-(β+γ).
@@ -51,9 +51,10 @@ LINE_BAND = (-16, 20)
 #: the most octaves the rows' (or the columns') largest |a_ij| may spread over
 LINE_SPREAD = 24
 #: log2 of the band of the largest finite bound (after the lines' scaling) outside which the
-#: bounds are brought to 1: below it, the normalisation that follows would not reach them (its
-#: factors go up to 2^1000, a bound of 1e-310 needs more); above it, x of that size leaves the
-#: float32 factor of A D² Aᵀ no room (the 42 NETLIB problems' bounds are at most 2^23.3, forplan)
+#: bounds are brought to the band's nearer edge: below it, the normalisation that follows would
+#: not reach them (its factors go up to 2^1000, a bound of 1e-310 needs more); above it, x of
+#: that size leaves the float32 factor of A D² Aᵀ no room (the 42 NETLIB problems' bounds are at
+#: most 2^23.3, forplan)
 BOUND_BAND = (-100, 24)
 #: the same for the largest |c_j|; large costs are left to the float32 checks, which name them
 #: (the NETLIB costs are at most 2^16.3, gfrd-pnc)
@@ -115,15 +116,15 @@ def _geometric_exponents(rows, cols, logs, m, n) -> tuple:
 
 
 def _value_exponent(values, band) -> int:
-    """The exponent that brings the largest finite |v| to 1 when its log2 lies outside ``band``;
-    0 otherwise (and for no finite non-zero value)."""
+    """The exponent that brings the largest finite |v| to the nearer edge of ``band`` (log2) when
+    it lies outside; 0 otherwise (and for no finite non-zero value)."""
     v = np.abs(np.concatenate([np.ravel(x) for x in values]))
     v = v[np.isfinite(v) & (v > 0)]
     if not v.size:
         return 0
     top = float(np.log2(v.max()))
     lo, hi = band
-    return -int(np.round(top)) if top < lo or top > hi else 0
+    return int(np.round(lo - top)) if top < lo else int(np.round(hi - top)) if top > hi else 0
 
 
 def _general_form(problem) -> dict:
@@ -261,10 +262,11 @@ class Lines:
 
 
 def objectives_scaled(entry: dict, exponent: int) -> dict:
-    """A history entry with its primal and dual objectives times 2^``exponent`` (a copy)."""
+    """A history entry with the values in the objective's units, its primal and dual objectives
+    and mu = xᵀs / n, times 2^``exponent`` (a copy); the relative tests (6.1)-(6.3) are unitless."""
     if not exponent:
         return dict(entry)
-    return dict(entry, **{k: float(np.ldexp(entry[k], exponent)) for k in ("primal_objective", "dual_objective")
+    return dict(entry, **{k: float(np.ldexp(entry[k], exponent)) for k in ("primal_objective", "dual_objective", "mu")
                           if entry.get(k) is not None})
 
 
