@@ -227,6 +227,7 @@ def test_the_sparse_guide_lists_what_cgs_paper_preset_adds():
         "gpgpu.cg.MATRIX_RANGE": cg_module.MATRIX_RANGE,
         "gpgpu.cg.VECTOR_RANGE": cg_module.VECTOR_RANGE,
         "gpgpu.cg.FREEZE_FLOOR": cg_module.FREEZE_FLOOR,
+        "gpgpu.cg.STALL_WINDOW": cg_module.STALL_WINDOW,
         "gpgpu.sparse.SparseStream.from_scipy dense_split": default(SparseStream.from_scipy, "dense_split"),
         "maxiter": default(gpgpu.cg, "maxiter"),
         "plan": default(gpgpu.cg, "plan"),

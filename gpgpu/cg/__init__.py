@@ -24,7 +24,7 @@ The package, one module a part (in the manner of PETSc's KSP and pyamg's krylov)
 """
 from __future__ import annotations
 
-from .api import FREEZE_FLOOR, VARIANTS, CGResult, cg
+from .api import FREEZE_FLOOR, RETARGET, STALL_WINDOW, VARIANTS, CGResult, cg
 from .inputs import FLOAT32_REACH, VECTOR_RANGE, Float32ToleranceWarning
 from .kernels import FUSED, FUSED_LAST, KERNELS, _fan_passes, _fused_levels, _fused_sum
 from .operator import MATRIX_RANGE
@@ -34,4 +34,5 @@ from .options import (FAST_CHECK_EVERY, ITERATIONS, OPTIONS, PRESET_FORMATS, PRE
 __all__ = ["cg", "CGResult", "Float32ToleranceWarning", "FLOAT32_REACH", "KERNELS", "FUSED", "FUSED_LAST",
            "OPTIONS", "PRESETS", "PRESET_FORMATS", "FAST_CHECK_EVERY", "ITERATIONS", "REDUCTIONS",
            "SCIPY_FORMATS", "SHEWCHUK_RECOMPUTE_EVERY", "MATRIX_RANGE", "VECTOR_RANGE", "FREEZE_FLOOR",
+           "STALL_WINDOW", "RETARGET",
            "VARIANTS", "_fan_passes", "_fused_levels", "_fused_sum"]
