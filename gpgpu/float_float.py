@@ -13,9 +13,14 @@ GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmet
   one pass over the lower triangle of Fig. 2(b) of 001;
 * :func:`factor` -- the one-pass outer Cholesky steps (``cholesky_step_ff``, the geometry of
   :func:`gpgpu.cholesky.onepass_plan`), guarded pivots as on the float32 path;
-* :func:`solve` -- forward and backward substitution, one pass a step: column-oriented
+* :func:`solve` -- forward and backward substitution, a block of 8 steps a pass
+  (``substitution_block_ff``, 2 ceil(m / 8) passes), or one pass a step: column-oriented
   (``substitution_column_ff``, every fragment one division and one product) or in the
-  inner-product form (``substitution_inner_product_ff``).
+  inner-product form (``substitution_inner_product_ff``);
+* :func:`factor_with_inverse` and :func:`solve_with_inverse` -- the factor and its inverse
+  X = L⁻¹ together, step k of both in one pass (``cholesky_inverse_step_ff``, the geometry of
+  :func:`gpgpu.cholesky.cholesky_inverse_plan`), m + 4 passes a factorization; then every solve
+  is two passes, z = Xᵀ (X r) (``triangular_product_ff``), where the substitutions take 2m.
 
 Float-float on GPUs is contemporary with the papers (Göddeke, Strzodka and Turek 2005;
 Da Graça and Defour 2006), but none of the five papers uses it: it is an option
@@ -27,14 +32,15 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import onepass_plan
+from .cholesky import inverse_step_rectangles, onepass_plan, onepass_step
 from .kernel import Kernel
-from .geometry import Rect
+from .geometry import Rect, Triangle
 from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
 from .context import get_context
 
-__all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "KERNELS", "DEFAULT_PIVOT_TOL"]
+__all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "factor_with_inverse",
+           "solve_with_inverse", "KERNELS", "DEFAULT_PIVOT_TOL", "SOLVE_FORMS", "BLOCK"]
 
 _EXT = ("GL_ARB_gpu_shader5",)
 KERNELS = {
@@ -47,7 +53,16 @@ KERNELS = {
     "substitution_column": Kernel("substitution_column_ff", texels=4, extensions=_EXT, library="float_float",
                                   doc="000 level 2 substitution, column-oriented, one pass a step, in float-float "
                                       "(beyond)"),
+    "substitution_block": Kernel("substitution_block_ff", texels=4, extensions=_EXT, library="float_float",
+                                 doc="000 level 2 substitution, a block of steps a pass, in float-float (beyond)"),
     "copy": Kernel("copy_rgba", texels=2, doc="000 Algorithm 2's copy, all four components"),
+    "cholesky_inverse_step": Kernel("cholesky_inverse_step_ff", texels=6, extensions=_EXT, library="float_float",
+                                    doc="a one-pass Cholesky step and a step of L^-1 together, in float-float "
+                                        "(beyond)"),
+    "identity": Kernel("identity_ff", texels=0, doc="the identity matrix drawn on the GPU, float-float (beyond)"),
+    "triangular_product": Kernel("triangular_product_ff", texels=2, extensions=_EXT, library="float_float",
+                                 doc="000 level 2 sgemv, singlepass inner product over a triangle, in "
+                                     "float-float (beyond)"),
 }
 
 def available() -> bool:
@@ -123,16 +138,28 @@ def factor(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) 
     return pp.T
 
 
-SOLVE_FORMS = ("column", "inner")
+SOLVE_FORMS = ("block", "column", "inner")
+#: the block of :func:`solve`'s default form: 2 ceil(m / BLOCK) passes a solve
+BLOCK = 8
+#: the largest block the kernel holds (``MAX_BLOCK`` of substitution_block_ff.frag)
+MAX_BLOCK = 32
 
 
-def solve_plan(m: int, form: str = "column") -> list:
-    """The passes of :func:`solve` for an order-m factor: a forward then a backward substitution,
-    one pass a step over the whole vector, "S"/"T" the vector's ping-pong pair (the answer in "S"),
-    "L" the factor."""
-    kernel = KERNELS["substitution_column" if form == "column" else "substitution"]
+def solve_plan(m: int, form: str = "block", block: int = BLOCK) -> list:
+    """The passes of :func:`solve` for an order-m factor: a forward then a backward substitution
+    over the whole vector, one pass a step (``"column"``, ``"inner"``) or a block of ``block``
+    steps a pass (``"block"``); "S"/"T" the vector's ping-pong pair (the answer in "S"), "L" the
+    factor."""
     everything = Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, y))
     plan = []
+    if form == "block":
+        starts = list(range(0, m, block))
+        for forward, order in ((True, starts), (False, starts[::-1])):
+            for k0 in order:
+                uniforms = {"k0": k0, "bsize": block, "m": m, "forward": forward, "by_rows": not forward}
+                plan += [Draw(KERNELS["substitution_block"], "T", everything, {"X": "S", "T": "L"}, uniforms), SWAP]
+        return plan
+    kernel = KERNELS["substitution_column" if form == "column" else "substitution"]
     for forward, steps in ((True, range(m)), (False, range(m - 1, -1, -1))):
         for k in steps:
             uniforms = {"k": k, "forward": forward, "by_rows": not forward}
@@ -142,20 +169,24 @@ def solve_plan(m: int, form: str = "column") -> list:
     return plan
 
 
-def solve(L: Stream, r, form: str = "column") -> np.ndarray:
+def solve(L: Stream, r, form: str = "block", block: int = BLOCK) -> np.ndarray:
     """z with L Lᵀ z = r, r and z float64 (uploaded and read back as float-float): a forward
-    then a backward substitution, one pass a step (2m passes, drawn from a plan pre-built once
-    per order: :func:`solve_plan`).
+    then a backward substitution, drawn from a plan pre-built once per order (:func:`solve_plan`).
 
-    ``form="column"`` (default): each step divides entry k and updates every unfinished entry
-    from the state before it (``substitution_column_ff``: each fragment one division and one
-    product); ``"inner"``: fragment k takes the inner product of row k with the finished
-    entries (``substitution_inner_product_ff``: k products in one fragment, the others copy).
+    ``form="block"`` (default): ``block`` steps a pass (``substitution_block_ff``: each fragment
+    solves the block with its diagonal part, then takes the block's terms off its own entry),
+    2 ceil(m / block) passes; ``"column"``: one step a pass, each step dividing entry k and
+    updating every unfinished entry from the state before it (``substitution_column_ff``), 2m
+    passes; ``"inner"``: one step a pass, fragment k taking the inner product of row k with the
+    finished entries (``substitution_inner_product_ff``). The three differ by float-float rounding.
 
-    ``ValueError`` when L is not a square float-float stream or r not a vector of L's order.
+    ``ValueError`` when L is not a square float-float stream, r not a vector of L's order, or
+    ``block`` not an integer in 1 .. MAX_BLOCK (32).
     """
     if form not in SOLVE_FORMS:
         raise ValueError(f"form must be one of {SOLVE_FORMS}, got {form!r}")
+    if isinstance(block, bool) or not isinstance(block, int) or not 1 <= block <= MAX_BLOCK:
+        raise ValueError(f"block must be an integer from 1 to {MAX_BLOCK} (steps a pass), got {block!r}")
     if not isinstance(L, Stream) or L.components != 4 or L.cols != L.rows:
         raise ValueError(f"float_float.solve: L must be a square float-float (RGBA) stream (the factor "
                          f"from float_float.factor), got {L!r}")
@@ -167,9 +198,79 @@ def solve(L: Stream, r, form: str = "column") -> np.ndarray:
     pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
     try:
         # the 2m passes as one pre-built plan (its vertices written once per order and form)
-        run(compiled(("float_float_solve", m, form), lambda: solve_plan(m, form)), pp, others={"L": L})
+        run(compiled(("float_float_solve", m, form, block), lambda: solve_plan(m, form, block)), pp, others={"L": L})
         return combine(pp.S)[0]
     finally:
         pp.S.release()
         pp.T.release()
 
+
+
+def inverse_plan(m: int, tolerance: float, huge: float) -> list:
+    """The passes of :func:`factor_with_inverse`: [0 | I] drawn into both halves of the ping-pong
+    pair ("S", "T", m x 2m), M ("M0") copied into S's left half, the m steps (step k over
+    :func:`gpgpu.cholesky.onepass_step` joined with :func:`gpgpu.cholesky.inverse_step_rectangles`
+    moved m columns right), then L and X copied out of T."""
+    u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge), "m": m}
+    identity = Rect.covering(m, 0, 2 * m, m)
+    plan = [Draw(KERNELS["identity"], role, identity, {}, {"offset": float(m)}) for role in ("S", "T")]
+    plan.append(Draw(KERNELS["copy"], "S", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "M0"}))
+    for k in range(m):
+        primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
+        plan.append(Draw(KERNELS["cholesky_inverse_step"], "T", primitive, {"L": "S", "M0": "M0"}, dict(u, k=k)))
+        if k + 1 < m:
+            plan.append(SWAP)
+    plan += [Draw(KERNELS["copy"], "L", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "T"}),
+             Draw(KERNELS["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})]
+    return plan
+
+
+def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) -> tuple:
+    """(L, X = L⁻¹) of the float-float matrix M, guarded as :func:`factor`, in m + 4 passes: step
+    k of the factor and of its inverse in one ``cholesky_inverse_step_ff`` pass over an m x 2m
+    texture holding both (the float32 :func:`gpgpu.cholesky.factor_with_inverse` in float-float
+    arithmetic), drawn from a plan pre-built once per order (:func:`inverse_plan`). L is the same
+    factor as :func:`factor`'s (the same operations). M is unchanged.
+
+    ``ValueError`` when M is not square float-float or 2m exceeds GL_MAX_TEXTURE_SIZE."""
+    from . import context
+
+    m = M.rows
+    if M.components != 4 or M.cols != m:
+        raise ValueError(f"float_float.factor_with_inverse: M must be a square float-float (RGBA) stream, got {M!r}")
+    if 2 * m > context.max_texture_size():
+        raise ValueError(f"float_float.factor_with_inverse keeps the factor and its inverse side by side in one "
+                         f"{m} x {2 * m} texture, wider than GL_MAX_TEXTURE_SIZE = {context.max_texture_size()}; "
+                         "use float_float.factor and float_float.solve")
+    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge)), lambda: inverse_plan(m, tolerance, huge))
+    L, X = Stream(m, m, components=4, zero=False), Stream(m, m, components=4, zero=False)
+    pp = PingPong(Stream(m, 2 * m, components=4), Stream(m, 2 * m, components=4))
+    try:
+        run(plan, pp, others={"M0": M, "L": L, "X": X})
+    except BaseException:
+        L.release()
+        X.release()
+        raise
+    finally:
+        pp.release()
+    return L, X
+
+
+def solve_with_inverse(X: Stream, r) -> np.ndarray:
+    """z with L Lᵀ z = r from X = L⁻¹ (:func:`factor_with_inverse`): y = X r, z = Xᵀ y, one
+    ``triangular_product_ff`` pass each; r and z float64 (uploaded and read back as float-float).
+    ``ValueError`` for an X that is not square float-float or an r of another length."""
+    if not isinstance(X, Stream) or X.components != 4 or X.cols != X.rows:
+        raise ValueError(f"float_float.solve_with_inverse: X must be a square float-float (RGBA) stream (the "
+                         f"inverse from float_float.factor_with_inverse), got {X!r}")
+    m = X.rows
+    shape = np.shape(r)
+    if len(shape) != 1 or shape[0] != m:
+        raise ValueError(f"float_float.solve_with_inverse: r must be a vector of length {m} (X is {m} x {m}), got "
+                         f"shape {shape}")
+    everything = Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, y))
+    with upload(np.asarray(r, dtype=np.float64), "r") as v, Stream(1, m, components=4, zero=False) as y, \
+            Stream(1, m, components=4, zero=False) as z:
+        KERNELS["triangular_product"].draw(y, everything, {"X": X, "V": v}, {"m": m, "transposed": False})
+        KERNELS["triangular_product"].draw(z, everything, {"X": X, "V": y}, {"m": m, "transposed": True})
+        return combine(z)[0]

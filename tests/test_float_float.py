@@ -135,6 +135,80 @@ def test_solve_with_a_known_triangle_checks_each_direction(form, rng):
     np.testing.assert_allclose(z, np.linalg.solve(L.T, y), rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.parametrize("m, block", [(21, 8), (21, 5), (21, 32), (40, 1)])
+def test_block_substitution_crosses_its_blocks_each_way(m, block, rng):
+    """A hand-made L of 21 (40) rows in blocks of 8 (a short last one), 5, 32 (one block) and 1:
+    forward and backward each cross the blocks' boundaries; 2 ceil(m / block) passes, and the
+    column form's answer to float-float rounding (a block that misses a term of the block before,
+    or solves its block with the wrong triangle, is off by orders of magnitude)."""
+    from gpgpu import counters
+
+    L = np.tril(rng.uniform(0.5, 2.0, (m, m))) / np.sqrt(m) + np.diag(np.full(m, 3.0))
+    r = rng.standard_normal(m)
+    with ff.upload(L, "L") as Ls:
+        with counters.tally() as drawn:
+            z = ff.solve(Ls, r, form="block", block=block)
+        column = ff.solve(Ls, r, form="column")
+    assert drawn.passes == 2 * -(-m // block)
+    y = np.linalg.solve(L, r)
+    np.testing.assert_allclose(z, np.linalg.solve(L.T, y), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(z, column, rtol=1e-13, atol=1e-14)
+
+
+def test_block_solve_refuses_a_block_it_cannot_hold(rng):
+    with ff.upload(np.eye(3), "L") as Ls:
+        for block in (0, 33, 2.0, True):
+            with pytest.raises(ValueError, match="block must be an integer from 1 to 32"):
+                ff.solve(Ls, np.ones(3), block=block)
+
+
+@pytest.mark.parametrize("m", [1, 9, 40])
+def test_factor_with_inverse_gives_the_factor_and_its_inverse(m, rng):
+    """L as float_float.factor's (the same operations; to float-float rounding, since another
+    driver may round two programs apart), X L = I to float-float accuracy, against float64."""
+    M = _spd(rng, m, 1e6) + np.eye(m) * 1e-3
+    with ff.upload(M, "M") as Ms:
+        L, X = ff.factor_with_inverse(Ms)
+        alone = ff.factor(Ms)
+        l, x, l1 = (np.tril(ff.combine(s)) for s in (L, X, alone))
+        for s in (L, X, alone):
+            s.release()
+    np.testing.assert_allclose(l, l1, rtol=1e-13, atol=1e-15 * np.abs(l).max())
+    np.testing.assert_allclose(l, np.linalg.cholesky(M), rtol=1e-9, atol=1e-12 * np.abs(l).max())
+    assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
+
+
+@pytest.mark.parametrize("m", [1, 7, 64])
+def test_solve_with_inverse_is_two_passes(m, rng):
+    from gpgpu import counters
+
+    M = _spd(rng, m, 1e6)
+    r = rng.standard_normal(m)
+    with ff.upload(M, "M") as Ms:
+        L, X = ff.factor_with_inverse(Ms)
+        with counters.tally() as drawn:
+            z = ff.solve_with_inverse(X, r)
+        L.release()
+        with pytest.raises(ValueError, match="r must be a vector of length"):
+            ff.solve_with_inverse(X, np.ones(m + 1))
+        X.release()
+    assert drawn.passes == 2
+    want = np.linalg.solve(M, r)
+    assert np.max(np.abs(z - want)) / np.max(np.abs(want)) < 1e-8
+    assert np.max(np.abs(M @ z - r)) < 1e-12 * np.max(np.abs(M)) * np.max(np.abs(z)) * m
+
+
+def test_the_lps_float_float_factor_draws_a_pass_a_step_and_two_a_solve():
+    """bandm with factor_precision="float-float" (llvmpipe): the factor and its inverse in m + 4
+    passes a factorization and every solve two, where the substitutions drew 2m a solve (3,918
+    passes an iteration); optimal at HiGHS's objective."""
+    from gpgpu.lp import solve
+
+    r = solve("bandm", eps=1e-8, factor_precision="float-float")
+    assert r.status == "optimal" and rel(r.objective, -158.6280184501) < 1e-8
+    assert r.passes / r.iterations <= 600, r.passes / r.iterations
+
+
 # --------------------------------------------------------------------------- the LP solver
 def _random_lp(seed, m=8, n=20, dependent=False):
     """Feasible and bounded by construction (b = A x0, x0 > 0; c = A^T y0 + s0, s0 > 0)."""

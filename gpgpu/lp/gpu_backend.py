@@ -217,7 +217,7 @@ class GPUBackend(Backend):
         self.pivot = pivot
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
-        self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
+        self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = self.Xff = None
         self._normal = self._points = self._bound_info = self._bound_table = None
         self._rhs = self._sol = self._count = None     # the recorded plans' streams
         self._plans, self._factor_version = {}, 0
@@ -242,11 +242,11 @@ class GPUBackend(Backend):
         for _, plan in self._plans.values():
             plan.release()
         self._plans = {}
-        for s in (self.A, normal, self.A4, self.L, self.Linv, self._partner, self.Aff, self._points,
+        for s in (self.A, normal, self.A4, self.L, self.Linv, self._partner, self.Aff, self.Xff, self._points,
                   self._bound_info, self._bound_table, self._rhs, self._sol, self._count):
             if s is not None:
                 s.release()
-        self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = None
+        self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = self.Xff = None
         self._normal = self._points = self._bound_info = self._bound_table = None
         self._rhs = self._sol = self._count = None
         self._rhs = self._sol = self._count = None     # the recorded plans' streams
@@ -572,7 +572,15 @@ class GPUBackend(Backend):
         with float_float.upload(self.d64, "d") as ds:
             M = float_float.adat(self.Aff, ds)
         try:
-            self._new_factor(float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge))
+            if self.Xff is not None:
+                self.Xff.release()
+                self.Xff = None
+            if self.substitution == "inverse" and 2 * self.m_normal <= max_texture_size():
+                # the factor and its inverse in m + 4 passes: every solve two passes, not 2m
+                L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge)
+                self._new_factor(L)
+            else:
+                self._new_factor(float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge))
         finally:
             M.release()
         return count_replaced(self.L, self.m_normal, "full", self.huge, self.reductions)
@@ -658,6 +666,8 @@ class GPUBackend(Backend):
 
         def solve(rhs):
             self.readbacks += 1  # each correction comes back to the CPU
+            if self.Xff is not None:
+                return float_float.solve_with_inverse(self.Xff, rhs)
             if self.Aff is not None:
                 return float_float.solve(self.L, rhs)
             return self._solve_read_back(rhs)
