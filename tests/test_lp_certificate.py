@@ -19,7 +19,7 @@ from gpgpu.lp.netlib import netlib_path
 from gpgpu.lp.numpy_backend import NumpyBackend
 from gpgpu.lp.units import Lines
 
-from random_lps import case, judge
+from random_lps import Units as OtherUnits, case, judge
 
 api = importlib.import_module("gpgpu.lp.api")
 
@@ -358,3 +358,96 @@ def test_an_lp_no_scaling_makes_unit_sized_is_left_as_written():
     diagonal scaling; the geometric one spreads it to 2^+-33, worse for HiGHS's absolute
     tolerances than as written."""
     assert Lines.of(Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, 1e39]], b_ub=[4, 6])) is None
+
+
+def test_postsolved_duals_that_fail_are_solved_again_to_a_tighter_eps(monkeypatch):
+    """HiGHS's postsolve maps an interior point's duals with errors of the order of its
+    complementarity (ganges: 7.7e-8 at eps 1e-8, numpy64): where only the duals fail, the
+    presolved problem is solved again at eps 1e-12 before the presolve is dropped. Planted here:
+    the first postsolved y off by 1e-5."""
+    real = api.presolve_module.presolve_and_solve
+    calls = []
+
+    def wrapped(problem, run, **kw):
+        res = real(problem, run, **kw)
+        calls.append(run)
+        if len(calls) == 1 and res.y is not None:
+            res.y = res.y * (1 + 1e-5)
+            res.s = problem.c - problem.A.T @ res.y
+        return res
+
+    monkeypatch.setattr(api.presolve_module, "presolve_and_solve", wrapped)
+    r = solve("afiro", backend="numpy64", eps=1e-8)
+    assert r.status == "optimal" and r.check.holds and r.presolve is not None
+    assert len(calls) == 2 and "so the presolved problem was solved again at eps = 1e-12" in r.message
+    assert r.objective == pytest.approx(-464.7531428571, rel=1e-9)
+    assert [h["iteration"] for h in r.history].count(0) == 2
+
+
+def test_a_primal_rays_bound_is_compared_with_the_dual_iterates():
+    """x1 - x2 = 1, min -x1 - x2: the ray (1, 1) at x = (1e6 + 1, 1e6) bounds every dual-feasible
+    y by ||y||_1 >= 2e6 + 1; with the iterates' y = 1e3 that is not 1e4 times 1 + m ||y||
+    (1001): no certificate (it is with y = 1e-3)."""
+    p = Problem.from_arrays(np.array([[1.0, -1.0]]), np.array([1.0]), np.array([-1.0, -1.0]))
+    x = np.array([1e6 + 1.0, 1e6])
+    weak = certificate.primal_ray(p, (x, np.array([1e3]), np.zeros(2)), 1e-8)
+    assert weak.bound == pytest.approx(2e6 + 1.0) and weak.iterates == pytest.approx(1001.0) and not weak.holds
+    assert certificate.primal_ray(p, (x, np.array([1e-3]), np.zeros(2)), 1e-8).holds
+
+
+def test_lines_that_spread_too_far_are_scaled():
+    """Rows whose largest |a_ij| lie within the band but spread over 27 octaves (2^-15 and 2^12):
+    the LP is not unit-sized, and the scaling brings it within the bands."""
+    from gpgpu.lp.units import unit_sized
+
+    A = np.array([[2.0 ** -15, 2.0 ** -16, 0.0], [0.0, 2.0 ** 12, 2.0 ** 11]])
+    p = Problem.from_inequalities([1.0, 1.0, 1.0], A_ub=-A, b_ub=[-1.0, -1.0])
+    assert not unit_sized(sp.csr_matrix(A))
+    lines = Lines.of(p)
+    assert lines is not None and unit_sized(lines.problem(p).source["A"])
+    r = solve(p, backend="numpy64", eps=1e-9)
+    ref = highs([1.0, 1.0, 1.0], A_ub=-A, b_ub=[-1.0, -1.0])
+    assert r.status == "optimal" and r.objective == pytest.approx(ref.fun, rel=1e-8)
+
+
+def test_a_scaling_that_would_change_the_structure_is_not_taken():
+    """A ranged row 1e-320 <= x1 + x2 <= 2e-320 beside a bound of 1e20 (brought down by 2^-42):
+    scaled, the two subnormal bounds would both round to 0, an equality row (another standard
+    form), so the LP is solved as written. By hand: x1 = x2 = 0 up to 1e-320, objective 0."""
+    A = sp.csc_matrix(np.array([[1.0, 1.0], [1.0, -1.0]]))
+    p = standardize(np.array([1.0, 1.0]), A, np.array([1e-320, -np.inf]), np.array([2e-320, 1e20]),
+                    np.zeros(2), np.full(2, np.inf))
+    lines = Lines.of(p)
+    assert lines is not None and lines.bounds < -40
+    assert lines.problem(p) is None
+    r = solve(p, backend="numpy64", eps=1e-9)
+    assert r.status == "optimal" and abs(r.objective) <= 1e-300
+
+
+def test_bounds_and_costs_in_other_units_together_reach_the_callback_in_the_users():
+    """b times 1e12 (above 2^24: brought down) and c times 1e-40 (below 2^-100: brought up) at
+    once: the callback's objectives are the history's, in the user's units."""
+    lp = case(9)[0]
+    units = OtherUnits(np.ones(lp.A_ub.shape[0]), np.ones(lp.A_eq.shape[0]), np.ones(lp.c.size), 1e12, 1e-40)
+    P = Problem.from_inequalities(**units.apply(lp).call())
+    lines = Lines.of(P)
+    assert lines.bounds < 0 < lines.costs
+    seen = []
+    r = solve(P, backend="numpy64", eps=1e-9, callback=seen.append)
+    assert r.status == "optimal"
+    assert [e["primal_objective"] for e in seen] == [e["primal_objective"] for e in r.history]
+    assert r.history[-1]["primal_objective"] == pytest.approx(r.objective, rel=1e-7)
+    ref = highs(**lp.call(), method="highs")
+    assert judge(lp, ref, units.x_back(r.x), units.objective_back(r.objective)) == ""
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_the_iterations_own_farkas_ray_is_checked_without_another_solve(backend, ctx):
+    """x1 + x2 <= 1, -x1 - x2 <= -2 without the presolve: the iteration's Farkas ray holds on the
+    problem as given (its bound far above the iterates' ||x||_1), so no feasibility problem is
+    solved; the check is that ray."""
+    r = solve(Problem.from_inequalities([1.0, 1.0], A_ub=[[1.0, 1.0], [-1.0, -1.0]], b_ub=[1.0, -2.0]),
+              backend=backend, eps=1e-8, presolve=False)
+    assert r.status == "infeasible" and r.evidence == "farkas" and r.stop_point is not None
+    assert r.check.kind == "farkas" and r.check.holds and r.check.bound > certificate.RAY_RATIO * r.check.iterates
+    assert "feasibility problem" not in r.message

@@ -103,12 +103,14 @@ def mutant(source: str, index: int) -> tuple:
     after)."""
     tree = ast.parse(source)
     kind, node = sites(tree)[index]
-    before = ast.unparse(node) if not isinstance(node, ast.Return) else ast.unparse(node)
-    line = node.lineno
+    before = ast.unparse(node)
+    line = node.lineno                       # the line in the module as written
+    original = source.splitlines()[line - 1].strip()
+    replaced = _mutated(ast.parse(before, mode="eval").body if kind != "return" else ast.parse(before).body[0])
+    after = ast.unparse(replaced)
     tree = _Mutate(node).visit(tree)
     ast.fix_missing_locations(tree)
-    after = ast.unparse(node)
-    return ast.unparse(tree), {"kind": kind, "line": line, "before": before, "after": after}
+    return ast.unparse(tree), {"kind": kind, "line": line, "source": original, "before": before, "after": after}
 
 
 def run_one(copy: Path, module: str, text: str, tests: list, timeout: int) -> tuple:
