@@ -891,18 +891,22 @@ def test_partial_cholesky_replaces_a_tiny_pivot_instead_of_overflowing():
 
 
 def test_stall_test_counts_falling_residuals_as_progress():
-    """The stall test of both methods (mehrotra._stop_code): the worst residual (here the gap)
-    stalls over the window while the feasibility residuals halve every iteration. Without the
+    """The stall test of both methods (gpgpu.lp.decisions.stop_code): the worst residual (here the
+    gap) stalls over the window while the feasibility residuals halve every iteration. Without the
     feasibility clause that is numerical trouble (4) once 2 windows have passed; with it the
     iteration goes on (None) -- until the residuals stall too."""
-    from gpgpu.lp.mehrotra import _stop_code
+    from types import SimpleNamespace
+
+    from gpgpu.lp.decisions import Settings, stop_code
+
+    settings = Settings(eps=1e-8, max_iter=100, stall_window=4, ray_ratio=1e4, collapse=1e-10)
 
     def run(feasibility, feas_of):
         hist, code = [], None
         for k in range(30):
             pres = dres = feas_of(k)
-            code = _stop_code(True, pres, dres, 1.0, 1e-8, max(pres, dres, 1.0), hist, 4, k, 100,
-                              lambda: None, feasibility=feasibility)
+            point = SimpleNamespace(finite=True, pres=pres, dres=dres, gap=1.0, worst=max(pres, dres, 1.0))
+            code = stop_code(point, settings, k, hist, lambda: None, feasibility=feasibility)
             if code is not None:
                 return code, k
         return code, None

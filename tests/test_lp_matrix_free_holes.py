@@ -31,8 +31,8 @@ def test_a_stalled_iteration_restarts_exactly_restarts_times(monkeypatch, allowe
     restart ends the run in numerical trouble. The stall test is made to fire at every
     iteration, so the history is RESTARTS restart entries and one final entry."""
     monkeypatch.setattr(mf, "RESTARTS", allowed)
-    monkeypatch.setattr(mf, "_stop_code", lambda finite, *a, **kw: 4)     # always stalled
-    monkeypatch.setattr(mf, "_diverged", lambda *a, **kw: None)           # no ray decides it
+    monkeypatch.setattr(mf, "stop_code", lambda point, *a, **kw: 4)      # always stalled
+    monkeypatch.setattr(mf, "diverged", lambda *a, **kw: None)            # no ray decides it
     hist = []
     r = run(small_lp(), eps=1e-8, max_iter=20, callback=hist.append)
     restarts = [h for h in hist if "restart_iteration" in h]
@@ -80,15 +80,15 @@ def test_a_stall_restarts_from_the_starting_point(monkeypatch):
     at iteration 3, after three steps that lowered the residuals (so the best point is not the
     start); the iteration after the restart then has iteration 0's residuals and mu, and the
     restart entry names iteration 0."""
-    real = mf._stop_code
+    real = mf.stop_code
     at = 3
 
-    def stall_at(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, *a, **kw):
+    def stall_at(point, settings, k, *a, **kw):
         if k == at:
             return 4
-        return real(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, *a, **kw)
+        return real(point, settings, k, *a, **kw)
 
-    monkeypatch.setattr(mf, "_stop_code", stall_at)
+    monkeypatch.setattr(mf, "stop_code", stall_at)
     hist = []
     run(small_lp(), eps=1e-8, max_iter=at + 2, callback=hist.append)
     assert hist[at]["iteration"] == at and hist[at]["restart_iteration"] == 0

@@ -62,8 +62,8 @@ def test_stall_test_lets_falling_residuals_go_on(monkeypatch):
     r = solve(p, backend="numpy64", eps=1e-8, **PAPER)
     assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
     mod = importlib.import_module("gpgpu.lp.mehrotra")
-    stop = mod._stop_code
-    monkeypatch.setattr(mod, "_stop_code", lambda *a, **k: stop(*a, **{**k, "feasibility": False}))
+    stop = mod.stop_code
+    monkeypatch.setattr(mod, "stop_code", lambda *a, **k: stop(*a, **{**k, "feasibility": False}))
     r = solve(p, backend="numpy64", eps=1e-8, **PAPER)
     assert r.status == "numerical_trouble" and r.iterations == 16
 
@@ -583,12 +583,15 @@ def _first(**kw):
 
 def diverged(pres=1e-3, dres=1e-3, mu=1.0, by=0.0, cx=0.0, nrb=0.0, nrc=0.0, nb=1.0, nc=1.0,
              first=None, eps=1e-6, sum_x=0.5, lam_inf=0.5):
-    from gpgpu.lp.mehrotra import _diverged
+    from types import SimpleNamespace
+
+    from gpgpu.lp.decisions import Reads, Settings, diverged as tests
 
     reads = []   # e^T x and ||lambda|| cost a read-back each: only after the cheap test holds
     why = {}
-    out = _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first or _first(), eps, 1e4, 1e-10,
-                    lambda: reads.append("sum_x") or sum_x, lambda: reads.append("lam") or lam_inf, why)
+    point = SimpleNamespace(pres=pres, dres=dres, mu=mu, by=by, cx=cx, nrb=nrb, nrc=nrc)
+    out = tests(point, SimpleNamespace(nb=nb, nc=nc), first or _first(), Settings(eps, 100, 8, 1e4, 1e-10),
+                Reads(lambda: reads.append("sum_x") or sum_x, lambda: reads.append("lam") or lam_inf), why)
     diverged.reads = reads
     diverged.certificate = why.get("certificate")
     return out

@@ -1,6 +1,8 @@
-"""The LP's back ends by name: :func:`get_backend` (Mehrotra's method) and
-:func:`get_matrix_free_backend` (the matrix-free method), the registry above the back-end
-modules, so that none of them imports another's factory. "gpu" is imported on first use."""
+"""The LP's back ends by name: one table (:data:`REGISTRY`) from which :func:`get_backend`
+(Mehrotra's method), :func:`get_matrix_free_backend` (the matrix-free method) and
+:func:`backend_class` (whose keyword arguments are a back end's options) are read, above the
+back-end modules, so that none of them imports another's factory. "gpu" is imported on first
+use."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,56 +12,68 @@ from .matrix_free_backend import MF_BACKENDS, MatrixFreeBackend
 from .matrix_free_numpy import NumpyMatrixFree
 from .numpy_backend import NumpyBackend
 
-__all__ = ["get_backend", "get_matrix_free_backend", "backend_class", "BACKENDS", "MF_BACKENDS"]
+__all__ = ["get_backend", "get_matrix_free_backend", "backend_class", "BACKENDS", "MF_BACKENDS", "REGISTRY"]
+
+
+def _gpu_backend():
+    from .gpu_backend import GPUBackend
+
+    return GPUBackend
+
+
+def _gpu_matrix_free():
+    from .matrix_free_gpu import GPUMatrixFree
+
+    return GPUMatrixFree
+
+
+#: (method, back end name) -> (the class, or a function that imports it, and fixed keyword
+#: arguments): the one table from which the back ends are built and their options read. The GPU
+#: classes are imported on first use, so that gpgpu.lp with a numpy back end needs no OpenGL.
+REGISTRY = {
+    ("mehrotra", "numpy32"): (NumpyBackend, {"dtype": np.float32}),
+    ("mehrotra", "numpy64"): (NumpyBackend, {"dtype": np.float64}),
+    ("mehrotra", "gpu"): (_gpu_backend, {}),
+    ("matrix-free", "numpy64"): (NumpyMatrixFree, {}),
+    ("matrix-free", "gpu"): (_gpu_matrix_free, {}),
+}
+
+
+def _entry(method: str, name) -> tuple | None:
+    """(class, fixed keyword arguments) of the back end ``name`` of ``method``, or None."""
+    row = REGISTRY.get((method, name)) if isinstance(name, str) else None
+    if row is None:
+        return None
+    cls, fixed = row
+    return (cls if isinstance(cls, type) else cls()), fixed
 
 
 def get_backend(name, problem, cholesky="outer", refine=False, **kw) -> Backend:
-    """The backend called ``name`` ("gpu", "numpy32" or "numpy64") for ``problem``.
-
-    A :class:`Backend` instance passes through unchanged. "gpu" is imported on first use, so
-    that ``gpgpu.lp`` with a numpy back end needs no OpenGL.
-    """
+    """The backend called ``name`` ("gpu", "numpy32" or "numpy64") for ``problem``
+    (:data:`REGISTRY`). A :class:`Backend` instance passes through unchanged."""
     if isinstance(name, Backend):
         return name
-    if name == "numpy32" or name == "numpy64":
-        dtype = np.float32 if name == "numpy32" else np.float64
-        return NumpyBackend(problem, dtype=dtype, cholesky=cholesky, refine=refine, **kw)
-    if name == "gpu":
-        from .gpu_backend import GPUBackend
-
-        return GPUBackend(problem, cholesky=cholesky, refine=refine, **kw)
-    raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    entry = _entry("mehrotra", name)
+    if entry is None:
+        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    cls, fixed = entry
+    return cls(problem, cholesky=cholesky, refine=refine, **fixed, **kw)
 
 
 def get_matrix_free_backend(name, problem, **kw) -> MatrixFreeBackend:
-    """The matrix-free back end called ``name`` ("gpu" or "numpy64"); an instance passes."""
+    """The matrix-free back end called ``name`` ("gpu" or "numpy64", :data:`REGISTRY`); an
+    instance passes."""
     if isinstance(name, MatrixFreeBackend):
         return name
-    if name == "numpy64":
-        return NumpyMatrixFree(problem, **kw)
-    if name == "gpu":
-        from .matrix_free_gpu import GPUMatrixFree
-
-        return GPUMatrixFree(problem, **kw)
-    raise ValueError(f"unknown matrix-free backend {name!r}; choose one of {', '.join(MF_BACKENDS)}")
+    entry = _entry("matrix-free", name)
+    if entry is None:
+        raise ValueError(f"unknown matrix-free backend {name!r}; choose one of {', '.join(MF_BACKENDS)}")
+    cls, fixed = entry
+    return cls(problem, **fixed, **kw)
 
 
 def backend_class(method: str, backend):
-    """The class whose keyword arguments are the back-end options, or None (an instance)."""
-    if not isinstance(backend, str):
-        return None
-    if method == "matrix-free":
-        if backend == "numpy64":
-            return NumpyMatrixFree
-        if backend == "gpu":
-            from .matrix_free_gpu import GPUMatrixFree
-
-            return GPUMatrixFree
-        return None
-    if backend in ("numpy32", "numpy64"):
-        return NumpyBackend
-    if backend == "gpu":
-        from .gpu_backend import GPUBackend
-
-        return GPUBackend
-    return None                      # an unknown name: solve names it
+    """The class whose keyword arguments are the back-end options (:data:`REGISTRY`), or None
+    (an instance, or a name that solve refuses with its own words)."""
+    entry = _entry(method, backend)
+    return None if entry is None else entry[0]

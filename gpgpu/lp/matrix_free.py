@@ -140,8 +140,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mehrotra import (FREE_SPLIT_BOUND, LPResult, _diverged, _limit_status, _result_message, _split_partners,
-                       _stop_code)
+from .decisions import Reads, Settings, diverged, limit_status, result_message, stop_code
+from .mehrotra import FREE_SPLIT_BOUND, LPResult, _split_partners
 from .backends import get_matrix_free_backend
 from .matrix_free_backend import MF_BACKENDS, MatrixFreeBackend
 from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
@@ -157,7 +157,7 @@ STOP_REASONS = {
     "stalled": "stopped when a float64 refinement round no longer reduced the residual",
     "rounds": "stopped after the {rounds} float64 refinement rounds",
 }
-#: the ray tests of :func:`~gpgpu.lp.mehrotra._diverged` once the stall test has fired: a ratio
+#: the ray tests of :func:`gpgpu.lp.decisions.diverged` once the stall test has fired: a ratio
 #: this large between the certificate's bound and the iterates' norm then decides (module notes)
 STALL_RAY_RATIO = 1e2
 #: Default number k of pivoted columns of the partial Cholesky preconditioner (min(m, k)).
@@ -625,7 +625,7 @@ def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback
     -----
     The statuses, the infeasibility and unboundedness tests and the stall test are those of
     :func:`gpgpu.lp.mehrotra.mehrotra` (the stall test with its feasibility clause: a growing
-    gap while (6.1)-(6.2) fall is progress; its ``_diverged``). When the stall test fires, the
+    gap while (6.1)-(6.2) fall is progress; its ``diverged``). When the stall test fires, the
     ray tests are asked once more at ``STALL_RAY_RATIO`` = 100 instead of ``ray_ratio``: the
     regularised steps along a ray of an unbounded LP can shrink before the ratio holds, and a
     stalled iteration ends anyway (docs/guide/matrix-free.md). When it still ends in numerical
@@ -823,22 +823,26 @@ def _measure(run) -> _Tests:
     return _Tests(rb, rc, nrb_n, nrc_n, mu_n, nrb, nrc, mu, cx, by, pres, dres, gap, finite, worst, entry)
 
 
+def _settings(run, ray_ratio) -> Settings:
+    """The stopping tests' settings of the run, at this ray ratio."""
+    return Settings(run.eps, run.max_iter, run.stall_window, ray_ratio, run.collapse, run.deadline)
+
+
 def _diverged_at(run, t: _Tests, ratio):
     """The Mehrotra solver's infeasibility and unboundedness tests at this ray ``ratio``."""
     x, lam = run.x, run.lam
-    return _diverged(t.pres, t.dres, t.mu, t.by, t.cx, t.nrb, t.nrc, run.nb, run.nc, run.first, run.eps, ratio,
-                     run.collapse, lambda: float(x.sum()) * run.bs, lambda: float(np.abs(lam).max()) * run.cs,
-                     run.why)
+    reads = Reads(lambda: float(x.sum()) * run.bs, lambda: float(np.abs(lam).max()) * run.cs)
+    return diverged(t, run, run.first, _settings(run, ratio), reads, run.why)
 
 
 def _stopping_tests(run, t: _Tests):
-    """The Mehrotra solver's stop code (:func:`~gpgpu.lp.mehrotra._stop_code`: 0 optimal, 1
+    """The Mehrotra solver's stop code (:func:`gpgpu.lp.decisions.stop_code`: 0 optimal, 1
     the iteration limit, 2 and 3 the certificates, 4 numerical trouble or a stall, 5 the
     deadline), or None to go on. When the stall test fires while the iteration runs along a ray
     that the ray test has not yet certified at ``ray_ratio`` (the regularisation slows the run
     along it), the ray tests decide at STALL_RAY_RATIO."""
-    stop = _stop_code(t.finite, t.pres, t.dres, t.gap, run.eps, t.worst, run.worst_hist, run.stall_window,
-                      run.it, run.max_iter, lambda: _diverged_at(run, t, run.ray_ratio), deadline=run.deadline)
+    stop = stop_code(t, _settings(run, run.ray_ratio), run.it, run.worst_hist,
+                     lambda: _diverged_at(run, t, run.ray_ratio))
     if stop == 4 and t.finite and (weak := _diverged_at(run, t, STALL_RAY_RATIO)) is not None:
         stop, run.stalled_ray = weak, True
     return stop
@@ -998,7 +1002,7 @@ def _result(run) -> LPResult:
     last = (x * bs, lam * cs, s * cs)                          # where the iteration stopped
     if code in (1, 4):
         _, point_k, x, lam, s = run.best
-    message = _result_message(code, it, run.eps, point_k, run.trouble, f", {sol.iterations} PCG iterations",
+    message = result_message(code, it, run.eps, point_k, run.trouble, f", {sol.iterations} PCG iterations",
                               certificate=run.why.get("certificate"))
     if run.stalled_ray:
         message += (f" (The iteration had stalled: the ray test decided at a ratio of {STALL_RAY_RATIO:g} "
@@ -1011,7 +1015,7 @@ def _result(run) -> LPResult:
             message += (f" The preconditioner had k = {k} of {m} columns: a larger rank, or rank_max "
                         "(k doubles after such an iteration), may let PCG converge.")
     x, lam, s = x * bs, lam * cs, s * cs                       # back to the problem's units
-    status, message = _limit_status(code, it, run.max_iter, message)
+    status, message = limit_status(code, it, run.max_iter, message)
     be, floor, reg = run.be, run.floor, run.reg
     res = LPResult(status=status, status_code=code, message=message, x=problem.to_original(x),
                    x_std=x, y=lam, s=s, objective=problem.original_objective(x), iterations=it,

@@ -57,27 +57,12 @@ from typing import Optional
 import numpy as np
 
 from .backend import PrecisionExhausted
+from .decisions import (MESSAGES, STATUS, STATUS_CODES, Reads, Settings, diverged, limit_status,  # noqa: F401
+                        result_message, stop_code)
 from .mps import _FREE
 from .regularisation import MEHROTRA_REG_MAX, MEHROTRA_REG_MIN, ProximalRegularisation
 
 __all__ = ["mehrotra", "LPResult", "STATUS", "STATUS_CODES", "MESSAGES"]
-
-#: status code -> status name
-STATUS = {0: "optimal", 1: "iteration_limit", 2: "infeasible", 3: "unbounded",
-          4: "numerical_trouble"}
-#: status name -> status code ("time_limit" has the iteration limit's code, as in scipy's linprog)
-STATUS_CODES = {**{v: k for k, v in STATUS.items()}, "time_limit": 1}
-#: the message of a solve stopped by its time limit (``solve(..., time_limit=...)``)
-TIME_LIMIT_MESSAGE = "Time limit reached before (6.1)-(6.3) were met."
-#: status code -> message
-MESSAGES = {
-    0: "Optimal: the relative residuals (6.1), (6.2) and the relative gap (6.3) are below eps.",
-    1: "Iteration limit reached before (6.1)-(6.3) were met.",
-    2: "The problem is (primal) infeasible.",
-    3: "The problem is unbounded (its dual is infeasible).",
-    4: "Numerical trouble: the iteration broke down or stopped making progress "
-       "(the precision is probably exhausted for this eps).",
-}
 
 GAMMA_F = 0.01          # Mehrotra's gamma_f ([Meh92]; [Wri97] p. 205)
 ETA_MAX = 1.0 - 1e-6    # f_pri, f_dual capped here: the iterate stays strictly positive
@@ -333,117 +318,6 @@ def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GA
     return alpha_pri, alpha_dual
 
 
-def _quotient(a: float, b: float) -> float:
-    return a / b if b > 0 else math.inf
-
-
-def _diverged(pres, dres, mu, by, cx, nrb, nrc, nb, nc, first, eps, ray_ratio, collapse,
-              sum_x, lam_inf, why=None):
-    """Infeasibility / unboundedness tests of the module notes; a status code or None.
-
-    ``sum_x`` and ``lam_inf`` are callables (each costs a read-back) evaluated only when a
-    cheap necessary condition already holds. ``why`` (a dict), when given, gets
-    ``"certificate"``: the sizes behind a status 2 or 3, for the result's message.
-    """
-    why = {} if why is None else why
-    # Farkas ray of the dual: no feasible x with ||x||_1 < b^T lambda / (||c|| + ||r_c||)
-    if pres > eps and by > ray_ratio * (nc + nrc):
-        sx = sum_x()
-        if by > ray_ratio * (nc + nrc) * (1.0 + sx):
-            why["certificate"] = (f"a Farkas ray: b^T lambda = {by:.3g} with s >= 0 and ||A^T lambda + s||_inf "
-                                  f"<= ||c||_inf + ||r_c||_inf = {nc + nrc:.3g}, so no x >= 0 with A x = b "
-                                  f"has ||x||_1 below "
-                                  f"{_quotient(by, nc + nrc):.3g} (the iterates' ||x||_1: {sx:.3g}; primal residual "
-                                  f"(6.1) {pres:.2e})")
-            why["kind"] = "farkas"
-            return 2
-    # ray of the primal: no dual-feasible lambda with ||lambda||_1 < -c^T x / (||b|| + ||r_b||).
-    # The dual is infeasible then, which makes the primal unbounded only if it is feasible: the
-    # primal residual must have come down. Where it has not, the primal is infeasible as well
-    # unless a feasible point exists out of the iterates' reach: infeasible (both infeasible:
-    # scipy's and HiGHS's status), with why["kind"] = "dual ray" so that gpgpu.lp.solve decides it by the
-    # feasibility problem (gpgpu.lp.certificate)
-    primal_settled = pres <= max(0.01 * first["pres"], 1e3 * eps)
-    if dres > eps and -cx > ray_ratio * (nb + nrb):
-        li = lam_inf()
-        if -cx > ray_ratio * (nb + nrb) * (1.0 + first["m"] * li):
-            ray = (f"a primal ray: c^T x = {cx:.3g} with x >= 0 and ||A x||_inf <= ||b||_inf + "
-                   f"||r_b||_inf = {nb + nrb:.3g}, so no dual-feasible lambda has ||lambda||_1 "
-                   f"below {_quotient(-cx, nb + nrb):.3g} (the "
-                   f"iterates' m ||lambda||_inf: {first['m'] * li:.3g}; dual residual (6.2) "
-                   f"{dres:.2e})")
-            if primal_settled:
-                why["certificate"], why["kind"] = ray, "primal ray"
-                return 3
-            why["certificate"] = (f"{ray}, while the primal residual (6.1) stayed at {pres:.2e} (it started at "
-                                  f"{first['pres']:.2e}): the dual is infeasible and no feasible x was met")
-            why["kind"] = "dual ray"
-            return 2
-    # complementarity has vanished while one residual never came down
-    if mu <= collapse * first["mu"]:
-        for code, key, name in ((2, "pres", "primal residual (6.1)"), (3, "dres", "dual residual (6.2)")):
-            if first["min_" + key] > max(0.01 * first[key], 1e3 * eps):
-                why["certificate"] = (f"mu fell to {mu:.2e} ({collapse:g} of its start) while the {name} "
-                                      f"never came below {first['min_' + key]:.2e} (it started at "
-                                      f"{first[key]:.2e})")
-                why["kind"] = "collapse"
-                return code
-    return None
-
-
-def _stop_code(finite, pres, dres, gap, eps, worst, worst_hist, stall_window, k, max_iter, diverged,
-               feasibility=True, deadline=None):
-    """The termination decision of an iteration, or None to go on: 4 when not finite, 0 when the
-    tests (6.1)-(6.3) hold, else ``diverged()`` (infeasible / unbounded / collapse), else 4 when
-    the worst residual stalled over ``stall_window`` iterations, 1 at the iteration limit.
-
-    Stalled: the smallest worst residual of the last ``stall_window`` iterations is not half
-    the smallest before them. With ``feasibility`` (the default of both methods) the larger of
-    (6.1) and (6.2) must have stalled too: an iteration whose relative gap grows while the
-    residuals still fall (the gap test means little before the iterate is nearly feasible) is
-    progress (the project's stop, beyond paper 000, whose runs stop at (6.1)-(6.3) or the
-    iteration limit; the NETLIB results with it: docs/results/lp.md). False is the earlier test
-    (the worst residual alone), kept for comparison."""
-    if not finite:
-        return 4
-    if pres <= eps and dres <= eps and gap <= eps:            # (6.1)-(6.3)
-        return 0
-    stop = diverged()
-    if stop is None:
-        worst_hist.append((worst, max(pres, dres) if feasibility else worst))
-        if len(worst_hist) > 2 * stall_window and all(
-                min(h[i] for h in worst_hist[-stall_window:]) > 0.5 * min(h[i] for h in worst_hist[:-stall_window])
-                for i in (0, 1)):
-            return 4
-        if k >= max_iter or (deadline is not None and time.perf_counter() >= deadline):
-            return 1
-    return stop
-
-
-def _limit_status(code: int, k: int, max_iter: int, message: str) -> tuple:
-    """(status, message) of a result: code 1 before max_iter iterations is the time limit's."""
-    if code == 1 and k < max_iter:
-        return "time_limit", message.replace(MESSAGES[1], TIME_LIMIT_MESSAGE, 1)
-    return STATUS[code], message
-
-
-def _result_message(code, iterations, eps, point_k, trouble, detail="", certificate=None) -> str:
-    """The result's message (both methods): the status's text, then the iterations and eps
-    (``detail`` added) for optimal, the certificate's sizes for infeasible and unbounded, the
-    point's iteration when an earlier one is returned, and why the precision ran out
-    (``trouble``) when it did."""
-    message = MESSAGES[code]
-    if code == 0:
-        message += f" ({iterations} iterations, eps = {eps:g}{detail})"
-    elif code in (2, 3) and certificate:
-        message += f" Certificate, at iteration {iterations}: {certificate}."
-    elif code == 4 and point_k < iterations:
-        message += f" The point returned is that of iteration {point_k}."
-    if trouble is not None:
-        message += f" Stopped at iteration {iterations}: {trouble}."
-    return message
-
-
 def _near_central_path(pres, dres, mu, first, eps) -> bool:
     """Whether an iterate lies in the wide neighbourhood's infeasibility condition (see
     :data:`NEIGHBOURHOOD`): its residuals have fallen at least as fast as mu, to within that
@@ -494,7 +368,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     stall_window : int
         Numerical trouble is declared when neither the worst of (6.1)-(6.3) nor the larger
         of (6.1)-(6.2) has improved by a factor 2 over this many iterations (checked after
-        2 * stall_window iterations; see ``_stop_code``).
+        2 * stall_window iterations; see :func:`gpgpu.lp.decisions.stop_code`).
     correct_primal : bool
         Beyond the paper: correct each direction so that A dx = r_b holds to the solve's
         accuracy, dx += D^2 A^T (A D^2 A^T)^-1 (r_b - A dx), the predictor's with its r_b and
@@ -545,7 +419,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     it = _Iterate.start(be, lp)                               # Mehrotra's starting point
     partner = _split_partners(problem) if free_safeguard else None
     reg = ProximalRegularisation(reg_min, reg_max, max(1.0, lp.nb), max(1.0, lp.nc)) if regularize else None
-    tests = _Tests(eps, max_iter, stall_window, ray_ratio, collapse, deadline)
+    tests = Settings(eps, max_iter, stall_window, ray_ratio, collapse, deadline)
     while True:
         r = _residuals(be, lp, it, t0)                        # r_b, r_c, (6.1)-(6.3), mu
         it.track(r, eps)                                      # the best point (and the best near the central path)
@@ -598,17 +472,6 @@ class _Data:
         b = be.vector(problem.b)
         c = be.vector(problem.c)
         return cls(m, n, nb, nc, b, c, be.vector(np.ones(n)), problem.c0)
-
-
-@dataclass
-class _Tests:
-    """The stopping tests' settings (:func:`_stop_code`, :func:`_diverged`)."""
-    eps: float
-    max_iter: int
-    stall_window: int
-    ray_ratio: float
-    collapse: float
-    deadline: Optional[float]
 
 
 @dataclass
@@ -698,16 +561,12 @@ def _residuals(be, lp: _Data, it: _Iterate, t0: float) -> _Residuals:
     return _Residuals(rb, rc, cx, by, nrb, nrc, mu, pres, dres, gap, lp.m, entry, finite, worst)
 
 
-def _termination(be, lp: _Data, it: _Iterate, r: _Residuals, t: _Tests):
-    """The status code at which the iteration stops here, or None (:func:`_stop_code`, with the
-    ray and collapse tests of :func:`_diverged`)."""
-    def diverged():
-        return _diverged(r.pres, r.dres, r.mu, r.by, r.cx, r.nrb, r.nrc, lp.nb, lp.nc, it.first, t.eps,
-                         t.ray_ratio, t.collapse, lambda: be.dot(it.x, lp.ones_n), lambda: be.norm_inf(it.lam),
-                         it.why)
-
-    return _stop_code(r.finite, r.pres, r.dres, r.gap, t.eps, r.worst, it.worst_hist, t.stall_window, it.k,
-                      t.max_iter, diverged, deadline=t.deadline)
+def _termination(be, lp: _Data, it: _Iterate, r: _Residuals, t: Settings):
+    """The status code at which the iteration stops here, or None
+    (:func:`gpgpu.lp.decisions.stop_code`, with the ray and collapse tests of
+    :func:`gpgpu.lp.decisions.diverged`)."""
+    reads = Reads(lambda: be.dot(it.x, lp.ones_n), lambda: be.norm_inf(it.lam))
+    return stop_code(r, t, it.k, it.worst_hist, lambda: diverged(r, lp, it.first, t, reads, it.why))
 
 
 def _go_on_finer(be, it: _Iterate, r: _Residuals, callback, why: str) -> bool:
@@ -838,7 +697,7 @@ def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0:
     x_std = be.to_numpy(x)
     y = be.to_numpy(lam)
     s_np = be.to_numpy(s)
-    message = _result_message(it.code, k, eps, point_k, it.trouble, certificate=it.why.get("certificate"))
+    message = result_message(it.code, k, eps, point_k, it.trouble, certificate=it.why.get("certificate"))
     if it.raised_at:
         first_raise = it.history[it.raised_at[0]]
         how = "stalled" if first_raise["precision_raised_by"] == "stall" else \
@@ -846,7 +705,7 @@ def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0:
         message += (f" The iteration {how} at iteration {it.raised_at[0]} and went on from its best point "
                     f"near the central path (iteration {first_raise['restart_iteration']}) with a "
                     f"{first_raise['factor_precision']} factor.")
-    status, message = _limit_status(it.code, k, max_iter, message)
+    status, message = limit_status(it.code, k, max_iter, message)
     stop = (x_std, y, s_np) if it.code in (2, 3) else None
     return LPResult(status=status, status_code=it.code, message=message, stop_point=stop,
                     evidence=it.why.get("kind", "") if stop is not None else "",
