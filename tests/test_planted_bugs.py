@@ -62,3 +62,14 @@ def test_the_command_lines_eps_is_strictly_between_0_and_1(text):
     with pytest.raises(argparse.ArgumentTypeError, match="0 < eps < 1"):
         tolerance(text)
     assert tolerance("1e-8") == 1e-8
+
+
+def test_the_normalisations_powers_of_two_stay_finite():
+    """A largest |c_j| of 1e-310 asks the band's normalisation for 2^1026, beyond float64: its
+    power of two stops at 2^1000 (planted: the cap at 2^2000 raised OverflowError from solve with
+    normalize on and the LP's own units off)."""
+    from gpgpu.lp.scaling import Units
+
+    p = Problem.from_arrays(np.eye(2), np.ones(2), np.array([-1e-310, 0.0]))
+    u = Units.of(p)
+    assert u.gamma == 2.0 ** 1000 and np.isfinite(u.gamma)
