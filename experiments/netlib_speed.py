@@ -1,0 +1,159 @@
+"""The LP's speed on the NETLIB problems a user brings next (beyond the papers): per problem, the GPU
+with ``solve``'s defaults against numpy64 (LAPACK on all cores) and HiGHS's interior point method
+timed alone, with the iterations, the passes an iteration and the host time a pass.
+
+    python -m experiments.netlib_speed --source DIR [DIR ...] [--min-rows 1000] [--problems a,b]
+        [--eps 1e-8] [--out docs/figures/netlib_speed_<renderer>_<date>.csv] [--timeout S]
+    python -m experiments.netlib_speed --markdown CSV
+
+``--source`` names folders of NETLIB ``.mps.gz`` files (``gpgpu/data/netlib``,
+``gpgpu/data/netlib-more``, or coin-or-tools/Data-Netlib's 91: see ``experiments.netlib_all``).
+``--min-rows`` keeps the problems whose normal matrix (the standard form's main rows after
+HiGHS's presolve, as ``solve`` factors it) has at least that many rows; it is found by one
+numpy64 iteration. Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
+afiro first (the GPU's kernels compiled, numpy's threads started), then ``solve(path,
+backend=..., eps=...)`` timed by its wall clock, reading the MPS file included. HiGHS's IPM
+(``highspy``, ``solver="ipm"``, crossover off, its presolve on) is timed by its own run time.
+Each row: the problem, HiGHS's sizes, the back end, status, iterations, seconds, passes, passes
+an iteration, host microseconds a pass (``LPResult.host_us_per_pass``), the objective's error
+against HiGHS, the normal matrix's rows, HiGHS's IPM seconds, renderer and date.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from experiments.netlib_all import highs_reference, problem_files
+
+FIELDS = ("problem", "rows", "columns", "nonzeros", "normal_rows", "backend", "eps", "status", "iterations", "seconds",
+          "passes", "passes_per_iteration", "host_us_per_pass", "objective", "highs_objective", "error",
+          "highs_ipm_seconds", "renderer", "date")
+BACKENDS = ("gpu", "numpy64")
+
+
+def highs_ipm_seconds(path) -> float:
+    """HiGHS's interior point method alone on the MPS file: its run time (crossover off)."""
+    from gpgpu.lp.mps import quiet_highs
+
+    h = quiet_highs()
+    h.readModel(str(path))
+    h.setOptionValue("solver", "ipm")
+    h.setOptionValue("run_crossover", "off")
+    h.run()
+    return float(h.getRunTime())
+
+
+def _child(path, backend, eps) -> dict:
+    """One run, in the subprocess: the warm-up, then ``solve(path, backend, eps)``."""
+    from gpgpu.lp import solve
+
+    solve("afiro", backend=backend, eps=eps)
+    t0 = time.perf_counter()
+    r = solve(str(path), backend=backend, eps=eps)
+    seconds = time.perf_counter() - t0
+    return {"status": r.status, "iterations": r.iterations, "seconds": seconds, "objective": float(r.objective),
+            "passes": r.passes, "passes_per_iteration": r.passes / max(1, r.iterations),
+            "host_us_per_pass": r.host_us_per_pass, "normal_rows": r.normal_rows, "message": r.message}
+
+
+def normal_rows(path) -> int:
+    """The order of the normal matrix ``solve`` factors (one numpy64 iteration)."""
+    from gpgpu.lp import solve
+
+    return int(solve(str(path), backend="numpy64", eps=1e-8, max_iter=1).normal_rows)
+
+
+def run_one(path, backend, eps, timeout) -> dict:
+    code = ("import json, sys; from experiments.netlib_speed import _child; "
+            f"print(json.dumps(_child({str(path)!r}, {backend!r}, {eps!r})))")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "seconds": timeout}
+    if proc.returncode != 0:
+        return {"status": "crash", "message": (proc.stderr.strip().splitlines() or [""])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _renderer() -> str:
+    from gpgpu import context
+
+    return context.get_context().info.get("GL_RENDERER", "unknown")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--source", nargs="+", default=["gpgpu/data/netlib", "gpgpu/data/netlib-more"])
+    ap.add_argument("--problems", default=None, help="names, comma-separated (default: every file)")
+    ap.add_argument("--min-rows", type=int, default=1000, help="the normal matrix's rows at least (0: every problem)")
+    ap.add_argument("--eps", type=float, default=1e-8)
+    ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
+    args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown(args.markdown))
+        return 0
+    files = problem_files(args.source)
+    if args.problems:
+        wanted = set(args.problems.split(","))
+        files = [(n, p) for n, p in files if n in wanted]
+    renderer, date = _renderer(), datetime.date.today().isoformat()
+    out = Path(args.out or f"docs/figures/netlib_speed_{date}.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for name, path in files:
+            rows = normal_rows(path)
+            if rows < args.min_rows:
+                continue
+            ref = highs_reference(path)
+            ipm = highs_ipm_seconds(path)
+            for backend in args.backends.split(","):
+                r = run_one(path, backend, args.eps, args.timeout)
+                obj = r.get("objective", math.nan)
+                err = abs(obj - ref["highs_objective"]) / max(1.0, abs(ref["highs_objective"]))
+                row = dict(ref, **dict(r, normal_rows=rows), problem=name, backend=backend, eps=args.eps, error=err,
+                           highs_ipm_seconds=ipm, renderer=renderer, date=date)
+                writer.writerow(row)
+                f.flush()
+                print(f"{name:10s} {backend:8s} {r.get('status', '?'):18s} {r.get('seconds', math.nan):7.2f} s "
+                      f"{r.get('iterations', '')!s:>4} it {r.get('passes_per_iteration', math.nan):8.0f} passes/it "
+                      f"{r.get('host_us_per_pass', math.nan):5.2f} us/pass  HiGHS IPM {ipm:.3f} s", flush=True)
+    print(f"wrote {out}")
+    return 0
+
+
+def markdown(path) -> str:
+    """The CSV as a table: per problem the GPU's and numpy64's seconds (iterations), their ratio and
+    the GPU's against HiGHS's IPM, the passes an iteration and the host time a pass."""
+    rows = list(csv.DictReader(open(path)))
+    by = {}
+    for r in rows:
+        by.setdefault(r["problem"], {})[r["backend"]] = r
+    out = ["| problem | normal rows | HiGHS IPM s | GPU s (iterations) | numpy64 s (iterations) | GPU / numpy64 | "
+           "GPU / HiGHS | passes an iteration | host us a pass |", "| --- " * 9 + "|"]
+    for name, d in by.items():
+        g, c = d.get("gpu"), d.get("numpy64")
+        if g is None or c is None:
+            continue
+        ipm = float(g["highs_ipm_seconds"])
+        gs, cs = float(g["seconds"]), float(c["seconds"])
+        note = "" if g["status"] == "optimal" else f", {g['status'].replace('_', ' ')}"
+        out.append(f"| {name} | {g['normal_rows']} | {ipm:.3f} | {gs:.2f} ({g['iterations']}{note}) | "
+                   f"{cs:.2f} ({c['iterations']}) | {gs / cs:.2f} | {gs / ipm:.1f} | "
+                   f"{float(g['passes_per_iteration']):.0f} | {float(g['host_us_per_pass']):.2f} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

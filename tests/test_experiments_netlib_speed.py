@@ -1,0 +1,27 @@
+"""experiments.netlib_speed: the rows it writes and the table it prints, on afiro (llvmpipe)."""
+import csv
+
+import pytest
+
+pytest.importorskip("highspy")
+from experiments import netlib_speed  # noqa: E402
+
+
+def test_a_row_per_back_end_with_its_figures_and_the_filter_by_rows(tmp_path, ctx):
+    out = tmp_path / "speed.csv"
+    assert netlib_speed.main(["--problems", "afiro", "--min-rows", "0", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert [r["backend"] for r in rows] == ["gpu", "numpy64"]
+    for r in rows:
+        assert r["problem"] == "afiro" and r["status"] == "optimal" and float(r["error"]) < 1e-8
+        assert int(r["normal_rows"]) == 7 and float(r["highs_ipm_seconds"]) > 0
+    gpu, cpu = rows
+    assert int(gpu["passes"]) > 0 and float(gpu["passes_per_iteration"]) == pytest.approx(
+        int(gpu["passes"]) / int(gpu["iterations"]))
+    assert int(cpu["passes"]) == 0
+    table = netlib_speed.markdown(out).splitlines()
+    ratio = float(gpu["seconds"]) / float(cpu["seconds"])
+    assert table[2].startswith(f"| afiro | 7 | ") and f" | {ratio:.2f} | " in table[2]
+    skipped = tmp_path / "none.csv"
+    netlib_speed.main(["--problems", "afiro", "--out", str(skipped)])          # afiro's 7 rows < 1000
+    assert list(csv.DictReader(open(skipped))) == []
