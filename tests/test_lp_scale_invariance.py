@@ -194,14 +194,16 @@ def test_everything_the_user_gets_is_the_same_in_any_units(what, backend, method
         _everything_checked(lp, ref, _other_units(lp, what, f), backend, method)
 
 
-@pytest.mark.parametrize("what", ["rows", "columns", "b", "c"])
-def test_a_resumed_matrix_free_run_goes_on_from_where_it_stopped_in_any_units(what):
-    """start= a result in other units (the solve's units map it in): the resumed run's first
-    history entry is the stopped run's last (the same point, in the user's units), and it ends
-    optimal with the right answer."""
+@pytest.mark.parametrize("what, f", [("rows", 1e6), ("columns", 1e6), ("b", 1e6), ("c", 1e6), ("b", 1e-3),
+                                     ("c", 1e-3)])
+def test_a_resumed_matrix_free_run_goes_on_from_where_it_stopped_in_any_units(what, f):
+    """start= a result in other units (the solve's units map it in: the LP's own units for rows and
+    columns far from unit size, the bands' for b and c below 1): the resumed run's first history
+    entry is the stopped run's last (the same point, in the user's units), and it ends optimal
+    with the right answer."""
     lp = case(8)[0]
     ref = highs(**lp.call(), method="highs")
-    units = _other_units(lp, what, 1e6)
+    units = _other_units(lp, what, f)
     q = units.apply(lp)
     P = Problem.from_inequalities(**q.call())
     first = solve(P, backend="numpy64", method="matrix-free", eps=1e-9, max_iter=4)
