@@ -73,3 +73,35 @@ def test_the_normalisations_powers_of_two_stay_finite():
     p = Problem.from_arrays(np.eye(2), np.ones(2), np.array([-1e-310, 0.0]))
     u = Units.of(p)
     assert u.gamma == 2.0 ** 1000 and np.isfinite(u.gamma)
+
+
+def test_the_presolve_without_the_normalisation_maps_x_back_as_is():
+    """presolve=True, normalize=False: HiGHS gets the LP as written and x comes back divided by
+    beta = 1 (planted: beta = 0 there, x infinite); afiro's optimum."""
+    r = solve("afiro", backend="numpy64", eps=1e-8, presolve=True, normalize=False)
+    assert r.status == "optimal" and r.objective == pytest.approx(-464.7531428571, rel=1e-9)
+    assert np.isfinite(r.x).all() and r.presolve["status"] == "Reduced"
+
+
+def test_a_callback_sees_the_users_objectives_when_the_presolve_removes_nothing():
+    """A dense 3 x 6 equality LP, which HiGHS's presolve leaves as it is ("NotReduced"): the
+    callback's objectives are the history's (planted: the objective factor 0 on that path)."""
+    rng = np.random.default_rng(0)
+    A, x0 = rng.uniform(0.5, 2.0, (3, 6)), rng.uniform(0.5, 1.5, 6)
+    p = Problem.from_inequalities(rng.uniform(0.5, 2.0, 6), A_eq=A, b_eq=A @ x0)
+    seen = []
+    r = solve(p, backend="numpy64", eps=1e-8, callback=seen.append)
+    assert r.presolve["status"] == "NotReduced" and r.status == "optimal"
+    assert [e["primal_objective"] for e in seen] == [e["primal_objective"] for e in r.history]
+    assert np.isfinite([e["primal_objective"] for e in seen]).all()
+
+
+def test_the_one_pass_pivot_belongs_to_the_outer_form_only():
+    """The robust preset's pivot="onepass" is a variant of the outer form with the triangle
+    update: cholesky="inner" (or update="square") leaves it out (planted: the test turned round,
+    which dropped it from the outer form and kept it for the inner one)."""
+    from gpgpu.lp import preset_options
+
+    assert preset_options("robust", "mehrotra", "gpu")["pivot"] == "onepass"
+    assert "pivot" not in preset_options("robust", "mehrotra", "gpu", cholesky="inner")
+    assert "pivot" not in preset_options("robust", "mehrotra", "gpu", update="square")
