@@ -105,3 +105,14 @@ def test_the_one_pass_pivot_belongs_to_the_outer_form_only():
     assert preset_options("robust", "mehrotra", "gpu")["pivot"] == "onepass"
     assert "pivot" not in preset_options("robust", "mehrotra", "gpu", cholesky="inner")
     assert "pivot" not in preset_options("robust", "mehrotra", "gpu", update="square")
+
+
+def test_an_equal_regularisation_floor_and_ceiling_is_taken():
+    """reg_min = reg_max fixes rho = delta: allowed (planted: ``>`` -> ``>=`` refused it); a floor
+    above the ceiling is refused."""
+    r = solve("afiro", backend="numpy64", eps=1e-8, regularize=True, reg_min=1e-9, reg_max=1e-9, presolve=False)
+    assert r.status == "optimal" and r.objective == pytest.approx(-464.7531428571, rel=1e-7)
+    shifts = {h["regularisation"] for h in r.history if h["regularisation"] is not None}
+    assert len(shifts) == 1                   # rho and delta fixed (in the units of b and c scaled to 1)
+    with pytest.raises(ValueError, match="reg_min must not exceed reg_max"):
+        solve("afiro", backend="numpy64", regularize=True, reg_min=1e-8, reg_max=1e-9)
