@@ -402,6 +402,34 @@ def test_an_iterate_no_longer_finite_raises_the_precision(can_raise):
     assert "broke down (the iterate is no longer finite) at iteration 2" in r.message
 
 
+def test_the_float_float_inverse_gives_way_to_substitutions(tiny_lp, monkeypatch):
+    """With substitution="inverse" the float-float factor comes with its inverse and every solve
+    is two passes; a stall raises the solves to substitutions (once), and an inverse whose solve
+    overflows float32 is dropped for that factor: the answer is the substitutions' (float64
+    reference: numpy's solve of A diag(d) A^T)."""
+    from gpgpu.lp.gpu_backend import GPUBackend
+
+    A = tiny_lp.A.toarray()
+    d = np.linspace(0.5, 2.0, A.shape[1])
+    r = np.arange(1.0, A.shape[0] + 1)
+    want = np.linalg.solve(A @ np.diag(d) @ A.T, r)
+    be = GPUBackend(tiny_lp, refine=True, factor_precision="float-float", substitution="inverse")
+    try:
+        be.factor_normal(be.vector(d))
+        assert be.Xff is not None
+        np.testing.assert_allclose(be.to_numpy(be.solve_normal(be.vector(r))), want, rtol=1e-10)
+        monkeypatch.setattr(ff, "solve_with_inverse", lambda X, v: np.full(len(v), np.inf))
+        np.testing.assert_allclose(be.to_numpy(be.solve_normal(be.vector(r))), want, rtol=1e-10)
+        assert be.Xff is None                                            # dropped for this factor
+        assert be.raise_precision() == "float-float (substitutions)"
+        assert be.raise_precision() is None                              # once
+        be.factor_normal(be.vector(d))
+        assert be.Xff is None
+        np.testing.assert_allclose(be.to_numpy(be.solve_normal(be.vector(r))), want, rtol=1e-10)
+    finally:
+        be.release()
+
+
 def test_gpu_backend_raise_precision_only_with_auto_and_refinement(tiny_lp):
     from gpgpu.lp.gpu_backend import GPUBackend
 

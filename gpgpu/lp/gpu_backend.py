@@ -166,18 +166,21 @@ class GPUBackend(Backend):
         normal matrix (paper 000's standard form).
     factor_precision : {"auto", "float32", "float-float"}
         Beyond the papers. With ``"float-float"`` (needs ``refine=True``)
-        A Θ Aᵀ, its guarded Cholesky factor and the substitutions of every refinement step are
+        A Θ Aᵀ, its guarded Cholesky factor and the solves of every refinement step are
         computed in float-float arithmetic on the GPU (:mod:`gpgpu.float_float`: pairs of
-        float32, about 48 bits, float32's exponent range; the inner-product adat, one-pass
-        Cholesky steps and one-pass column substitutions, whatever ``adat``, ``pivot`` and
-        ``substitution`` say), with relative pivot tolerance
+        float32, about 48 bits, float32's exponent range; the inner-product adat and one-pass
+        Cholesky steps whatever ``adat`` and ``pivot`` say; with ``substitution="inverse"`` the
+        factor's inverse formed with it and every solve two passes, after a stall (or where the
+        inverse overflows float32) block substitutions, 8 steps a pass; else block
+        substitutions throughout), with relative pivot tolerance
         :data:`gpgpu.float_float.DEFAULT_PIVOT_TOL` unless ``pivot_tol`` is given. For the
         problems whose float32 factor leaves the refinement stalled near the optimum.
         ``"auto"`` (the default) is ``"float32"`` until the Mehrotra solver's iteration stalls or
         breaks down;
         with refinement the remaining iterations then use ``"float-float"``
         (:meth:`raise_precision`; the history entry of that iteration gets
-        ``factor_precision``, the result's message says so). Without refinement ``"auto"`` is
+        ``factor_precision``, the result's message says so), and a later stall raises its
+        solves from the inverse to substitutions ("float-float (substitutions)"). Without refinement ``"auto"`` is
         ``"float32"``: the paper's path (Table 3) is unchanged.
     """
 
@@ -226,6 +229,9 @@ class GPUBackend(Backend):
             self.A = upload_dense(problem, "the gpu backend")
         self._default_pivot_tol = pivot_tol is None
         self.float_float_unavailable = None     # why "auto" could not raise the precision, if so
+        # the float-float factor's solves: two passes with its inverse (substitution="inverse"),
+        # until a stall raises them to block substitutions (raise_precision)
+        self._ff_inverse = substitution == "inverse"
         if factor_precision == "float-float":
             self._use_float_float()
         self.refine_method = refine_method
@@ -555,6 +561,11 @@ class GPUBackend(Backend):
             self.pivot_tol = float_float.DEFAULT_PIVOT_TOL
 
     def raise_precision(self):
+        if self.factor_precision == "float-float" and self._ff_inverse and self._cpu is not None and not self.shift:
+            # the inverse's rounding (or its overflow of float32's range) is what stalled: from
+            # here the float-float solves are block substitutions, backward stable
+            self._ff_inverse = False
+            return "float-float (substitutions)"
         if self.factor_precision != "auto" or self._cpu is None or self.shift or not float_float.available():
             return None
         try:
@@ -575,7 +586,7 @@ class GPUBackend(Backend):
             if self.Xff is not None:
                 self.Xff.release()
                 self.Xff = None
-            if self.substitution == "inverse" and 2 * self.m_normal <= max_texture_size():
+            if self._ff_inverse and 2 * self.m_normal <= max_texture_size():
                 # the factor and its inverse in m + 4 passes: every solve two passes, not 2m
                 L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge)
                 self._new_factor(L)
@@ -667,7 +678,11 @@ class GPUBackend(Backend):
         def solve(rhs):
             self.readbacks += 1  # each correction comes back to the CPU
             if self.Xff is not None:
-                return float_float.solve_with_inverse(self.Xff, rhs)
+                z = float_float.solve_with_inverse(self.Xff, rhs)
+                if np.isfinite(z).all():
+                    return z
+                self.Xff.release()          # the inverse overflowed float32: substitutions for this factor
+                self.Xff = None
             if self.Aff is not None:
                 return float_float.solve(self.L, rhs)
             return self._solve_read_back(rhs)
