@@ -142,16 +142,25 @@ def markdown(path) -> str:
         by.setdefault(r["problem"], {})[r["backend"]] = r
     out = ["| problem | normal rows | HiGHS IPM s | GPU s (iterations) | numpy64 s (iterations) | GPU / numpy64 | "
            "GPU / HiGHS | passes an iteration | host us a pass |", "| --- " * 9 + "|"]
+    def run(r):
+        if r["status"] == "timeout":
+            return f"over {float(r['seconds']):.0f} s"
+        note = "" if r["status"] == "optimal" else f", {r['status'].replace('_', ' ')}"
+        return f"{float(r['seconds']):.2f} ({r['iterations']}{note})"
+
+    def figure(value, spec):
+        return format(float(value), spec) if value not in ("", None) else "-"
+
     for name, d in by.items():
         g, c = d.get("gpu"), d.get("numpy64")
         if g is None or c is None:
             continue
         ipm = float(g["highs_ipm_seconds"])
         gs, cs = float(g["seconds"]), float(c["seconds"])
-        note = "" if g["status"] == "optimal" else f", {g['status'].replace('_', ' ')}"
-        out.append(f"| {name} | {g['normal_rows']} | {ipm:.3f} | {gs:.2f} ({g['iterations']}{note}) | "
-                   f"{cs:.2f} ({c['iterations']}) | {gs / cs:.2f} | {gs / ipm:.1f} | "
-                   f"{float(g['passes_per_iteration']):.0f} | {float(g['host_us_per_pass']):.2f} |")
+        timed = g["status"] != "timeout" and c["status"] != "timeout"
+        out.append(f"| {name} | {g['normal_rows']} | {ipm:.3f} | {run(g)} | {run(c)} | "
+                   f"{figure(gs / cs if timed else '', '.2f')} | {figure(gs / ipm if timed else '', '.1f')} | "
+                   f"{figure(g['passes_per_iteration'], '.0f')} | {figure(g['host_us_per_pass'], '.2f')} |")
     return "\n".join(out)
 
 

@@ -32,6 +32,11 @@ def _netlib_all(paths):
     return markdown(paths)
 
 
+def _netlib_speed(paths):
+    from experiments.netlib_speed import markdown
+    return markdown(paths[0])
+
+
 def _lp_speed(paths):
     """The LP's speed table (results/lp.md) from ``python -m experiments.speed --parts lp``'s CSV:
     a row per problem (the project's NETLIB order), the GPU defaults beside numpy64 and HiGHS."""
@@ -344,6 +349,7 @@ RENDERERS = {
     "lp_options": _lp_options,
     "netlib_all": _netlib_all,
     "netlib_runs": _netlib_runs,
+    "netlib_speed": _netlib_speed,
     "lp_speed": _lp_speed,
 }
 
