@@ -84,3 +84,28 @@ def test_the_paper_preset_stops_where_its_recurrence_stops_falling():
     assert 2 * STALL_WINDOW <= r.iterations < 10 * k * k
     assert r.residual_norm == pytest.approx(np.linalg.norm(b - A @ x), rel=1e-12)
     assert r.residual_norm > 1e-9 * np.linalg.norm(b)
+
+
+def test_the_stall_stop_leaves_a_falling_recurrence_alone():
+    """The paper preset's stop (gpgpu.cg.api._stalled, STALL_WINDOW): a recurrence that keeps
+    falling over 2500 iterations never stops; one flat since iteration 800 stops at 1300, the
+    first read where the last window's smallest ||r|| is no lower than before it (planted: the
+    test's 'and' as 'or', which stopped every run at 2 STALL_WINDOW)."""
+    from gpgpu.cg.api import STALL_WINDOW, _stalled
+
+    falling = [(k, 0.999 ** k) for k in range(2500)]
+    assert not any(_stalled(falling[:k + 1], k) for k in range(2500))
+    flat = [(k, 0.999 ** min(k, 800)) for k in range(2500)]
+    stops = [k for k in range(2500) if _stalled(flat[:k + 1], k)]
+    assert stops[0] == 800 + STALL_WINDOW and STALL_WINDOW == 500
+
+
+def test_one_iteration_answers_its_own_residual():
+    """maxiter = 1: the answer's residual_norm is ||b - A x|| of x after that iteration (planted:
+    the initial ||b|| kept when the count is 1)."""
+    A = sp.diags([-1.0, 2.5, -1.0], [-1, 0, 1], shape=(50, 50)).tocsr()
+    b = np.ones(50)
+    x, info = r = gpgpu.cg(A, b, rtol=1e-8, maxiter=1)
+    assert info == 1 and r.iterations == 1
+    assert r.residual_norm == pytest.approx(np.linalg.norm(b - A @ x), rel=1e-12)
+    assert r.residual_norm < 0.9 * np.linalg.norm(b)

@@ -116,3 +116,20 @@ def test_an_equal_regularisation_floor_and_ceiling_is_taken():
     assert len(shifts) == 1                   # rho and delta fixed (in the units of b and c scaled to 1)
     with pytest.raises(ValueError, match="reg_min must not exceed reg_max"):
         solve("afiro", backend="numpy64", regularize=True, reg_min=1e-8, reg_max=1e-9)
+
+
+def test_the_matrix_free_paper_preset_keeps_the_bounds_as_rows():
+    """preset="paper" runs 002's method on the standard form with a row of the normal matrix for
+    each upper bound (bounds="rows"): its normal matrix has the standard form's rows (planted: the
+    bound rows detected whatever ``bounds`` says); the defaults keep the problem's own rows."""
+    paper = solve("sc50b", backend="numpy64", method="matrix-free", preset="paper", eps=1e-6)
+    robust = solve("sc50b", backend="numpy64", method="matrix-free", eps=1e-6, presolve=False)
+    assert paper.status == robust.status == "optimal"
+    assert paper.normal_rows == paper.standard_rows
+    q = solve("afiro", backend="numpy64", method="matrix-free", preset="paper")
+    assert q.normal_rows == q.standard_rows
+    bounded = Problem.from_inequalities([-1.0, -2.0], A_ub=[[1.0, 1.0]], b_ub=[3.0], bounds=[(0, 2), (0, 2)])
+    rows = solve(bounded, backend="numpy64", method="matrix-free", preset="paper")
+    implicit = solve(bounded, backend="numpy64", method="matrix-free", presolve=False)
+    assert rows.status == implicit.status == "optimal" and rows.objective == pytest.approx(-5.0, rel=1e-6)
+    assert rows.normal_rows == rows.standard_rows == 3 and implicit.normal_rows == 1
