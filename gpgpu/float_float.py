@@ -169,6 +169,20 @@ def solve_plan(m: int, form: str = "block", block: int = BLOCK) -> list:
     return plan
 
 
+def _square_and_vector(who: str, name: str, what: str, T, r) -> int:
+    """The order m of the square float-float stream ``T``, after checking it and that ``r`` is a
+    vector of length m (a ValueError naming ``who``'s argument otherwise)."""
+    if not isinstance(T, Stream) or T.components != 4 or T.cols != T.rows:
+        raise ValueError(f"float_float.{who}: {name} must be a square float-float (RGBA) stream ({what}), "
+                         f"got {T!r}")
+    m = T.rows
+    shape = np.shape(r)
+    if len(shape) != 1 or shape[0] != m:
+        raise ValueError(f"float_float.{who}: r must be a vector of length {m} ({name} is {m} x {m}), got shape "
+                         f"{shape}")
+    return m
+
+
 def solve(L: Stream, r, form: str = "block", block: int = BLOCK) -> np.ndarray:
     """z with L Lᵀ z = r, r and z float64 (uploaded and read back as float-float): a forward
     then a backward substitution, drawn from a plan pre-built once per order (:func:`solve_plan`).
@@ -187,14 +201,7 @@ def solve(L: Stream, r, form: str = "block", block: int = BLOCK) -> np.ndarray:
         raise ValueError(f"form must be one of {SOLVE_FORMS}, got {form!r}")
     if isinstance(block, bool) or not isinstance(block, int) or not 1 <= block <= MAX_BLOCK:
         raise ValueError(f"block must be an integer from 1 to {MAX_BLOCK} (steps a pass), got {block!r}")
-    if not isinstance(L, Stream) or L.components != 4 or L.cols != L.rows:
-        raise ValueError(f"float_float.solve: L must be a square float-float (RGBA) stream (the factor "
-                         f"from float_float.factor), got {L!r}")
-    m = L.rows
-    shape = np.shape(r)
-    if len(shape) != 1 or shape[0] != m:
-        raise ValueError(f"float_float.solve: r must be a vector of length {m} (L is {m} x {m}), got shape "
-                         f"{shape}")
+    m = _square_and_vector("solve", "L", "the factor from float_float.factor", L, r)
     pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
     try:
         # the 2m passes as one pre-built plan (its vertices written once per order and form)
@@ -260,14 +267,7 @@ def solve_with_inverse(X: Stream, r) -> np.ndarray:
     """z with L Lᵀ z = r from X = L⁻¹ (:func:`factor_with_inverse`): y = X r, z = Xᵀ y, one
     ``triangular_product_ff`` pass each; r and z float64 (uploaded and read back as float-float).
     ``ValueError`` for an X that is not square float-float or an r of another length."""
-    if not isinstance(X, Stream) or X.components != 4 or X.cols != X.rows:
-        raise ValueError(f"float_float.solve_with_inverse: X must be a square float-float (RGBA) stream (the "
-                         f"inverse from float_float.factor_with_inverse), got {X!r}")
-    m = X.rows
-    shape = np.shape(r)
-    if len(shape) != 1 or shape[0] != m:
-        raise ValueError(f"float_float.solve_with_inverse: r must be a vector of length {m} (X is {m} x {m}), got "
-                         f"shape {shape}")
+    m = _square_and_vector("solve_with_inverse", "X", "the inverse from float_float.factor_with_inverse", X, r)
     everything = Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, y))
     with upload(np.asarray(r, dtype=np.float64), "r") as v, Stream(1, m, components=4, zero=False) as y, \
             Stream(1, m, components=4, zero=False) as z:

@@ -7,17 +7,8 @@ primal-dual interior point method", SIAM J. Optim. 2 (1992); [Wri97] S. J. Wrigh
 "Primal-Dual Interior-Point Methods", SIAM 1997 (ch. 10 for the algorithm, its starting point
 and step lengths; ch. 9 and 11 for infeasibility and practical details).
 
-Statuses (codes as ``scipy.optimize.linprog``):
-
-====  ====================  ==============================================================
-code  status                meaning
-====  ====================  ==============================================================
-0     optimal               (6.1)-(6.3) hold with the given eps
-1     iteration_limit       max_iter iterations without meeting (6.1)-(6.3)
-2     infeasible            the primal (4.1)-(4.3) has no feasible point
-3     unbounded             the primal is unbounded (the dual (4.4)-(4.6) is infeasible)
-4     numerical_trouble     NaN/inf, or no progress (the precision is exhausted)
-====  ====================  ==============================================================
+Statuses (codes as ``scipy.optimize.linprog``) and the stopping tests: :mod:`gpgpu.lp.decisions`,
+which both methods share.
 
 Infeasibility detection (a heuristic, in the spirit of [Wri97] ch. 9 and of the blow-up tests
 of LIPSOL/PCx, but using only numbers Algorithm 3 reads back anyway): an infeasible primal

@@ -123,6 +123,18 @@ def _unscaled(result, problem, fx, fy, fs, objective_factor: float):
     return out
 
 
+def start_arrays(start) -> dict:
+    """A matrix-free ``start`` as a mapping with "x", "y", "s" (and a checkpoint's other keys): a
+    result (its last point where it has one), a checkpoint mapping (a copy) or a triple."""
+    if isinstance(start, LPResult):
+        return (checkpoint(start) if getattr(start, "last_point", None) is not None
+                else {"x": start.x_std, "y": start.y, "s": start.s})
+    if isinstance(start, Mapping):
+        return dict(start)
+    x, y, s = start
+    return {"x": x, "y": y, "s": s}
+
+
 def objectives_divided(entry: dict, factor: float) -> dict:
     """A history entry with its primal and dual objectives divided by ``factor`` (a copy)."""
     return dict(entry, **{k: entry[k] / factor for k in ("primal_objective", "dual_objective")
@@ -205,15 +217,7 @@ class Units:
         """A matrix-free ``start`` (a result, a checkpoint mapping or a triple (x, y, s), in the
         problem's units) in the normalised units; the regularisation's state is the normalised
         solve's already. Arrays of the wrong size pass unchanged (the solve names them)."""
-
-        if isinstance(start, LPResult):
-            d = (checkpoint(start) if getattr(start, "last_point", None) is not None
-                 else {"x": start.x_std, "y": start.y, "s": start.s})
-        elif isinstance(start, Mapping):
-            d = dict(start)
-        else:
-            x, y, s = start
-            d = {"x": x, "y": y, "s": s}
+        d = start_arrays(start)
         b, g, R, C = self.beta, self.gamma, self.rows, self.columns
         for key, f in (("x", b / C), ("y", g / R), ("s", g * C)):
             if d.get(key) is not None:

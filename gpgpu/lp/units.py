@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -235,17 +234,9 @@ class Lines:
         """A matrix-free ``start`` (a result, a checkpoint mapping or a triple (x, y, s) of
         ``problem``) in these units; arrays of another size pass unchanged (the solve names
         them)."""
-        from .matrix_free import checkpoint
-        from .mehrotra import LPResult
+        from .scaling import start_arrays
 
-        if isinstance(start, LPResult):
-            d = (checkpoint(start) if getattr(start, "last_point", None) is not None
-                 else {"x": start.x_std, "y": start.y, "s": start.s})
-        elif isinstance(start, Mapping):
-            d = dict(start)
-        else:
-            x, y, s = start
-            d = {"x": x, "y": y, "s": s}
+        d = start_arrays(start)
         ex, ey = self.exponents(problem)
         for key, e in (("x", self.bounds - ex), ("y", self.costs - ey), ("s", ex + self.costs)):
             if d.get(key) is not None:
