@@ -291,7 +291,10 @@ def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", 
         unbounded problem has no solution: whichever way it was found (the presolve, HiGHS's,
         or the iteration's tests), the result has ``x``, ``x_std``, ``y`` and ``s`` None and
         ``objective`` NaN; the message gives the certificate's sizes (the matrix-free result
-        keeps the point where its iteration stopped in ``last_point``). ``warnings`` (a list
+        keeps the point where its iteration stopped in ``last_point``). Every status is checked
+        in float64 on the problem as given before it is answered (:mod:`gpgpu.lp.certificate`:
+        ``check`` holds what was checked; an "optimal" that fails is solved again or becomes
+        numerical trouble with the failing residuals named). ``warnings`` (a list
         of str) says what the answer is not: for an MPS file with integer columns, that the
         LP relaxation was solved (the message says it too).
 
