@@ -62,12 +62,13 @@ def _run(cmd, cwd, env=None, timeout=600):
     return r
 
 
-def _pip_wheel(src: Path, out: Path) -> Path:
+def _pip_wheel(src: Path, out: Path) -> tuple:
+    """(the wheel pip builds from ``src``, the build's output: pip's and the backend's)."""
     out.mkdir()
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-          "--disable-pip-version-check", "-q", "-w", out, src], cwd=src.parent)
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+              "--disable-pip-version-check", "-v", "-w", out, src], cwd=src.parent)
     (wheel,) = out.glob("gpgpu-*.whl")
-    return wheel
+    return wheel, r.stdout + r.stderr
 
 
 def _files(folder: Path, prefix: str) -> set:
@@ -99,14 +100,34 @@ def built(tmp_path_factory):
     r = _run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
               "print(build_meta.build_sdist(sys.argv[1]))", sdist_dir], cwd=src)
     sdist = sdist_dir / r.stdout.strip().splitlines()[-1]
-    wheel = _pip_wheel(src, base / "dist")
+    wheel, log = _pip_wheel(src, base / "dist")
     unpacked = base / "unpacked"
     with tarfile.open(sdist) as tar:
         top = {m.name.split("/")[0] for m in tar.getmembers()}
         tar.extractall(unpacked, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (top,) = top
-    wheel_from_sdist = _pip_wheel(unpacked / top, base / "dist-from-sdist")
-    return dict(src=src, sdist=sdist, wheel=wheel, wheel_from_sdist=wheel_from_sdist)
+    wheel_from_sdist, _ = _pip_wheel(unpacked / top, base / "dist-from-sdist")
+    return dict(src=src, sdist=sdist, wheel=wheel, wheel_from_sdist=wheel_from_sdist, log=log)
+
+
+def test_the_build_says_no_packaging_warning(built):
+    """setuptools warns when a folder of the package is absent from setup.cfg's ``packages``
+    ("Package would be ignored"): gpgpu.cg was, and reached the wheel only as data."""
+    warnings = [ln.strip() for ln in built["log"].splitlines() if "Warning" in ln or "would be ignored" in ln]
+    assert warnings == [], warnings
+
+
+def test_every_python_folder_of_the_package_is_listed():
+    """setup.cfg's ``packages`` names every folder of gpgpu/ that holds Python modules, and the
+    data folders and glsl that its comment lists."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    listed = set(cfg["options"]["packages"].split())
+    python = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "gpgpu").rglob("__init__.py")}
+    assert python <= listed, sorted(python - listed)
+    assert {"gpgpu.data", "gpgpu.data.netlib", "gpgpu.data.qaplib", "gpgpu.glsl"} <= listed
 
 
 def test_wheel_holds_the_package_its_data_and_the_kernels_and_nothing_else(built):
