@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import gpgpu.show as show
+import gpgpu.show.frames as show_frames
 from gpgpu.show import DRAWING_EXTRA, format_trace, frame_name, run
 from gpgpu.show.__main__ import main as show_main
 
@@ -112,7 +113,7 @@ def test_frames_on_a_full_disk_are_one_error_line(tmp_path, monkeypatch, capsys)
     def full(self, data):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(show, "_render", frames)
+    monkeypatch.setattr(show_frames, "_render", frames)
     monkeypatch.setattr(Path, "write_bytes", full)
     out = tmp_path / "frames"
     assert show_main(["reduce-pyramid", "--n", "2", "--out", str(out), "--no-progress"]) == 2
@@ -177,7 +178,7 @@ def test_coordinates_keep_a_non_zero_z(t, text):
     """A vertex's z is written unless it is 0, in the window's strip and in the PNG frames."""
     from gpgpu.show.window import _vertex_lines, _xy
 
-    assert _xy(t) == show._xy(t) == text
+    assert _xy(t) == show_frames._xy(t) == text
     v = SimpleNamespace(V=np.array(t, np.float32), T0=(0.5, 0.5), T1=(1.5, 2.5, 0.0))
     lines = _vertex_lines(SimpleNamespace(primitive="triangle", vertices=(v,)))
     assert lines == ["primitive: triangle, 1 vertices:", f"1. V{text}  T0(0.5, 0.5)  T1(1.5, 2.5)"]

@@ -205,7 +205,7 @@ def test_legend_entries_and_on_every_frame():
 def test_values_readable_and_vertex_boxes_beside_the_grid():
     """At n = 8 the values are written at >= 6.5 pt (5 pt before) and each fits its cell; the
     vertex boxes sit right of the target's grid, off its cells, each with a line to its vertex."""
-    from gpgpu.show import _Renderer, _slots
+    from gpgpu.show.frames import _Renderer, _slots
 
     frames = run("cholesky", 8).frames
     r = _Renderer(_slots(frames, None))
@@ -323,7 +323,7 @@ def test_fetch_arrows_and_numbers_leave_the_values_readable():
     numbers and outlines move, yet no pixel of any value's text changes (the arrows and numbers
     printed over the values before: "0.368" could not be read). The arrows are there: the two
     pictures differ, also between the grids where only an arrow can be."""
-    from gpgpu.show import _Renderer, _slots
+    from gpgpu.show.frames import _Renderer, _slots
 
     frames = run("cholesky", 8).frames
     f = [g for g in frames if g.kernel == "outer_product_subtraction"][1]          # k = 1, Fig. 5
@@ -416,7 +416,7 @@ def test_coordinates_are_labelled_col_row():
     assert "1. texRECT(L, index.xy) -> L(col 4, row 6)" in text
     assert "2. texRECT(L, neighbor_index.xy) -> L(col 1, row 6)" in text
     assert "3. texRECT(L, pivot_index.yx) -> L(col 1, row 4)" in text
-    from gpgpu.show import _Renderer, _slots
+    from gpgpu.show.frames import _Renderer, _slots
 
     r = _Renderer(_slots([f], None))
     r.draw(f, (4, 6), "")

@@ -30,7 +30,8 @@ import shlex
 import sys
 
 from ..cli import output_file_problem, output_folder_problem, run_main, write_error
-from . import ALGORITHMS, drawing_problem, format_trace, run, write_frames
+from .algorithms import ALGORITHMS, run
+from .frames import drawing_problem, format_trace, write_frames
 from .algorithms import MAX_N
 
 

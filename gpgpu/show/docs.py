@@ -12,7 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from . import ALGORITHMS, draw_frame, run
+from .algorithms import ALGORITHMS, run
+from .frames import draw_frame
 
 #: file name -> (algorithm, n, kernel, which pass of that kernel (0 = first), fragment or None)
 FRAMES = {

@@ -62,7 +62,7 @@ def _frame_pngs(frames, fragment=None, heading: str = "", progress: bool | None 
     """The PNG bytes of every frame, the frames ``--out`` writes (:func:`gpgpu.show.render_frames`)."""
     from tqdm import tqdm
 
-    from . import render_frames
+    from .frames import render_frames
 
     kw = {"legend": False} if _can_leave_out_legend() else {}
     return [png for png, _ in tqdm(render_frames(frames, fragment, heading=heading, **kw), total=len(frames),
@@ -75,14 +75,14 @@ def _can_leave_out_legend() -> bool:
     (the page draws them once, in HTML)."""
     import inspect
 
-    from . import render_frames
+    from .frames import render_frames
 
     return "legend" in inspect.signature(render_frames).parameters
 
 
 def _captions(frames, heading: str = "") -> list:
     """Every frame's caption, as the PNG frames carry it (:func:`gpgpu.show.describe`)."""
-    from . import describe
+    from .frames import describe
 
     return describe(frames, heading)
 
@@ -90,7 +90,7 @@ def _captions(frames, heading: str = "") -> list:
 def _legend() -> tuple:
     """(matplotlib colour or colormap name, short name, meaning) of every colour and mark of the
     frames (:data:`gpgpu.show.LEGEND`)."""
-    from . import LEGEND
+    from .frames import LEGEND
 
     return tuple(LEGEND)
 
@@ -178,7 +178,7 @@ def _pass_data(frame, fragment, sources: dict) -> dict:
     """What the page shows of one pass beside its frame: the kernel, its file's lines of fetch
     calls, and the explained fragment's WPOS, T0, T1 and fetches (with the lines of their calls)."""
     from ..record import MAX_FETCHES
-    from . import _xy
+    from .frames import _xy
 
     d = {"kernel": frame.kernel, "file": frame.file, "doc": frame.doc, "primitive": frame.primitive,
          "vertices": len(frame.vertices), "fragments": int(frame.fragments), "target": list(frame.target),
@@ -228,7 +228,7 @@ def _run_data(run: dict, sources: dict, sites: dict) -> dict:
     """A run the page holds besides its own (:func:`gpgpu.show.live.choices`), for live mode only:
     each pass's kernel, caption and chosen fragment (its values, notes, uploads and vertices come
     from the browser's replay and the run's live data), its textures, trace and seeds."""
-    from . import format_trace
+    from .frames import format_trace
 
     if run["recorder"] is None:
         return {"n": run["n"], "own": True, "seeds": run["seeds"]}
@@ -303,7 +303,7 @@ def write_html(recorder, path, fragment=None, heading: str = "", title: str | No
     draws every pass from the recorded values, and live); ``choices``: with ``live``, the page also
     holds the runs of :func:`gpgpu.show.live.choices` (other orders n, other seeds), which the
     reader switches to in live mode (the recorder's ``problem`` names the algorithm)."""
-    from . import format_trace
+    from .frames import format_trace
     from .live import choices as held_runs, live_data
 
     frames = recorder.frames

@@ -45,7 +45,7 @@ from pathlib import Path
 import moderngl
 import numpy as np
 
-from . import SENTINEL, fetched_panels
+from .frames import SENTINEL, fetched_panels
 
 __all__ = ["FrameRenderer", "TextLayer", "Window", "render_offscreen", "run_window", "Steps", "NoDisplayError",
            "display_problem", "captions", "legend", "DEFAULT_SIZE", "SHOT_PATTERN", "HELP", "INSTALL_EXTRA"]
@@ -250,14 +250,14 @@ _BAR_RGB = (0.16, 0.18, 0.23)                       # the caption bar's backgrou
 def captions(frames, heading: str = "") -> list:
     """Each frame's caption, as the PNG frames have it: pass k of n, kernel, file, the paper's
     reference, primitive and fragments, with the explanations of :func:`gpgpu.show.describe`."""
-    from . import describe
+    from .frames import describe
 
     return list(describe(frames, heading))
 
 
 def legend() -> tuple:
     """(colour, short name, meaning) of each colour a frame uses (:data:`gpgpu.show.LEGEND`)."""
-    from . import LEGEND
+    from .frames import LEGEND
 
     return tuple(LEGEND)
 
@@ -733,7 +733,7 @@ def _fragments(frame) -> list:
 
 def describe(frame, fragment, total) -> str:
     """What the window's title and the terminal show for a step."""
-    from . import caption
+    from .frames import caption
 
     lines = [caption(frame, total).replace("\n", "; ")]
     if fragment:
