@@ -10,7 +10,7 @@ import scipy.sparse.linalg as spl
 
 import gpgpu
 from gpgpu import Stream, counters, stream
-from gpgpu.cg import FUSED, _fused_levels, _fused_sum
+from gpgpu.cg.kernels import FUSED, _fused_levels, _fused_sum
 from gpgpu.errors import CGBreakdownError
 from gpgpu.passes import Targets
 

@@ -264,7 +264,7 @@ def test_one_fan_reduction_sums_gamma_delta_and_rr_in_their_channels(rng, jacobi
     rows of 64 with a partial last row whose tail holds 1e30 (never summed), by the fan levels;
     each channel against float64 within float32's sums (a swapped channel, u left out, or the
     tail summed is far outside)."""
-    from gpgpu.cg import FUSED, _fan_passes, _fused_levels
+    from gpgpu.cg.kernels import FUSED, _fan_passes, _fused_levels
 
     n, width = 777, 64
     r32, w32 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)

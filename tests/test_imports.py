@@ -69,3 +69,22 @@ def test_each_dense_module_imports_first_in_every_order():
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
     assert len(list(itertools.permutations(names))) == 24
+
+
+def _packages():
+    """Every gpgpu package (a folder with an __init__.py), by its dotted name."""
+    return sorted(".".join(("gpgpu",) + p.parent.relative_to(PACKAGE).parts)
+                  for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts)
+
+
+def test_no_package_exports_a_private_name():
+    import importlib
+    names = _packages()
+    assert {"gpgpu", "gpgpu.cg", "gpgpu.lp", "gpgpu.show"} <= set(names)
+    private = {name: [n for n in getattr(importlib.import_module(name), "__all__", ()) if n.startswith("_")]
+               for name in names}
+    assert {k: v for k, v in private.items() if v} == {}, "private names in __all__ (tests import them from their module)"
+    for name in names:
+        module = importlib.import_module(name)
+        missing = [n for n in getattr(module, "__all__", ()) if not hasattr(module, n)]
+        assert missing == [], f"{name}.__all__ names what it does not define: {missing}"

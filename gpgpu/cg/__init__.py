@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .api import FREEZE_FLOOR, RETARGET, STALL_WINDOW, VARIANTS, CGResult, cg
 from .inputs import FLOAT32_REACH, VECTOR_RANGE, Float32ToleranceWarning
-from .kernels import FUSED, FUSED_LAST, KERNELS, _fan_passes, _fused_levels, _fused_sum
+from .kernels import FUSED, FUSED_LAST, KERNELS
 from .operator import MATRIX_RANGE
 from .options import (FAST_CHECK_EVERY, ITERATIONS, OPTIONS, PRESET_FORMATS, PRESETS, REDUCTIONS,
                       SCIPY_FORMATS, SHEWCHUK_RECOMPUTE_EVERY)
@@ -35,4 +35,4 @@ __all__ = ["cg", "CGResult", "Float32ToleranceWarning", "FLOAT32_REACH", "KERNEL
            "OPTIONS", "PRESETS", "PRESET_FORMATS", "FAST_CHECK_EVERY", "ITERATIONS", "REDUCTIONS",
            "SCIPY_FORMATS", "SHEWCHUK_RECOMPUTE_EVERY", "MATRIX_RANGE", "VECTOR_RANGE", "FREEZE_FLOOR",
            "STALL_WINDOW", "RETARGET",
-           "VARIANTS", "_fan_passes", "_fused_levels", "_fused_sum"]
+           "VARIANTS"]
