@@ -295,14 +295,25 @@ def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1) -> list
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
         raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
     u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
+    return inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS,
+                              {"L": "S", "M0": "M0" if guarded else "S"}, u)
+
+
+def inverse_step_draws(m: int, steps: int, one_step: Kernel, steps_kernels: dict, inputs: dict,
+                       uniforms: dict) -> list:
+    """The steps of a factor-and-inverse plan into "T", S and T swapped between them: with
+    ``steps=1`` step k is ``one_step`` over :func:`onepass_step` joined with
+    :func:`inverse_step_rectangles` moved m columns right; else steps k .. k + steps - 1 are
+    ``steps_kernels[steps]`` over :func:`steps_primitive`. Each pass's uniforms are ``uniforms``
+    with its k (float32's and float-float's plans share this)."""
     plan = []
     for k in range(0, m, steps):
         if steps == 1:
-            kernel = KERNELS["cholesky_inverse_step"]
+            kernel = one_step
             primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
         else:
-            kernel, primitive = STEPS_KERNELS[steps], steps_primitive(k, m, steps)
-        plan.append(Draw(kernel, "T", primitive, {"L": "S", "M0": "M0" if guarded else "S"}, dict(u, k=k)))
+            kernel, primitive = steps_kernels[steps], steps_primitive(k, m, steps)
+        plan.append(Draw(kernel, "T", primitive, inputs, dict(uniforms, k=k)))
         if k + steps < m:
             plan.append(SWAP)
     return plan

@@ -19,8 +19,10 @@ GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmet
   inner-product form (``substitution_inner_product_ff``);
 * :func:`factor_with_inverse` and :func:`solve_with_inverse` -- the factor and its inverse
   X = L⁻¹ together, step k of both in one pass (``cholesky_inverse_step_ff``, the geometry of
-  :func:`gpgpu.cholesky.cholesky_inverse_plan`), m + 4 passes a factorization; then every solve
-  is two passes, z = Xᵀ (X r) (``triangular_product_ff``), where the substitutions take 2m.
+  :func:`gpgpu.cholesky.cholesky_inverse_plan`), m + 5 passes a factorization, or ``steps`` = 2 ..
+  5 steps a pass (``cholesky_inverse_steps_ff``, the block's pivots replayed by the vertex
+  program ``cholesky_block_pivots_ff``); then every solve is two passes, z = Xᵀ (X r)
+  (``triangular_product_ff``), where the substitutions take 2m.
 
 Float-float on GPUs is contemporary with the papers (Göddeke, Strzodka and Turek 2005;
 Da Graça and Defour 2006), but none of the five papers uses it: it is an option
@@ -32,15 +34,16 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import inverse_step_rectangles, onepass_plan, onepass_step
+from .cholesky import inverse_step_draws, onepass_plan
 from .kernel import Kernel
-from .geometry import Rect, Triangle
+from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
 from .context import get_context
 
 __all__ = ["available", "split", "upload", "combine", "adat", "factor", "solve", "factor_with_inverse",
-           "solve_with_inverse", "KERNELS", "DEFAULT_PIVOT_TOL", "SOLVE_FORMS", "BLOCK"]
+           "solve_with_inverse", "KERNELS", "STEPS_KERNELS", "STEPS", "MAX_STEPS", "DEFAULT_PIVOT_TOL", "SOLVE_FORMS",
+           "BLOCK"]
 
 _EXT = ("GL_ARB_gpu_shader5",)
 KERNELS = {
@@ -64,6 +67,23 @@ KERNELS = {
                                  doc="000 level 2 sgemv, singlepass inner product over a triangle, in "
                                      "float-float (beyond)"),
 }
+
+#: the most Cholesky steps one pass of :func:`factor_with_inverse` draws: the vertex program hands
+#: 2 s + s (s - 1) / 2 float-float pairs to the fragments, 10 vec4 at s = 5, within OpenGL 3.3's
+#: 15 guaranteed varying vectors beside T0 and T1 (s = 6 would need 14 + 2)
+MAX_STEPS = 5
+#: steps a pass of :func:`factor_with_inverse` by default: one. The blocked passes draw s times
+#: fewer passes but each fragment does about s times the float-float divisions; on the H200 they
+#: took 2.7 to 6.7 times as long (docs/results/lp.md, "Float-float steps a pass")
+STEPS = 1
+#: ``cholesky_inverse_steps_ff`` with its vertex program ``cholesky_block_pivots_ff``, one program
+#: per number of steps s; texels a fragment: its row's and column's s entries (or X's s rows of
+#: the block), its own entry and the result
+STEPS_KERNELS = {s: Kernel("cholesky_inverse_steps_ff", texels=2 * s + 2, defines={"STEPS": s}, extensions=_EXT,
+                           library="float_float", vertex="cholesky_block_pivots_ff",
+                           doc=f"beyond the papers: steps k .. k + {s - 1} of cholesky_inverse_step_ff in one pass, "
+                               "the pivots from the vertex program, in float-float")
+                 for s in range(2, MAX_STEPS + 1)}
 
 def available() -> bool:
     """Whether this context can compile the float-float kernels (``precise`` needs
@@ -213,33 +233,41 @@ def solve(L: Stream, r, form: str = "block", block: int = BLOCK) -> np.ndarray:
 
 
 
-def inverse_plan(m: int, tolerance: float, huge: float) -> list:
+def _check_steps(steps) -> None:
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
+
+
+def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1) -> list:
     """The passes of :func:`factor_with_inverse`: [0 | I] drawn into both halves of the ping-pong
-    pair ("S", "T", m x 2m), M ("M0") copied into S's left half, the m steps (step k over
-    :func:`gpgpu.cholesky.onepass_step` joined with :func:`gpgpu.cholesky.inverse_step_rectangles`
-    moved m columns right), then L and X copied out of T."""
+    pair ("S", "T", m x 2m), M ("M0") copied into S's left half, the steps
+    (:func:`gpgpu.cholesky.inverse_step_draws`: with ``steps=1`` one ``cholesky_inverse_step_ff``
+    pass a step, m passes; with ``steps`` = 2 .. :data:`MAX_STEPS` one
+    ``cholesky_inverse_steps_ff`` pass each ``steps`` steps, ceil(m / steps) passes), then L and
+    X copied out of T."""
+    _check_steps(steps)
     u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge), "m": m}
     identity = Rect.covering(m, 0, 2 * m, m)
     plan = [Draw(KERNELS["identity"], role, identity, {}, {"offset": float(m)}) for role in ("S", "T")]
     plan.append(Draw(KERNELS["copy"], "S", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "M0"}))
-    for k in range(m):
-        primitive = Triangle.join(onepass_step(k, m), Triangle.from_rects(inverse_step_rectangles(k, m, m)))
-        plan.append(Draw(KERNELS["cholesky_inverse_step"], "T", primitive, {"L": "S", "M0": "M0"}, dict(u, k=k)))
-        if k + 1 < m:
-            plan.append(SWAP)
+    plan += inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS, {"L": "S", "M0": "M0"}, u)
     plan += [Draw(KERNELS["copy"], "L", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "T"}),
              Draw(KERNELS["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})]
     return plan
 
 
-def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) -> tuple:
-    """(L, X = L⁻¹) of the float-float matrix M, guarded as :func:`factor`, in m + 4 passes: step
-    k of the factor and of its inverse in one ``cholesky_inverse_step_ff`` pass over an m x 2m
-    texture holding both (the float32 :func:`gpgpu.cholesky.factor_with_inverse` in float-float
-    arithmetic), drawn from a plan pre-built once per order (:func:`inverse_plan`). L is the same
-    factor as :func:`factor`'s (the same operations). M is unchanged.
+def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30,
+                        steps: int = STEPS) -> tuple:
+    """(L, X = L⁻¹) of the float-float matrix M, guarded as :func:`factor`, in ceil(m / steps) + 5
+    passes: ``steps`` steps of the factor and of its inverse in one pass over an m x 2m texture
+    holding both (the float32 :func:`gpgpu.cholesky.factor_with_inverse` in float-float
+    arithmetic; ``steps=1``: ``cholesky_inverse_step_ff``, a pass a step; 2 .. :data:`MAX_STEPS`:
+    ``cholesky_inverse_steps_ff``, the block's pivots replayed by its vertex program), drawn from
+    a plan pre-built once per order (:func:`inverse_plan`). L is the same factor as
+    :func:`factor`'s (the same operations in the same order, whatever ``steps``). M is unchanged.
 
-    ``ValueError`` when M is not square float-float or 2m exceeds GL_MAX_TEXTURE_SIZE."""
+    ``ValueError`` when M is not square float-float, 2m exceeds GL_MAX_TEXTURE_SIZE or ``steps``
+    is not an integer from 1 to :data:`MAX_STEPS`."""
     from . import context
 
     m = M.rows
@@ -249,7 +277,9 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
         raise ValueError(f"float_float.factor_with_inverse keeps the factor and its inverse side by side in one "
                          f"{m} x {2 * m} texture, wider than GL_MAX_TEXTURE_SIZE = {context.max_texture_size()}; "
                          "use float_float.factor and float_float.solve")
-    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge)), lambda: inverse_plan(m, tolerance, huge))
+    _check_steps(steps)
+    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps),
+                    lambda: inverse_plan(m, tolerance, huge, steps))
     L, X = Stream(m, m, components=4, zero=False), Stream(m, m, components=4, zero=False)
     pp = PingPong(Stream(m, 2 * m, components=4), Stream(m, 2 * m, components=4))
     try:

@@ -220,14 +220,17 @@ class Kernel:
         return self.vertex == "pass" or _PASS_INPUTS in self.vertex_text()
 
     def vertex_text(self) -> str:
-        """The text of a vertex program other than ``pass``, with this kernel's ``defines`` after
-        its ``#version`` line."""
+        """The text of a vertex program other than ``pass``, with this kernel's extensions,
+        ``defines`` and ``library`` after its ``#version`` line (a float-float vertex program
+        calls the library's functions as its fragment program does)."""
         text = _read_glsl(GLSL_DIR / f"{self.vertex}.vert")
-        if not self.defines:
+        if not (self.defines or self.library):
             return text
         first, _, rest = text.partition("\n")
+        extensions = "".join(f"#extension {e} : require\n" for e in self.extensions) if self.library else ""
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        return f"{first}\n{defines}#line 2\n{rest}"
+        library = "" if self.library is None else _read_glsl(GLSL_DIR / f"{self.library}.glsl") + "\n"
+        return f"{first}\n{extensions}{defines}{library}#line 2\n{rest}"
 
     def source(self) -> str:
         st = _state()

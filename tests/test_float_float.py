@@ -178,6 +178,76 @@ def test_factor_with_inverse_gives_the_factor_and_its_inverse(m, rng):
     assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
 
 
+def _factor_with_inverse(M, steps):
+    """(lower L, X) of float_float.factor_with_inverse(M, steps=steps) as float64 and as the raw
+    RGBA texels, and the passes it drew."""
+    from gpgpu import counters
+
+    with ff.upload(M, "M") as Ms, counters.count(time=False) as c:
+        L, X = ff.factor_with_inverse(Ms, steps=steps)
+    raw = (np.tril(L.to_array()[..., 0]), np.tril(L.to_array()[..., 1]), X.to_array())
+    out = (np.tril(ff.combine(L)), ff.combine(X))
+    L.release(), X.release()
+    return out, raw, c
+
+
+@pytest.mark.parametrize("steps", [2, 3, 4, 5])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 9, 17, 40])
+def test_steps_a_pass_equal_one_step_a_pass_and_float64(m, steps, rng):
+    """steps = s: steps k .. k + s - 1 of the float-float factor and inverse in one
+    cholesky_inverse_steps_ff pass, ceil(m / s) of them, the block's pivots replayed by the vertex
+    program in float-float. The same operations as the one-step passes: bit-identical on llvmpipe
+    (L's lower triangle and X; another driver may round two programs apart, hence float-float's
+    bound elsewhere), and Cholesky and inverse of float64; m not a multiple of s ends with a
+    shorter pass."""
+    from gpgpu.context import is_software_renderer
+
+    M = _spd(rng, m, 1e6) + np.eye(m) * 1e-3
+    (l1, x1), raw1, _ = _factor_with_inverse(M, 1)
+    (l, x), raw, c = _factor_with_inverse(M, steps)
+    passes = -(-m // steps)
+    assert c.passes(ff.STEPS_KERNELS[steps].label) == passes and c.passes() == passes + 5
+    if is_software_renderer():
+        for a, b in zip(raw1, raw):
+            np.testing.assert_array_equal(b, a)
+    np.testing.assert_allclose(l, l1, rtol=1e-13, atol=1e-15 * np.abs(l1).max())
+    np.testing.assert_allclose(x, x1, rtol=1e-13, atol=1e-15 * np.abs(x1).max())
+    np.testing.assert_allclose(l, np.linalg.cholesky(M), rtol=1e-9, atol=1e-12 * np.abs(l).max())
+    assert np.all(np.triu(x, 1) == 0)
+    assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
+
+
+@pytest.mark.parametrize("steps", [2, 3, 4, 5])
+def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, rng):
+    """Dependent rows at several places of a pass (rows 4 and 7: the second or later step of a
+    block whatever s): the vertex program's guard replaces the pivots float64's guard replaces,
+    and the rest of the factor is float64's."""
+    m = 9
+    B = rng.standard_normal((m, 8))
+    B[4] = B[1] - 2.0 * B[2]
+    B[7] = 0.5 * B[0] + B[5]
+    M = B @ B.T
+    want, replaced = cholesky_outer(M, pivot_tol=ff.DEFAULT_PIVOT_TOL, huge=1e30)
+    assert replaced == 2
+    (l, x), _, _ = _factor_with_inverse(M, steps)
+    (l1, x1), _, _ = _factor_with_inverse(M, 1)
+    huge_cols = np.diag(want) > 1e14
+    np.testing.assert_array_equal(np.diag(l) > 1e14, huge_cols)
+    ok = ~huge_cols[None, :] & np.tri(m, dtype=bool)
+    np.testing.assert_allclose(l[ok], want[ok], rtol=0, atol=1e-10 * np.abs(want[ok]).max())
+    np.testing.assert_allclose(l, l1, rtol=1e-13, atol=1e-15 * np.abs(l1[ok]).max())
+    np.testing.assert_allclose(x, x1, rtol=1e-13, atol=1e-15 * np.abs(x1).max())
+
+
+@pytest.mark.parametrize("steps", [0, 6, 2.0, True, "2"])
+def test_float_float_steps_out_of_range_are_refused(steps):
+    with pytest.raises(ValueError, match="steps must be an integer from 1 to 5"):
+        ff.inverse_plan(4, 1e-12, 1e30, steps=steps)
+    with ff.upload(np.eye(3), "M") as Ms:
+        with pytest.raises(ValueError, match="steps must be an integer from 1 to 5"):
+            ff.factor_with_inverse(Ms, steps=steps)
+
+
 @pytest.mark.parametrize("m", [1, 7, 64])
 def test_solve_with_inverse_is_two_passes(m, rng):
     from gpgpu import counters

@@ -62,6 +62,9 @@ from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 #: 6.65-6.76 / 6.03-6.11 (6 and 8 steps no faster at m = 516). Table 3's ten problems took the
 #: same time with 2, 3, 4 or 6 (1.06-1.23 s, within the run's spread).
 STEPS_A_PASS = 4
+#: Cholesky steps a pass of the float-float factor and inverse (float_float.factor_with_inverse):
+#: one, float_float.STEPS (its blocked passes are the slower on the H200)
+FF_STEPS_A_PASS = float_float.STEPS
 SAFEGUARD = Kernel("free_split_safeguard", texels=5, doc="the free-split safeguard (beyond 000)")
 MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
 MULTIPLY_SHIFT_DIVIDE = Kernel("multiply_shift_divide", texels=4, doc="(x .* y + c) ./ z in one pass (beyond 000)")
@@ -587,8 +590,9 @@ class GPUBackend(Backend):
                 self.Xff.release()
                 self.Xff = None
             if self._ff_inverse and 2 * self.m_normal <= max_texture_size():
-                # the factor and its inverse in m + 4 passes: every solve two passes, not 2m
-                L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge)
+                # the factor and its inverse in ceil(m / steps) + 5 passes: every solve two passes, not 2m
+                L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge,
+                                                              steps=FF_STEPS_A_PASS)
                 self._new_factor(L)
             else:
                 self._new_factor(float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge))
