@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from experiments.harness import add_output_flags, positive_int, size_list, sort_sizes, writable_dir
+from experiments.verdicts import source_text
 
 #: module (under experiments.) -> what it reproduces, in the papers' order
 REGISTRY = {
@@ -147,7 +148,8 @@ def verdict_tables(found: dict, verdicts: dict) -> list:
              "direction* (the paper's direction, far off in size), *does not hold*, *beyond the papers* "
              "(the paper gives no figure) and *not checked* (a claim of the paper no experiment checks). "
              "*here* is the run on a GPU, with its renderer and date; *llvmpipe* the run on the "
-             "software renderer where there is one.", ""]
+             "software renderer where there is one. A paper verdict quotes the paper's sentence it "
+             "rests on (the rule: `experiments/verdicts.py`).", ""]
     judged = verdicts.get("claims", {})
     by_paper: dict = {p: [] for p in PAPERS}
     for name in ordered(found):
@@ -161,8 +163,11 @@ def verdict_tables(found: dict, verdicts: dict) -> list:
             s = next((x for x in soft["claims"] if x["text"] == c["text"]), None) if soft else None
             llvm = f"{soft.get('date', 'date unknown')}: {s['measured']}" if s else "not run"
             v = judged.get(name, {}).get(c["text"], {})
+            why = v.get("reason", "")
+            if source_text(v):
+                why += f" (source: {source_text(v)})"
             by_paper[paper_of(name)].append((f"{name}: {c['text']}", c["paper"], here, llvm,
-                                             v.get("verdict", "no verdict"), v.get("reason", "")))
+                                             v.get("verdict", "no verdict"), why))
     for nc in verdicts.get("not_checked", []):
         by_paper.setdefault(nc["paper"], []).append((nc["claim"], nc["paper_says"], "not checked",
                                                      "not checked", "not checked", nc["reason"]))

@@ -136,6 +136,81 @@ def _claims(paths):
     return "\n".join(lines)
 
 
+def _verdicts(paths):
+    """The summary of the papers' verdicts (results/index.md) from verdicts.json and the claims
+    files beside it: the count a paper and verdict, then every claim that holds only in direction
+    or does not hold, with its reason (claims beyond the papers are left out: they have no paper
+    verdict)."""
+    import json
+
+    from experiments.__main__ import PAPERS, PAPER_TITLES, cell, load_claims, ordered, paper_of
+    from experiments.verdicts import PAPER_VERDICTS
+
+    figures = paths[0].parent
+    judged = json.loads(paths[0].read_text())["claims"]
+    found = load_claims(figures)
+    rows = []              # (paper, experiment, claim, verdict, reason)
+    for name in ordered(found):
+        main = found[name].get("gpu") or found[name]["llvmpipe"]
+        for c in main["claims"]:
+            v = judged.get(name, {}).get(c["text"], {})
+            if v.get("verdict") in PAPER_VERDICTS:
+                rows.append((v.get("paper") or paper_of(name), name, c["text"], v["verdict"], v.get("reason", "")))
+    lines = ["| paper | " + " | ".join(PAPER_VERDICTS) + " |", "| --- | " + " | ".join("---" for _ in PAPER_VERDICTS) + " |"]
+    for paper in PAPERS:
+        counts = [sum(1 for r in rows if r[0] == paper and r[3] == v) for v in PAPER_VERDICTS]
+        if any(counts):
+            lines.append(f"| {PAPER_TITLES[paper]} | " + " | ".join(map(str, counts)) + " |")
+    for verdict in PAPER_VERDICTS[1:]:
+        lines += ["", f"**{verdict.capitalize()}:**", ""]
+        lines += [f"- {name}: {cell(text)}: {cell(reason)}" for _, name, text, v, reason in rows if v == verdict]
+    return "\n".join(lines)
+
+
+def _departures(paths):
+    """Every departure of the paper presets (docs/departures.md): the rows of the guides' tables
+    "The paper preset, option by option" (and the dense functions' table) whose value is the
+    project's, with the guide's words: the paper's text, what the code does and why. The guides'
+    tables are checked against the code (tests/test_presets_say_what_they_do.py), so a preset
+    changed in the code fails there, and this page follows the tables."""
+    import re as _re
+
+    row = _re.compile(r"^\| `([^`]+)`(?: `([^`]+)`)?((?: \|[^|`]*)?) \| `([^`]+)` \| (.+) \|$")
+    lines = ["| area | option or constant | applies to | value | the paper's text, what the code does, why |",
+             "| --- | --- | --- | --- | --- |"]
+    for path in paths:
+        text = path.read_text()
+        title = text.splitlines()[0].lstrip("# ").strip()
+        heading = next((h for h in PRESET_HEADINGS if h in text), None)
+        if heading is None:
+            raise ValueError(f"{path.name} has none of the sections {PRESET_HEADINGS}")
+        start = text.find(heading)
+        level = text.rfind("\n", 0, start)
+        body = text[start:]
+        hashes = text[level + 1:start].strip()
+        end = _re.search(rf"^#{{1,{len(hashes)}}} ", body[len(heading):], _re.M)
+        body = body[:end.start() + len(heading)] if end else body
+        function = ""
+        for line in body.splitlines():
+            named = _re.match(r"^#+ `(gpgpu\.\w+)`$", line)
+            if named:
+                function = named.group(1) + " "
+            m = row.match(line)
+            if m and m.group(5).startswith("the project's"):
+                name = function + m.group(1) + (f" {m.group(2)}" if m.group(2) else "")
+                applies = m.group(3).strip(" |") or "all"
+                why = m.group(5)[len("the project's"):].strip().removeprefix("(").removesuffix(")")
+                why = why.lstrip(",:; ").strip() or "the project's choice"
+                lines.append(f"| [{title}]({path.relative_to(ROOT / 'docs').as_posix()}) | `{name}` | {applies} | "
+                             f"`{m.group(4)}` | {why} |")
+    return "\n".join(lines)
+
+
+#: the headings of the guides' sections that list the paper presets' options (the LP, the
+#: matrix-free method, CG) and the dense functions' settings
+PRESET_HEADINGS = ("The paper preset, option by option", "The papers' settings, option by option")
+
+
 def _date_of(path) -> str:
     """The date in a data file's name (NAME_MACHINE_YYYY-MM-DD.ext), or "date unknown"."""
     m = re.search(r"(\d{4}-\d\d-\d\d)", Path(path).name)
@@ -351,6 +426,8 @@ RENDERERS = {
     "netlib_runs": _netlib_runs,
     "netlib_speed": _netlib_speed,
     "lp_speed": _lp_speed,
+    "verdicts": _verdicts,
+    "departures": _departures,
 }
 
 

@@ -39,7 +39,7 @@ __all__ = ["lu", "lu_factor", "lu_solve", "gauss_jordan", "SingularMatrixError",
 
 KERNELS = LU_KERNELS
 PIVOTING = LU_PIVOTING
-#: where the pivot's position goes: "readback", paper 004's (read back at every step to place
+#: where the pivot's position goes: "readback" (the project's reading of 004, whose text does not say: read back at every step to place
 #: the swap lines), or "gpu" (beyond the papers: kept on the GPU, read once at the end)
 PIVOTS = LU_PIVOTS
 

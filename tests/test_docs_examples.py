@@ -1,7 +1,8 @@
 """Every Python example of the README and the docs pages runs as written.
 
-Each page's ```python blocks run in order in one namespace (as a reader pastes them), from the
-repository's root, with DeprecationWarning an error: the first thing a user copies must work. A
+Each page's ```python blocks run in order in one namespace (as a reader pastes them), from an
+empty folder outside the clone (a path under the clone, such as gpgpu/data/..., would work there
+only), with DeprecationWarning an error: the first thing a user copies must work. A
 block right after the comment ``<!-- example: long ... -->`` runs only with GPGPU_LONG_TESTS=1.
 """
 import os
@@ -22,8 +23,8 @@ def test_the_pages_have_examples():
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_the_examples_of_a_page_run(page, ctx, monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_the_examples_of_a_page_run(page, ctx, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
     namespace = {}
     ran = 0
     for k, (long, code) in enumerate(BLOCK.findall(page.read_text())):

@@ -92,3 +92,12 @@ def test_solve_and_linprog_check_names_against_the_table():
     assert _check_options({"adaptive": False}, "matrix-free") == {"adaptive": False}
     with pytest.raises(ValueError, match="'substitution'"):
         _check_options({"backend": "numpy64", "substitution": "inner"}, "mehrotra")
+
+
+def test_the_back_end_names_are_the_registrys():
+    """BACKENDS and MF_BACKENDS (the names the lower modules use) are the rows of the one
+    registry (docs/architecture.md: a new back end is a row of REGISTRY and its name there)."""
+    from gpgpu.lp.backends import BACKENDS, MF_BACKENDS, REGISTRY
+
+    assert set(BACKENDS) == {name for method, name in REGISTRY if method == "mehrotra"}
+    assert set(MF_BACKENDS) == {name for method, name in REGISTRY if method == "matrix-free"}

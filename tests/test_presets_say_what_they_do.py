@@ -303,3 +303,71 @@ def test_no_module_docstring_of_cg_carries_a_measurement_log():
         assert doc, name
         for log in ("Measured", "measured", "llvmpipe", "H200", "scipy 283", "365 iterations"):
             assert log not in doc, (name, log)
+
+
+# --------------------------------------------------------------------------- the dense functions
+
+DENSE_HEADING = "The papers' settings, option by option"
+FUNCTION = re.compile(r"^#+ `gpgpu\.(\w+)`$")
+DENSE = ("cholesky", "lu", "lu_factor", "gauss_jordan", "adat", "lstsq_weighted", "cho_solve", "lu_solve")
+
+
+def defaults_of(function) -> dict:
+    """{name: default} of every parameter of ``function`` that has one."""
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+def dense_tables() -> dict:
+    """{function name: rows (name, None, value, whose)} of dense.md's section DENSE_HEADING."""
+    text = (GUIDE / "dense.md").read_text()
+    m = re.search(rf"^(#+) {re.escape(DENSE_HEADING)}\n", text, re.M)
+    assert m, f"dense.md has no section '{DENSE_HEADING}'"
+    rest = text[m.end():]
+    end = re.search(rf"^#{{1,{len(m.group(1))}}} ", rest, re.M)
+    out, function = {}, None
+    for line in (rest[:end.start()] if end else rest).splitlines():
+        head = FUNCTION.match(line)
+        if head:
+            function = head.group(1)
+            continue
+        row = ROW.match(line)
+        if row:
+            assert function, line
+            name = row.group(1) + (f" {row.group(2)}" if row.group(2) else "")
+            out.setdefault(function, []).append((name, row.group(3).strip(" |") or None, row.group(4), row.group(5)))
+    return out
+
+
+def test_the_dense_guide_lists_every_default():
+    tables = dense_tables()
+    for name in DENSE:
+        rows = tables.get(name, [])
+        check_whose(rows)
+        assert all(applies is None for _, applies, _, _ in rows), name
+        assert [r[0] for r in rows] == list(defaults_of(getattr(gpgpu, name))), name     # each once, in order
+        assert {option: value(v) for option, _, v, _ in rows} == defaults_of(getattr(gpgpu, name)), name
+    assert set(tables) <= set(DENSE)
+
+
+def test_a_planted_departure_fails_its_table(monkeypatch):
+    """A paper preset (or a dense default) changed in the code and not in its guide's table fails
+    the table's test (and so docs/departures.md, rendered from the tables, cannot drift)."""
+    monkeypatch.setitem(PRESETS["paper"]["matrix-free"], "adaptive", True)
+    with pytest.raises(AssertionError):
+        test_the_matrix_free_guide_lists_every_option_of_the_paper_preset()
+    monkeypatch.undo()
+    monkeypatch.setitem(cg_module.PRESETS["paper"], "recompute_every", 25)
+    with pytest.raises(AssertionError):
+        test_the_sparse_guide_lists_every_option_of_cgs_paper_preset()
+    monkeypatch.undo()
+    original = gpgpu.lu_factor
+
+    def lu_factor(A, pivoting="partial", transfer="rtt", check=False, pivots="readback", variant="faithful",
+                  block=8):
+        return original(A, pivoting, transfer, check, pivots, variant, block)
+    monkeypatch.setattr(gpgpu, "lu_factor", lu_factor)
+    with pytest.raises(AssertionError):
+        test_the_dense_guide_lists_every_default()
+    monkeypatch.undo()
+    test_the_dense_guide_lists_every_default()

@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from experiments.__main__ import VERDICTS, count_line, report
+from experiments.__main__ import count_line, load_claims, report
+from experiments.verdicts import source_text, verdict_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures"
@@ -13,21 +14,58 @@ def claims_files():
     return [json.loads(p.read_text()) for p in sorted(FIGURES.glob("*.claims.json"))]
 
 
-def test_every_claim_has_an_allowed_verdict():
+def test_every_verdict_keeps_the_rule():
+    # the rule of experiments/verdicts.py: a paper verdict quotes the paper's sentence (paper,
+    # section, quote) and names its data rows; "holds" its tolerance and kind of problem; a claim
+    # beyond the papers gets no paper verdict
     verdicts = json.loads((FIGURES / "verdicts.json").read_text())
-    judged = verdicts["claims"]
-    missing, wrong = [], []
-    for data in claims_files():
-        for c in data["claims"]:
-            v = judged.get(data["name"], {}).get(c["text"])
-            if v is None:
-                missing.append((data["name"], c["text"]))
-            elif v["verdict"] not in VERDICTS[:4] or not v.get("reason"):
-                wrong.append((data["name"], c["text"], v))
-    assert not missing, f"claims without a verdict in verdicts.json: {missing}"
-    assert not wrong, f"verdicts outside {VERDICTS[:4]} or without a reason: {wrong}"
+    broken = verdict_problems(verdicts, load_claims(FIGURES), FIGURES)
+    assert not broken, "verdicts.json breaks the verdict rule:\n" + "\n".join(map(str, broken))
     for nc in verdicts.get("not_checked", []):
         assert nc["paper"] in ("000", "001", "002", "003", "004") and nc["reason"] and nc["paper_says"]
+
+
+def _rule_case(tmp_path, claim_text="GPU / CPU time", claim_paper="about 0.5", **verdict):
+    """One claim, its CSV and its verdict: the rule's problems."""
+    (tmp_path / "fig8.csv").write_text("n,solver,seconds\n64,gpu,0.52\n64,cpu,1.0\n")
+    found = {"fig8": {"gpu": {"name": "fig8", "claims": [{"text": claim_text, "paper": claim_paper,
+                                                          "measured": "0.52"}]}}}
+    good = {"verdict": "holds", "reason": "0.52 at n = 64, the paper's 0.5", "paper": "000",
+            "section": "section 5, Fig. 8", "quote": "the GPU takes about half the CPU's time",
+            "rows": [{"n": "64", "solver": "gpu"}], "tolerance": "within 10 %",
+            "problem": "random SPD matrices as the paper's"}
+    good.update(verdict)
+    good = {k: v for k, v in good.items() if v is not None}
+    return [what for *_, what in verdict_problems({"claims": {"fig8": {claim_text: good}}}, found, tmp_path)]
+
+
+def test_the_verdict_rule_catches_each_break(tmp_path):
+    assert _rule_case(tmp_path) == []
+    assert _rule_case(tmp_path, quote=None) == ["no quotation of the paper's sentence ('quote')"]
+    assert _rule_case(tmp_path, section=None) == ["no section for the quotation"]
+    assert _rule_case(tmp_path, paper="005")[0].startswith("no paper")
+    assert _rule_case(tmp_path, rows=None) == ["no data rows ('rows')"]
+    assert _rule_case(tmp_path, rows=[{"n": "128"}]) == ["no row of fig8.csv has {'n': '128'}"]
+    assert _rule_case(tmp_path, rows=[{"size": "64"}]) == ["fig8.csv has no column ['size']"]
+    assert _rule_case(tmp_path, tolerance=None)[0].startswith("'holds' without the tolerance")
+    assert _rule_case(tmp_path, problem=None)[0].startswith("'holds' without the tolerance")
+    # holds in direction needs the source, not the tolerance
+    assert _rule_case(tmp_path, verdict="holds in direction", tolerance=None, problem=None) == []
+    assert _rule_case(tmp_path, reason="") == ["no reason"]
+    # a claim beyond the papers: only "beyond the papers", which needs no quotation
+    beyond = "GPU / CPU time, fast preset (beyond the papers)"
+    assert _rule_case(tmp_path, beyond) == ["a claim beyond the papers has the paper verdict 'holds'"]
+    assert _rule_case(tmp_path, "fill", claim_paper="not in the text", verdict="does not hold")[0].startswith(
+        "a claim beyond the papers")
+    assert _rule_case(tmp_path, beyond, verdict="beyond the papers", quote=None, rows=None) == []
+    assert _rule_case(tmp_path, verdict="not checked")[0].startswith("verdict 'not checked' is not one of")
+
+
+def test_report_prints_the_source_under_a_paper_verdict():
+    assert source_text({"verdict": "holds", "paper": "000", "section": "section 5.2, Fig. 11",
+                        "quote": "measured on Linux\nwith OpenGL backend"}) == (
+        "000, section 5.2, Fig. 11: \u201cmeasured on Linux with OpenGL backend\u201d")
+    assert source_text({"verdict": "beyond the papers", "quote": "x" * 30}) == ""
 
 
 def test_claims_files_say_date_and_command():

@@ -2,8 +2,8 @@
 (Mehrotra's predictor-corrector method) or, with --method matrix-free, with paper
 002's matrix-free method, and shows its progress.
 
-FILE is an MPS file (.mps or .mps.gz) or the name of a NETLIB problem of Table 3
-(afiro, sc50b, ...), looked up in gpgpu.lp.netlib.netlib_dir(). A FILE that cannot be
+FILE is an MPS file (.mps or .mps.gz) or the name of a shipped NETLIB problem (Table 3's
+afiro, sc50b, ... and the 32 more, pilot4, ...), looked up by gpgpu.lp.netlib.netlib_path(). A FILE that cannot be
 read (missing, a folder, empty, malformed) is one error line, exit status 2.
 
 Before the first iteration, short status lines on stderr say what it is doing
@@ -29,7 +29,7 @@ from .netlib import PAPER_TABLE3, netlib_path
 from .options import OPTIONS, READERS
 
 
-_FILE_HINT = "give an MPS file (.mps or .mps.gz) or the name of a NETLIB problem of Table 3 (afiro, sc50b, ...)"
+_FILE_HINT = "give an MPS file (.mps or .mps.gz) or the name of a shipped NETLIB problem (afiro, sc50b, pilot4, ...)"
 
 
 def _resolve(name: str) -> Path:
@@ -215,7 +215,7 @@ def parser() -> argparse.ArgumentParser:
     (:data:`gpgpu.lp.options.OPTIONS`) that is not in :data:`NOT_FLAGS`."""
     ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("file", help="MPS file, or a NETLIB problem name of Table 3")
+    ap.add_argument("file", help="MPS file, or the name of a shipped NETLIB problem")
     ap.add_argument("--method", choices=METHODS, default="mehrotra",
                     help="mehrotra (paper 000, default) or matrix-free (paper 002, PCG)")
     ap.add_argument("--preset", choices=tuple(PRESETS), default="robust",
