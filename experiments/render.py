@@ -173,6 +173,7 @@ def _departures(paths):
     project's, with the guide's words: the paper's text, what the code does and why. The guides'
     tables are checked against the code (tests/test_presets_say_what_they_do.py), so a preset
     changed in the code fails there, and this page follows the tables."""
+    import posixpath
     import re as _re
 
     row = _re.compile(r"^\| `([^`]+)`(?: `([^`]+)`)?((?: \|[^|`]*)?) \| `([^`]+)` \| (.+) \|$")
@@ -201,6 +202,9 @@ def _departures(paths):
                 applies = m.group(3).strip(" |") or "all"
                 why = m.group(5)[len("the project's"):].strip().removeprefix("(").removesuffix(")")
                 why = why.lstrip(",:; ").strip() or "the project's choice"
+                here = path.parent.relative_to(ROOT / "docs").as_posix()     # links from the guide, made from docs/
+                why = _re.sub(r"\]\((?!https?:|#)([^)]+)\)",
+                              lambda m: f"]({posixpath.normpath(posixpath.join(here, m.group(1)))})", why)
                 lines.append(f"| [{title}]({path.relative_to(ROOT / 'docs').as_posix()}) | `{name}` | {applies} | "
                              f"`{m.group(4)}` | {why} |")
     return "\n".join(lines)
@@ -209,6 +213,70 @@ def _departures(paths):
 #: the headings of the guides' sections that list the paper presets' options (the LP, the
 #: matrix-free method, CG) and the dense functions' settings
 PRESET_HEADINGS = ("The paper preset, option by option", "The papers' settings, option by option")
+
+
+def _limitations(paths, docs="docs/"):
+    """The limitations list of README.md and docs/start/troubleshooting.md, one text for both
+    (``docs``: the path from the page to docs/), its figures computed from the data files named:
+    the LP's speed (``python -m experiments.speed --parts lp``'s CSV), CG's (``tools/bench_cg.py``'s
+    output) and the dense factorization's against cuSOLVER (speed.claims.json)."""
+    import csv
+    import json
+
+    from gpgpu.lp.netlib import PAPER_TABLE3
+
+    by = {}
+    lp_csv = next(p for p in paths if p.suffix == ".csv")
+    with open(lp_csv, newline="") as f:
+        for r in csv.DictReader(f):
+            if r.get("part") == "lp":
+                by.setdefault(r["algorithm"], {})[r["problem"]] = float(r["seconds"])
+    ten = [p for p in PAPER_TABLE3 if p in by["gpu_defaults"]]
+
+    def total(algorithm, problems):
+        return sum(by[algorithm][p] for p in problems)
+    every = sorted(by["gpu_defaults"])
+    cg = {}
+    for line in next(p for p in paths if p.suffix == ".txt").read_text().splitlines():
+        words = line.split()
+        if line.startswith(("scipy float32", "cupyx cg")):
+            cg[line.split(",")[0].split(" (")[0]] = float(words[-2])       # ms an iteration (no pass columns)
+        elif line.startswith("gpgpu fast, A on the GPU"):
+            cg["fast"] = float(words[-4])
+        elif line.startswith("gpgpu paper, A on the GPU"):
+            cg["paper"] = float(words[-4])
+            cg["paper_res"] = words[-1]
+    speed = json.loads(next(p for p in paths if p.name.endswith(".claims.json")).read_text())
+    ratio, _, where = next(c["measured"] for c in speed["claims"] if "cuSOLVER potrf" in c["text"]).partition(" ")
+    lp_date, cg_date = _date_of(lp_csv), _date_of(next(p for p in paths if p.suffix == ".txt"))
+    return "\n".join([
+        "- **float32 only.** Textures are float32, as on the papers' GPUs; results carry float32's",
+        "  rounding (u = 2^-24). Tight tolerances come from refinement on the CPU (least squares, the LP)",
+        "  and from float-float arithmetic (pairs of float32) in the LP's factors.",
+        "- **Slow next to today's libraries.** Through the graphics pipeline, driven pass by pass from",
+        "  Python, only a small part of a modern GPU computes, and each dependent pass costs",
+        "  microseconds:",
+        f"  - the LP at eps = 1e-8 with the defaults (NVIDIA H200, {lp_date}, "
+        f"`{lp_csv.name}`): Table 3's ten NETLIB problems take {total('gpu_defaults', ten):.2f} s, numpy64 on",
+        f"    LAPACK {total('numpy64', ten):.2f} s, **HiGHS's IPM {total('highs_ipm', ten):.2f} s**; all "
+        f"{len(every)} take {total('gpu_defaults', every):.1f} s, numpy64 {total('numpy64', every):.1f} s, HiGHS",
+        f"    {total('highs_ipm', every):.1f} s ([speed of the defaults]({docs}results/lp.md#speed-of-the-defaults));",
+        f"  - CG (2-D Poisson, 262144 unknowns, H200, {cg_date}, `tools/bench_cg.py`): the `\"fast\"` preset's",
+        f"    iteration takes {cg['fast']:.2f} ms with the matrix already on the GPU, {cg['fast'] / cg['scipy float32']:.2f} "
+        f"of scipy float32's on one CPU thread and {cg['fast'] / cg['cupyx cg']:.1f} times cupyx's (cuSPARSE) in the same run;",
+        f"    the paper's own preset takes {cg['paper']:.2f} ms and does not reach rtol 1e-5 (true residual "
+        f"{float(cg['paper_res']):.2e}) ([Sparse and CG]({docs}results/sparse.md));",
+        f"  - dense: the faithful Cholesky takes {ratio} times cuSOLVER's potrf's time {where} (H200, "
+        f"{speed['date']}, [Speed]({docs}results/speed.md)).",
+        "- **Size.** A dense matrix, and the LP's dense normal equations, must fit one texture",
+        "  (`GL_MAX_TEXTURE_SIZE`, printed by `python -m gpgpu info`); the matrix-free method does not form them.",
+        "- **The papers' GPU-vs-CPU claims do not carry over**: a multithreaded LAPACK of 2026 beats the",
+        "  pass-per-step GPU code where the papers' GPUs beat their CPUs (the verdicts: "
+        f"[What reproduces]({docs}results/index.md#what-reproduces-and-what-does-not)).",
+        "- **The matrix-free method's defaults** leave some problems unsolved on each renderer, and nug30",
+        "  reaches eps = 1e-6, not 1e-8: the tallies by renderer are in "
+        f"[the LP's defaults]({docs}lp_defaults.md) and [Matrix-free results]({docs}results/matrix-free.md).",
+    ])
 
 
 def _date_of(path) -> str:
@@ -426,6 +494,7 @@ RENDERERS = {
     "netlib_runs": _netlib_runs,
     "netlib_speed": _netlib_speed,
     "lp_speed": _lp_speed,
+    "limitations": _limitations,
     "verdicts": _verdicts,
     "departures": _departures,
 }
@@ -442,13 +511,15 @@ def render_block(spec: str, root: Path = ROOT) -> str:
     name, *patterns = spec.split()
     if name not in RENDERERS:
         raise ValueError(f"unknown renderer {name!r} (known: {', '.join(RENDERERS)})")
+    options = dict(p.split("=", 1) for p in patterns if "=" in p)     # e.g. docs=../ (the page's path to docs/)
+    patterns = [p for p in patterns if "=" not in p]
     paths = []
     for pattern in patterns:
         found = sorted(root.glob(pattern))
         if not found:
             raise FileNotFoundError(f"{name}: no data file matches {pattern!r} (paths are from the repository's root)")
         paths += found
-    return RENDERERS[name](paths).rstrip("\n") + "\n"
+    return RENDERERS[name](paths, **options).rstrip("\n") + "\n"
 
 
 def render_page(text: str, root: Path = ROOT) -> str:

@@ -4,6 +4,25 @@ A matrix is a float32 texture (``Stream``), a kernel is a GLSL fragment shader i
 (``Kernel``), and a kernel runs by rasterizing a rectangle or an oversized triangle whose
 vertices carry texture coordinates (``gpgpu.geometry``). See docs/papers.md for the map from
 the papers to the modules.
+
+Examples
+--------
+A pass drawn by hand: the copy kernel over a rectangle (``gpgpu.geometry``), counted by
+``gpgpu.counters``; and the packed format of paper 001 (``gpgpu.packed``).
+
+>>> import numpy as np
+>>> import gpgpu
+>>> from gpgpu.geometry import Rect
+>>> A = np.arange(6.0).reshape(2, 3)
+>>> with gpgpu.Stream.from_array(A) as S, gpgpu.Stream(2, 3) as T:
+...     with gpgpu.counters.count(time=False, trace=False) as c:
+...         gpgpu.Kernel("copy").draw(T, Rect.covering(0, 0, 3, 2, T0=lambda x, y: (x, y)), {"A": S})
+...     print(np.array_equal(T.to_array(), A), c.passes())
+True 1
+>>> L = np.tril(np.arange(1.0, 17.0).reshape(4, 4))
+>>> P = gpgpu.packed.pack(L)
+>>> P.shape, np.array_equal(gpgpu.packed.unpack(P, 4), L)
+((5, 2), True)
 """
 from . import counters, geometry, packed
 from .adat import adat

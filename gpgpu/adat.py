@@ -220,44 +220,57 @@ def form(A: Stream, d: Stream, storage: str = "full", domain: str = "triangle",
 
 def adat(A, d=None, storage: str = "full", domain: str = "triangle", transfer: str = "rtt",
          product: str = "outer"):
-    """C = A D² Aᵀ on the GPU, A of shape m x n and d the diagonal of D² (length n).
+    """Form C = A D² Aᵀ on the GPU.
+
+    Paper 001's Algorithm 3 (section 3, Kernels 1-2, Figs. 1-4): per column k of A the column
+    scaling b = A(:, k) d(k) (Fig. 2(a)) and the outer product addition C += A(:, k) bᵀ over
+    the lower triangle (Fig. 2(b)), the square (BrookGPU's, Fig. 10 of 000) or the two triangles
+    of the packed format (Fig. 4); or 000's singlepass inner products (section 4.2). d is the
+    diagonal of D², so C = A diag(d) Aᵀ. A numpy A and d are scaled by exact powers of two
+    before the upload and C scaled back in float64, so that C may lie below float32's range.
 
     Parameters
     ----------
-    A : (m, n) array or Stream
-    d : (n,) array or Stream, optional
-        The diagonal of D² (the stream d of Fig. 1 of 001). ``None`` gives A Aᵀ.
-    storage : {"full", "packed"}
-        m x m texture or the rectangular packed format (Fig. 4 of 001).
-    domain : {"triangle", "square"}
-        Rasterize the lower triangle (Fig. 2(b)) or the whole square (Fig. 10 of 000).
-    transfer : {"rtt", "ctt"}
-    product : {"outer", "inner", "inner4"}
-        001's multipass outer products (two passes per column of A), or the singlepass inner
-        products 000 lists for adat (one pass; full storage only), or (beyond the papers) those
-        inner products over A and d packed four columns an RGBA texel (``pack_4x1``; a quarter
-        of the fetches; three passes: two packings and the products).
+    A : (m, n) array_like or Stream
+        The matrix.
+    d : (n,) array_like or Stream, optional
+        The diagonal of D² (the stream d of Fig. 1 of 001), non-negative; None gives A Aᵀ.
+    storage : {"full", "packed"}, optional
+        m x m texture or 001's rectangular packed format (Fig. 4).
+    domain : {"triangle", "square"}, optional
+        Rasterize the lower triangle (Fig. 2(b) of 001) or the whole square (Fig. 10 of 000).
+    transfer : {"rtt", "ctt"}, optional
+        Render to texture or copy to texture (section 6.1.1 of 000).
+    product : {"outer", "inner", "inner4"}, optional
+        001's outer products, 000's singlepass inner products, or those four columns a texel (beyond).
 
     Returns
     -------
-    C : for numpy input, the (m, m) array with the lower triangle of C (and, for
-        ``domain="square"``, the upper triangle too; the triangle domain never forms it).
-        For Stream input, the stream (packed when ``storage="packed"``).
-
-    A numpy A (and a numpy d with it) is uploaded as 2^a A (2^b d), the powers of two that bring
-    its largest entry into [0.5, 1), and C scaled back by 2^-(2a + b) in float64, all exact, in
-    every form: a GPU flushes float32's subnormal numbers (below 1.2e-38) to zero, and a C of
-    1e-39 would come back as zeros. A and d may lie outside float32's range themselves (A of
-    1e40 with d of 1e-70: C of about 1e10); C must be within it above. With a Stream A, C is a
-    Stream and nothing is scaled (a numpy d is uploaded as it is).
+    C : (m, m) ndarray or Stream
+        float64 array with C's lower triangle (both for ``domain="square"``); a Stream for a Stream A.
 
     Raises
     ------
     ValueError
         d has a negative entry (it is the diagonal of D², a square), or shapes disagree.
     FloatingPointError
-        An entry of A D² Aᵀ overflows float32 (checked on the GPU: an abs-max reduction; for a
-        numpy A on the CPU too, after the scaling back).
+        An entry of A D² Aᵀ overflows float32 (checked on the GPU).
+
+    See Also
+    --------
+    gpgpu.lstsq_weighted : Weighted least squares by these normal equations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.arange(6.0).reshape(2, 3)
+    >>> d = np.array([1.0, 2.0, 3.0])
+    >>> C = gpgpu.adat(A, d)
+    >>> round(float(C[1, 0]), 3)
+    38.0
+    >>> np.allclose(np.tril(C), np.tril(A @ np.diag(d) @ A.T), atol=1e-4)
+    True
     """
     with Operands(A) as ops:
         ea = ed = 0                    # numpy A and d uploaded as 2^ea A, 2^ed d (scaled_float64)

@@ -36,11 +36,55 @@ def _vector(s: Stream, n: int, what: str) -> None:
 
 def gemv(A, x, y=None, alpha: float = 1.0, beta: float = 0.0, transpose: bool = False,
          form: str = "inner", out: Stream | None = None):
-    """y <- alpha * op(A) x + beta * y with op(A) = A or A^T.
+    """Compute the matrix-vector product alpha * op(A) x + beta * y, op(A) = A or A^T.
 
-    ``form="inner"``: one pass; each fragment of y loops along its row of A (its column for
-    A^T). ``form="outer"``: one pass per column of op(A), ping-ponging y. Returns a new vector
-    (numpy for numpy A, a Stream for a Stream A), or renders into ``out``.
+    Paper 000's level 2 sgemv in its two forms. ``form="inner"`` (singlepass): one pass, each
+    fragment of the result looping along its row of A (its column for A^T). ``form="outer"``
+    (multipass): one pass per column of op(A), ping-ponging the partial result.
+
+    Parameters
+    ----------
+    A : ndarray or Stream
+        The m x n matrix.
+    x : ndarray or Stream
+        The vector multiplied, of length n (m with ``transpose``).
+    y : ndarray or Stream, optional
+        The vector added, of length m (n with ``transpose``); read only when beta != 0.
+    alpha : float, optional
+        The factor of op(A) x.
+    beta : float, optional
+        The factor of y.
+    transpose : bool, optional
+        Multiply by A^T instead of A (the same texture, read along its columns).
+    form : {"inner", "outer"}, optional
+        The singlepass inner-product or multipass outer-product form.
+    out : Stream, optional
+        A vector stream of the result's length to render into; default a new one.
+
+    Returns
+    -------
+    ndarray or Stream
+        The result vector: a float64 array for array A, else a Stream (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        If ``form`` is unknown or a vector's length does not fit A.
+
+    See Also
+    --------
+    trsv, dot
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A, x = np.arange(12.0).reshape(3, 4), np.ones(4)
+    >>> y = gpgpu.gemv(A, x)
+    >>> y.shape, bool(np.allclose(y, A @ x))
+    ((3,), True)
+    >>> bool(np.allclose(gpgpu.gemv(A, np.ones(3), transpose=True, form="outer"), A.T @ np.ones(3)))
+    True
     """
     if form not in ("inner", "outer"):
         raise ValueError(f"form must be 'inner' or 'outer', got {form!r}")
@@ -151,16 +195,57 @@ def substitute(Ts: Stream, bs: Stream, forward: bool, by_rows: bool, unit_diagon
 
 def trsv(T, b, lower: bool = True, transpose: bool = False, unit_diagonal: bool = False,
          out: Stream | None = None, form: str = "outer"):
-    """Solve op(T) x = b for a triangular T (n x n stream or array), op(T) = T or T^T.
+    """Solve the triangular system op(T) x = b, op(T) = T or T^T.
 
-    Forward substitution for a lower T (or T^T with T upper), backward for an upper T (or
-    T^T with T lower). With ``transpose`` the kernel reads row k of T through the swizzle
-    ``.yx`` of the column coordinates, so L^T x = y is solved while only L is stored. Only the
-    triangle named by ``lower`` is read. ``form``: "outer" (three passes a step) or "inner"
-    (one, see :func:`substitute`). Returns the kind of T.
+    Paper 000's level 2 forward and backward substitution: forward for a lower T (or T^T with
+    T upper), backward for an upper T (or T^T with T lower). With ``transpose`` the kernel
+    reads row k of T through the swizzle ``.yx`` of the column coordinates, so L^T x = y is
+    solved while only L is stored. Only the triangle named by ``lower`` is read. The diagonal
+    is checked on the GPU first, unless ``unit_diagonal``.
 
-    Raises ``SingularMatrixError`` when a diagonal entry is zero (checked on the GPU first,
-    unless ``unit_diagonal``).
+    Parameters
+    ----------
+    T : ndarray or Stream
+        The n x n triangular matrix.
+    b : ndarray or Stream
+        The right-hand side, of length n.
+    lower : bool, optional
+        T is lower triangular (else upper).
+    transpose : bool, optional
+        Solve T^T x = b.
+    unit_diagonal : bool, optional
+        Take the diagonal of T as ones without reading it.
+    out : Stream, optional
+        A vector stream of length n to render x into; default a new one.
+    form : {"outer", "inner"}, optional
+        Three passes a step (column-oriented) or one (row-oriented, :func:`substitute`).
+
+    Returns
+    -------
+    ndarray or Stream
+        x: a float64 array for array T, else a Stream (``out`` when given).
+
+    Raises
+    ------
+    SingularMatrixError
+        If a diagonal entry of T is zero or not finite.
+    ValueError
+        If T is not square, b's length does not fit, or ``form`` is unknown.
+
+    See Also
+    --------
+    gemv, gpgpu.cho_solve
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> L = np.tril(np.ones((4, 4))) + 3.0 * np.eye(4)
+    >>> b = np.arange(1.0, 5.0)
+    >>> bool(np.allclose(L @ gpgpu.trsv(L, b), b, atol=1e-5))
+    True
+    >>> bool(np.allclose(L.T @ gpgpu.trsv(L, b, transpose=True, form="inner"), b, atol=1e-5))
+    True
     """
     with Operands(T) as ops:
         Ts = ops.stream(T, "T")

@@ -34,6 +34,8 @@ its rows through the panel's swaps; see its docstring.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .dense_common import (CHOLESKY_KERNELS, LU_PIVOTING, LU_PIVOTS, LUFactor, eliminate,
@@ -391,7 +393,8 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
                                      "L4": L4, "U4": U4, "REC": record, "G": perm, "F1": fan1, "F2": fan2})
             panel_swaps = {c0: [] for c0 in range(0, N, b)}
         else:
-            _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4, update, solve, panel_swaps)
+            _panels(S, BlockedSizes(n, b, N, M), pivoting, threshold, LUTextures(work, F, panel, rows, L4, U4),
+                    LUPrograms(update, solve), panel_swaps)
         if on_gpu:                                       # the one read-back of the pivots
             piv = record.to_array().reshape(N, 4)
             for c0 in panel_swaps:
@@ -432,8 +435,47 @@ def _lu(S: Stream, n: int, pivoting: str, b: int, check: bool, pivots: str = "re
     return LUFactor(LU, row_perm, np.arange(n), pivoting, [], [])
 
 
-def _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4, update, solve, panel_swaps) -> None:
+@dataclass(frozen=True)
+class BlockedSizes:
+    """The sizes of a blocked LU: ``n`` the order, ``b`` the panel width, ``N`` the order padded
+    to a multiple of b (:func:`padded_order`), ``M`` = N / 2 the 2 x 2 blocks a side."""
+
+    n: int
+    b: int
+    N: int
+    M: int
+
+
+@dataclass(frozen=True)
+class LUTextures:
+    """The streams of the blocked LU with the pivots read back (:func:`_panels`): ``work`` the
+    matrix in 2 x 2 blocks (the trailing square updated from S into T), ``F`` the finished rows
+    and columns, ``panel`` the column panel's pair, ``rows`` the row panel and U12, ``L4`` and
+    ``U4`` L21 and U12 four a texel."""
+
+    work: PingPong
+    F: Stream
+    panel: PingPong
+    rows: PingPong
+    L4: Stream
+    U4: Stream
+
+
+@dataclass(frozen=True)
+class LUPrograms:
+    """The blocked LU's per-b programs: ``update`` the rank-b update of the trailing square
+    through the swaps (``lu_blocked_update_gather``), ``solve`` U12 = L11^-1 A12 (``row_panel_solve``)."""
+
+    update: Kernel
+    solve: Kernel
+
+
+def _panels(S: Stream, sizes: BlockedSizes, pivoting: str, threshold: float, tex: LUTextures,
+            programs: LUPrograms, panel_swaps: dict) -> None:
     """The panels of the blocked LU with the pivots read back (or no pivoting), pass by pass."""
+    K = KERNELS
+    n, b, N, M = sizes.n, sizes.b, sizes.N, sizes.M
+    work, F, panel = tex.work, tex.F, tex.panel
     K["pack"].draw(work.S, Rect.covering(0, 0, M, M), {"A": S}, {"n": n})
     for c0 in range(0, N, b):
         R, W = N - c0, N - c0 - b
@@ -444,7 +486,7 @@ def _panels(K, S, n, N, M, b, pivoting, threshold, work, F, panel, rows, L4, U4,
         if W == 0:
             break
         with Stream.from_array(_gather(panel_swaps[c0], c0, N).astype(np.float32)[None, :]) as gp:
-            _trailing(K, work, rows, panel, F, L4, U4, gp, update, solve, c0, b, R, W, M)
+            _trailing(tex, programs, gp, sizes, c0)
 
 
 def _argmax_draws(k: int, R: int, at: int) -> list:
@@ -523,11 +565,16 @@ def lu_plan(n: int, b: int) -> list:
     return plan
 
 
-def _trailing(K, work, rows, panel, F, L4, U4, perm, update, solve, c0, b, R, W, M) -> None:
+def _trailing(tex: LUTextures, programs: LUPrograms, perm: Stream, sizes: BlockedSizes, c0: int) -> None:
     """After the panel at c0: U12 (the panel's b rows right of it, gathered through the swaps
-    into work.T and solved with L11 in one pass), its rows into F, L21 and U12 four a texel, and
-    the trailing square swapped and updated from work.S into work.T in one pass; then work's
-    S and T are swapped."""
+    (``perm``) into work.T and solved with L11 in one pass), its rows into F, L21 and U12 four
+    a texel, and the trailing square swapped and updated from work.S into work.T in one pass;
+    then work's S and T are swapped."""
+    K = KERNELS
+    work, rows, panel, F, L4, U4 = tex.work, tex.rows, tex.panel, tex.F, tex.L4, tex.U4
+    update, solve = programs.update, programs.solve
+    b, M = sizes.b, sizes.M
+    R, W = sizes.N - c0, sizes.N - c0 - b
     x0 = (c0 + b) // 2
     K["permute"].draw(work.T, Rect.covering(x0, c0 // 2, M, x0), {"A": work.S, "perm": perm}, {"group": 0})
     K["unpack"].draw(rows.S, Rect.covering(0, 0, W, b), {"P": work.T}, {"origin": (c0 + b, c0)})

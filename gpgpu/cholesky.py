@@ -357,7 +357,7 @@ def flag_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str = 
     return res
 
 
-def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", index: str = "swizzle",
+def factor(S: Stream, m: int, *, form: str = "outer", update: str = "triangle", index: str = "swizzle",
            storage: str = "full", transfer: str = "rtt", guarded: dict | None = None,
            check: bool = True, pivot: str = "separate", vertex_buffer: bool = True) -> Stream:
     """Factor the lower triangle held by stream ``S`` (full m x m or packed); returns a new
@@ -405,68 +405,69 @@ def factor(S: Stream, m: int, form: str = "outer", update: str = "triangle", ind
     return result
 
 
-def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swizzle",
+def cholesky(A, *, form: str = "outer", update: str = "triangle", index: str = "swizzle",
              storage: str = "full", transfer: str = "rtt", variant: str = "faithful", block: int = 8,
              panel: str = "faithful"):
-    """The lower Cholesky factor L of a symmetric positive definite A (A = L Lᵀ), on the GPU.
+    """Cholesky factor of a symmetric positive definite matrix, on the GPU.
+
+    Computes the lower triangular L with A = L Lᵀ by rasterization, in the forms that papers 000
+    and 001 compare: the outer-product form (Algorithm 2 of 000, Algorithm 5 of 001) with the
+    oversized-triangle update of Fig. 5 of 001, BrookGPU's square update or one rectangle a
+    column; the inner-product form (Algorithm 1 of 000, Fig. 4(a)); the rectangular packed format
+    of 001 (section 3.3, Figs. 6-7); and, beyond the papers, the blocked variant of
+    :mod:`gpgpu.blocked`. The GPU computes in float32; a numpy A is scaled by exact powers of two
+    before the upload and L scaled back, so that tiny or widely spread entries keep their digits.
 
     Parameters
     ----------
-    A : (n, n) array or Stream
-        A numpy array must be symmetric; only its lower triangle is read. A Stream is taken as
-        it is: full (n x n, lower triangle read) or, with ``storage="packed"``, a packed stream
-        (``gpgpu.packed``).
-    form : {"outer", "inner"}
-        Outer-product form (Algorithm 2 of 000) or inner-product form (Algorithm 1, Fig. 4(a)).
-    update : {"triangle", "square", "columns"}
-        Outer form: one oversized triangle per step (Fig. 5 of 001), the square trailing
-        submatrix (BrookGPU), or one rectangle per column (multipass).
-    index : {"swizzle", "computed", "triad"}
-        Triangle update: pivot index from ``T1.yx``, computed in the kernel, or index triads.
-    storage : {"full", "packed"}
-        Full m x m texture or the rectangular packed format of 001 (section 3.3).
-    transfer : {"rtt", "ctt"}
-        Render to texture, or copy to texture (section 6.1.1 of 000).
-    variant : {"faithful", "blocked"}
-        ``"faithful"`` (default): the papers' algorithms, as chosen by the options above.
-        ``"blocked"`` (beyond the papers, :mod:`gpgpu.blocked`): the matrix in RGBA 2 x 2
-        blocks, panels of ``block`` columns factored by the faithful kernels, and one rank-b
-        update pass per panel over the blocks (needs the other options at their defaults).
-    block : {4, 8, 16, 32}
-        The panel width of ``variant="blocked"``.
-    panel : {"faithful", "onepass"}
-        How ``variant="blocked"`` factors its panels: by the faithful kernels, five passes a
-        column (default), or one ``cholesky_step`` pass a column (beyond the papers too).
+    A : (n, n) array_like or Stream
+        Symmetric positive definite matrix; only its lower triangle is read.
+    form : {"outer", "inner"}, optional
+        Outer-product form (Algorithm 2 of 000) or inner-product form (Algorithm 1).
+    update : {"triangle", "square", "columns"}, optional
+        Outer form's update: Fig. 5's triangle, the square (BrookGPU), or a rectangle a column.
+    index : {"swizzle", "computed", "triad"}, optional
+        Triangle update's pivot index: swizzled ``T1.yx``, computed in the kernel, or triads.
+    storage : {"full", "packed"}, optional
+        Full n x n texture, or 001's packed format (a Stream A is then a packed stream).
+    transfer : {"rtt", "ctt"}, optional
+        Render to texture or copy to texture (section 6.1.1 of 000).
+    variant : {"faithful", "blocked"}, optional
+        The papers' passes, or RGBA 2 x 2 blocks with one rank-b update a panel (beyond the papers).
+    block : {4, 8, 16, 32}, optional
+        Panel width of ``variant="blocked"``.
+    panel : {"faithful", "onepass"}, optional
+        How ``variant="blocked"`` factors a panel: five passes a column, or one.
 
     Returns
     -------
-    L : float64 numpy array (n, n), lower triangular, for a numpy A (the GPU computes in
-        float32: the entries are its float32 results, scaled back exactly); a Stream (full or
-        packed, as given) for a Stream A, whose strictly upper triangle is 0 (one more pass),
-        as a numpy L's. A numpy A is scaled by an even power of two 2^e that brings
-        max|A| near 1 before the upload and L scaled back by 2^(-e/2), both exact
-        (:func:`scaled_input`): a GPU flushes float32's subnormal numbers (below 1.2e-38) to
-        zero, and a matrix of tiny entries (1e-37) would lose its digits. Where A's diagonal
-        spans more than float32 holds (diag([1e20, 1e-20, 1])), A is scaled symmetrically
-        instead, D A D with each D_ii a power of two near a_ii^(-1/2), and L = D⁻¹ L_s. A
-        Stream is taken as it is.
+    L : (n, n) ndarray or Stream
+        float64 array of the float32 factor for a numpy A; a Stream (upper triangle 0) for a Stream.
 
     Raises
     ------
     NotPositiveDefiniteError
-        A pivot was not positive (detected on the GPU), naming the step k (column k of L,
-        0-based). As LAPACK's potrf (numpy.linalg.cholesky), no threshold. A zero pivot that
-        float32 computes exactly (an exactly singular A such as [[1, 1], [1, 1]], [[4, 2],
-        [2, 1]] or v vᵀ of small integers) is refused at its column by every form and variant,
-        as numpy refuses it. A singular positive semi-definite A whose zero pivot float32's
-        rounding leaves as a tiny number (B Bᵀ with a random n x (n-1) B) is refused where
-        that number is negative and factored where it is positive (L's diagonal there near
-        sqrt(n u max|A|), u = 2^-24); the forms round differently, so one may factor what
-        another refuses (measured on llvmpipe: 14 of 79 random rank-deficient B Bᵀ of orders
-        2 to 8), and numpy in float64 factors some such matrices too. Check L's diagonal when
-        A may be singular.
+        A pivot was not positive (found on the GPU); its ``k`` names the column of L.
     ValueError
-        A not square, not symmetric, not finite, or too large for the GPU's textures.
+        A not square, not symmetric, not finite, too large for the textures, or a bad option.
+
+    See Also
+    --------
+    cho_solve : Solve A x = b with the factor.
+    numpy.linalg.cholesky : The float64 reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.array([[4.0, 2.0, 0.0], [2.0, 5.0, 3.0], [0.0, 3.0, 10.0]])
+    >>> L = gpgpu.cholesky(A)
+    >>> L.shape
+    (3, 3)
+    >>> np.allclose(L @ L.T, A, atol=1e-4)
+    True
+    >>> np.allclose(gpgpu.cholesky(A, form="inner"), L, atol=1e-5)
+    True
     """
     _check_variant(form, update, index, storage)
     blocked = dispatch("cholesky", variant, {"form": form, "update": update, "index": index, "storage": storage,
@@ -483,7 +484,7 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
         m = pk.order_from_shape(*A.shape) if storage == "packed" else A.rows
         if storage == "full" and A.cols != A.rows:
             raise ValueError(f"cholesky: A must be square, got a stream of shape {A.shape}")
-        L = factor(A, m, form, update, index, storage, transfer)
+        L = factor(A, m, form=form, update=update, index=index, storage=storage, transfer=transfer)
         return _upper_cleared(L) if storage == "full" else L
     # scaled by powers of two so that max|A| is near 1 (and, where A's diagonal spans more than
     # float32 holds, symmetrically): L = D^-1 L_s (_diagonal_scaled)
@@ -499,7 +500,7 @@ def cholesky(A, form: str = "outer", update: str = "triangle", index: str = "swi
     else:
         upload = np.tril(arr)
     with Stream.from_array(upload, "A") as S:
-        L = factor(S, m, form, update, index, storage, transfer)
+        L = factor(S, m, form=form, update=update, index=index, storage=storage, transfer=transfer)
     out = L.to_array().astype(np.float64)                            # float64: the module's rule
     L.release()
     return _unscaled_factor(pk.unpack(out, m) if storage == "packed" else np.tril(out), d)
@@ -717,24 +718,51 @@ def _check_factor_diagonal(Ls: Stream, m: int, storage: str) -> None:
 
 
 def cho_solve(L, b, storage: str = "full"):
-    """Solve A x = b given the Cholesky factor L of A (L y = b, then Lᵀ x = y), on the GPU.
+    """Solve A x = b given the Cholesky factor L of A, on the GPU.
 
-    ``L`` is the lower factor as a numpy array (m x m; only the lower triangle is read) or a
-    Stream (full m x m, or packed with ``storage="packed"``); ``b`` a vector of length m (or an
-    (m, r) array of right-hand sides). Returns the kind of ``b``: a float64 array for a numpy
-    ``b`` (the float32 solution of the GPU, scaled back exactly), a Stream for a Stream. A
-    numpy L and a numpy b
-    (each right-hand side) are scaled by powers of two that bring their largest entries near 1
-    and the solution scaled back in float64, all exact (:func:`scaled_input`: a GPU flushes
-    float32's subnormal numbers to zero): a numpy b may be any finite float64 array (1e-200 or
-    1e45) whose solution is within float32's range above. Streams are taken as they are.
+    Forward substitution L y = b, then backward substitution Lᵀ x = y, both on the GPU (the
+    "forward and backward substitution" of 000, section 4.2; with ``storage="packed"`` on 001's
+    packed factor, section 4.3), reading L only. A numpy L and each column of a numpy b are
+    scaled by exact powers of two before the upload and x scaled back in float64, so that b may
+    be any finite float64 array whose solution fits float32 above.
+
+    Parameters
+    ----------
+    L : (m, m) array_like or Stream
+        Lower Cholesky factor (only its lower triangle is read), e.g. from :func:`cholesky`.
+    b : (m,) or (m, r) array_like, or Stream
+        Right-hand side(s); a Stream is a vector of length m.
+    storage : {"full", "packed"}, optional
+        Layout of a Stream L: full m x m or 001's packed format.
+
+    Returns
+    -------
+    x : ndarray or Stream
+        float64 array of the float32 solution for a numpy b; a Stream for a Stream b.
 
     Raises
     ------
     SingularMatrixError
-        L has a zero on its diagonal (checked on the GPU before the solve).
+        L has a zero (or non-finite) diagonal entry (checked on the GPU before the solve).
     FloatingPointError
-        The solution overflows float32 (numpy ``b``; a tiny pivot of L).
+        The solution overflows float32 (numpy b; a tiny pivot of L).
+    ValueError
+        Shapes that do not match, or a bad ``storage``.
+
+    See Also
+    --------
+    cholesky : The factor L.
+    scipy.linalg.cho_solve : The float64 reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.array([[4.0, 2.0], [2.0, 3.0]])
+    >>> b = np.array([2.0, 1.0])
+    >>> x = gpgpu.cho_solve(gpgpu.cholesky(A), b)
+    >>> np.allclose(A @ x, b, atol=1e-5)
+    True
     """
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")

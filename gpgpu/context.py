@@ -124,7 +124,7 @@ class _ContextInfo:
         self.timer_query = None
         self.released = False
         self.backend = backend
-        self.kernel_state = None  # kernel._ContextState: programs, vertex buffer, scratch streams
+        self.kernel_state = None  # kernel.ContextState: programs, vertex buffer, scratch streams
 
 
 def park(ctx: moderngl.Context | None = None) -> None:
@@ -180,11 +180,19 @@ def current_context() -> moderngl.Context | None:
 def get_context() -> moderngl.Context:
     """This thread's moderngl context, created on its first use in the thread.
 
-    OpenGL contexts are current in one thread at a time, so every thread gets its own
-    (headless EGL allows any number); GL objects such as Streams belong to the context, hence
-    to the thread, that made them, and using one from another thread raises
+    The papers ran on a GeForce 6800/7800 through BrookGPU or OpenGL; here the same pipeline
+    is an OpenGL 3.3 core context in which an R32F texture can be a render target (checked
+    when the context is made): headless EGL by default, a hidden GLFW window with
+    ``GPGPU_BACKEND=glfw``. OpenGL contexts are current in one thread at a time, so every
+    thread gets its own (headless EGL allows any number); GL objects such as Streams belong to
+    the context, hence to the thread, that made them, and using one from another thread raises
     ``WrongThreadError``. Numpy-in, numpy-out calls work from any thread. A thread's context is
     released when the thread ends, or by ``release_context()``.
+
+    Returns
+    -------
+    moderngl.Context
+        The calling thread's context (the same object on every call until it is released).
 
     Raises
     ------
@@ -192,6 +200,17 @@ def get_context() -> moderngl.Context:
         When no context can be made (naming the packages to install), when
         ``GPGPU_BACKEND`` names an unknown backend, when R32F textures are not renderable, or
         when ``GPGPU_BACKEND=glfw`` and another thread owns the one window context.
+
+    See Also
+    --------
+    release_context, capabilities
+
+    Examples
+    --------
+    >>> import gpgpu
+    >>> ctx = gpgpu.get_context()
+    >>> ctx is gpgpu.get_context(), ctx.version_code >= 330
+    (True, True)
     """
     holder = getattr(_local, "holder", None)
     if holder is not None:
@@ -284,8 +303,32 @@ def _release(ctx: moderngl.Context) -> None:
 
 
 def release_context() -> None:
-    """Release the calling thread's context and everything made on it (streams, programs,
-    buffers); the next call makes a new one. Other threads' contexts are not touched."""
+    """Release the calling thread's context and everything made on it.
+
+    The streams, compiled kernels, vertex buffers and pooled temporaries of the calling
+    thread's context are freed with it (its streams' data is gone: using one raises
+    ``WrongThreadError``); the next gpgpu call in the thread makes a new context. Other
+    threads' contexts are not touched. A thread's context is also released when the thread
+    ends; without a context, this does nothing.
+
+    See Also
+    --------
+    get_context
+
+    Examples
+    --------
+    >>> import threading
+    >>> import gpgpu
+    >>> def work(out):
+    ...     first = gpgpu.get_context()
+    ...     gpgpu.release_context()
+    ...     out.append(gpgpu.get_context() is first)   # a new context
+    ...     gpgpu.release_context()
+    >>> out = []
+    >>> t = threading.Thread(target=work, args=(out,)); t.start(); t.join()
+    >>> out
+    [False]
+    """
     holder = getattr(_local, "holder", None)
     if holder is None:
         return
@@ -312,7 +355,38 @@ def has_timer_query() -> bool:
 
 
 def capabilities(ctx: moderngl.Context | None = None) -> dict:
-    """What the context can do: renderer, vendor, version, limits, float targets, timer queries."""
+    """What the context can do: renderer, vendor, version, limits, float targets, timer queries.
+
+    The papers name their GPU (GeForce 6800/7800) and rely on float render targets; this
+    answers the same for the machine at hand: the driver's names, GL_MAX_TEXTURE_SIZE (the
+    largest matrix one texture holds, and the width of a folded vector's rows), whether R32F
+    targets render float32 values, and whether GL_TIME_ELAPSED queries work (for the
+    counters' GPU times).
+
+    Parameters
+    ----------
+    ctx : moderngl.Context, optional
+        The context to describe; default this thread's (made if it has none).
+
+    Returns
+    -------
+    dict
+        ``renderer``, ``vendor``, ``version``, ``glsl``, ``max_texture_size``,
+        ``max_viewport_dims``, ``float_render_target``, ``timer_query``, ``backend`` and
+        ``threaded_gl``.
+
+    Raises
+    ------
+    ContextError
+        If no context can be made (see ``get_context``).
+
+    Examples
+    --------
+    >>> import gpgpu
+    >>> caps = gpgpu.capabilities()
+    >>> caps["float_render_target"], caps["max_texture_size"] >= 1024, caps["backend"] in ("egl", "glfw")
+    (True, True, True)
+    """
     ctx = ctx or get_context()
     info = ctx.info
     timer = has_timer_query()

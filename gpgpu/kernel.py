@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import moderngl
 
@@ -31,7 +32,7 @@ from .context import get_context, on_release
 from .gl import copy_tex_sub_image_2d
 from .stream import Stream
 
-__all__ = ["Kernel", "GLSL_DIR", "KernelCompileError"]
+__all__ = ["Kernel", "GLSL_DIR", "KernelCompileError", "RecordedPass", "Compiled", "ContextState", "context_state"]
 
 _GLSL_ENV = "GPGPU_GLSL_DIR"
 
@@ -83,11 +84,34 @@ _PASS_INPUTS = "in vec2 V;"
 
 
 class KernelCompileError(RuntimeError):
-    """A kernel failed to compile or link; the message names the file and line."""
+    """A kernel failed to compile or link; the message names the file and line.
+
+    A kernel is compiled once per context, at its first draw (or ``program()``), with
+    ``glsl/common.glsl`` and its defines before the file; the message carries the driver's log,
+    whose line numbers count from the first line of the kernel's file (a ``#line 1`` precedes
+    it).
+
+    See Also
+    --------
+    Kernel
+
+    Examples
+    --------
+    >>> import gpgpu
+    >>> class Broken(gpgpu.Kernel):             # the text of glsl/copy.frag replaced
+    ...     def text(self):
+    ...         return "void main() { undeclared = 1.0; }"
+    >>> try:
+    ...     Broken("copy", defines={"BROKEN": 1}).program()
+    ... except gpgpu.KernelCompileError as e:
+    ...     print(str(e).startswith("kernel 'copy'"), "failed to compile" in str(e))
+    True True
+    """
 
 
-class _ContextState:
-    """Per-context objects shared by all kernels: the dynamic vertex buffer, scratch streams."""
+class ContextState:
+    """Per-context objects shared by all kernels: the compiled programs, the dynamic vertex buffer,
+    scratch streams, the plans' vertex buffers and the recording (:func:`context_state`)."""
 
     def __init__(self, ctx: moderngl.Context):
         self.ctx = ctx
@@ -122,11 +146,12 @@ class _ContextState:
         self.plans.clear()
 
 
-_tls = threading.local()  # this thread's _ContextState, the fast path of every draw
+_tls = threading.local()  # this thread's ContextState, the fast path of every draw
 
 
-def _state() -> _ContextState:
-    """The kernel state of this thread's context (kept in its ``extra`` record)."""
+def context_state() -> ContextState:
+    """The kernel state of this thread's context (kept in its ``extra`` record): what plans
+    (:mod:`gpgpu.passes`) and the recorder share with the kernels."""
     st = getattr(_tls, "state", None)
     if st is not None:
         return st
@@ -134,7 +159,7 @@ def _state() -> _ContextState:
     inf = ctx.extra
     st = inf.kernel_state
     if st is None:
-        st = inf.kernel_state = _ContextState(ctx)
+        st = inf.kernel_state = ContextState(ctx)
     _tls.state = st
     return st
 
@@ -152,42 +177,98 @@ def _forget_context(ctx) -> None:
 on_release(_forget_context)
 
 
+class RecordedPass(NamedTuple):
+    """One pass as :func:`gpgpu.passes.recording` notes it (drawn again by
+    :class:`gpgpu.passes.RecordedPlan`)."""
+    kernel: "Kernel"
+    target: Stream
+    primitive: object
+    inputs: dict
+    uniforms: dict
+    texels: int | None
+    blending: bool
+
+
+class Compiled(NamedTuple):
+    """A kernel's program in one context, the vertex array it draws from the context's dynamic
+    vertex buffer (or with no buffer), and the uniform values last written (skipped when equal)."""
+    program: moderngl.Program
+    vertex_array: object
+    cache: dict
+
+
 class Kernel:
-    """A fragment program from ``glsl/<name>.frag``.
+    """A fragment program from ``glsl/<name>.frag``, run by rasterizing a primitive.
+
+    Paper 000, section 2.2: "a kernel is initiated by drawing a shape, usually a triangle or a
+    quadrilateral ... The rasterizer is capable of interpolating texture coordinates linearly
+    for each fragment from the coordinates assigned at each vertex of the shape." The program
+    is compiled once per context, ``glsl/common.glsl`` prepended; ``draw(target, primitive,
+    inputs, uniforms)`` runs one pass: it renders ``primitive`` (a ``gpgpu.geometry`` shape)
+    into the stream ``target``, with ``inputs`` (sampler name -> Stream) bound to texture units.
 
     Parameters
     ----------
     name : str
         File name without ``.frag``, the paper's name for the kernel.
-    texels : int
-        Texels each fragment reads plus writes (for byte counts; Table 1 of 000 / 4).
-    doc : str
+    texels : int, optional
+        Texels each fragment reads plus writes (Table 1 of 000's bytes/frag / 4); default 2.
+    doc : str, optional
         One line: which paper, kernel or figure it implements.
-    label : str
-        The name the counters and the trace use (default ``name``): one file can serve two
-        roles that a table counts apart, e.g. "Copy A to S" and the copies of each step.
-    defines : dict
-        Compile-time constants, ``#define NAME value`` before the file: one template file
-        makes a family of programs (each distinct ``defines`` is its own program, compiled
-        once per context), as paper 003 generates one fragment program per non-zero count.
-    vertex : str
-        The vertex program, ``glsl/<vertex>.vert``: ``pass`` (the default, the project's
-        vertex program for rasterized primitives); a program that takes pass.vert's inputs
-        (it declares ``in vec2 V;``) and draws the same primitives from vertex buffers, doing
-        more per vertex (``cholesky_block_pivots``: the pass's pivots, handed to the fragments
-        flat); or a program that places its vertices itself from ``gl_VertexID`` and textures
-        (drawn with ``draw_points`` or ``draw_lines``, no vertex buffer). ``defines`` go into
-        the vertex program too.
-    extensions : tuple of str
-        GLSL extensions the file needs, ``#extension NAME : require`` after ``#version``
-        (beyond OpenGL 3.3's core: the float-float kernels need ``GL_ARB_gpu_shader5`` for
-        ``fma`` and ``precise``).
-    library : str
-        A file of functions, ``glsl/<library>.glsl``, put after ``common.glsl`` (e.g.
-        ``float_float``).
+    label : str, optional
+        The name the counters and the trace use; default ``name`` and its defines.
+    defines : dict, optional
+        Compile-time constants, ``#define NAME value`` before the file (and the vertex program).
+    vertex : str, optional
+        The vertex program ``glsl/<vertex>.vert``; default ``pass``.
+    extensions : tuple of str, optional
+        GLSL extensions the file needs, ``#extension NAME : require`` after ``#version``.
+    library : str, optional
+        A file of functions, ``glsl/<library>.glsl``, put after ``common.glsl``.
+
+    Raises
+    ------
+    KernelCompileError
+        At the first draw in a context, if the program does not compile or link.
+    FileNotFoundError
+        At the first draw, if ``glsl/<name>.frag`` is missing.
+
+    See Also
+    --------
+    Stream : the streams a kernel reads and renders.
+    gpgpu.geometry.Rect : the rectangle that launches a pass over a region.
+
+    Notes
+    -----
+    ``label``: one file can serve two roles that a table counts apart, e.g. "Copy A to S" and
+    the copies of each step. ``defines``: one template file makes a family of programs (each
+    distinct ``defines`` is its own program, compiled once per context), as paper 003
+    generates one fragment program per non-zero count. ``vertex``: ``pass`` (the default, the
+    project's vertex program for rasterized primitives); a program that takes pass.vert's
+    inputs (it declares ``in vec2 V;``) and draws the same primitives from vertex buffers,
+    doing more per vertex (``cholesky_block_pivots``: the pass's pivots, handed to the
+    fragments flat); or a program that places its vertices itself from ``gl_VertexID`` and
+    textures (drawn with ``draw_points`` or ``draw_lines``, no vertex buffer).
+    ``extensions``: beyond OpenGL 3.3's core, the float-float kernels need
+    ``GL_ARB_gpu_shader5`` for ``fma`` and ``precise``. ``library``: e.g. ``float_float``.
+
+    Examples
+    --------
+    The copy kernel of paper 000 (Algorithm 2) with T0 = (y, x) at the corners: the
+    rasterizer's interpolation makes the copy a transpose.
+
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> from gpgpu.geometry import Rect
+    >>> copy = gpgpu.Kernel("copy", doc="the copy kernel, 000 Algorithm 2")
+    >>> A = np.arange(12.0).reshape(3, 4)
+    >>> with gpgpu.Stream.from_array(A) as S, gpgpu.Stream(4, 3) as T:
+    ...     copy.draw(T, Rect.covering(0, 0, 3, 4, T0=lambda x, y: (y, x)), {"A": S})
+    ...     print(np.array_equal(T.to_array(), A.T))
+    True
     """
 
-    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "vertex", "extensions", "library", "_key")
+    __slots__ = ("name", "texels", "doc", "path", "label", "defines", "vertex", "extensions", "library", "key")
 
     def __init__(self, name: str, texels: int = 2, doc: str = "", label: str | None = None,
                  defines: dict | None = None, vertex: str = "pass", extensions: tuple = (),
@@ -202,7 +283,8 @@ class Kernel:
         self.vertex = vertex
         self.extensions = tuple(extensions)
         self.library = library
-        self._key = (name, tuple(sorted(self.defines.items())), vertex, self.extensions, library)
+        #: what identifies the compiled program (name, defines, vertex program, extensions, library)
+        self.key = (name, tuple(sorted(self.defines.items())), vertex, self.extensions, library)
 
     def __repr__(self) -> str:
         extra = f", defines={self.defines}" if self.defines else ""
@@ -233,14 +315,17 @@ class Kernel:
         return f"{first}\n{extensions}{defines}{library}#line 2\n{rest}"
 
     def source(self) -> str:
-        st = _state()
+        st = context_state()
         extensions = "".join(f"#extension {e} : require\n" for e in self.extensions)
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
         library = "" if self.library is None else _read_glsl(GLSL_DIR / f"{self.library}.glsl")
         return _HEADER + extensions + defines + st.common + library + "\n#line 1\n" + self.text()
 
-    def _compiled(self, st: _ContextState):
-        entry = st.programs.get(self._key)
+    def compiled(self, st: ContextState | None = None) -> Compiled:
+        """The program, vertex array and uniform cache of this kernel in this thread's context
+        (``st``, :func:`context_state`), compiled on first use."""
+        st = context_state() if st is None else st
+        entry = st.programs.get(self.key)
         if entry is None:
             if not self.path.exists():
                 raise FileNotFoundError(f"kernel {self.name!r}: no file {self.path}")
@@ -257,11 +342,26 @@ class Kernel:
                                           skip_errors=True)
             else:
                 vao = st.ctx.vertex_array(prog, [])
-            entry = st.programs[self._key] = (prog, vao, {})
+            entry = st.programs[self.key] = Compiled(prog, vao, {})
         return entry
 
     def program(self) -> moderngl.Program:
-        return self._compiled(_state())[0]
+        return self.compiled().program
+
+    def sampler(self, program, name: str):
+        """``program[name]`` for a sampler of this kernel, or a KeyError that names both."""
+        try:
+            return program[name]
+        except KeyError:
+            raise KeyError(f"kernel {self.name!r} has no sampler named {name!r}") from None
+
+    def uniform(self, program, name: str):
+        """``program[name]`` for a uniform of this kernel, or a KeyError that names both."""
+        try:
+            return program[name]
+        except KeyError:
+            raise KeyError(f"kernel {self.name!r} has no uniform named {name!r} "
+                           "(or the compiler removed it as unused)") from None
 
     # ------------------------------------------------------------------ launch
     def draw(self, target: Stream, primitive, inputs: dict | None = None,
@@ -277,7 +377,7 @@ class Kernel:
         into ``target`` with ``glCopyTexSubImage2D`` (copy-to-texture, section 6.1.1 of 000)
         instead of rendering into the texture directly.
         """
-        st = _state()
+        st = context_state()
         if transfer == "ctt":
             if st.recording is not None:
                 st.recording.append(None)     # a copy to texture: not replayable (passes.recording)
@@ -287,21 +387,25 @@ class Kernel:
             return
         if transfer != "rtt":
             raise ValueError(f"transfer must be 'rtt' (render to texture) or 'ctt' (copy to texture), got {transfer!r}")
-        tally = counters.current_tally()
-        t0 = counters.clock() if tally is not None else 0.0
-        if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
-            st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
-                                 st.blending))
-        prog, vao, cache = self._bind(st, target, inputs, uniforms)
+        tally, t0 = self._begin_pass(st, target, primitive, inputs, uniforms, texels)
+        prog, vao, cache = self.bind(target, inputs, uniforms, st=st)
         data = primitive.data()
         n = len(data) // 32
         if n > st.capacity:
             st.grow(n)
         st.vbo.write(data)
         self._render(target, primitive, vao, n, 0, inputs, uniforms, texels)
-        if tally is not None:
-            tally.passes += 1
-            tally.seconds += counters.clock() - t0
+        _end_pass(tally, t0)
+
+    def _begin_pass(self, st, target, primitive, inputs, uniforms, texels, note: bool = True):
+        """A pass's bookkeeping before it draws, the same for every draw path: the note of the
+        recording (:func:`gpgpu.passes.recording`; ``note=False`` for a plan's own passes) and
+        the tally's clock. Answers (tally, start) for :func:`_end_pass`."""
+        if note and st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
+            st.recording.append(RecordedPass(self, target, primitive, dict(inputs or {}), dict(uniforms or {}),
+                                             texels, st.blending))
+        tally = counters.current_tally()
+        return tally, (counters.clock() if tally is not None else 0.0)
 
     def _render(self, target, primitive, vao, count, first, inputs, uniforms, texels) -> None:
         """Draw, inside the counters' queries when a counter is active."""
@@ -319,18 +423,16 @@ class Kernel:
         ``first`` .. of the buffer behind ``vao`` (a vertex array of this kernel's program, made
         by :class:`gpgpu.passes.CompiledPlan`). The same pass as ``draw(target, primitive, ...)``
         without building and writing the vertices (beyond the papers: host cost)."""
-        tally = counters.current_tally()
-        t0 = counters.clock() if tally is not None else 0.0
-        self._bind(_state(), target, inputs, uniforms)
+        st = context_state()
+        tally, t0 = self._begin_pass(st, target, primitive, inputs, uniforms, texels, note=False)
+        self.bind(target, inputs, uniforms, st=st)
         self._render(target, primitive, vao, len(primitive), first, inputs, uniforms, texels)
-        if tally is not None:
-            tally.passes += 1
-            tally.seconds += counters.clock() - t0
+        _end_pass(tally, t0)
 
     def vertex_array(self, buffer):
         """A vertex array of this kernel's program over ``buffer`` (vertices as ``draw`` writes them)."""
-        st = _state()
-        prog = self._compiled(st)[0]
+        st = context_state()
+        prog = self.compiled(st)[0]
         return st.ctx.vertex_array(prog, [(buffer, "2f 3f 3f", "V", "in_T0", "in_T1")], skip_errors=True)
 
     def draw_points(self, target: Stream, count: int, inputs: dict | None = None,
@@ -352,25 +454,22 @@ class Kernel:
         vertex count) with no vertex buffer, placed by this kernel's own vertex program."""
         if self.vertex == "pass":
             raise ValueError(f"kernel {self.name!r} has no vertex program of its own to place its vertices")
-        st = _state()
-        tally = counters.current_tally()
-        t0 = counters.clock() if tally is not None else 0.0
-        if st.recording is not None and isinstance(target, Stream):   # not the recorder's scratch
-            st.recording.append((self, target, primitive, dict(inputs or {}), dict(uniforms or {}), texels,
-                                 st.blending))
-        prog, vao, cache = self._bind(st, target, inputs, uniforms)
+        st = context_state()
+        tally, t0 = self._begin_pass(st, target, primitive, inputs, uniforms, texels)
+        prog, vao, cache = self.bind(target, inputs, uniforms, st=st)
         self._render(target, primitive, vao, len(primitive), 0, inputs, uniforms, texels)
-        if tally is not None:
-            tally.passes += 1
-            tally.seconds += counters.clock() - t0
+        _end_pass(tally, t0)
 
-    def _bind(self, st, target: Stream, inputs, uniforms, bound: dict | None = None):
-        """Bind the program, the target's framebuffer, the input textures and the uniforms.
+    def bind(self, target: Stream, inputs=None, uniforms=None, bound: dict | None = None, st=None) -> Compiled:
+        """Bind the program, the target's framebuffer, the input textures and the uniforms (``st``:
+        :func:`context_state`, looked up when not given); answers :meth:`compiled`.
 
         ``bound`` (a dict kept by the caller over a sequence of passes in which nothing else
         binds framebuffers or textures: a pre-built plan's run) remembers the framebuffer and
         the texture of each unit bound by the previous pass, and skips binding them again."""
-        prog, vao, cache = self._compiled(st)
+        st = context_state() if st is None else st
+        compiled = self.compiled(st)
+        prog, cache = compiled.program, compiled.cache
         ctx = st.ctx
         if target.ctx is not ctx or target.texture is None:
             target._check_alive()
@@ -396,21 +495,21 @@ class Kernel:
                     stream.texture.use(unit)
                     bound[unit] = stream
                 if cache.get(name) != unit:
-                    try:
-                        prog[name].value = unit
-                    except KeyError:
-                        raise KeyError(f"kernel {self.name!r} has no sampler named {name!r}") from None
+                    self.sampler(prog, name).value = unit
                     cache[name] = unit
         if uniforms:
             for name, value in uniforms.items():
                 if cache.get(name) != value:
-                    try:
-                        prog[name].value = value
-                    except KeyError:
-                        raise KeyError(f"kernel {self.name!r} has no uniform named {name!r} "
-                                       "(or the compiler removed it as unused)") from None
+                    self.uniform(prog, name).value = value
                     cache[name] = value
-        return prog, vao, cache
+        return compiled
+
+
+def _end_pass(tally, t0: float) -> None:
+    """A pass's bookkeeping after it draws: one pass and its host time on the tally."""
+    if tally is not None:
+        tally.passes += 1
+        tally.seconds += counters.clock() - t0
 
 
 class _Points:
@@ -440,7 +539,7 @@ class additive_blending:
     GL_ONE, GL_ONE) instead of replacing it: how points scatter-add (FSATY from one copy)."""
 
     def __enter__(self):
-        st = _state()
+        st = context_state()
         ctx = st.ctx
         ctx.enable(moderngl.BLEND)
         ctx.blend_func = moderngl.ONE, moderngl.ONE
@@ -449,12 +548,12 @@ class additive_blending:
         return self
 
     def __exit__(self, *exc):
-        st = _state()
+        st = context_state()
         st.ctx.disable(moderngl.BLEND)
         st.blending = False
 
 
-def _scratch(st: _ContextState, target: Stream) -> Stream:
+def _scratch(st: ContextState, target: Stream) -> Stream:
     """The framebuffer that copy-to-texture renders into first (one per shape, kept)."""
     key = (target.rows, target.cols, target.components)
     s = st.scratch.get(key)

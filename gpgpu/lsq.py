@@ -61,37 +61,65 @@ class LstsqResult:
         return iter((self.x, self.history))
 
 
-def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-10, maxiter: int = 100,
+def lstsq_weighted(A, d, b, *, refine: bool = True, tol: float = 1e-10, maxiter: int = 100,
                    storage: str = "full", form_cholesky: str = "outer", criterion: str = "scaled") -> LstsqResult:
-    """Solve A D² Aᵀ x = A D² b (equation (3) of 001): weighted least squares on the GPU.
+    """Weighted least squares on the GPU, with mixed-precision iterative refinement.
+
+    Solves min_x ||D (b - Aᵀ x)||² by the normal equations A D² Aᵀ x = A D² b (equation (3) of
+    001): A D² Aᵀ is formed (:func:`gpgpu.adat`) and factored (:func:`gpgpu.cholesky`) on the GPU in
+    float32, and Algorithm 1 of 001 refines the float32 solution with residuals computed in
+    float64 on the CPU. By default (``criterion="scaled"``, beyond the paper) its test
+    ||r|| / ||x|| is divided by the largest diagonal entry of A D² Aᵀ, the same test in any units.
 
     Parameters
     ----------
-    A : (m, n) array, m <= n, full row rank
-    d : (n,) array, the diagonal of D² (weights d_k² ... as the stream d of 001), positive
-    b : (n,) array, the observations
-    refine : bool
-        Apply Algorithm 1 (mixed-precision iterative refinement); otherwise return x⁰_sgl.
-    tol, maxiter : the ε and the iteration limit of Algorithm 1 (default 1e-10: with the scaled
-        criterion a backward error of that size, far above float64's rounding of r)
-    storage : {"full", "packed"} for A D² Aᵀ and its factor
-    form_cholesky : {"outer", "inner"}, the Cholesky form that factors A D² Aᵀ (000's two forms)
-    criterion : {"scaled", "paper"}
-        Algorithm 1's test: ``||r|| / (max_i (A D² Aᵀ)_ii ||x||) <= tol`` (default, the same in
-        any units of A and d) or the paper's ``||r|| / ||x|| <= tol`` (module notes).
+    A : (m, n) array_like
+        m <= n, full row rank: m unknowns, n observations.
+    d : (n,) array_like
+        The diagonal of D² (the stream d of 001), non-negative.
+    b : (n,) array_like
+        The observations.
+    refine : bool, optional
+        Apply Algorithm 1 (mixed-precision refinement); otherwise return the float32 solve x⁰.
+    tol : float, optional
+        Algorithm 1's ε.
+    maxiter : int, optional
+        Algorithm 1's iteration limit.
+    storage : {"full", "packed"}, optional
+        Format of A D² Aᵀ and its factor (001's packed format, section 3.3).
+    form_cholesky : {"outer", "inner"}, optional
+        The Cholesky form that factors A D² Aᵀ (000's two forms).
+    criterion : {"scaled", "paper"}, optional
+        ``||r|| / (max_i (A D² Aᵀ)_ii ||x||) <= tol``, or the paper's ``||r|| / ||x|| <= tol``.
 
     Returns
     -------
-    LstsqResult; unpacks as ``x, history = lstsq_weighted(...)``.
+    result : LstsqResult
+        ``x``, ``x0``, ``history``, ``converged``, ``iterations``; unpacks as ``x, history``.
 
     Raises
     ------
     ValueError
-        A with more rows than columns (then A D² Aᵀ is singular), shapes that do not match, a
-        negative weight, or an option outside the values above (before any GPU work).
+        More rows than columns, shapes that do not match, a negative weight, or a bad option.
     NotPositiveDefiniteError
-        A D² Aᵀ is not positive definite in float32: A lacks full row rank, or the columns of
-        A with non-zero (not negligible) weights do not have rank m.
+        A D² Aᵀ is not positive definite in float32 (A, on its weighted columns, lacks rank m).
+
+    See Also
+    --------
+    gpgpu.adat : Form A D² Aᵀ.
+    gpgpu.cho_solve : Solve with a Cholesky factor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> rng = np.random.default_rng(0)
+    >>> A, d, b = rng.random((4, 8)), rng.random(8), rng.random(8)
+    >>> result = gpgpu.lstsq_weighted(A, d, b)
+    >>> result.converged
+    True
+    >>> np.allclose(result.x, np.linalg.solve(A @ np.diag(d) @ A.T, A @ (d * b)))
+    True
     """
     if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
         raise ValueError(f"lstsq_weighted: tol must be a positive finite number, got {tol!r}")
@@ -137,7 +165,8 @@ def lstsq_weighted(A, d, b, refine: bool = True, tol: float = 1e-10, maxiter: in
     finally:
         C.release()
     try:
-        return _refined(L, m, storage, A64, d64, rhs, 2 * ea + ed, refine, tol, maxiter, criterion, t0)
+        return _refined(L, m, storage, NormalEquations(A64, d64, rhs, 2 * ea + ed),
+                        Refinement(refine, tol, maxiter, criterion), t0)
     finally:
         L.release()
 
@@ -153,8 +182,32 @@ def _solve_scaled(L, m, storage, v: np.ndarray, e_c: int, what: str) -> np.ndarr
     return z
 
 
-def _refined(L, m, storage, A64, d64, rhs, e_c, refine, tol, maxiter, criterion, t0) -> LstsqResult:
-    """x⁰ from the factor, then Algorithm 1's refinement (its test by ``criterion``)."""
+@dataclass(frozen=True)
+class NormalEquations:
+    """A D² Aᵀ x = A D² b in float64 on the CPU: A, d (the diagonal of D²), the right-hand side
+    ``rhs`` = A D² b, and ``e_c``, the power of two of the GPU's factor L: L Lᵀ = C_s = 2^e_c A D² Aᵀ."""
+
+    A: np.ndarray
+    d: np.ndarray
+    rhs: np.ndarray
+    e_c: int
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """Algorithm 1's settings: whether to refine, its ε (``tol``), its iteration limit and its
+    test (``criterion``, one of :data:`CRITERIA`)."""
+
+    refine: bool
+    tol: float
+    maxiter: int
+    criterion: str
+
+
+def _refined(L, m, storage, system: NormalEquations, settings: Refinement, t0) -> LstsqResult:
+    """x⁰ from the factor, then Algorithm 1's refinement (its test by ``settings.criterion``)."""
+    A64, d64, rhs, e_c = system.A, system.d, system.rhs, system.e_c
+    refine, tol, maxiter, criterion = settings.refine, settings.tol, settings.maxiter, settings.criterion
     x0 = _solve_scaled(L, m, storage, rhs, e_c, "A D^2 b")
     t1 = time.perf_counter()
     result = LstsqResult(x=x0.copy(), x0=x0, gpu_seconds=t1 - t0)

@@ -157,14 +157,57 @@ def _factor_gpu_pivots(A: Stream, pivoting: str, transfer: str, threshold: float
 
 def lu_factor(A, pivoting: str = "partial", transfer: str = "rtt", check: bool = True,
               pivots: str = "readback", variant: str = "faithful", block: int = 8) -> LUFactor:
-    """Factor A on the GPU; the factor stays there (``LUFactor``) for ``lu_solve``.
+    """Factor A on the GPU and keep the factor there, for :func:`lu_solve`.
 
-    ``check=False`` skips the zero-pivot scan of ``pivoting="none"`` (a reduction and one
-    read-back at the end), as the timings of the papers do. ``pivots``, ``variant`` and
-    ``block`` as in :func:`lu`. A numpy A is uploaded as 2^e A, the power of two that brings
-    max|A| into [0.5, 1) (exact; ``LUFactor.exponent`` is e): a GPU flushes float32's subnormal
-    numbers (below 1.2e-38) to zero, and a matrix of tiny entries would lose its digits. A
-    Stream is factored as it is (exponent 0)."""
+    The factorization of :func:`lu` (LU-GPU, paper 004) without the read-back of P, L and U: the
+    combined L and U stay in one stream of the returned ``LUFactor`` with the row (and column)
+    permutations. A numpy A is uploaded as 2^e A, the exact power of two that brings max|A| into
+    [0.5, 1) (``LUFactor.exponent`` is e); a Stream is factored as it is (exponent 0).
+
+    Parameters
+    ----------
+    A : (n, n) array_like or Stream
+        The matrix.
+    pivoting : {"partial", "none", "full"}, optional
+        Partial (LAPACK getrf), no pivoting, or full pivoting (getc2).
+    transfer : {"rtt", "ctt"}, optional
+        Render to texture or copy to texture (section 6.1.1 of 000).
+    check : bool, optional
+        False skips the zero-pivot scan of ``pivoting="none"``, as the timings of the papers do.
+    pivots : {"readback", "gpu"}, optional
+        Read each pivot's position back, or keep it on the GPU (beyond the papers), as in :func:`lu`.
+    variant : {"faithful", "blocked"}, optional
+        004's passes, or the blocked LU of :mod:`gpgpu.blocked` (beyond the papers).
+    block : {4, 8, 16, 32, 64}, optional
+        Panel width of ``variant="blocked"``.
+
+    Returns
+    -------
+    factor : LUFactor
+        The factor on the GPU (``LU``, ``row_perm``, ``col_perm``, ``exponent``); release it when done.
+
+    Raises
+    ------
+    SingularMatrixError
+        A pivot not above n u max|A| (u = 2^-24): A is singular to float32 precision; names step k.
+
+    See Also
+    --------
+    lu_solve : Solve with the factor.
+    lu : P, L and U as numpy arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]])
+    >>> with gpgpu.lu_factor(A) as f:
+    ...     x = gpgpu.lu_solve(f, np.array([1.0, 2.0, 3.0]))
+    ...     print(f.row_perm.tolist())
+    [2, 0, 1]
+    >>> np.allclose(A @ x, [1.0, 2.0, 3.0], atol=1e-4)
+    True
+    """
     blocked = dispatch("lu", variant, {"transfer": transfer}, {"transfer": "rtt"})
     if blocked is not None:
         factor = lambda S: blocked(S, pivoting, block, check, pivots)  # noqa: E731
@@ -195,49 +238,57 @@ def _unscaled_error(err: SingularMatrixError, n: int, pivoting: str, e: int, wha
 
 def lu(A, pivoting: str = "partial", transfer: str = "rtt", pivots: str = "readback",
        variant: str = "faithful", block: int = 8):
-    """LU decomposition on the GPU (paper 004), returned like ``scipy.linalg.lu``.
+    """LU decomposition on the GPU, returned like ``scipy.linalg.lu``.
+
+    Computes P, L and U with A = P L U by LU-GPU (paper 004; the passes of Table 1(a) of 000):
+    per step the pivot search, the row (and column) swap drawn as lines, the copy of the row of
+    U, the normalization and the elimination over the trailing square. Beyond the papers the
+    pivot's position can stay on the GPU (``pivots="gpu"``) and the matrix can be factored by
+    blocks (``variant="blocked"``, :func:`gpgpu.blocked.blocked_lu`). A numpy A is factored as
+    2^e A (an exact power of two bringing max|A| into [0.5, 1)) and U scaled back.
 
     Parameters
     ----------
-    A : (n, n) array (or Stream)
-        P, L and U come back as numpy float64 arrays for a Stream A too (scipy.linalg.lu's
-        form); to keep the factor on the GPU, use :func:`lu_factor`.
-    pivoting : {"partial", "none", "full"}
-        Partial pivoting chooses the largest |A(i, k)| in column k (the first one on ties, as
-        LAPACK getrf); full pivoting the largest in the trailing submatrix (as LAPACK getc2).
-    transfer : {"rtt", "ctt"}
+    A : (n, n) array_like or Stream
+        The matrix; a Stream's P, L and U come back as numpy arrays too.
+    pivoting : {"partial", "none", "full"}, optional
+        Largest |A(i, k)| in column k (LAPACK getrf), no pivoting, or full pivoting (getc2).
+    transfer : {"rtt", "ctt"}, optional
         Render to texture or copy to texture (section 6.1.1 of 000).
-    pivots : {"readback", "gpu"}
-        ``"readback"`` (default, paper 004): each step reads the pivot's position back to place
-        the swap lines, a GPU-CPU synchronisation per column. ``"gpu"`` (beyond the papers): the
-        position stays on the GPU and the swap lines' vertex program reads it (vertex texture
-        fetch); the pivots are read back once at the end, and the pivot search compares 32
-        candidates a fragment (``argmax_stream(fan=True)``) and renders its answer into a 1 x n
-        record of pivots. The same factor bit for bit; the two swap passes are drawn at every
-        step (even when the pivot is on the diagonal), and the first of them writes the new
-        row k whole, so the row of U is not copied again: the CPU issues the passes without
-        waiting.
-    variant : {"faithful", "blocked"}
-        ``"blocked"`` (beyond the papers, :func:`gpgpu.blocked.blocked_lu`; pivoting "partial"
-        or "none"): RGBA 2 x 2 blocks, panels of ``block`` columns factored by LU-GPU's passes,
-        one rank-b update pass per panel.
-    block : {4, 8, 16, 32, 64}
-        The panel width of ``variant="blocked"``.
+    pivots : {"readback", "gpu"}, optional
+        Read each pivot's position back, or keep it on the GPU (beyond the papers; same factor).
+    variant : {"faithful", "blocked"}, optional
+        004's passes, or RGBA 2 x 2 blocks with one rank-b update a panel (partial or none).
+    block : {4, 8, 16, 32, 64}, optional
+        Panel width of ``variant="blocked"``.
 
     Returns
     -------
-    (P, L, U) with A = P L U; for ``pivoting="full"`` (P, L, U, Q) with A = P L U Q. float64
-    arrays of the float32 factor. A numpy A is factored as 2^e A, e the power of two that
-    brings max|A| into [0.5, 1) (:func:`lu_factor`), and U is scaled back by 2^-e, both exact:
-    a matrix and the same matrix times a power of two give the same P and L and the same U
-    times that power, so entries of 1e-37 (subnormal ones too, which a GPU flushes to zero)
-    factor as well as entries of 1.
+    P, L, U : (n, n) ndarray
+        float64 arrays of the float32 factor, A = P L U.
+    Q : (n, n) ndarray
+        Only for ``pivoting="full"``: A = P L U Q.
 
     Raises
     ------
     SingularMatrixError
-        A pivot not above n u max|A| (u = 2^-24; NaN/inf without pivoting too), naming the step
-        k: the matrix is singular to float32 precision (:func:`lu_factor`).
+        A pivot not above n u max|A| (u = 2^-24): A is singular to float32 precision; names step k.
+
+    See Also
+    --------
+    lu_factor : Keep the factor on the GPU for :func:`lu_solve`.
+    scipy.linalg.lu : The float64 reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]])
+    >>> P, L, U = gpgpu.lu(A)
+    >>> np.allclose(P @ L @ U, A, atol=1e-5)
+    True
+    >>> int(np.argmax(P[:, 0]))      # the first pivot is A's row 2, the 7
+    2
     """
     with lu_factor(A, pivoting, transfer, pivots=pivots, variant=variant, block=block) as f:
         LU = f.LU.to_array().astype(np.float64)
@@ -262,17 +313,26 @@ def _gather(b: Stream, index: np.ndarray) -> Stream:
 
 
 def lu_solve(factor, b):
-    """Solve A x = b with an ``LUFactor`` (or a matrix, factored here with partial pivoting):
-    the permutation by a gather kernel, then forward substitution with the unit lower L and
-    backward substitution with U, all on the GPU. Returns the kind of ``b``: a float64 array
-    for a numpy b (the float32 solution of the GPU, scaled back exactly), a Stream for a Stream.
+    """Solve A x = b with an LU factor, on the GPU.
 
-    A numpy b (each column of an (n, r) b) is uploaded as 2^j b, the power of two that brings
-    max|b| into [0.5, 1), and the solution scaled back by 2^(e - j) in float64 with the
-    factor's ``exponent`` e (its U is 2^e A's), all exact: a GPU flushes float32's subnormal
-    numbers to zero. So any finite float64 b works, 1e-200 or 1e45 (outside float32's range),
-    as long as the solution is within float32's range above (it may be below it). A Stream b
-    is taken as it is and its solution scaled by 2^e on the GPU.
+    Paper 004's solve: the permutation of b by a gather kernel, then forward substitution with
+    the unit lower L and backward substitution with U, all on the GPU. ``factor`` is an
+    ``LUFactor`` from :func:`lu_factor`, or the matrix A itself, then factored here with partial
+    pivoting. A numpy b (each column of an (n, r) b) is uploaded times an exact power of two and
+    the solution scaled back in float64, so that b may be any finite float64 array whose
+    solution fits float32 above.
+
+    Parameters
+    ----------
+    factor : LUFactor, (n, n) array_like or Stream
+        The factor of A from :func:`lu_factor`, or A.
+    b : (n,) or (n, r) array_like, or Stream
+        Right-hand side(s); a Stream is a vector of length n.
+
+    Returns
+    -------
+    x : ndarray or Stream
+        float64 array of the float32 solution for a numpy b; a Stream for a Stream b.
 
     Raises
     ------
@@ -284,6 +344,20 @@ def lu_solve(factor, b):
         A matrix given as ``factor`` is singular to float32 precision (:func:`lu_factor`).
     FloatingPointError
         A numpy solution beyond float32's range (|x| > 3.4e38).
+
+    See Also
+    --------
+    lu_factor : Factor once, solve for many b.
+    gauss_jordan : Solve A X = B by Gauss-Jordan elimination.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    >>> x = gpgpu.lu_solve(A, np.array([3.0, 5.0]))
+    >>> np.allclose(x, [0.8, 1.4], atol=1e-5)
+    True
     """
     if (isinstance(factor, (tuple, list)) and len(factor) in (3, 4)
             and all(np.ndim(part) == 2 for part in factor)):
@@ -331,28 +405,52 @@ def lu_solve(factor, b):
 
 
 def gauss_jordan(A, B, transfer: str = "rtt"):
-    """Solve A X = B by Gauss-Jordan elimination with partial pivoting (paper 004).
+    """Solve A X = B by Gauss-Jordan elimination with partial pivoting, on the GPU.
 
-    The augmented stream [A | B] (n x (n + r)) is assembled on the GPU (two copy passes) and
-    reduced in place: per step k, the pivot search and row swap as in ``lu``, the
-    normalization of row k by the pivot (a line), its copy back, and the elimination of column
-    k from every other row (two rectangles, above and below row k). X is the right block.
-    Returns the kind of A (a vector B gives a vector X): a float64 array for a numpy A (the
-    float32 X of the GPU, scaled back exactly), a Stream for a Stream.
+    Paper 004's Gauss-Jordan elimination: the augmented stream [A | B] (n x (n + r)) is
+    assembled on the GPU and reduced in place; per step k the pivot search and row swap as in
+    :func:`lu`, the normalization of row k by the pivot (a line) and its copy back, and the
+    elimination of column k from every other row (two rectangles, above and below row k). X is
+    the right block. A numpy A and the columns of a numpy B are scaled by exact powers of two
+    before the upload and X scaled back in float64.
 
-    A numpy A is uploaded as 2^e A and (with a numpy A) each column of a numpy B as 2^j B, the
-    powers of two that bring their largest entries into [0.5, 1), and X scaled back by
-    2^(e - j) in float64, all exact: a GPU flushes float32's subnormal numbers (below 1.2e-38)
-    to zero. Such a B may be any finite float64 array (1e45 too) whose X is within float32's
-    range above. A Stream A is taken as it is (and B with it).
+    Parameters
+    ----------
+    A : (n, n) array_like or Stream
+        The matrix.
+    B : (n,) or (n, r) array_like, or Stream
+        Right-hand side(s); a Stream is an n x r matrix.
+    transfer : {"rtt", "ctt"}, optional
+        Render to texture or copy to texture (section 6.1.1 of 000).
+
+    Returns
+    -------
+    X : ndarray or Stream
+        float64 array of the float32 X for a numpy A (a vector for a vector B); a Stream for a Stream A.
 
     Raises
     ------
     SingularMatrixError
-        When a pivot is not above n u max|A| (u = 2^-24): the matrix is singular to float32
-        precision, and the "solution" would be rounding noise.
+        A pivot not above n u max|A| (u = 2^-24): A is singular to float32 precision.
     FloatingPointError
         A numpy X beyond float32's range (|x| > 3.4e38).
+    ValueError
+        A not square, B without n rows, or a bad ``transfer``.
+
+    See Also
+    --------
+    lu_solve : The LU solve of paper 004.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    >>> X = gpgpu.gauss_jordan(A, np.eye(2))
+    >>> X.shape
+    (2, 2)
+    >>> np.allclose(A @ X, np.eye(2), atol=1e-5)
+    True
     """
     if transfer not in ("rtt", "ctt"):
         raise ValueError(f"transfer must be 'rtt' or 'ctt', got {transfer!r}")

@@ -33,7 +33,7 @@ from functools import partial
 from typing import NamedTuple
 
 from . import counters
-from .kernel import _state, Kernel
+from .kernel import Kernel, context_state
 from .stream import PingPong, Stream
 from .context import park
 
@@ -67,7 +67,7 @@ class CompiledPlan:
         self._roles = None
 
     def _upload(self):
-        st = _state()
+        st = context_state()
         data, firsts, first = [], [], 0
         for item in self.plan:
             if item is SWAP:
@@ -100,29 +100,17 @@ class CompiledPlan:
                 parity ^= 1
                 continue
             k = item.kernel
-            prog, _, cache = k._compiled(st)
-            vao = self._vaos.get(k._key)
+            prog, _, cache = k.compiled(st)
+            vao = self._vaos.get(k.key)
             if vao is None:
-                vao = self._vaos[k._key] = k.vertex_array(self.buffer)
+                vao = self._vaos[k.key] = k.vertex_array(self.buffer)
             slot = lambda role: parity if role == "S" else (1 - parity if role == "T" else index[role])  # noqa: E731
             target = slot(item.target)
             inputs = tuple((unit, slot(role)) for unit, role in enumerate(item.inputs.values()))
             if any(s == target for _, s in inputs):
                 raise ValueError(f"kernel {k.name!r}: a role is both input and target of a pass of this plan")
-            samplers = []
-            for unit, name in enumerate(item.inputs):
-                try:
-                    samplers.append((name, prog[name], unit))
-                except KeyError:
-                    raise KeyError(f"kernel {k.name!r} has no sampler named {name!r}") from None
-            uniforms = []
-            for name, value in (item.uniforms or {}).items():
-                try:
-                    u = prog[name]
-                except KeyError:
-                    raise KeyError(f"kernel {k.name!r} has no uniform named {name!r} "
-                                   "(or the compiler removed it as unused)") from None
-                uniforms.append((name, u, value))
+            samplers = [(name, k.sampler(prog, name), unit) for unit, name in enumerate(item.inputs)]
+            uniforms = [(name, k.uniform(prog, name), value) for name, value in (item.uniforms or {}).items()]
             ops.append((k, prog, cache, vao, item.primitive.mode, len(item.primitive), first, target, inputs,
                         tuple(samplers), tuple(uniforms)))
         self._ops, self._roles, self._parity = ops, roles, parity
@@ -143,7 +131,7 @@ class CompiledPlan:
 
         tally = counters.current_tally()
         t0 = counters.clock() if tally is not None else 0.0
-        self._draw_ops(pp, others, _state())
+        self._draw_ops(pp, others, context_state())
         if tally is not None and self._ops is not None:
             tally.passes += len(self._ops)
             tally.seconds += counters.clock() - t0
@@ -197,7 +185,7 @@ class CompiledPlan:
         the counters (and the recorder) measure each pass."""
 
         vaos = self._vaos
-        st = _state()
+        st = context_state()
         tally = None if counted else counters.current_tally()     # counted: draw_range tallies
         t0 = counters.clock() if tally is not None else 0.0
         # nothing else binds a framebuffer or a texture between the passes of this loop, so a
@@ -209,9 +197,9 @@ class CompiledPlan:
                 S, T = T, S
                 continue
             k = item.kernel
-            vao = vaos.get(k._key)
+            vao = vaos.get(k.key)
             if vao is None:
-                vao = vaos[k._key] = k.vertex_array(self.buffer)
+                vao = vaos[k.key] = k.vertex_array(self.buffer)
             roles = {"S": S, "T": T, **others} if others else {"S": S, "T": T}
             inputs = {name: roles[role] for name, role in item.inputs.items()}
             if counted:  # the counters' (and recorder's) path: each pass measured as draw_range's
@@ -219,7 +207,7 @@ class CompiledPlan:
                 k.draw_range(roles[item.target], vao, item.primitive, first, inputs, item.uniforms, item.texels)
                 bound.clear()
                 continue
-            k._bind(st, roles[item.target], inputs, item.uniforms, bound)
+            k.bind(roles[item.target], inputs, item.uniforms, bound, st=st)
             vao.render(item.primitive.mode, vertices=len(item.primitive), first=first)
             if tally is not None:
                 tally.passes += 1
@@ -232,7 +220,7 @@ class CompiledPlan:
 def compiled(key, build) -> CompiledPlan:
     """The compiled plan of ``key`` in this thread's context, built by ``build()`` (a plan) on
     the first call; the least recently used beyond ``PLAN_CACHE`` are released."""
-    plans = _state().plans
+    plans = context_state().plans
     c = plans.pop(key, None)
     if c is None:
         c = CompiledPlan(build())
@@ -307,7 +295,7 @@ def recording():
     """``with recording() as passes:`` every pass drawn inside (by ``Kernel.draw`` or
     ``draw_generated``, in this thread's context) is drawn as usual and noted in ``passes``,
     for :class:`RecordedPlan`."""
-    st = _state()
+    st = context_state()
     if st.recording is not None:
         raise RuntimeError("passes.recording() is already active in this context")
     noted = []
@@ -347,9 +335,9 @@ class RecordedPlan:
     def __init__(self, noted, keep=(), dynamic=()):
         if any(n is None for n in noted):
             raise NotReplayable("a copy-to-texture pass cannot be drawn from a recorded plan")
-        if any(n[6] for n in noted):
+        if any(n.blending for n in noted):
             raise NotReplayable("a pass with additive blending cannot be drawn from a recorded plan")
-        st = self._st = _state()
+        st = self._st = context_state()
         keep_ids = {id(s) for s in keep}
         seen, clones, self.temporaries = set(), {}, []
 
@@ -366,7 +354,7 @@ class RecordedPlan:
 
         self.passes, firsts, uniform_list = [], [], []
         data, first = [], 0
-        for kernel, target, primitive, inputs, uniforms, texels, _ in noted:
+        for kernel, target, primitive, inputs, uniforms, texels, _ in noted:     # RecordedPass records
             inputs = {name: mapped(s, False) for name, s in (inputs or {}).items()}
             target = mapped(target, True)
             self.passes.append((kernel, target, primitive, inputs, texels))
@@ -383,20 +371,20 @@ class RecordedPlan:
         self._fast = []
         self._dynamic = {}
         for (kernel, target, primitive, inputs, texels), uniforms, first in zip(self.passes, uniform_list, firsts):
-            prog, own_vao, cache = kernel._compiled(st)
+            prog, own_vao, cache = kernel.compiled(st)
             if first is None:
                 vao, first = own_vao, 0
             else:
-                vao = self._vaos.get(kernel._key)
+                vao = self._vaos.get(kernel.key)
                 if vao is None:
-                    vao = self._vaos[kernel._key] = kernel.vertex_array(self.buffer)
+                    vao = self._vaos[kernel.key] = kernel.vertex_array(self.buffer)
             writes = [["viewport", (target.cols, target.rows), prog["viewport"], None, None]]
             textures = []
             for unit, (name, stream) in enumerate(inputs.items()):
-                writes.append([name, unit, prog[name], None, None])
+                writes.append([name, unit, kernel.sampler(prog, name), None, None])
                 textures.append((unit, stream.texture, stream.texture.mglo.use))
             for name, value in uniforms.items():
-                writes.append([name, value, prog[name], None, None])
+                writes.append([name, value, kernel.uniform(prog, name), None, None])
                 if (kernel, name) in dynamic:
                     self._dynamic.setdefault((kernel, name), []).append(writes[-1])
             for w in writes:
@@ -406,7 +394,7 @@ class RecordedPlan:
                                len(primitive), first))
 
     def _fast_vao(self, kernel):
-        return self._vaos[kernel._key]
+        return self._vaos[kernel.key]
 
     def __len__(self) -> int:
         return len(self.passes)

@@ -214,7 +214,7 @@ def evaluation_matrix(grid, centres, support: float):
     return E
 
 
-def fit(points, normals, eps: float, support: float, smoothing: float = 1e-2, tol: float = 1e-6,
+def fit(points, normals, eps: float, support: float, *, smoothing: float = 1e-2, tol: float = 1e-6,
         format: str = "ellpack", constant: bool = True, sort: bool = False, max_programs: int | None = None,
         dense_split: bool = True, **cg_options):
     """Solve the RBF system on the GPU by conjugate gradients; returns (centres, coef, A, result).

@@ -46,13 +46,14 @@ import sys
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import moderngl
 import numpy as np
 
 from . import counters
 from .context import park
-from .kernel import Kernel, _state
+from .kernel import Kernel, context_state
 
 __all__ = ["record", "Recorder", "Frame", "SnapshotTooLarge", "MAX_FETCHES", "DEFAULT_MAX_TEXELS"]
 
@@ -62,6 +63,15 @@ MAX_FETCHES = 5   # fetches noted per fragment (8 colour attachments: result, T0
 
 class SnapshotTooLarge(ValueError):
     """A recorded pass's target or input is larger than the recorder's snapshot limit."""
+
+
+class KernelNames(NamedTuple):
+    """How a frame names the program that drew its pass: the counters' label, the file
+    (``glsl/<name>.frag``, or ``glCopyTexSubImage2D`` for a copy) and the paper reference."""
+
+    label: str
+    file: str
+    doc: str
 
 
 @dataclass
@@ -254,7 +264,7 @@ class _Instrumented(Kernel):
         super().__init__(kernel.name, kernel.texels, kernel.doc, kernel.label,
                          dict(kernel.defines, MAX_FETCHES=MAX_FETCHES), kernel.vertex, kernel.extensions,
                          kernel.library)
-        self._key = ("recorder",) + kernel._key
+        self.key = ("recorder",) + kernel.key
         self.body, self.sites = instrument(self.path.read_text())
 
     def text(self) -> str:
@@ -357,10 +367,10 @@ class Recorder(counters.Counter):
         before = {self._serial(s): _values(s) for s in list(inputs.values()) + [target]}
         uploads = self._uploads(before)
         p = super().measure(kernel, primitive, target, texels, render, inputs, uniforms)
-        frame = self._frame(kernel.label, kernel.path.name, kernel.doc, primitive, target, inputs, uniforms, p,
-                            uploads)
+        frame = self._frame(KernelNames(kernel.label, kernel.path.name, kernel.doc), primitive, target, inputs,
+                            uniforms, p, uploads)
         frame.defines, frame.library, frame.vertex = dict(kernel.defines), kernel.library, kernel.vertex
-        frame.extensions, frame.blending = tuple(kernel.extensions), bool(_state().blending)
+        frame.extensions, frame.blending = tuple(kernel.extensions), bool(context_state().blending)
         if kernel.rasterized:
             self._instrumented_pass(frame, kernel, primitive, target, inputs, uniforms)
         self._frames.append(frame)
@@ -370,17 +380,18 @@ class Recorder(counters.Counter):
         self._check(f"the target of {label}", target)
         uploads = self._uploads({self._serial(target): _values(target)})
         p = super().measure_copy(label, primitive, target, copy)
-        self._frames.append(self._frame(label, "glCopyTexSubImage2D", "copy-to-texture, 000 section 6.1.1",
-                                       primitive, target, {}, None, p, uploads))
+        names = KernelNames(label, "glCopyTexSubImage2D", "copy-to-texture, 000 section 6.1.1")
+        self._frames.append(self._frame(names, primitive, target, {}, None, p, uploads))
         return p
 
-    def _frame(self, label, file, doc, primitive, target, inputs, uniforms, p, uploads) -> Frame:
+    def _frame(self, names: KernelNames, primitive, target, inputs, uniforms, p, uploads) -> Frame:
         verts = tuple(primitive.vertices) if hasattr(primitive, "vertices") else ()
         values = _values(target)
         serial = self._serial(target)
         self._held[serial] = values
-        return Frame(index=len(self._frames), kernel=label, file=file, doc=doc, primitive=primitive.kind,
-                     mode=primitive.mode, vertices=verts, target=target.shape, target_id=id(target),
+        return Frame(index=len(self._frames), kernel=names.label, file=names.file, doc=names.doc,
+                     primitive=primitive.kind, mode=primitive.mode, vertices=verts, target=target.shape,
+                     target_id=id(target),
                      values=values, inputs={k: _values(s) for k, s in inputs.items()},
                      input_ids={k: id(s) for k, s in inputs.items()}, uniforms=dict(uniforms or {}), pass_=p,
                      context=_context(), target_serial=serial,
@@ -388,10 +399,10 @@ class Recorder(counters.Counter):
                      components=int(target.components), uploads=uploads, count=len(primitive))
 
     def _instrumented_pass(self, frame, kernel, primitive, target, inputs, uniforms) -> None:
-        inst = self._instrumented.get(kernel._key)
+        inst = self._instrumented.get(kernel.key)
         if inst is None:
-            inst = self._instrumented[kernel._key] = _Instrumented(kernel)
-        st = _state()
+            inst = self._instrumented[kernel.key] = _Instrumented(kernel)
+        st = context_state()
         scratch = _Targets(st.ctx, target.rows, target.cols, target.components)
         try:
             with counters.suspended():

@@ -33,6 +33,7 @@ first maximum wins (as BLAS idamax).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -91,6 +92,16 @@ FILL = Kernel("fill", texels=1, doc="fill with a constant")
 PYRAMID_PRODUCT = Kernel("pyramid_product", texels=3, doc="003 Figs. 1-2: x .* y into the pyramid's base")
 
 
+class ReductionKernels(NamedTuple):
+    """The kernels of a reduction's passes, as :func:`_halving` and :func:`_fan` draw them:
+    ``first`` for pass 1 (with ``uniforms`` added to its own), ``step`` for every later pass,
+    each texel of ``components`` (4: argmax's (value, x, y, 0)) components."""
+    first: Kernel
+    step: Kernel
+    components: int = 1
+    uniforms: dict | None = None
+
+
 def _last(rows: int, cols: int, at, T0, T1=None) -> Rect:
     """The rectangle of a reduction's last pass: its rows x cols results at texel ``at`` of the
     output (the indexes interpolated as if the results began at (0, 0))."""
@@ -101,9 +112,10 @@ def _last(rows: int, cols: int, at, T0, T1=None) -> Rect:
     return Rect.covering(ax, ay, ax + cols, ay + rows, shift(T0), shift(T1))
 
 
-def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
-             out: Stream | None, uniforms=None, at=(0, 0)) -> Stream:
-    """Reduce ``region`` (x0, y0, x1, y1) of ``src`` along ``axis`` ('x' or 'y') by ping-pong halving.
+def _halving(kernels: ReductionKernels, src: Stream, region, axis: str, out: Stream | None,
+             at=(0, 0)) -> Stream:
+    """Reduce ``region`` (x0, y0, x1, y1) of ``src`` along ``axis`` ('x' or 'y') by ping-pong halving,
+    with ``kernels``' first and step kernels.
 
     Returns ``out`` (or a new stream) holding one texel per row (axis 'x') or per column, from
     texel ``at`` of ``out`` on (its last pass renders there).
@@ -116,6 +128,7 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
     what lies beyond in the larger texture is never read), and so on; only the last pass
     renders elsewhere, into ``out``. Whatever n, two textures are written before the result.
     """
+    first, step, components, uniforms = kernels
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     n = w if axis == "x" else h
@@ -154,14 +167,15 @@ def _halving(first: Kernel, step: Kernel, src: Stream, region, axis: str, compon
 def _fan_reduce(op: str, src: Stream, region, axis: str, out: Stream | None) -> Stream:
     """Reduce ``region`` of ``src`` along ``axis`` ('x' or 'y'), FAN texels a fragment a pass
     (the ``"fan"`` strategy): as :func:`_halving`, with T0 = FAN V - (FAN - 1) / 2 along the axis."""
-    return _fan(FAN_OPS[op], FAN_OPS[op], src, region, axis, 1, out)
+    return _fan(ReductionKernels(FAN_OPS[op], FAN_OPS[op]), src, region, axis, out)
 
 
-def _fan(first: Kernel, step: Kernel, src: Stream, region, axis: str, components: int,
-         out: Stream | None, uniforms=None, at=(0, 0), others: dict | None = None) -> Stream:
+def _fan(kernels: ReductionKernels, src: Stream, region, axis: str, out: Stream | None, at=(0, 0),
+         others: dict | None = None) -> Stream:
     """:func:`_halving` with FAN texels a fragment: ceil(log_FAN n) passes instead of ceil(log2 n).
     (A kernel compiled with another FAN define combines that many: the pivot search's later
     passes.) ``others``: more input streams of the first pass (a term's second operand)."""
+    first, step, components, uniforms = kernels
     x0, y0, x1, y1 = region
     w, h = x1 - x0, y1 - y0
     n = w if axis == "x" else h
@@ -284,7 +298,7 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
     if region is None and axis is None and len(src.regions()) > 1:
         return reduce_regions(src, op, src.regions(), strategy, out)
     x0, y0, x1, y1 = region or (0, 0, src.cols, src.rows)
-    k = OPS[op]
+    k = ReductionKernels(OPS[op], OPS[op])       # halving passes, one kernel
     if strategy == "pyramid":
         if op != "sum" or axis is not None:
             raise ValueError("the pyramid strategy (paper 003) is a sum over everything (op='sum', axis=None)")
@@ -301,17 +315,17 @@ def reduce_region(src: Stream, op: str, region=None, axis=None, strategy: str = 
         give_back(cols)
         return res
     if axis == 1:
-        return _halving(k, k, src, (x0, y0, x1, y1), "x", 1, out)
+        return _halving(k, src, (x0, y0, x1, y1), "x", out)
     if axis == 0:
-        return _halving(k, k, src, (x0, y0, x1, y1), "y", 1, out)
+        return _halving(k, src, (x0, y0, x1, y1), "y", out)
     if axis is not None:
         raise ValueError(f"axis must be None, 0 or 1, got {axis!r}")
     if y1 - y0 == 1:
-        return _halving(k, k, src, (x0, y0, x1, y1), "x", 1, out)
+        return _halving(k, src, (x0, y0, x1, y1), "x", out)
     if x1 - x0 == 1:
-        return _halving(k, k, src, (x0, y0, x1, y1), "y", 1, out)
-    cols = _halving(k, k, src, (x0, y0, x1, y1), "y", 1, borrow(1, x1 - x0))
-    res = _halving(k, k, cols, (0, 0, x1 - x0, 1), "x", 1, out)
+        return _halving(k, src, (x0, y0, x1, y1), "y", out)
+    cols = _halving(k, src, (x0, y0, x1, y1), "y", borrow(1, x1 - x0))
+    res = _halving(k, cols, (0, 0, x1 - x0, 1), "x", out)
     give_back(cols)
     return res
 
@@ -340,7 +354,8 @@ def reduce_terms(term: str, op: str, x: Stream, y: Stream, out: Stream | None = 
         raise ValueError(f"reduce_terms takes one-row streams of one shape, got {[s.shape for s in streams]}")
     others = {"Y": y} if steps is None else {"Y": y, "Z": steps[1], "W": steps[3]}
     u = None if steps is None else {"a": float(steps[0]), "b": float(steps[2])}
-    return _fan(kernel, FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, u, at=(at, 0), others=others)
+    return _fan(ReductionKernels(kernel, FAN_OPS[op], 1, u), x, (0, 0, x.cols, 1), "x", out, at=(at, 0),
+                others=others)
 
 
 def reduce_into(op: str, x: Stream, out: Stream, at: int) -> Stream:
@@ -350,7 +365,7 @@ def reduce_into(op: str, x: Stream, out: Stream, at: int) -> Stream:
     if op not in FAN_OPS or x.rows != 1 or not 0 <= at < out.cols:
         raise ValueError(f"reduce_into: op one of {sorted(FAN_OPS)} over a one-row stream into texel {at} of "
                          f"a {out.rows} x {out.cols} stream, got {op!r} over {x.shape}")
-    return _fan(FAN_OPS[op], FAN_OPS[op], x, (0, 0, x.cols, 1), "x", 1, out, at=(at, 0))
+    return _fan(ReductionKernels(FAN_OPS[op], FAN_OPS[op]), x, (0, 0, x.cols, 1), "x", out, at=(at, 0))
 
 
 def argmin_blocking_ratio(x: Stream, dx: Stream) -> Stream:
@@ -361,8 +376,8 @@ def argmin_blocking_ratio(x: Stream, dx: Stream) -> Stream:
     fewer, the same answer). A borrowed 1 x 1 RGBA stream; x and dx one-row streams."""
     if x.shape != dx.shape or x.rows != 1:
         raise ValueError(f"argmin_blocking_ratio takes two one-row streams of one shape, got {x.shape} and {dx.shape}")
-    return _fan(ARGMAX_FAN_FIRST_BLOCKING, ARGMAX_FAN, x, (0, 0, x.cols, 1), "x", 4, borrow(1, 1, 4),
-                {"absolute": False, "negate": True}, others={"DX": dx})
+    kernels = ReductionKernels(ARGMAX_FAN_FIRST_BLOCKING, ARGMAX_FAN, 4, {"absolute": False, "negate": True})
+    return _fan(kernels, x, (0, 0, x.cols, 1), "x", borrow(1, 1, 4), others={"DX": dx})
 
 
 def reduce_regions(src: Stream, op: str, regions: list, strategy: str = "pingpong",
@@ -417,23 +432,61 @@ def argmax_stream(src: Stream, region=None, absolute: bool = False, negate: bool
         raise ValueError(f"argmax_stream: out must be an RGBA stream of one row with texel {at}, got "
                          f"{out.rows} x {out.cols} of {out.components} component(s)")
     target, place = (borrow(1, 1, 4), (0, 0)) if out is None else (out, (at, 0))
+    kernels = ReductionKernels(first, step, 4, u)
     if y1 - y0 == 1:
-        res = reduce_(first, step, src, (x0, y0, x1, y1), "x", 4, target, u, place)
+        res = reduce_(kernels, src, (x0, y0, x1, y1), "x", target, place)
     elif x1 - x0 == 1:
-        res = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, target, u, place)
+        res = reduce_(kernels, src, (x0, y0, x1, y1), "y", target, place)
     else:
-        cols = reduce_(first, step, src, (x0, y0, x1, y1), "y", 4, borrow(1, x1 - x0, 4), u)
-        res = reduce_(step, step, cols, (0, 0, x1 - x0, 1), "x", 4, target, None, place)
+        cols = reduce_(kernels, src, (x0, y0, x1, y1), "y", borrow(1, x1 - x0, 4))
+        res = reduce_(ReductionKernels(step, step, 4), cols, (0, 0, x1 - x0, 1), "x", target, place)
         give_back(cols)
     return res
 
 
 def reduce(x, op: str = "sum", axis=None, strategy: str = "pingpong"):
-    """Reduce a vector or matrix with ``op`` in {'sum', 'max', 'min', 'absmax', 'argmax'}.
+    """Reduce a vector or matrix by a sum, max, min, absmax or argmax on the GPU.
 
-    Accepts a numpy array or a Stream. For sum/max/min/absmax returns the same kind: a float
-    (axis=None) or a 1-D array for numpy input, a Stream (1 x 1, rows x 1 or 1 x cols) for a
-    Stream. ``op='argmax'`` returns ``argmax(x)``.
+    Paper 000's level 1 reductions ("Multipass"): halving passes ("pingpong"), paper 003's
+    padded pyramid (Figs. 2-3, "pyramid", sums over everything only) or, beyond the papers,
+    32 texels a fragment ("fan"); the module docstring describes each. Over the whole array,
+    along each row (``axis=1``) or down each column (``axis=0``).
+
+    Parameters
+    ----------
+    x : ndarray or Stream
+        The vector or matrix.
+    op : {"sum", "max", "min", "absmax", "argmax"}, optional
+        The reduction; "argmax" returns :func:`argmax` of x.
+    axis : {None, 0, 1}, optional
+        None: everything to one value; 1: along each row; 0: down each column.
+    strategy : {"pingpong", "pyramid", "fan"}, optional
+        The passes of the reduction.
+
+    Returns
+    -------
+    float, ndarray or Stream
+        For array x a float (``axis=None``) or a 1-D float64 array; for a Stream a Stream of
+        1 x 1, rows x 1 or 1 x cols.
+
+    Raises
+    ------
+    ValueError
+        If ``op``, ``axis`` or ``strategy`` is unknown, or they do not go together.
+
+    See Also
+    --------
+    argmax, gpgpu.dot, gpgpu.norm_inf
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.arange(12.0).reshape(3, 4)
+    >>> round(gpgpu.reduce(A), 3), round(gpgpu.reduce(A, "sum", strategy="pyramid"), 3)
+    (66.0, 66.0)
+    >>> gpgpu.reduce(A, "max", axis=0).tolist(), gpgpu.reduce(A, "min", axis=1).tolist()
+    ([8.0, 9.0, 10.0, 11.0], [0.0, 4.0, 8.0])
     """
     if op == "argmax":
         if axis is not None:
@@ -450,8 +503,39 @@ def reduce(x, op: str = "sum", axis=None, strategy: str = "pingpong"):
 
 
 def argmax(x, absolute: bool = False):
-    """(value, index) of the first maximum (of |x| with ``absolute``); index is an int for a
-    vector and (row, col) for a matrix. Works on numpy arrays and Streams alike."""
+    """Find the first largest element (or largest magnitude) and its position on the GPU.
+
+    The pivot search of paper 004: (value, x, y) triples in an RGBA stream, reduced by halving
+    passes, columns first and then the row of column winners; a tie keeps the first element
+    in column-major order (as BLAS idamax keeps the first). One read-back of one texel.
+
+    Parameters
+    ----------
+    x : ndarray or Stream
+        The vector or matrix.
+    absolute : bool, optional
+        Compare magnitudes |x| instead of values.
+
+    Returns
+    -------
+    value : float
+        The largest value (the largest magnitude with ``absolute``).
+    index : int or tuple of int
+        Its index for a vector, (row, col) for a matrix.
+
+    See Also
+    --------
+    reduce
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> gpgpu.argmax(np.array([1.0, 5.0, 5.0, 2.0]))
+    (5.0, 1)
+    >>> gpgpu.argmax(np.array([[1.0, -7.0], [3.0, 2.0]]), absolute=True)
+    (7.0, (0, 1))
+    """
     with Operands(x) as ops:
         s = ops.stream(x, "argmax input")
         value, col, row = argmax_region(s, absolute=absolute)
@@ -474,20 +558,20 @@ def dot_fan(x: Stream, y: Stream, out: Stream | None = None) -> Stream:
     if x.shape != y.shape:
         raise ValueError(f"dot_fan takes two streams of one shape, got {x.shape} and {y.shape}")
     out = out if out is not None else Stream(1, 1)
-    term = FAN_TERMS[("product", "sum")]
+    products, sums = ReductionKernels(FAN_TERMS[("product", "sum")], SUM_FAN), ReductionKernels(SUM_FAN, SUM_FAN)
     regions = x.regions()
     row = borrow(1, len(regions)) if len(regions) > 1 else None
     for i, (x0, y0, x1, y1) in enumerate(regions):
         target, at = (out, (0, 0)) if row is None else (row, (i, 0))
         if y1 - y0 == 1:
-            _fan(term, SUM_FAN, x, (x0, y0, x1, y1), "x", 1, target, at=at, others={"Y": y})
+            _fan(products, x, (x0, y0, x1, y1), "x", target, at=at, others={"Y": y})
             continue
         col = borrow(y1 - y0, 1)
-        _fan(term, SUM_FAN, x, (x0, y0, x1, y1), "x", 1, col, others={"Y": y})
-        _fan(SUM_FAN, SUM_FAN, col, (0, 0, 1, y1 - y0), "y", 1, target, at=at)
+        _fan(products, x, (x0, y0, x1, y1), "x", col, others={"Y": y})
+        _fan(sums, col, (0, 0, 1, y1 - y0), "y", target, at=at)
         give_back(col)
     if row is not None:
-        _fan(SUM_FAN, SUM_FAN, row, (0, 0, len(regions), 1), "x", 1, out)
+        _fan(sums, row, (0, 0, len(regions), 1), "x", out)
         give_back(row)
     return out
 
@@ -501,14 +585,14 @@ def dot_fan_texture(x: Stream, y: Stream, out: Stream) -> Stream:
     ceil(log32 rows) + ceil(log32 cols) passes; a one-row stream gives ``dot_fan``'s passes."""
     if x.shape != y.shape:
         raise ValueError(f"dot_fan_texture takes two streams of one shape, got {x.shape} and {y.shape}")
-    term = FAN_TERMS[("product", "sum")]
+    products = ReductionKernels(FAN_TERMS[("product", "sum")], SUM_FAN)
     if x.rows == 1:
-        return _fan(term, SUM_FAN, x, (0, 0, x.cols, 1), "x", 1, out, others={"Y": y})
+        return _fan(products, x, (0, 0, x.cols, 1), "x", out, others={"Y": y})
     if x.cols == 1:
-        return _fan(term, SUM_FAN, x, (0, 0, 1, x.rows), "y", 1, out, others={"Y": y})
+        return _fan(products, x, (0, 0, 1, x.rows), "y", out, others={"Y": y})
     cols = borrow(1, x.cols)
-    _fan(term, SUM_FAN, x, (0, 0, x.cols, x.rows), "y", 1, cols, others={"Y": y})
-    _fan(SUM_FAN, SUM_FAN, cols, (0, 0, x.cols, 1), "x", 1, out)
+    _fan(products, x, (0, 0, x.cols, x.rows), "y", cols, others={"Y": y})
+    _fan(ReductionKernels(SUM_FAN, SUM_FAN), cols, (0, 0, x.cols, 1), "x", out)
     give_back(cols)
     return out
 
@@ -523,13 +607,14 @@ def plane_dots_fan(P: Stream, k: int, v: Stream, out: Stream) -> Stream:
     ceil(log32 v.rows) for a folded one (beyond the papers; 002's P^-1 r takes two)."""
     h, W = v.rows, v.cols
     u = {"plane_rows": h, "width": W, "entries": int(v.length)}
+    products = ReductionKernels(PLANE_DOT_FAN, SUM_FAN, 1, u)
     if h == 1:
-        return _fan(PLANE_DOT_FAN, SUM_FAN, P, (0, 0, W, k), "x", 1, out, u, others={"Y": v})
+        return _fan(products, P, (0, 0, W, k), "x", out, others={"Y": v})
     row_sums = borrow(k * h, 1)
-    _fan(PLANE_DOT_FAN, SUM_FAN, P, (0, 0, W, k * h), "x", 1, row_sums, u, others={"Y": v})
+    _fan(products, P, (0, 0, W, k * h), "x", row_sums, others={"Y": v})
     by_plane = borrow(k, h)        # texel (i, r) <- row sum r h + i, as sparse._plane_dots
     COPY.draw(by_plane, Rect.covering(0, 0, h, k, T0=lambda X, Y: (0.5, (Y - 0.5) * h + X)), {"A": row_sums})
     give_back(row_sums)
-    _fan(SUM_FAN, SUM_FAN, by_plane, (0, 0, h, k), "x", 1, out)
+    _fan(ReductionKernels(SUM_FAN, SUM_FAN), by_plane, (0, 0, h, k), "x", out)
     give_back(by_plane)
     return out

@@ -9,42 +9,36 @@ FSAX y = A x, FSATY x = Aᵀ y and FSAAT z = A Θ Aᵀ y (9) with A in ELLPACK (
 one thread per row"), transposed ELLPACK for large problems, and "the dense rows extracted to
 be treated separately" (the HYB idea).
 
-``SparseStream.from_scipy(A, format=...)`` puts a ``scipy.sparse`` matrix on the GPU:
+``SparseStream.from_scipy(A, format=...)`` puts a ``scipy.sparse`` matrix on the GPU. Each
+format is a class of :mod:`gpgpu.sparse_formats`, one module each, named in its registry
+``FORMATS`` (``gpgpu.sparse.FORMATS`` is that registry); its docstring says what it stores:
 
-``format="corrigan"`` (003)
+``format="corrigan"`` (003, ``sparse_formats.corrigan.Corrigan``)
     The non-zeros row after row in one texture (values) and their column indexes in another,
     ``store_width`` texels wide. Rows are grouped into runs of consecutive rows with the same
     non-zero count; each run is one rectangle over its part of y, drawn with the program for
     its count (``glsl/sparse_corrigan.frag`` with ``NNZ`` defined). ``sort=True`` permutes
     rows and columns by count (a square matrix only), so each count is one run.
-``format="ellpack"`` (002)
+``format="ellpack"`` (002, ``sparse_formats.ellpack.Ellpack``)
     Values and column indexes in m x K textures (K the longest row, shorter rows padded with
     zeros): row i's entries along texture row i. One rectangle, one program, one fragment per
     row (``glsl/sparse_ellpack.frag``).
-``format="tell"`` (002, transposed ELLPACK)
+``format="tell"`` (002, transposed ELLPACK, ``sparse_formats.tell.Tell``)
     The same entries in K x m textures: row i's entries down texture column i, so that
     neighbouring rows read neighbouring texels (``glsl/sparse_tell.frag``).
-``format="packed"`` (beyond papers 002 and 003)
+``format="packed"`` (beyond papers 002 and 003, ``sparse_formats.packed.Packed``)
     A storage of this project, not the papers': each entry's value and column index share one
-    RGBA32F texel, two entries a texel, (value, column, value, column), so a fragment fetches
-    one texel for two entries (ELLPACK and TELL fetch a value texel and a column texel for
-    each): 1.5 fetches a non-zero with the gather of x, against 3. Rows are cut into segments
-    of ``segment`` = L entries (default: about 8, from the rows' median count, or the longest
-    row when that pads little, see ``_auto_segment``); one fragment sums one segment
-    (``glsl/sparse_packed.frag``, L compiled in, its loop unrolled), the segments' texels down
-    a texture column as T-ELL's. Where every row is one segment, that one pass writes y. Else a
-    row's segments are consecutive partial sums in a folded vector P (``fold`` wide, default
-    ``PACKED_FOLD`` = 4096, so that P is not a strip of a few texel rows), and a second pass
-    sums each row's partials into y (``glsl/sparse_packed_sum.frag``; every row the same
-    number of segments: computed places, else each row's (first, count) from an RGBA texel laid
-    out like y). Long rows thus become many short fragments (nug30's rows of 30: four
-    fragments of 8), and uneven rows pad only their last segment (nug30's A^T, rows of 4 or
-    60: one segment of 4 or fifteen, not every row padded to 60). Column indexes are stored as
-    float32, exact up to 2^24 = 16777216: a matrix with more columns (rmatvec's copy: more
-    rows) is refused with a ValueError; so are more than 2^24 segments. Its dense part: only
-    rows of more than ``PACKED_DENSE_ROW`` non-zeros by default (no padding to save, a long row
-    only makes one fragment's second-pass loop long); ``dense=`` as for the other formats.
-``format="split"`` (beyond papers 002 and 003)
+    RGBA32F texel, two entries a texel, so a fragment fetches one texel for two entries: 1.5
+    fetches a non-zero with the gather of x, against ELLPACK's 3. Rows are cut into segments of
+    ``segment`` = L entries (default: about 8, see ``_auto_segment``); one fragment sums one
+    segment, and where rows are split a second pass sums each row's partials, folded ``fold``
+    wide (default ``PACKED_FOLD`` = 4096), into y (:mod:`gpgpu.sparse_formats.segmented`).
+    Column indexes are float32, exact up to 2^24 = 16777216: a matrix with more columns
+    (rmatvec's copy: more rows) is refused with a ValueError; so are more than 2^24 segments.
+    Its dense part: only rows of more than ``PACKED_DENSE_ROW`` non-zeros by default (no
+    padding to save, a long row only makes one fragment's second-pass loop long); ``dense=``
+    as for the other formats.
+``format="split"`` (beyond papers 002 and 003, ``sparse_formats.split.Split``)
     The packed format's segments and second pass without the packing: values and column
     indexes in two float textures, one entry a texel each (``glsl/sparse_split.frag``, 3
     fetches a non-zero as ELLPACK's), so that a measurement can tell the row splitting's gain
@@ -53,10 +47,10 @@ be treated separately" (the HYB idea).
 Dense rows and columns (``dense``): a row or column with more non-zeros than the threshold
 leaves the sparse part. A dense column is stored as a full column (a plane of its own) and
 added by one pass; a dense row is stored as a full row (a plane folded like x) and its product
-is an inner product (003's component-wise product, then sums) written into its texel. The
-inner products of all dense rows are done together (``_plane_dots``): one product pass over
-every plane and halving sums, a number of passes that does not grow with the dense rows. By
-default (ELLPACK, TELL) the threshold is the one that stores the fewest texels (and at least 32): rows of up to t non-zeros pad
+is an inner product (003's component-wise product, then sums) written into its texel
+(:mod:`gpgpu.sparse_formats.dense`). The inner products of all dense rows are done together
+(``_plane_dots``): one product pass over every plane and halving sums, a number of passes that
+does not grow with the dense rows. By default (ELLPACK, TELL) the threshold is the one that stores the fewest texels (and at least 32): rows of up to t non-zeros pad
 every row of the layout to t texels, a row moved out costs a full row (n texels; a column m),
 so a row goes dense only where it is long beside the others *and* the full row is cheaper than
 the padding it would cause (a measured case: nug30's 900 columns of 60 non-zeros, among
@@ -105,221 +99,95 @@ blending; ELLPACK and TELL).
 """
 from __future__ import annotations
 
-import logging
-import sys
+from typing import NamedTuple
 
 import numpy as np
 
 from .blas1 import KERNELS as L1, whole
-from .context import max_texture_size
 from .dense_common import power_of_two_exponent, scaled_back
-from .geometry import Rect, Triangle
-from .kernel import Kernel, _state as _kernel_state, additive_blending
-from .reduce import reduce_region
-from .stream import Stream, borrow, check_array, check_shape, fold_width, give_back, vector_regions, vector_shape
+from .kernel import Kernel, additive_blending
+from .sparse_formats import FORMATS, dense as dense_part
+from .sparse_formats.common import FLOAT_INDEX_LIMIT
+from .sparse_formats.corrigan import CORRIGAN_MAX_NNZ, CORRIGAN_MAX_PROGRAMS, corrigan_kernel
+# the formats' settings and helpers under the names gpgpu.sparse has always had (gpgpu.lp's
+# matrix-free back end takes _plane_dots from here, tests the others); each lives in its module
+from .sparse_formats.common import _auto_threshold, _index_type  # noqa: F401
+from .sparse_formats.dense import plane_dots as _plane_dots  # noqa: F401
+from .sparse_formats.packed import packed_kernel  # noqa: F401
+from .sparse_formats.segmented import PACKED_FOLD, PACKED_MAX_SEGMENT, PACKED_SEGMENT, _auto_segment  # noqa: F401
+from .sparse_formats.split import split_kernel  # noqa: F401
+from .stream import Stream, borrow, check_array, check_shape, vector_shape
 
 __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN_MAX_NNZ",
            "CORRIGAN_MAX_PROGRAMS"]
 
-log = logging.getLogger(__name__)
-
-FORMATS = ("corrigan", "ellpack", "tell", "packed", "split")
-SEGMENTED = ("packed", "split")
 TRANSPOSES = ("copy", "scatter")
 
-#: The longest row the corrigan format unrolls into one program (003: "the Cg compiler simply
-#: fails when compiling the corresponding fragment programs for those rows"); longer rows must
-#: go to the dense part.
-CORRIGAN_MAX_NNZ = 1024
-
-#: The default ``max_programs`` of the corrigan format: distinct non-zero counts (one fragment
-#: program each, compiled by the first product) beyond which ``from_scipy`` refuses the matrix
-#: and names ``format="ellpack"``; every NETLIB matrix has at most 51.
-CORRIGAN_MAX_PROGRAMS = 64
-
-#: The packed format (beyond the papers): about this many entries a fragment sums, where rows
-#: are split (``segment=None``).
-PACKED_SEGMENT = 8
-
-#: The packed format: the width of the folded partial sums of split rows (``fold=None``),
-#: narrower than a texture row so that a few hundred thousand partials are a block of rows,
-#: not a strip two texels tall.
-PACKED_FOLD = 4096
-
-#: The packed format with ``dense=None``: rows of more non-zeros than this go to the dense part
-#: (003's inner products in a pyramid); shorter ones are split into segments. Columns stay.
+#: The packed and split formats with ``dense=None``: rows of more non-zeros than this go to the
+#: dense part (003's inner products in a pyramid); shorter ones are split into segments. Columns
+#: stay. (Passed to each format's ``auto_dense`` as ``long_row``.)
 PACKED_DENSE_ROW = 8192
 
-#: The packed format: the longest segment (entries a fragment, one program each, unrolled).
-PACKED_MAX_SEGMENT = 64
-
-#: Column indexes (and the packed format's partial-sum indexes) are float32 in every format:
-#: exact up to this; a matrix with more columns is refused.
-FLOAT_INDEX_LIMIT = 2 ** 24
-
-#: A first product that compiles more corrigan programs than this ("a few dozen") says so first,
-#: on stderr and on the ``gpgpu.sparse`` logger (INFO).
+#: A first product that compiles more programs than this ("a few dozen": the corrigan format's,
+#: one per non-zero count) says so first, on stderr and on the ``gpgpu.sparse`` logger (INFO).
+#: (Passed to each format's ``announce``.)
 LOG_PROGRAMS = 32
 
 KERNELS = {
-    "ellpack": Kernel("sparse_ellpack", texels=3, doc="002 section 3.2 ELLPACK, one fragment per row"),
-    "tell": Kernel("sparse_tell", texels=3, doc="002 section 3.2 transposed ELLPACK"),
-    "dense_part": Kernel("sparse_dense_part", texels=4, doc="002 section 3.2 dense rows and columns"),
     "gather": Kernel("gather_vector", texels=3, doc="003 Fig. 7: permutation of a vector"),
-    "scatter": Kernel("sparse_scatter", texels=4, doc="FSATY from one copy: points, additive blending",
-                      vertex="sparse_scatter"),
-    "row_add": Kernel("scaled_rows", texels=4, doc="the dense rows of A times their y(i), added into x"),
-    "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
 }
 
-_CORRIGAN: dict = {}
-_PACKED: dict = {}
+
+class StorageOptions(NamedTuple):
+    """How ``SparseStream.from_scipy`` stores a matrix, its options as given (checked by
+    ``_check_options``): the format, the corrigan sort, the dense threshold, how ``rmatvec``
+    gets A^T, the dense part's sums, the corrigan program limit, and the segmented formats'
+    ``segment`` and ``fold``."""
+    format: str
+    sort: bool
+    dense: object
+    transpose: str
+    sums: str
+    max_programs: int | None
+    segment: int | None = None
+    fold: int | None = None
 
 
-def packed_kernel(L: int) -> Kernel:
-    """The packed format's fragment program for segments of ``L`` entries (L compiled in)."""
-    k = _PACKED.get(L)
-    if k is None:
-        k = _PACKED[L] = Kernel("sparse_packed", texels=-(-L // 2) + L + 1, defines={"L": L},
-                                doc=f"beyond 002: segments of {L} entries, two a RGBA texel")
-    return k
-
-
-def split_kernel(L: int) -> Kernel:
-    """The split format's fragment program for segments of ``L`` entries (no packing)."""
-    key = ("split", L)
-    k = _PACKED.get(key)
-    if k is None:
-        k = _PACKED[key] = Kernel("sparse_split", texels=3 * L + 1, defines={"L": L},
-                                  doc=f"beyond 002: segments of {L} entries, value and column apart")
-    return k
-
-
-def _packed_sum_kernel(segments: int | None) -> Kernel:
-    """The second pass of the packed format: each row's partial sums into y (``segments``: every
-    row has that many, else a (first, count) texel per row)."""
-    key = ("sum", segments)
-    k = _PACKED.get(key)
-    if k is None:
-        defines = {} if segments is None else {"SEGMENTS": segments}
-        k = _PACKED[key] = Kernel("sparse_packed_sum", texels=2 + (segments or 1), defines=defines,
-                                  doc="beyond 002: a split row's partial sums")
-    return k
-
-
-def _auto_segment(counts: np.ndarray) -> int:
-    """The packed format's entries a fragment: the longest row when it is at most
-    ``PACKED_SEGMENT`` and padding every row to it at most doubles the texels (one pass, no
-    split: Poisson's rows of 3 .. 5 give 5); else the median row (of those not empty) cut into
-    pieces of at most ``PACKED_SEGMENT``, as even as can be (rows of 30: 4 segments of 8; rows
-    of 4 or 60: 4, the rows of 60 in 15 segments)."""
-    nz = counts[counts > 0]
-    if nz.size == 0:
-        return 1
-    K = int(nz.max())
-    if K <= PACKED_SEGMENT and counts.size * K <= 2 * int(nz.sum()):
-        return K
-    med = int(np.ceil(np.median(nz)))
-    pieces = -(-med // PACKED_SEGMENT)
-    return max(1, -(-med // pieces))
-
-
-def _index_type(*sizes):
-    """int32 when every index (entries, places) fits it, else int64: the build's integer work
-    on int32 is half the memory traffic."""
-    return np.int32 if max(sizes) < 2 ** 31 else np.int64
-
-
-def _first_of(counts: np.ndarray) -> np.ndarray:
-    """The exclusive running sum of ``counts`` (int64): where each row's first entry is."""
-    first = np.zeros(counts.size, dtype=np.int64)
-    np.cumsum(counts[:-1], out=first[1:])
-    return first
-
-
-def _packed_positions(counts: np.ndarray, L: int):
-    """For rows of ``counts`` entries cut into segments of L: segments a row (at least 1), the
-    first segment of each row, and for every entry (row-major) its segment and its slot in it."""
-    seg = np.maximum(1, -(-counts // L))
-    first = _first_of(seg)
-    nnz = int(counts.sum())
-    it = _index_type(nnz, int(seg.sum()))
-    pos = np.arange(nnz, dtype=it) - np.repeat(_first_of(counts).astype(it), counts)
-    whole = pos // L
-    return seg, first, np.repeat(first.astype(it), counts) + whole, pos - whole * L
-
-
-def _places(counts: np.ndarray, base: np.ndarray, L: int, P: int, nnz: int, total: int) -> np.ndarray:
-    """Where each entry (row-major, rows of ``counts``) goes among ``total`` places: row i's
-    k-th entry at base[i] + (k // L) P + k % L (segments of P places, L entries each; P >= L: a
-    packed segment of odd L has a spare place). That is the entry's own number plus one
-    offset a row (base[i] - its first entry's number), plus (k // L)(P - L) where a row spans
-    several segments with spare places. Integer arithmetic on rows and one np.repeat, int32
-    where it fits."""
-    it = _index_type(nnz, total)
-    starts = _first_of(counts)
-    q = np.arange(nnz, dtype=it)
-    q += np.repeat((base - starts).astype(it), counts)
-    if P != L and counts.size and int(counts.max()) > L:
-        pos = np.arange(nnz, dtype=it) - np.repeat(starts.astype(it), counts)
-        q += (pos // L) * (P - L)
-    return q
-
-
-def _pairs(vals: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Each entry's (value, column) as float32 side by side, seen as one 8-byte item an entry
-    (one scatter moves both)."""
-    pv = np.empty((vals.size, 2), dtype=np.float32)
-    pv[:, 0] = vals
-    pv[:, 1] = cols
-    return pv.view(np.uint64).reshape(vals.size)
-
-
-def _scatter_pairs(vals, cols, counts, base, L, P, total):
-    """The entries' (value, column) pairs among ``total`` places (a uint64 array, zero where no
-    entry is), row i's k-th entry at base[i] + (k // L) P + k % L (``_places``). Rows all of one
-    count c, each ``step`` places after the one before (base = i step, c <= L or P = L), are a
-    reshape; else one scatter."""
-    nnz = vals.size
-    buf = np.zeros(total, dtype=np.uint64)
-    if not nnz:
-        return buf
-    pairs = _pairs(vals, cols)
-    m, c = counts.size, int(counts[0])
-    step = int(base[1] - base[0]) if m > 1 else max(c, 1)
-    if c and (c <= L or P == L) and step >= -(-c // L) * P and m * step <= total and bool(np.all(counts == c)) \
-            and int(base[0]) == 0 and bool(np.all(np.diff(base) == step)):
-        buf[:m * step].reshape(m, step)[:, :c] = pairs.reshape(m, c)
-    else:
-        buf[_places(counts, base, L, P, nnz, total)] = pairs
-    return buf
-
-
-def _deinterleave(buf: np.ndarray):
-    """The values and the columns of (value, column) pairs ``buf`` (uint64), each a contiguous
-    float32 array of buf's length."""
-    p = buf.view(np.float32).reshape(buf.size, 2)
-    return np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
-
-
-def _blocks_down(buf: np.ndarray, blocks: int, width: int, depth: int, texel) -> np.ndarray:
-    """``buf`` as blocks x width items of ``depth`` texels each (item-major), laid out as a
-    texture of blocks x depth rows of ``width``: item b W + x's texel k at (x, b depth + k)
-    (T-ELL's and the packed segments' layout). One transposing copy; ``texel`` the numpy
-    type of one texel (np.float32, or "V16" for RGBA32F)."""
-    t = buf.view(texel).reshape(blocks, width, depth)
-    if depth == 1:
-        return t.reshape(blocks, width)
-    return np.ascontiguousarray(t.transpose(0, 2, 1)).reshape(blocks * depth, width)
-
-
-def corrigan_kernel(nnz: int) -> Kernel:
-    """The fragment program for rows of ``nnz`` non-zeros (003: hard-coded count), one per count."""
-    k = _CORRIGAN.get(nnz)
-    if k is None:
-        k = _CORRIGAN[nnz] = Kernel("sparse_corrigan", texels=2 * nnz + 1,
-                                    doc=f"003 Fig. 6: rows of {nnz} non-zeros", defines={"NNZ": nnz})
-    return k
+def _check_options(options: StorageOptions):
+    """Refuse an option ``from_scipy`` cannot use, with a sentence; answers the format's class
+    (``FORMATS[format]``) and max_programs (None: ``CORRIGAN_MAX_PROGRAMS``)."""
+    format, sort, dense, transpose, sums, max_programs, segment, fold = options
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {tuple(FORMATS)}, got {format!r}")
+    storage = FORMATS[format]
+    for name, value in (("segment", segment), ("fold", fold)):
+        if value is None:
+            continue
+        if name not in storage.options:      # the formats that take it, from the registry
+            takers = [k for k, c in FORMATS.items() if name in c.options]
+            use = f" or use format={takers[0]!r}" if takers else ""
+            raise ValueError(f"{name}= is an option of format={' and '.join(map(repr, takers))} (beyond the "
+                             f"papers); format={format!r} takes none: drop {name}={use}")
+        most = storage.options[name]
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1 or (
+                most is not None and value > most):
+            span = f"1 .. {most}" if most is not None else "a positive int"
+            raise ValueError(f"{name} must be {span} (or None: chosen from the rows), got {value!r}")
+    if sums not in ("pingpong", "fan"):
+        raise ValueError(f"sums must be 'pingpong' or 'fan', got {sums!r}")
+    if transpose not in TRANSPOSES:
+        raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
+    if transpose == "scatter" and not storage.scatters:
+        raise ValueError(f"transpose='scatter' walks the ELLPACK layouts; the {format} format "
+                         "computes A^T y from a transposed copy (transpose='copy')")
+    if max_programs is None:
+        max_programs = CORRIGAN_MAX_PROGRAMS
+    if isinstance(max_programs, bool) or not isinstance(max_programs, (int, np.integer)) or max_programs < 1:
+        raise ValueError(f"max_programs must be a positive int (fragment programs), got {max_programs!r}")
+    if not (dense is None or dense is False) and (
+            isinstance(dense, bool) or not isinstance(dense, (int, np.integer)) or dense < 1):
+        raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")
+    return storage, max_programs
 
 
 def _as_csr(A, name="A"):
@@ -380,73 +248,92 @@ def _check_normal_range(data: np.ndarray) -> None:
                          "scale A up by a power of two (exact) and the products down by it")
 
 
-def _auto_threshold(counts: np.ndarray, length: int, padded: bool = True, most: int | None = None) -> int:
-    """The non-zeros above which a row (a column) goes to the dense part, by texels: keeping
-    rows of up to t non-zeros makes every row of the padded layout t texels long (count x t),
-    moving a longer one makes it a full row of ``length`` texels. Answers the t of least
-    count x t + (rows above t) x length (the largest such t on a tie, fewer dense passes),
-    and never less than 32: a row that short is cheaper in the layout than as a dense pass.
-
-    A row of 60 non-zeros among rows of 4 (nug30's columns) stays sparse when the full row
-    would hold 52260 texels; a full row among rows of sqrt(N) (a Gruca-like LP) goes dense.
-    The corrigan format pads nothing (a program per row length): there the threshold is
-    max(32, 10 x the median count).
-
-    ``most``: the largest threshold the layout can take (the longest row its texture holds, or
-    that one corrigan program unrolls). Only the thresholds up to it compete; 32 is one of them
-    (every row above it dense), and when even 32 is too long the answer is ``most``. A single
-    full row wider than a texture thus goes dense rather than failing.
-    """
-    if counts.size == 0:
-        return 0
-    if not padded:
-        t = int(max(32, 10 * float(np.median(counts))))
-        return t if most is None else min(t, int(most))
-    # 32 as a candidate changes no unconstrained choice: with rows of up to 32 it costs no less
-    # than the longest of them, without, more than keeping every row (a row is at most `length`)
-    # the distinct counts and 32, and how many rows are above each: from a histogram of the
-    # counts (small integers), not a sort
-    hist = np.bincount(counts, minlength=33)
-    hist_32 = hist[32]
-    hist[32] = max(hist_32, 1)
-    t = np.flatnonzero(hist)
-    hist[32] = hist_32
-    above = counts.size - np.cumsum(hist)[t]
-    cost = counts.size * t.astype(np.float64) + above * float(length)
-    if most is not None:
-        fits = np.maximum(t, 32) <= most
-        if not fits.any():
-            return int(most)
-        t, cost = t[fits], cost[fits]
-    return int(max(32, t[len(t) - 1 - int(np.argmin(cost[::-1]))]))
-
-
 class SparseStream:
-    """A sparse m x n matrix on the GPU (see the module notes for the formats).
+    """A sparse m x n matrix on the GPU, stored and multiplied as in papers 002 and 003.
 
-    Use ``SparseStream.from_scipy(A, format=..., sort=..., dense=..., transpose=...)``;
-    ``release()`` (or ``with``) frees the textures; a released one raises ValueError when used
-    again. Attributes: ``shape``, ``nnz``,
-    ``format``, ``dense_rows`` and ``dense_cols`` (indexes moved to the dense part), ``perm``
-    (the sort permutation, new -> old, or None), ``programs`` (distinct fragment programs of
-    one product) and ``rectangles`` (passes of the sparse part of one product). The packed
-    format also has ``segment`` (entries a fragment), ``split`` (the most segments of a row),
-    ``segments`` (all of them), ``single`` (one pass writes y), ``uniform`` (every row the same
-    number of segments) and ``p_shape`` (the folded partials, or the segments' layout when
-    single). ``fetches()`` counts the sparse part's texel fetches a product; ``max_abs()`` is
-    max |a_ij| (every format).
+    The matrix lives in float32 textures in one of the formats of the module notes: paper
+    003's ``"corrigan"`` storage (values and column textures, one fragment program per
+    non-zero count, rows optionally sorted by count: Figs. 4-7), paper 002's ``"ellpack"``
+    and transposed ELLPACK ``"tell"`` (section 3), or, beyond the papers, ``"packed"`` and
+    ``"split"`` (long rows cut into segments); rows and columns far longer than the others go
+    to a dense part (002's "dense rows extracted", 003's future work 4). Its products are 002's
+    FSAX y = A x (``matvec``, ``@``), FSATY x = A^T y (``rmatvec``) and FSAAT z = A diag(theta)
+    A^T y (``normal_matvec``), on numpy vectors or vector Streams. Build one with
+    ``from_scipy``; ``release()`` (or ``with``) frees its textures. ``fetches()`` counts the
+    sparse part's texel fetches a product, ``max_abs()`` is max |a_ij|.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        (m, n).
+    nnz : int
+        The stored non-zeros.
+    format : str
+        One of ``FORMATS``.
+    dense_rows, dense_cols : ndarray of int
+        The rows and columns moved to the dense part.
+    perm : ndarray of int or None
+        The corrigan sort's permutation, new -> old (None unsorted).
+    programs : int
+        The distinct fragment programs of one product.
+    rectangles : int
+        The passes of the sparse part of one product.
+    segment, split, segments, single, uniform, p_shape
+        Packed and split formats: entries a fragment, the most segments of a row, all segments,
+        whether one pass writes y, whether every row has as many segments, the partials' layout.
+    K, runs, store_width
+        ELLPACK and TELL: the longest row (texels a row); corrigan: its runs and the width of
+        its textures. These and the packed formats' are the storage format's own attributes
+        (``_storage``, an instance of the format's class in :mod:`gpgpu.sparse_formats`),
+        read through the SparseStream.
+
+    Raises
+    ------
+    ValueError
+        Used after ``release()`` (or the end of its ``with`` block).
+
+    See Also
+    --------
+    SparseStream.from_scipy : the constructor, with every storage option.
+    gpgpu.cg : conjugate gradients on a SparseStream (paper 003).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> import gpgpu
+    >>> A = sp.diags([1.0, 2.0, 3.0], [0, 1, 3], shape=(6, 8), format="csr")
+    >>> with gpgpu.SparseStream.from_scipy(A, format="ellpack") as S:
+    ...     print(S.shape, S.nnz, S.format)
+    ...     print(np.allclose(S.matvec(np.ones(8)), A @ np.ones(8)))
+    ...     print(np.allclose(S.rmatvec(np.ones(6)), A.T @ np.ones(6)))
+    (6, 8) 17 ellpack
+    True
+    True
     """
 
     def __init__(self):  # use from_scipy
         self.format = None
         self.shape = (0, 0)
         self.nnz = 0
+        self._storage = None           # the format's instance (gpgpu.sparse_formats): its layout
         self._streams: dict = {}
         self._T = None
         self._host = None              # (float32 values, indices, indptr) of A, for transposed()
         self._released = False
         self._of_transpose = False     # rmatvec's transposed copy: its rows are A's columns
-        self._announced = False        # the first corrigan product has said what it compiles
+        self._announced = False        # the first product has said what it compiles
+
+    def __getattr__(self, name: str):
+        """The storage format's layout attributes (``K``, ``programs``, ``rectangles``,
+        ``runs``, ``segment``, ...: ``_storage``'s data, not its methods) read as the
+        SparseStream's own, so that a new format's attributes need nothing here."""
+        storage = self.__dict__.get("_storage")
+        if storage is not None and not name.startswith("__") and hasattr(storage, name):
+            value = getattr(storage, name)
+            if not callable(value):
+                return value
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _alive(self) -> None:
         """Refuse a released (or never built) SparseStream with a sentence, not a KeyError."""
@@ -472,7 +359,7 @@ class SparseStream:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_scipy(cls, A, format: str = "ellpack", sort: bool = False, dense=None,
+    def from_scipy(cls, A, format: str = "ellpack", *, sort: bool = False, dense=None,
                    transpose: str = "copy", sums: str = "pingpong",
                    max_programs: int | None = None, dense_split: bool = True,
                    segment: int | None = None, fold: int | None = None) -> "SparseStream":
@@ -481,6 +368,7 @@ class SparseStream:
         Parameters
         ----------
         format : {"ellpack", "tell", "corrigan", "packed", "split"}
+            A name of the registry ``FORMATS`` (:mod:`gpgpu.sparse_formats`, a class each).
             "packed" and "split" are beyond the papers (module notes): long rows split into
             segments; "packed" also two entries a texel.
         sort : bool
@@ -533,38 +421,13 @@ class SparseStream:
                 raise ValueError(f"dense_split=False keeps every row sparse (paper 003's storage as printed), "
                                  f"so it takes no dense threshold; got dense={dense!r}: drop one of the two")
             dense = False
-        return cls._build(A, format, sort, dense, transpose, sums, max_programs, of_transpose=False,
-                          segment=segment, fold=fold)
+        return cls._build(A, StorageOptions(format, sort, dense, transpose, sums, max_programs, segment=segment,
+                                            fold=fold), of_transpose=False)
 
     @classmethod
-    def _build(cls, A, format, sort, dense, transpose, sums, max_programs, of_transpose,
-               segment=None, fold=None) -> "SparseStream":
-        if format not in FORMATS:
-            raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
-        for name, value, most in (("segment", segment, PACKED_MAX_SEGMENT), ("fold", fold, None)):
-            if value is None:
-                continue
-            if format not in SEGMENTED:
-                raise ValueError(f"{name}= is an option of format='packed' and 'split' (beyond the papers); "
-                                 f"format={format!r} takes none: drop {name}= or use format='packed'")
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1 or (
-                    most is not None and value > most):
-                span = f"1 .. {most}" if most is not None else "a positive int"
-                raise ValueError(f"{name} must be {span} (or None: chosen from the rows), got {value!r}")
-        if sums not in ("pingpong", "fan"):
-            raise ValueError(f"sums must be 'pingpong' or 'fan', got {sums!r}")
-        if transpose not in TRANSPOSES:
-            raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
-        if transpose == "scatter" and format in ("corrigan",) + SEGMENTED:
-            raise ValueError(f"transpose='scatter' walks the ELLPACK layouts; the {format} format "
-                             "computes A^T y from a transposed copy (transpose='copy')")
-        if max_programs is None:
-            max_programs = CORRIGAN_MAX_PROGRAMS
-        if isinstance(max_programs, bool) or not isinstance(max_programs, (int, np.integer)) or max_programs < 1:
-            raise ValueError(f"max_programs must be a positive int (fragment programs), got {max_programs!r}")
-        if not (dense is None or dense is False) and (
-                isinstance(dense, bool) or not isinstance(dense, (int, np.integer)) or dense < 1):
-            raise ValueError(f"dense must be None, False or a positive int (non-zeros), got {dense!r}")
+    def _build(cls, A, options: StorageOptions, of_transpose: bool) -> "SparseStream":
+        storage, max_programs = _check_options(options)
+        format, sort, dense, transpose, sums, _, segment, fold = options
         M = _as_csr(A)
         m, n = M.shape
         _check_normal_range(M.data)
@@ -579,6 +442,7 @@ class SparseStream:
         self = cls()
         self.format, self.shape, self.nnz, self.transpose = format, (m, n), int(M.nnz), transpose
         self.sums = sums
+        self._storage = storage()
         self._source_dense, self._sort, self._max_programs = dense, sort, int(max_programs)
         self._of_transpose = of_transpose
         self._segment_arg, self._fold_arg = segment, fold
@@ -591,7 +455,7 @@ class SparseStream:
             self._host = (data32, M.indices, M.indptr)
         perm = None
         if sort:
-            if format != "corrigan":
+            if not storage.sorts:
                 raise ValueError("sort=True is the row and column sorting of the corrigan format "
                                  "(paper 003, Fig. 7); the ELLPACK formats draw every row in one pass")
             if m != n:
@@ -602,30 +466,32 @@ class SparseStream:
             M = M[perm][:, perm].tocsr()
             M.sort_indices()
         self.perm = perm
-        # --- the dense part
+        self._upload(M, dense)
+        if perm is not None:
+            self._streams["perm"] = Stream.vector_of(m, data=perm.astype(np.float32))
+            inverse = np.empty_like(perm)
+            inverse[perm] = np.arange(m)
+            self._streams["inverse"] = Stream.vector_of(m, data=inverse.astype(np.float32))
+        return self
+
+    def _upload(self, M, dense) -> None:
+        """The dense part's rows and columns chosen (``dense``: False, None for the format's
+        ``auto_dense``, or a threshold), then the rest into the format's textures and the dense
+        part into its own (:mod:`gpgpu.sparse_formats.dense`)."""
+        m, n = self.shape
         row_nnz = np.diff(M.indptr)
-        # the columns' counts only where a column may go dense (not dense=False, not the
-        # segmented formats' default, which keeps every column)
-        col_nnz = None if dense is False or (dense is None and format in SEGMENTED) else \
-            np.bincount(M.indices, minlength=n)
+        # the columns' counts only where a column may go dense (not dense=False, not a format
+        # whose default keeps every column: the segmented ones)
         if dense is False:
-            rows_t = cols_t = None
-        elif dense is None and format in SEGMENTED:
-            # nothing is padded: only rows too long for one fragment's second-pass loop go
-            rows_t, cols_t = PACKED_DENSE_ROW, max(m, n) + 1
+            rows_t = cols_t = col_nnz = None
         elif dense is None:
-            padded = format != "corrigan"
-            # the longest row the layout holds: K texels a block, R blocks side by side in one
-            # texture (ELLPACK, TELL), or one corrigan program's unrolled row
-            most = max_texture_size() // vector_shape(m)[0] if padded else CORRIGAN_MAX_NNZ
-            rows_t, cols_t = _auto_threshold(row_nnz, n, padded, most), _auto_threshold(col_nnz, m, padded)
+            rows_t, cols_t, col_nnz = self._storage.auto_dense(M, row_nnz, PACKED_DENSE_ROW)
         else:
             rows_t = cols_t = int(dense)
-        if rows_t is None:
-            dense_rows = dense_cols = np.zeros(0, dtype=np.int64)
-        else:
-            dense_rows = np.flatnonzero(row_nnz > rows_t)
-            dense_cols = np.flatnonzero(col_nnz > cols_t) if col_nnz is not None else np.zeros(0, dtype=np.int64)
+            col_nnz = np.bincount(M.indices, minlength=n)
+        none = np.zeros(0, dtype=np.int64)
+        dense_rows = np.flatnonzero(row_nnz > rows_t) if rows_t is not None else none
+        dense_cols = np.flatnonzero(col_nnz > cols_t) if col_nnz is not None and cols_t is not None else none
         self.dense_rows, self.dense_cols = dense_rows, dense_cols
         # M is a canonical CSR (sorted columns, no duplicates): its entries are row-major in
         # order, and so is any subset of them
@@ -639,252 +505,36 @@ class SparseStream:
             rows = coo.row[sparse]
             self._upload_sparse(rows, coo.col[sparse], coo.data[sparse], np.bincount(rows, minlength=m),
                                 ordered=True)
-            self._upload_dense(M, coo, in_row, in_col)
+            dense_part.upload(self, M, coo, in_row, in_col)
         else:
             self._upload_sparse(None, M.indices, M.data, row_nnz, ordered=True)
-            self._upload_dense(M, None, None, None)
-        if perm is not None:
-            self._streams["perm"] = Stream.vector_of(m, data=perm.astype(np.float32))
-            inverse = np.empty_like(perm)
-            inverse[perm] = np.arange(m)
-            self._streams["inverse"] = Stream.vector_of(m, data=inverse.astype(np.float32))
-        return self
+            dense_part.upload(self, M, None, None, None)
 
     def _upload_sparse(self, rows, cols, vals, counts=None, ordered: bool = False) -> None:
-        """The sparse part's entries (``rows``, ``cols``, ``vals``) into the format's textures.
-        ``ordered``: the entries are already row-major with increasing columns (a canonical
-        CSR's, as ``_build`` passes them), so no lexsort; then ``counts`` (entries a row) may
-        stand for ``rows`` (None)."""
-        m, n = self.shape
+        """The sparse part's entries (``rows``, ``cols``, ``vals``) into the format's textures
+        (``_storage.upload``). ``ordered``: the entries are already row-major with increasing
+        columns (a canonical CSR's, as ``_build`` passes them), so no lexsort; then ``counts``
+        (entries a row) may stand for ``rows`` (None)."""
+        m = self.shape[0]
         if not ordered:
             order = np.lexsort((cols, rows))
             rows, cols, vals = rows[order], cols[order], vals[order]
         if counts is None or not ordered:
             counts = np.bincount(rows, minlength=m)
         self.row_counts = counts
-        limit = max_texture_size()
-        noun = "columns" if self._of_transpose else "rows"
-        if self.format in SEGMENTED:
-            self._upload_packed(cols, vals, counts)
-            return
-        if self.format == "corrigan":
-            big = np.flatnonzero(counts > CORRIGAN_MAX_NNZ)
-            if big.size:
-                raise ValueError(f"{self._where()}{self._line(big[0])} has {int(counts[big[0]])} non-zeros, "
-                                 f"more than one fragment program of the corrigan format unrolls ({CORRIGAN_MAX_NNZ}); "
-                                 f"(paper 003: \"the Cg compiler simply fails\" on such rows); leave dense=None and "
-                                 f"dense_split=True (the defaults, beyond 003: such {noun} go to the dense part) or "
-                                 f"set dense= at most {CORRIGAN_MAX_NNZ} (got dense={self._source_dense!r}), or use "
-                                 f"format='ellpack'")
-            distinct = np.unique(counts[counts > 0]).size
-            if distinct > self._max_programs:
-                raise ValueError(
-                    f"{self._where()}the corrigan format compiles one fragment program per distinct non-zero "
-                    f"count (paper 003, Fig. 6), and {self._lines()} have {distinct} distinct counts, more than "
-                    f"max_programs={self._max_programs}: the first product would compile {distinct} programs "
-                    "(slow: seconds to minutes). Use format='ellpack' (one program for every row), or pass "
-                    f"max_programs={distinct} (or more) to compile them all")
-            nnz = vals.size
-            if nnz >= 2 ** 24:
-                raise ValueError(f"{nnz} non-zeros: the storage index is not exact in float32 beyond 2^24")
-            width = max(1, min(nnz, fold_width()))
-            height = max(1, -(-nnz // width))
-            if height > limit:
-                raise ValueError(f"{nnz} non-zeros do not fit a {width} x {limit} texture "
-                                 f"(GL_MAX_TEXTURE_SIZE = {limit})")
-            store = np.zeros(width * height, dtype=np.float32)
-            store[:nnz] = vals
-            index = np.zeros(width * height, dtype=np.float32)
-            index[:nnz] = cols
-            self._streams["values"] = Stream(height, width, data=store)
-            self._streams["columns"] = Stream(height, width, data=index)
-            self.store_width = width
-            # runs of consecutive rows with the same count: one rectangle (or a few, where the
-            # run wraps to the next texture row of the folded y) per run
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-            change = np.flatnonzero(np.diff(counts)) + 1
-            bounds = np.concatenate([[0], change, [m]])
-            self.runs = [(int(counts[a]), int(a), int(b), int(starts[a]))
-                         for a, b in zip(bounds[:-1], bounds[1:]) if counts[a] > 0]
-            self.programs = len({c for c, *_ in self.runs})
-            self.rectangles = len(self.runs)
-            self.empty_rows = int(np.count_nonzero(counts == 0))
-            self.K = None
-            return
-        # ELLPACK / TELL
-        K = int(counts.max()) if counts.size and counts.max() > 0 else 1
-        rows_y, W = vector_shape(m)                          # y folded: R blocks of W rows
-        if rows_y * K > limit:
-            longest = int(np.argmax(counts))
-            along = "row" if self.format == "ellpack" else "column"
-            span = (f"{K} texels" if rows_y == 1 else f"{rows_y} blocks of them side by side (the folded "
-                                                      f"vector's), {rows_y} x {K} = {rows_y * K} texels")
-            fix = (f"set dense= at most {limit // rows_y} (dense=None chooses a threshold that fits; "
-                   f"got dense={self._source_dense!r}) to move longer {noun} to the dense part")
-            if self._of_transpose:
-                fix += ", or transpose='scatter' (A^T y from the one copy of A, no transposed copy)"
-            raise ValueError(f"{self._where()}{self.format.upper()} stores each of {self._lines()} as K texels "
-                             f"along a texture {along}, K the most non-zeros of any ({self._line(longest)} has "
-                             f"{K}): {span}, more than GL_MAX_TEXTURE_SIZE = {limit}; {fix}")
-        # block r of W rows -> texture columns r K .. r K + K - 1 (ELLPACK: entry k of row
-        # r W + x at texel (r K + k, x)); TELL transposes each block (texel (x, r K + k)). The
-        # (value, column) pairs in one scatter (a reshape where it can), then apart.
-        i = np.arange(m, dtype=np.int64)
-        if self.format == "ellpack":     # W x (R K): row i's K places contiguous, at (x R + r) K
-            buf = _scatter_pairs(vals, cols, counts, ((i % W) * rows_y + i // W) * K, K, K, W * rows_y * K)
-            tex_v, tex_i = (t.reshape(W, rows_y * K) for t in _deinterleave(buf))
-        else:                            # (R K) x W: row-major R W x K, each block transposed
-            buf = _scatter_pairs(vals, cols, counts, i * K, K, K, rows_y * W * K)
-            tex_v, tex_i = (_blocks_down(t, rows_y, W, K, np.float32) for t in _deinterleave(buf))
-        self._streams["values"] = Stream(*tex_v.shape, data=tex_v)
-        self._streams["columns"] = Stream(*tex_i.shape, data=tex_i)
-        self.K = K
-        self.programs = 1
-        self.rectangles = 1
         self.empty_rows = int(np.count_nonzero(counts == 0))
-        self.runs = None
-
-    def _upload_packed(self, cols, vals, counts) -> None:
-        """The packed format (beyond the papers, module notes): entries (row-major, sorted) into
-        RGBA texels two at a time, segments of L entries down texture columns (the split
-        format: one a texel, values and columns apart)."""
-        m, n = self.shape
-        limit = max_texture_size()
-        L = int(self._segment_arg) if self._segment_arg is not None else _auto_segment(counts)
-        H = -(-L // 2) if self.format == "packed" else L     # texels a segment
-        seg = np.maximum(1, -(-counts // L))                  # segments a row (an empty row: 1)
-        first = _first_of(seg)
-        S = int(seg.sum())
-        if S >= FLOAT_INDEX_LIMIT:
-            raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {L} entries, more than float32 "
-                             f"indexes them exactly (2^24 = {FLOAT_INDEX_LIMIT}); pass a larger segment= "
-                             f"(at most {PACKED_MAX_SEGMENT})")
-        split = int(seg.max())
-        self.single = split == 1 and self._fold_arg is None   # one pass writes y
-        if self.single:
-            Ws = vector_shape(m)[1]
-        else:
-            Ws = min(int(self._fold_arg), limit) if self._fold_arg else min(PACKED_FOLD, fold_width())
-            Ws = max(Ws, -(-S // max(1, limit // H)))        # the segments' texels must fit the texture
-            if Ws > limit or (self._fold_arg is not None and Ws > self._fold_arg):
-                raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels do not fit "
-                                 f"{'fold=%d x ' % self._fold_arg if self._fold_arg else ''}GL_MAX_TEXTURE_SIZE "
-                                 f"= {limit}; pass a larger fold= (or None) or a larger segment=")
-            Ws = min(Ws, S)
-        Rs = -(-S // Ws)
-        if Rs * H > limit:
-            raise ValueError(f"{self._where()}format={self.format!r}: {S} segments of {H} texels need "
-                             f"{Rs * H} texture rows, more than GL_MAX_TEXTURE_SIZE = {limit}; pass a larger "
-                             f"segment=")
-        # the segments end to end, P places of (value, column) each (packed: 2 a texel, so an
-        # odd L leaves a spare place; split: one a texel), then segment s's texels down texture
-        # column s % Ws from row (s // Ws) H: one transposing copy
-        P = 2 * H if self.format == "packed" else L
-        buf = _scatter_pairs(vals, cols, counts, first * P, L, P, Rs * Ws * P)
-        if self.format == "packed":
-            tex = _blocks_down(buf, Rs, Ws, H, "V16").view(np.float32).reshape(Rs * H, Ws, 4)
-            self._streams["entries"] = Stream(Rs * H, Ws, components=4, data=tex)
-        else:
-            tv, ti = (_blocks_down(t, Rs, Ws, L, np.float32) for t in _deinterleave(buf))
-            self._streams["values"] = Stream(Rs * H, Ws, data=tv)
-            self._streams["columns"] = Stream(Rs * H, Ws, data=ti)
-        self.uniform = bool(np.all(seg == split))
-        if not self.single and not self.uniform:
-            rows_y, W = vector_shape(m)
-            meta = np.zeros((rows_y * W, 4), dtype=np.float32)
-            meta[:m, 0], meta[:m, 1] = first, seg
-            self._streams["meta"] = Stream(rows_y, W, components=4, data=meta)
-        self.segment, self.segments, self.split = L, S, split
-        self.p_shape = (Rs, Ws)
-        self.K = int(counts.max()) if counts.size and counts.max() > 0 else 1
-        self.programs = 1 if self.single else 2
-        self.rectangles = self.programs
-        self.empty_rows = int(np.count_nonzero(counts == 0))
-        self.runs = None
-        self._prims = {}
+        self._storage.upload(self, cols, vals, counts)
 
     def fetches(self) -> dict:
         """Texel fetches of one product of the sparse part (dense part not included), counted
         from the kernels' sources: the packed format's pass 1 fetches ceil(L / 2) texels and L
         gathers of x a segment; its pass 2 a (first, count) texel (rows of unequal splits) and
-        the row's partials. ELLPACK and TELL: 3 a stored entry, padding included.
+        the row's partials. ELLPACK and TELL: 3 a stored entry, padding included; corrigan: 3 a
+        non-zero (each format's ``fetches``).
         Answers {"fetches", "entries" (stored, padding included), "per_nonzero"}."""
         self._alive()
-        m = self.shape[0]
-        if self.format in SEGMENTED:
-            L = self.segment
-            n1 = self.segments * ((-(-L // 2) + L) if self.format == "packed" else 3 * L)
-            n2 = 0 if self.single else self.segments + (0 if self.uniform else m)
-            total, stored = n1 + n2, self.segments * L
-        elif self.format == "corrigan":
-            stored = int(self.row_counts.sum())
-            total = 3 * stored
-        else:
-            stored = m * self.K
-            total = 3 * stored
+        total, stored = self._storage.fetches(self)
         return {"fetches": total, "entries": stored, "per_nonzero": total / max(1, int(self.row_counts.sum()))}
-
-    def _packed_product(self, xs: Stream, y: Stream) -> None:
-        """y = A x, packed format: pass 1 over the segments (into y itself when no row is split,
-        else into the partials P), pass 2 summing each row's partials into y."""
-        m = self.shape[0]
-        L = self.segment
-        H = -(-L // 2) if self.format == "packed" else L
-        inputs = ({"entries": self._streams["entries"]} if self.format == "packed" else
-                  {"values": self._streams["values"], "columns": self._streams["columns"]})
-        key = (xs.cols, y.cols)
-        prims = self._prims.get(key)
-        if prims is None:
-            T0 = lambda X, Y: (X, (Y - 0.5) * H + 0.5)       # noqa: E731  (x + .5, r H + .5)
-            if self.single:
-                prims = (_rows_primitive(vector_regions(m, y.cols), T0), None)
-            else:
-                prims = (_rows_primitive(vector_regions(self.segments, self.p_shape[1]), T0),
-                         _rows_primitive(vector_regions(m, y.cols), lambda X, Y: (X, Y)))
-            self._prims[key] = prims
-        kernel = packed_kernel(L) if self.format == "packed" else split_kernel(L)
-        if self.single:
-            kernel.draw(y, prims[0], {**inputs, "X": xs}, {"x_width": xs.cols})
-            return
-        P = borrow(*self.p_shape)
-        kernel.draw(P, prims[0], {**inputs, "X": xs}, {"x_width": xs.cols})
-        if self.uniform:
-            _packed_sum_kernel(self.split).draw(y, prims[1], {"P": P},
-                                                {"p_width": self.p_shape[1], "y_width": y.cols})
-        else:
-            _packed_sum_kernel(None).draw(y, prims[1], {"P": P, "meta": self._streams["meta"]},
-                                          {"p_width": self.p_shape[1]},
-                                          texels=2 + -(-self.segments // m))
-        give_back(P)
-
-    def _upload_dense(self, M, coo, in_row, in_col) -> None:
-        m, n = self.shape
-        kc, kr = self.dense_cols.size, self.dense_rows.size
-        self.kc, self.kr = kc, kr
-        if not kc and not kr:
-            return
-        rows_y, W = vector_shape(m)
-        # dense columns: one folded plane each, stacked down the texture
-        C = np.zeros((max(kc, 1) * rows_y, W), dtype=np.float32)
-        if kc:
-            where = {int(j): c for c, j in enumerate(self.dense_cols)}
-            cc = np.array([where[int(j)] for j in coo.col[in_col]], dtype=np.int64)
-            flat = coo.row[in_col]
-            C[cc * rows_y + flat // W, flat % W] = coo.data[in_col]
-        self._streams["C"] = Stream(*C.shape, data=C)
-        self._streams["J"] = Stream(1, max(kc, 1), data=np.resize(self.dense_cols.astype(np.float32), max(kc, 1)))
-        # dense rows: one folded plane each (folded like x), stacked down the texture; their
-        # inner products with x land in a kr x 1 column V; slot maps y's entries to them
-        rows_x, Wx = vector_shape(n)
-        R = np.zeros((max(kr, 1), rows_x * Wx), dtype=np.float32)
-        if kr:
-            R[:, :n] = M[self.dense_rows].toarray()
-        self._streams["R"] = Stream(max(kr, 1) * rows_x, Wx, data=R.reshape(-1, Wx))
-        self._streams["I"] = Stream(1, max(kr, 1), data=np.resize(self.dense_rows.astype(np.float32), max(kr, 1)))
-        slot = np.zeros(m, dtype=np.float32)
-        slot[self.dense_rows] = np.arange(1, kr + 1, dtype=np.float32)
-        self._streams["slot"] = Stream.vector_of(m, data=slot)
-        self._streams["no_rows"] = Stream(1, 1)   # bound as V when there are no dense rows
 
     # ------------------------------------------------------------------ memory
     @property
@@ -943,7 +593,8 @@ class SparseStream:
 
     def _product(self, xs: Stream, out: Stream | None = None, permuted: bool = False) -> Stream:
         """y = A x on the GPU for vector streams; with a sorted matrix, x and y are permuted
-        in and out (two gathers) unless ``permuted`` (CG works on the sorted system)."""
+        in and out (two gathers) unless ``permuted`` (CG works on the sorted system). The
+        format draws the sparse part (``_storage.product``), the dense part adds its own."""
         self._alive()
         m, n = self.shape
         S = self._streams
@@ -957,59 +608,15 @@ class SparseStream:
         has_dense = self.kc or self.kr
         # with a dense part the sparse part's product is a pooled temporary (no allocation)
         y = borrow(*vector_shape(m)) if has_dense else (out if out is not None else Stream.vector_of(m))
-        rows_y, W = y.rows, y.cols
-        xw = xs.cols
-        if self.format in SEGMENTED:
-            self._packed_product(xs, y)
-        elif self.format == "corrigan":
-            if not self._announced:
-                self._announce()
-            if (y is out or has_dense) and self.empty_rows:  # rows without a run must read zero
-                L1["fill"].draw(y, whole(y), uniforms={"value": 0.0})
-            for count, r0, r1, first in self.runs:
-                prim = _run_rectangles(r0, r1, W)
-                corrigan_kernel(count).draw(y, prim, {"values": S["values"], "columns": S["columns"], "X": xs},
-                                            {"first": first, "store_width": self.store_width, "x_width": xw})
-        else:
-            K = self.K
-            kernel = KERNELS[self.format]
-            # T0 at the row's first entry, affine in the window position (X, Y) so that the
-            # rasterizer interpolates it: (r K + .5, x + .5) at the centre of texel (x, r)
-            # for ELLPACK, (x + .5, r K + .5) for TELL
-            if self.format == "ellpack":
-                T0 = lambda X, Y: ((Y - 0.5) * K + 0.5, X)          # noqa: E731
-            else:
-                T0 = lambda X, Y: (X, (Y - 0.5) * K + 0.5)          # noqa: E731
-            prim = _rows_primitive(vector_regions(m), T0)
-            kernel.draw(y, prim, {"values": S["values"], "columns": S["columns"], "X": xs},
-                        {"K": K, "x_width": xw})
+        if not self._announced:
+            self._announced = True
+            self._storage.announce(self, LOG_PROGRAMS)
+        if (y is out or has_dense) and self.empty_rows and not self._storage.draws_every_row:
+            L1["fill"].draw(y, whole(y), uniforms={"value": 0.0})     # rows no pass draws read zero
+        self._storage.product(self, xs, y)
         if not has_dense:
             return y
-        # dense rows: their inner products with x, all at once, into the kr x 1 column V
-        V = _plane_dots(S["R"], self.kr, xs, self.sums) if self.kr else S["no_rows"]
-        target = out if out is not None else Stream.vector_of(m)
-        KERNELS["dense_part"].draw(target, whole(target),
-                                   {"S": y, "C": S["C"], "J": S["J"], "V": V, "slot": S["slot"], "X": xs},
-                                   {"kc": int(self.kc), "plane_rows": rows_y, "x_width": xw})
-        give_back(y)
-        if self.kr:
-            give_back(V)
-        return target
-
-    def _announce(self) -> None:
-        """Before the first corrigan product: say how many programs it compiles, when more than
-        ``LOG_PROGRAMS``: one line on stderr and the same on the logger (INFO), once per matrix."""
-        self._announced = True
-        programs = _kernel_state().programs
-        new = sorted({c for c, *_ in self.runs if corrigan_kernel(c)._key not in programs})
-        if len(new) > LOG_PROGRAMS:
-            m, n = self.shape
-            text = ("compiling %d fragment programs of the corrigan format (one per non-zero count, "
-                    "%d .. %d; paper 003) for the first product of this %d x %d matrix%s; "
-                    "format='ellpack' compiles one" % (len(new), new[0], new[-1], m, n,
-                                                       " (rmatvec's transposed copy)" if self._of_transpose else ""))
-            print(f"gpgpu.sparse: {text}", file=sys.stderr, flush=True)
-            log.info(text)
+        return dense_part.add(self, xs, y, out)
 
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
     __array_ufunc__ = None
@@ -1155,35 +762,26 @@ class SparseStream:
                 H = sp.csr_matrix(self._host, shape=self.shape)
             else:
                 H = self.to_scipy()
-            self._T = SparseStream._build(H.T, self.format, False, self._source_dense, "copy",
-                                          self.sums, self._max_programs, of_transpose=True,
-                                          segment=self._segment_arg, fold=self._fold_arg)
+            self._T = SparseStream._build(H.T, StorageOptions(self.format, False, self._source_dense, "copy",
+                                                              self.sums, self._max_programs,
+                                                              segment=self._segment_arg, fold=self._fold_arg),
+                                          of_transpose=True)
             self._host = None
         return self._T
 
     def _scatter_transpose(self, ys: Stream, out: Stream | None) -> Stream:
-        """x = Aᵀ y from the one ELLPACK/TELL copy: points scatter-add a(i,k) y(i) into x."""
-        m, n = self.shape
-        S = self._streams
+        """x = Aᵀ y from the one copy of A (a format with ``scatters``: ELLPACK, TELL): x zeroed,
+        then under additive blending the format's points scatter-add a(i,k) y(i) into x and the
+        dense rows add y(i_r) a_r; the dense columns' inner products last."""
+        n = self.shape[1]
         x = out if out is not None else Stream.vector_of(n)
         L1["fill"].draw(x, whole(x), uniforms={"value": 0.0})
-        rows_y, W = vector_shape(m)
         with additive_blending():
-            KERNELS["scatter"].draw_points(
-                x, rows_y * W * self.K, {"values": S["values"], "columns": S["columns"], "Y": ys},
-                {"K": self.K, "fold": W, "y_width": ys.cols, "x_width": x.cols,
-                 "transposed": self.format == "tell"})
+            self._storage.scatter_add(self, ys, x)
             if self.kr:   # dense rows: x += y(i_r) a_r for every dense row r, one pass
-                KERNELS["row_add"].draw(x, whole(x), {"R": S["R"], "I": S["I"], "Y": ys},
-                                        {"kr": int(self.kr), "plane_rows": x.rows, "y_width": ys.cols})
+                dense_part.scatter_rows(self, ys, x)
         if self.kc:  # dense columns: x(j_c) += a_c^T y, their inner products all at once
-            dots = _plane_dots(S["C"], self.kc, ys, self.sums)
-            texels = Triangle.join(*(Triangle.from_rects([(j % x.cols, j // x.cols, j % x.cols + 1, j // x.cols + 1)],
-                                                         T0=(0.5, c + 0.5))
-                                     for c, j in enumerate(int(j) for j in self.dense_cols)))
-            with additive_blending():
-                L1["copy"].draw(x, texels, {"A": dots})
-            give_back(dots)
+            dense_part.scatter_columns(self, ys, x)
         return x
 
     # ------------------------------------------------------------------ back to scipy
@@ -1194,49 +792,8 @@ class SparseStream:
 
         self._alive()
         m, n = self.shape
-        S = self._streams
-        rows, cols, vals = [], [], []
-        if self.format == "corrigan":
-            nnz = int(self.row_counts.sum())
-            v = S["values"].to_array().reshape(-1)[:nnz]
-            c = S["columns"].to_array().reshape(-1)[:nnz]
-            r = np.repeat(np.arange(m), self.row_counts)
-            rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
-        elif self.format in SEGMENTED:
-            _, _, at, slot = _packed_positions(self.row_counts, self.segment)
-            Ws, r = self.p_shape[1], np.repeat(np.arange(m), self.row_counts)
-            if self.format == "packed":
-                tex, H = S["entries"].to_array(), -(-self.segment // 2)
-                ty, tx, comp = (at // Ws) * H + slot // 2, at % Ws, 2 * (slot % 2)
-                c, v = tex[ty, tx, comp + 1], tex[ty, tx, comp]
-            else:
-                ty, tx = (at // Ws) * self.segment + slot, at % Ws
-                c, v = S["columns"].to_array()[ty, tx], S["values"].to_array()[ty, tx]
-            rows.append(r), cols.append(c.astype(np.int64)), vals.append(v)
-        else:
-            K = self.K
-            rows_y, W = vector_shape(m)
-            tv, ti = S["values"].to_array(), S["columns"].to_array()
-            if self.format == "ellpack":
-                bv = tv.reshape(W, rows_y, K).transpose(1, 0, 2).reshape(-1, K)[:m]
-                bi = ti.reshape(W, rows_y, K).transpose(1, 0, 2).reshape(-1, K)[:m]
-            else:
-                bv = tv.reshape(rows_y, K, W).transpose(0, 2, 1).reshape(-1, K)[:m]
-                bi = ti.reshape(rows_y, K, W).transpose(0, 2, 1).reshape(-1, K)[:m]
-            keep = np.arange(K)[None, :] < self.row_counts[:, None]
-            r = np.repeat(np.arange(m)[:, None], K, axis=1)[keep]
-            rows.append(r), cols.append(bi[keep].astype(np.int64)), vals.append(bv[keep])
-        if self.kc:
-            rows_y, W = vector_shape(m)
-            C = S["C"].to_array().reshape(-1, rows_y * W)[:, :m]
-            for c, j in enumerate(self.dense_cols):
-                nz = np.flatnonzero(C[c])
-                rows.append(nz), cols.append(np.full(nz.size, j)), vals.append(C[c][nz])
-        if self.kr:
-            Rd = S["R"].to_array().reshape(self.kr, -1)[:, :n]
-            for i, a in zip(self.dense_rows, Rd):
-                nz = np.flatnonzero(a)
-                rows.append(np.full(nz.size, i)), cols.append(nz), vals.append(a[nz])
+        rows, cols, vals = ([part] for part in self._storage.to_scipy(self))
+        dense_part.to_scipy(self, rows, cols, vals)
         r, c, v = (np.concatenate(a) if a else np.zeros(0) for a in (rows, cols, vals))
         M = sp.csr_matrix((v.astype(np.float32), (r.astype(np.int64), c.astype(np.int64))), shape=(m, n))
         if self.perm is not None:
@@ -1273,77 +830,11 @@ class SparseStream:
         return f"<SparseStream {self.format} {m}x{n}, {self.nnz} non-zeros{extra}>"
 
 
-# ---------------------------------------------------------------------- geometry
-def _plane_dots(P: Stream, k: int, v: Stream, sums: str = "pingpong") -> Stream:
-    """The inner products of the k planes of P with the vector stream v, as a k x 1 stream.
-
-    Plane r is a vector folded like v (v.rows x v.cols) at texture rows r v.rows .. of P (the
-    dense rows or columns of a SparseStream). 003's dot product (Fig. 1: a component-wise
-    product, then sums) for all planes at once: one pass of rectangles, one per plane and region
-    of v, whose T0 is v's texel (the plane's rows shifted up by r v.rows, interpolated by the
-    rasterizer); then each texture row is summed by halving along x (000's level-1 sum), and for
-    a folded v each plane's row sums are moved into one row of a k x v.rows texture (T0 affine
-    in the window position) and summed the same way. About log2(v.cols) + log2(v.rows) + 2
-    passes, whatever k (``sums="fan"``: the fan sums of :mod:`gpgpu.reduce`, about
-    log32(v.cols) + log32(v.rows) + 2). The result is a pooled temporary: give_back() it."""
-    h, W = v.rows, v.cols
-    regions = v.regions()
-    prod = borrow(k * h, W)
-    if h > 1 and len(regions) > 1:        # the unused tail of a folded vector's last row reads 0
-        L1["fill"].draw(prod, Rect.covering(0, 0, W, k * h), uniforms={"value": 0.0})
-    planes = [Triangle.from_rects([(x0, y0 + r * h, x1, y1 + r * h) for x0, y0, x1, y1 in regions],
-                                  T0=lambda X, Y, o=r * h: (X, Y - o)) for r in range(k)]
-    KERNELS["plane_product"].draw(prod, Triangle.join(*planes), {"P": P, "Y": v})
-    width = regions[0][2] if h == 1 else W
-    row_sums = reduce_region(prod, "sum", (0, 0, width, k * h), axis=1, strategy=sums, out=borrow(k * h, 1))
-    give_back(prod)
-    if h == 1:
-        return row_sums
-    by_plane = borrow(k, h)        # texel (i, r) <- row sum r h + i: (0.5, (Y - .5) h + X)
-    L1["copy"].draw(by_plane, Rect.covering(0, 0, h, k, T0=lambda X, Y: (0.5, (Y - 0.5) * h + X)),
-                    {"A": row_sums})
-    give_back(row_sums)
-    dots = reduce_region(by_plane, "sum", (0, 0, h, k), axis=1, strategy=sums, out=borrow(k, 1))
-    give_back(by_plane)
-    return dots
-
-
-def _rows_primitive(regions: list, T0):
-    """The rectangles over the entries of a (folded) vector, with T0 generated per corner."""
-    if len(regions) == 1:
-        return Rect.covering(*regions[0], T0=T0)
-    return Triangle.from_rects(regions, T0=T0)
-
-
-def _run_rectangles(r0: int, r1: int, W: int):
-    """The rectangles over entries r0 .. r1-1 of a y folded W wide (one when they share a
-    texture row, else up to three), with T0.x interpolated to the row's index in the run:
-    index + .5 at the fragment's centre."""
-    rects = []
-    i = r0
-    while i < r1:
-        y, x = divmod(i, W)
-        if x == 0 and r1 - i >= W:                       # whole texture rows
-            full = (r1 - i) // W
-            rects.append((0, y, W, y + full))
-            i += full * W
-        else:
-            end = min(r1, (y + 1) * W)
-            rects.append((x, y, x + end - i, y + 1))
-            i = end
-    # T0.x = (Y - .5) W + (X - .5) - r0 + .5, affine in the window position
-    T0 = lambda X, Y: ((Y - 0.5) * W + X - r0, 0.0)     # noqa: E731
-    if len(rects) == 1:
-        return Rect.covering(*rects[0], T0=T0)
-    return Triangle.from_rects(rects, T0=T0)
-
-
 def _gather(v: Stream, index: Stream, out: Stream | None = None) -> Stream:
     """out(i) = v(index(i)) for folded vectors (003: the sort permutation and its undoing)."""
     res = out if out is not None else Stream.like(index)
     KERNELS["gather"].draw(res, whole(res), {"B": v, "P": index}, {"b_width": v.cols})
     return res
-
 
 
 # ---------------------------------------------------------------------- 002's DHTELL2, as near as a fragment gets

@@ -145,26 +145,62 @@ def _count(value, name: str) -> int:
 
 
 class Stream:
-    """A float32 texture (R32F, or RGBA32F with ``components=4``) and its framebuffer.
+    """A matrix or vector on the GPU: a float32 texture and the framebuffer that renders into it.
+
+    Paper 000, section 2.2: a matrix is a 2-D single-channel texture ("stream") of its size,
+    x-coordinates indexing columns and y-coordinates rows, so ``A[i, j]`` lives in texel
+    ``(x=j, y=i)``. A vector is a 1-row stream, folded row by row into a texture
+    GL_MAX_TEXTURE_SIZE wide when it is longer (paper 003's "use of 2D textures"). The texture
+    is R32F, or RGBA32F with ``components=4`` (argmax reductions carry a value and its
+    position). ``Stream.from_array`` uploads an array, ``to_array`` downloads it.
 
     Parameters
     ----------
     rows, cols : int
         Shape of the matrix; the texture is ``cols`` wide and ``rows`` high.
-    components : int
-        1 (default, R32F) or 4 (RGBA32F, used internally for argmax reductions that
-        carry a value and its position).
-    vector : bool
-        Remember that the stream holds a 1-D vector, so that ``to_array`` returns 1-D.
-    zero : bool
-        Start from zeros (default). ``zero=False`` is for a kernel's output that its pass
-        covers whole: a texture reused from a released stream of the same shape then keeps
-        its old contents instead of being cleared (a clear is a framebuffer switch more for
-        the driver: the interior point methods make thousands of such outputs).
+    components : {1, 4}, optional
+        Channels per texel: 1 (R32F, default) or 4 (RGBA32F).
+    vector : bool, optional
+        The stream holds a 1-D vector, so that ``to_array`` returns 1-D.
+    data : ndarray, optional
+        Initial values (``rows * cols * components`` of them, or a vector's ``length``).
+    length : int, optional
+        A vector's length, default ``rows * cols``; the texels past it are zero.
+    zero : bool, optional
+        Start from zeros (default); False lets a recycled texture keep its old contents.
+
+    Raises
+    ------
+    ValueError
+        If the shape exceeds GL_MAX_TEXTURE_SIZE, ``components`` is not 1 or 4, or ``data``
+        does not fill the stream.
+    TypeError
+        If ``rows`` or ``cols`` is not an integer.
+    ContextError
+        If no OpenGL context can be made (see ``get_context``).
+
+    See Also
+    --------
+    PingPong : two streams, one read and one rendered by each pass.
+    Kernel : a fragment program that renders into a stream.
 
     Notes
     -----
-    Use as a context manager, or call ``release()``, to free the GL objects deterministically.
+    ``zero=False`` is for a kernel's output that its pass covers whole: a texture reused from
+    a released stream of the same shape then keeps its old contents instead of being cleared
+    (a clear is a framebuffer switch more for the driver: the interior point methods make
+    thousands of such outputs). Use a stream as a context manager, or call ``release()``, to
+    free the GL objects deterministically. A stream belongs to the thread that made it
+    (``WrongThreadError`` elsewhere).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = np.arange(6.0).reshape(2, 3)
+    >>> with gpgpu.Stream.from_array(A) as S:
+    ...     print(S.shape, S.size, np.array_equal(S.to_array(), A))
+    (2, 3) (3, 2) True
     """
 
     __slots__ = ("rows", "cols", "components", "vector", "length", "texture", "_fbo", "ctx", "__weakref__")
@@ -367,10 +403,40 @@ class Stream:
 
 
 class PingPong:
-    """Two streams S and T of the same shape: kernels read S and render T, then ``swap()``.
+    """Two streams of one shape: kernels read ``S`` and render ``T``, then ``swap()``.
 
     Paper 000, section 3.1 and Fig. 4: reading and writing the same texture in one pass is
     undefined, so a temporary of the size of A is used to "pingpong the intermediate result".
+    ``swap()`` exchanges S and T after each pass; ``PingPong.like(S)`` pairs S with a new zero
+    stream of its shape; ``release()``, or the end of a ``with`` block, frees both.
+
+    Parameters
+    ----------
+    S : Stream
+        The stream the next pass reads.
+    T : Stream
+        The stream the next pass renders into, of S's shape.
+
+    Raises
+    ------
+    ValueError
+        If S and T differ in shape.
+
+    See Also
+    --------
+    Stream, Kernel
+
+    Examples
+    --------
+    >>> import gpgpu
+    >>> from gpgpu.geometry import Rect
+    >>> add = gpgpu.Kernel("add_scalar")         # glsl/add_scalar.frag: X + alpha
+    >>> with gpgpu.PingPong.like(gpgpu.Stream(2, 2)) as pp:
+    ...     for _ in range(3):
+    ...         add.draw(pp.T, Rect.covering(0, 0, 2, 2), {"X": pp.S}, {"alpha": 1.0})
+    ...         pp.swap()
+    ...     print(pp.S.to_array().tolist())
+    [[3.0, 3.0], [3.0, 3.0]]
     """
 
     def __init__(self, S: Stream, T: Stream):
@@ -545,9 +611,41 @@ _context_module.pooled_objects = _pooled_objects
 
 
 def set_pool_limit(nbytes: int) -> int:
-    """Set the most bytes of free temporaries (and of released streams' textures) kept per
-    context (default 64 MiB, or ``$GPGPU_POOL_BYTES``); returns the previous limit. 0 keeps
-    none."""
+    """Set the most bytes of texture memory that the pool of temporaries keeps per context.
+
+    Beyond the papers (host cost only): multipass algorithms borrow temporary streams from a
+    per-context pool, and released streams leave their textures there for the next stream of
+    their shape. When the pool holds more than the limit, the least recently returned shapes
+    are released first. The default is 64 MiB, or ``$GPGPU_POOL_BYTES``; 0 keeps none.
+
+    Parameters
+    ----------
+    nbytes : int
+        The new limit in bytes, 0 or more.
+
+    Returns
+    -------
+    int
+        The previous limit.
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is negative.
+    TypeError
+        If ``nbytes`` is not an integer.
+
+    See Also
+    --------
+    free_temporaries : empty the pool now.
+
+    Examples
+    --------
+    >>> import gpgpu
+    >>> old = gpgpu.set_pool_limit(0)       # keep nothing for reuse
+    >>> gpgpu.set_pool_limit(old)           # put the old limit back; returns the one just set
+    0
+    """
     global _pool_limit
     nbytes = operator.index(nbytes)
     if nbytes < 0:
@@ -640,7 +738,29 @@ on_release(clear_pool)
 
 
 def free_temporaries() -> int:
-    """Release the temporaries this thread's pool keeps for reuse; returns the bytes freed."""
+    """Release the temporaries and textures that this thread's pool keeps for reuse.
+
+    Beyond the papers (host cost only): multipass algorithms (reductions, solves) borrow
+    temporary streams from a per-context pool instead of creating and deleting textures on
+    every call, and released streams leave their textures there for the next stream of their
+    shape. This frees them all now, e.g. before another program needs the GPU's memory.
+
+    Returns
+    -------
+    int
+        The bytes of texture memory freed.
+
+    See Also
+    --------
+    set_pool_limit : bound the pool instead of emptying it.
+
+    Examples
+    --------
+    >>> import gpgpu
+    >>> gpgpu.Stream(4, 4).release()        # its 64-byte texture stays in the pool
+    >>> gpgpu.free_temporaries() >= 64, gpgpu.free_temporaries()
+    (True, 0)
+    """
     freed = pool_bytes()
     clear_pool()
     return freed

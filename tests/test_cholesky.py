@@ -455,14 +455,14 @@ def test_plans_are_built_once_per_order_and_kept_lru(monkeypatch):
     import importlib
 
     from gpgpu import passes
-    from gpgpu.kernel import _state
+    from gpgpu.kernel import context_state
 
     ch = importlib.import_module("gpgpu.cholesky")   # the module, not the function gpgpu.cholesky
     built = []
     real = ch.cholesky_plan
     monkeypatch.setattr(ch, "cholesky_plan", lambda m, *a, **k: built.append(m) or real(m, *a, **k))
     monkeypatch.setattr(passes, "PLAN_CACHE", 3)
-    plans = _state().plans
+    plans = context_state().plans
     for plan in plans.values():
         plan.release_buffer()
     plans.clear()

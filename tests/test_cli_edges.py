@@ -23,7 +23,7 @@ def test_lp_a_folder_or_an_empty_name_is_one_error_line(name, message, tmp_path,
     assert lp_main([arg, "--backend", "numpy64", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err
-    assert "give an MPS file (.mps or .mps.gz) or the name of a NETLIB problem" in err
+    assert "give an MPS file (.mps or .mps.gz) or the name of a shipped NETLIB problem" in err
 
 
 def test_lp_a_device_is_not_a_file_that_was_not_found(capsys):

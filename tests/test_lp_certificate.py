@@ -28,7 +28,8 @@ def _rescaled_columns(problem, E):
     """``problem``'s general form with x = E y (columns and costs times E, bounds over E)."""
     src = problem.source
     return standardize(src["c"] * E, sp.csc_matrix(src["A"]) @ sp.diags(E), src["row_lower"], src["row_upper"],
-                       src["col_lower"] / E, src["col_upper"] / E, offset=src["offset"], sense=src["sense"],
+                       col_lower=src["col_lower"] / E, col_upper=src["col_upper"] / E, offset=src["offset"],
+                       sense=src["sense"],
                        name=problem.name + " in other units")
 
 
@@ -416,7 +417,7 @@ def test_a_scaling_that_would_change_the_structure_is_not_taken():
     form), so the LP is solved as written. By hand: x1 = x2 = 0 up to 1e-320, objective 0."""
     A = sp.csc_matrix(np.array([[1.0, 1.0], [1.0, -1.0]]))
     p = standardize(np.array([1.0, 1.0]), A, np.array([1e-320, -np.inf]), np.array([2e-320, 1e20]),
-                    np.zeros(2), np.full(2, np.inf))
+                    col_lower=np.zeros(2), col_upper=np.full(2, np.inf))
     lines = Lines.of(p)
     assert lines is not None and lines.bounds < -40
     assert lines.problem(p) is None

@@ -97,7 +97,7 @@ def test_an_empty_unbounded_column_needs_a_feasible_rest():
     """min -x2 with x2 >= 0 in no row: unbounded when x0 + x1 = 1 is feasible, infeasible when
     the rest is (x0 + x1 = -1, x >= 0)."""
     for rhs, status in ((1.0, "unbounded"), (-1.0, "infeasible")):
-        p = standardize([1, 1, -1], [[1, 1, 0]], [rhs], [rhs], [0, 0, 0], [np.inf] * 3)
+        p = standardize([1, 1, -1], [[1, 1, 0]], [rhs], [rhs], col_lower=[0, 0, 0], col_upper=[np.inf] * 3)
         assert solve(p, backend="numpy64", presolve=False).status == status
 
 

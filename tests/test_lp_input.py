@@ -33,7 +33,8 @@ IMPOSSIBLE = {
                      "row 0 has upper bound -1e+30, which counts as -inf"),
     "b_eq = 1e30": (lambda: Problem.from_inequalities([1, 1], A_ub=[[1, 0]], b_ub=[3], A_eq=[[1, 1]], b_eq=[1e30]),
                     "row 1 has lower bound 1e+30, which counts as +inf"),
-    "row lower = +inf": (lambda: standardize([1, 1], [[1, 1]], [np.inf], [np.inf], [0, 0], [np.inf, np.inf]),
+    "row lower = +inf": (lambda: standardize([1, 1], [[1, 1]], [np.inf], [np.inf], col_lower=[0, 0],
+                                                     col_upper=[np.inf, np.inf]),
                          "row 0 has lower bound +inf"),
     "column lower 1e30": (lambda: Problem.from_inequalities([1, 1], A_ub=[[1, 1]], b_ub=[5],
                                                             bounds=[(0, None), (1e30, None)]),
@@ -383,4 +384,4 @@ def test_from_inequalities_takes_scipys_bounds_none_and_an_array_of_pairs():
 def test_standardize_names_the_sizes_that_disagree():
     with pytest.raises(ValueError, match=r"inconsistent LP data sizes: A is 1 x 2 and c has 2 entries, so row_lower "
                                          r"and row_upper need 1 entries and col_lower and col_upper 2; got 1, 1, 3 and 2"):
-        standardize([1.0, 1.0], [[1.0, 1.0]], [0.0], [1.0], [0.0, 0.0, 0.0], [1.0, 1.0])
+        standardize([1.0, 1.0], [[1.0, 1.0]], [0.0], [1.0], col_lower=[0.0, 0.0, 0.0], col_upper=[1.0, 1.0])

@@ -560,18 +560,18 @@ def test_step_length_floor_of_one_minus_gamma_f():
     """[Wri97] p. 205: alpha_pri = max(1 - gamma_f, f_pri) alpha_max. Blocking x_0 = 1 -> 0
     with s_0 = 1e-3 (below the average mu+ = 5): f_pri = 1 - 0.01 * 5 / 1e-3 = -49, so the
     floor 0.99 decides; with s = (1, 1), f_pri = 1 - 0.01 * 0.5 = 0.995 decides."""
-    from gpgpu.lp.mehrotra import _mehrotra_step
+    from gpgpu.lp.mehrotra import _MaxSteps, _mehrotra_step
 
     be = _step_backend()
     v = be.vector
     x, dx = v(np.array([1.0, 1.0])), v(np.array([-1.0, 0.0]))
-    a_pri, a_dual = _mehrotra_step(be, x, dx, v(np.array([1e-3, 10.0])), v(np.zeros(2)), 1.0, 0, 1.0, -1, 2)
+    a_pri, a_dual = _mehrotra_step(be, x, dx, v(np.array([1e-3, 10.0])), v(np.zeros(2)), _MaxSteps(1.0, 0, 1.0, -1), 2)
     assert a_pri == pytest.approx(0.99, rel=1e-15) and a_dual == 1.0
-    a_pri, a_dual = _mehrotra_step(be, x, dx, v(np.array([1.0, 1.0])), v(np.zeros(2)), 1.0, 0, 1.0, -1, 2)
+    a_pri, a_dual = _mehrotra_step(be, x, dx, v(np.array([1.0, 1.0])), v(np.zeros(2)), _MaxSteps(1.0, 0, 1.0, -1), 2)
     assert a_pri == pytest.approx(0.995, rel=1e-15) and a_dual == 1.0
     # the dual side mirrors it: blocking s_1 = 1 -> 0 with x_1 = 1e-3
     a_pri, a_dual = _mehrotra_step(be, v(np.array([10.0, 1e-3])), v(np.zeros(2)), v(np.array([1.0, 1.0])),
-                                   v(np.array([0.0, -1.0])), 1.0, -1, 1.0, 1, 2)
+                                   v(np.array([0.0, -1.0])), _MaxSteps(1.0, -1, 1.0, 1), 2)
     assert a_pri == 1.0 and a_dual == pytest.approx(0.99, rel=1e-15)
 
 

@@ -185,7 +185,7 @@ def test_reflected_and_shifted_objective():
 
 
 def test_presolve_empty_row_infeasible():
-    p = standardize([1, 1], [[1, 1], [0, 0]], [-np.inf, 1], [5, 2], [0, 0], [np.inf, np.inf])
+    p = standardize([1, 1], [[1, 1], [0, 0]], [-np.inf, 1], [5, 2], col_lower=[0, 0], col_upper=[np.inf, np.inf])
     assert p.status == "infeasible" and "empty row" in p.message
     r = solve(p, backend="numpy64")
     assert r.status == "infeasible" and r.status_code == 2 and r.iterations == 0
@@ -193,7 +193,7 @@ def test_presolve_empty_row_infeasible():
 
 def test_presolve_empty_row_dropped_and_free_row():
     p = standardize([1, 1], [[1, 1], [0, 0], [1, 2]], [1, -1, -np.inf], [np.inf, 2, np.inf],
-                    [0, 0], [np.inf, np.inf])
+                    col_lower=[0, 0], col_upper=[np.inf, np.inf])
     assert p.status is None
     assert p.presolve["empty_rows"] == 1 and p.presolve["free_rows"] == 1
     assert p.standard_size == (1, 3)
@@ -201,7 +201,7 @@ def test_presolve_empty_row_dropped_and_free_row():
 
 def test_presolve_empty_column():
     # empty column with positive cost sits at its lower bound (a constant)
-    p = standardize([1, 2], [[1, 0]], [1], [np.inf], [0, 3], [np.inf, 7])
+    p = standardize([1, 2], [[1, 0]], [1], [np.inf], col_lower=[0, 3], col_upper=[np.inf, 7])
     assert p.status is None and p.presolve["empty_columns"] == 1
     assert p.c0 == pytest.approx(6)
     r = solve(p, backend="numpy64", eps=1e-10)
@@ -209,7 +209,7 @@ def test_presolve_empty_column():
     assert r.objective == pytest.approx(7, rel=1e-8)
     # ... with negative cost and no upper bound it makes the problem unbounded
     # when the rest of it is feasible, which solve decides by solving the rest
-    p = standardize([1, -2], [[1, 0]], [1], [np.inf], [0, 0], [np.inf, np.inf])
+    p = standardize([1, -2], [[1, 0]], [1], [np.inf], col_lower=[0, 0], col_upper=[np.inf, np.inf])
     assert p.status is None and p.presolve["unbounded_column"] == (1, -2.0)
     for presolve in (False, True):
         r = solve(p, backend="numpy64", presolve=presolve)
@@ -221,14 +221,14 @@ def test_an_empty_unbounded_column_of_an_infeasible_problem(method):
     """Both the primal and the dual are infeasible: x0 + x1 = -1 has no x >= 0, and the empty
     column 2 with cost -1 makes the dual infeasible. scipy and HiGHS say infeasible (scipy's
     test_enzo_example_c_with_infeasibility); the presolve's empty column said unbounded."""
-    p = standardize([1, 1, -1], [[1, 1, 0]], [-1], [-1], [0, 0, 0], [np.inf] * 3)
+    p = standardize([1, 1, -1], [[1, 1, 0]], [-1], [-1], col_lower=[0, 0, 0], col_upper=[np.inf] * 3)
     for presolve in ((False, True) if method == "mehrotra" else (False,)):
         r = solve(p, backend="numpy64", method=method, presolve=presolve, eps=1e-8)
         assert r.status == "infeasible", r.message
 
 
 def test_presolve_fixed_column_substituted():
-    p = standardize([1, 5], [[1, 1]], [4], [4], [0, 1.5], [np.inf, 1.5])
+    p = standardize([1, 5], [[1, 1]], [4], [4], col_lower=[0, 1.5], col_upper=[np.inf, 1.5])
     assert p.presolve["fixed_columns"] == 1
     assert p.standard_size == (1, 1)
     np.testing.assert_allclose(p.b, [2.5])

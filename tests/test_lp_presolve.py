@@ -156,7 +156,7 @@ def test_presolve_with_a_ranged_row_active_at_either_side(side):
     rl, ru = np.array([1.0, -np.inf, -np.inf, -np.inf]), np.array([4.0, 3.0, 0.5, 5.0])
     c = np.array([1.0, 2.0, 1.5]) * (1 if side == "lower" else -1)
     ref = linprog(c, A_ub=np.vstack([A, -A[:1]]), b_ub=np.concatenate([ru, [-1.0]]), method="highs")
-    p = standardize(c, A, rl, ru, np.zeros(3), np.full(3, np.inf))
+    p = standardize(c, A, rl, ru, col_lower=np.zeros(3), col_upper=np.full(3, np.inf))
     r = solve(p, backend="numpy64", eps=1e-10, presolve=True)
     assert r.status == "optimal", r.message
     assert r.presolve["status"] == "Reduced" and r.presolve["rows"] == (4, 3)

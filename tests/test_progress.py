@@ -114,7 +114,7 @@ def test_lp_help_is_whole():
     assert r.returncode == 0, r.stderr
     out = _help_words(r.stdout)
     assert _help_words("and shows its progress") in out
-    assert _help_words("the name of a NETLIB problem") in out
+    assert _help_words("the name of a shipped NETLIB problem") in out
     ap = parser()
     helps = [a.help for a in ap._actions if a.help and a.help != "==SUPPRESS=="]
     assert len(helps) > 25

@@ -157,7 +157,7 @@ def test_the_page_escapes_titles_and_data_that_would_break_out():
 
     frame = SimpleNamespace(kernel=EVIL, file="glCopyTexSubImage2D", doc=EVIL, primitive="rect", vertices=(),
                             fragments=1, target=(1, 1), covered=None)
-    text = page([frame], [b"png"], [EVIL], [("#ff0000", EVIL, EVIL)], EVIL, subtitle=EVIL, trace=EVIL,
+    text = page([frame], [b"png"], [EVIL], [("#ff0000", EVIL, EVIL)], title=EVIL, subtitle=EVIL, trace=EVIL,
                 command=EVIL)
     assert EVIL not in text and "<b>&x" not in text
     assert text.lower().count("</script") == 2                # the template's own two script elements

@@ -303,7 +303,7 @@ def test_a_copy_and_an_unrecorded_pass_say_why_they_have_no_fetches(browser, tmp
     buf = io.BytesIO()
     Image.new("RGB", (8, 4), (200, 30, 30)).save(buf, format="PNG")
     path = tmp_path / "p.html"
-    path.write_text(page(frames, [buf.getvalue()] * 3, ["a", "b", "c"], [("orange", "o", "m")], "t"))
+    path.write_text(page(frames, [buf.getvalue()] * 3, ["a", "b", "c"], [("orange", "o", "m")], title="t"))
     browser.get("about:blank")
     browser.get_log("browser")
     browser.get(path.as_uri() + "#pass-2&static")

@@ -71,8 +71,9 @@ def _page(folder, name: str, n: int = N, held: bool = False):
     path = folder / f"{name}.html"
     shared = {"programs": [], "keys": {}}
     live = live_data(frames, rec.problem, shared)
-    runs = choices(name, n, 0, frames, rec.problem, shared, editable=not live["unmirrored"]) if held else None
-    path.write_text(page(frames, [_PNG.getvalue()] * len(frames), describe(frames), [("orange", "o", "m")], name,
+    runs = (choices(name, n, 0, frames, problem=rec.problem, shared=shared, editable=not live["unmirrored"])
+            if held else None)
+    path.write_text(page(frames, [_PNG.getvalue()] * len(frames), describe(frames), [("orange", "o", "m")], title=name,
                          live=live, runs=runs), encoding="utf-8")
     return path, frames
 

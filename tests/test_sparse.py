@@ -378,14 +378,14 @@ def test_corrigan_says_on_stderr_what_it_compiles_once_per_matrix(capsys, monkey
     here so that the test compiles 5 small programs, not 33.) A message only on the logger
     (invisible by default) fails here."""
     from gpgpu import sparse as sparse_module
-    from gpgpu.kernel import _state
+    from gpgpu.kernel import context_state
 
     assert 24 <= sparse_module.LOG_PROGRAMS <= 48
     monkeypatch.setattr(sparse_module, "LOG_PROGRAMS", 3)
     counts = [17, 18, 19, 27, 29]
-    programs = _state().programs
+    programs = context_state().programs
     for k in counts:                     # not compiled yet, whatever ran before in this context
-        entry = programs.pop(corrigan_kernel(k)._key, None)
+        entry = programs.pop(corrigan_kernel(k).key, None)
         if entry is not None:
             entry[1].release()
             entry[0].release()

@@ -313,9 +313,9 @@ def test_unordered_entries_still_sorted(fmt, rng, monkeypatch):
 def test_int64_indexes_give_the_same_textures(fmt, rng, monkeypatch):
     """The index arithmetic in int64 (what a matrix of 2^31 places or more takes) gives the
     textures the int32 arithmetic gives (odd segments: the gap term; a fold: y's blocks)."""
-    from gpgpu import sparse
+    from gpgpu.sparse_formats import common
 
-    monkeypatch.setattr(sparse, "_index_type", lambda *sizes: np.int64)
+    monkeypatch.setattr(common, "_index_type", lambda *sizes: np.int64)
     monkeypatch.setattr(stream, "FOLD_WIDTH", 7)
     for name, A in matrices(rng).items():
         opts = {"segment": 3} if fmt in ("packed", "split") else {}

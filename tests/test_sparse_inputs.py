@@ -205,13 +205,13 @@ def test_corrigan_refuses_many_programs_and_names_ellpack():
 def test_corrigan_logs_the_programs_its_first_product_compiles(caplog, monkeypatch):
     """More than LOG_PROGRAMS programs to compile: the first product says how many (INFO on
     the gpgpu.sparse logger); a second matrix of the same counts compiles none and says nothing."""
-    from gpgpu.kernel import _state
+    from gpgpu.kernel import context_state
 
     monkeypatch.setattr(sparse_module, "LOG_PROGRAMS", 2)
     counts = [21, 22, 23, 25, 26]
-    programs = _state().programs
+    programs = context_state().programs
     for k in counts:                     # not compiled yet, whatever ran before in this context
-        entry = programs.pop(sparse_module.corrigan_kernel(k)._key, None)
+        entry = programs.pop(sparse_module.corrigan_kernel(k).key, None)
         if entry is not None:
             entry[1].release()
             entry[0].release()

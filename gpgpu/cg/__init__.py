@@ -21,6 +21,31 @@ The package, one module a part (in the manner of PETSc's KSP and pyamg's krylov)
   listing pass by pass, paper 003's), ``gpgpu.cg.fan`` (the fan iteration) and
   ``gpgpu.cg.single_reduction`` (Chronopoulos and Gear's), the last two beyond the papers;
 * ``gpgpu.cg.kernels``: the kernels' table and the passes that draw them.
+
+Examples
+--------
+The package's tables and constants: the presets and their storage formats, the options, the
+variants, sums and formats ``cg`` takes, and the float32 limits it works within.
+
+>>> from gpgpu.cg import (FAST_CHECK_EVERY, FLOAT32_REACH, FREEZE_FLOOR, FUSED, FUSED_LAST, ITERATIONS,
+...                       KERNELS, MATRIX_RANGE, OPTIONS, PRESET_FORMATS, PRESETS, REDUCTIONS, RETARGET,
+...                       SCIPY_FORMATS, SHEWCHUK_RECOMPUTE_EVERY, STALL_WINDOW, VARIANTS, VECTOR_RANGE)
+>>> sorted(PRESETS), PRESET_FORMATS["paper"], PRESETS["paper"]["recompute_every"]
+(['fast', 'paper', 'robust'], 'corrigan', 50)
+>>> SHEWCHUK_RECOMPUTE_EVERY, FAST_CHECK_EVERY, STALL_WINDOW
+(50, 16, 500)
+>>> ITERATIONS, REDUCTIONS, sorted(VARIANTS)
+(('standard', 'single-reduction'), ('pyramid', 'pingpong', 'fan'), ['fan', 'single-reduction', 'standard'])
+>>> SCIPY_FORMATS
+('corrigan', 'ellpack', 'tell', 'packed', 'split')
+>>> [o.name for o in OPTIONS][:4]
+['x0', 'rtol', 'atol', 'maxiter']
+>>> FLOAT32_REACH == 2.0 ** -23, FREEZE_FLOOR == 2.0 ** -30, RETARGET
+(True, True, 0.5)
+>>> MATRIX_RANGE, VECTOR_RANGE, FUSED_LAST
+(16, 8, 32)
+>>> KERNELS["quotient"].name, FUSED["dq"].name
+('scalar_quotient', 'cg_fan')
 """
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ gains nothing. The answer is scaled back (and unsorted) into A's units."""
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,13 +39,50 @@ FREEZE_FLOOR = 2.0 ** -30
 
 
 class CGResult(tuple):
-    """``(x, info)`` like scipy's cg, with the run's figures as attributes: ``iterations``,
-    ``residual_norm`` (||b - A x|| of the answer, computed on the GPU in float32; for x0 = None
-    and no iteration, ||b||), ``readbacks``, ``residuals`` (each ||r|| of the recurrence read back:
-    the first, then one a check), ``restarts`` (the times the recurrence reached the target but
-    b - A x did not, and CG restarted from x), ``stagnated`` (CG stopped because a restart did
-    not lower ||b - A x||: the target is below float32's reach) and ``format`` (the SparseStream
-    format A was multiplied in, None for a dense A)."""
+    """The answer of :func:`cg`: the tuple ``(x, info)`` of scipy's cg, with the run's figures.
+
+    It unpacks as scipy.sparse.linalg.cg's answer; the attributes tell how paper 003's CG ran
+    on the GPU (the read-backs, the recurrence's residuals) and what the project's verification
+    of b - A x did (restarts, stagnation; docs/guide/sparse.md). ``gpgpu.rbf.fit`` answers one
+    for its two solves, with ``solves`` (the two results) in place of ``residuals`` and ``format``.
+
+    The tuple's items: ``x`` (the answer: float64 of shape (n,) for a numpy b, a Stream for a
+    Stream b) and ``info`` (0 when converged, ||b - A x|| <= max(rtol ||b||, atol), verified;
+    else the iterations done). The run's figures are attributes.
+
+    Attributes
+    ----------
+    iterations : int
+        Iterations done, up to the one that converged.
+    residual_norm : float
+        ||b - A x|| of the answer (||b|| for x0 = None and no iteration).
+    readbacks : int
+        Read-backs from the GPU in the run.
+    residuals : list of float
+        Each ||r|| of the recurrence read back: the first, then one a check.
+    restarts : int
+        Times the recurrence met the target but b - A x did not, and CG restarted from x.
+    stagnated : bool
+        CG stopped because a restart did not lower ||b - A x|| (below float32's reach).
+    format : str or None
+        The SparseStream format A was multiplied in (None for a dense A).
+
+    See Also
+    --------
+    cg : the solver that answers it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = 2 * np.eye(16) - np.eye(16, k=1) - np.eye(16, k=-1)
+    >>> result = gpgpu.cg(A, np.ones(16))
+    >>> x, info = result
+    >>> info, result.format, result.stagnated
+    (0, None, False)
+    >>> bool(result.residual_norm <= 1e-5 * np.linalg.norm(np.ones(16)))
+    True
+    """
 
     def __new__(cls, x, info, **extra):
         self = super().__new__(cls, (x, info))
@@ -60,166 +98,98 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
        plan: bool = True, format: str | None = None, iteration: str | None = None) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
-    Called as scipy.sparse.linalg.cg (scipy >= 1.14): ``x, info = cg(A, b, rtol=1e-6)``.
+    Paper 003's conjugate gradients (Corrigan, after Bolz et al. 2003 and Shewchuk 1994's
+    listing), called as scipy.sparse.linalg.cg (scipy >= 1.14): every vector operation of an
+    iteration is a fragment program over float32 textures, the dot products are summed on the
+    GPU and the scalars stay there, read back every ``check_every`` iterations. ``preset``
+    picks the options together: ``"paper"`` is 003's CG (pyramid sums, Shewchuk's r = b - A x
+    every 50 iterations, 003's sorted corrigan storage), ``"robust"`` (the default) verifies
+    b - A x before it answers info 0, and ``"fast"`` adds, beyond the papers, fan sums and the
+    single-reduction iteration of Chronopoulos and Gear (1989). docs/reference/cg-options.md
+    lists every option by preset; docs/guide/sparse.md says what each does in float32.
 
     Parameters
     ----------
-    A : SparseStream, scipy.sparse matrix or array, (n, n) array or Stream
-        scipy matrices are put on the GPU in ``format`` (003's sorted corrigan format for the
-        paper preset, ELLPACK for robust, packed for fast); a dense array or Stream is
-        multiplied by the inner-product sgemv of paper 000. A sorted corrigan SparseStream
-        (paper 003) is solved in its sorted order: b is permuted once and x unpermuted at the
-        end. A
-        ``scipy.sparse.linalg.LinearOperator`` (or any callable) is a TypeError: the product
-        A d runs on the GPU as a fragment program over a texture of A's entries, so cg needs
-        the matrix itself (pass the scipy.sparse matrix, a dense array, a SparseStream).
-        A must be symmetric. A scipy or numpy A is checked, and so is a SparseStream that keeps
-        ``from_scipy``'s host copy (``transpose="copy"``, the default, until its transposed copy
-        is built): a ValueError gives max |A - A^T|. A dense Stream, or a SparseStream without
-        that copy, is not checked (that would read the matrix back): there its symmetry is the
-        caller's job. CG on a non-symmetric A may break down or not converge (info 0 is still
-        verified on b - A x, unless verify=False).
+    A : SparseStream, scipy.sparse matrix, (n, n) array or Stream
+        The symmetric positive definite matrix (a LinearOperator or a callable: TypeError).
     b : (n,) or (n, 1) array, or vector Stream
-        x comes back of shape (n,) for either shape, as scipy's.
-    x0 : (n,) or (n, 1) array or vector Stream, or "Mb", optional (zeros)
-        ``"Mb"``, as scipy: M b (b without M), for numpy b and M.
-    rtol, atol : float
-        scipy's meaning: stop when ||r|| <= max(rtol ||b||, atol) (defaults 1e-5 and 0). r is
-        the true residual b - A x as float32 computes it, not the recurrence's (``verify``).
-        See "Precision" below for the smallest target float32 reaches; a smaller one, ``rtol =
-        atol = 0`` included, warns (``Float32ToleranceWarning``) and ends with info > 0 and
-        ``.stagnated`` (or at maxiter) unless b - A x comes out exactly zero. ``inf`` accepts
-        x0 (zeros) at once, info 0, as scipy.
-    tol : float, optional
-        Deprecated (as in scipy, which removed it in 1.14): the old name of ``rtol``. A
-        DeprecationWarning; a ValueError when ``rtol`` is given too with another value.
+        The right-hand side; x comes back of shape (n,) for either shape, as scipy's.
+    x0 : (n,) array, vector Stream or "Mb", optional
+        The starting point (default zeros; "Mb" is M b, as scipy's).
+    rtol : float, optional
+        Stop when ||b - A x|| <= max(rtol ||b||, atol) (default 1e-5; inf answers x0 at once).
+    atol : float, optional
+        The absolute part of the target (default 0).
     maxiter : int, optional
-        Default 10 n, as scipy. ``maxiter=0`` only tests x0: info 0 when ||b - A x0|| meets the
-        target, else 1 (scipy answers 0 there, which would read as success).
-    M : None, (n,) or (n, 1) array, vector Stream, or a diagonal matrix
-        A diagonal preconditioner M ~ A^-1 (Jacobi: 1 / diag(A)), applied on the GPU by one
-        element-wise product pass. Give its diagonal as a vector, or the matrix as a diagonal
-        scipy.sparse matrix or array (``scipy.sparse.diags(1 / d)``, or csr / dia / ... with
-        entries on the diagonal only) or dense (n, n) array, whose diagonal is taken. A matrix
-        with an entry off the diagonal is a ValueError, a LinearOperator or a callable a
-        TypeError: the GPU applies only a diagonal. M is positive definite as A is: an M with
-        an entry <= 0 or not finite is a ValueError naming it, before the iterations (a Stream
-        M is read back once for this).
+        Iterations at most (default 10 n; 0 only tests x0, info 1 when it misses the target).
+    M : (n,) array, vector Stream or diagonal matrix, optional
+        A diagonal (Jacobi) preconditioner M ~ A^-1, positive and finite, e.g. 1 / A.diagonal().
     callback : callable, optional
-        ``callback(xk)`` after every iteration with x as a numpy array in A's (unsorted) order
-        (one read-back of x, and one of the convergence watch, per iteration; a Stream A gets
-        numpy too). The last xk is the answer's x whenever an iteration ran.
-    preset : {"robust", "paper", "fast"}
-        A set of the options below (``PRESETS``; ``PRESET_FORMATS`` for ``format``); an option
-        given explicitly overrides its preset's value. ``"robust"`` (default): 003's pyramid
-        sums, ||r|| read back every iteration, b - A x verified at the target (CG restarts from
-        x when it misses), a scipy.sparse A in ELLPACK. ``"paper"``: 003's CG: pyramid sums,
-        ||r|| read back every iteration, Shewchuk's listing with its r = b - A x every 50
-        iterations, the recurrence's ||r|| deciding convergence, as in 003 and scipy's cg (no
-        verification, no restart: info 0 may come with a ``residual_norm`` above the target,
-        by float32's drift of the recurrence), a scipy.sparse A in 003's sorted corrigan
-        format; docs/guide/sparse.md lists each option and what float32 does with the
-        recomputation. ``"fast"`` (beyond 003): fan sums (32 texels a fragment: a dot product
-        of 4096 entries in 3 passes instead of 14) and ||r|| read back every
-        ``FAST_CHECK_EVERY`` (16) iterations, verified as robust, the single-reduction
-        iteration (``iteration``, ``gpgpu.cg.single_reduction``: 5 passes an iteration at
-        n = 4096, Jacobi or not; 9 with ``iteration="standard"``), a scipy.sparse A in the
-        packed format. All three keep the convergence and breakdown watches on the GPU.
-    check_every : int
-        Read ||r|| (and the breakdown and convergence watches) back every this many
-        iterations (preset: 1, or 16 for "fast"). The iterations after convergence inside a
-        window change nothing: the convergence watch sets alpha = beta = 0 on the GPU from the
-        iteration that converged on, so x, the iteration count and ``residual_norm`` are those
-        of that iteration, and no 0 / 0 follows (r may be exactly 0 there).
-    reduction : {"pyramid", "pingpong", "fan"}
-        How the dot products sum: 003's pyramid (preset "paper" and "robust"), halving
-        ping-pong passes, or fan passes of 32 texels with the products computed in the first
-        (preset "fast"), which also fuses the iteration's scalar and vector passes (the fan
-        iteration, ``gpgpu.cg.fan``, or the single-reduction one: ``iteration``); sums differ
-        only by float32 rounding (the order of the additions).
-    iteration : {"standard", "single-reduction"}
-        ``"standard"`` (presets "paper" and "robust"): Shewchuk's listing, as paper 003, two
-        reductions an iteration. ``"single-reduction"`` (preset "fast"; beyond the papers): the
-        CG of Chronopoulos and Gear (1989, "s-step iterative methods for symmetric linear
-        systems"), both dot products from one reduction, s = A d carried by a recurrence
-        (``gpgpu.cg.single_reduction``): the same iterates in exact arithmetic, a different
-        rounding in float32, the same watches, verification, scaling and Jacobi M, in fewer passes. It is drawn with
-        fan sums: given with ``reduction="pyramid"`` or ``"pingpong"`` it is a ValueError, and a
-        preset's "single-reduction" gives way to "standard" where ``reduction`` asks for
-        those sums; given with a preset of pyramid sums it brings fan sums. The recurrence's
-        ||r|| of x_k is seen one iteration later than in the standard iteration (that
-        iteration changes nothing; ``.residuals`` are read one iteration behind).
-    verify : bool
-        Decide convergence on b - A x, computed when the recurrence's ||r|| reaches the
-        target (True in "robust" and "fast"), or on the recurrence's ||r|| (False: "paper").
-    plan : bool
-        Draw each iteration from a plan recorded the first time (default True; host cost
-        only, ``gpgpu.passes.RecordedPlan``): the same passes in the same order on the same
-        streams as ``plan=False``, which builds and binds every pass in Python each time.
-    recompute_every : int, False or None
-        Shewchuk's restart of the residual, r = b - A x, every this many iterations (his
-        listing uses 50); ``False``: never; None: the preset's (50 for "paper", never for
-        "robust" and "fast"). In float32 it converges where the target is within float32's
-        reach and cannot below it (docs/guide/sparse.md: the direction built from the
-        recomputed r is no longer orthogonal to the last one, and the energy rises).
-    format : {"corrigan", "ellpack", "tell", "packed", "split"}
-        The SparseStream format a scipy.sparse A is put on the GPU in (``gpgpu.sparse``):
-        "corrigan" (preset "paper") is paper 003's storage as 003 used it, values and column
-        textures, one fragment program per non-zero count (all compiled), rows and columns
-        sorted by count and the system solved in that order; "ellpack" (preset "robust") is
-        paper 002's storage, values and column indexes in
-        m x K textures, one fragment a row; "tell" its transposed ELLPACK; "packed" (preset
-        "fast", beyond the papers) two entries (value, column) an RGBA texel, 1.5 fetches a
-        non-zero against ELLPACK's 3, rows longer than a segment summed by a second pass (a
-        product is then two passes; Poisson's rows of at most 5 are one); "split" the packed
-        segments without the packing. Given with an A that is not a scipy.sparse matrix, a
-        ValueError (A's storage is fixed).
-
-    Precision
-    ---------
-    The GPU computes in float32, whatever the input: float64 A, b, x0 and M are rounded to
-    float32 (after exact power-of-two scaling) and the iterations run in float32; the numpy
-    answer is float64 holding the float32 iterate, scaled back exactly. The smallest target
-    float32 can be held to is about 2^-23 ||b|| = 1.19e-7 ||b|| (``FLOAT32_REACH``, float32's
-    machine epsilon): x is held in float32 and info 0 is decided on b - A x computed in
-    float32, where each entry of A x (about as large as b's near the solution) is rounded with
-    a relative error up to u = 2^-24, so the computed residual is uncertain by about
-    u || |A| |x| || >= u ||b||, and rounding x to float32 moves b - A x by as much again: 2u.
-    An ill-conditioned A stops higher. When max(rtol ||b||, atol) < 2^-23 ||b||, cg warns
-    once (``Float32ToleranceWarning``, a RuntimeWarning) and runs anyway; for a smaller
-    residual refine its x in float64 (e.g. scipy.sparse.linalg.cg from ``x0=x``).
+        ``callback(xk)`` after every iteration, xk numpy in A's order (two read-backs each).
+    tol : float, optional
+        Deprecated, as in scipy (removed in 1.14): the old name of ``rtol``.
+    preset : {"robust", "paper", "fast"}, optional
+        The options below in one word; an option given explicitly overrides its preset's value.
+    check_every : int, optional
+        Read ||r|| and the watches back every this many iterations (preset: 1, "fast" 16).
+    reduction : {"pyramid", "pingpong", "fan"}, optional
+        How dot products sum: 003's pyramid, halving ping-pong passes, or fan passes of 32 texels.
+    recompute_every : int, False or None, optional
+        Shewchuk's r = b - A x every this many iterations (None: the preset's, 50 for "paper").
+    verify : bool, optional
+        Decide convergence on b - A x (True in "robust" and "fast") or on the recurrence's ||r||.
+    plan : bool, optional
+        Draw each iteration from a plan recorded the first time (default True; host cost only).
+    format : {"corrigan", "ellpack", "tell", "packed", "split"}, optional
+        The SparseStream format a scipy.sparse A is put on the GPU in (preset: see ``PRESET_FORMATS``).
+    iteration : {"standard", "single-reduction"}, optional
+        Shewchuk's listing, or Chronopoulos and Gear's single-reduction CG (needs fan sums).
 
     Returns
     -------
-    CGResult ``(x, info)``: x numpy (float64, shape (n,)) for a numpy b (a Stream for a Stream
-    b); info 0 when converged (||b - A x|| <= max(rtol ||b||, atol), verified), else the
-    number of iterations done (at least 1). When CG did not converge, x is the iterate of the
-    smallest verified ||b - A x||. ``.iterations``, ``.residual_norm`` (||b - A x|| of the
-    answer), ``.readbacks``, ``.residuals``, ``.restarts`` and ``.stagnated`` tell the run;
-    ``.format`` is the SparseStream format A was multiplied in (None for a dense A).
-    b = 0 answers x = 0 at once (A is nonsingular).
+    result : CGResult
+        ``(x, info)`` as scipy's (info 0: converged, else the iterations done), with the run's figures.
 
     Raises
     ------
     CGBreakdownError
-        dᵀAd <= 0 at some iteration: A is not positive definite (the iteration is named); or
-        dᵀAd, ||r|| or b - A x overflowed (``diverged``).
+        d^T A d <= 0 (A is not positive definite) or an overflow (``diverged``), at a named iteration.
     TypeError
-        A or M a LinearOperator or a callable (see A and M).
+        A or M is a LinearOperator or a callable: the GPU needs A's entries and M's diagonal.
     ValueError
-        Bad shapes, non-square or non-symmetric A (where checked, see A), a non-diagonal M or
-        one with an entry <= 0 (named), NaN, complex, an empty row, a zero A or M, bad options
-        (tol and rtol disagreeing too, iteration="single-reduction" with pyramid or ping-pong
-        sums); a Stream answer whose x float32 cannot hold (max |x| above 3.4e38 or within
-        2^24 of the underflow at 1.2e-38: pass b as numpy to get x in float64).
+        Bad shapes or options, a non-symmetric A (where checked), an M not diagonal or not positive.
 
     Warns
     -----
     Float32ToleranceWarning
-        The target is below float32's reach (see "Precision"), or the residual stagnated above
-        the target (float32's reach on that system: info > 0, ``.stagnated``).
+        The target is below float32's reach, or the residual stagnated above it (``.stagnated``).
     DeprecationWarning
-        ``tol`` was used.
+        ``tol`` was given.
+
+    See Also
+    --------
+    CGResult : the answer and the run's figures.
+    SparseStream.from_scipy : A put on the GPU in a chosen format, once for several solves.
+
+    Notes
+    -----
+    The GPU computes in float32 whatever the input: float64 A, b, x0 and M are rounded to
+    float32 after an exact power-of-two scaling, and x comes back in float64. The smallest
+    target float32 can be held to is about 2^-23 ||b|| = 1.19e-7 ||b|| (``FLOAT32_REACH``);
+    for a smaller residual refine x in float64 (e.g. scipy.sparse.linalg.cg from ``x0=x``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> import gpgpu
+    >>> A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(16, 16), format="csr")
+    >>> b = np.ones(16)
+    >>> x, info = gpgpu.cg(A, b, rtol=1e-5)
+    >>> info, x.shape
+    (0, (16,))
+    >>> bool(np.linalg.norm(b - A @ x) <= 1e-5 * np.linalg.norm(b))
+    True
     """
     o = resolve(preset, rtol=rtol, atol=atol, tol=tol, maxiter=maxiter, callback=callback,
                 check_every=check_every, reduction=reduction, iteration=iteration, verify=verify,
@@ -254,8 +224,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
                           "comes out exactly zero. Ask for rtol >= 1.2e-7, or refine the answer in float64 "
                           "(e.g. scipy.sparse.linalg.cg from x0=x)", Float32ToleranceWarning, stacklevel=2)
         try:
-            x_out, info, extra = _iterate(op, system.b, system.x0, system.M, np.ldexp(bnorm, -k),
-                                          np.ldexp(target, -k), o, system.to_user, system.residual64())
+            scaled = ScaledProblem(system.b, system.x0, system.M, np.ldexp(bnorm, -k), np.ldexp(target, -k))
+            x_out, info, extra = _iterate(op, scaled, o, system.to_user, system.residual64())
         except CGBreakdownError as e:
             if system.M is None or e.diverged or e.iteration < 1:
                 raise
@@ -338,9 +308,18 @@ STALL_WINDOW = 500
 RETARGET = 0.5
 
 
-def _iterate(op, b: Stream, x0: Stream | None, M: Stream | None, bnorm: float, target: float, o, to_user,
-             residual64=None):
-    """CG on the scaled system from x0 (None: zeros), bnorm and target in its units, with the
+class ScaledProblem(NamedTuple):
+    """What :func:`_iterate` solves, in the scaled system's units: b, x0 (None: zeros) and M
+    (None: no preconditioner) as float32 vector streams, ||b|| and the target."""
+    b: Stream
+    x0: Stream | None
+    M: Stream | None
+    bnorm: float
+    target: float
+
+
+def _iterate(op, problem: ScaledProblem, o, to_user, residual64=None):
+    """CG on the scaled ``problem`` from x0 (None: zeros), bnorm and target in its units, with the
     resolved options ``o`` (:func:`gpgpu.cg.options.resolve`); ``to_user`` gives the callback x in
     A's units; ``residual64`` (x -> ||b - A x|| in float64 on the host, or None) measures the
     verification's true residual where A and b are on the host. Returns (x, info, figures).
@@ -356,6 +335,7 @@ def _iterate(op, b: Stream, x0: Stream | None, M: Stream | None, bnorm: float, t
     nothing either CG stops (float32's floor: ``stagnated``); the answer is the best iterate
     measured. Without ``verify``, a recurrence that stops falling for :data:`STALL_WINDOW`
     iterations ends ``stagnated``."""
+    b, x0, M, bnorm, target = problem
     threshold = float(np.float32(min(max(target, FREEZE_FLOOR * bnorm) ** 2, float(np.finfo(np.float32).max))))
     cgv = _variant(o)(op, b, M, o.reduction, threshold, o.plan)
     answer, readbacks, residuals, callback = None, 0, [], o.callback

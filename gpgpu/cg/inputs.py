@@ -22,7 +22,34 @@ VECTOR_RANGE = 8
 
 
 class Float32ToleranceWarning(RuntimeWarning):
-    """cg was asked for a residual below what float32 can reach (about 1.2e-7 ||b||)."""
+    """Warned by :func:`gpgpu.cg` when its target is below what float32 can reach.
+
+    A RuntimeWarning. The GPU iterates in float32 (paper 003's CG on float32 textures), which
+    holds ||b - A x|| down to about 2^-23 ||b|| = 1.19e-7 ||b|| (``FLOAT32_REACH``, float32's
+    machine epsilon; the Notes of ``cg``). cg warns once, before iterating, when max(rtol ||b||,
+    atol) is below that, and again when the residual stagnated above a target it could reach
+    (info > 0, ``.stagnated``). For a smaller residual refine the answer in float64 (e.g.
+    scipy.sparse.linalg.cg from ``x0=x``); to silence it,
+    ``warnings.simplefilter("ignore", gpgpu.Float32ToleranceWarning)``.
+
+    See Also
+    --------
+    gpgpu.cg : the solver that warns it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import gpgpu
+    >>> A = 2 * np.eye(8) - np.eye(8, k=1) - np.eye(8, k=-1)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     x, info = gpgpu.cg(A, np.ones(8), rtol=1e-9)
+    >>> any(w.category is gpgpu.Float32ToleranceWarning for w in caught)
+    True
+    >>> issubclass(gpgpu.Float32ToleranceWarning, RuntimeWarning)
+    True
+    """
 
 
 def _host_vector(v, n: int, name: str) -> np.ndarray:

@@ -5,9 +5,23 @@ against a small set of kernels (:mod:`.backend`), run on the GPU (``gpu_backend`
 in float32 / float64 (:mod:`.numpy_backend`, the paper's "MATLAB version"). Problems come from
 MPS files (:mod:`.mps`, via HiGHS) in the standard form (4.1)-(4.3).
 
->>> from gpgpu.lp import solve
->>> r = solve("afiro.mps.gz")                                  # doctest: +SKIP
->>> r = solve("afiro.mps.gz", backend="numpy64", eps=1e-8)   # doctest: +SKIP
+Examples
+--------
+The package's tables: the methods and back ends ``solve`` takes, its presets and defaults, and
+the statuses it answers (scipy's linprog codes).
+
+>>> from gpgpu import lp
+>>> lp.METHODS, lp.BACKENDS
+(('mehrotra', 'matrix-free'), ('gpu', 'numpy32', 'numpy64'))
+>>> sorted(lp.PRESETS), lp.DEFAULT_EPS, lp.REFINE_BELOW
+(['fast', 'paper', 'robust'], 1e-06, 3e-05)
+>>> lp.FAST_GPU_KERNELS["substitution"], lp.FAST_GPU_KERNELS["reductions"]
+('inverse', 'fan')
+>>> lp.STATUS[0], lp.STATUS_CODES["numerical_trouble"], lp.MESSAGES[1].split(" before")[0]
+('optimal', 4, 'Iteration limit reached')
+>>> r = lp.solve("afiro", backend="numpy64", eps=1e-8)
+>>> r.status, round(r.objective, 4)
+('optimal', -464.7531)
 """
 from __future__ import annotations
 

@@ -137,11 +137,47 @@ PRESETS = {
 
 
 def preset_options(preset="robust", method="mehrotra", backend="gpu", **options) -> dict:
-    """The options ``solve(..., preset=preset, method=method, backend=backend, **options)`` runs
-    with: the preset's (:data:`PRESETS`), then ``options`` over them (None leaves the preset's).
-    The "/gpu" part applies to ``backend="gpu"`` given by name; ``pivot="onepass"`` of "fast"
-    only to the outer Cholesky. None for one of solve's own options (:data:`PRESET_NONE`) leaves
-    the preset's value; for a back end's option it is passed on (and refused there)."""
+    """The options that ``solve`` runs with for a preset, a method, a back end and overrides.
+
+    ``solve(..., preset=preset, method=method, backend=backend, **options)`` runs with what this
+    answers: the preset's options (:data:`PRESETS`: "paper", the papers' algorithms where the
+    project has them, paper 000's Algorithm 3 with Table 3's kernels and paper 002's matrix-free
+    method; "robust", the default; "fast", the speed options that keep the answer), its method's
+    part and, for a back end given by name, its "/gpu" or "/numpy" part, then ``options`` over them.
+    Where ``cholesky`` or ``pivot`` given make the preset's ``pivot="onepass"`` or
+    ``update="square"`` not apply (they belong to the outer Cholesky form), these are left out.
+    docs/lp_defaults.md and docs/reference/lp-options.md table the presets.
+
+    Parameters
+    ----------
+    preset : {"robust", "paper", "fast"}
+        The preset's name.
+    method : {"mehrotra", "matrix-free"}
+        The interior point method.
+    backend : str or Backend
+        The back end; only one given by name ("gpu", "numpy32", "numpy64") adds its part.
+    **options
+        Overrides; None for one of solve's own options (:data:`PRESET_NONE`) leaves the preset's value.
+
+    Returns
+    -------
+    dict
+        Option name to value.
+
+    Raises
+    ------
+    ValueError
+        An unknown preset or method.
+
+    Examples
+    --------
+    >>> from gpgpu import lp
+    >>> paper = lp.preset_options("paper", "mehrotra", "gpu")
+    >>> paper["adat"], paper["update"], paper["refine"]
+    ('inner', 'square', False)
+    >>> lp.preset_options("fast", "mehrotra", "numpy64", refine=True)
+    {'correct_primal': True, 'refine': True}
+    """
     if not isinstance(preset, str) or preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {', '.join(map(repr, PRESETS))} "
                          "('paper': the papers' algorithm, 'robust': the default, 'fast': the speed options "
@@ -177,10 +213,35 @@ DEFAULT_EPS = 1e-6
 
 
 def paper_eps(problem, preset="paper", method="mehrotra") -> float:
-    """The tolerance ``solve(problem, eps=None, preset=preset, method=method)`` runs with: with
-    ``preset="paper"`` and Mehrotra's method, Table 3 of paper 000's eps for a problem of that
-    table (by its name, as ``python -m gpgpu.lp`` picks it: 3e-5 .. 2e-3,
-    ``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``), else :data:`DEFAULT_EPS` (1e-6)."""
+    """The tolerance that ``solve`` uses when its ``eps`` is None.
+
+    ``solve(problem, eps=None, preset=preset, method=method)`` runs at this eps: with
+    ``preset="paper"`` and Mehrotra's method, a problem of Table 3 of paper 000 (found by its name,
+    as ``python -m gpgpu.lp`` picks it) gets Table 3's eps, 3e-5 .. 2e-3
+    (``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``); everything else gets :data:`DEFAULT_EPS`, 1e-6.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its ``name`` is looked up in Table 3).
+    preset : {"paper", "robust", "fast"}
+        The preset of the solve.
+    method : {"mehrotra", "matrix-free"}
+        The method of the solve.
+
+    Returns
+    -------
+    float
+        The tolerance of (6.1)-(6.3).
+
+    Examples
+    --------
+    >>> from gpgpu import lp
+    >>> from gpgpu.lp.netlib import netlib_path
+    >>> p = lp.read_mps(netlib_path("afiro"))
+    >>> lp.paper_eps(p), lp.paper_eps(p, preset="robust")
+    (4e-05, 1e-06)
+    """
     if preset == "paper" and method == "mehrotra":
         name = getattr(problem, "name", None)
         if isinstance(name, str) and name.lower() in PAPER_TABLE3:
@@ -188,132 +249,77 @@ def paper_eps(problem, preset="paper", method="mehrotra") -> float:
     return DEFAULT_EPS
 
 
-def solve(problem, backend="gpu", eps=None, method="mehrotra", preset="robust", max_iter=100,
+def solve(problem, backend="gpu", eps=None, method="mehrotra", *, preset="robust", max_iter=100,
           callback=None, time_limit=None, **options) -> LPResult:
-    """Solve an LP with Algorithm 3 of paper 000 (Mehrotra's predictor-corrector method), or
-    with the matrix-free interior point method of paper 002 (``method="matrix-free"``).
+    """Solve a linear program by an interior point method on the GPU (or on numpy).
+
+    Minimises c^T x subject to A x = b, x >= 0 (the standard form (4.1)-(4.3) of paper 000, to
+    which :func:`standardize` brings an MPS file's general form) by Algorithm 3 of paper 000 (Jung &
+    O'Leary: Mehrotra's predictor-corrector method, its dense normal equations formed (adat) and
+    factored (Cholesky) on the GPU), or by the matrix-free interior point method of paper 002
+    (``method="matrix-free"``: regularised normal equations solved by PCG with a partial Cholesky
+    preconditioner, A used only through sparse products, :mod:`gpgpu.lp.matrix_free`). A preset
+    chooses the options in one word and ``**options`` override it one by one:
+    docs/reference/lp-options.md tables every option and what each preset sets; docs/guide/lp.md
+    and docs/guide/matrix-free.md say when to change what and which values are the papers'.
 
     Parameters
     ----------
     problem : Problem or str or Path
-        A standard-form problem, an MPS file (``.mps`` / ``.mps.gz``) to read, or the name of a
-        NETLIB problem shipped with the package (``"afiro"``, ``"pilot4"``: ``gpgpu/data``) or
-        of a shipped QAPLIB instance (``"nug12"``: its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`).
+        A standard-form problem, an MPS file, or a shipped NETLIB ("afiro") or QAPLIB ("nug12") name.
     backend : {"gpu", "numpy32", "numpy64"} or Backend
-        The matrix-free method has "gpu" and "numpy64" (or a ``MatrixFreeBackend``).
-    eps : float or None
-        Tolerance of (6.1)-(6.3), 0 < eps < 1. None (the default) is 1e-6 (:data:`DEFAULT_EPS`),
-        except with ``preset="paper"`` and Mehrotra's method on a problem of Table 3 of paper 000
-        (by name: ``solve("afiro", preset="paper")``, or a Problem read from afiro.mps.gz), which
-        gets Table 3's own eps, 3e-5 to 2e-3, as the command line picks it
-        (:func:`paper_eps`, ``gpgpu.lp.netlib.PAPER_TABLE3[name]["eps"]``). 1e-6 is tighter than
-        float32 iterates reach dependably, so the robust preset refines on the GPU below 3e-5.
+        Where the iteration runs; the matrix-free method runs on "gpu" or "numpy64".
+    eps : float, optional
+        Tolerance of (6.1)-(6.3), 0 < eps < 1; None: 1e-6, or Table 3's eps under the paper preset.
     method : {"mehrotra", "matrix-free"}
-        "mehrotra" (default): paper 000's dense normal equations, formed (adat) and factored
-        (Cholesky) on the GPU. "matrix-free": paper 002's regularised IPM whose normal
-        equations are solved by PCG with a partial Cholesky preconditioner, A used only
-        through sparse products (:mod:`gpgpu.lp.matrix_free`).
+        Paper 000's Algorithm 3 (the default), or paper 002's matrix-free method.
     preset : {"robust", "paper", "fast"}
-        How to choose the options below in one word (:data:`PRESETS`, docs/lp_defaults.md).
-        "robust" (default): the solver that solves the project's 42 NETLIB problems (and, with
-        the matrix-free method, the QAP relaxations nug12-nug20 at 1e-6), on the fast kernels
-        (:data:`FAST_GPU_KERNELS` on the GPU, LAPACK on the CPU) with the upper bounds in the
-        Newton system. "paper": the papers' algorithms where the project has them (its standard
-        form with a row for each upper bound; no presolve, scaling, refinement, correction,
-        safeguard or adaptive rule; 000's kernels with Table 3's square update, sums and
-        read-backs, and Table 3's eps for its problems; numpy: the Cholesky loop; 002's
-        ELLPACK); what stays the project's (the starting point's floor, the stall stops, the
-        guarded square root, ETA_MAX; 002's rank, PCG target and regularisation floor, which
-        002 does not print) is listed option by option in docs/guide/lp.md and
-        docs/guide/matrix-free.md. "fast": robust with every speed option that changes the
-        answer by float32 rounding only.
+        The options in one word (:data:`PRESETS`): the default, the papers' algorithms, or the speed options.
     max_iter : int
-        A positive integer.
+        The most interior point iterations, a positive integer.
     callback : callable, optional
-        Gets each iteration's history entry (dict); anything else that is not None is a
-        TypeError before the solve starts.
+        Called with each iteration's history entry (a dict).
     time_limit : float, optional
-        Seconds (from the call, reading and presolving included) after which the iteration stops
-        at its next test with status "time_limit" (status code 1, as scipy's linprog) and the
-        best point it met (as HiGHS's ``time_limit``); an iteration under way is finished first.
+        Seconds after which the iteration stops with status "time_limit" and the best point met.
     **options
-        Override the preset one by one (None, for the options named below, leaves the preset's
-        value). Both methods:
-
-        - ``refine`` (bool or None): mixed-precision iterative refinement (beyond the paper,
-          :mod:`gpgpu.lp.backend`); None: on for the float32 back ends ("gpu", "numpy32") when
-          ``eps < REFINE_BELOW`` (3e-5, Table 3's tightest).
-        - ``presolve`` (bool or None): HiGHS's presolve and postsolve around the IPM (beyond
-          the papers, :mod:`gpgpu.lp.presolve`; the result then has ``presolve``). None: on for
-          Mehrotra's method at ``eps < REFINE_BELOW`` with a back end given by name, where
-          highspy (the "lp" extra) is installed.
-        - ``scale`` (bool): geometric scaling by powers of two, undone on the answer (beyond
-          the papers, :mod:`gpgpu.lp.scaling`); the history's residuals are the scaled problem's.
-        - ``normalize`` (bool or None): A, b and c brought to unit size by three powers of two
-          before the iteration, undone on the answer (beyond the papers,
-          :class:`gpgpu.lp.scaling.Units`), so that the answer does not depend on the units the
-          LP is written in; with ``presolve``, HiGHS gets the rows scaled likewise. None: on,
-          except in the paper preset. The history's residuals are the normalised problem's.
-        - ``bounds`` ("implicit" or "rows"): the upper bounds' rows x_j + w_k = u_k eliminated
-          from the normal equations, which keep the problem's own rows (default, beyond the
-          papers: :mod:`gpgpu.lp.bounds`), or kept as rows of the normal matrix (paper 000's
-          standard form, ``preset="paper"``). The iterates, tests and duals are the standard
-          form's either way; ``LPResult.normal_rows`` says the order factored.
-        - ``regularize`` (bool or None) and ``reg_min``, ``reg_max``: paper 002's proximal
-          regularisation (5)-(6) (:mod:`gpgpu.lp.regularisation`); always on for the
-          matrix-free method (bounds 1e-12 with its adaptive defaults, 1e-8 with
-          ``adaptive=False``, and 1e-2), off by default for Mehrotra's (True factors
-          A (Theta^-1 + rho I)^-1 A^T + delta I, bounds 1e-12, 1e-6).
-
-        Mehrotra's method: ``cholesky`` ("outer", Algorithm 2 of 000, or "inner", Algorithm
-        1); ``correct_primal`` and ``free_safeguard`` (beyond the paper, None: as
-        ``presolve``; :func:`~gpgpu.lp.mehrotra.mehrotra`); the back end's options
-        (``pivot_tol``; on the GPU ``adat``, ``substitution``, ``pivot``, ``reductions``,
-        ``fuse``, ``factor_precision``: :class:`gpgpu.lp.gpu_backend.GPUBackend`; on numpy
-        ``factorization`` ("lapack" or the paper's "loop") and ``adat`` ("sparse" or "dense"):
-        :class:`gpgpu.lp.numpy_backend.NumpyBackend`).
-
-        The matrix-free method: ``rank``, ``rank_max``, ``pcg_maxiter``, ``stall_window``,
-        ``adaptive`` (beyond 002: the regularisation floor and PCG limit that adapt where PCG
-        stops at its limit) and ``start`` (resume; :func:`~gpgpu.lp.matrix_free.matrix_free`);
-        on the GPU ``format``, ``dense``, ``pcg_check``, ``solution``, ``sums``, ``profile``
-        (:class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree`).
+        The preset's options overridden one by one; None leaves the preset's value.
 
     Returns
     -------
     LPResult
-        ``preset`` and ``options`` (what the preset and the overrides set) are on it;
-        ``passes`` and ``host_us_per_pass`` (the GPU passes drawn and the host time spent
-        issuing each, :func:`gpgpu.counters.tally`) and ``normal_rows`` (the order of the normal
-        matrix factored) too.
-        Problems that the presolve decides (infeasible or unbounded bounds, no rows or no
-        columns left) are answered without iterating (``iterations == 0``). An infeasible or
-        unbounded problem has no solution: whichever way it was found (the presolve, HiGHS's,
-        or the iteration's tests), the result has ``x``, ``x_std``, ``y`` and ``s`` None and
-        ``objective`` NaN; the message gives the certificate's sizes (the matrix-free result
-        keeps the point where its iteration stopped in ``last_point``). Every status is checked
-        in float64 on the problem as given before it is answered (:mod:`gpgpu.lp.certificate`:
-        ``check`` holds what was checked; an "optimal" that fails is solved again or becomes
-        numerical trouble with the failing residuals named). ``warnings`` (a list
-        of str) says what the answer is not: for an MPS file with integer columns, that the
-        LP relaxation was solved (the message says it too).
+        The status, the point (``x`` in the problem's own variables, ``x_std``, ``y``, ``s``), the
+        objective and the history. ``check`` holds the status checked in float64 on the problem as
+        given; ``preset``, ``options``, ``passes`` and ``warnings`` say how it was solved. An
+        infeasible or unbounded problem has no point (``x`` None, ``objective`` NaN; the matrix-free
+        result keeps where its iteration stopped in ``last_point``).
 
     Raises
     ------
     TypeError
-        ``eps`` that is not a number (a string such as "1e-6", a bool) or ``max_iter`` that is
-        not an integer (a float, a bool, a string); a flag -- ``refine``, ``presolve``, ``correct_primal``, ``free_safeguard``, ``scale``,
-        ``regularize``, ``adaptive``, the back ends' ``profile``, ``fuse`` and ``fast_solve``
-        -- that is not True or False (or None; the string "no" is no flag), or a ``callback``
-        that is not callable: named, before anything is solved.
+        ``eps``, ``max_iter``, a flag option or ``callback`` of the wrong type, or an option that
+        neither solve, the method nor the back end takes (named before anything is solved).
     ValueError
-        ``eps`` not finite or outside 0 < eps < 1, ``max_iter`` below 1 (checked first, before
-        an MPS file is read); an unknown preset or method; besides wrong options: with ``backend="gpu"`` or
-        ``"numpy32"`` (float32 storage), a coefficient, right-hand side or cost beyond
-        float32's range (|v| > 3.4e38; for the matrix-free method on the GPU, a coefficient
-        above 1.8e19, whose square A .* A would be) is named; use ``backend="numpy64"`` or
-        ``scale=True``. HiGHS's refusal of an LP for its presolve passes on HiGHS's reason (it
-        refuses coefficients of 1e15 and more; ``presolve=False`` then solves without it).
+        ``eps`` outside 0 < eps < 1 or ``max_iter`` below 1, an unknown preset or method, options
+        that do not go together; on a float32 back end an entry beyond float32's range (3.4e38, or
+        1.8e19 for A in the matrix-free method on the GPU); an LP that HiGHS's presolve refuses
+        (coefficients of 1e15 and more: ``presolve=False`` solves without it).
+    FileNotFoundError
+        ``problem`` names neither a file nor a shipped problem.
+
+    See Also
+    --------
+    linprog : The same solver, called as ``scipy.optimize.linprog``.
+    preset_options : The options a preset and overrides run with.
+
+    Examples
+    --------
+    >>> from gpgpu import lp
+    >>> r = lp.solve("afiro")
+    >>> r.status, round(r.objective, 2)
+    ('optimal', -464.75)
+    >>> r = lp.solve("afiro", backend="numpy64", eps=1e-8, preset="paper")
+    >>> r.success, r.options["bounds"]
+    (True, 'rows')
     """
     # check the arguments (and read a named problem)
     problem, eps, deadline = _checked(problem, eps, method, preset, max_iter, callback, time_limit)

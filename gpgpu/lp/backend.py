@@ -87,25 +87,63 @@ class PrecisionExhausted(ArithmeticError):
 
 
 class Backend(abc.ABC):
-    """Abstract operation set of Algorithm 3 of paper 000 (see the module notes).
+    """The operations that Algorithm 3 of paper 000 is written against, as an abstract back end.
+
+    Mehrotra's method (:func:`~gpgpu.lp.mehrotra.mehrotra`) calls nothing else, so one algorithm
+    runs on numpy (:class:`~gpgpu.lp.numpy_backend.NumpyBackend`, float32 or float64) and on the GPU
+    (``gpgpu.lp.gpu_backend.GPUBackend``): the kernels of section 4.2 of paper 000, level 1 (inner
+    product, inf_norm, smin, saxpy, line search), level 2 (sgemv, substitution) and level 3 (adat,
+    chol: :meth:`factor_normal`, :meth:`solve_normal`), on vector handles the back end owns. Each
+    operation that answers a number on the CPU is a read-back (a stall on the GPU) and is counted in
+    :attr:`readbacks`; the module notes give each operation's meaning. :func:`get_backend` builds one
+    by name.
 
     Parameters
     ----------
     problem : Problem
-        The standard-form LP (4.1)-(4.3); the backend keeps ``A`` in its own storage.
+        The standard-form LP (4.1)-(4.3); the back end keeps A in its own storage.
     cholesky : {"outer", "inner"}
-        Outer-product (right-looking, Algorithm 2 of 000) or inner-product (left-looking,
-        Algorithm 1 of 000) Cholesky in :meth:`factor_normal`.
+        Algorithm 2 (outer product) or Algorithm 1 (inner product) of paper 000 in :meth:`factor_normal`.
     refine : bool
-        Mixed-precision iterative refinement in :meth:`solve_normal`.
+        Mixed-precision iterative refinement in :meth:`solve_normal` (beyond the paper).
+    bounds : {"implicit", "rows"}
+        Upper-bound rows eliminated from the normal equations (:mod:`gpgpu.lp.bounds`), or factored.
+    **kw
+        A subclass's options; the base class takes none.
 
     Attributes
     ----------
     name : str
+        The back end's name.
     readbacks : int
         Scalars or vectors read back to the CPU so far.
     m, n : int
-        Size of the standard form.
+        The standard form's size.
+    m_normal : int
+        The order of the normal matrix formed and factored.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``cholesky`` or ``bounds``.
+    TypeError
+        An option the back end does not take.
+
+    See Also
+    --------
+    get_backend : A back end by name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpgpu import lp
+    >>> p = lp.Problem.from_arrays(np.array([[1.0, 1.0]]), [1.0], [1.0, 2.0])
+    >>> be = lp.get_backend("numpy64", p)
+    >>> isinstance(be, lp.Backend), be.m, be.n
+    (True, 1, 2)
+    >>> x = be.vector(np.array([0.5, 0.5]))
+    >>> be.dot(x, x), be.readbacks
+    (0.5, 1)
     """
 
     name = "abstract"

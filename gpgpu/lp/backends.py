@@ -49,8 +49,48 @@ def _entry(method: str, name) -> tuple | None:
 
 
 def get_backend(name, problem, cholesky="outer", refine=False, **kw) -> Backend:
-    """The backend called ``name`` ("gpu", "numpy32" or "numpy64") for ``problem``
-    (:data:`REGISTRY`). A :class:`Backend` instance passes through unchanged."""
+    """The back end of Mehrotra's method called ``name``, built for ``problem``.
+
+    Builds the GPU back end (paper 000's kernels, float32 on the GPU) or the numpy back end (the same
+    Algorithm 3 in numpy: float32 for "numpy32", the paper's "MATLAB version", or float64 for
+    "numpy64") from the table :data:`~gpgpu.lp.backends.REGISTRY`; a :class:`Backend` instance
+    passes through unchanged. :func:`solve` calls it; the back ends' options are tabled in
+    docs/reference/lp-options.md.
+
+    Parameters
+    ----------
+    name : {"gpu", "numpy32", "numpy64"} or Backend
+        The back end's name, or a back end (answered as it is).
+    problem : Problem
+        The standard-form LP (4.1)-(4.3) the back end holds.
+    cholesky : {"outer", "inner"}
+        Algorithm 2 (outer product) or Algorithm 1 (inner product) of paper 000.
+    refine : bool
+        Mixed-precision iterative refinement of the normal-equation solves (beyond the paper).
+    **kw
+        The back end's own options (``pivot_tol``, ``adat``, ``factorization``, ...).
+
+    Returns
+    -------
+    Backend
+        The back end, ready for :func:`~gpgpu.lp.mehrotra.mehrotra`.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an option value the back end refuses.
+    TypeError
+        An option the back end does not take.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpgpu import lp
+    >>> p = lp.Problem.from_arrays(np.eye(2), [1.0, 2.0], [1.0, 1.0])
+    >>> be = lp.get_backend("numpy64", p, cholesky="inner", factorization="loop")
+    >>> be.name, be.cholesky, be.m
+    ('numpy64', 'inner', 2)
+    """
     if isinstance(name, Backend):
         return name
     entry = _entry("mehrotra", name)

@@ -209,8 +209,9 @@ def feasibility_problem(problem) -> Problem:
     if src is None:
         return dataclasses.replace(problem, c=np.zeros(problem.n), c0=0.0, name=problem.name + " (feasibility)",
                                    presolve=dict(problem.presolve))
-    return standardize(np.zeros_like(src["c"]), src["A"], src["row_lower"], src["row_upper"], src["col_lower"],
-                       src["col_upper"], offset=0.0, sense=1, name=problem.name + " (feasibility)")
+    return standardize(np.zeros_like(src["c"]), src["A"], src["row_lower"], src["row_upper"],
+                       col_lower=src["col_lower"], col_upper=src["col_upper"], offset=0.0, sense=1,
+                       name=problem.name + " (feasibility)")
 
 
 def _with_status(result, code: int, message: str, check=None):

@@ -74,12 +74,48 @@ def gruca_sizes(N: int, per_row: int | None = None, slack: bool = False) -> tupl
 
 
 def gruca_like(N: int, seed: int = 0, per_row: int | None = None, slack: bool = False):
-    """An LP with the structure of Gruca's problems in 002's Table 1 (module notes), as a
-    standard-form :class:`~gpgpu.lp.Problem` with a sparse A. N must be a perfect square >= 4
-    (unless ``per_row`` gives the regular rows' non-zeros: then 2 <= per_row < N).
-    ``slack=True``: the rows are inequalities A0 x <= b with a slack column each, and the
-    feasible set is a polytope of dimension N + 1 (module notes); False (default): the square
-    equality LP whose only feasible point is x0."""
+    """An LP with the structure of Gruca's problems of paper 002's Table 1, with random numbers.
+
+    Gruca's quantum-physics LPs, on which paper 002 measures its matrix-free method, are not
+    public; 002 gives their structure (section 3.2 and Table 1): N + 1 rows and columns, sqrt(N)
+    non-zeros in each regular row and column, one dense row and one dense column. This builds LPs
+    with exactly that structure as a standard-form :class:`~gpgpu.lp.Problem` with a sparse A,
+    feasible and bounded by construction (the module notes say how). They are NOT Gruca's models.
+
+    Parameters
+    ----------
+    N : int
+        The regular rows, a perfect square >= 4 (any integer >= 4 when ``per_row`` is given).
+    seed : int
+        The seed of the random values.
+    per_row : int, optional
+        The non-zeros of a regular row and column, 2 <= per_row < N; default sqrt(N).
+    slack : bool
+        Inequality rows A0 x <= b with a slack column each (a polytope), or the square equality LP.
+
+    Returns
+    -------
+    Problem
+        The LP, named ``gruca_like_N`` (``gruca_like_N_slack`` with ``slack``).
+
+    Raises
+    ------
+    ValueError
+        ``N`` not an integer >= 4, not a perfect square without ``per_row``, or ``per_row`` out of range.
+    TypeError
+        ``slack`` that is not True or False.
+
+    Examples
+    --------
+    >>> from gpgpu import lp
+    >>> p = lp.gruca_like(16)
+    >>> p.standard_size, p.A.nnz
+    ((17, 17), 97)
+    >>> q = lp.gruca_like(16, slack=True)
+    >>> r = lp.solve(q)
+    >>> q.standard_size, r.status
+    ((17, 34), 'optimal')
+    """
     import scipy.sparse as sp
 
     if isinstance(N, bool) or not isinstance(N, numbers.Integral) or N < 4:

@@ -118,55 +118,67 @@ def _constraints(A, b, kind: str, n: int):
 
 def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), method="mehrotra",
             options=None):
-    """Minimise ``c @ x`` s.t. ``A_ub @ x <= b_ub``, ``A_eq @ x == b_eq``, ``lb <= x <= ub``,
-    called and answered as ``scipy.optimize.linprog``, solved by :func:`gpgpu.lp.solve`.
+    """Minimise a linear objective under linear constraints, called as ``scipy.optimize.linprog``.
+
+    Minimises ``c @ x`` s.t. ``A_ub @ x <= b_ub``, ``A_eq @ x == b_eq``, ``lb <= x <= ub``: the
+    arrays become a :class:`~gpgpu.lp.Problem` (:meth:`Problem.from_inequalities`), which
+    :func:`gpgpu.lp.solve` solves (Algorithm 3 of paper 000, Mehrotra's method, on the GPU by
+    default, or paper 002's matrix-free method), and the answer comes back as scipy's
+    ``OptimizeResult`` with scipy's fields and status codes. As in scipy, a bound of None is none,
+    ``bounds=None`` is (0, None), a sparse matrix's duplicate entries are summed and a scalar
+    ``b_ub`` goes with a one-row ``A_ub``; a bound beyond +-1e30 counts as infinite (MPS files' and
+    HiGHS's convention; scipy's HiGHS reads 1e20 so), and the result's message says so where one
+    does. The tolerance is 1e-9 (:data:`LINPROG_EPS`), for answers to about 1e-8 relative.
 
     Parameters
     ----------
     c : (n,) array_like
-    A_ub, A_eq : (m, n) array_like or scipy.sparse matrix, optional
-    b_ub, b_eq : (m,) array_like, optional (each with its matrix)
-        ``b_ub`` may hold +inf (no bound); a scalar goes with a matrix of one row. A sparse
-        matrix's duplicate entries are summed, as scipy does. A bound beyond +-1e30 (here and
-        in ``bounds``) counts as infinite, as in MPS files and HiGHS (scipy's HiGHS reads
-        1e20 so): the result's message and ``lp.warnings`` say so when one does.
+        The costs.
+    A_ub : (m, n) array_like or scipy.sparse matrix, optional
+        The inequality constraints' matrix.
+    b_ub : (m,) array_like, optional
+        Their right-hand sides (+inf: no bound).
+    A_eq : (p, n) array_like or scipy.sparse matrix, optional
+        The equality constraints' matrix.
+    b_eq : (p,) array_like, optional
+        Their right-hand sides.
     bounds : (min, max) pair, or a sequence of n pairs
-        As scipy: None means unbounded on that side, one pair applies to every variable, and
-        ``bounds=None`` is the default (0, None). A lower bound above the upper one, or one that
-        no finite value meets (a min of +inf, a max of -inf), is infeasible (status 2).
+        The variables' bounds: one pair for all, or one for each; None is no bound on that side.
     method : {"mehrotra", "matrix-free"}
-        :func:`gpgpu.lp.solve`'s methods: paper 000's dense normal equations (Mehrotra's
-        predictor-corrector method) or paper 002's matrix-free interior point method. scipy's
-        method names ("highs", ...) are not this solver's.
+        :func:`gpgpu.lp.solve`'s method (scipy's "highs" and its kin are not this solver's).
     options : dict, optional
-        :func:`gpgpu.lp.solve`'s keyword options, with solve's defaults but for ``eps``:
-        ``backend`` ("gpu", "numpy32", "numpy64"), ``eps`` (1e-9 here, :data:`LINPROG_EPS`:
-        objective and x to about 1e-8 relative, as scipy's solvers), ``max_iter`` (100), ``presolve``, ``refine``,
-        ``scale``, ..., the method's (``rank``, ``reg_min``, ...) and the back end's
-        (``pivot_tol``, ...). An unknown key is a ValueError that lists the keys taken (and
-        names scipy's ``maxiter`` and ``tol`` as ``max_iter`` and ``eps``).
+        :func:`gpgpu.lp.solve`'s keyword options (``backend``, ``eps``, ``max_iter``, ...).
 
     Returns
     -------
     scipy.optimize.OptimizeResult
-        ``x`` (float64, the problem's variables), ``fun`` (``c @ x``), ``slack`` (``b_ub - A_ub
-        @ x``), ``con`` (``b_eq - A_eq @ x``; empty arrays without the constraints),
+        ``x``, ``fun``, ``slack`` (``b_ub - A_ub @ x``), ``con`` (``b_eq - A_eq @ x``),
         ``success``, ``status`` (scipy's codes: 0 optimal, 1 iteration limit, 2 infeasible, 3
-        unbounded, 4 numerical difficulties), ``nit`` (the interior point iterations; 0 when the
-        presolve decided the problem), ``message``, and ``lp``, the :class:`~gpgpu.lp.LPResult`
-        of :func:`~gpgpu.lp.solve` (its history, dual point y and s, back end, ...). As
-        scipy's HiGHS answers, an infeasible or unbounded problem has ``x``, ``fun``, ``slack``
-        and ``con`` None; for status 1 and 4 they are those of the point the iteration
-        returned. scipy's marginals (``ineqlin``, ``eqlin``, ``lower``, ``upper``) are not
-        given.
+        unbounded, 4 numerical difficulties), ``nit``, ``message``, and ``lp``, the
+        :class:`~gpgpu.lp.LPResult` of :func:`~gpgpu.lp.solve`. An infeasible or unbounded problem
+        has ``x``, ``fun``, ``slack`` and ``con`` None, as scipy's HiGHS answers; scipy's marginals
+        are not given.
 
     Raises
     ------
     TypeError
         c, A or b that are not numbers (a string, a ragged list), as scipy.
     ValueError
-        Shapes that disagree, NaN in the data (+-inf only in b_ub and bounds), an unknown
-        method or option; what :func:`gpgpu.lp.solve` raises.
+        Shapes that disagree, NaN in the data, an unknown method or option (the message lists the
+        options taken); what :func:`gpgpu.lp.solve` raises.
+
+    See Also
+    --------
+    solve : The solver, with the problem as a Problem or an MPS file.
+
+    Examples
+    --------
+    >>> from gpgpu.lp import linprog
+    >>> res = linprog([-1, 4], A_ub=[[-3, 1], [1, 2]], b_ub=[6, 4], bounds=[(None, None), (-3, None)])
+    >>> res.status, round(res.fun, 3)
+    (0, -22.0)
+    >>> res.x.round(3).tolist()
+    [10.0, -3.0]
     """
     from scipy.optimize import OptimizeResult
 
@@ -185,7 +197,7 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
     A_ub, b_ub = _constraints(A_ub, b_ub, "ub", n)
     A_eq, b_eq = _constraints(A_eq, b_eq, "eq", n)
     bd = _bounds(bounds, n)
-    problem = Problem.from_inequalities(c_arr, A_ub, b_ub, A_eq, b_eq, bounds=[tuple(r) for r in bd],
+    problem = Problem.from_inequalities(c_arr, A_ub, b_ub, A_eq=A_eq, b_eq=b_eq, bounds=[tuple(r) for r in bd],
                                         name="linprog")
     lp = solve(problem, method=method, **opts)
     x = lp.x if lp.status_code not in (2, 3) else None

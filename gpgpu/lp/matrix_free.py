@@ -137,6 +137,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -563,7 +564,7 @@ def _max_step(v, dv) -> float:
     return float(min(1.0, np.min(-v[neg] / dv[neg])))
 
 
-def matrix_free(be: MatrixFreeBackend, problem, eps=1e-6, max_iter=100, callback=None, rank=None,
+def matrix_free(be: MatrixFreeBackend, problem, *, eps=1e-6, max_iter=100, callback=None, rank=None,
                 pcg_maxiter=None, refine=False, reg_min=None, reg_max=REG_MAX, ray_ratio=1e4,
                 collapse=1e-10, stall_window=8, rank_max=None, start=None, adaptive=True,
                 correctors=None, free_safeguard=None, bounds=None, deadline=None) -> LPResult:
@@ -685,6 +686,7 @@ class _Run:
         # that its absolute constants (reg_min, reg_max, the starting shifts) mean the same for
         # every scale of b and c; the tests and the history are in the problem's own units
         self.bs, self.cs = max(1.0, self.nb), max(1.0, self.nc)
+        self.units = _Units(self.nb, self.nc, self.bs, self.cs)
         self.b, self.c = problem.b / self.bs, problem.c / self.cs
         self.k = min(m, DEFAULT_RANK if rank is None else int(rank))
         self.k_max = self.k if rank_max is None else max(self.k, min(m, int(rank_max)))
@@ -936,8 +938,7 @@ def _predictor_corrector(run, t: _Tests):
         theta = 1.0 / (s / x + rho_k)                         # (Theta^-1 + R_p)^-1
         info = run.sol.set_weights(theta, delta_k, run.k)
         run.replaced_total += int(info.get("replaced", 0))
-        floor_b, floor_c = _residual_floors(x, lam, s, t.cx, t.by, run.eps, run.nb, run.nc, run.bs, run.cs,
-                                            run.adaptive)
+        floor_b, floor_c = _residual_floors(x, lam, s, t.cx, t.by, run.eps, run.units, run.adaptive)
         cap_abs = max(PCG_PRIMAL_SHARE * float(np.linalg.norm(t.rb)), PCG_PRIMAL_SHARE * floor_b)
         newton = _newton(run, t, theta, cap_abs)
         # predictor: xi_mu = -X S e
@@ -950,9 +951,9 @@ def _predictor_corrector(run, t: _Tests):
         dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft)
         ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
         ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
-        dx, dy, ds, ap, ad, extra = _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, sigma * mu_n,
-                                                           run.correctors if f1["converged"] and f2["converged"]
-                                                           else 0)
+        count = run.correctors if f1["converged"] and f2["converged"] else 0
+        (dx, dy, ds, ap, ad), extra = _centrality_correctors(newton, x, s, _Direction(dx, dy, ds, ap, ad),
+                                                             sigma * mu_n, count)
         for fk in extra:
             f2 = fk if not fk["converged"] else f2
         # the proximal terms move the residuals by -alpha R_p dx and -alpha R_d dy: when they
@@ -1117,13 +1118,24 @@ CORRECTORS = 2
 CORRECTOR_STEP_GAIN, BETA_MIN, BETA_MAX, CORRECTOR_ACCEPT = 0.3, 0.1, 10.0, 0.1
 
 
-def _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, target, count):
+class _Direction(NamedTuple):
+    """A search direction (dx, dy, ds) and its primal and dual step lengths (``ap``, ``ad``)."""
+    dx: np.ndarray
+    dy: np.ndarray
+    ds: np.ndarray
+    ap: float
+    ad: float
+
+
+def _centrality_correctors(newton, x, s, direction: _Direction, target, count) -> tuple:
     """Gondzio's multiple centrality correctors (Gondzio 1996; the correctors of his matrix-free
     IPM, [7] of 002): while the combined direction's step is short, aim at the point of a
     longer trial step alpha~ = min(1, alpha + 0.3), pull its complementarity products that fall
     outside [0.1, 10] sigma mu back to that band (xi_mu = the projection minus the products,
     residuals zero), and keep the corrected direction when its step grows by at least 0.1 of
-    the aimed increase; at most ``count`` correctors (one PCG solve each)."""
+    the aimed increase; at most ``count`` correctors (one PCG solve each). Answers the
+    (corrected) :class:`_Direction` and the correctors' PCG facts."""
+    dx, dy, ds, ap, ad = direction
     extra = []
     for _ in range(count):
         a = min(ap, ad)
@@ -1143,7 +1155,7 @@ def _centrality_correctors(newton, x, s, dx, dy, ds, ap, ad, target, count):
                 dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
             break
         dx, dy, ds, ap, ad = nx, ny, ns, np_, nd
-    return dx, dy, ds, ap, ad, extra
+    return _Direction(dx, dy, ds, ap, ad), extra
 
 
 def _bound_free_splits(x, partner, bound=FREE_SPLIT_BOUND):
@@ -1166,14 +1178,25 @@ def _primal_leads(pres, dres, gap, eps) -> bool:
     return pres > max(eps, dres, gap)
 
 
-def _residual_floors(x, lam, s, cx, by, eps, nb, nc, bs, cs, adaptive=True) -> tuple:
+@dataclass(frozen=True)
+class _Units:
+    """The problem's scales: ``nb`` = ||b||_inf and ``nc`` = ||c||_inf, and the iteration's units
+    ``bs`` = max(1, nb), ``cs`` = max(1, nc) (it works on b / bs and c / cs)."""
+    nb: float
+    nc: float
+    bs: float
+    cs: float
+
+
+def _residual_floors(x, lam, s, cx, by, eps, units: _Units, adaptive=True) -> tuple:
     """The residuals (in the iteration's units) below which the PCG target (primal) and the
     proximal terms' leak test stop asking for more: eps (1 + ||b||_inf) and eps (1 + ||c||_inf),
     as the tests (6.1)-(6.2) -- unless the gap (6.3) is held by the residuals. c^T x - b^T y =
     x^T s + x^T r_c - y^T r_b: when the residual part exceeds half of eps (1 + |c^T x|) (large
     multipliers: |y^T r_b| can be 1e3 times ||r_b||_inf), the floors become
     eps (1 + |c^T x|) / ||y||_2 and eps (1 + |c^T x|) / ||x||_2, so that the residuals fall until
-    the gap can close. ``cx``, ``by`` in the problem's units."""
+    the gap can close. ``cx``, ``by`` in the problem's units; ``units``: :class:`_Units`."""
+    nb, nc, bs, cs = units.nb, units.nc, units.bs, units.cs
     floor_b, floor_c = eps * (1.0 + nb) / bs, eps * (1.0 + nc) / cs
     if not adaptive:
         return floor_b, floor_c

@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -62,63 +62,74 @@ ETA_MAX = 1.0 - 1e-6    # f_pri, f_dual capped here: the iterate stays strictly 
 
 @dataclass
 class LPResult:
-    """What :func:`mehrotra` (and :func:`gpgpu.lp.solve`) answer.
+    """The answer of :func:`gpgpu.lp.solve` (and of :func:`~gpgpu.lp.mehrotra.mehrotra`).
 
-    Attributes
+    What an interior point method answered for an LP: the status (codes as
+    ``scipy.optimize.linprog``; :data:`STATUS`, :data:`MESSAGES`), the point, the objective and the
+    iteration's history, for Algorithm 3 of paper 000 (Mehrotra's method) or paper 002's matrix-free
+    method, with what the run cost (read-backs, GPU passes) and how its status was checked
+    (:mod:`gpgpu.lp.certificate`). ``success`` is ``status_code == 0``; :func:`gpgpu.lp.solve` adds
+    ``preset``, ``options`` and ``warnings``.
+
+    Parameters
     ----------
     status : str
-        One of :data:`STATUS`'s values.
+        One of :data:`STATUS`'s values: "optimal", "infeasible", "unbounded", ...
     status_code : int
+        scipy's code: 0 optimal, 1 iteration or time limit, 2 infeasible, 3 unbounded, 4 numerical trouble.
     message : str
-    x : ndarray
-        The source problem's variables (``Problem.to_original``).
-    x_std, y, s : ndarray
-        The last standard-form primal point, dual multipliers lambda and dual slacks.
+        What happened, in words.
+    x : ndarray or None
+        The source problem's variables (``Problem.to_original``); None without a point.
+    x_std : ndarray or None
+        The standard-form primal point.
+    y : ndarray or None
+        The dual multipliers lambda.
+    s : ndarray or None
+        The dual slacks.
     objective : float
-        Source objective at ``x`` (its own sense, constant included).
+        The source objective at ``x`` (its own sense, constant included); NaN without a point.
     iterations : int
         Completed iterations (directions computed and taken).
     history : list of dict
-        Per iteration: ``iteration``, ``primal_residual`` (6.1), ``dual_residual`` (6.2),
-        ``gap`` (6.3), ``mu``, ``alpha_pri``, ``alpha_dual``, ``sigma``, ``time`` (seconds
-        since the start), ``primal_objective``, ``dual_objective``, ``replaced_pivots``.
-        The last entry is the point where the method stopped (its step fields are None).
+        Per iteration: iteration, primal_residual, dual_residual, gap, mu, alpha_pri, alpha_dual, sigma, time, ...
     readbacks_per_iteration : float
+        Read-backs an iteration.
     replaced_pivots : int
-        Pivots replaced in all factorizations.
+        Pivots replaced in all factorizations (the guarded square root).
     backend : str
+        The back end's name.
     elapsed : float
-        Seconds, start point included.
+        Seconds, the starting point included.
     readbacks : int
-        All read-backs of the run (start point and final downloads included).
+        All read-backs of the run.
     point_iteration : int
-        Iteration whose point is returned (the best one for iteration_limit and
-        numerical_trouble, else the last).
+        The iteration whose point is returned (the best met for iteration_limit and numerical_trouble).
     presolve : dict or None
-        With ``solve(..., presolve=True)``: HiGHS's presolve status, (rows, columns) before and
-        after, its and the postsolve's seconds; the history and iterations are then the
-        reduced problem's. None otherwise.
-    normal_rows, standard_rows : int
-        The order of the normal matrix formed and factored -- the standard form's rows, or its
-        main rows when the upper bounds are in the Newton system (``bounds="implicit"``,
-        :mod:`gpgpu.lp.bounds`) -- and the standard form's rows (the order paper 000's method
-        factors); those of the presolved problem with the presolve; 0 when no back end was built.
-    passes, pass_seconds : int, float
-        With :func:`gpgpu.lp.solve`: the GPU passes the whole solve drew and the host time spent
-        issuing them (:class:`gpgpu.counters.Tally`; 0 on the numpy back ends);
-        ``host_us_per_pass`` is their quotient in microseconds.
+        With ``presolve=True``: HiGHS's presolve status, sizes before and after, and seconds.
+    normal_rows : int
+        The order of the normal matrix formed and factored (the main rows with ``bounds="implicit"``).
+    standard_rows : int
+        The standard form's rows (the order paper 000's method factors).
+    passes : int
+        The GPU passes the whole solve drew (0 on numpy).
+    pass_seconds : float
+        The host time spent issuing them (``host_us_per_pass`` in microseconds a pass).
     stop_point : tuple or None
-        (x_std, y, s) where the iteration stopped, for the statuses infeasible and unbounded:
-        the point their ray comes from (:mod:`gpgpu.lp.certificate` checks it).
+        (x_std, y, s) where the iteration stopped, for infeasible and unbounded: their ray's point.
     evidence : str
-        How the iteration decided infeasible or unbounded: "farkas" (a Farkas ray), "primal ray"
-        (a ray of the primal at a feasible point), "dual ray" (a primal ray while the primal
-        residual stayed: both infeasible), "collapse" (mu vanished while a residual held); ""
-        otherwise.
+        How infeasible or unbounded was found: "farkas", "primal ray", "dual ray", "collapse" or "".
     check : Check or Ray or None
-        With :func:`gpgpu.lp.solve`: the check of the status on the user's problem, in float64
-        (:mod:`gpgpu.lp.certificate`): for "optimal" the tests (6.1)-(6.3) in the LP's own units,
-        for "infeasible" and "unbounded" the ray's bound; None where no check applies.
+        The status checked in float64 on the problem as given (:mod:`gpgpu.lp.certificate`).
+
+    Examples
+    --------
+    >>> from gpgpu import lp
+    >>> r = lp.solve("sc50b")
+    >>> r.status, r.status_code, r.success, round(r.objective, 3)
+    ('optimal', 0, True, -70.0)
+    >>> sorted(r.history[0])[:4]
+    ['alpha_dual', 'alpha_pri', 'dual_objective', 'dual_residual']
     """
 
     status: str
@@ -233,10 +244,8 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
 #: the free-split safeguard keeps min(x+, x-) <= FREE_SPLIT_BOUND (1 + |x+ - x-|) ...
 FREE_SPLIT_BOUND = 1.0
 #: ... but lowers neither half below FREE_SPLIT_CENTRING mu / s_j, a fraction of its centred value
-#: (lowered below it, a half's x_j s_j falls far short of mu and the dual step is blocked there:
-#: measured, scfxm2 on numpy64 with LAPACK, the two halves of a split held at 1 with s 0.05 while
-#: mu was 37, dual steps of 0.003 until the stall test; 1.0 made perold and pilot4 fail, 0.01
-#: solves all six NETLIB problems with splits, perold and pilot4 in fewer iterations)
+#: (lowered below it, a half's x_j s_j falls far short of mu and the dual step is blocked there;
+#: the value is the one measured best, CHANGELOG.md)
 FREE_SPLIT_CENTRING = 0.01
 #: A point is near the central path (a raise of the factor's precision may go on from it) while
 #: each residual (6.1), (6.2), relative to its start, is at most this many times mu relative to
@@ -278,7 +287,16 @@ def _correct_primal(be, d, rb, dx):
     return out
 
 
-def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GAMMA_F):
+class _MaxSteps(NamedTuple):
+    """The largest step lengths (4.15)-(4.16) and their blocking indexes (-1: none; see
+    ``Backend.max_step``)."""
+    a_pri: float
+    i_pri: int
+    a_dual: float
+    i_dual: int
+
+
+def _mehrotra_step(be, x, dx, s, ds, largest: _MaxSteps, n, gamma_f=GAMMA_F):
     """Mehrotra's step-length heuristic ([Meh92] sec. 6; [Wri97] p. 205).
 
     With mu+ = (x + a_pri dx)^T (s + a_dual ds) / n and i the primal blocking index of (4.15),
@@ -287,7 +305,9 @@ def _mehrotra_step(be, x, dx, s, ds, a_pri, i_pri, a_dual, i_dual, n, gamma_f=GA
     and symmetrically for the dual with the blocking index of (4.16); f is capped at
     ``ETA_MAX`` < 1 so that x, s stay strictly positive (when mu+ = 0, f = 1 would put the
     blocking component on zero). Without a blocking index (a_max = 1) the full step is taken.
+    ``largest`` holds a_pri, a_dual and the blocking indexes.
     """
+    a_pri, i_pri, a_dual, i_dual = largest
     mu_plus = be.stepped_dot(x, dx, a_pri, s, ds, a_dual) / n
     idx = [i for i in (i_pri, i_dual) if i >= 0]
     if not idx:
@@ -332,7 +352,7 @@ def _precision_raised(raised, entry, raised_at, worst_hist, be, vectors, callbac
         callback(entry)
 
 
-def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
+def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e4,
              collapse=1e-10, stall_window=8, correct_primal=False, free_safeguard=False,
              regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX, deadline=None):
     """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
@@ -366,16 +386,13 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
         the corrector's with r_b = 0 (so their sum meets r_b) -- two more solves with the same
         factor per iteration, and products with A and A^T. (4.14) forms dx = -q - D^2 ds, a
         difference of terms that grow like D^2 near the optimum, so A dx misses r_b by
-        rounding times |A| |D^2 ds| and the primal residual (6.1) stalls (measured: scfxm2 and
-        modszk1 at 1e-5 .. 1e-10, numpy64, eps = 1e-8; both optimal with the correction; one
-        correction of the summed direction instead gained modszk1 only).
+        rounding times |A| |D^2 ds| and the primal residual (6.1) stalls (docs/guide/lp.md).
     free_safeguard : bool
         Beyond the paper: after each step, both halves of every split free variable v = x+ - x-
         (:func:`~gpgpu.lp.mps.standardize`) are lowered by the same amount so that
         min(x+, x-) <= FREE_SPLIT_BOUND (1 + |v|) (``Backend.bound_free_splits``). v and A x do
-        not change; without it the halves grow together and Theta with them (measured:
-        pilot4 and perold, 88 splits each, lose centrality and end in numerical trouble; with
-        it and the presolve and correction, numpy64 solves all 42 NETLIB problems at 1e-8).
+        not change; without it the halves grow together and Theta with them, and the iterate
+        loses centrality (docs/guide/lp.md).
     regularize : bool
         Beyond paper 000: the primal-dual proximal regularisation of paper 002 (5)-(6)
         (:mod:`.regularisation`, the matrix-free method's): each Newton system gets -rho dx in
@@ -385,8 +402,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
     reg_min, reg_max : float
         Bounds of rho = delta, which follow mu between them (in the units of b and c divided
         by max(1, their largest magnitude)) and are cut ten-fold when their terms would hold
-        the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`,
-        measured). History entries get ``regularisation`` (rho, delta).
+        the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`).
+        History entries get ``regularisation`` (rho, delta).
 
     Notes
     -----
@@ -436,7 +453,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, callback=None, ray_ratio=1e4,
                 continue
             it.code, it.trouble = 4, str(e) if isinstance(e, PrecisionExhausted) else f"{type(e).__name__}: {e}"
             break
-        _update(be, lp, it, r, w, aff, sigma, step, partner, reg, eps)     # x, lambda, s += alpha d
+        _update(be, lp, it, r, step, partner, reg, eps)                    # x, lambda, s += alpha d
         if callback is not None:
             callback(r.entry)
         it.k += 1
@@ -626,12 +643,16 @@ def _predictor(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, correct_
 @dataclass
 class _Step:
     """The corrector's right-hand side and direction, the search direction (their sum with the
-    predictor's) and its step lengths."""
+    predictor's) and its step lengths; the weights, the predictor's direction and sigma they were
+    computed from (what :func:`_update` frees and records)."""
     q: object
     corrector: _Direction
     direction: _Direction
     a_pri: float
     a_dual: float
+    weights: _Weights
+    predictor: _Direction
+    sigma: float
 
 
 def _corrector(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, aff: _Direction, sigma: float,
@@ -646,16 +667,15 @@ def _corrector(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, aff: _Di
     ds = be.axpy(1.0, aff.ds, cor.ds)
     a_pri_max, i_pri = be.max_step(it.x, dx, index=True)     # (4.15)
     a_dual_max, i_dual = be.max_step(it.s, ds, index=True)   # (4.16)
-    a_pri, a_dual = _mehrotra_step(be, it.x, dx, it.s, ds, a_pri_max, i_pri, a_dual_max, i_dual, lp.n)
-    return _Step(q, cor, _Direction(dx, dl, ds), a_pri, a_dual)
+    a_pri, a_dual = _mehrotra_step(be, it.x, dx, it.s, ds, _MaxSteps(a_pri_max, i_pri, a_dual_max, i_dual), lp.n)
+    return _Step(q, cor, _Direction(dx, dl, ds), a_pri, a_dual, w, aff, sigma)
 
 
-def _update(be, lp: _Data, it: _Iterate, r: _Residuals, w: _Weights, aff: _Direction, sigma: float, step: _Step,
-            partner, reg, eps: float) -> None:
+def _update(be, lp: _Data, it: _Iterate, r: _Residuals, step: _Step, partner, reg, eps: float) -> None:
     """The step: x += alpha_pri dx, (lambda, s) += alpha_dual (dlambda, ds); then the free-split
     safeguard, the regularisation's next rho and delta, the iteration's vectors freed and its
     history entry completed."""
-    dirn = step.direction
+    dirn, w, aff, sigma = step.direction, step.weights, step.predictor, step.sigma
     it.x = be.axpy(step.a_pri, dirn.dx, it.x)
     it.lam = be.axpy(step.a_dual, dirn.dl, it.lam)
     it.s = be.axpy(step.a_dual, dirn.ds, it.s)

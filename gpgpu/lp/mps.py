@@ -56,40 +56,59 @@ _SHIFT, _REFLECT, _FREE = 0, 1, 2
 
 @dataclass
 class Problem:
-    """An LP in the standard form (4.1)-(4.3) of paper 000, with the map back to its source.
+    """A linear program in the standard form (4.1)-(4.3) of paper 000, with the map back to its source.
 
-    Attributes
+    ``min c^T x + c0`` s.t. ``A x = b``, ``x >= 0``: the form Algorithm 3 of paper 000 (Mehrotra's
+    method) and paper 002's matrix-free method iterate on, with A kept sparse (:meth:`dense_A`
+    makes it dense after checking that it fits). Build one with :meth:`from_arrays` (the standard
+    form given), :meth:`from_inequalities` (scipy.linprog's form), :func:`read_mps` or
+    :func:`standardize`; those keep the map back to the source's variables (:meth:`to_original`,
+    :meth:`original_objective`) and the source itself (``source``).
+
+    Parameters
     ----------
-    A : scipy.sparse.csr_matrix, shape (m, n), float64
-        The constraint matrix of (4.2), sparse; :meth:`dense_A` gives the dense array the
-        dense methods work with, after checking that it fits.
-    b : ndarray, shape (m,)
+    A : scipy.sparse matrix or array_like, shape (m, n)
+        The constraint matrix of (4.2), stored as CSR, float64.
+    b : array_like, shape (m,)
         The right-hand side of (4.2).
-    c : ndarray, shape (n,)
-        The cost vector of (4.1) (minimisation).
+    c : array_like, shape (n,)
+        The costs of (4.1), minimised.
     c0 : float
         The objective constant: the standard-form objective is ``c @ x + c0``.
     name : str
+        The problem's name.
     original_size : (int, int)
-        (rows, columns) of the source LP as HiGHS reads it (the objective row not counted;
-        paper 000's Table 3 counts it, so its row numbers are one larger).
-    sense : int
-        ``+1`` when the source minimises, ``-1`` when it maximises; the source objective is
-        ``sense * (c @ x + c0)``.
+        (rows, columns) of the source LP as HiGHS reads it (Table 3 of 000 counts one row more).
+    sense : {1, -1}
+        1 when the source minimises, -1 when it maximises (its objective is ``sense * (c @ x + c0)``).
     status : str or None
-        ``None`` normally; ``"infeasible"`` or ``"unbounded"`` when the presolve has already
-        decided the problem (``message`` says why).
+        None, or "infeasible" / "unbounded" when the presolve already decided the problem.
     message : str
+        Why the presolve decided it.
     presolve : dict
-        Counts of what the presolve removed and what the conversion added.
+        Counts of what the presolve removed and the conversion added.
     warnings : list of str
-        Warnings HiGHS gave while reading the file, and :func:`read_mps`'s own (integer
-        columns whose integrality was dropped).
+        HiGHS's warnings while reading, and :func:`read_mps`'s and :func:`standardize`'s own.
     integer_columns : tuple of str
-        The columns that the MPS file marks integer (``MARKER`` ``INTORG`` / ``INTEND``, ``BV``,
-        ``LI`` and ``UI`` bounds) or semi-continuous (``SC``), by name: the interior point
-        methods solve LPs, so their integrality is dropped (the LP relaxation is solved) and
-        :func:`gpgpu.lp.solve` says so in the result (``LPResult.warnings`` and its message).
+        The columns whose integrality (or semi-continuity) was dropped: the LP relaxation is solved.
+    source : dict or None
+        The general form given to :func:`standardize`, before any presolve.
+
+    Raises
+    ------
+    ValueError
+        Sizes that disagree, data that is not real and finite, or a constant ``c0`` that is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpgpu import lp
+    >>> p = lp.Problem.from_arrays(np.array([[1.0, 1.0]]), [2.0], [1.0, 3.0])
+    >>> p.standard_size, p.A.nnz
+    ((1, 2), 2)
+    >>> r = lp.solve(p)
+    >>> r.status, round(r.objective, 3)
+    ('optimal', 2.0)
     """
 
     A: np.ndarray = field(repr=False)
@@ -228,7 +247,7 @@ class Problem:
         return cls(A=A, b=b, c=c, c0=c0, name=name)
 
     @classmethod
-    def from_inequalities(cls, c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None),
+    def from_inequalities(cls, c, A_ub=None, b_ub=None, *, A_eq=None, b_eq=None, bounds=(0, None),
                           c0=0.0, maximize=False, name="lp") -> "Problem":
         """``min c^T x`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``, bounds (as scipy.linprog).
 
@@ -271,7 +290,7 @@ class Problem:
             raise ValueError(f"from_inequalities: bounds must be one (lb, ub) pair for all variables or "
                              f"{n} such pairs, one per entry of c (None: no bound), got {bounds!r}") from None
         return standardize(c, A, np.concatenate(lo) if lo else np.zeros(0),
-                           np.concatenate(up) if up else np.zeros(0), cl, cu, offset=c0,
+                           np.concatenate(up) if up else np.zeros(0), col_lower=cl, col_upper=cu, offset=c0,
                            sense=-1 if maximize else 1, name=name)
 
 
@@ -334,30 +353,64 @@ def _as_sparse(A, name, n=None):
 
 
 # ---------------------------------------------------------------------- conversion
-def standardize(c, A, row_lower, row_upper, col_lower, col_upper, offset=0.0, sense=1,
+def standardize(c, A, row_lower, row_upper, *, col_lower, col_upper, offset=0.0, sense=1,
                 name="lp", warnings=(), integer_columns=()) -> Problem:
-    """Bring ``min/max c^T x + offset``, ``row_lower <= A x <= row_upper``,
-    ``col_lower <= x <= col_upper`` to the standard form (4.1)-(4.3) (see the module notes).
+    """Bring a general-form LP to the standard form (4.1)-(4.3) of paper 000.
+
+    ``min/max c^T x + offset`` s.t. ``row_lower <= A x <= row_upper``, ``col_lower <= x <=
+    col_upper`` becomes ``min c^T x + c0`` s.t. ``A x = b``, ``x >= 0``, the form Algorithm 3 of
+    paper 000 is written for: after a light presolve (fixed and empty columns, free and empty rows)
+    each inequality row gets a slack, each variable is shifted, reflected or split, and each finite
+    upper bound on top of a finite lower bound gets a row of its own (the module notes say how).
+    A is kept sparse throughout. Infinite bounds are +-inf (beyond +-1e30 counts as infinite); a
+    bound that no finite value meets, or crossed bounds, make the problem infeasible.
 
     Parameters
     ----------
-    c, row_lower, row_upper, col_lower, col_upper : array_like
-        Infinite bounds are ``+-inf`` (values beyond ``+-1e30`` count as infinite). A bound that
-        no finite value meets -- a row's upper bound -inf (``a^T x <= -inf``) or lower bound +inf,
-        a column's lower bound +inf or upper bound -inf (``lb = ub = +-inf`` included) -- makes
-        the problem infeasible: ``status`` is ``"infeasible"`` and ``message`` names the row or
-        column and its bound (``solve`` answers without iterating).
+    c : array_like
+        The costs, one per column of A.
     A : array_like or scipy.sparse matrix
-        Kept sparse throughout: the work is proportional to the non-zeros, not to m x n.
+        The constraint matrix.
+    row_lower : array_like
+        The rows' lower bounds (-inf: none).
+    row_upper : array_like
+        The rows' upper bounds (+inf: none).
+    col_lower : array_like
+        The variables' lower bounds (-inf: none).
+    col_upper : array_like
+        The variables' upper bounds (+inf: none).
     offset : float
-        Objective constant.
+        The objective constant.
     sense : {1, -1}
         1 to minimise, -1 to maximise.
+    name : str
+        The problem's name.
+    warnings : sequence of str
+        Warnings for the problem to carry (:func:`read_mps`'s).
+    integer_columns : sequence of str
+        The columns whose integrality was dropped (:func:`read_mps`'s).
 
     Returns
     -------
     Problem
-        With ``status`` set when the presolve already found the problem infeasible or unbounded.
+        With ``status`` "infeasible" and a ``message`` naming the row or column when the presolve
+        already decided it (``solve`` then answers without iterating).
+
+    Raises
+    ------
+    ValueError
+        Sizes that disagree, NaN or an infinite coefficient, ``sense`` not 1 or -1, or an offset
+        that is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpgpu import lp
+    >>> p = lp.standardize([1, 2], [[1, 1]], [1], [np.inf], col_lower=[0, 0], col_upper=[np.inf, 4])
+    >>> p.standard_size, p.presolve["slacks"], p.presolve["upper_bound_rows"]
+    ((2, 4), 1, 1)
+    >>> round(lp.solve(p).objective, 3)
+    1.0
     """
     c = _real_vector(c, "c")
     n0 = c.size
@@ -753,37 +806,47 @@ def _integrality(lp, highspy) -> tuple:
 
 
 def read_mps(path) -> Problem:
-    """Read an MPS file (``.mps`` or ``.mps.gz``) with HiGHS and convert it to standard form.
+    """Read an MPS file and bring it to the standard form (4.1)-(4.3) of paper 000.
+
+    HiGHS (``highspy``) reads the file (``.mps`` or ``.mps.gz``: HiGHS picks its reader by the
+    name), after :func:`check_mps_numbers` has checked its numbers (HiGHS would read a token such as
+    ``abc`` as 0); :func:`standardize` turns its general form into the standard form that Algorithm
+    3 of paper 000 is written for, with the map back to the file's variables. Integer columns
+    (``MARKER`` ``INTORG``, ``BV``, ``LI``, ``UI``) and semi-continuous ones (``SC``) are read as
+    continuous: the problem is the LP relaxation, ``Problem.integer_columns`` names them and
+    ``Problem.warnings`` says so (:func:`gpgpu.lp.solve` puts the warning on its result).
 
     Parameters
     ----------
     path : str or Path
+        The MPS file, ``.mps`` or ``.mps.gz``.
 
     Returns
     -------
     Problem
-        The standard form (4.1)-(4.3) of paper 000 with the map back to the file's variables.
+        The standard form (4.1)-(4.3) with the map back to the file's variables.
 
     Raises
     ------
     TypeError
-        When ``path`` is not a str or path.
+        ``path`` that is not a str or a path.
     FileNotFoundError
-        When ``path`` does not exist (``IsADirectoryError`` when it is a directory).
+        No such file (``IsADirectoryError``: a directory).
     ValueError
-        When the file's name does not end in ``.mps`` or ``.mps.gz`` (HiGHS picks its reader
-        by the name: a good MPS file named ``.txt`` is refused), saying so; when HiGHS cannot
-        parse the file; the message names the file and quotes HiGHS's
-        error lines (which usually say the offending entry or section). When a number of the
-        COLUMNS, RHS, RANGES or BOUNDS section is not one (``abc``), or a coefficient is not
-        finite: the message names the line number and the token (:func:`check_mps_numbers`;
-        HiGHS itself would read such a token as 0).
+        A name that does not end in ``.mps`` or ``.mps.gz``, a number that is not one or is not
+        finite (the line named), or a file HiGHS cannot parse (its error lines quoted).
 
-    Integer columns (``MARKER`` ``INTORG`` / ``INTEND``; ``BV``, ``LI``, ``UI`` bounds) and
-    semi-continuous ones (``SC``) are read as continuous: the problem is the LP relaxation
-    (a semi-continuous column's bounds [l, u] widened to include 0). ``Problem.integer_columns``
-    names them and ``Problem.warnings`` says so; :func:`gpgpu.lp.solve` puts the warning on
-    its result.
+    See Also
+    --------
+    standardize : The conversion to the standard form.
+
+    Examples
+    --------
+    >>> from gpgpu import lp
+    >>> from gpgpu.lp.netlib import netlib_path
+    >>> p = lp.read_mps(netlib_path("afiro"))
+    >>> p.name, p.original_size, p.standard_size
+    ('afiro', (27, 32), (27, 51))
     """
     import highspy
 
@@ -848,6 +911,6 @@ def read_mps(path) -> Problem:
                          f"({shown}): gpgpu.lp solves linear programs, so their integrality is dropped "
                          "and the LP relaxation is solved (its optimum is a bound on the integer problem's, "
                          "not necessarily its answer)"]
-    return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, col_lower,
-                       col_upper, offset=lp.offset_, sense=sense, name=name, warnings=warns,
+    return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, col_lower=col_lower,
+                       col_upper=col_upper, offset=lp.offset_, sense=sense, name=name, warnings=warns,
                        integer_columns=integer)

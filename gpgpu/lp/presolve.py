@@ -121,8 +121,8 @@ def _from_highs_lp(lp, name: str) -> Problem:
         A = sp.csc_matrix((value, index, start), shape=(m, n))
     else:
         A = sp.csr_matrix((value, index, start), shape=(m, n))
-    return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, lp.col_lower_, lp.col_upper_,
-                       offset=lp.offset_, sense=1, name=name + " (presolved)")
+    return standardize(lp.col_cost_, A, lp.row_lower_, lp.row_upper_, col_lower=lp.col_lower_,
+                       col_upper=lp.col_upper_, offset=lp.offset_, sense=1, name=name + " (presolved)")
 
 
 def _general_duals(p: Problem, y_std: np.ndarray) -> tuple:

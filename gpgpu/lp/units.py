@@ -177,7 +177,8 @@ class Lines:
             return dataclasses.replace(problem, A=A, b=np.ldexp(problem.b, er + beta), c=c, c0=offset,
                                        presolve=dict(problem.presolve))
         scaled = standardize(c, A, np.ldexp(g["row_lower"], er + beta), np.ldexp(g["row_upper"], er + beta),
-                             np.ldexp(g["col_lower"], beta - ec), np.ldexp(g["col_upper"], beta - ec),
+                             col_lower=np.ldexp(g["col_lower"], beta - ec),
+                             col_upper=np.ldexp(g["col_upper"], beta - ec),
                              offset=offset, sense=g["sense"], name=problem.name, warnings=problem.warnings,
                              integer_columns=problem.integer_columns)
         if not _same_structure(problem, scaled):

@@ -274,15 +274,16 @@ class _Stamps:
         return (int(round(-y - {"top": 0, "center": h / 2, "bottom": h}[va])),
                 int(round(x - {"left": 0, "center": w / 2, "right": w}[ha])), h, w)
 
-    def stamp(self, rgb: np.ndarray, text: str, size: float, x: float, y: float, colour=(0, 0, 0),
+    def stamp(self, rgb: np.ndarray, text: str, size: float, xy: tuple, *, colour=(0, 0, 0),
               ha: str = "center", va: str = "center", rotate: bool = False, halo=None, within=None):
-        """Draw ``text`` at display point (x, y) (pixels from the bottom left), aligned there as
+        """Draw ``text`` at display point ``xy`` = (x, y) (pixels from the bottom left), aligned there as
         ``ha`` ("left", "center", "right") and ``va`` ("top", "center", "bottom") say; with
         ``rotate``, turned a quarter left (read from bottom to top). ``halo`` (an RGB colour):
         the text's box, one pixel wider each side, is first filled with it, so that no line drawn
         under the text crosses it; ``within`` (row0, row1, col0, col1) bounds that fill."""
         if not text:
             return
+        x, y = xy
         a = self.bitmap(text, size)
         if rotate:
             a = np.rot90(a)
@@ -303,7 +304,7 @@ class _Stamps:
         """A block of lines, its top at display point (x, y), 1.25 lines apart."""
         step = size * 1.25 * self.dpi / 72
         for k, line in enumerate(text.split("\n")):
-            self.stamp(rgb, line, size, x, y - k * step, ha=ha, va="top")
+            self.stamp(rgb, line, size, (x, y - k * step), ha=ha, va="top")
 
 
 class _Panel:
@@ -394,21 +395,21 @@ class _Panel:
             chars = max(8, int(len(self.title) * room / stamps.bitmap(self.title, 9.0).shape[1]))
             lines = textwrap.wrap(self.title, chars)
         for k, line in enumerate(reversed(lines)):
-            stamps.stamp(rgb, line, 9.0, (box.x0 + box.x1) / 2 * W, box.y1 * H + 5 + k * 15, va="bottom")
+            stamps.stamp(rgb, line, 9.0, ((box.x0 + box.x1) / 2 * W, box.y1 * H + 5 + k * 15), va="bottom")
         at = self.ax.transData.transform
         index = round(min(8.0, max(4.0, cell * 0.45)) * 2) / 2
         for x in range(cols):
             px, py = at((x + 0.5, rows))
-            stamps.stamp(rgb, str(x), index, px, py - index * 0.9, (0, 0, 0))
+            stamps.stamp(rgb, str(x), index, (px, py - index * 0.9), colour=(0, 0, 0))
         px, py = at((cols / 2, rows))                 # the axes named: x counts columns, y rows
-        stamps.stamp(rgb, "col", index, px, py - index * 2.3, (80, 80, 80))
+        stamps.stamp(rgb, "col", index, (px, py - index * 2.3), colour=(80, 80, 80))
         widest = 0
         for y in range(rows):
             px, py = at((0, y + 0.5))
-            stamps.stamp(rgb, str(y), index, px - index * 0.4, py, (0, 0, 0), ha="right")
+            stamps.stamp(rgb, str(y), index, (px - index * 0.4, py), colour=(0, 0, 0), ha="right")
             widest = max(widest, stamps.bitmap(str(y), index).shape[1])
         px, py = at((0, rows / 2))
-        stamps.stamp(rgb, "row", index, px - index * 0.9 - widest, py, (80, 80, 80), ha="right",
+        stamps.stamp(rgb, "row", index, (px - index * 0.9 - widest, py), colour=(80, 80, 80), ha="right",
                      rotate=True)
         if not self.texts or size is None:
             return
@@ -420,7 +421,7 @@ class _Panel:
         for (px, py), text, light, colour in zip(centres, self.texts, self.light, colours):
             within = (int(np.ceil(H - py - half)) + margin, int(H - py + half) - margin + 1,
                       int(np.ceil(px - half)) + margin, int(px + half) - margin + 1)
-            stamps.stamp(rgb, text, size, px, py, (255, 255, 255) if light else (0, 0, 0), halo=colour,
+            stamps.stamp(rgb, text, size, (px, py), colour=(255, 255, 255) if light else (0, 0, 0), halo=colour,
                          within=within)
 
 

@@ -248,7 +248,7 @@ def _run_data(run: dict, sources: dict, sites: dict) -> dict:
             "textures": _textures(frames), "trace": format_trace(run["recorder"])}
 
 
-def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: str = "",
+def page(frames, pngs, captions, legend, *, title: str, subtitle: str = "", trace: str = "",
          command: str = "", fragment=None, live: dict | None = None, runs: list | None = None) -> str:
     """The page's text, from the frames (:class:`gpgpu.record.Frame`), each frame's PNG bytes and
     caption (``pngs`` None: a page without the PNG frames, whose canvas draws the recorded
@@ -289,7 +289,7 @@ def page(frames, pngs, captions, legend, title: str, subtitle: str = "", trace: 
             .replace("@CSS@", _CSS).replace("@JS@", PAGE_JS).replace("@DATA@", blob))
 
 
-def write_html(recorder, path, fragment=None, heading: str = "", title: str | None = None,
+def write_html(recorder, path, fragment=None, heading: str = "", *, title: str | None = None,
                subtitle: str = "", command: str = "", progress: bool | None = None, live: bool = True,
                pictures: bool = True, choices: bool = True) -> Path:
     """Write the page of every pass of ``recorder`` (a :class:`gpgpu.record.Recorder`) to
@@ -317,9 +317,9 @@ def write_html(recorder, path, fragment=None, heading: str = "", title: str | No
     data = live_data(frames, problem, shared) if live else None
     runs = None
     if live and choices and problem.get("algorithm"):
-        runs = held_runs(problem["algorithm"], problem["n"], problem.get("seed", 0), frames, problem, shared,
-                         editable=not data["unmirrored"])
-    text = page(frames, pngs, captions, _legend(), title, subtitle=subtitle,
+        runs = held_runs(problem["algorithm"], problem["n"], problem.get("seed", 0), frames, problem=problem,
+                         shared=shared, editable=not data["unmirrored"])
+    text = page(frames, pngs, captions, _legend(), title=title, subtitle=subtitle,
                 trace=format_trace(recorder), command=command, fragment=fragment, live=data, runs=runs)
     path = Path(path)
     path.write_text(text, encoding="utf-8")

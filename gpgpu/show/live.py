@@ -304,7 +304,7 @@ def _seed_data(frames, problem, other) -> dict:
     return {"seed": other.problem["seed"], "uploads": ups, "exponent": int(other.problem.get("exponent", 0))}
 
 
-def choices(algorithm: str, n: int, seed: int, frames, problem: dict, shared: dict, editable: bool,
+def choices(algorithm: str, n: int, seed: int, frames, *, problem: dict, shared: dict, editable: bool,
             ns=CHOICE_N, seeds=CHOICE_SEEDS) -> list:
     """The runs a page of ``algorithm`` at (n, seed), whose recorded ``frames`` and ``problem``
     it shows, holds (see :data:`CHOICE_N`): one ``{"n", "seed", "recorder", "live", "seeds"}`` per

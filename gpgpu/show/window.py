@@ -41,6 +41,7 @@ import os
 import struct
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import moderngl
 import numpy as np
@@ -445,6 +446,23 @@ def _fragment_lines(frame, fragment, fetches) -> list:
     return lines
 
 
+class _Layout(NamedTuple):
+    """Where the words go (:meth:`FrameRenderer.layout`): the caption's lines and its bar's
+    height, the strip's columns [(x, lines)], the legend's lines and the strip's top."""
+    bar: list
+    bar_h: float
+    strip: list
+    legend_lines: list
+    strip_top: float
+
+
+class _Grids(NamedTuple):
+    """The frame's drawn grids, by panel name (None: the target): ``boxes`` (x0, y0, cell size)
+    and ``shown`` (the values drawn, the |value| of full colour)."""
+    boxes: dict
+    shown: dict
+
+
 class FrameRenderer:
     """Draws one recorded frame into the framebuffer bound in ``ctx`` (see module docstring)."""
 
@@ -472,8 +490,9 @@ class FrameRenderer:
 
     @staticmethod
     def layout(frame, fragment, size, caption: str = ""):
-        """Where things go: (caption lines, caption bar height, strip columns [(x, lines)],
-        strip top). The same with or without the text layer, so that the grids do not move."""
+        """Where things go: a :class:`_Layout` (caption lines, caption bar height, strip columns
+        [(x, lines)], legend lines, strip top). The same with or without the text layer, so that
+        the grids do not move."""
         W, H = size
         bar = [piece for line in caption.splitlines() for piece in _wrap(line, int((W - 16) / (CAPTION_PX / 2)))]
         most = max(1, int(0.3 * H / (CAPTION_PX + 3)))         # the bar takes at most 30 % of the height
@@ -490,7 +509,7 @@ class FrameRenderer:
         legend_lines = _legend_lines(W - xs[2] - 16 - 1.5 * STRIP_PX, room - line_h)
         high = max(len(cols[0]) * line_h, len(cols[1]) * line_h, line_h + len(legend_lines) * (LEGEND_PX + 3))
         strip_top = H - high - 6
-        return bar, bar_h, [(x + 8, c) for x, c in zip(xs, cols)], legend_lines, strip_top
+        return _Layout(bar, bar_h, [(x + 8, c) for x, c in zip(xs, cols)], legend_lines, strip_top)
 
     def draw(self, frame, fragment, size, text: TextLayer | None = None, caption: str = "",
              help: bool = False) -> None:
@@ -503,9 +522,9 @@ class FrameRenderer:
         ctx.clear(1.0, 1.0, 1.0, 1.0)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
         names, fetches = fetched_panels(frame, fragment)
-        bar, bar_h, strip, legend_lines, strip_top = self.layout(frame, fragment, size, caption)
-        top = bar_h + TITLE_PX + 8
-        gh = strip_top - top - 4
+        lay = self.layout(frame, fragment, size, caption)
+        top = lay.bar_h + TITLE_PX + 8
+        gh = lay.strip_top - top - 4
         panels = [(frame.inputs[n], n) for n in names] + [(frame.values, None)]
         pw = W / len(panels)
         boxes, shown = {}, {}
@@ -572,8 +591,7 @@ class FrameRenderer:
         if text is None:
             return
         text.begin(size)
-        self._words(text, frame, fragment, size, names, fetches, boxes, shown, bar, bar_h, strip, legend_lines,
-                    strip_top)
+        self._words(text, frame, fragment, size, names, fetches, _Grids(boxes, shown), lay)
         if help:
             self._help(text, size)
         text.end()
@@ -582,9 +600,10 @@ class FrameRenderer:
     def _panel_of(frame, names, sampler):
         return next(n for n in names if frame.input_ids[n] == frame.input_ids[sampler])
 
-    def _words(self, text, frame, fragment, size, names, fetches, boxes, shown, bar, bar_h, strip, legend_lines,
-               strip_top) -> None:
+    def _words(self, text, frame, fragment, size, names, fetches, grids: _Grids, lay: _Layout) -> None:
         W, H = size
+        boxes, shown = grids.boxes, grids.shown
+        bar, bar_h, strip, legend_lines, strip_top = lay
         if bar:                                             # the caption bar
             text.box(0, 0, W, bar_h, _BAR_RGB)
             for k, line in enumerate(bar):

@@ -1,0 +1,252 @@
+"""The storage formats of SparseStream as classes (gpgpu.sparse_formats), one module each, named
+in the registry FORMATS: the registry is exactly what from_scipy takes; each format's class
+builds, multiplies (against scipy in float64, within float32's bound, on a matrix of rows of
+unequal lengths, folded or not) and reads back; and a format that gpgpu.sparse has never heard
+of, registered in FORMATS (as a new module would be), is taken by from_scipy and serves every
+product: a new format is one file and one registry line."""
+import inspect
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import gpgpu.sparse
+from gpgpu import SparseStream, Stream, stream
+from gpgpu import sparse_formats
+from gpgpu.sparse_formats import FORMATS, common
+from gpgpu.sparse_formats.common import Format
+
+U32 = 2.0 ** -24
+NAMES = ["corrigan", "ellpack", "tell", "packed", "split"]
+
+
+def within_float32(got, A, x, what):
+    """|got - A x| <= gamma_(k+2) (|A| |x|) row by row (k the row's non-zeros), A x in float64."""
+    A = sp.csr_matrix(A)
+    k = np.maximum(np.diff(A.indptr), 1)
+    g = (k + 2) * U32 / (1 - (k + 2) * U32)
+    err = np.abs(np.asarray(got, dtype=np.float64) - A @ x)
+    bound = g * (abs(A) @ np.abs(x)) + 1e-300
+    assert np.all(err <= bound), (what, float((err / bound).max()), int(np.argmax(err / bound)))
+
+
+def unequal(rng, m=23, n=19):
+    """Rows of 0 .. 14 non-zeros (two empty, one of 14), mixed signs and magnitudes."""
+    counts = rng.integers(1, 6, size=m)
+    counts[[2, 15]] = 0
+    counts[9] = 14
+    rows = np.repeat(np.arange(m), counts)
+    cols = np.concatenate([rng.choice(n, size=c, replace=False) for c in counts])
+    vals = rng.uniform(0.5, 2.0, rows.size) * rng.choice([-1.0, 1.0], rows.size)
+    return sp.csr_matrix((vals, (rows, cols)), shape=(m, n))
+
+
+def same_entries(M, A, what):
+    """M (read back, float32 values) holds exactly A's entries rounded to float32."""
+    A32 = sp.csr_matrix(A, dtype=np.float32)
+    A32.sort_indices()
+    assert M.shape == A.shape, what
+    assert np.array_equal(M.indptr, A32.indptr) and np.array_equal(M.indices, A32.indices), what
+    assert np.array_equal(M.data, A32.data), what
+
+
+# ---------------------------------------------------------------------- the registry
+def test_the_registry_is_exactly_what_from_scipy_takes(rng):
+    """gpgpu.sparse.FORMATS is the registry itself; from_scipy's docstring lists its names; each
+    is taken (and builds an instance of its class), a name outside it is refused with the
+    registry's names; each class is a Format in a module of its own."""
+    assert gpgpu.sparse.FORMATS is FORMATS
+    assert list(FORMATS) == NAMES
+    listed = re.search(r"format : \{([^}]*)\}", inspect.getdoc(SparseStream.from_scipy)).group(1)
+    assert set(re.findall(r'"(\w+)"', listed)) == set(FORMATS)
+    A = unequal(rng)
+    for name, cls in FORMATS.items():
+        assert issubclass(cls, Format), name
+        with SparseStream.from_scipy(A, format=name) as S:
+            assert type(S._storage) is cls and S.format == name
+    assert len({cls.__module__ for cls in FORMATS.values()}) == len(FORMATS)   # one module a format
+    with pytest.raises(ValueError, match=re.escape(f"format must be one of {tuple(FORMATS)}")):
+        SparseStream.from_scipy(A, format="coo")
+
+
+def test_the_format_modules_do_not_import_gpgpu_sparse():
+    """gpgpu.sparse imports the formats, never the other way (no import circle)."""
+    from experiments import floors
+
+    graph = floors.import_graph()
+    modules = [m for m in graph if m.startswith("gpgpu.sparse_formats")]
+    assert {"gpgpu.sparse_formats.common", "gpgpu.sparse_formats.dense"} <= set(modules)
+    assert all(f"gpgpu.sparse_formats.{c.__module__.rsplit('.', 1)[1]}" in modules for c in FORMATS.values())
+    assert [m for m in modules if "gpgpu.sparse" in graph[m]] == []
+    assert "gpgpu.sparse_formats" in graph["gpgpu.sparse"]
+
+
+def test_each_format_cites_its_paper_and_the_package_says_how_to_add_one():
+    cites = {"corrigan": ("003", "Figs. 4-7"), "ellpack": ("002 section 3.2",),
+             "tell": ("002 section 3.2", "DHTELL2", "Table 3"), "packed": ("beyond papers 002 and 003",),
+             "split": ("beyond papers 002 and 003",)}
+    for name, cls in FORMATS.items():
+        doc = " ".join(inspect.getdoc(cls).split())
+        assert all(c in doc for c in cites[name]), (name, cites[name])
+        assert "stor" in doc or "texture" in doc, name                  # says what it stores
+    doc = " ".join(sparse_formats.__doc__.split())
+    assert "To add a format: one new module" in doc and "one line in ``FORMATS``" in doc
+
+
+# ---------------------------------------------------------------------- each format's class
+@pytest.mark.parametrize("fold", [None, 5])
+@pytest.mark.parametrize("name", NAMES)
+def test_each_format_builds_multiplies_and_reads_back(name, fold, rng, monkeypatch):
+    """dense=False: the format's own textures hold every entry. A x and A^T y against scipy in
+    float64; the format's to_scipy gives A's entries back (float32) and to_scipy (with the
+    dense part, dense=None) the matrix; fetches at least 3 a stored entry for the unpacked
+    layouts."""
+    monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    A = unequal(rng)
+    m, n = A.shape
+    x, y = rng.standard_normal(n), rng.standard_normal(m)
+    with SparseStream.from_scipy(A, format=name, dense=False) as S:
+        assert isinstance(S._storage, FORMATS[name])
+        within_float32(S.matvec(x), A, x, f"{name} A x")
+        within_float32(S.rmatvec(y), A.T, y, f"{name} A^T y")
+        r, c, v = S._storage.to_scipy(S)
+        same_entries(sp.csr_matrix((v, (r, c)), shape=(m, n)), A, f"{name}: the format's read-back")
+        same_entries(S.to_scipy(), A, f"{name}: to_scipy")
+        total, stored = S._storage.fetches(S)
+        assert stored >= A.nnz and total >= (1.5 if name == "packed" else 3) * A.nnz
+        assert S.fetches() == {"fetches": total, "entries": stored, "per_nonzero": total / A.nnz}
+    with SparseStream.from_scipy(A, format=name, dense=4) as S:      # the dense part beside it
+        assert S.dense_rows.size and S.dense_cols.size
+        within_float32(S.matvec(x), A, x, f"{name} A x, dense part")
+        same_entries(S.to_scipy(), A, f"{name}: to_scipy with the dense part")
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if FORMATS[n].sorts])
+def test_a_sorting_format_sorts(name, rng):
+    """sort=True (003, Fig. 7) where the class says it sorts; refused where it does not."""
+    A = unequal(rng, 19, 19)
+    A = (A + A.T).tocsr()
+    x = rng.standard_normal(19)
+    with SparseStream.from_scipy(A, format=name, sort=True) as S:
+        assert S.perm is not None
+        within_float32(S.matvec(x), A, x, f"{name} sorted")
+        same_entries(S.to_scipy(), A, f"{name} sorted: to_scipy")
+    for other in (n for n in NAMES if not FORMATS[n].sorts):
+        with pytest.raises(ValueError, match="sort=True is the row and column sorting"):
+            SparseStream.from_scipy(A, format=other, sort=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_scatter_where_the_class_says_so(name, rng):
+    """transpose="scatter" (A^T y from the one copy) works for the classes with scatters and
+    is refused for the others."""
+    A = unequal(rng)
+    y = rng.standard_normal(A.shape[0])
+    if not FORMATS[name].scatters:
+        with pytest.raises(ValueError, match="transpose='scatter' walks the ELLPACK layouts"):
+            SparseStream.from_scipy(A, format=name, transpose="scatter")
+        return
+    with SparseStream.from_scipy(A, format=name, transpose="scatter", dense=4) as S:
+        within_float32(S.rmatvec(y), A.T, y, f"{name} scatter")
+        assert S._T is None
+
+
+def test_layout_attributes_read_through_the_sparse_stream(rng):
+    """S.K, S.segment, ... are the format instance's; its methods are not the SparseStream's."""
+    A = unequal(rng)
+    with SparseStream.from_scipy(A, format="packed") as P, SparseStream.from_scipy(A, format="ellpack") as E:
+        assert (P.segment, P.split, P.single, P.p_shape) == (P._storage.segment, P._storage.split,
+                                                             P._storage.single, P._storage.p_shape)
+        assert E.K == E._storage.K == 14 and E.runs is None and E.programs == 1
+        with pytest.raises(AttributeError, match="'SparseStream' object has no attribute 'segment'"):
+            E.segment
+        with pytest.raises(AttributeError, match="'SparseStream' object has no attribute 'upload'"):
+            E.upload
+
+
+@pytest.mark.parametrize("name", ["packed", "split", "ellpack", "tell"])
+def test_int64_index_arithmetic_gives_the_same_textures(name, rng, monkeypatch):
+    """The layouts' index arithmetic in int64 (a matrix of 2^31 places or more) lays out the
+    textures the int32 arithmetic does (common._index_type, where the helpers look it up)."""
+    monkeypatch.setattr(stream, "FOLD_WIDTH", 7)
+    A = unequal(rng)
+    opts = {"segment": 3} if name in ("packed", "split") else {}
+    with SparseStream.from_scipy(A, format=name, dense=False, **opts) as S:
+        want = {k: s.to_array() for k, s in S._streams.items()}
+    monkeypatch.setattr(common, "_index_type", lambda *sizes: np.int64)
+    with SparseStream.from_scipy(A, format=name, dense=False, **opts) as S:
+        got = {k: s.to_array() for k, s in S._streams.items()}
+    assert want.keys() == got.keys()
+    for k in want:
+        assert np.array_equal(want[k].view(np.uint32), got[k].view(np.uint32)), (name, k)
+
+
+# ---------------------------------------------------------------------- a new format: one file
+class HostFormat(Format):
+    """A format for this test only, that no module of gpgpu knows: the sparse part kept as a
+    host CSR (and its values in a texture, so that it holds memory); its product computed on
+    the host and written into y. What it proves: SparseStream needs nothing but the class."""
+
+    calls: list = []
+
+    @classmethod
+    def auto_dense(cls, M, row_nnz, long_row):
+        return 6, None, None                  # rows of more than 6 non-zeros dense; columns stay
+
+    def upload(self, S, cols, vals, counts):
+        m, n = S.shape
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        self.csr = sp.csr_matrix((vals.astype(np.float32), cols, indptr), shape=(m, n))
+        self.stored = int(counts.sum())
+        S._streams["values"] = Stream(1, max(1, vals.size), data=np.resize(vals.astype(np.float32),
+                                                                           max(1, vals.size)))
+        self.calls.append("upload")
+
+    def product(self, S, xs, y):
+        x = xs.to_array().reshape(-1)[:S.shape[1]].astype(np.float64)
+        out = np.zeros(y.rows * y.cols, dtype=np.float32)
+        out[:S.shape[0]] = self.csr @ x
+        y.write(out.reshape(y.rows, y.cols))
+        self.calls.append("product")
+
+    def fetches(self, S):
+        return 3 * self.stored, self.stored
+
+    def to_scipy(self, S):
+        coo = self.csr.tocoo()
+        return coo.row, coo.col.astype(np.int64), coo.data
+
+
+def test_a_new_format_is_one_class_and_one_registry_line(rng, monkeypatch):
+    """HostFormat registered as "host" (what a new module and its FORMATS line do): from_scipy
+    takes it with gpgpu.sparse untouched, and every product works through it: A x with its
+    dense rows, A^T y from the transposed copy (built in the same format), A Θ Aᵀ y, to_scipy,
+    fetches, its layout attribute through the SparseStream, and the error naming the formats."""
+    source = inspect.getsource(gpgpu.sparse)
+    monkeypatch.setitem(FORMATS, "host", HostFormat)
+    monkeypatch.setattr(HostFormat, "calls", [])
+    A = unequal(rng)
+    m, n = A.shape
+    x, y, theta = rng.standard_normal(n), rng.standard_normal(m), rng.uniform(0.5, 2.0, n)
+    with SparseStream.from_scipy(A, format="host") as S:
+        assert S.format == "host" and isinstance(S._storage, HostFormat)
+        assert list(S.dense_rows) == [9] and S.dense_cols.size == 0        # its auto_dense: the row of 14
+        assert S.stored == A.nnz - 14                                       # its attribute, through S
+        within_float32(S.matvec(x), A, x, "host A x")
+        within_float32(S.rmatvec(y), A.T, y, "host A^T y")
+        assert S.transposed().format == "host"
+        z = S.normal_matvec(theta, y)
+        ref = A @ (theta * (A.T @ y))
+        assert np.all(np.abs(z - ref) <= 1e-5 * (abs(A) @ (theta * (abs(A.T) @ np.abs(y)))))
+        same_entries(S.to_scipy(), A, "host: to_scipy")
+        assert S.fetches()["entries"] == A.nnz - 14 and S.nbytes > 0
+        assert "host" in repr(S)
+    assert HostFormat.calls.count("upload") == 2 and "product" in HostFormat.calls
+    with pytest.raises(ValueError, match="'host'"):
+        SparseStream.from_scipy(A, format="nope")
+    with pytest.raises(ValueError, match="transpose='scatter' walks the ELLPACK layouts; the host format"):
+        SparseStream.from_scipy(A, format="host", transpose="scatter")
+    with pytest.raises(ValueError, match="segment= is an option of format='packed' and 'split'"):
+        SparseStream.from_scipy(A, format="host", segment=4)
+    assert inspect.getsource(gpgpu.sparse) == source
