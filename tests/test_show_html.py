@@ -53,6 +53,7 @@ def browser():
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1500,1100",
+                "--use-angle=swiftshader", "--enable-unsafe-swiftshader",   # the page asks for WebGL2 (its live button)
                 "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>"):   # no network either way
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})

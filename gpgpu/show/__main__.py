@@ -9,7 +9,8 @@ Checked before any work, as argparse errors (exit status 2, no traceback): the o
 (``--out``, ``--screenshots``) must be a folder that can be created and written, the page
 (``--html``) a file that can be written, none of them an empty name; ``--screenshots`` goes
 with ``--window``, which needs a display; ``--out`` and ``--html`` need matplotlib and Pillow
-(the extra :data:`gpgpu.show.DRAWING_EXTRA` installs them); ``--seed`` is an integer >= 0.
+(the extra :data:`gpgpu.show.DRAWING_EXTRA` installs them), except ``--html --no-pictures``,
+whose page has no PNG frames; ``--seed`` is an integer >= 0.
 A file that cannot be written after all (a full disk) ends the command with one line naming
 it and the cause, exit status 2. ``--fragment`` must lie inside a pass's target (the valid range is
 in the message) and be shaded by at least one pass. A folder used before has its earlier frames
@@ -190,8 +191,8 @@ def _checked(ap, args):
             if problem:
                 ap.error(problem)
     else:
-        problem = drawing_problem()
-        if problem:
+        problem = drawing_problem() if args.out is not None or args.html is None or args.pictures else None
+        if problem:                     # a page without its PNG frames draws nothing in Python
             ap.error(problem)
         if args.out is not None or args.html is None:
             problem = output_folder_problem(out, "--out")

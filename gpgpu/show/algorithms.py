@@ -36,7 +36,8 @@ def _cholesky(**kw):
         import gpgpu
         a = _spd(n, rng)
         gpgpu.cholesky(a, **kw)
-        return {"m": n, "input": "the lower triangle of A" + _SCALED, "exponent": _exponent(a, True), "even": True}
+        return {"m": n, "input": "the lower triangle of A" + _SCALED, "exponent": _exponent(a, True), "even": True,
+                "layout": "lower"}
     return go
 
 
@@ -47,7 +48,7 @@ def _packed(parity):
         a = _spd(m, rng)
         gpgpu.cholesky(a, storage="packed")
         return {"m": m, "input": "the lower triangle of A in the rectangular packed format" + _SCALED,
-                "exponent": _exponent(a, True), "even": True}
+                "exponent": _exponent(a, True), "even": True, "layout": "packed"}
     return go
 
 
@@ -59,7 +60,7 @@ def _lu(pivoting):
         import gpgpu
         a = _general(n, rng)
         gpgpu.lu(a, pivoting=pivoting)
-        return {"m": n, "pivoting": pivoting, "input": "A" + _SCALED_LU, "exponent": _exponent(a)}
+        return {"m": n, "pivoting": pivoting, "input": "A" + _SCALED_LU, "exponent": _exponent(a), "layout": "full"}
     return go
 
 
@@ -72,7 +73,7 @@ def _gauss_jordan(n, rng):
     import gpgpu
     a = _general(n, rng)
     gpgpu.gauss_jordan(a, rng.standard_normal((n, 1)))
-    return {"m": n, "pivoting": "partial", "input": "A" + _SCALED_LU, "exponent": _exponent(a)}
+    return {"m": n, "pivoting": "partial", "input": "A" + _SCALED_LU, "exponent": _exponent(a), "layout": "full"}
 
 
 def _adat(storage):

@@ -211,8 +211,17 @@ def _pass_data(frame, fragment, sources: dict) -> dict:
 
 
 # ------------------------------------------------------------------ the page
+#: the legend's matplotlib colours (:data:`gpgpu.show.LEGEND`) in CSS, so that a page without PNG
+#: frames is written without matplotlib
+_CSS_COLOURS = {"black": "#000000", "0.35": "#595959", "orange": "#ffa500", "lime": "#00ff00",
+                "darkgreen": "#006400", "tab:red": "#d62728", "thistle": "#d8bfd8"}
+
+
 def _css_colour(colour: str) -> str:
-    """A CSS background for a matplotlib colour, or a gradient for a colormap's name."""
+    """A CSS background for a matplotlib colour, or a gradient for a colormap's name (the
+    legend's own colours without matplotlib: :data:`_CSS_COLOURS`)."""
+    if colour in _CSS_COLOURS or colour.startswith("#"):
+        return _CSS_COLOURS.get(colour, colour)
     import matplotlib
     from matplotlib.colors import to_hex
 
@@ -232,15 +241,19 @@ def _run_data(run: dict, sources: dict, sites: dict) -> dict:
 
     if run["recorder"] is None:
         return {"n": run["n"], "own": True, "seeds": run["seeds"]}
+    from .story import plain_words
+
     frames = run["recorder"].frames
     passes = []
-    for f, cap in zip(frames, _captions(frames)):
+    words = plain_words(frames, run["recorder"].problem.get("algorithm", ""))
+    for f, cap, w in zip(frames, _captions(frames), words):
         d = _pass_data(f, None, sources)
         for key in ("fetches", "fetch_count", "vertices", "fragments"):      # the page's script fills them
             d.pop(key)
         if d["fragment"]:
             d["fragment"] = {"x": d["fragment"]["x"], "y": d["fragment"]["y"]}
-        d.update(caption=cap, target_serial=int(f.target_serial), inputs=[[k, int(v)] for k, v in f.input_serials.items()])
+        d.update(caption=cap, target_serial=int(f.target_serial), inputs=[[k, int(v)] for k, v in f.input_serials.items()],
+                 plain=w["plain"], answer=w["answer"])
         if d["source"] and f.sites:
             sites.setdefault(d["source"], [list(x) for x in f.sites])
         passes.append(d)
@@ -249,15 +262,19 @@ def _run_data(run: dict, sources: dict, sites: dict) -> dict:
 
 
 def page(frames, pngs, captions, legend, *, title: str, subtitle: str = "", trace: str = "",
-         command: str = "", fragment=None, live: dict | None = None, runs: list | None = None) -> str:
+         command: str = "", fragment=None, live: dict | None = None, runs: list | None = None,
+         algorithm: str = "") -> str:
     """The page's text, from the frames (:class:`gpgpu.record.Frame`), each frame's PNG bytes and
     caption (``pngs`` None: a page without the PNG frames, whose canvas draws the recorded
     values), the legend ((colour, name, meaning) rows) and ``fragment``, the (x, y) to explain in
     every pass that shades it (None: each pass's own choice, as in the frames); ``live``: the
     data of live mode (``gpgpu.show.live.live_data``), or None for a page without it; ``runs``:
     the runs the student may switch to in live mode (:func:`gpgpu.show.live.choices`, whose
-    ``shared`` programs are ``live``'s), or None."""
+    ``shared`` programs are ``live``'s), or None; ``algorithm``: the name of --list the frames
+    are a run of, whose recurrence heads the page and whose passes get their plain sentences
+    (:mod:`gpgpu.show.story`)."""
     from ..record import MAX_FETCHES
+    from .story import SUMMARIES, plain_words
 
     if pngs is None:
         pngs = [None] * len(frames)
@@ -266,10 +283,12 @@ def page(frames, pngs, captions, legend, *, title: str, subtitle: str = "", trac
     sources: dict = {}
     sites: dict = {}
     passes = []
-    for frame, png, cap in zip(frames, pngs, captions):
+    words = plain_words(frames, algorithm) if all(hasattr(f, "uniforms") for f in frames) else [{}] * len(frames)
+    for frame, png, cap, w in zip(frames, pngs, captions, words):
         d = _pass_data(frame, fragment, sources)
         d.update(_values_data(frame))
         d["caption"] = cap
+        d["plain"], d["answer"] = w.get("plain", ""), bool(w.get("answer"))
         d["png"] = None if png is None else "data:image/png;base64," + base64.b64encode(png).decode("ascii")
         if d["source"] and frame.sites:
             sites.setdefault(d["source"], [list(x) for x in frame.sites])
@@ -277,7 +296,7 @@ def page(frames, pngs, captions, legend, *, title: str, subtitle: str = "", trac
     held = [_run_data(r, sources, sites) for r in runs] if runs and live is not None else None
     data = {"title": title, "passes": passes, "sources": {k: v.split("\n") for k, v in sources.items()},
             "trace": trace, "sites": sites, "textures": _textures(frames), "max_fetches": MAX_FETCHES,
-            "live": live, "runs": held}
+            "live": live, "runs": held, "summary": SUMMARIES.get(algorithm, "")}
     blob = json.dumps(data, separators=(",", ":"))
     blob = blob.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # inert inside <script>
     rows = "\n".join(
@@ -320,7 +339,8 @@ def write_html(recorder, path, fragment=None, heading: str = "", *, title: str |
         runs = held_runs(problem["algorithm"], problem["n"], problem.get("seed", 0), frames, problem=problem,
                          shared=shared, editable=not data["unmirrored"])
     text = page(frames, pngs, captions, _legend(), title=title, subtitle=subtitle,
-                trace=format_trace(recorder), command=command, fragment=fragment, live=data, runs=runs)
+                trace=format_trace(recorder), command=command, fragment=fragment, live=data, runs=runs,
+                algorithm=problem.get("algorithm", ""))
     path = Path(path)
     path.write_text(text, encoding="utf-8")
     return path
@@ -339,6 +359,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <header>
 <h1>@TITLE@</h1>
 <p class="sub">@SUBTITLE@</p>
+<p id="summary" hidden></p>
 </header>
 <nav id="controls" aria-label="passes">
 <button id="first" type="button" title="first pass (Home)">&#x00AB; first</button>
@@ -353,6 +374,7 @@ _TEMPLATE = """<!DOCTYPE html>
 </nav>
 <p id="live-status" aria-live="polite"></p>
 <pre id="live-error" hidden></pre>
+<p id="plain" aria-live="polite"></p>
 <div id="caption" class="caption" aria-live="polite"></div>
 <main>
 <div id="views">
@@ -419,6 +441,9 @@ details { margin: .6rem 0; }
 footer { color: #666; font-size: .8rem; margin-top: .6rem; }
 #explorer { width: 100%; max-width: 1100px; display: block; border: 1px solid #ddd; margin: .5rem 0; cursor: crosshair; }
 #vertex-list { font-size: .78rem; color: #333; margin: .2rem 0; }
+#summary { font-size: .9rem; background: #f3f7fc; border-left: 4px solid #4a78b5; padding: .4rem .6rem; margin: .3rem 0; }
+#plain { font-size: .95rem; margin: .4rem 0 .2rem; }
+#plain.answer { border-left: 4px solid #1a7f37; padding-left: .5rem; background: #eefaf0; }
 #live-status { font-size: .85rem; color: #333; margin: .2rem 0; }
 #live-error { background: #fde8e8; border-left: 4px solid #c00; padding: .4rem .6rem; white-space: pre-wrap;
               font-size: .85rem; }
@@ -427,4 +452,8 @@ footer { color: #666; font-size: .8rem; margin-top: .6rem; }
 #editor td { padding: 0; }
 #editor input { width: 4.5rem; font: .75rem ui-monospace, monospace; }
 #editor button { margin: .4rem .4rem 0 0; }
+#editor input.unread { background: #eee; color: #888; }
+#editor-cell { font-size: .82rem; color: #333; min-height: 2.4em; margin: .3rem 0; }
+#editor-error { background: #fde8e8; border-left: 4px solid #c00; padding: .4rem .6rem; white-space: pre-wrap;
+                font-size: .85rem; }
 """

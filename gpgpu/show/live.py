@@ -36,7 +36,7 @@ import re
 import numpy as np
 
 __all__ = ["to_es", "fragment_es", "vertex_es", "uniform_types", "live_data", "decisions", "choices", "ES_HEADER",
-           "CHOICE_N", "CHOICE_SEEDS"]
+           "CHOICE_N", "CHOICE_SEEDS", "input_entries"]
 
 ES_HEADER = "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n"
 
@@ -251,12 +251,31 @@ def unmirrored(frames) -> list:
     return said
 
 
+def input_entries(layout: str | None, rows: int, cols: int) -> list | None:
+    """For each texel of the input texture (row-major), the entry [i, j] of A it holds, or None
+    where it holds none the algorithm reads (the Cholesky forms read only A's lower triangle:
+    ``layout`` "lower", or "packed", the rectangular packed format of :mod:`gpgpu.packed`;
+    "full": every entry, LU and Gauss-Jordan); None for another layout."""
+    if layout == "full":
+        return [[i, j] for i in range(rows) for j in range(cols)]
+    if layout == "lower":
+        return [[i, j] if j <= i else None for i in range(rows) for j in range(cols)]
+    if layout == "packed":
+        from ..packed import index_map, order_from_shape
+
+        out = [None] * (rows * cols)
+        for i, j, y, x in zip(*index_map(order_from_shape(rows, cols))):
+            out[int(y) * cols + int(x)] = [int(i), int(j)]
+        return out
+    return None
+
+
 def live_data(frames, problem: dict | None = None, shared: dict | None = None) -> dict:
     """What the page's live mode replays: ``programs`` (the ES texts, see the module docstring),
     ``textures`` (serial -> rows, cols, components), ``passes`` (one per frame), ``decisions``
     and ``unmirrored`` (see :func:`decisions`, :func:`unmirrored`), and ``input``: the texture the
     student may edit (the first the host uploaded; ``exponent`` e: it holds 2^e A, ``even``: e is
-    kept even, as Cholesky scales) or None. ``shared``: a ``{"programs": [], "keys": {}}`` that
+    kept even, as Cholesky scales; ``entries``: :func:`input_entries`) or None. ``shared``: a ``{"programs": [], "keys": {}}`` that
     several runs of one page fill together (their ``programs`` are its list)."""
     shared = {"programs": [], "keys": {}} if shared is None else shared
     programs, keys, textures, passes = shared["programs"], shared["keys"], {}, []
@@ -270,7 +289,8 @@ def live_data(frames, problem: dict | None = None, shared: dict | None = None) -
         problem = problem or {}
         editable = {"texture": first, "rows": rows, "cols": cols, "components": comps,
                     "what": problem.get("input", "the input texture as uploaded"),
-                    "exponent": int(problem.get("exponent", 0)), "even": bool(problem.get("even", False))}
+                    "exponent": int(problem.get("exponent", 0)), "even": bool(problem.get("even", False)),
+                    "layout": problem.get("layout"), "entries": input_entries(problem.get("layout"), rows, cols)}
     return {"programs": programs, "textures": {str(k): v for k, v in textures.items()}, "passes": passes,
             "decisions": decisions(frames, problem), "unmirrored": unmirrored(frames), "input": editable}
 

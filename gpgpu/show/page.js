@@ -8,6 +8,7 @@
   var playButton = $("play");
   var pinned = null, hovered = null, liveOn = false, staticChosen = false;
   $("trace-text").textContent = data.trace;
+  if (data.summary) { $("summary").hidden = false; $("summary").textContent = "What the passes compute: " + data.summary; }
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -493,6 +494,10 @@
                  fragment: axis === "row" ? {x: Math.floor(len / 2), y: a} : {x: a, y: Math.floor(len / 2)},
                  fetches: [], fetch_count: 0, png: null, values: null, notes: null, generated: true,
                  verts: vertsOf(v), target_serial: w[1], inputs: [["A", w[2]]], uploads: [],
+                 plain: "Step k = " + d.step + " of " + d.order + ": " + (w[3] ? "the swap's second half: the " + axis +
+                   "s " + a + " and " + b + " copied back from T into S." : "the pivot's swap: " + axis + "s " + a +
+                   " and " + b + " exchanged, two lines into T, each reading the other's texels in S (this browser " +
+                   "chose the pivot from its own textures)."), answer: false,
                  caption: (w[3] ? "the " + axis + " swap of step k = " + d.step + ", copied back: " + axis + "s " + a +
                    " and " + b + " of T into S (two lines, T0 = WPOS)" :
                    "the " + axis + " swap of step k = " + d.step + ": " + axis + "s " + a + " and " + b +
@@ -649,6 +654,8 @@
       var I = L.input;
       if (!I) throw new Error("this run has no input texture to edit");
       if (row < 0 || col < 0 || row >= I.rows || col >= I.cols) throw new Error("no cell (" + col + ", " + row + ")");
+      if (!isFinite(Math.fround(Number(value)))) throw new Error("cell (col " + col + ", row " + row + "): " + value +
+        " is not a finite float32");
       api.edits[String((row * I.cols + col) * I.components)] = Number(value);
     };
     // the runs the page holds (data.runs: an order n each, with its seeds): run r, seed index s
@@ -683,6 +690,7 @@
       $("trace-text").textContent = R.own ? data.trace : R.trace;
     };
     api.input = function () { return L.input; };
+    api.pagesNow = function () { return pages; };
     api.unmirrored = function () { return L.unmirrored; };
     api.choice = function () {
       var R = (data.runs || [])[api.run];
@@ -692,6 +700,13 @@
   })();
 
   // ------------------------------------------------------------------ the page
+  // a caption counts its pass as the counter does: a live run with swaps of its own, or stopped by a
+  // refusal, has another number of passes than the recorded run whose captions the page carries
+  function counted(text, k, total) {
+    var head = "pass " + (k + 1) + " of " + total, m = /(^|\n)pass \d+ of \d+/.exec(text);
+    if (!m) return head + ": " + text;
+    return text.slice(0, m.index) + m[1] + head + text.slice(m.index + m[0].length);
+  }
   function refresh() { show(current); }
   function show(k) {
     current = Math.max(0, Math.min(n - 1, k));
@@ -699,7 +714,9 @@
     if (p.png) img.src = p.png; else img.removeAttribute("src");
     img.hidden = liveOn || !p.png;
     img.alt = "frame of pass " + (current + 1) + " of " + n + ": " + p.kernel;
-    caption.textContent = p.caption;
+    caption.textContent = counted(p.caption, current, n);
+    $("plain").textContent = p.plain || "";
+    $("plain").classList.toggle("answer", !!p.answer);
     slider.value = String(current + 1);
     counter.textContent = "pass " + (current + 1) + " of " + n;
     document.body.dataset.pass = String(current + 1);
@@ -758,7 +775,21 @@
     } else {
       s.textContent = "Live mode is not available here: " + live.why + ". The page shows the static frames drawn by Python" +
         (data.passes[0].png ? "." : ": each pass drawn from the values the recorder kept.");
+      liveButton(live.why);
     }
+  }
+  // static mode says so: the passes as Python recorded them, not this browser's replay
+  function staticStatus() {
+    $("live-error").hidden = true;
+    $("live-status").textContent = "Static: the " + data.passes.length + " passes as the Python run recorded them" +
+      (data.passes[0].png ? " (the PNG frames drawn by Python)" : " (each pass drawn from the values the recorder kept)") +
+      (data.live ? "; run live (WebGL2) replays them on this browser's GPU." : "; this page carries no live data.");
+  }
+  // the live button follows WebGL2's presence: disabled, with the reason, where it is missing
+  function liveButton(why) {
+    var b = $("live");
+    b.disabled = !!why;
+    b.title = why ? "live mode is not available here: " + why : "replay the passes on this browser's GPU (WebGL2)";
   }
   function buildChoice() {                                 // the held orders n and seeds
     var box = $("choice");
@@ -773,6 +804,61 @@
         box.appendChild(o);
       });
     });
+  }
+  // a float32 value in the fewest digits that read back as the same float32 (what the editor shows
+  // is what it uploads: a row typed equal to another is equal)
+  function exact(v) {
+    if (!isFinite(v)) return String(v);
+    for (var d = 1; d < 9; d++) { var t = v.toPrecision(d); if (Math.fround(parseFloat(t)) === v) return g(parseFloat(t), d); }
+    return g(v, 9);
+  }
+  // the first pass that reads texel (c, r) of texture I.texture: {pass, kernel, x, y, fetch} from the
+  // recorder's notes of this page's own run, {pass, kernel} where no note says which texel, or null
+  function firstReader(I, r, c) {
+    var list = live.pagesNow(), own = list === data.passes, M = data.max_fetches;
+    for (var k = 0; k < list.length; k++) {
+      var p = list[k], names = p.inputs.filter(function (q) { return q[1] === I.texture; }).map(function (q) { return q[0]; });
+      if (!names.length) continue;
+      var notes = own ? recordedNotes[k] : null, sites = data.sites[p.source] || [], more = false;
+      if (!notes) return {pass: k, kernel: p.kernel};
+      for (var f = 0; f < notes.count.length; f++) {
+        var cnt = notes.count[f];
+        if (cnt > M) more = true;
+        for (var i = 0; i < Math.min(cnt, M); i++) {
+          var site = sites[notes.sites[f * M + i]], t = 2 * (f * M + i);
+          if (site && names.indexOf(site[0]) >= 0 && notes.texels[t] === c && notes.texels[t + 1] === r)
+            return {pass: k, kernel: p.kernel, x: f % p.target[1], y: Math.floor(f / p.target[1]), fetch: i + 1};
+        }
+      }
+      if (more) return {pass: k, kernel: p.kernel};
+    }
+    return null;
+  }
+  function entryOf(I, r, c) { return I.entries ? I.entries[r * I.cols + c] : [r, c]; }
+  // what an input cell is: the entry of A it holds (scaled as uploaded) and the first pass that reads it
+  function cellStory(I, r, c, value) {
+    var e = live.seed ? live.seed.exponent : I.exponent, ij = entryOf(I, r, c);
+    var s = "cell (col " + c + ", row " + r + ") of the input texture: ";
+    if (!ij) return s + "no entry of A; " + (I.layout === "lower" ? "the algorithm reads only the lower triangle of A " +
+      "(the upper is its mirror), so no pass reads this cell." : "no pass reads it.");
+    s += "2^" + e + " A(" + ij[0] + ", " + ij[1] + ") = " + exact(value) + " as uploaded, so A(" + ij[0] + ", " + ij[1] +
+      ") = " + g(value * Math.pow(2, -e)) + ". ";
+    var w = firstReader(I, r, c);
+    if (!w) return s + "No pass reads it.";
+    return s + "Pass " + (w.pass + 1) + " (" + w.kernel + ") reads it first" +
+      (w.fetch ? ": fragment (" + w.x + ", " + w.y + "), its fetch " + w.fetch + "." : ".");
+  }
+  // an edited cell's text: {value} or {problem}, the message naming the cell
+  function parsed(I, inp) {
+    var r = +inp.dataset.row, c = +inp.dataset.col, t = inp.value.trim(), at = "cell (col " + c + ", row " + r + ")";
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t))
+      return {problem: at + ": " + (t === "" ? "empty" : JSON.stringify(inp.value) + " is not a number") +
+        "; type a finite decimal number such as -0.25 or 1e-3."};
+    var v = Number(t);
+    if (!isFinite(Math.fround(v))) return {problem: at + ": " + t + " is beyond float32's range (|v| < 3.4e38)."};
+    if (!entryOf(I, r, c)) return {problem: at + " holds no entry the algorithm reads: it reads only the lower triangle " +
+      "of A (the upper is its mirror), so this edit would change nothing; edit cell (col " + r + ", row " + c + ") instead."};
+    return {value: v};
   }
   function buildEditor() {
     var box = $("editor"), I = data.live && live.input();
@@ -789,8 +875,11 @@
     }
     box.appendChild(el("p", null, "Texture " + I.what + ", " + I.rows + " x " + I.cols + ": change cells, then replay " +
       "(uploaded as Python uploads the edited matrix). A refusal (a pivot that is not positive, a zero pivot) shows at " +
-      "the pass where the run reads it back, and a pivot that moves draws its row swaps."));
-    var first = live.firstInput();
+      "the pass where the run reads it back, and a pivot that moves draws its row swaps. Point at a cell to see " +
+      "what it holds and which pass reads it first." + (I.layout === "lower" ? " The algorithm reads only the lower " +
+      "triangle; the cells above the diagonal are greyed." : "")));
+    var first = live.firstInput(), story = el("p", "cell-story"), problem = el("pre", "editor-error");
+    story.id = "editor-cell"; problem.id = "editor-error"; problem.hidden = true;
     var table = el("table", "grid");
     for (var r = 0; r < I.rows; r++) {
       var tr = el("tr");
@@ -798,25 +887,36 @@
         var td = el("td"), inp = el("input");
         inp.type = "text"; inp.size = 6;
         var key = String((r * I.cols + c) * I.components);
-        inp.value = label(key in live.edits ? live.edits[key] : first[parseInt(key, 10)]);
+        inp.value = exact(key in live.edits ? live.edits[key] : first[parseInt(key, 10)]);
         inp.dataset.row = r; inp.dataset.col = c;
-        inp.title = "(col " + c + ", row " + r + ")";
+        if (!entryOf(I, r, c)) inp.classList.add("unread");
+        (function (inp, r, c, v) {
+          var tell = function () { story.textContent = cellStory(I, r, c, v); inp.title = story.textContent; };
+          inp.addEventListener("mouseenter", tell); inp.addEventListener("focus", tell);
+        })(inp, r, c, first[parseInt(key, 10)]);
         td.appendChild(inp); tr.appendChild(td);
       }
       table.appendChild(tr);
     }
-    box.appendChild(table);
+    box.appendChild(table); box.appendChild(story);
     var go = el("button", null, "replay with these values"), reset = el("button", null, "reset");
-    go.type = reset.type = "button";
+    go.type = reset.type = "button"; go.id = "editor-replay";
     go.addEventListener("click", function () {
+      var bad = [], edits = [];
       table.querySelectorAll("input").forEach(function (inp) {
-        var v = parseFloat(inp.value), key = String((inp.dataset.row * I.cols + +inp.dataset.col) * I.components);
-        if (!isNaN(v) && label(first[parseInt(key, 10)]) !== inp.value) live.edit(+inp.dataset.row, +inp.dataset.col, v);
+        var key = String((inp.dataset.row * I.cols + +inp.dataset.col) * I.components);
+        if (exact(first[parseInt(key, 10)]) === inp.value && !(key in live.edits)) return;
+        var q = parsed(I, inp);
+        if (q.problem) bad.push(q.problem); else edits.push([+inp.dataset.row, +inp.dataset.col, q.value]);
       });
+      problem.hidden = !bad.length;
+      problem.textContent = bad.length ? "Not replayed: " + bad.join("\n") : "";
+      if (bad.length) return;
+      edits.forEach(function (e) { live.edit(e[0], e[1], e[2]); });
       replayLive();
     });
     reset.addEventListener("click", function () { live.edits = {}; replayLive(); buildEditor(); });
-    box.appendChild(go); box.appendChild(reset);
+    box.appendChild(go); box.appendChild(reset); box.appendChild(problem);
   }
   function replayLive() {
     stop();
@@ -835,7 +935,7 @@
     if (data.runs) live.choose(live.ownRun, live.ownSeed);
     usePasses(data.passes);
     $("live").textContent = "run live (WebGL2)";
-    buildEditor(); buildChoice(); refresh();
+    staticStatus(); buildEditor(); buildChoice(); refresh();
   }
   function choose(r, s) { live.choose(r, s); var ok = replayLive(); buildEditor(); buildChoice(); return ok; }
   $("live").addEventListener("click", function () { if (liveOn) showStatic(); else startLive(); });
@@ -896,5 +996,9 @@
   show(a0.pass === null ? 0 : a0.pass);
   if (!data.live) { $("live").hidden = true; $("choice").hidden = true; }
   else if (!a0.still) { startLive(); if (liveOn && a0.pass !== null && !live.error) show(a0.pass); }
-  else { staticChosen = true; buildChoice(); }
+  else {
+    staticChosen = true; staticStatus(); buildChoice();
+    if (!live.init()) liveButton(live.why);
+  }
+  if (!data.live) staticStatus();
 })();
