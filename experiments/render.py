@@ -478,7 +478,16 @@ def _floors(paths):
 
 
 #: renderer name -> function of the data paths, returning markdown
+def _arithmetic(_paths):
+    """Each kernel's arithmetic (docs/stepping.md): the one table the page's panel reads,
+    gpgpu.show.arithmetic.ARITHMETIC (no data file)."""
+    from gpgpu.show.arithmetic import table
+
+    return table() + "\n"
+
+
 RENDERERS = {
+    "arithmetic": _arithmetic,
     "bench": _bench,
     "bench_cg": _bench_cg,
     "bench_lu": _bench_lu,

@@ -174,6 +174,16 @@ def _textures(frames) -> dict:
     return out
 
 
+def _uniform_values(uniforms: dict) -> dict:
+    """name -> a number, or a list for a vector (a bool as 1 or 0): what a kernel's arithmetic
+    (:mod:`gpgpu.show.arithmetic`) reads of the pass's uniforms."""
+    out = {}
+    for k, v in uniforms.items():
+        a = np.atleast_1d(np.asarray(v, dtype=np.float64)).reshape(-1)
+        out[k] = float(a[0]) if a.size == 1 else [float(u) for u in a]
+    return out
+
+
 def _pass_data(frame, fragment, sources: dict) -> dict:
     """What the page shows of one pass beside its frame: the kernel, its file's lines of fetch
     calls, and the explained fragment's WPOS, T0, T1 and fetches (with the lines of their calls)."""
@@ -183,7 +193,7 @@ def _pass_data(frame, fragment, sources: dict) -> dict:
     d = {"kernel": frame.kernel, "file": frame.file, "doc": frame.doc, "primitive": frame.primitive,
          "vertices": len(frame.vertices), "fragments": int(frame.fragments), "target": list(frame.target),
          "recorded": frame.covered is not None, "fragment": None, "fetches": [], "fetch_count": 0,
-         "site_lines": [], "source": None}
+         "site_lines": [], "source": None, "uniforms": _uniform_values(getattr(frame, "uniforms", {}))}
     path = _kernel_file(frame.file)
     if path is None:
         return d
@@ -205,7 +215,7 @@ def _pass_data(frame, fragment, sources: dict) -> dict:
         site = int(frame.fetch_sites[y, x, k])
         sampler, call = frame.sites[site]
         tx, ty = (int(v) for v in frame.fetch_texels[y, x, k])
-        d["fetches"].append({"sampler": sampler, "texel": [tx, ty], "call": call,
+        d["fetches"].append({"sampler": sampler, "texel": [tx, ty], "call": call, "site": site,
                              "lines": list(sites[site][:2]) if sites else None})
     return d
 
@@ -274,6 +284,7 @@ def page(frames, pngs, captions, legend, *, title: str, subtitle: str = "", trac
     are a run of, whose recurrence heads the page and whose passes get their plain sentences
     (:mod:`gpgpu.show.story`)."""
     from ..record import MAX_FETCHES
+    from .arithmetic import ARITHMETIC
     from .story import SUMMARIES, plain_words
 
     if pngs is None:
@@ -296,7 +307,8 @@ def page(frames, pngs, captions, legend, *, title: str, subtitle: str = "", trac
     held = [_run_data(r, sources, sites) for r in runs] if runs and live is not None else None
     data = {"title": title, "passes": passes, "sources": {k: v.split("\n") for k, v in sources.items()},
             "trace": trace, "sites": sites, "textures": _textures(frames), "max_fetches": MAX_FETCHES,
-            "live": live, "runs": held, "summary": SUMMARIES.get(algorithm, "")}
+            "live": live, "runs": held, "summary": SUMMARIES.get(algorithm, ""),
+            "arithmetic": {k: e._asdict() for k, e in ARITHMETIC.items()}}
     blob = json.dumps(data, separators=(",", ":"))
     blob = blob.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")  # inert inside <script>
     rows = "\n".join(
@@ -388,6 +400,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <p id="kernel-doc"></p>
 <p class="coords">Cells and texels are named (col, row): x counts columns from the left, y rows from the top.</p>
 <div id="fragment-info"></div>
+<div id="arithmetic"></div>
 <pre id="kernel-source"></pre>
 </section>
 </main>
@@ -422,6 +435,8 @@ main { display: grid; grid-template-columns: minmax(0, 1100px) minmax(18rem, 1fr
 @media (max-width: 1400px) { main { grid-template-columns: minmax(0, 1fr); } }
 figure { margin: .5rem 0; }
 #frame { max-width: 100%; height: auto; border: 1px solid #ddd; }
+#arithmetic { font-family: ui-monospace, monospace; font-size: .82rem; white-space: pre-wrap; background: #f6fbf3; }
+#arithmetic .expr { color: #064; } #arithmetic .result { font-weight: bold; }
 #fragment-info { font-family: ui-monospace, monospace; font-size: .82rem; white-space: pre-wrap; }
 #kernel-source { font-size: .8rem; line-height: 1.35; background: #fafafa; border: 1px solid #ddd; white-space: pre-wrap;
                  padding: .3rem 0; overflow-x: auto; }

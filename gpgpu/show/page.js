@@ -101,7 +101,7 @@
              fetch_count: count, fetches: []};
     for (var i = 0; i < Math.min(count, M); i++) {
       var site = notes.sites[c * M + i], s = data.sites[p.source] ? data.sites[p.source][site] : null;
-      f.fetches.push({sampler: s ? s[0] : "?", call: s ? s[1] : "?",
+      f.fetches.push({sampler: s ? s[0] : "?", call: s ? s[1] : "?", site: site,
                       texel: [notes.texels[2 * (c * M + i)], notes.texels[2 * (c * M + i) + 1]],
                       lines: p.site_lines.length ? p.site_lines[site] : null});
     }
@@ -170,6 +170,88 @@
       }
       if (tags[no]) line.appendChild(el("span", "tag", "\u2190 fetch " + tags[no].join(", ")));
       pre.appendChild(line);
+    });
+  }
+
+  // ------------------------------------------------------------------ a fragment's arithmetic
+  // the kernel's expression (one table, gpgpu/show/arithmetic.py: data.arithmetic) with the values
+  // its fetches read from the pass's input textures (this browser's, live; the recorded ones, static)
+  var FUNCS = {sqrt: Math.sqrt, abs: Math.abs, min: Math.min, max: Math.max,
+               where: function (c, a, b) { return c ? a : b; }, pick: function (v, i) { return v[Math.floor(i)]; },
+               finite: function (v) { return isFinite(v); },
+               dot: function (a, b) { var t = 0; for (var i = 0; i < Math.min(a.length, b.length); i++) t += a[i] * b[i]; return t; }};
+  function texelOf(values, serial, tx, ty) {
+    var s = shape(serial), at = (ty * s[1] + tx) * s[2];
+    if (!values || tx < 0 || ty < 0 || tx >= s[1] || ty >= s[0]) return null;
+    return s[2] === 1 ? values[at] : Array.prototype.slice.call(values, at, at + s[2]);
+  }
+  function numText(v) {
+    if (Array.isArray(v)) return "[" + v.map(exact).join(", ") + "]";
+    return v < 0 || (v === 0 && 1 / v < 0) ? "(" + exact(v) + ")" : exact(v);
+  }
+  function substitute(formula, names, more) {
+    return formula.replace(/\b[A-Za-z_]\w*\b(?!\s*\()/g, function (w) {
+      if (!(w in names)) return w;
+      var v = names[w];
+      return Array.isArray(v) && more[w] ? numText(v).replace(/\]$/, ", ...]") : numText(v);
+    });
+  }
+  // {entry, formula (null: shown only), names, more: name -> its list is cut} of fragment f of pass k
+  function bindOperands(p, f, view) {
+    var entry = data.arithmetic && p.source ? data.arithmetic[p.source.replace(/\.frag$/, "")] : null;
+    if (!entry || !view) return null;
+    var made = {}, names = {}, more = {}, ok = f.fetch_count <= f.fetches.length, formula = entry.formula;
+    f.fetches.forEach(function (q) {
+      var inp = view.inputs.filter(function (i) { return i[0] === q.sampler; })[0];
+      var v = inp ? texelOf(inp[2], inp[1], q.texel[0], q.texel[1]) : null;
+      (made[q.site] = made[q.site] || []).push(v);
+      if (v === null) ok = false;
+    });
+    entry.operands.forEach(function (name, site) {
+      var vs = made[site] || [];
+      if (name.slice(-1) === "*") { names[name.slice(0, -1)] = vs; more[name.slice(0, -1)] = !ok; }
+      else if (vs.length === 1) names[name] = vs[0];
+      else if (!vs.length && site === entry.operands.length - 1 && entry.short !== null) formula = entry.short;
+      else ok = false;
+    });
+    var u = p.uniforms || {};
+    Object.keys(u).forEach(function (k) { if (!(k in names)) names[k] = u[k]; });
+    names.x = f.x; names.y = f.y;
+    return {entry: entry, formula: ok && entry.exact ? formula : null, shown: formula, names: names, more: more};
+  }
+  function evaluateFormula(formula, names) {
+    var keys = Object.keys(FUNCS).concat(Object.keys(names));
+    var args = Object.keys(FUNCS).map(function (k) { return FUNCS[k]; }).concat(Object.keys(names).map(function (k) { return names[k]; }));
+    return Function.apply(null, keys.concat(["return (" + formula + ");"])).apply(null, args);
+  }
+  function showArithmetic(k, p, f) {
+    var box = $("arithmetic"), view = liveOn ? live.view(k) : recorded[k];
+    box.textContent = "";
+    if (!f || !f.shaded || !p.source) return;
+    var b = bindOperands(p, f, view);
+    if (!b) return;
+    var s = shape(p.target_serial) || [p.target[0], p.target[1], 1], at = (f.y * p.target[1] + f.x) * s[2];
+    box.appendChild(el("div", "arith-what", "arithmetic of fragment (" + f.x + ", " + f.y + "): " + b.entry.expression));
+    var forms = typeof b.shown === "string" ? [b.shown] : b.shown, comps = "rgba";
+    forms.forEach(function (form, c) {
+      if (form === null || !view || !view.values) return;
+      var line = el("div", b.formula ? "arith exact" : "arith shown"), written = view.values[at + c];
+      line.dataset.component = String(c);
+      if (forms.length > 1) line.appendChild(document.createTextNode("result." + comps[c] + ": "));
+      line.appendChild(el("span", "formula", form));
+      line.appendChild(document.createTextNode(" = "));
+      line.appendChild(el("span", "expr", substitute(form, b.names, b.more)));
+      line.appendChild(document.createTextNode(" = "));
+      line.appendChild(el("span", "result", exact(written)));
+      if (b.formula) {
+        var v = evaluateFormula(form, b.names);
+        line.appendChild(document.createTextNode("   (written; the expression in float64: " + g(Number(v), 9) + ")"));
+      } else {
+        line.appendChild(document.createTextNode("   (written; shown, not evaluated: " +
+          (f.fetch_count > f.fetches.length ? f.fetch_count + " fetches, the recorder notes the first " + f.fetches.length
+           : "the recorder's notes do not hold every operand") + ")"));
+      }
+      box.appendChild(line);
     });
   }
 
@@ -722,6 +804,7 @@
     document.body.dataset.pass = String(current + 1);
     var f = fragmentOf(current);
     showSource(p, f);
+    showArithmetic(current, p, f);
     $("vertex-list").textContent = p.verts.map(function (v, i) {
       return "vertex " + (i + 1) + ": V" + xy(v[0]) + "  T0 " + xy(v[1]) + "  T1 " + xy(v[2]);
     }).join("\n");
