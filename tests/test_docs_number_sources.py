@@ -3,7 +3,9 @@ is either rendered from its data (a ``<!-- render: ... -->`` block, checked by
 test_docs_rendered.py) or typed, and then each number in it must be found, at the precision it
 is printed with, in the data files its section names (``figures/NAME.csv``, ``.json``, ``.txt``).
 A number typed from a run whose data is not in docs/figures, or left behind when its data
-changed, fails here. (docs/REPORT.md is rendered whole from the claims files: its own test.)
+changed, fails here. The same holds for the numbers of every prose paragraph (its section's
+data files; a number the page derives from one, a sum or a median, is computed in DERIVED).
+(docs/REPORT.md is rendered whole from the claims files: its own test.)
 
 Not measured numbers, so not looked up: code (`...`), links, dates, the papers' tables, figures
 and sections, names with digits (nug20, gruca_like(1024), 25fv47), sizes written "m x n",
@@ -13,6 +15,7 @@ import bisect
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,3 +132,119 @@ def test_the_check_finds_a_planted_number(tmp_path):
     page.write_text(good.replace("0.4042", "0.4142"))
     for line, rows, cited in typed_tables(page):
         assert not all(found(t, data_values(cited)) for t in measured_numbers(rows[2], ["n", "GPU s"]))
+
+
+# --------------------------------------------------------------------------- prose
+
+#: what a paragraph's numbers are when they are not measurements: years, versions, sizes and
+#: settings written "n = 4096" or "k <= 16", texel-centre coordinates and intervals, and a
+#: paper's figure named as such ("the paper's 1.26", "000: 68.24 s", "Table 3's 7")
+PROSE_NOT_MEASURED = re.compile(
+    r"\b(?:19|20)\d\d\b(?!-\d)"
+    r"|(?:OpenGL|GLSL(?: ES)?|ES|Python|CUDA|numpy|scipy|HiGHS|LLVM|driver|Mesa|setuptools|moderngl)\s+[\d.]+\+?"
+    r"|\(\s*[^()]*\d\.5\s*,[^()]*\)|\[[-+\d.,\s]+[\])]"
+    r"|\b[A-Za-zκμ]\w{0,2}\s*(?:=|≤|<=|>=|≥|<|>)\s*[-+]?[\d,.]+(?:[eE][-+]?\d+)?"
+    r"|(?:paper(?:'s)?|00[0-4](?:'s)?|Cplex|MATLAB|Table \d)\D{0,24}?[-+]?\d[\d,.]*(?:[eE][-+]?\d+)?"
+    r"(?:\s*(?:\.\.|-|to|and)\s*[\d,.]+(?:[eE][-+]?\d+)?)?")
+#: float32's and the code's constants as the pages write them in prose (not measurements)
+CONSTANTS = {"3e+38", "3.4e38", "1.2e-38", "3.4e+38", "1.19e-7", "120", "0.5", "1.5", "2.5"}
+
+
+def _csv(name):
+    import csv
+
+    with (FIGURES / name).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _json(name):
+    import json
+
+    return json.loads((FIGURES / name).read_text())
+
+
+def _chunks(name, key):
+    return sum(c.get(key) or 0 for c in _json(name)["chunks"])
+
+
+def _table3_gpu_seconds():
+    from gpgpu.lp.netlib import PAPER_TABLE3
+
+    return sum(float(r["seconds"]) for r in _csv("lp_speed_h200_2026-11-28.csv")
+               if r["part"] == "lp" and r["algorithm"] == "gpu_defaults" and r["problem"] in PAPER_TABLE3)
+
+
+def _median_gpu_over_numpy64():
+    by = {(r["problem"], r["backend"]): r for r in _csv("netlib_speed_h200_2026-12-04.csv")}
+    ratios = [float(g["seconds"]) / float(by[p, "numpy64"]["seconds"]) for (p, b), g in by.items()
+              if b == "gpu" and g["status"] != "timeout" and (p, "numpy64") in by]     # the runs it finishes
+    return float(np.median(ratios))
+
+
+NUG20_H100 = "mfipm_nug20_chunks_gpu_defaults_h100.json"
+
+#: numbers a page derives from a data file its section names (a sum, a median, a quotient):
+#: (page, the number as the page prints it) -> the value computed from that file
+DERIVED = {
+    ("docs/results/lp.md", "1.25"): _table3_gpu_seconds,
+    ("docs/results/lp.md", "1,649"): lambda: sum(int(r["passes"] or 0) for r in _csv("lp_speed_h200_2026-11-28.csv")
+                                                 if r["part"] == "lp" and r["algorithm"] == "gpu_defaults"),
+    ("docs/results/lp.md", "17.9"): lambda: sum(r["seconds"] for r in _json("netlib_gpu_defaults_h200_2026-12-04.json")),
+    ("docs/results/lp.md", "2.1"): _median_gpu_over_numpy64,
+    ("docs/lp_defaults.md", "868,128"): lambda: _chunks(NUG20_H100, "pcg_iterations"),
+    ("docs/lp_defaults.md", "1676"): lambda: _chunks(NUG20_H100, "seconds"),
+    ("docs/lp_defaults.md", "1.93"): lambda: 1e3 * _chunks(NUG20_H100, "seconds") / _chunks(NUG20_H100, "pcg_iterations"),
+    ("docs/results/matrix-free.md", "1676"): lambda: _chunks(NUG20_H100, "seconds"),
+    ("docs/results/matrix-free.md", "771"): lambda: _chunks("mfipm_nug20_chunks_gpu_ff_h200.json", "pcg_iterations"),
+}
+
+
+def prose_lines(page: Path):
+    """(line, text, cited files) of each prose line outside code blocks, tables, headings and
+    rendered blocks: the files are those named in its section (heading to heading)."""
+    lines = BLOCK.sub("", page.read_text()).splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("#")] + [len(lines)]
+    in_code = False
+    for i, line in enumerate(lines):
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code or line.lstrip().startswith(("|", "#", "<")) or "</" in line or not line.strip():   # HTML too
+            continue
+        start = max([h for h in heads if h <= i], default=0)
+        end = min(h for h in heads if h > i)
+        yield i + 1, line, sorted(set(CITE.findall("\n".join(lines[start:end]))))
+
+
+def prose_numbers(text: str) -> list:
+    return [t for t in measured_numbers("|" + PROSE_NOT_MEASURED.sub("", NOT_MEASURED.sub("", text)) + "|", ["x"])
+            if t not in CONSTANTS]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_number_in_prose_has_a_source(page):
+    missing = []
+    for line, text, cited in prose_lines(ROOT / page):
+        values = data_values([c for c in cited if (FIGURES / c).exists()])
+        lost = [t for t in prose_numbers(text) if not found(t, values)
+                and not ((page, t) in DERIVED and found(t, [DERIVED[page, t]()]))]
+        if lost:
+            missing.append(f"{page}:{line}: {', '.join(lost)} in {text.strip()[:90]!r}")
+    assert not missing, ("measured numbers in prose with no source row in the data files their section names "
+                         "(name the file, or say the number is a setting):\n" + "\n".join(missing))
+
+
+def test_every_derived_number_is_still_found_on_its_page():
+    """A derived number whose page changed (or whose data changed) fails here, not silently."""
+    for (page, token), value in DERIVED.items():
+        assert token in (ROOT / page).read_text(), (page, token)
+        assert found(token, [value()]), (page, token, value())
+
+
+def test_the_prose_check_finds_a_planted_number(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("## s\n\nFrom `figures/bench_lu_h200_2026-11-29.txt`: n = 4096 took 0.4042 s "
+                    "(the paper's 1.26), in OpenGL 3.3.\n")
+    (line, text, cited), = prose_lines(page)
+    assert prose_numbers(text) == ["0.4042"] and found("0.4042", data_values(cited))
+    assert not found("0.4142", data_values(cited))
