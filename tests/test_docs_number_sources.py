@@ -1,4 +1,4 @@
-"""Every measured number in a table of README.md and of every page of docs/ has a source row: a table
+"""Every measured number in a table of README.md, CHANGELOG.md and every page of docs/ has a source row: a table
 is either rendered from its data (a ``<!-- render: ... -->`` block, checked by
 test_docs_rendered.py) or typed, and then each number in it must be found, at the precision it
 is printed with, in the data files its section names (``figures/NAME.csv``, ``.json``, ``.txt``).
@@ -23,19 +23,20 @@ FIGURES = ROOT / "docs" / "figures"
 #: pages whose tables are written by a program, not typed: REPORT.md (rendered from the claims
 #: files, its own test) and the gallery (``make show-pages`` writes it from the recordings)
 GENERATED = ("docs/REPORT.md", "docs/gallery/")
-PAGES = ["README.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
-                               if not str(p.relative_to(ROOT)).startswith(GENERATED))
+PAGES = ["README.md", "CHANGELOG.md"] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
+                                               if not str(p.relative_to(ROOT)).startswith(GENERATED))
 #: tables of settings, not measurements: an option's or a constant's value, checked against the
 #: code by tests/test_presets_say_what_they_do.py and the options tables' tests
 SETTINGS = ("option", "constant", "setting")
 
 BLOCK = re.compile(r"<!-- render: .*?<!-- /render -->", re.S)
-CITE = re.compile(r"figures/([\w.\-]+\.(?:csv|json|jsonl|txt))")
-NUMBER = re.compile(r"(?<![\w.\-/^(,])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w(]|\.\d|-\d\d|,\d)")
+CITE = re.compile(r"figures/([\w.\-]+\.(?:csv|jsonl|json|txt))")
+NUMBER = re.compile(r"(?<![\w.\-/^,])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w(]|\.\d|-\d\d|,\d)")
 IN_DATA = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 PAPER_COLUMN = re.compile(r"\b00\d\b|paper|Cplex", re.I)
 NOT_MEASURED = re.compile(r"`[^`]*`|\]\([^)]*\)|\d{4}-\d\d-\d\d|\b\w+\(\d+\)|\d[\d,]* x \d[\d,]*"
-                          r"|\b(?:Tables?|Figs?\.?|Algorithms?|sections?|Kernels?)\s+[\d.,\- and]+")
+                          r"|\b(?:Tables?|Figs?\.?|Algorithms?|sections?|Kernels?)\s+[\d.,\- and]+"
+                          r"|\(\d\.\d{1,2}\)(?:\s*-\s*\(\d\.\d{1,2}\))?")      # equations: (6.1), (6.1)-(6.3)
 
 
 def data_values(names) -> list:
@@ -73,17 +74,17 @@ def typed_tables(page: Path):
     while i < len(lines):
         if lines[i].startswith("#"):
             section = i
-        if not lines[i].startswith("|"):
+        if not lines[i].lstrip().startswith("|"):          # a table, indented in a list item too
             i += 1
             continue
         j = i
-        while j < len(lines) and lines[j].startswith("|"):
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
             j += 1
         k = j
         while k < len(lines) and lines[k].strip() and not lines[k].startswith("#"):
             k += 1
         cited = sorted(set(CITE.findall("\n".join(lines[section:k]))))
-        yield i + 1, lines[i:j], cited
+        yield i + 1, [row.strip() for row in lines[i:j]], cited
         i = j
 
 
