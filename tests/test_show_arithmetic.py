@@ -28,8 +28,14 @@ def _checked(frame, x, y):
     """(the formula's components evaluated, the written components) at fragment (x, y), or None where
     the table shows the kernel without evaluating it."""
     entry = ARITHMETIC[_kernel(frame)]
-    fetched = operand_values(frame, x, y)
-    formula, names = bind(entry, fetched, int(frame.fetch_count[y, x]) <= MAX_FETCHES)
+    if getattr(entry, "replay", None):   # the loop read again from the pass's recorded inputs
+        from gpgpu.show.arithmetic import replayed
+
+        names = replayed(frame, x, y)
+        formula = None if names is None else entry.formula
+    else:
+        fetched = operand_values(frame, x, y)
+        formula, names = bind(entry, fetched, int(frame.fetch_count[y, x]) <= MAX_FETCHES)
     if formula is None:
         assert not entry.exact, f"{frame.kernel} is marked exact but fragment ({x}, {y}) cannot be evaluated"
         return None
@@ -40,7 +46,8 @@ def _checked(frame, x, y):
     out = []
     for c, f in enumerate(parts):
         if f is not None:
-            out.append((f, evaluate(f, names), float(values[c]), substituted(f, names), list(names.values())))
+            text = substituted(f, names, True) if getattr(entry, "replay", None) else substituted(f, names)
+            out.append((f, evaluate(f, names), float(values[c]), text, list(names.values())))
     return out
 
 
@@ -60,6 +67,38 @@ def test_every_exact_kernel_evaluates_to_the_written_value_at_every_fragment(nam
                     f"= {value!r}, written {result!r}")
                 checked += 1
     assert checked > 0 or not any(ARITHMETIC[_kernel(f)].exact for f in rec.frames)
+
+
+@pytest.mark.parametrize("name, kernel, count", [("sparse-product", "sparse_ellpack", "K"),
+                                                  ("cg-iteration", "matrix_vector_inner_product", "n"),
+                                                  ("cholesky-inner", "inner_product_subtraction", "count")])
+def test_the_replayed_loops_evaluate_at_every_fragment(name, kernel, count):
+    """A kernel whose loop fetches more than the recorder notes (MAX_FETCHES) is exact by its replay:
+    every fragment evaluates, from the pass's recorded inputs, to the written value; the shown
+    expression (the dot as the sum of its products) evaluates to the same."""
+    rec = run(name, N)
+    frames = [f for f in rec.frames if _kernel(f) == kernel and f.covered is not None]
+    assert frames and ARITHMETIC[kernel].exact, f"{kernel} is shown only"
+    assert any(int(f.fetch_count.max()) > MAX_FETCHES for f in frames), "the loop fits the notes: nothing replayed"
+    for frame in frames:
+        for y, x in zip(*np.nonzero(frame.covered)):
+            checked = _checked(frame, int(x), int(y))
+            assert checked, f"{name} pass {frame.index + 1} fragment ({x}, {y}) not evaluated"
+            for formula, value, result, text, numbers in checked:
+                numbers = [v for v in numbers if isinstance(v, (float, list))]
+                assert agrees(value, result, numbers) and agrees(evaluate(text, {}), result, numbers), (
+                    f"{formula} = {text} = {value!r}, written {result!r}")
+                assert "dot(" not in text and "..." not in text and text.count(" * ") >= int(frame.uniforms[count]), text
+
+
+def test_a_long_replayed_dot_is_shown_cut_and_evaluated_whole():
+    from gpgpu.show.arithmetic import SHOWN_TERMS
+
+    names = {"v": [1.0] * (SHOWN_TERMS + 4), "X": [2.0] * (SHOWN_TERMS + 4)}
+    text = substituted("dot(v, X)", names, True)
+    assert text.endswith(" + ...)") and text.count(" * ") == SHOWN_TERMS, text
+    assert evaluate("dot(v, X)", names) == 2.0 * (SHOWN_TERMS + 4)
+    assert substituted("dot(v, X)", {"v": [], "X": []}, True) == "0"
 
 
 def test_the_table_names_every_fetch_call_of_its_kernels_files():

@@ -17,10 +17,21 @@ is named so), ``+ - * /
 a component that is no arithmetic on fetched values (an argmax's position). ``short`` is the
 formula where the kernel skipped its last fetch (a reduction's partner outside the region).
 
-``exact``: whether the recorder's notes hold every operand, so that the formula evaluates to the
-written value (:func:`evaluate`); where a kernel fetches more texels than the recorder notes
-(:data:`gpgpu.record.MAX_FETCHES`: the inner-product loops, the blocked LU's update and panel
-solve) the panel shows the expression and the fetched values it has, and the count of the rest.
+``exact``: whether the formula evaluates to the written value (:func:`evaluate`) from the
+recorder's notes, or from the ``replay``; where a kernel fetches more texels than the recorder
+notes (:data:`gpgpu.record.MAX_FETCHES`: the blocked LU's update and panel solve) and has no
+``replay``, the panel shows the expression and the fetched values it
+has, and the count of the rest.
+
+``replay``: a kernel whose loop fetches more than the recorder notes, read again from the
+pass's own input textures (the recorded ones; live, this browser's): ``count`` names the uniform
+of the loop's length; ``walk`` maps a list operand to its step (a pair, or a vec2 uniform's
+name): it holds ``count`` texels of its call's sampler, from the texel of that call's first
+noted fetch on; ``gather`` maps a list operand to (an index operand, the uniform of the folded
+row width): the texels of its call's sampler at those indexes, as ``texVECTOR`` fetches them;
+``here`` names operands read at the fragment's own texel. :func:`replayed` (and page.js alike)
+evaluate it; the panel shows each ``dot(a, b)`` of such a kernel as the sum of its products
+(the first :data:`SHOWN_TERMS`, then ``+ ...``; the value is of them all).
 """
 from __future__ import annotations
 
@@ -30,7 +41,10 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Arithmetic", "ARITHMETIC", "FUNCTIONS", "evaluate", "bind", "operand_values", "agrees",
-           "substituted", "number", "table"]
+           "substituted", "number", "table", "replayed", "SHOWN_TERMS"]
+
+#: the products of a replayed kernel's dot that the panel shows before "+ ..."
+SHOWN_TERMS = 16
 
 
 class Arithmetic(NamedTuple):
@@ -41,6 +55,7 @@ class Arithmetic(NamedTuple):
     formula: object           # str, or a tuple of 4 (str or None) for an RGBA result
     exact: bool = True
     short: object = None      # the formula where the last fetch call was not made
+    replay: object = None     # dict: the loop's operands read again from the pass's inputs (see REPLAY)
 
 
 _SENTINEL = "3.4028234663852886e+38"   # float32's largest, the min reduction's partner outside the region
@@ -58,7 +73,7 @@ ARITHMETIC = {
                                                   ("a", "b", "c"), "a - b * c"),
     "inner_product_subtraction": Arithmetic(
         "L(i, j) - (L(j, 0) L(i, 0) + ... + L(j, k) L(i, k)): the inner product of finished columns",
-        ("r*", "p*", "a"), "a - dot(r, p)", exact=False),
+        ("r*", "p*", "a"), "a - dot(r, p)", replay=dict(count="count", walk=dict(r=(1, 0), p=(1, 0)), here=("a",))),
     "pivot_check": Arithmetic("where(d > threshold and finite, 3e38 (ok), k (the failed pivot's column)), "
                               "d = L(k, k) or |L(k, k)|", ("d",),
                               "where(finite(d) * (where(magnitude, abs(d), d) > threshold), 3e+38, x)"),
@@ -106,11 +121,13 @@ ARITHMETIC = {
                                          "c + a * b"),
     "pyramid_product": Arithmetic("X(i) * Y(i): the elementwise product", ("a", "b"), "a * b"),
     "sparse_ellpack": Arithmetic("sum over k < K of values(i, k) * x(columns(i, k)): a row of the sparse product",
-                                 ("v*", "X*", "c*"), "dot(v, X)", exact=False),
+                                 ("v*", "X*", "c*"), "dot(v, X)",
+                                 replay=dict(count="K", walk=dict(v=(1, 0), c=(1, 0)), gather=dict(X=("c", "x_width")))),
     "fill": Arithmetic("value: the constant", (), "value"),
     "matrix_vector_inner_product": Arithmetic(
         "alpha (A(i, 0) x(0) + ... + A(i, n-1) x(n-1)) + beta Y(i): a row's inner product", ("A*", "X*", "Y"),
-        "alpha * dot(A, X) + where(beta != 0, beta * Y, 0)", exact=False),
+        "alpha * dot(A, X) + where(beta != 0, beta * Y, 0)",
+        replay=dict(count="n", walk=dict(A="stride", X=(1, 0)), here=("Y",))),
     "cg_breakdown_flag": Arithmetic(
         "the old flag if set or converged, else the iteration where d.Ad is not positive (+ 0.5 where not finite), "
         "else -1", ("f", "v", "c"),
@@ -166,6 +183,39 @@ def operand_values(frame, x: int, y: int) -> list:
     return out
 
 
+def _site(entry: Arithmetic, name: str) -> int:
+    return [o.rstrip("*") for o in entry.operands].index(name)
+
+
+def replayed(frame, x: int, y: int):
+    """name -> value of every operand of fragment (x, y) of a pass whose kernel has a ``replay``
+    (the module docstring), read from the pass's input snapshots, with its uniforms, x and y; None
+    where a texel it needs is not there (no input, outside it, a walk's first fetch not noted)."""
+    entry = ARITHMETIC[frame.file.rsplit(".", 1)[0]]
+    r, names = entry.replay, {k: _uniform(v) for k, v in frame.uniforms.items()}
+    n = int(names[r["count"]])
+    first = {}
+    for i in range(min(int(frame.fetch_count[y, x]), _max_fetches())):
+        first.setdefault(int(frame.fetch_sites[y, x, i]), tuple(int(c) for c in frame.fetch_texels[y, x, i]))
+
+    def at(name, tx, ty):
+        values = frame.inputs.get(frame.sites[_site(entry, name)][0])
+        ok = values is not None and 0 <= tx < values.shape[1] and 0 <= ty < values.shape[0]
+        return _texel(values, tx, ty) if ok else None
+
+    for name, step in r.get("walk", {}).items():
+        d = names[step] if isinstance(step, str) else step
+        s = first.get(_site(entry, name)) if n else (0, 0)
+        names[name] = None if s is None else [at(name, s[0] + k * int(d[0]), s[1] + k * int(d[1])) for k in range(n)]
+    for name, (index, width) in r.get("gather", {}).items():
+        w = int(names[width])
+        names[name] = None if names[index] is None else [at(name, int(j) % w, int(j) // w) for j in names[index]]
+    for name in r.get("here", ()):
+        names[name] = at(name, x, y)
+    flat = [u for v in names.values() for u in (v if isinstance(v, list) else [v])]
+    return None if any(u is None for u in flat) else dict(names, x=x, y=y)
+
+
 def _max_fetches() -> int:
     from ..record import MAX_FETCHES
     return MAX_FETCHES
@@ -204,12 +254,29 @@ def _text(v) -> str:
         "(" + number(v) + ")" if float(v) < 0 else number(v))
 
 
-def substituted(formula: str, names: dict) -> str:
-    """The formula with each name replaced by its value (float32 digits; a list as [a, b, ...])."""
+def _sum_text(a: list, b: list) -> str:
+    terms = [f"{_text(p)} * {_text(q)}" for p, q in zip(a, b)]
+    more = " + ..." if len(terms) > SHOWN_TERMS else ""
+    return "(" + " + ".join(terms[:SHOWN_TERMS]) + more + ")" if terms else "0"
+
+
+def substituted(formula: str, names: dict, expand: bool = False) -> str:
+    """The formula with each name replaced by its value (float32 digits; a list as [a, b, ...]);
+    where ``expand`` (a replayed kernel), ``dot(a, b)`` of two lists as the sum of its products."""
     import re
 
-    return re.sub(r"\b[A-Za-z_]\w*\b(?!\s*\()", lambda m: _text(names[m.group(0)]) if m.group(0) in names
-                  else m.group(0), formula)
+    def name(w):
+        return _text(names[w]) if w in names else w
+
+    def one(m):
+        a, b = m.group(1), m.group(2)
+        if a is None:
+            return name(m.group(0))
+        if expand and isinstance(names.get(a), list) and isinstance(names.get(b), list):
+            return _sum_text(names[a], names[b])
+        return "dot(" + name(a) + ", " + name(b) + ")"
+
+    return re.sub(r"\bdot\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)|\b[A-Za-z_]\w*\b(?!\s*\()", one, formula)
 
 
 def agrees(value: float, result: float, numbers) -> bool:
@@ -221,6 +288,12 @@ def agrees(value: float, result: float, numbers) -> bool:
     return value == result or abs(value - result) <= 4 * 2.0 ** -24 * scale
 
 
+def _panel(e: Arithmetic) -> str:
+    if not e.exact:
+        return "shown, with the fetched values the recorder notes"
+    return "evaluated, its loop read again from the pass's inputs" if e.replay else "evaluated"
+
+
 def table() -> str:
     """The expression table of docs/stepping.md: one row per kernel."""
     rows = ["| kernel | what a fragment computes | operands (its fetch calls, in the file's order) | the panel |",
@@ -230,5 +303,5 @@ def table() -> str:
         ops = ", ".join(e.operands) or "none"
         what = e.expression.replace("|", "\\|")
         rows.append(f"| `{name}` | {what} (`{formula}`) | {ops} | "
-                    f"{'evaluated' if e.exact else 'shown, with the fetched values the recorder notes'} |")
+                    f"{_panel(e)} |")
     return "\n".join(rows)

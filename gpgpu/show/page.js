@@ -189,17 +189,63 @@
     if (Array.isArray(v)) return "[" + v.map(exact).join(", ") + "]";
     return v < 0 || (v === 0 && 1 / v < 0) ? "(" + exact(v) + ")" : exact(v);
   }
-  function substitute(formula, names, more) {
-    return formula.replace(/\b[A-Za-z_]\w*\b(?!\s*\()/g, function (w) {
+  // a replayed kernel's dot(a, b) as the sum of its products: the first SHOWN_TERMS, then "+ ..."
+  var SHOWN_TERMS = 16;
+  function sumText(a, b) {
+    var terms = [];
+    for (var i = 0; i < Math.min(a.length, b.length); i++) terms.push(numText(a[i]) + " * " + numText(b[i]));
+    if (!terms.length) return "0";
+    return "(" + terms.slice(0, SHOWN_TERMS).join(" + ") + (terms.length > SHOWN_TERMS ? " + ..." : "") + ")";
+  }
+  function substitute(formula, names, more, expand) {
+    function name(w) {
       if (!(w in names)) return w;
       var v = names[w];
       return Array.isArray(v) && more[w] ? numText(v).replace(/\]$/, ", ...]") : numText(v);
+    }
+    var re = /\bdot\(\s*([A-Za-z_]\w*)\s*,\s*([A-Za-z_]\w*)\s*\)|\b[A-Za-z_]\w*\b(?!\s*\()/g;
+    return formula.replace(re, function (w, a, b) {
+      if (a === undefined) return name(w);
+      if (expand && Array.isArray(names[a]) && Array.isArray(names[b])) return sumText(names[a], names[b]);
+      return "dot(" + name(a) + ", " + name(b) + ")";
     });
+  }
+  // name -> value of every operand of a kernel with a replay (gpgpu/show/arithmetic.py: replayed):
+  // its loop read again from the pass's input textures; null where a texel it needs is not there
+  function replayOperands(entry, p, f, view) {
+    var R = entry.replay, u = p.uniforms || {}, names = {}, first = {}, ok = true, sites = data.sites[p.source] || [];
+    Object.keys(u).forEach(function (k) { names[k] = u[k]; });
+    var n = Math.floor(Number(names[R.count])), bare = entry.operands.map(function (o) { return o.replace(/\*$/, ""); });
+    f.fetches.forEach(function (q) { if (!(q.site in first)) first[q.site] = q.texel; });
+    function at(name, tx, ty) {
+      var s = sites[bare.indexOf(name)], inp = s ? view.inputs.filter(function (i) { return i[0] === s[0]; })[0] : null;
+      var v = inp ? texelOf(inp[2], inp[1], tx, ty) : null;
+      if (v === null || v === undefined) ok = false;
+      return v;
+    }
+    Object.keys(R.walk || {}).forEach(function (name) {
+      var d = typeof R.walk[name] === "string" ? names[R.walk[name]] : R.walk[name], s = n ? first[bare.indexOf(name)] : [0, 0];
+      if (!s) { ok = false; names[name] = []; return; }
+      names[name] = [];
+      for (var k = 0; k < n; k++) names[name].push(at(name, s[0] + k * Math.trunc(d[0]), s[1] + k * Math.trunc(d[1])));
+    });
+    Object.keys(R.gather || {}).forEach(function (name) {
+      var w = Math.trunc(Number(names[R.gather[name][1]]));
+      names[name] = (names[R.gather[name][0]] || []).map(function (j) { j = Math.trunc(j); return at(name, j % w, Math.floor(j / w)); });
+    });
+    (R.here || []).forEach(function (name) { names[name] = at(name, f.x, f.y); });
+    names.x = f.x; names.y = f.y;
+    return ok ? names : null;
   }
   // {entry, formula (null: shown only), names, more: name -> its list is cut} of fragment f of pass k
   function bindOperands(p, f, view) {
     var entry = data.arithmetic && p.source ? data.arithmetic[p.source.replace(/\.frag$/, "")] : null;
     if (!entry || !view) return null;
+    if (entry.replay) {
+      var replay = replayOperands(entry, p, f, view);
+      return {entry: entry, formula: replay && entry.exact ? entry.formula : null, shown: entry.formula,
+              names: replay || {}, more: {}, expand: true};
+    }
     var made = {}, names = {}, more = {}, ok = f.fetch_count <= f.fetches.length, formula = entry.formula;
     f.fetches.forEach(function (q) {
       var inp = view.inputs.filter(function (i) { return i[0] === q.sampler; })[0];
@@ -240,7 +286,7 @@
       if (forms.length > 1) line.appendChild(document.createTextNode("result." + comps[c] + ": "));
       line.appendChild(el("span", "formula", form));
       line.appendChild(document.createTextNode(" = "));
-      line.appendChild(el("span", "expr", substitute(form, b.names, b.more)));
+      line.appendChild(el("span", "expr", substitute(form, b.names, b.more, b.expand)));
       line.appendChild(document.createTextNode(" = "));
       line.appendChild(el("span", "result", exact(written)));
       if (b.formula) {
