@@ -43,12 +43,12 @@ def test_a_name_the_file_system_refuses_is_one_clear_error():
 def test_a_qaplib_name_is_its_lp_relaxation():
     """"nug12" ships in gpgpu/data/qaplib: solve reads it as 002's QAP relaxation (3192 x 8856),
     where it said "NETLIB problem not found"."""
-    from gpgpu.lp.api import _read_named
+    from gpgpu.lp.api import read_named
 
-    p = _read_named("nug12")
+    p = read_named("nug12")
     assert p.A.shape == (3192, 8856)
     with pytest.raises(FileNotFoundError, match=r"NETLIB problem 'nug99' not found .*no QAPLIB instance 'nug99'"):
-        _read_named("nug99")
+        read_named("nug99")
 
 
 @pytest.mark.parametrize("presolve", [True, False])

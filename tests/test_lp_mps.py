@@ -325,3 +325,31 @@ def test_a_shipped_netlib_problem_is_found_by_its_name():
     assert r.status == "optimal" and abs(r.objective + 464.7531428571) < 1e-6
     with pytest.raises(FileNotFoundError, match="'nosuch' not found"):
         solve("nosuch", backend="numpy64")
+
+
+def test_a_netlib_folder_elsewhere_keeps_the_shipped_problems_by_name(tmp_path, monkeypatch):
+    """With GPGPU_NETLIB_DIR pointing to a folder of one's own, the package's netlib-more
+    problems and QAPLIB instances are still found by name (they were looked up beside that
+    folder only)."""
+    from gpgpu.lp.netlib import DATA_DIR, netlib_path
+    from gpgpu.lp.qap import qaplib_dir
+
+    mine = tmp_path / "mine" / "netlib"
+    mine.mkdir(parents=True)
+    monkeypatch.delenv("GPGPU_QAPLIB_DIR", raising=False)
+    monkeypatch.setenv("GPGPU_NETLIB_DIR", str(mine))
+    assert netlib_path("pilot4") == DATA_DIR / "netlib-more" / "pilot4.mps.gz"
+    assert qaplib_dir() == DATA_DIR / "qaplib"
+    with pytest.raises(FileNotFoundError, match="afiro.*not found in"):
+        netlib_path("afiro")                       # Table 3's are looked up in the folder given
+    (mine.parent / "qaplib").mkdir()               # a qaplib beside it is preferred
+    assert qaplib_dir() == mine.parent / "qaplib"
+
+
+def test_the_command_line_takes_a_qaplib_name(capsys):
+    """python -m gpgpu.lp nug12 reads the LP relaxation, as solve("nug12") does."""
+    from gpgpu.lp.__main__ import main
+
+    code = main(["nug12", "--method", "matrix-free", "--backend", "numpy64", "--max-iter", "1", "--quiet"])
+    out = capsys.readouterr().out
+    assert code in (0, 1) and "3192" in out and "8856" in out, out

@@ -2,8 +2,9 @@
 (Mehrotra's predictor-corrector method) or, with --method matrix-free, with paper
 002's matrix-free method, and shows its progress.
 
-FILE is an MPS file (.mps or .mps.gz) or the name of a shipped NETLIB problem (Table 3's
-afiro, sc50b, ... and the 32 more, pilot4, ...), looked up by gpgpu.lp.netlib.netlib_path(). A FILE that cannot be
+FILE is an MPS file (.mps or .mps.gz) or the name of a shipped problem: NETLIB's (Table 3's
+afiro, sc50b, ... and the 32 more, pilot4, ...) or QAPLIB's nug12 .. nug30 (their LP relaxations),
+read as gpgpu.lp.solve reads a name (gpgpu.lp.api.read_named). A FILE that cannot be
 read (missing, a folder, empty, malformed) is one error line, exit status 2.
 
 Before the first iteration, short status lines on stderr say what it is doing
@@ -25,16 +26,18 @@ from pathlib import Path
 from ..cli import run_main
 from ..context import ContextError
 from . import METHODS, PRESETS, REFINE_BELOW, api, matrix_free, preset_options, presolve, read_mps, solve
-from .netlib import PAPER_TABLE3, netlib_path
+from .api import read_named
+from .netlib import PAPER_TABLE3
 from .options import OPTIONS, READERS
 
 
-_FILE_HINT = "give an MPS file (.mps or .mps.gz) or the name of a shipped NETLIB problem (afiro, sc50b, pilot4, ...)"
+_FILE_HINT = "give an MPS file (.mps or .mps.gz) or the name of a shipped NETLIB problem (afiro, sc50b, pilot4, ...) or QAPLIB instance (nug12, ...)"
 
 
-def _resolve(name: str) -> Path:
-    """The MPS file ``name`` names: a path, or a NETLIB problem's name. An empty name and a
-    folder are refused (ValueError) with what to give instead."""
+def _resolve(name: str) -> Path | None:
+    """The MPS file ``name`` names, or None for the name of a shipped problem (NETLIB's or
+    QAPLIB's, read by :func:`gpgpu.lp.api.read_named`, as ``solve`` reads it). An empty name
+    and a folder are refused (ValueError) with what to give instead."""
     if not name.strip():
         raise ValueError(f"FILE is an empty name; {_FILE_HINT}")
     p = Path(name)
@@ -42,7 +45,7 @@ def _resolve(name: str) -> Path:
         raise ValueError(f"{name} is a folder, not an MPS file; {_FILE_HINT}")
     if p.exists() or p.suffix or "/" in name:
         return p
-    return netlib_path(name)
+    return None
 
 
 def _read_error(name: str, exc: OSError) -> str:
@@ -215,7 +218,7 @@ def parser() -> argparse.ArgumentParser:
     (:data:`gpgpu.lp.options.OPTIONS`) that is not in :data:`NOT_FLAGS`."""
     ap = argparse.ArgumentParser(prog="python -m gpgpu.lp", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("file", help="MPS file, or the name of a shipped NETLIB problem")
+    ap.add_argument("file", help="MPS file, or the name of a shipped NETLIB problem or QAPLIB instance")
     ap.add_argument("--method", choices=METHODS, default="mehrotra",
                     help="mehrotra (paper 000, default) or matrix-free (paper 002, PCG)")
     ap.add_argument("--preset", choices=tuple(PRESETS), default="robust",
@@ -234,8 +237,8 @@ def main(argv=None) -> int:
     status = _Status(not args.quiet)
     try:
         path = _resolve(args.file)
-        with status.step(f"reading {path}"):
-            problem = read_mps(path)
+        with status.step(f"reading {path if path is not None else args.file}"):
+            problem = read_mps(path) if path is not None else read_named(args.file)
     except (FileNotFoundError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -340,7 +340,7 @@ def _checked(problem, eps, method, preset, max_iter, callback, time_limit) -> tu
     _check_options(DEFAULT_EPS if eps is None else eps, max_iter)   # before an MPS file is read
     deadline = _deadline(time_limit)
     if isinstance(problem, (str, Path)):
-        problem = _read_named(problem)
+        problem = read_named(problem)
     elif not isinstance(problem, Problem):
         raise TypeError(f"problem must be a gpgpu.lp.Problem or the path of an MPS file, got "
                         f"{type(problem).__name__}")
@@ -403,7 +403,7 @@ def _shaped(problem, result: LPResult, drawn, preset, chosen) -> LPResult:
     return result
 
 
-def _read_named(name):
+def read_named(name):
     """The Problem of an MPS file's path, or of the name of a shipped NETLIB problem ("afiro")
     or QAPLIB instance ("nug12": its LP relaxation, :func:`gpgpu.lp.qap.qap_lp`)."""
     path = Path(name)

@@ -73,11 +73,20 @@ def netlib_dir() -> Path:
 
 def netlib_path(name: str) -> Path:
     """Path of NETLIB problem ``name`` (``afiro`` -> ``.../afiro.mps.gz``, or ``.mps``), looked
-    up in :func:`netlib_dir` and then in the ``netlib-more`` folder beside it."""
+    up in :func:`netlib_dir`, then in the ``netlib-more`` folder beside it, then in the package's
+    own ``gpgpu/data/netlib-more`` (so its 32 problems are found with ``GPGPU_NETLIB_DIR`` set too).
+
+    Examples
+    --------
+    >>> from gpgpu.lp.netlib import netlib_path
+    >>> netlib_path("afiro").name, netlib_path("pilot4").parent.name
+    ('afiro.mps.gz', 'netlib-more')
+    """
     d = netlib_dir()
-    for folder in (d, d.parent / "netlib-more"):
+    folders = list(dict.fromkeys((d, d.parent / "netlib-more", DATA_DIR / "netlib-more")))
+    for folder in folders:
         for suffix in (".mps.gz", ".mps", ".MPS.gz", ".MPS"):
             p = folder / f"{name}{suffix}"
             if p.is_file():
                 return p
-    raise FileNotFoundError(f"NETLIB problem {name!r} not found in {d} or {d.parent / 'netlib-more'}")
+    raise FileNotFoundError(f"NETLIB problem {name!r} not found in {', '.join(map(str, folders))}")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from .netlib import netlib_dir
+from .netlib import DATA_DIR, netlib_dir
 from .mps import Problem
 
 __all__ = ["read_qaplib", "qap_lp", "qap_sizes", "qaplib_dir"]
@@ -33,7 +33,8 @@ __all__ = ["read_qaplib", "qap_lp", "qap_sizes", "qaplib_dir"]
 
 def qaplib_dir() -> Path:
     """The folder of the QAPLIB files: ``$GPGPU_QAPLIB_DIR``, else ``qaplib`` beside the NETLIB
-    folder (the package's copy: ``gpgpu/data/qaplib``)."""
+    folder where there is one, else the package's copy, ``gpgpu/data/qaplib`` (so a
+    ``GPGPU_NETLIB_DIR`` elsewhere does not hide it)."""
     import os
 
     env = os.environ.get("GPGPU_QAPLIB_DIR")
@@ -42,10 +43,11 @@ def qaplib_dir() -> Path:
         if not p.is_dir():
             raise FileNotFoundError(f"GPGPU_QAPLIB_DIR={env} is not a directory")
         return p
-    p = netlib_dir().parent / "qaplib"
-    if not p.is_dir():
-        raise FileNotFoundError(f"QAPLIB files not found: set GPGPU_QAPLIB_DIR or put them in {p}")
-    return p
+    beside = netlib_dir().parent / "qaplib"
+    for p in (beside, DATA_DIR / "qaplib"):
+        if p.is_dir():
+            return p
+    raise FileNotFoundError(f"QAPLIB files not found: set GPGPU_QAPLIB_DIR or put them in {beside}")
 
 
 class QAPLIBFormatError(ValueError):
