@@ -38,3 +38,14 @@ def test_a_planted_syntax_error_is_caught(tmp_path):
 def test_the_page_embeds_the_file_as_it_is():
     assert PAGE_JS == SCRIPT.read_text(encoding="utf-8") and "window.gpgpuPage" in PAGE_JS
     assert page.__module__ == "gpgpu.show.html"
+
+
+def test_the_shipped_pages_carry_the_current_script():
+    """docs/show's pages (the gallery's live pages and the stepping page's example) embed the
+    script as it is now: a change of page.js without `make show-pages show-page` fails here."""
+    from pathlib import Path
+
+    pages = sorted((Path(__file__).resolve().parents[1] / "docs" / "show").rglob("*.html"))
+    assert len(pages) >= 20
+    stale = [p.name for p in pages if PAGE_JS not in p.read_text(encoding="utf-8")]
+    assert not stale, f"pages written by an older page.js (run make show-pages show-page): {stale}"
