@@ -71,8 +71,13 @@ def normal_rows(path) -> int:
 
 
 def run_one(path, backend, eps, timeout) -> dict:
-    code = ("import json, sys; from experiments.netlib_speed import _child; "
-            f"print(json.dumps(_child({str(path)!r}, {backend!r}, {eps!r})))")
+    return run_child("import json, sys; from experiments.netlib_speed import _child; "
+                     f"print(json.dumps(_child({str(path)!r}, {backend!r}, {eps!r})))", timeout)
+
+
+def run_child(code: str, timeout: float) -> dict:
+    """Run ``code`` (which prints a JSON object last) in a Python subprocess: its object, or a
+    row whose status says the subprocess timed out or crashed."""
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -37,6 +37,11 @@ def _netlib_speed(paths):
     return markdown(paths[0])
 
 
+def _mfipm_whole(paths):
+    from experiments.mfipm.whole import markdown
+    return markdown(paths[0])
+
+
 def _lp_speed(paths):
     """The LP's speed table (results/lp.md) from ``python -m experiments.speed --parts lp``'s CSV:
     a row per problem (the project's NETLIB order), the GPU defaults beside numpy64 and HiGHS."""
@@ -502,6 +507,7 @@ RENDERERS = {
     "netlib_all": _netlib_all,
     "netlib_runs": _netlib_runs,
     "netlib_speed": _netlib_speed,
+    "mfipm_whole": _mfipm_whole,
     "lp_speed": _lp_speed,
     "limitations": _limitations,
     "verdicts": _verdicts,

@@ -618,6 +618,24 @@ class SparseStream:
             return y
         return dense_part.add(self, xs, y, out)
 
+    def plane_products(self) -> bool:
+        """Whether :meth:`product_planes` draws this matrix: a format whose ``planes`` says so
+        (ELLPACK; not transposed ELLPACK), no dense part and no sorting permutation."""
+        return (getattr(self._storage, "planes", False) and not (self.kc or self.kr) and self.perm is None
+                and self._storage.draws_every_row)
+
+    def product_planes(self, X: Stream, planes: int, out: Stream, weights: Stream | None = None) -> Stream:
+        """``out`` = A X for ``planes`` vectors stacked in X (plane c at texture rows c h_x ..,
+        each folded as a vector of length n), into the planes of ``out`` (length m each), in one
+        pass; with ``weights`` (a vector stream of length n) A diag(weights) X (beyond 002: a
+        preconditioner's k column products at once). Only where :meth:`plane_products` says so."""
+        self._alive()
+        if not self.plane_products():
+            raise NotImplementedError(f"{self._where()}product_planes needs ELLPACK without a dense part or "
+                                      f"sorting (this matrix: {self.format}); draw the planes one by one")
+        self._storage.product_planes(self, X, int(planes), out, weights)
+        return out
+
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
     __array_ufunc__ = None
 

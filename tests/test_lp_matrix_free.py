@@ -12,6 +12,7 @@ import scipy.sparse as sp
 highspy = pytest.importorskip("highspy")
 
 from gpgpu import counters, stream  # noqa: E402
+from gpgpu.float_float import available as float_float_available  # noqa: E402
 from gpgpu.lp import METHODS, Problem, gruca_like, solve  # noqa: E402
 from gpgpu.lp.gruca import GRUCA_TABLE1, gruca_sizes  # noqa: E402
 from gpgpu.lp.matrix_free import MatrixFreeBackend, get_matrix_free_backend, pcg  # noqa: E402
@@ -272,8 +273,8 @@ def test_pcg_solves_and_reports_its_limit(rng):
     assert zero["converged"] and zero["iterations"] == 0 and not zero["x"].any()
 
 
-def _gpu_pcg(p, theta, delta, rank, check, b, target, maxiter):
-    be = GPUMatrixFree(p, pcg_check=check)
+def _gpu_pcg(p, theta, delta, rank, check, b, target, maxiter, fused=True):
+    be = GPUMatrixFree(p, pcg_check=check, fused=fused)
     be.set_weights(theta, delta)
     be.build_preconditioner(rank)
     bv = be.vector(b)
@@ -285,18 +286,25 @@ def _gpu_pcg(p, theta, delta, rank, check, b, target, maxiter):
     return res
 
 
-def test_gpu_pcg_reads_its_scalars_every_pcg_check_iterations(rng):
-    """Beyond 002: alpha and beta stay on the GPU (saxpy_ratio); PCG reads p^T q, r^T z and r^T r
-    at the first iteration, every pcg_check-th and the last. The solution is the textbook
-    loop's (pcg_check = 1) and float64's, to float32; the read-backs are counted exactly."""
+def _read_back_system(rng):
+    """A small LP's G_R (delta 1e-4), b, G_R^-1 b and PCG's target 1e-4 ||b||."""
     p = small_lp(rng)
     theta = np.exp(rng.uniform(-3, 3, p.A.shape[1]))
     G = normal_matrix(p.A, theta, 1e-4)
     b = rng.standard_normal(p.A.shape[0])
     exact = np.linalg.solve(G, b)
     target = 1e-4 * np.linalg.norm(b)
-    every = _gpu_pcg(p, theta, 1e-4, 3, 1, b, target, 200)
-    lazy = _gpu_pcg(p, theta, 1e-4, 3, 8, b, target, 200)
+    return p, theta, G, b, exact, target
+
+
+def test_gpu_pcg_reads_its_scalars_every_pcg_check_iterations(rng):
+    """Beyond 002: alpha and beta stay on the GPU (saxpy_ratio); PCG reads p^T q, r^T z and r^T r
+    at the first iteration, every pcg_check-th and the last. The solution is the textbook
+    loop's (pcg_check = 1) and float64's, to float32; the read-backs are counted exactly.
+    (002's kernels, fused=False; the fused iteration's reads: the test after this one.)"""
+    p, theta, G, b, exact, target = _read_back_system(rng)
+    every = _gpu_pcg(p, theta, 1e-4, 3, 1, b, target, 200, fused=False)
+    lazy = _gpu_pcg(p, theta, 1e-4, 3, 8, b, target, 200, fused=False)
     for res in (every, lazy):
         assert res["converged"] and not res["breakdown"]
         assert np.linalg.norm(b - G @ res["x"]) <= 3e-4 * np.linalg.norm(b)
@@ -307,13 +315,141 @@ def test_gpu_pcg_reads_its_scalars_every_pcg_check_iterations(rng):
     # each read: p^T q, r^T z, the breakdown watch, r^T r
     assert lazy["readbacks"] == 1 + 4 * (1 + lazy["iterations"] // 8)
     # the last iteration is a check: the residual reported is the iterate's
-    short = _gpu_pcg(p, theta, 1e-4, 3, 8, b, 0.0, 5)
+    short = _gpu_pcg(p, theta, 1e-4, 3, 8, b, 0.0, 5, fused=False)
     assert short["iterations"] == 5 and not short["converged"]
     assert short["residual"] == pytest.approx(np.linalg.norm(b - G @ short["x"]), rel=1e-3)
     assert short["readbacks"] == 1 + 4 * 2
     # the first iteration is a check: the complete factor (k = m) converges there
+    full = _gpu_pcg(p, theta, 1e-4, p.A.shape[0], 8, b, 1e-3 * np.linalg.norm(b), 50, fused=False)
+    assert full["converged"] and full["iterations"] == 1
+
+
+def test_fused_pcg_reads_its_scalars_at_iterations_0_1_every_pcg_check_th_and_the_last(rng):
+    """The fused iteration (gpgpu.lp.matrix_free_fused): a check reads the 2 x 1 scalars (p^T q,
+    r^T z, the watch, ||r||^2 of the iterate before the iteration just drawn), 4 numbers, at
+    the iterations 0 (||b||) and 1, every pcg_check-th and the last; nothing else is read. The
+    answers are float64's to float32, as the unfused loop's."""
+    p, theta, G, b, exact, target = _read_back_system(rng)
+    every = _gpu_pcg(p, theta, 1e-4, 3, 1, b, target, 200)
+    lazy = _gpu_pcg(p, theta, 1e-4, 3, 8, b, target, 200)
+    for res in (every, lazy):
+        assert res["converged"] and not res["breakdown"]
+        assert np.linalg.norm(b - G @ res["x"]) <= 3e-4 * np.linalg.norm(b)
+        np.testing.assert_allclose(res["x"], exact, rtol=0, atol=2e-3 * np.abs(exact).max())
+        assert res["residual"] == pytest.approx(np.linalg.norm(b - G @ res["x"]), rel=2e-2)
+    assert 3 < every["iterations"] and every["readbacks"] == 4 * (every["iterations"] + 1)
+    # converged at a check: the first one at or past the textbook loop's iteration count
+    assert lazy["iterations"] % 8 == 0 and every["iterations"] <= lazy["iterations"] <= every["iterations"] + 8
+    assert lazy["readbacks"] == 4 * (2 + lazy["iterations"] // 8)
+    # the last iteration is a check: the residual reported is the iterate's
+    short = _gpu_pcg(p, theta, 1e-4, 3, 8, b, 0.0, 5)
+    assert short["iterations"] == 5 and not short["converged"]
+    assert short["residual"] == pytest.approx(np.linalg.norm(b - G @ short["x"]), rel=1e-3)
+    assert short["readbacks"] == 4 * 3
+    # iteration 1 is a check: the complete factor (k = m) converges there
     full = _gpu_pcg(p, theta, 1e-4, p.A.shape[0], 8, b, 1e-3 * np.linalg.norm(b), 50)
     assert full["converged"] and full["iterations"] == 1
+    # b within the target: converged at the first check, x = 0
+    zero = _gpu_pcg(p, theta, 1e-4, 3, 8, b, 2 * np.linalg.norm(b), 50)
+    assert zero["converged"] and zero["iterations"] == 0 and not zero["x"].any()
+    assert zero["readbacks"] == 4
+
+
+@pytest.mark.parametrize("fold", [None, 8])
+@pytest.mark.parametrize("problem, k, fmt", [("small", 3, "ellpack"), ("small", 30, "ellpack"), ("gruca", 5, "ellpack"),
+                                             ("small", 3, "tell"), ("small", 3, "packed")])
+def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, fmt):
+    """Two fused iterations from x0 = 0 against float64, value by value (gpgpu.lp.matrix_free_fused):
+    the first direction p1 = z0 = P^-1 b (P 002's partial Cholesky preconditioner, built in
+    float64 from G_R), gamma = b^T z0, ||b||^2, p1^T G_R p1, alpha, x1 = alpha p1, r1 = b -
+    alpha G_R p1; then beta = r1^T z1 / gamma and p2 = z1 + beta p1. With fold=8 the vectors,
+    planes, chunks and slots cross texture rows; k = 30 is the complete factor of a 30-row LP
+    (D_S = 0: P^-1 = G_R^-1); gruca_like(36) has a dense row and column. ELLPACK without a
+    dense part draws the preconditioner's columns in two passes (product_planes), transposed
+    ELLPACK and the packed format one product a column."""
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    p = small_lp(rng) if problem == "small" else gruca_like(36, seed=2)
+    m, n = p.A.shape
+    theta = np.exp(rng.uniform(-2, 2, n))
+    delta = 1e-2
+    G = normal_matrix(p.A, theta, delta)
+    b = rng.standard_normal(m)
+    be = GPUMatrixFree(p, format=fmt)
+    try:
+        be.set_weights(theta, delta)
+        be.build_preconditioner(k)
+        K = np.sort(be._kpos.to_array().reshape(-1)[:k].astype(int))
+        Pinv = np.linalg.inv(reference_P(G, K))
+        f = be._fused
+        f._start(be.vector(b))
+        f._step()
+        st = f.streams
+        z0 = Pinv @ b
+        gamma = b @ z0
+        p1 = z0
+        pq = p1 @ G @ p1
+        alpha = gamma / pq
+        got_p1 = st.p[0].to_array()[:m]
+        np.testing.assert_allclose(got_p1, p1, rtol=0, atol=2e-5 * np.abs(p1).max())
+        pq_, gamma_, watch, rr = st.scalars[0].to_array().reshape(-1)[:4]
+        alpha_, count = st.scalars[0].to_array().reshape(-1)[4:6]
+        assert (watch, count) == (-1.0, 1.0)
+        assert gamma_ == pytest.approx(gamma, rel=2e-5) and rr == pytest.approx(b @ b, rel=1e-5)
+        assert pq_ == pytest.approx(pq, rel=2e-5) and alpha_ == pytest.approx(alpha, rel=3e-5)
+        xr = st.xr[0].to_array().reshape(-1, 4)[:m]
+        x1, r1 = alpha * p1, b - alpha * (G @ p1)
+        np.testing.assert_allclose(xr[:, 0] + xr[:, 1], x1, rtol=0, atol=3e-5 * np.abs(x1).max())
+        np.testing.assert_allclose(xr[:, 2], r1, rtol=0, atol=3e-5 * np.abs(b).max())
+        if k == m:                     # r1 is float32's rounding of 0: the next step is noise
+            return
+        f._step()
+        z1 = Pinv @ r1
+        beta = (r1 @ z1) / gamma
+        p2 = z1 + beta * p1
+        np.testing.assert_allclose(st.p[0].to_array()[:m], p2, rtol=0, atol=1e-4 * np.abs(p2).max())
+        assert st.totals[0].to_array().reshape(-1)[k + 1] == pytest.approx(beta, rel=1e-3)
+        assert st.scalars[0].to_array().reshape(-1)[5] == 2.0
+    finally:
+        be.release()
+
+
+@pytest.mark.parametrize("solution", ["float32", "float-float"])
+@pytest.mark.parametrize("fold", [None, 8])
+def test_fused_pcg_on_folded_vectors_and_dense_parts_equals_float64(rng, monkeypatch, fold, solution):
+    """The fused iteration where the vectors are folded (fold=8: m = 37 and n = 73 in rows of 8
+    with tails, so P^-1's planes, the chunks of 32 entries and the slots cross texture rows) and
+    A has a dense row and column (gruca_like(36): ELLPACK's dense part, its own product
+    passes): PCG to 1e-5 ||b|| gives float64's solution of G_R x = b, with x in float32 or
+    float-float, and the same iterations as 002's kernels (fused=False) within two checks."""
+    if solution == "float-float" and not float_float_available():
+        pytest.skip("float-float needs GL_ARB_gpu_shader5")
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    p = gruca_like(36, seed=2)
+    m, n = p.A.shape
+    theta = np.exp(rng.uniform(-3, 3, n))
+    G = normal_matrix(p.A, theta, 1e-3)
+    b = rng.standard_normal(m)
+    exact = np.linalg.solve(G, b)
+    target = 1e-5 * np.linalg.norm(b)
+    runs = {}
+    for fused in (True, False):
+        be = GPUMatrixFree(p, solution=solution, fused=fused, pcg_check=1)
+        try:
+            be.set_weights(theta, 1e-3)
+            be.build_preconditioner(5)
+            res = pcg(be, be.vector(b), target, 300)
+            runs[fused] = res["iterations"]
+            x = be.to_numpy(res["x"])
+        finally:
+            be.release()
+        assert res["converged"] and not res["breakdown"], res
+        assert np.linalg.norm(b - G @ x) <= 2 * target
+        assert res["residual"] == pytest.approx(np.linalg.norm(b - G @ x), rel=0.3, abs=1e-7 * np.linalg.norm(b))
+        np.testing.assert_allclose(x, exact, rtol=0, atol=1e-3 * np.abs(exact).max())
+    # the fused check reads the residual before the iteration drawn: one iteration later at most
+    assert runs[False] - 2 <= runs[True] <= runs[False] + 3, runs
 
 
 @pytest.mark.parametrize("backend", ["numpy64", "gpu"])
@@ -372,7 +508,7 @@ def test_gpu_pcg_gives_back_every_scalar(rng, monkeypatch):
              (np.exp(rng.uniform(-3, 3, n)), 0.0, 13),                            # the limit
              (rng.uniform(0.5, 2.0, n) * np.where(np.arange(n) % 3 == 0, -1.0, 1.0), 0.0, 200)]  # breakdown
     for theta, target, maxiter in cases:
-        be = GPUMatrixFree(p)
+        be = GPUMatrixFree(p, fused=False)     # 002's kernels: the fused PCG borrows nothing
         be.set_weights(theta, 1e-4)
         be.build_preconditioner(3)
         out.clear()

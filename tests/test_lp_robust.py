@@ -125,7 +125,8 @@ def test_an_unknown_option_is_named_by_solve_with_the_options_there_are(method, 
     if ours:
         assert f"'{option}' is '{ours}' here" in msg
     assert ("rank" in msg) is (method == "matrix-free") and ("correct_primal" in msg) is (method == "mehrotra")
-    assert ("fuse" in msg) is (method == "mehrotra" and backend == "gpu")
+    assert ("fuse," in msg) is (method == "mehrotra" and backend == "gpu")
+    assert ("fused" in msg) is (method == "matrix-free" and backend == "gpu")
     assert ("factorization" in msg) is (method == "mehrotra" and backend == "numpy64")
 
 

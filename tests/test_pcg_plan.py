@@ -5,12 +5,13 @@ solves that stay optimal."""
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 highspy = pytest.importorskip("highspy")
 
 from gpgpu import counters  # noqa: E402
-from gpgpu.lp import gruca_like, solve  # noqa: E402
+from gpgpu.lp import Problem, gruca_like, solve  # noqa: E402
 from gpgpu.lp.matrix_free import pcg  # noqa: E402
 from gpgpu.lp.matrix_free_gpu import GPUMatrixFree  # noqa: E402
 from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree  # noqa: E402
@@ -80,6 +81,9 @@ def test_planned_pcg_follows_the_drawn_one(qap, sums, check):
 
 
 def passes(p, theta, b, maxiter, **kw):
+    """The passes of ``maxiter`` PCG iterations after the plans are recorded (002's kernels
+    unless ``fused`` is given)."""
+    kw.setdefault("fused", False)
     be = GPUMatrixFree(p, **kw)
     try:
         be.set_weights(theta, DELTA)
@@ -175,6 +179,19 @@ def test_passes_a_pcg_iteration_packed(gruca, sums, plan, expected):
     assert (passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw)) == 10 * expected
 
 
+@pytest.mark.parametrize("sums", ["pingpong", "fan"])
+def test_passes_a_fused_pcg_iteration(qap, gruca, sums):
+    """The fused iteration (gpgpu.lp.matrix_free_fused) is ten passes whatever m, k and the
+    sums: the eight of its own kernels and the two products, FSATY and FSAX (ELLPACK, no dense
+    part: one pass each; the packed format's split rows: two each, so twelve)."""
+    p, theta, _, b = qap
+    kw = dict(sums=sums, fused=True, pcg_check=1000)
+    assert passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw) == 10 * 10
+    p, theta, _, b = gruca
+    kw = dict(format="packed", sums=sums, fused=True, pcg_check=1000)
+    assert passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw) == 10 * 12
+
+
 def test_a_check_is_one_transfer(qap, monkeypatch):
     """Read-backs every pcg_check iterations: with pcg_check = 8 and 20 iterations the checks are
     iterations 1, 8, 16 and 20 (the first, every 8th, the last): one transfer each (p^T q, r^T z,
@@ -254,3 +271,28 @@ def test_fast_preset_solves_with_the_packed_format(monkeypatch):
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
     assert built and all(b == ("packed", "packed", "packed", True) for b in built)
+
+
+def test_a_plan_recorded_without_the_watch_is_not_drawn_with_it():
+    """The planned loop's plans are keyed by whether the breakdown watch runs (pcg_check > 1):
+    a back end whose pcg_check changes between solves (1, then 1000) draws the update recorded
+    with the watch, and a positive definite system does not read as a breakdown (a plan of
+    pcg_check = 1 put p^T q in the watch's place)."""
+    m, n = 45, 110
+    A = (sp.random(m, n, density=0.12, random_state=np.random.RandomState(3), format="csr") + sp.eye(m, n)).tocsr()
+    p = Problem.from_arrays(A, A @ np.ones(n), np.ones(n))
+    rng = np.random.default_rng(11)
+    theta, b = np.exp(rng.uniform(-2, 2, n)), rng.standard_normal(m)
+    be = GPUMatrixFree(p, fused=False, pcg_check=1)
+    try:
+        be.set_weights(theta, 1e-2)
+        be.build_preconditioner(7)
+        for check, maxiter in ((1, 6), (1000, 10), (1000, 20)):
+            be.pcg_check = check
+            bv = be.vector(b)
+            res = pcg(be, bv, 0.0, maxiter)
+            assert not res["breakdown"] and res["iterations"] == maxiter, (check, maxiter, res)
+            be.free(res["x"])
+            be.free(bv)
+    finally:
+        be.release()

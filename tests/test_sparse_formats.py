@@ -250,3 +250,51 @@ def test_a_new_format_is_one_class_and_one_registry_line(rng, monkeypatch):
     with pytest.raises(ValueError, match="segment= is an option of format='packed' and 'split'"):
         SparseStream.from_scipy(A, format="host", segment=4)
     assert inspect.getsource(gpgpu.sparse) == source
+
+
+@pytest.mark.parametrize("fold", [None, 7])
+def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch, fold):
+    """SparseStream.product_planes (the fused preconditioner's k column products in one pass):
+    plane c of the result is A times plane c of X, and with weights A diag(w) X, within float32's
+    bound, for ELLPACK (the only layout it reads; rows of unequal length, two empty; fold=7 folds
+    the 23 rows and 19 columns into rows of 7 with tails, so a plane spans several texture rows).
+    Transposed ELLPACK (entries down the columns), the other formats (the sorted corrigan one
+    too) and a dense part say no and are refused."""
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    A = unequal(rng)
+    m, n = A.shape
+    planes = 3
+    X = rng.standard_normal((planes, n))
+    w = np.exp(rng.uniform(-2, 2, n))
+    rows_x, wx = stream.vector_shape(n)
+    rows_y, wy = stream.vector_shape(m)
+
+    def stack(V, rows, width):
+        t = np.zeros((planes * rows, width), np.float32)
+        for c, v in enumerate(V):
+            t[c * rows:(c + 1) * rows].reshape(-1)[:v.size] = v
+        return t
+
+    with SparseStream.from_scipy(A, format="ellpack", dense=False) as S, \
+            Stream(planes * rows_x, wx, data=stack(X, rows_x, wx)) as Xs, Stream.vector_of(n, w) as ws, \
+            Stream(planes * rows_y, wy) as Y, Stream(planes * rows_y, wy) as Yw:
+        assert S.plane_products()
+        S.product_planes(Xs, planes, Y)
+        S.product_planes(Xs, planes, Yw, weights=ws)
+        got, gotw = Y.to_array(), Yw.to_array()
+        for c in range(planes):
+            within_float32(got[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], A, X[c], f"plane {c}")
+            weighted = sp.csr_matrix(A) @ sp.diags(w)
+            within_float32(gotw[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], weighted, X[c], f"weighted {c}")
+    for fmt in ("tell", "corrigan", "packed", "split"):
+        with SparseStream.from_scipy(A, format=fmt, dense=False) as S:
+            assert not S.plane_products(), fmt
+            with pytest.raises(NotImplementedError, match="product_planes needs ELLPACK"):
+                S.product_planes(None, planes, None)
+    dense_row = sp.vstack([A, sp.csr_matrix(np.ones((1, n)))]).tocsr()
+    with SparseStream.from_scipy(dense_row, format="ellpack", dense=5) as S:
+        assert (S.kr or S.kc) and not S.plane_products()
+    square = (sp.csr_matrix(A).T @ sp.csr_matrix(A) + sp.eye(n)).tocsr()
+    with SparseStream.from_scipy(square, format="corrigan", dense=False, sort=True) as S:
+        assert S.perm is not None and not S.plane_products()

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..blas1 import KERNELS as L1, whole
 from ..cholesky import count_replaced, factor
-from ..context import get_context
+from ..context import get_context, max_texture_size
 from ..cg.kernels import KERNELS as CG_KERNELS
 from ..geometry import Rect, Texel, Triangle
 from ..kernel import Kernel
@@ -57,6 +57,7 @@ from ..reduce import dot_fan_texture, plane_dots_fan, reduce_region
 from ..sparse import SparseStream, _plane_dots
 from ..stream import Stream, borrow, give_back, vector_shape
 from .matrix_free_backend import MatrixFreeBackend
+from .matrix_free_fused import FusedPCG
 from .. import float_float
 
 __all__ = ["GPUMatrixFree", "KERNELS"]
@@ -136,6 +137,12 @@ class GPUMatrixFree(MatrixFreeBackend):
         each pass as it goes (the loop of :func:`~gpgpu.lp.matrix_free.pcg`), with a P^-1 of
         fewer passes; the results differ by float32 rounding only. With ``profile=True`` the
         passes are drawn one by one whatever ``plan`` says, so that each part is timed.
+    fused : bool
+        With ``plan``: PCG's iteration in the ten passes of :mod:`gpgpu.lp.matrix_free_fused`
+        (default, beyond 002: P^-1's halves one pass each, every inner product a chunk pass
+        and a total, x and r in one texel; eight dependent passes an iteration), the same
+        algorithm up to float32 rounding. False: the recorded plans of 002's kernels
+        (:meth:`pcg_planned`), about 30 dependent passes an iteration.
     """
 
     name = "gpu"
@@ -143,8 +150,11 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
                  sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str | None = None,
-                 plan: bool = True):
+                 plan: bool = True, fused: bool = True):
         super().__init__(problem, profile=profile)
+        if not isinstance(fused, (bool, np.bool_)):
+            raise TypeError(f"fused must be True or False (PCG's iteration in the fused passes, or in "
+                            f"002's kernels), got {fused!r}")
         if not isinstance(plan, (bool, np.bool_)):
             raise TypeError(f"plan must be True or False (draw PCG's iterations from recorded plans or "
                             f"pass by pass), got {plan!r}")
@@ -181,6 +191,8 @@ class GPUMatrixFree(MatrixFreeBackend):
         self.pre = None            # (B, E, dinv, k)
         self._mask = self._new(m)
         self._diag = None
+        self._fused = FusedPCG(self, KERNELS) if fused else None
+        self._n_planes = None      # the n-vector planes of the columns' products (fused, ELLPACK)
 
     # ------------------------------------------------------------------ vectors
     def _new(self, length: int) -> Stream:
@@ -350,6 +362,30 @@ class GPUMatrixFree(MatrixFreeBackend):
         pair[0], pair[1] = src, dst
         return src
 
+    def _columns(self, units: Stream, out: Stream, k: int) -> None:
+        """The k columns A Theta~ A^T e_{K_c} into the planes of ``out``: with ``fused`` and
+        ELLPACK without a dense part (:meth:`SparseStream.plane_products`) two passes, FSATY
+        on all the unit planes at once, then FSAX with Theta~ as column weights (beyond 002);
+        else k products with the unit vectors (copy, FSATY, scaling, FSAX, copy)."""
+        rows_n, width_n = vector_shape(self.n)
+        if (self._fused is not None and self.A.plane_products() and self.AT.plane_products()
+                and k * rows_n <= max_texture_size()):
+            if self._n_planes is None or self._n_planes.rows != k * rows_n:
+                if self._n_planes is not None:
+                    self._n_planes.release()
+                self._n_planes = Stream(k * rows_n, width_n)
+            self.AT.product_planes(units, k, self._n_planes)
+            self.A.product_planes(self._n_planes, k, out, weights=self.theta)
+            return
+        u = self._new(self.m)
+        g = self._new(self.m)
+        for c in range(k):
+            L1["copy"].draw(u, self._plane_rects(c, shift=False), {"A": units})
+            self._scaled_rows_product(u, g)
+            L1["copy"].draw(out, self._plane_rects(c, shift=True), {"A": g})
+        self.free(u)
+        self.free(g)
+
     def build_preconditioner(self, rank):
         self._forget_plans()                          # B, E, D_S^-1 and k of the recorded passes
         m, h, W = self.m, self.rows, self.width
@@ -376,26 +412,28 @@ class GPUMatrixFree(MatrixFreeBackend):
         units = [(int(e % W), c * h + int(e // W), int(e % W) + 1, c * h + int(e // W) + 1) for c, e in enumerate(K)]
         L1["fill"].draw(Es, Triangle.from_rects(units), uniforms={"value": 1.0})
         # the k columns G_R e_i without delta (it only touches G11): plane c of Bs
-        u = self._new(m)
-        g = self._new(m)
-        for c in range(k):
-            L1["copy"].draw(u, self._plane_rects(c, shift=False), {"A": Es})
-            self._scaled_rows_product(u, g)
-            L1["copy"].draw(Bs, self._plane_rects(c, shift=True), {"A": g})
-        self.free(u)
-        self.free(g)
+        self._columns(Es, Bs, k)
         # G11 = G(K, K) + delta I, factored on the GPU (guarded: a non-positive pivot becomes huge)
         G11 = borrow(k, k)
         KERNELS["plane_gather"].draw(G11, Rect.covering(0, 0, k, k), {"P": Bs, "Kpos": self._kpos},
                                      {"width": W, "plane_rows": h, "delta": self.delta})
-        C = factor(G11, k, form="outer", guarded={"tolerance": PIVOT_TOLERANCE, "huge": HUGE_PIVOT})
-        give_back(G11)
-        replaced = count_replaced(C, k, "full", HUGE_PIVOT)
-        self.readbacks += 1
-        # B = G[:, K] C^-T and E = the rows of C^-1 placed at K
-        B = self._substitute(self._stacks[0], C, k)
-        E = self._substitute(self._stacks[1], C, k)
-        C.release()
+        guard = {"tolerance": PIVOT_TOLERANCE, "huge": HUGE_PIVOT}
+        if self._fused is not None and self._fused.fits(k):
+            # the fused PCG's: C and C^-1 in k + 5 passes, B and E as products with C^-1, F, H
+            B, E, replaced = self._fused.prepare(G11, self._stacks, K, k, guard)
+            give_back(G11)
+            self.readbacks += 1
+        else:
+            C = factor(G11, k, form="outer", guarded=guard)
+            give_back(G11)
+            replaced = count_replaced(C, k, "full", HUGE_PIVOT)
+            self.readbacks += 1
+            # B = G[:, K] C^-T and E = the rows of C^-1 placed at K
+            B = self._substitute(self._stacks[0], C, k)
+            E = self._substitute(self._stacks[1], C, k)
+            C.release()
+            if self._fused is not None:
+                self._fused.ready = False
         dinv = self.pre[2] if self.pre is not None else self._new(m)
         KERNELS["schur_diagonal_inverse"].draw(dinv, whole(dinv), {"Gd": diag, "B": B, "mask": self._mask},
                                                {"k": k, "plane_rows": h, "floor_ratio": SCHUR_FLOOR})
@@ -511,6 +549,8 @@ class GPUMatrixFree(MatrixFreeBackend):
         return self._pcg
 
     def _forget_plans(self) -> None:
+        if getattr(self, "_fused", None) is not None:
+            self._fused.forget()
         for p in self._pcg_plans.values():
             if p is not None:
                 p.release()
@@ -535,7 +575,10 @@ class GPUMatrixFree(MatrixFreeBackend):
         ``set_weights`` and ``build_preconditioner`` drop them.
 
         The answer ``x`` is a copy of the best iterate of the checks, a vector of the pool (the
-        caller frees it); the vectors of the plan stay the back end's."""
+        caller frees it); the vectors of the plan stay the back end's. With ``fused`` (the
+        default) the iteration is :class:`~gpgpu.lp.matrix_free_fused.FusedPCG`'s instead."""
+        if self._fused is not None and self._fused.ready:
+            return self._fused.solve(b, target, maxiter, soft=soft)
         every = max(1, int(self.pcg_check))
         soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
         rnorm = math.sqrt(max(self.dot(b, b), 0.0))
@@ -636,7 +679,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         plan for the pairs' current order; recorded the first time (drawn pass by pass where the
         passes cannot be replayed)."""
         draw = self._pcg_update if part == "update" else self._pcg_direction
-        key = (part, check, id(st.x), id(st.r), id(st.p), id(st.watch), id(st.rz))
+        key = (part, check, st.watched, id(st.x), id(st.r), id(st.p), id(st.watch), id(st.rz))
         plan = self._pcg_plans.get(key, False)
         if plan:
             plan.run({_PlannedPCG.DYNAMIC[0]: float(it)})
@@ -687,6 +730,11 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def release(self) -> None:
         self._release_pcg()
+        if self._fused is not None:
+            self._fused.release()
+        if self._n_planes is not None:
+            self._n_planes.release()
+            self._n_planes = None
         self._release_stacks()
         for s in (self.theta, self._mask, self._diag):
             if s is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..context import max_texture_size
+from ..geometry import Rect
 from ..kernel import Kernel
 from ..stream import Stream, vector_regions, vector_shape
 from .common import Format, _auto_threshold, _deinterleave, _rows_primitive, _scatter_pairs
@@ -18,6 +19,9 @@ KERNELS = {
     "ellpack": Kernel("sparse_ellpack", texels=3, doc="002 section 3.2 ELLPACK, one fragment per row"),
     "scatter": Kernel("sparse_scatter", texels=4, doc="FSATY from one copy: points, additive blending",
                       vertex="sparse_scatter"),
+    "planes": Kernel("sparse_ellpack_planes", texels=3, doc="ELLPACK on every plane of a stack, one pass"),
+    "planes_weighted": Kernel("sparse_ellpack_planes", texels=4, defines={"WEIGHTED": 1},
+                              doc="ELLPACK times column weights on every plane of a stack, one pass"),
 }
 
 
@@ -34,6 +38,9 @@ class Ellpack(Format):
 
     kernel = KERNELS["ellpack"]
     scatters = True
+    #: ``product_planes`` reads this layout (row i's entries along texture row x at r K ..);
+    #: transposed ELLPACK's entries lie down the columns, so :class:`.tell.Tell` says False
+    planes = True
     #: the scatter kernel's ``transposed`` uniform: entries down texture columns (TELL)
     down = False
     #: where a row's K texels lie, for the error that says they do not fit
@@ -107,6 +114,20 @@ class Ellpack(Format):
         prim = _rows_primitive(vector_regions(S.shape[0]), self.origin(self.K))
         self.kernel.draw(y, prim, {"values": st["values"], "columns": st["columns"], "X": xs},
                          {"K": self.K, "x_width": xs.cols})
+
+    def product_planes(self, S, X: Stream, planes: int, Y: Stream, weights: Stream | None = None) -> None:
+        """Y = A X plane by plane in one pass (``sparse_ellpack_planes``): ``planes`` planes of
+        vectors stacked in X (length n each) and Y (length m each), each folded as its vector;
+        with ``weights`` (a vector of length n) Y = A diag(weights) X."""
+        m, n = S.shape
+        rows_y, W = vector_shape(m)
+        rows_x, x_width = vector_shape(n)
+        kernel = KERNELS["planes" if weights is None else "planes_weighted"]
+        inputs = {"values": S._streams["values"], "columns": S._streams["columns"], "X": X}
+        if weights is not None:
+            inputs["Weights"] = weights
+        kernel.draw(Y, Rect.covering(0, 0, W, planes * rows_y), inputs,
+                    {"K": self.K, "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y})
 
     def scatter_add(self, S, ys: Stream, x: Stream) -> None:
         """x += A_sparse^T y: a point a stored entry (padding included), a(i,k) y(i) added into

@@ -29,6 +29,7 @@ class Tell(Ellpack):
     kernel = KERNEL
     down = True
     along = "column"
+    planes = False
 
     @staticmethod
     def layout(vals, cols, counts, K: int, fold: tuple):

@@ -1,0 +1,164 @@
+"""Paper 002's headline over whole solves: the matrix-free IPM on the GPU against the CPU beside it
+(002's Table 3 compares whole solves: 1.1-3.9x faster on the GPU than on the CPU).
+
+    python -m experiments.mfipm.whole --problems scsd8,sctap1,nug12 [--eps 1e-6]
+        [--runs gpu,gpu-002,numpy64,numpy64-1] [--out docs/figures/mfipm_whole_<renderer>_<date>.csv]
+        [--timeout S]
+    python -m experiments.mfipm.whole --markdown CSV
+
+Each (problem, run) is a subprocess of its own: a warm-up solve of afiro first (the kernels
+compiled, numpy's threads started), then ``solve(name, method="matrix-free", backend=...,
+eps=...)`` timed by its wall clock. The runs: ``gpu``, the defaults (PCG's iteration fused:
+:mod:`gpgpu.lp.matrix_free_fused`); ``gpu-002``, the same with ``fused=False`` (002's kernels
+from recorded plans); ``numpy64``, float64 PCG with its products on all the CPU's cores
+(``threads=os.cpu_count()``, 002's "8 core"); ``numpy64-1``, one thread (002's "serial"; BLAS
+limited to one thread where threadpoolctl is installed). A problem is a NETLIB name, a QAPLIB
+name (the QAP relaxation, as ``solve`` reads it) or a path.
+
+Each row: the problem, the run, eps, status, interior point iterations, PCG iterations,
+seconds, passes, passes a PCG iteration (all the solve's passes over its PCG iterations: the
+preconditioner's builds and the outer iteration's passes included), host microseconds a pass
+(``LPResult.host_us_per_pass``: issuing the passes, not waiting for the GPU), read-backs, the
+objective and its error against HiGHS, renderer and date.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+from experiments.netlib_speed import _renderer, run_child
+
+FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "seconds", "passes", "passes_per_pcg",
+          "host_us_per_pass", "readbacks", "objective", "highs_objective", "error", "renderer", "date")
+#: run name -> solve's back end and options
+RUNS = {"gpu": ("gpu", {}), "gpu-002": ("gpu", {"fused": False}),
+        "numpy64": ("numpy64", {"threads": "all"}), "numpy64-1": ("numpy64", {"threads": 1})}
+
+
+def _child(problem: str, run: str, eps: float) -> dict:
+    """One run, in the subprocess: the warm-up, then the timed solve."""
+    from gpgpu.lp import solve
+
+    backend, options = RUNS[run]
+    options = dict(options)
+    if options.get("threads") == "all":
+        options["threads"] = os.cpu_count() or 1
+    limit = _blas_threads(1) if options.get("threads") == 1 else None
+    solve("afiro", method="matrix-free", backend=backend, eps=eps, **options)
+    t0 = time.perf_counter()
+    r = solve(problem, method="matrix-free", backend=backend, eps=eps, **options)
+    seconds = time.perf_counter() - t0
+    if limit is not None:
+        limit.unregister()
+    pcg = int(r.pcg_iterations or 0)
+    return {"status": r.status, "iterations": r.iterations, "pcg_iterations": pcg, "seconds": seconds,
+            "passes": r.passes, "passes_per_pcg": (r.passes or 0) / max(1, pcg),
+            "host_us_per_pass": r.host_us_per_pass, "readbacks": r.readbacks, "objective": float(r.objective)}
+
+
+def _blas_threads(n: int):
+    """BLAS limited to n threads while the returned context is open (None without threadpoolctl)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    ctx = threadpool_limits(limits=n)
+    ctx.__enter__()
+
+    class _Undo:
+        @staticmethod
+        def unregister():
+            ctx.__exit__(None, None, None)
+    return _Undo()
+
+
+def run_one(problem: str, run: str, eps: float, timeout: float) -> dict:
+    return run_child("import json; from experiments.mfipm.whole import _child; "
+                     f"print(json.dumps(_child({problem!r}, {run!r}, {eps!r})))", timeout)
+
+
+def highs_objective(problem: str) -> float:
+    """HiGHS's optimum (its IPM) of the LP ``solve`` reads for ``problem``, in the source's sense."""
+    from experiments.mfipm.common import highs_objective as highs
+    from gpgpu.lp.api import read_named
+
+    p = read_named(problem)
+    return p.sense * highs(p)[0]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problems", default="scsd8,sctap1", help="names or paths, comma-separated")
+    ap.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
+    ap.add_argument("--eps", type=float, default=1e-6)
+    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
+    args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown(args.markdown))
+        return 0
+    runs = args.runs.split(",")
+    unknown = sorted(set(runs) - set(RUNS))
+    if unknown:
+        ap.error(f"unknown runs {', '.join(unknown)}; choose from {', '.join(RUNS)}")
+    renderer, date = _renderer(), datetime.date.today().isoformat()
+    out = Path(args.out or f"docs/figures/mfipm_whole_{date}.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for problem in args.problems.split(","):
+            ref = highs_objective(problem)
+            for run in runs:
+                r = run_one(problem, run, args.eps, args.timeout)
+                obj = r.get("objective", math.nan)
+                err = abs(obj - ref) / max(1.0, abs(ref))
+                writer.writerow(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err,
+                                     renderer=renderer, date=date))
+                f.flush()
+                print(f"{problem:10s} {run:10s} {r.get('status', '?'):18s} {r.get('seconds', math.nan):8.2f} s "
+                      f"{r.get('iterations', '')!s:>4} it {r.get('pcg_iterations', '')!s:>6} PCG "
+                      f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  err {err:.1e}", flush=True)
+    print(f"wrote {out}")
+    return 0
+
+
+def markdown(path) -> str:
+    """The CSV as a table: per problem and run the status, iterations, PCG iterations, seconds,
+    passes a PCG iteration and host time a pass, and the GPU's speed-up over each CPU run (002's
+    Table 3 ratio: CPU seconds over GPU seconds)."""
+    rows = list(csv.DictReader(open(path)))
+    by = {}
+    for r in rows:
+        by.setdefault(r["problem"], {})[r["run"]] = r
+    out = ["| problem | run | status | iterations | PCG iterations | seconds | passes a PCG iteration | "
+           "host us a pass | CPU s / this run's s (numpy64, numpy64-1) |", "| --- " * 9 + "|"]
+
+    def figure(value, spec):
+        return format(float(value), spec) if value not in ("", None) and float(value) == float(value) else "-"
+
+    for name, d in by.items():
+        for run, r in d.items():
+            timed = r["status"] not in ("timeout", "crash")
+            ratios = []
+            for cpu in ("numpy64", "numpy64-1"):
+                c = d.get(cpu)
+                ok = c is not None and timed and c["status"] not in ("timeout", "crash") and run.startswith("gpu")
+                ratios.append(figure(float(c["seconds"]) / float(r["seconds"]), ".2f") if ok else "-")
+            gpu = run.startswith("gpu")
+            out.append(f"| {name} | {run} | {r['status'].replace('_', ' ')} | {r.get('iterations') or '-'} | "
+                       f"{r.get('pcg_iterations') or '-'} | {figure(r['seconds'], '.2f')} | "
+                       f"{figure(r['passes_per_pcg'], '.1f') if gpu else '-'} | "
+                       f"{figure(r['host_us_per_pass'], '.1f') if gpu else '-'} | {', '.join(ratios)} |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""PCG of paper 002 in ten passes an iteration, eight of them dependent (beyond 002: ``fused``).
+
+002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
+triangular halves, each with k inner products of length m, and reduces each inner product of
+the iteration by itself: on this pipeline that is some 30 dependent passes an iteration (55 on
+scsd8, counting the interior point's own), and a dependent pass costs microseconds whatever
+its size. The same algorithm, every value the same up to float32 rounding, is drawn here as:
+
+==  ==========================  ============================================================
+ 1  ``pcg_schur_forward``       w = D_S^-1 (r - F r_K), F = G[:, K] G11^-1 (002 (7)-(8)'s
+                                forward half: u1 = C^-1 r_K and r - B u1 merged, B u1 = F r_K)
+ 2  ``pcg_chunk_sums``          the partial sums (chunks of L entries) of F^T w, of
+                                w (r - F r_K) and r^T r, and the k terms of r_K^T H r_K
+ 3  ``pcg_chunk_totals``        z(K) = H r_K - F^T w (the backward half), gamma = r^T z =
+                                w^T (r - F r_K) + r_K^T H r_K, beta = gamma / gamma_old, r^T r
+ 4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
+ 5  FSATY                       u = A^T p (the SparseStream product; more passes for the dense
+                                rows and columns of the Gruca-like problems, as every product)
+ 6  ``elementwise_product``     t = Theta~ u
+ 7  FSAX                        y = A t
+ 8  ``pcg_curvature_sums``      the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
+                                (from u: not after y)
+ 9  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count
+10  ``pcg_state_update``        x + alpha p and r - alpha (y + delta p), one RGBA texel an
+                                entry (x hi, x lo, r): x in float-float with ``solution``
+==  ==========================  ============================================================
+
+Passes 6 and 7 run beside 8 and 9 (nothing of 8 or 9 reads them), so the dependent chain is
+1-2-3-4-5-8-9-10. Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
+C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
+C^-T (u1 - B^T w) = H r_K - F^T w at K; r^T z = r^T w + r_K^T (H r_K - F^T w) = w^T (r - F r_K)
++ r_K^T H r_K (w is 0 at K). F and H are made once a preconditioner (``plane_mix``,
+``gram_columns``, from C^-1): three passes. The column stack G[:, K] leaves delta out (it only
+touches G11), so F's rows at K are I - delta G11^-1, not I: they multiply w, which is 0 there.
+
+A sum of m entries is two passes whatever m: chunks of L = max(32, ceil(sqrt(m))) entries a
+fragment, then one fragment a total. The iteration is one recorded plan
+(``gpgpu.passes.RecordedPlan``) for each order of its ping-pong pairs, with no uniform written
+per iteration (the count is carried in the scalars' texel). At a check one read-back of the
+scalars' two texels brings ||r||^2 of the iterate before the update, p^T q, gamma and the watch.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..blas1 import KERNELS as L1, whole
+from ..cholesky import count_replaced, factor_with_inverse
+from ..context import max_texture_size
+from ..geometry import Rect
+from ..kernel import Kernel
+from ..passes import NotReplayable, RecordedPlan, recording
+from ..stream import Stream, vector_shape
+
+__all__ = ["KERNELS", "FusedPCG", "chunk_length"]
+
+KERNELS = {
+    "schur_forward": Kernel("pcg_schur_forward", texels=5, doc="002 (7)-(8): P^-1's forward half, one pass"),
+    "chunk_sums": Kernel("pcg_chunk_sums", texels=3, doc="the iteration's inner products, partial sums"),
+    "chunk_totals": Kernel("pcg_chunk_totals", texels=3, doc="z at K, r^T z, beta, r^T r"),
+    "direction": Kernel("pcg_direction", texels=5, doc="p = z + beta p, z put together"),
+    "curvature_sums": Kernel("pcg_curvature_sums", texels=3, doc="p^T G_R p from A^T p, partial sums"),
+    "step_scalars": Kernel("pcg_step_scalars", texels=3, doc="p^T q, alpha, the watch, the count"),
+    "state_update": Kernel("pcg_state_update", texels=5, doc="x + alpha p, r - alpha q in one texel"),
+    "state_update_ff": Kernel("pcg_state_update", texels=5, defines={"FLOAT_FLOAT": 1},
+                              extensions=("GL_ARB_gpu_shader5",), library="float_float",
+                              doc="x + alpha p in float-float, r - alpha q"),
+    "state_start": Kernel("pcg_state_start", texels=2, doc="x0 = 0, r0 = b"),
+    "plane_mix": Kernel("plane_mix", texels=3, doc="F = B C^-1, once a preconditioner"),
+    "gram_columns": Kernel("gram_columns", texels=3, doc="H = C^-T C^-1, once a preconditioner"),
+}
+
+
+def chunk_length(length: int) -> int:
+    """Entries a fragment adds in the first pass of a two-pass sum: max(32, ceil(sqrt(length)))."""
+    return max(32, math.isqrt(max(int(length), 1) - 1) + 1)
+
+
+def _chunks(length: int) -> tuple:
+    L = chunk_length(length)
+    return L, -(-int(length) // L)
+
+
+class _Streams:
+    """The fused PCG's streams, made once a back end and k: the state (x, r) and p, the totals
+    and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own."""
+
+    def __init__(self, be, k: int):
+        m, n = be.m, be.n
+        rgba = lambda: Stream(be.rows, be.width, components=4, vector=True, length=m)  # noqa: E731
+        self.k = k
+        self.m_chunk, self.m_chunks = _chunks(m)
+        self.n_chunk, self.n_chunks = _chunks(n)
+        self.xr, self.p = [rgba(), rgba()], [Stream.vector_of(m), Stream.vector_of(m)]
+        self.totals = [Stream(1, k + 3), Stream(1, k + 3)]
+        self.scalars = [Stream(1, 2, components=4), Stream(1, 2, components=4)]
+        self.best = rgba()
+        self.w = rgba()
+        self.sums = Stream(k + 3, max(self.m_chunks, k))
+        self.curvature = Stream(2, max(self.n_chunks, self.m_chunks))
+        self.u, self.t = Stream.vector_of(n), Stream.vector_of(n)
+        self.y = Stream.vector_of(m)
+
+    def all(self) -> list:
+        return [*self.xr, *self.p, *self.totals, *self.scalars, self.best, self.w, self.sums,
+                self.curvature, self.u, self.t, self.y]
+
+    def swap(self) -> None:
+        for pair in (self.xr, self.p, self.totals, self.scalars):
+            pair.reverse()
+
+    def release(self) -> None:
+        for s in self.all():
+            s.release()
+
+
+class FusedPCG:
+    """PCG on G_R dy = b for a :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree` back end in
+    the passes of the module notes; :meth:`solve` keeps :func:`~gpgpu.lp.matrix_free.pcg`'s
+    contract. :meth:`prepare` makes F, H and the pivots' slots after each preconditioner."""
+
+    def __init__(self, be, kernels: dict):
+        """``kernels``: the back end's table (``copy_rgba``)."""
+        self.be = be
+        self.copy_rgba = kernels["copy_rgba"]                  # the back end's
+        self.streams = None
+        self.F = self.H = None
+        self.slot = Stream.vector_of(be.m)
+        self.plans = {}
+        self.ready = False            # F, H and the slots made for the current preconditioner
+
+    # ------------------------------------------------------------------ once a preconditioner
+    def fits(self, k: int) -> bool:
+        """Whether :func:`gpgpu.cholesky.factor_with_inverse` holds G11 (k x 2k texels)."""
+        return 2 * k <= max_texture_size()
+
+    def prepare(self, G11: Stream, stacks: list, K: np.ndarray, k: int, guard: dict) -> tuple:
+        """The preconditioner's parts from G11 and the column stack: C and X = C^-1 (guarded,
+        k + 5 passes: :func:`~gpgpu.cholesky.factor_with_inverse`); B = G[:, K] C^-T (plane
+        b = sum_j X(b, j) G e_{K_j}) and E (plane b = sum_j X(b, j) e_{K_j}), for D_S^-1 and for
+        002's passes; H = X^T X = G11^-1 and F = G[:, K] H for the fused ones (off K; the
+        columns lack delta, so F's rows at K, which w's zeros there never read, are
+        I - delta H); the slots (c at
+        entry K_c, -1 elsewhere). ``stacks`` = [[G[:, K], spare], [unit planes, spare]] come
+        back as [[B, G[:, K]], [E, F]]. Answers (B, E, the number of replaced pivots)."""
+        be = self.be
+        self.forget()
+        (cols, b_out), (units, e_out) = stacks
+        C, X = factor_with_inverse(G11, k, guarded=guard)
+        replaced = count_replaced(C, k, "full", guard["huge"])
+        C.release()
+        if self.H is None or self.H.cols != k:
+            if self.H is not None:
+                self.H.release()
+            self.H = Stream(k, k)
+        planes = Rect.covering(0, 0, be.width, k * be.rows)
+        mix = {"k": k, "plane_rows": be.rows}
+        KERNELS["plane_mix"].draw(b_out, planes, {"P": cols, "M": X}, mix)
+        KERNELS["plane_mix"].draw(e_out, planes, {"P": units, "M": X}, mix)
+        KERNELS["gram_columns"].draw(self.H, Rect.covering(0, 0, k, k), {"M": X}, {"k": k})
+        X.release()
+        KERNELS["plane_mix"].draw(units, planes, {"P": cols, "M": self.H}, mix)
+        stacks[0][:], stacks[1][:] = [b_out, cols], [e_out, units]
+        self.F = units
+        slot = np.full(be.m, -1.0)
+        slot[K] = np.arange(k)
+        self.slot.write(slot)
+        if self.streams is not None and self.streams.k != k:
+            self.streams.release()
+            self.streams = None
+        if self.streams is None:
+            self.streams = _Streams(be, k)
+        self.ready = True
+        return b_out, e_out, replaced
+
+    def forget(self) -> None:
+        """Drop the recorded plans (G_R or P^-1 changed)."""
+        for p in self.plans.values():
+            if p is not None:
+                p.release()
+        self.plans = {}
+
+    # ------------------------------------------------------------------ one iteration
+    def _iteration(self) -> None:
+        """The ten passes of the module notes, current -> next."""
+        be, s = self.be, self.streams
+        k, h, W, m = s.k, be.rows, be.width, be.m
+        xr, p, totals, scalars = s.xr[0], s.p[0], s.totals[0], s.scalars[0]
+        KERNELS["schur_forward"].draw(s.w, whole(s.w), {"XR": xr, "F": self.F, "Kpos": be._kpos,
+                                                        "Dinv": be.pre[2]},
+                                      {"k": k, "plane_rows": h, "width": W})
+        KERNELS["chunk_sums"].draw(s.sums, Rect.covering(0, 0, s.sums.cols, k + 3),
+                                   {"W": s.w, "F": self.F, "XR": xr, "H": self.H, "Kpos": be._kpos},
+                                   {"k": k, "plane_rows": h, "width": W, "length": m, "chunk": s.m_chunk})
+        KERNELS["chunk_totals"].draw(s.totals[1], Rect.covering(0, 0, k + 3, 1),
+                                     {"S": s.sums, "H": self.H, "XR": xr, "Kpos": be._kpos, "Prev": totals},
+                                     {"k": k, "chunks": s.m_chunks, "width": W})
+        KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
+                                  {"k": k})
+        be.AT._product(s.p[1], s.u)
+        L1["elementwise_product"].draw(s.t, whole(s.t), {"X": s.u, "Y": be.theta})
+        be.A._product(s.t, s.y)
+        KERNELS["curvature_sums"].draw(s.curvature, Rect.covering(0, 0, s.curvature.cols, 2),
+                                       {"U": s.u, "Theta": be.theta, "P": s.p[1]},
+                                       {"n": be.n, "n_width": s.u.cols, "n_chunk": s.n_chunk,
+                                        "m": m, "m_width": W, "m_chunk": s.m_chunk})
+        KERNELS["step_scalars"].draw(s.scalars[1], Rect.covering(0, 0, 2, 1),
+                                     {"C": s.curvature, "Z": s.totals[1], "Prev": scalars},
+                                     {"n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "delta": be.delta})
+        update = KERNELS["state_update_ff" if be.solution == "float-float" else "state_update"]
+        update.draw(s.xr[1], whole(s.xr[1]), {"XR": xr, "P": s.p[1], "Y": s.y, "Sc": s.scalars[1]},
+                    {"delta": be.delta})
+
+    def _step(self) -> None:
+        """One iteration from its recorded plan for the pairs' order (recorded the first time;
+        drawn pass by pass where the passes cannot be replayed), then the pairs swap."""
+        s = self.streams
+        key = (id(s.xr[0]), id(s.p[0]), id(s.totals[0]), id(s.scalars[0]), self.be.solution)
+        plan = self.plans.get(key, False)
+        if plan:
+            plan.run({})
+        elif plan is False:
+            with recording() as noted:
+                self._iteration()
+            try:
+                self.plans[key] = RecordedPlan(noted, keep=s.all())
+            except NotReplayable:                 # e.g. a transposed product by additive blending
+                self.plans[key] = None
+        else:
+            self._iteration()
+        counts = self.be.counts
+        counts["fsax"] += 1
+        counts["fsaty"] += 1
+        counts["precondition"] += 1
+        s.swap()
+
+    def _start(self, b: Stream) -> None:
+        """x0 = 0, r0 = b, p = 0 (so that the first direction is z), gamma_old = 1, the watch at
+        -1 and the count at 0."""
+        s = self.streams
+        KERNELS["state_start"].draw(s.xr[0], whole(s.xr[0]), {"B": b})
+        s.p[0].fbo.clear()
+        s.totals[0].write(np.where(np.arange(s.k + 3) == s.k, 1.0, 0.0).reshape(1, -1))
+        s.scalars[0].write(np.array([[0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0]]))
+
+    # ------------------------------------------------------------------ the solve
+    def solve(self, b: Stream, target: float, maxiter: int, soft=None) -> dict:
+        """:func:`~gpgpu.lp.matrix_free.pcg`'s contract (x0 = 0; ``x`` the best checked iterate,
+        a vector of the back end's pool). A check reads ||r|| of the iterate before the
+        iteration just drawn: at the iterations 0 and 1, every ``pcg_check``-th, at the soft
+        limit and at ``maxiter`` (whose iteration is drawn for its residual only). The first
+        check reads ||b||: a b within the target costs one iteration's passes, no more."""
+        be = self.be
+        every = max(1, int(be.pcg_check))
+        soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
+        if maxiter < 1:
+            rnorm = math.sqrt(max(be.dot(b, b), 0.0))
+            out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
+            out["x"] = be.accumulator()
+            return out
+        out = {"iterations": 0, "converged": False, "breakdown": False}
+        s = self.streams
+        self._start(b)
+        best, best_norm = None, math.inf              # None: the zero x0 (its residual ||b||: the first check)
+        it = 0
+        while True:
+            last = it >= maxiter
+            check = it <= 1 or it % every == 0 or last or it == soft_limit
+            if best is s.xr[1]:                       # the iteration renders over the best iterate
+                best = self._copy(s.xr[1], s.best)
+            current = s.xr[0]
+            self._step()
+            if check:
+                pq, gamma, watch, rr = (float(v) for v in s.scalars[0].to_array().reshape(-1)[:4])
+                be.readbacks += 4
+                rn = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
+                if it == 0:                           # ||b||, the zero x0's
+                    best_norm = rn
+                elif rn < best_norm:
+                    best, best_norm = current, rn
+                if rn <= target:
+                    out["converged"] = True
+                    break
+                if last or not math.isfinite(rn) or (it >= soft_limit and rn <= enough):
+                    out["breakdown"] = not math.isfinite(rn)
+                    break
+                if watch >= 0 or not (math.isfinite(pq) and pq > 0 and math.isfinite(gamma) and gamma > 0):
+                    out["breakdown"] = True
+                    break
+            it += 1
+        out.update(x=self._answer(best), residual=best_norm, iterations=min(it, maxiter))
+        return out
+
+    def _answer(self, best) -> Stream:
+        """The best iterate's x as a vector of the back end's pool (float-float: RGBA, .r hi,
+        .g lo; float32: its .r), or zeros."""
+        be = self.be
+        if best is None:
+            return be.accumulator()
+        if be.solution == "float-float":
+            return self._copy(best, be._new_ff())
+        out = be._new(be.m)
+        L1["copy"].draw(out, whole(out), {"A": best})   # copy reads .r: x's float32 value
+        return out
+
+    def _copy(self, src: Stream, dst: Stream) -> Stream:
+        """``dst`` = ``src``, all four components."""
+        self.copy_rgba.draw(dst, Rect.covering(0, 0, src.cols, src.rows, T0=lambda X, Y: (X, Y)), {"A": src})
+        return dst
+
+    def release(self) -> None:
+        self.forget()
+        if self.streams is not None:
+            self.streams.release()
+            self.streams = None
+        for s in (self.H, self.slot):
+            if s is not None:
+                s.release()
+        self.H = None
+        self.ready = False
