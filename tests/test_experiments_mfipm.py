@@ -177,7 +177,8 @@ def test_table3_and_table2(tmp_path):
 
     o = table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none")
     r = rows(tmp_path / "mfipm_table3.csv")
-    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-tell", "gpu-fan", "gpu-fast"]
+    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-002", "gpu-tell", "gpu-fan",
+                                         "gpu-fast"]
     assert {x["settings"] for x in r} == {"defaults"}
     for x in r:
         assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6
@@ -194,7 +195,9 @@ def test_table3_and_table2(tmp_path):
     tell = [c for c in o.claims if c.text.startswith("GPU, ELLPACK time / T-ELL")][0]
     assert "cannot split a row" in tell.how and "gruca_like_16" in tell.measured
     fan = [c for c in o.claims if "fan sums" in c.text][0]
-    assert fan.measured.startswith("gruca_like_16 ")
+    assert fan.measured.startswith("gruca_like_16 ") and "fused=False" in fan.how
+    fused = [c for c in o.claims if "the fused PCG iteration" in c.text][0]
+    assert fused.measured.startswith("gruca_like_16 ")
     fast = [c for c in o.claims if "fast preset" in c.text][0]
     assert fast.measured.startswith("gruca_like_16 ") and "per PCG iteration" in fast.measured
     # the fast run's products are the packed format's, timed apart from ELLPACK's
@@ -219,8 +222,9 @@ def test_table3_and_table2_with_the_paper_preset(tmp_path):
 
     table3.EXPERIMENT.execute(sizes=[16], repeat=1, out=tmp_path, quiet=True, qap="none", preset="paper")
     r = rows(tmp_path / "mfipm_table3.csv")
-    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-tell", "gpu-fan", "gpu-fast"]
-    assert [x["preset"] for x in r] == ["paper"] * 5 + ["fast"]
+    assert [x["backend"] for x in r] == ["numpy64", "numpy64-threads", "gpu", "gpu-002", "gpu-tell", "gpu-fan",
+                                         "gpu-fast"]
+    assert [x["preset"] for x in r] == ["paper"] * 6 + ["fast"]
     for x in r:
         assert x["status"] == "optimal" and float(x["objective_error"]) < 1e-6, x["backend"]
     by = {x["backend"]: x for x in r}

@@ -26,17 +26,19 @@ time per product (002 reports the products' total time). HiGHS's IPM time is giv
 ran here. Nothing timed is a first run: a small problem is solved first (the kernels compile),
 each timed solve comes after one untimed iteration of the same solve (the textures of its size
 allocated), and each timed product after one untimed product.
-The GPU runs four times: ELLPACK with 000's halving sums (``gpu``), T-ELL with the dense part
-(``gpu-tell``, DHTELL2's nearest), ELLPACK with the fan sums (``gpu-fan``, beyond the papers:
+The GPU runs five times: ELLPACK with the defaults (``gpu``: PCG's iteration fused, ten passes,
+beyond the papers: :mod:`gpgpu.lp.matrix_free_fused`), ELLPACK with 002's kernels and 000's
+halving sums (``gpu-002``, ``fused=False``), T-ELL with the dense part (``gpu-tell``, DHTELL2's
+nearest), ELLPACK with 002's kernels and the fan sums (``gpu-fan``, beyond the papers:
 ``sums="fan"``, 32 texels a fragment, fewer passes) and the fast preset (``gpu-fast``, beyond the
 papers: ``preset="fast"``, the packed format, two entries an RGBA texel, with the fan sums; PCG's
 iterations drawn from recorded plans, as in every GPU run).
 
 ``--preset paper`` runs every solve with 002's method as the project draws it
 (``preset="paper"``: the fixed regularisation schedule, no refinement, PCG's scalars read every
-iteration; on the GPU T-ELL with the dense part, so ``gpu-tell`` is then the paper preset as it
-stands, ``gpu`` the same with ELLPACK, ``gpu-fan`` with the fan sums); ``gpu-fast`` keeps the
-fast preset. The CSV's ``preset`` column says which ran.
+iteration; on the GPU T-ELL with the dense part and 002's kernels, so ``gpu-tell`` is then the
+paper preset as it stands, ``gpu`` and ``gpu-002`` the same with ELLPACK, ``gpu-fan`` with the fan
+sums); ``gpu-fast`` keeps the fast preset. The CSV's ``preset`` column says which ran.
 
 Problems: ``--sizes`` N and ``--gruca`` names (Table 3's 64kx64k0, 96kx128-0 and 256x256-0:
 ``experiments.mfipm.common``, whose notes say how the last two were sized), and ``--qap``.
@@ -62,17 +64,20 @@ from experiments.mfipm.common import (GRUCA_OPTION, PAPER_TABLE3, PRESET_OPTION,
                                       settings_text, worst_residual)
 
 #: (label, back end, options): the CPU in one thread (002's serial) and in --threads (002's
-#: 8 core; ``threads`` filled in by run()); the GPU four times: ELLPACK with 000's halving
-#: sums, T-ELL with the dense part (DHTELL2's nearest), ELLPACK with the fan sums (beyond the
-#: papers: 32 texels a fragment, fewer passes; gpgpu.reduce), the fast preset (packed, fan sums).
-#: Each run's options go over ``--preset``'s (with "paper": T-ELL already; ``gpu`` names ELLPACK)
+#: 8 core; ``threads`` filled in by run()); the GPU five times: ELLPACK (the defaults: PCG's
+#: iteration fused, gpgpu.lp.matrix_free_fused), ELLPACK with 002's kernels and 000's halving
+#: sums (``fused=False``), T-ELL with the dense part (DHTELL2's nearest), ELLPACK with 002's
+#: kernels and the fan sums (beyond the papers: 32 texels a fragment, fewer passes;
+#: gpgpu.reduce), the fast preset (packed, fan sums). Each run's options go over
+#: ``--preset``'s (with "paper": T-ELL and 002's kernels already; ``gpu`` names ELLPACK)
 RUNS = (("numpy64", "numpy64", {}), ("numpy64-threads", "numpy64", {"threads": None}),
-        ("gpu", "gpu", {"format": "ellpack"}),
-        ("gpu-tell", "gpu", {"format": "tell"}), ("gpu-fan", "gpu", {"sums": "fan"}),
+        ("gpu", "gpu", {"format": "ellpack"}), ("gpu-002", "gpu", {"format": "ellpack", "fused": False}),
+        ("gpu-tell", "gpu", {"format": "tell"}), ("gpu-fan", "gpu", {"sums": "fan", "fused": False}),
         ("gpu-fast", "gpu", {"preset": "fast"}))
 BACKENDS = tuple(label for label, _, _ in RUNS)
 #: which product times a run's SpMV time is made of
-SIDE = {"numpy64": "cpu", "numpy64-threads": "cpu_threads", "gpu": "gpu", "gpu-tell": "gpu_tell", "gpu-fan": "gpu",
+SIDE = {"numpy64": "cpu", "numpy64-threads": "cpu_threads", "gpu": "gpu", "gpu-002": "gpu", "gpu-tell": "gpu_tell",
+        "gpu-fan": "gpu",
         "gpu-fast": "gpu_packed"}
 THREADS_OPTION = ("--threads", {"type": positive_int, "default": None,
                                 "help": "threads of the multi-core CPU run (default: os.cpu_count())"})
@@ -247,11 +252,17 @@ def claims(rows, how=None):
                      "solve " + ("; ".join(tell_solve) or "-") + "; SpMV " + ("; ".join(tell_spmv) or "-"),
                      "a fragment cannot split a row over threads (one fragment, one output texel), so T-ELL here "
                      "is one fragment a row reading consecutive texels, not DHTELL2's half warp a row"))
-    fan = [f"{nm} {by[(nm, 'gpu')]['seconds'] / by[(nm, 'gpu-fan')]['seconds']:.2f}" for nm in names
-           if (nm, "gpu") in by and (nm, "gpu-fan") in by]
+    fan = [f"{nm} {by[(nm, 'gpu-002')]['seconds'] / by[(nm, 'gpu-fan')]['seconds']:.2f}" for nm in names
+           if (nm, "gpu-002") in by and (nm, "gpu-fan") in by]
     out.append(Claim("GPU solve time, halving sums / fan sums (beyond the papers)", "no figure in 002",
-                     "; ".join(fan), "the same solve; the fan sums take ceil(log32) passes a sum instead of "
-                     "ceil(log2) (a PCG iteration of nug12: about 30 passes instead of 75)"))
+                     "; ".join(fan), "the same solve with 002's kernels (fused=False); the fan sums take "
+                     "ceil(log32) passes a sum instead of ceil(log2) (a PCG iteration of nug12: about 30 passes "
+                     "instead of 75)"))
+    fused = [f"{nm} {by[(nm, 'gpu-002')]['seconds'] / by[(nm, 'gpu')]['seconds']:.2f}" for nm in names
+             if (nm, "gpu-002") in by and (nm, "gpu") in by]
+    out.append(Claim("GPU solve time, 002's kernels / the fused PCG iteration (beyond the papers)", "no figure in 002",
+                     "; ".join(fused), "ELLPACK both; fused=False draws 002's kernels (about 30 dependent passes a "
+                     "PCG iteration), the default ten (gpgpu.lp.matrix_free_fused)"))
     fast = _ratios(by, names, "numpy64", "gpu-fast", per_iteration=True)
     out.append(Claim("matrix-free IPM: CPU solve time / GPU solve time, fast preset (beyond the papers)",
                      f"\"reduced no more than four times\" ({_paper_ratios(0, 2)} in Table 3)", "; ".join(fast) or "not run",
