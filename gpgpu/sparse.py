@@ -116,7 +116,7 @@ from .sparse_formats.dense import plane_dots as _plane_dots  # noqa: F401
 from .sparse_formats.packed import packed_kernel  # noqa: F401
 from .sparse_formats.segmented import PACKED_FOLD, PACKED_MAX_SEGMENT, PACKED_SEGMENT, _auto_segment  # noqa: F401
 from .sparse_formats.split import split_kernel  # noqa: F401
-from .stream import Stream, borrow, check_array, check_shape, give_back, vector_shape
+from .stream import Stream, borrow, check_array, check_shape, vector_shape
 
 __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN_MAX_NNZ",
            "CORRIGAN_MAX_PROGRAMS"]
@@ -620,26 +620,20 @@ class SparseStream:
 
     def plane_products(self) -> bool:
         """Whether :meth:`product_planes` draws this matrix: a format whose ``planes`` says so
-        (ELLPACK; not transposed ELLPACK) and no sorting permutation."""
-        return getattr(self._storage, "planes", False) and self.perm is None and self._storage.draws_every_row
+        (ELLPACK; not transposed ELLPACK), no dense part and no sorting permutation."""
+        return (getattr(self._storage, "planes", False) and not (self.kc or self.kr) and self.perm is None
+                and self._storage.draws_every_row)
 
     def product_planes(self, X: Stream, planes: int, out: Stream, weights: Stream | None = None) -> Stream:
         """``out`` = A X for ``planes`` vectors stacked in X (plane c at texture rows c h_x ..,
         each folded as a vector of length n), into the planes of ``out`` (length m each), in one
         pass; with ``weights`` (a vector stream of length n) A diag(weights) X (beyond 002: a
-        preconditioner's k column products at once: the sparse part in one pass, the dense part,
-        where there is one, in two more). Only where :meth:`plane_products` says so."""
+        preconditioner's k column products at once). Only where :meth:`plane_products` says so."""
         self._alive()
         if not self.plane_products():
-            raise NotImplementedError(f"{self._where()}product_planes needs ELLPACK without sorting (this "
-                                      f"matrix: {self.format}); draw the planes one by one")
-        if not (self.kc or self.kr):
-            self._storage.product_planes(self, X, int(planes), out, weights)
-            return out
-        sparse_part = borrow(out.rows, out.cols)
-        self._storage.product_planes(self, X, int(planes), sparse_part, weights)
-        dense_part.add_planes(self, X, int(planes), sparse_part, out, weights)
-        give_back(sparse_part)
+            raise NotImplementedError(f"{self._where()}product_planes needs ELLPACK without a dense part or "
+                                      f"sorting (this matrix: {self.format}); draw the planes one by one")
+        self._storage.product_planes(self, X, int(planes), out, weights)
         return out
 
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)

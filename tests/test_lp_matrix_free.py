@@ -336,8 +336,7 @@ def test_fused_pcg_reads_its_scalars_at_iterations_0_1_every_pcg_check_th_and_th
         assert res["converged"] and not res["breakdown"]
         assert np.linalg.norm(b - G @ res["x"]) <= 3e-4 * np.linalg.norm(b)
         np.testing.assert_allclose(res["x"], exact, rtol=0, atol=2e-3 * np.abs(exact).max())
-        # the recurrence's ||r|| drifts from b - G x by float32 rounding: within 5 % of the target
-        assert res["residual"] == pytest.approx(np.linalg.norm(b - G @ res["x"]), rel=0, abs=0.05 * target)
+        assert res["residual"] == pytest.approx(np.linalg.norm(b - G @ res["x"]), rel=2e-2)
     assert 3 < every["iterations"] and every["readbacks"] == 4 * (every["iterations"] + 1)
     # converged at a check: the first one at or past the textbook loop's iteration count
     assert lazy["iterations"] % 8 == 0 and every["iterations"] <= lazy["iterations"] <= every["iterations"] + 8

@@ -181,13 +181,12 @@ def test_passes_a_pcg_iteration_packed(gruca, sums, plan, expected):
 
 @pytest.mark.parametrize("sums", ["pingpong", "fan"])
 def test_passes_a_fused_pcg_iteration(qap, gruca, sums):
-    """The fused iteration (gpgpu.lp.matrix_free_fused) is nine passes whatever m, k and the
-    sums on ELLPACK without a dense part: seven of its own kernels, FSATY and FSAX with Theta~ as
-    column weights (one pass each). The packed format's products of split rows are two passes
-    each, and Theta~ u one of its own: twelve."""
+    """The fused iteration (gpgpu.lp.matrix_free_fused) is ten passes whatever m, k and the
+    sums: the eight of its own kernels and the two products, FSATY and FSAX (ELLPACK, no dense
+    part: one pass each; the packed format's split rows: two each, so twelve)."""
     p, theta, _, b = qap
     kw = dict(sums=sums, fused=True, pcg_check=1000)
-    assert passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw) == 10 * 9
+    assert passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw) == 10 * 10
     p, theta, _, b = gruca
     kw = dict(format="packed", sums=sums, fused=True, pcg_check=1000)
     assert passes(p, theta, b, 20, **kw) - passes(p, theta, b, 10, **kw) == 10 * 12

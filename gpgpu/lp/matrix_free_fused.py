@@ -1,4 +1,4 @@
-"""PCG of paper 002 in nine passes an iteration, eight of them dependent (beyond 002: ``fused``).
+"""PCG of paper 002 in ten passes an iteration, eight of them dependent (beyond 002: ``fused``).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -14,21 +14,19 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
  3  ``pcg_chunk_totals``        z(K) = H r_K - F^T w (the backward half), gamma = r^T z =
                                 w^T (r - F r_K) + r_K^T H r_K, beta = gamma / gamma_old, r^T r
  4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
- 5  FSATY                       u = A^T p (``SparseStream.product_planes`` on one plane for
-                                ELLPACK: ``sparse_ellpack_planes``, two more passes where the
-                                matrix has a dense part; other formats: their product)
- 6  FSAX                        y = A Theta~ u, Theta~ as column weights (ELLPACK; other
-                                formats: t = Theta~ u by ``elementwise_product``, then A t)
- 7  ``pcg_curvature_sums``      the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
+ 5  FSATY                       u = A^T p (the SparseStream product; more passes for the dense
+                                rows and columns of the Gruca-like problems, as every product)
+ 6  ``elementwise_product``     t = Theta~ u
+ 7  FSAX                        y = A t
+ 8  ``pcg_curvature_sums``      the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y)
- 8  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count
- 9  ``pcg_state_update``        x + alpha p and r - alpha (y + delta p), one RGBA texel an
+ 9  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count
+10  ``pcg_state_update``        x + alpha p and r - alpha (y + delta p), one RGBA texel an
                                 entry (x hi, x lo, r): x in float-float with ``solution``
 ==  ==========================  ============================================================
 
-Pass 6 runs beside 7 and 8 (nothing of 7 or 8 reads it), so the dependent chain is
-1-2-3-4-5-7-8-9: eight passes (ten passes in all with the other formats' separate scaling).
-Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
+Passes 6 and 7 run beside 8 and 9 (nothing of 8 or 9 reads them), so the dependent chain is
+1-2-3-4-5-8-9-10. Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
 C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
 C^-T (u1 - B^T w) = H r_K - F^T w at K; r^T z = r^T w + r_K^T (H r_K - F^T w) = w^T (r - F r_K)
 + r_K^T H r_K (w is 0 at K). F and H are made once a preconditioner (``plane_mix``,
@@ -185,7 +183,7 @@ class FusedPCG:
 
     # ------------------------------------------------------------------ one iteration
     def _iteration(self) -> None:
-        """The passes of the module notes, current -> next."""
+        """The ten passes of the module notes, current -> next."""
         be, s = self.be, self.streams
         k, h, W, m = s.k, be.rows, be.width, be.m
         xr, p, totals, scalars = s.xr[0], s.p[0], s.totals[0], s.scalars[0]
@@ -200,13 +198,9 @@ class FusedPCG:
                                      {"k": k, "chunks": s.m_chunks, "width": W})
         KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
                                   {"k": k})
-        if be.A.plane_products() and be.AT.plane_products():     # ELLPACK: A Theta~ u in one product
-            be.AT.product_planes(s.p[1], 1, s.u)
-            be.A.product_planes(s.u, 1, s.y, weights=be.theta)
-        else:
-            be.AT._product(s.p[1], s.u)
-            L1["elementwise_product"].draw(s.t, whole(s.t), {"X": s.u, "Y": be.theta})
-            be.A._product(s.t, s.y)
+        be.AT._product(s.p[1], s.u)
+        L1["elementwise_product"].draw(s.t, whole(s.t), {"X": s.u, "Y": be.theta})
+        be.A._product(s.t, s.y)
         KERNELS["curvature_sums"].draw(s.curvature, Rect.covering(0, 0, s.curvature.cols, 2),
                                        {"U": s.u, "Theta": be.theta, "P": s.p[1]},
                                        {"n": be.n, "n_width": s.u.cols, "n_chunk": s.n_chunk,

@@ -138,7 +138,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         fewer passes; the results differ by float32 rounding only. With ``profile=True`` the
         passes are drawn one by one whatever ``plan`` says, so that each part is timed.
     fused : bool
-        With ``plan``: PCG's iteration in the nine passes of :mod:`gpgpu.lp.matrix_free_fused`
+        With ``plan``: PCG's iteration in the ten passes of :mod:`gpgpu.lp.matrix_free_fused`
         (default, beyond 002: P^-1's halves one pass each, every inner product a chunk pass
         and a total, x and r in one texel; eight dependent passes an iteration), the same
         algorithm up to float32 rounding. False: the recorded plans of 002's kernels
@@ -364,10 +364,9 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def _columns(self, units: Stream, out: Stream, k: int) -> None:
         """The k columns A Theta~ A^T e_{K_c} into the planes of ``out``: with ``fused`` and
-        ELLPACK (:meth:`SparseStream.plane_products`) FSATY on all the unit planes at once, then
-        FSAX with Theta~ as column weights (beyond 002): two passes, two more for each product
-        whose matrix has a dense part; else k products with the unit vectors (copy, FSATY,
-        scaling, FSAX, copy)."""
+        ELLPACK without a dense part (:meth:`SparseStream.plane_products`) two passes, FSATY
+        on all the unit planes at once, then FSAX with Theta~ as column weights (beyond 002);
+        else k products with the unit vectors (copy, FSATY, scaling, FSAX, copy)."""
         rows_n, width_n = vector_shape(self.n)
         if (self._fused is not None and self.A.plane_products() and self.AT.plane_products()
                 and k * rows_n <= max_texture_size()):

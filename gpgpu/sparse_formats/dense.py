@@ -28,12 +28,6 @@ KERNELS = {
     "dense_part": Kernel("sparse_dense_part", texels=4, doc="002 section 3.2 dense rows and columns"),
     "row_add": Kernel("scaled_rows", texels=4, doc="the dense rows of A times their y(i), added into x"),
     "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
-    "planes": Kernel("sparse_dense_part_planes", texels=6, doc="the dense part on every plane of a stack"),
-    "planes_weighted": Kernel("sparse_dense_part_planes", texels=7, defines={"WEIGHTED": 1},
-                              doc="the dense part times column weights on every plane of a stack"),
-    "rows_planes": Kernel("sparse_dense_rows_planes", texels=3, doc="the dense rows times every plane of a stack"),
-    "rows_planes_weighted": Kernel("sparse_dense_rows_planes", texels=4, defines={"WEIGHTED": 1},
-                                   doc="the dense rows times column weights times every plane of a stack"),
 }
 
 
@@ -87,30 +81,6 @@ def add(S, xs: Stream, y: Stream, out: Stream | None) -> Stream:
     if S.kr:
         give_back(V)
     return target
-
-
-def add_planes(S, X: Stream, planes: int, Ys: Stream, out: Stream, weights: Stream | None = None) -> None:
-    """``out`` = the sparse part's planes ``Ys`` plus the dense part's, plane by plane (A X for
-    the ``planes`` planes of X, or A diag(weights) X): the dense rows' inner products with every
-    plane in one pass (``sparse_dense_rows_planes``, a fragment a row and plane), then one pass
-    that adds the dense columns and writes the dense rows' entries (``sparse_dense_part_planes``)."""
-    st = S._streams
-    m, n = S.shape
-    rows_y, W = vector_shape(m)
-    rows_x, x_width = vector_shape(n)
-    suffix = "" if weights is None else "_weighted"
-    extra = {} if weights is None else {"Weights": weights}
-    V = st["no_rows"]
-    if S.kr:
-        V = borrow(S.kr, planes)
-        KERNELS["rows_planes" + suffix].draw(V, Rect.covering(0, 0, planes, S.kr), {"R": st["R"], "X": X, **extra},
-                                             {"n": n, "x_width": x_width, "x_plane_rows": rows_x})
-    KERNELS["planes" + suffix].draw(out, Rect.covering(0, 0, W, planes * rows_y),
-                                    {"S": Ys, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": X, **extra},
-                                    {"kc": int(S.kc), "y_plane_rows": rows_y, "x_width": x_width,
-                                     "x_plane_rows": rows_x})
-    if S.kr:
-        give_back(V)
 
 
 def scatter_rows(S, ys: Stream, x: Stream) -> None:
