@@ -4,7 +4,8 @@
 // x_plane_rows). The fragment finds its plane and its row i = r W + x of A from its window
 // position (one rectangle over the stack, so T0 cannot be interpolated plane by plane as
 // sparse_ellpack's is) and walks the row's K entries from texel (r K, x), as sparse_ellpack.
-// With WEIGHTED each entry is also scaled by the weight of its column: (A Theta) X.
+// With WEIGHTED each entry is also scaled by the weight of its column: (A Theta) X. The loop
+// stops at a padding texel (column -1), as sparse_ellpack's.
 uniform sampler2D values;
 uniform sampler2D columns;
 uniform sampler2D X;
@@ -26,6 +27,8 @@ void main() {
     for (int k = 0; k < K; ++k) {
         ivec2 entry = ivec2(r * K + k, x);
         int col = int(texelFetch(columns, entry, 0).r);
+        if (col < 0)
+            break;
         float v = texelFetch(values, entry, 0).r * texelFetch(X, ivec2(col % x_width, col / x_width + offset), 0).r;
 #ifdef WEIGHTED
         v *= texelFetch(Weights, ivec2(col % x_width, col / x_width), 0).r;

@@ -27,6 +27,8 @@ void main() {
     contribution = a * texelFetch(Y, ivec2(i % y_width, i / y_width), 0).r;
     vec2 texel = vec2(j % x_width, j / x_width) + 0.5;
     gl_Position = vec4(2.0 * texel / viewport - 1.0, 0.0, 1.0);
+    if (j < 0)                  // ELLPACK's padding (column -1): outside the viewport, clipped
+        gl_Position = vec4(2.0, 2.0, 0.0, 1.0);
     gl_PointSize = 1.0;
     T0 = vec3(0.0);
     T1 = vec3(0.0);

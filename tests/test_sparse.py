@@ -132,14 +132,39 @@ def test_ellpack_shades_one_fragment_per_row(fmt):
     assert p.fragments == 23 and S.K == np.diff(A.indptr).max()
 
 
-def test_scatter_draws_one_point_per_stored_entry():
+@pytest.mark.parametrize("fmt", ["ellpack", "tell"])
+def test_scatter_draws_one_point_per_stored_entry(fmt):
     A = sp.random(12, 9, density=0.3, random_state=9, format="csr")
-    with SparseStream.from_scipy(A, format="ellpack", transpose="scatter", dense=False) as S:
+    with SparseStream.from_scipy(A, format=fmt, transpose="scatter", dense=False) as S:
         with counters.count() as c:
-            S.rmatvec(np.ones(12))
+            y = S.rmatvec(np.arange(1.0, 13.0))
         (p,) = [p for p in c.trace if p.kernel == "sparse_scatter"]
         assert p.primitive == "points" and p.vertices == 12 * S.K
-        assert p.fragments == 12 * S.K                 # padding entries add zeros to x(0)
+        # ELLPACK's padding (column -1) is placed outside the viewport; TELL's (column 0) adds zeros to x(0)
+        assert p.fragments == (A.nnz if fmt == "ellpack" else 12 * S.K)
+        np.testing.assert_allclose(y, A.T @ np.arange(1.0, 13.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["ellpack", "tell"])
+def test_ellpack_loops_stop_at_the_padding(fmt):
+    """ELLPACK's padding texels hold column -1, where the loop stops: a row of 40 entries among
+    rows of 2 costs 3 fetches an entry, not the longest row's 40 a row (TELL walks all K)."""
+    rng = np.random.default_rng(3)
+    counts = np.where(np.arange(50) == 17, 40, 2)
+    rows = np.repeat(np.arange(50), counts)
+    cols = np.concatenate([rng.choice(60, c, replace=False) for c in counts])
+    A = sp.csr_matrix((rng.standard_normal(rows.size), (rows, cols)), shape=(50, 60))
+    with SparseStream.from_scipy(A, format=fmt, dense=False) as S:
+        assert S.K == 40
+        x = rng.standard_normal(60)
+        np.testing.assert_allclose(S.matvec(x), A @ x, rtol=2e-6, atol=1e-5)
+        f = S.fetches()
+        short = 49                                   # rows shorter than K: one column fetch where they stop
+        assert f["entries"] == 50 * 40
+        assert f["fetches"] == (3 * A.nnz + short if fmt == "ellpack" else 3 * 50 * 40)
+        if fmt == "ellpack":
+            cols_tex = S._storage.blocks(S._streams["columns"].to_array(), (1, 50), 40)
+            assert (cols_tex[np.arange(40)[None, :] >= counts[:, None]] == -1).all()
 
 
 def test_transposed_copy_doubles_the_memory():

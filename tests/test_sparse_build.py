@@ -95,15 +95,16 @@ def reference(A, fmt, dense_rows, dense_cols, segment=None, fold=None, perm=None
     else:
         K = int(counts.max()) if counts.size and counts.max() > 0 else 1
         rows_y, W = vector_shape(m)
+        end = -1.0 if fmt == "ellpack" else 0.0       # ELLPACK's padding column: where the loop stops
         slots = np.zeros((m, K), dtype=np.float32)
-        idx = np.zeros((m, K), dtype=np.float32)
+        idx = np.full((m, K), end, dtype=np.float32)
         pos = np.arange(rows.size) - np.concatenate([[0], np.cumsum(counts)[:-1]])[rows]
         slots[rows, pos] = vals
         idx[rows, pos] = cols
         pad = rows_y * W - m
         if pad:
             slots = np.vstack([slots, np.zeros((pad, K), np.float32)])
-            idx = np.vstack([idx, np.zeros((pad, K), np.float32)])
+            idx = np.vstack([idx, np.full((pad, K), end, np.float32)])
         blocks_v = slots.reshape(rows_y, W, K)
         blocks_i = idx.reshape(rows_y, W, K)
         if fmt == "ellpack":

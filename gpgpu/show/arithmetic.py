@@ -29,7 +29,8 @@ of the loop's length; ``walk`` maps a list operand to its step (a pair, or a vec
 name): it holds ``count`` texels of its call's sampler, from the texel of that call's first
 noted fetch on; ``gather`` maps a list operand to (an index operand, the uniform of the folded
 row width): the texels of its call's sampler at those indexes, as ``texVECTOR`` fetches them;
-``here`` names operands read at the fragment's own texel. :func:`replayed` (and page.js alike)
+``here`` names operands read at the fragment's own texel; ``until`` names a walked index
+operand (walked first) whose first negative entry ends the loop (ELLPACK's padding). :func:`replayed` (and page.js alike)
 evaluate it; the panel shows each ``dot(a, b)`` of such a kernel as the sum of its products
 (the first :data:`SHOWN_TERMS`, then ``+ ...``; the value is of them all).
 """
@@ -120,9 +121,10 @@ ARITHMETIC = {
     "outer_product_addition": Arithmetic("C(i, j) + A(i, k) * b(j, k): the rank-1 addition", ("c", "a", "b"),
                                          "c + a * b"),
     "pyramid_product": Arithmetic("X(i) * Y(i): the elementwise product", ("a", "b"), "a * b"),
-    "sparse_ellpack": Arithmetic("sum over k < K of values(i, k) * x(columns(i, k)): a row of the sparse product",
-                                 ("v*", "X*", "c*"), "dot(v, X)",
-                                 replay=dict(count="K", walk=dict(v=(1, 0), c=(1, 0)), gather=dict(X=("c", "x_width")))),
+    "sparse_ellpack": Arithmetic("sum over k < K of values(i, k) * x(columns(i, k)), up to the row's padding "
+                                 "(column -1): a row of the sparse product", ("c*", "v*", "X*"), "dot(v, X)",
+                                 replay=dict(count="K", walk=dict(c=(1, 0), v=(1, 0)), gather=dict(X=("c", "x_width")),
+                                             until="c")),
     "fill": Arithmetic("value: the constant", (), "value"),
     "matrix_vector_inner_product": Arithmetic(
         "alpha (A(i, 0) x(0) + ... + A(i, n-1) x(n-1)) + beta Y(i): a row's inner product", ("A*", "X*", "Y"),
@@ -203,10 +205,14 @@ def replayed(frame, x: int, y: int):
         ok = values is not None and 0 <= tx < values.shape[1] and 0 <= ty < values.shape[0]
         return _texel(values, tx, ty) if ok else None
 
+    cut = n
     for name, step in r.get("walk", {}).items():
         d = names[step] if isinstance(step, str) else step
-        s = first.get(_site(entry, name)) if n else (0, 0)
-        names[name] = None if s is None else [at(name, s[0] + k * int(d[0]), s[1] + k * int(d[1])) for k in range(n)]
+        s = first.get(_site(entry, name)) if cut else (0, 0)
+        names[name] = None if s is None else [at(name, s[0] + k * int(d[0]), s[1] + k * int(d[1])) for k in range(cut)]
+        if name == r.get("until") and names[name] is not None:     # the loop stops at a negative index
+            cut = next((k for k, j in enumerate(names[name]) if j is not None and j < 0), cut)
+            names[name] = names[name][:cut]
     for name, (index, width) in r.get("gather", {}).items():
         w = int(names[width])
         names[name] = None if names[index] is None else [at(name, int(j) % w, int(j) // w) for j in names[index]]

@@ -223,11 +223,16 @@
       if (v === null || v === undefined) ok = false;
       return v;
     }
+    var cut = n;
     Object.keys(R.walk || {}).forEach(function (name) {
-      var d = typeof R.walk[name] === "string" ? names[R.walk[name]] : R.walk[name], s = n ? first[bare.indexOf(name)] : [0, 0];
+      var d = typeof R.walk[name] === "string" ? names[R.walk[name]] : R.walk[name], s = cut ? first[bare.indexOf(name)] : [0, 0];
       if (!s) { ok = false; names[name] = []; return; }
       names[name] = [];
-      for (var k = 0; k < n; k++) names[name].push(at(name, s[0] + k * Math.trunc(d[0]), s[1] + k * Math.trunc(d[1])));
+      for (var k = 0; k < cut; k++) names[name].push(at(name, s[0] + k * Math.trunc(d[0]), s[1] + k * Math.trunc(d[1])));
+      if (name === R.until) {  // the loop stops at the first negative index (ELLPACK's padding)
+        var stop = names[name].findIndex(function (j) { return j !== null && j !== undefined && j < 0; });
+        if (stop >= 0) { cut = stop; names[name] = names[name].slice(0, cut); }
+      }
     });
     Object.keys(R.gather || {}).forEach(function (name) {
       var w = Math.trunc(Number(names[R.gather[name][1]]));

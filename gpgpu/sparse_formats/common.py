@@ -128,13 +128,13 @@ def _pairs(vals: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return pv.view(np.uint64).reshape(vals.size)
 
 
-def _scatter_pairs(vals, cols, counts, base, L, P, total):
-    """The entries' (value, column) pairs among ``total`` places (a uint64 array, zero where no
-    entry is), row i's k-th entry at base[i] + (k // L) P + k % L (``_places``). Rows all of one
-    count c, each ``step`` places after the one before (base = i step, c <= L or P = L), are a
-    reshape; else one scatter."""
+def _scatter_pairs(vals, cols, counts, base, L, P, total, pad_column: float = 0.0):
+    """The entries' (value, column) pairs among ``total`` places (a uint64 array; where no
+    entry is, value 0 and column ``pad_column``), row i's k-th entry at base[i] + (k // L) P +
+    k % L (``_places``). Rows all of one count c, each ``step`` places after the one before
+    (base = i step, c <= L or P = L), are a reshape; else one scatter."""
     nnz = vals.size
-    buf = np.zeros(total, dtype=np.uint64)
+    buf = np.full(total, _pairs(np.zeros(1), np.full(1, pad_column))[0] if pad_column else 0, dtype=np.uint64)
     if not nnz:
         return buf
     pairs = _pairs(vals, cols)

@@ -27,8 +27,12 @@ KERNELS = {
 
 class Ellpack(Format):
     """Paper 002 section 3.2's ELLPACK: values and column indexes in two float32 textures of m x
-    K texels (K the longest row, shorter rows padded with zeros), row i's entries along texture
-    row i; one rectangle, one program, one fragment per row (``glsl/sparse_ellpack.frag``).
+    K texels (K the longest row, shorter rows padded), row i's entries along texture row i; one
+    rectangle, one program, one fragment per row (``glsl/sparse_ellpack.frag``).
+
+    A padding texel holds the value 0 and the column ``END`` (-1), where a fragment's loop
+    stops (beyond 002, whose rows run all K texels): a row costs its own entries, not the
+    longest row's (a few long rows among many short ones no longer pad every fragment's loop).
 
     A y longer than a texture row is folded (W wide, R = ceil(m / W) blocks of W rows): block r
     lies in texture columns r K .. r K + K - 1, so the R blocks of K texels side by side must
@@ -38,6 +42,8 @@ class Ellpack(Format):
 
     kernel = KERNELS["ellpack"]
     scatters = True
+    #: the column index of a padding texel: the kernels' loops stop there
+    END = -1.0
     #: ``product_planes`` reads this layout (row i's entries along texture row x at r K ..);
     #: transposed ELLPACK's entries lie down the columns, so :class:`.tell.Tell` says False
     planes = True
@@ -57,7 +63,7 @@ class Ellpack(Format):
 
     def upload(self, S, cols: np.ndarray, vals: np.ndarray, counts: np.ndarray) -> None:
         """The entries into the values and columns textures of the layout (``layout``), every
-        row padded with zeros to the longest, K."""
+        row padded to the longest, K (value 0, column ``END``)."""
         m = S.shape[0]
         limit = max_texture_size()
         K = int(counts.max()) if counts.size and counts.max() > 0 else 1
@@ -87,13 +93,15 @@ class Ellpack(Format):
                          f"along a texture {self.along}, K the most non-zeros of any ({S._line(longest)} has "
                          f"{K}): {span}, more than GL_MAX_TEXTURE_SIZE = {limit}; {fix}")
 
-    @staticmethod
-    def layout(vals, cols, counts, K: int, fold: tuple):
+    @classmethod
+    def layout(cls, vals, cols, counts, K: int, fold: tuple):
         """The values and columns textures, W x (R K) (``fold`` = (R, W)): row i's K places
-        contiguous at (x R + r) K, i = r W + x, i.e. entry k of row r W + x at texel (r K + k, x)."""
+        contiguous at (x R + r) K, i = r W + x, i.e. entry k of row r W + x at texel (r K + k, x);
+        a place without an entry holds (0, ``END``)."""
         rows_y, W = fold
         i = np.arange(counts.size, dtype=np.int64)
-        buf = _scatter_pairs(vals, cols, counts, ((i % W) * rows_y + i // W) * K, K, K, W * rows_y * K)
+        buf = _scatter_pairs(vals, cols, counts, ((i % W) * rows_y + i // W) * K, K, K, W * rows_y * K,
+                             pad_column=cls.END)
         return tuple(t.reshape(W, rows_y * K) for t in _deinterleave(buf))
 
     @staticmethod
@@ -139,9 +147,10 @@ class Ellpack(Format):
             {"K": self.K, "fold": W, "y_width": ys.cols, "x_width": x.cols, "transposed": self.down})
 
     def fetches(self, S) -> tuple:
-        """3 a stored entry (value, column, x), padding included."""
-        stored = S.shape[0] * self.K
-        return 3 * stored, stored
+        """3 an entry (column, value, x) and 1 for a row shorter than K (the column where its
+        loop stops); the texels stored, padding included."""
+        counts = np.asarray(S.row_counts)
+        return 3 * int(counts.sum()) + int(np.count_nonzero(counts < self.K)), S.shape[0] * self.K
 
     def to_scipy(self, S) -> tuple:
         """The stored entries read back, the padding left out (row i's first row_counts[i])."""

@@ -24,7 +24,8 @@ class Tell(Ellpack):
     textures, row i's entries down texture column i, so that neighbouring rows read neighbouring
     texels (``glsl/sparse_tell.frag``); a folded y's R blocks of W rows are stacked down the
     texture (texture rows r K .. r K + K - 1). Everything else as :class:`.ellpack.Ellpack`'s,
-    ``transpose="scatter"`` included."""
+    ``transpose="scatter"`` included, but for the padding: value 0 and column 0, and every
+    fragment walks all K texels as 002's kernel does (no ``END`` to stop at)."""
 
     kernel = KERNEL
     down = True
@@ -39,6 +40,11 @@ class Tell(Ellpack):
         i = np.arange(counts.size, dtype=np.int64)
         buf = _scatter_pairs(vals, cols, counts, i * K, K, K, rows_y * W * K)
         return tuple(_blocks_down(t, rows_y, W, K, np.float32) for t in _deinterleave(buf))
+
+    def fetches(self, S) -> tuple:
+        """3 a stored entry (value, column, x), padding included."""
+        stored = S.shape[0] * self.K
+        return 3 * stored, stored
 
     @staticmethod
     def origin(K: int):
