@@ -401,6 +401,13 @@ def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, 
         x1, r1 = alpha * p1, b - alpha * (G @ p1)
         np.testing.assert_allclose(xr[:, 0] + xr[:, 1], x1, rtol=0, atol=3e-5 * np.abs(x1).max())
         np.testing.assert_allclose(xr[:, 2], r1, rtol=0, atol=3e-5 * np.abs(b).max())
+        # the residual at the pivots, four a texel after the two scalars' texels (what the next
+        # iteration's P^-1 reads), in the order of the pivots' slots; zeros past the k-th
+        Kslots = be._kpos.to_array().reshape(-1)[:k].astype(int)
+        rK = st.scalars[0].to_array().reshape(-1)[8:]
+        assert rK.size == 4 * -(-k // 4)
+        np.testing.assert_allclose(rK[:k], r1[Kslots], rtol=0, atol=3e-5 * np.abs(b).max())
+        np.testing.assert_array_equal(rK[k:], 0.0)
         if k == m:                     # r1 is float32's rounding of 0: the next step is noise
             return
         f._step()

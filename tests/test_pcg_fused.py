@@ -148,6 +148,16 @@ def stack_planes(be, S, k):
     return np.stack([a[c * be.rows:(c + 1) * be.rows].reshape(-1)[:be.m] for c in range(k)])
 
 
+def stack_planes4(be, S, k):
+    """The k planes of an RGBA stack, four a plane (plane c in component c % 4 of plane c // 4),
+    as a k x m array; and the components past the k-th (which must hold zeros)."""
+    k4 = -(-k // 4)
+    a = S.to_array().reshape(k4 * be.rows, be.width, 4)
+    planes = [a[b * be.rows:(b + 1) * be.rows].reshape(-1, 4)[:be.m] for b in range(k4)]
+    full = np.concatenate(planes, axis=1)            # m x 4 k4, column 4 b + l = plane 4 b + l
+    return full[:, :k].T, full[:, k:]
+
+
 # --------------------------------------------------------------------------- 1. the preconditioner
 @pytest.mark.parametrize("k", [1, K_RANK])
 def test_fused_preconditioner_parts_equal_float64(system, fold, k):
@@ -172,7 +182,9 @@ def test_fused_preconditioner_parts_equal_float64(system, fold, k):
         # there. The column stack leaves delta out, so they hold I - delta G11^-1, not I.)
         P, DS, rest = partial_cholesky_P(G, K)
         Fref = G[:, K] @ G11inv
-        F = stack_planes(be, be._fused.F, k).T
+        F, past = stack_planes4(be, be._fused.F, k)
+        F = F.T
+        np.testing.assert_array_equal(past, 0.0)          # the components past the k-th plane
         assert np.abs(F[rest] - Fref[rest]).max() <= 2e-6 * cond * np.abs(Fref).max()
         # the slots: c at entry K_c, -1 elsewhere
         slot = be._fused.slot.to_array().reshape(-1)[:M]

@@ -191,6 +191,30 @@ PCG_PRIMAL_SHARE = 0.1
 START_SHIFT = 1e-3
 
 
+def rhs_scale(r: np.ndarray, diagonal) -> float:
+    """The power of two 2^s by which PCG's right-hand side is multiplied before a solve (and
+    the answer divided after; beyond 002). PCG's numbers are r^T r ~ ||r||^2 and gamma = r^T z,
+    p^T G_R p ~ sum r_i^2 / G_ii (P^-1 scales each entry about as 1 / G_ii). Where G_R's
+    entries are huge (late interior point iterations, badly scaled units) gamma and p^T G_R p
+    fall toward float32's smallest normal number, 1.2e-38, while ||r||^2 does not; a GPU
+    flushes smaller numbers to zero, and PCG breaks down on p^T G_R p = 0. 2^s puts the two
+    magnitudes' geometric mean at 1 (2^4s ||r||^2 sum r_i^2 / G_ii = 1), as far from float32's
+    floor as from its ceiling (3.4e38). In float64 the scaling changes no digit."""
+    rr = float(np.dot(r, r))
+    if not (rr > 0 and math.isfinite(rr)):
+        return 1.0
+    if diagonal is None:
+        gamma = rr
+    else:
+        d = np.asarray(diagonal, dtype=np.float64)
+        ok = np.isfinite(d) & (d > 0)
+        gamma = float(np.sum(r[ok] ** 2 / d[ok])) if ok.any() else rr
+        if not (gamma > 0 and math.isfinite(gamma)):
+            gamma = rr
+    s = int(round(-0.25 * (math.log2(rr) + math.log2(gamma))))
+    return math.ldexp(1.0, max(-120, min(120, s)))
+
+
 def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dict:
     """Preconditioned conjugate gradients on G_R dy = b with the back end's operations
     (Hestenes-Stiefel with a preconditioner; [9] of 002), x0 = 0.
@@ -417,15 +441,17 @@ class _Solver:
         for _ in range(rounds):
             tol = max(target, be.pcg_floor * rnorm)
             t0 = time.perf_counter()
-            rv = be.vector(r)
+            scale = rhs_scale(r, be.diagonal)            # a power of two: exact, undone below
+            rv = be.vector(r * scale)
             done = facts["iterations"]
-            res = pcg(be, rv, tol, maxiter - done,
-                      soft=None if soft is None else (max(soft[0] - done, 0), soft[1]))
+            res = pcg(be, rv, tol * scale, maxiter - done,
+                      soft=None if soft is None else (max(soft[0] - done, 0), soft[1] * scale))
             be.free(rv)
             if be.profile:
                 be.sync()
             self.pcg_seconds += time.perf_counter() - t0
-            dy = dy + be.to_numpy(res["x"])
+            dy = dy + be.to_numpy(res["x"]) / scale
+            res["residual"] /= scale
             be.free(res["x"])
             facts["iterations"] += res["iterations"]
             facts["rounds"] += 1

@@ -27,6 +27,9 @@ class MatrixFreeBackend(abc.ABC):
     name = "abstract"
     #: smallest relative PCG residual this back end's precision reaches dependably
     pcg_floor = 1e-14
+    #: diag(G_R) in float64 as the last ``build_preconditioner`` read it (None before): what
+    #: :func:`~gpgpu.lp.matrix_free.rhs_scale` estimates PCG's magnitudes from
+    diagonal = None
 
     def __init__(self, problem, profile: bool = False):
         self.problem = problem

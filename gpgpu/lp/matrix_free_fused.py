@@ -25,6 +25,12 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
                                 entry (x hi, x lo, r): x in float-float with ``solution``
 ==  ==========================  ============================================================
 
+Four numbers a texel where a pass reads k of them: F's k planes lie four a texel (an RGBA
+stack of ceil(k / 4) planes, ``plane_mix`` with FOUR), and ``pcg_step_scalars`` leaves the
+updated residual at the pivots, r_K, four a texel after its two texels of scalars (the same
+arithmetic as ``pcg_state_update``'s, gathered from the entries K). Passes 1 and 2 then fetch
+about k / 2 texels an entry, not the 3 k of a plane a texel and a gather of each r(K_j).
+
 Passes 6 and 7 run beside 8 and 9 (nothing of 8 or 9 reads them), so the dependent chain is
 1-2-3-4-5-8-9-10. Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
 C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
@@ -67,7 +73,10 @@ KERNELS = {
                               extensions=("GL_ARB_gpu_shader5",), library="float_float",
                               doc="x + alpha p in float-float, r - alpha q"),
     "state_start": Kernel("pcg_state_start", texels=2, doc="x0 = 0, r0 = b"),
-    "plane_mix": Kernel("plane_mix", texels=3, doc="F = B C^-1, once a preconditioner"),
+    "pivot_start": Kernel("pcg_pivot_start", texels=3, doc="r0 = b at the pivots, four a texel"),
+    "plane_mix": Kernel("plane_mix", texels=3, doc="B = G[:, K] C^-T and E, once a preconditioner"),
+    "plane_mix4": Kernel("plane_mix", texels=3, defines={"FOUR": 1},
+                         doc="F = G[:, K] G11^-1, four planes a texel, once a preconditioner"),
     "gram_columns": Kernel("gram_columns", texels=3, doc="H = C^-T C^-1, once a preconditioner"),
 }
 
@@ -82,6 +91,11 @@ def _chunks(length: int) -> tuple:
     return L, -(-int(length) // L)
 
 
+def fours(k: int) -> int:
+    """Texels that hold k numbers four a texel (F's planes, the pivots' residuals)."""
+    return max(1, -(-int(k) // 4))
+
+
 class _Streams:
     """The fused PCG's streams, made once a back end and k: the state (x, r) and p, the totals
     and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own."""
@@ -89,15 +103,15 @@ class _Streams:
     def __init__(self, be, k: int):
         m, n = be.m, be.n
         rgba = lambda: Stream(be.rows, be.width, components=4, vector=True, length=m)  # noqa: E731
-        self.k = k
+        self.k, self.k4 = k, fours(k)
         self.m_chunk, self.m_chunks = _chunks(m)
         self.n_chunk, self.n_chunks = _chunks(n)
         self.xr, self.p = [rgba(), rgba()], [Stream.vector_of(m), Stream.vector_of(m)]
         self.totals = [Stream(1, k + 3), Stream(1, k + 3)]
-        self.scalars = [Stream(1, 2, components=4), Stream(1, 2, components=4)]
+        self.scalars = [Stream(1, 2 + self.k4, components=4), Stream(1, 2 + self.k4, components=4)]
         self.best = rgba()
         self.w = rgba()
-        self.sums = Stream(k + 3, max(self.m_chunks, k))
+        self.sums = Stream(self.k4 + 2, max(self.m_chunks, self.k4), components=4)
         self.curvature = Stream(2, max(self.n_chunks, self.m_chunks))
         self.u, self.t = Stream.vector_of(n), Stream.vector_of(n)
         self.y = Stream.vector_of(m)
@@ -160,9 +174,13 @@ class FusedPCG:
         KERNELS["plane_mix"].draw(e_out, planes, {"P": units, "M": X}, mix)
         KERNELS["gram_columns"].draw(self.H, Rect.covering(0, 0, k, k), {"M": X}, {"k": k})
         X.release()
-        KERNELS["plane_mix"].draw(units, planes, {"P": cols, "M": self.H}, mix)
+        k4 = fours(k)
+        if self.F is None or self.F.rows != k4 * be.rows:
+            if self.F is not None:
+                self.F.release()
+            self.F = Stream(k4 * be.rows, be.width, components=4)
+        KERNELS["plane_mix4"].draw(self.F, Rect.covering(0, 0, be.width, k4 * be.rows), {"P": cols, "M": self.H}, mix)
         stacks[0][:], stacks[1][:] = [b_out, cols], [e_out, units]
-        self.F = units
         slot = np.full(be.m, -1.0)
         slot[K] = np.arange(k)
         self.slot.write(slot)
@@ -185,17 +203,16 @@ class FusedPCG:
     def _iteration(self) -> None:
         """The ten passes of the module notes, current -> next."""
         be, s = self.be, self.streams
-        k, h, W, m = s.k, be.rows, be.width, be.m
+        k, k4, h, W, m = s.k, s.k4, be.rows, be.width, be.m
         xr, p, totals, scalars = s.xr[0], s.p[0], s.totals[0], s.scalars[0]
-        KERNELS["schur_forward"].draw(s.w, whole(s.w), {"XR": xr, "F": self.F, "Kpos": be._kpos,
-                                                        "Dinv": be.pre[2]},
-                                      {"k": k, "plane_rows": h, "width": W})
-        KERNELS["chunk_sums"].draw(s.sums, Rect.covering(0, 0, s.sums.cols, k + 3),
-                                   {"W": s.w, "F": self.F, "XR": xr, "H": self.H, "Kpos": be._kpos},
-                                   {"k": k, "plane_rows": h, "width": W, "length": m, "chunk": s.m_chunk})
+        KERNELS["schur_forward"].draw(s.w, whole(s.w), {"XR": xr, "F": self.F, "Sc": scalars, "Dinv": be.pre[2]},
+                                      {"k4": k4, "plane_rows": h})
+        KERNELS["chunk_sums"].draw(s.sums, Rect.covering(0, 0, s.sums.cols, k4 + 2),
+                                   {"W": s.w, "F": self.F, "XR": xr, "H": self.H, "Sc": scalars},
+                                   {"k": k, "k4": k4, "plane_rows": h, "width": W, "length": m, "chunk": s.m_chunk})
         KERNELS["chunk_totals"].draw(s.totals[1], Rect.covering(0, 0, k + 3, 1),
-                                     {"S": s.sums, "H": self.H, "XR": xr, "Kpos": be._kpos, "Prev": totals},
-                                     {"k": k, "chunks": s.m_chunks, "width": W})
+                                     {"S": s.sums, "H": self.H, "Sc": scalars, "Prev": totals},
+                                     {"k": k, "k4": k4, "chunks": s.m_chunks})
         KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
                                   {"k": k})
         be.AT._product(s.p[1], s.u)
@@ -205,9 +222,11 @@ class FusedPCG:
                                        {"U": s.u, "Theta": be.theta, "P": s.p[1]},
                                        {"n": be.n, "n_width": s.u.cols, "n_chunk": s.n_chunk,
                                         "m": m, "m_width": W, "m_chunk": s.m_chunk})
-        KERNELS["step_scalars"].draw(s.scalars[1], Rect.covering(0, 0, 2, 1),
-                                     {"C": s.curvature, "Z": s.totals[1], "Prev": scalars},
-                                     {"n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "delta": be.delta})
+        KERNELS["step_scalars"].draw(s.scalars[1], Rect.covering(0, 0, 2 + k4, 1),
+                                     {"C": s.curvature, "Z": s.totals[1], "Prev": scalars, "XR": xr, "P": s.p[1],
+                                      "Y": s.y, "Kpos": be._kpos},
+                                     {"n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "width": W,
+                                      "delta": be.delta})
         update = KERNELS["state_update_ff" if be.solution == "float-float" else "state_update"]
         update.draw(s.xr[1], whole(s.xr[1]), {"XR": xr, "P": s.p[1], "Y": s.y, "Sc": s.scalars[1]},
                     {"delta": be.delta})
@@ -237,12 +256,16 @@ class FusedPCG:
 
     def _start(self, b: Stream) -> None:
         """x0 = 0, r0 = b, p = 0 (so that the first direction is z), gamma_old = 1, the watch at
-        -1 and the count at 0."""
+        -1, the count at 0 and r0 = b at the pivots (``pcg_pivot_start``)."""
         s = self.streams
         KERNELS["state_start"].draw(s.xr[0], whole(s.xr[0]), {"B": b})
         s.p[0].fbo.clear()
         s.totals[0].write(np.where(np.arange(s.k + 3) == s.k, 1.0, 0.0).reshape(1, -1))
-        s.scalars[0].write(np.array([[0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0]]))
+        start = np.zeros((1, 4 * (2 + s.k4)))
+        start[0, 2] = -1.0
+        s.scalars[0].write(start)
+        KERNELS["pivot_start"].draw(s.scalars[0], Rect.covering(2, 0, 2 + s.k4, 1), {"B": b, "Kpos": self.be._kpos},
+                                    {"k": s.k, "width": self.be.width})
 
     # ------------------------------------------------------------------ the solve
     def solve(self, b: Stream, target: float, maxiter: int, soft=None) -> dict:
@@ -314,8 +337,8 @@ class FusedPCG:
         if self.streams is not None:
             self.streams.release()
             self.streams = None
-        for s in (self.H, self.slot):
+        for s in (self.H, self.F, self.slot):
             if s is not None:
                 s.release()
-        self.H = None
+        self.H = self.F = None
         self.ready = False

@@ -399,6 +399,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         self.free(d)
         self._diag = diag
         dv = diag.to_array().astype(np.float64)
+        self.diagonal = dv
         self.readbacks += m
         K = np.sort(np.argpartition(-dv, k - 1)[:k]) if k < m else np.arange(m)
         self._ensure_stacks(k)

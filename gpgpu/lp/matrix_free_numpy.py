@@ -218,6 +218,7 @@ class NumpyMatrixFree(MatrixFreeBackend):
         dinv = np.where(d_s > floor, 1.0 / np.maximum(d_s, floor), 1.0 / diag)
         dinv[K] = 0.0
         self.pre = (K, C, B, dinv)
+        self.diagonal = diag
         self.readbacks += m                                      # the diagonal, to choose K
         return {"k": k, "replaced": replaced, "schur_floor": int(np.count_nonzero(d_s[dinv > 0] <= floor[dinv > 0]))}
 
