@@ -189,12 +189,29 @@ class RecordedPass(NamedTuple):
     blending: bool
 
 
+class UniformCache(dict):
+    """A program's uniform values as last written (name -> value; a write equal to it is
+    skipped). ``owner``: the recorded plan's pass (:class:`gpgpu.passes.RecordedPlan`) whose
+    whole set of values the program holds, so that the plan skips checking them one by one
+    (host time a pass); any other write sets it back to None."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self):
+        super().__init__()
+        self.owner = None
+
+    def __setitem__(self, key, value):
+        dict.__setitem__(self, key, value)
+        self.owner = None
+
+
 class Compiled(NamedTuple):
     """A kernel's program in one context, the vertex array it draws from the context's dynamic
     vertex buffer (or with no buffer), and the uniform values last written (skipped when equal)."""
     program: moderngl.Program
     vertex_array: object
-    cache: dict
+    cache: UniformCache
 
 
 class Kernel:
@@ -342,7 +359,7 @@ class Kernel:
                                           skip_errors=True)
             else:
                 vao = st.ctx.vertex_array(prog, [])
-            entry = st.programs[self.key] = Compiled(prog, vao, {})
+            entry = st.programs[self.key] = Compiled(prog, vao, UniformCache())
         return entry
 
     def program(self) -> moderngl.Program:

@@ -320,6 +320,13 @@ def _writer(u):
     return partial(u.ctx._write_uniform, u.program_obj, u.location, u.gl_type, u.array_length, u.element_size)
 
 
+def _renderer(vao):
+    """``vao.render`` without moderngl's Python frame (a vertex array with no scope: ours)."""
+    if getattr(vao, "scope", None) is not None:
+        return lambda mode, count, first, instances: vao.render(mode, count, first, instances)
+    return vao.mglo.render
+
+
 class RecordedPlan:
     """Passes noted by :func:`recording`, drawn again by :meth:`run` with all the host work
     done once (beyond the papers: host cost per pass).
@@ -390,8 +397,8 @@ class RecordedPlan:
             for w in writes:
                 w[3] = _pack(w[2], w[1])
                 w[4] = _writer(w[2])
-            self._fast.append((writes, cache, target.fbo, target.fbo.mglo.use, textures, vao, primitive.mode,
-                               len(primitive), first))
+            self._fast.append((writes, cache, target.fbo, target.fbo.mglo.use, textures, _renderer(vao),
+                               primitive.mode, len(primitive), first))
 
     def _fast_vao(self, kernel):
         return self._vaos[kernel.key]
@@ -408,6 +415,8 @@ class RecordedPlan:
                     if w[1] != value:
                         w[1] = value
                         w[3] = _pack(w[2], value)
+                        for fast in self._fast:          # the programs no longer hold this run's values
+                            fast[1].owner = None
         if counters.current() is not None:   # each pass measured (counters, recorder), as drawn
             for (kernel, target, primitive, inputs, texels), (writes, *_, first) in zip(self.passes, self._fast):
                 u = {w[0]: w[1] for w in writes[1 + len(inputs):]}
@@ -420,14 +429,16 @@ class RecordedPlan:
         t0 = counters.clock() if tally is not None else 0.0
         last_fbo = None
         bound = [None] * 32
-        for writes, cache, fbo, fbo_use, textures, vao, mode, count, first in self._fast:
-            for name, value, u, data, write in writes:
-                if cache.get(name) != value:
-                    if data is None:
-                        u.value = value
-                    else:
-                        write(data)
-                    cache[name] = value
+        for writes, cache, fbo, fbo_use, textures, render, mode, count, first in self._fast:
+            if cache.owner is not writes:        # the program holds another pass's values
+                for name, value, u, data, write in writes:
+                    if cache.get(name) != value:
+                        if data is None:
+                            u.value = value
+                        else:
+                            write(data)
+                        cache[name] = value
+                cache.owner = writes
             if fbo is not last_fbo:
                 fbo_use()
                 last_fbo = fbo
@@ -435,7 +446,7 @@ class RecordedPlan:
                 if bound[unit] is not texture:
                     use(unit)
                     bound[unit] = texture
-            vao.render(mode, count, first)
+            render(mode, count, first, -1)
         if last_fbo is not None:
             last_fbo.ctx.fbo = last_fbo       # what moderngl's Framebuffer.use() records
         if tally is not None:

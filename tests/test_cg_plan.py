@@ -297,3 +297,35 @@ def test_paper_preset_with_verify_restarts_like_robust():
 def test_bad_preset_options_are_named(kw, error, match):
     with pytest.raises(error, match=match):
         gpgpu.cg(sp.eye(3, format="csr"), np.ones(3), **kw)
+
+
+def test_a_recorded_plan_rewrites_the_uniforms_another_draw_changed():
+    """A plan skips checking its passes' uniforms while the program still holds them (the cache's
+    owner, host time a pass); a draw of the same kernel with other values in between must make
+    the next run write them again, and a pass of another plan likewise."""
+    out = Stream(1, 8)
+    try:
+        with recording() as noted:
+            L1["fill"].draw(out, whole(out), uniforms={"value": 2.5})
+        plan = RecordedPlan(noted, keep=[out])
+        with recording() as noted:
+            L1["fill"].draw(out, whole(out), uniforms={"value": -4.0})
+        other = RecordedPlan(noted, keep=[out])
+        try:
+            plan.run()
+            np.testing.assert_array_equal(out.to_array().reshape(-1), 2.5)
+            plan.run()                                   # nothing changed: the writes are skipped
+            np.testing.assert_array_equal(out.to_array().reshape(-1), 2.5)
+            L1["fill"].draw(out, whole(out), uniforms={"value": 7.0})
+            np.testing.assert_array_equal(out.to_array().reshape(-1), 7.0)
+            plan.run()                                   # the draw wrote 7: the plan writes 2.5 again
+            np.testing.assert_array_equal(out.to_array().reshape(-1), 2.5)
+            other.run()
+            np.testing.assert_array_equal(out.to_array().reshape(-1), -4.0)
+            plan.run()
+            np.testing.assert_array_equal(out.to_array().reshape(-1), 2.5)
+        finally:
+            plan.release()
+            other.release()
+    finally:
+        out.release()
