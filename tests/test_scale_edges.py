@@ -197,8 +197,9 @@ def _rows_matrix(lengths, n=9):
     # rows of 2, 1, 2: one segment each, one pass writes y: no pass 2
     ("packed", [2, 1, 2], 3 * 3, 6),
     ("split", [2, 1, 2], 3 * 6, 6),
-    # ELLPACK and TELL: K = 5 slots a row, padding included, 3 fetches a slot (value, column, x)
-    ("ellpack", [5, 1, 3], 3 * 15, 15),
+    # TELL: K = 5 slots a row, padding included, 3 fetches a slot (value, column, x); ELLPACK:
+    # 3 an entry and the column where a row shorter than K stops (rows of 1 and 3)
+    ("ellpack", [5, 1, 3], 3 * 9 + 2, 15),
     ("tell", [5, 1, 3], 3 * 15, 15),
     # corrigan: only the 9 non-zeros, 3 fetches each
     ("corrigan", [5, 1, 3], 3 * 9, 9),
