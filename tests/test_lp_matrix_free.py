@@ -1637,3 +1637,48 @@ def test_the_paper_preset_stores_a_as_t_ell_with_the_dense_rows_apart(monkeypatc
     e = solve(p, method="matrix-free", backend="gpu", preset="paper", format="ellpack")
     assert built[-1][0] == "ellpack" and e.status == "optimal"
     assert abs(e.iterations - r.iterations) <= 1
+
+
+def test_rhs_scale_puts_the_two_magnitudes_about_one():
+    """rhs_scale (beyond 002): the power of two 2^s with 2^4s ||r||^2 sum r_i^2 / G_ii = 1 to
+    within the rounding of s (a factor 2^2 either way); G_R's entries of 1e30 and ||r|| of 1e-3
+    give r^T z near 1e-34 unscaled, near 1e-15 scaled (||r||^2 near 1e15); no r, or no usable diagonal, fall back."""
+    from gpgpu.lp.matrix_free import rhs_scale
+    r = np.full(50, 1e-3)
+    diag = np.full(50, 1e30)
+    scale = rhs_scale(r, diag)
+    s = math.log2(scale)
+    assert s == int(s) and s > 0                                   # a power of two, upward
+    rr, gamma = r @ r, np.sum(r ** 2 / diag)
+    assert 0.25 <= scale ** 4 * rr * gamma <= 4.0
+    assert 1e-17 < scale ** 2 * gamma < 1e-13 and 1e13 < scale ** 2 * rr < 1e17    # 1e-15 and 1e15
+    # huge r over tiny G_ii: downward
+    assert rhs_scale(np.full(4, 1e10), np.full(4, 1e-10)) < 1.0
+    # no diagonal: ||r||^2 alone goes to 1; zero diagonal entries are left out
+    assert rhs_scale(np.full(4, 2.0 ** -20), None) == 2.0 ** 19
+    half = np.where(np.arange(50) < 25, 0.0, 1e30)          # gamma from the 25 usable entries, ||r||^2 from all
+    assert rhs_scale(r, half) == 2.0 ** round(-0.25 * math.log2(rr * np.sum(r[25:] ** 2 / 1e30)))
+    # nothing to scale, and the clamp at 2^+-120
+    assert rhs_scale(np.zeros(5), diag[:5]) == 1.0
+    assert rhs_scale(np.full(5, 1e-300), np.full(5, 1e300)) == 2.0 ** 120
+
+
+def test_the_rhs_scale_changes_no_digit_of_a_float64_solve(monkeypatch):
+    """The scale is a power of two: numpy64's whole solve (x, y, s, objective, status, the
+    history of every iteration) is the same bit for bit with the scale and with 2^0."""
+    import gpgpu.lp.matrix_free as mf
+    runs = []
+    for scaled in (True, False):
+        if not scaled:
+            monkeypatch.setattr(mf, "rhs_scale", lambda r, diagonal: 1.0)
+        seen = []
+        res = solve("afiro", method="matrix-free", backend="numpy64", eps=1e-8, callback=lambda e: seen.append(e))
+        runs.append((res, seen))
+    (a, ca), (b, cb) = runs
+    assert a.status == b.status == "optimal" and a.iterations == b.iterations
+    for name in ("x", "y", "s"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.objective == b.objective and a.pcg_iterations == b.pcg_iterations
+    keys = ("mu", "pcg_iterations", "pcg_residual", "alpha_pri", "alpha_dual")
+    assert [[e.get(k) for k in keys] for e in a.history] == [[e.get(k) for k in keys] for e in b.history]
+    assert len(ca) == len(cb) == len(a.history)

@@ -200,18 +200,19 @@ def rhs_scale(r: np.ndarray, diagonal) -> float:
     flushes smaller numbers to zero, and PCG breaks down on p^T G_R p = 0. 2^s puts the two
     magnitudes' geometric mean at 1 (2^4s ||r||^2 sum r_i^2 / G_ii = 1), as far from float32's
     floor as from its ceiling (3.4e38). In float64 the scaling changes no digit."""
-    rr = float(np.dot(r, r))
-    if not (rr > 0 and math.isfinite(rr)):
+    big = float(np.max(np.abs(r))) if r.size else 0.0
+    if not (big > 0 and math.isfinite(big)):
         return 1.0
-    if diagonal is None:
-        gamma = rr
-    else:
+    u = r / big                                        # logarithms of r's sums without under/overflow
+    log_rr = 2 * math.log2(big) + math.log2(float(np.dot(u, u)))
+    log_gamma = log_rr
+    if diagonal is not None:
         d = np.asarray(diagonal, dtype=np.float64)
         ok = np.isfinite(d) & (d > 0)
-        gamma = float(np.sum(r[ok] ** 2 / d[ok])) if ok.any() else rr
-        if not (gamma > 0 and math.isfinite(gamma)):
-            gamma = rr
-    s = int(round(-0.25 * (math.log2(rr) + math.log2(gamma))))
+        g = float(np.sum(u[ok] ** 2 / d[ok])) if ok.any() else 0.0
+        if g > 0 and math.isfinite(g):
+            log_gamma = 2 * math.log2(big) + math.log2(g)
+    s = int(round(-0.25 * (log_rr + log_gamma)))
     return math.ldexp(1.0, max(-120, min(120, s)))
 
 
