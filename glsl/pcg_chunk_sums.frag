@@ -6,9 +6,12 @@
 //     row k4:       (w_i (r_i - phi_i), r_i^2)  (r^T z without z's pivoted part; ||r||^2)
 // and, on row k4 + 1, for j < k4: r(K_i) (H r_K)_i, i = 4j .. 4j + 3 (r_K^T H r_K, H = G11^-1
 // a k x k texture; r_K four a texel in texels 2 .. of the scalars; 0 past the k-th).
-uniform sampler2D W;        // (w, r - phi, 0, 0) an entry: pcg_schur_forward
-uniform sampler2D F;        // RGBA planes of F, as pcg_schur_forward's
-uniform sampler2D XR;
+// Each loop issues the fetches of several entries (GROUP; H's four a pivots' texel) before it
+// adds them, in the entries' order (a fetch waits for memory; a group in flight waits about as
+// long as one; the sums are those of the loop one entry at a time).
+uniform sampler2D W;        // (w, r - phi, 0, 0) an entry: pcg_update_forward
+uniform sampler2D F;        // RGBA planes of F, as pcg_update_forward's
+uniform sampler2D XR;       // (x hi, x lo, r, 0): r the residual whose P^-1 r W holds
 uniform sampler2D H;
 uniform sampler2D Sc;       // the scalars, r_K from texel 2 on
 uniform int k;
@@ -19,16 +22,41 @@ uniform int length;         // m
 uniform int chunk;          // L
 out vec4 result;
 
-float r_pivot(int l) {      // r(K_l)
-    return texelFetch(Sc, ivec2(2 + l / 4, 0), 0)[l % 4];
+const int GROUP = 4;        // entries whose fetches are in flight together
+
+vec4 h_column(int l, ivec4 rows) {      // H(rows, l)
+    return vec4(texelFetch(H, ivec2(l, rows.x), 0).r, texelFetch(H, ivec2(l, rows.y), 0).r,
+                texelFetch(H, ivec2(l, rows.z), 0).r, texelFetch(H, ivec2(l, rows.w), 0).r);
 }
 
-float h_r(int i) {          // (H r_K)_i, 0 past the k-th
-    float hr = 0.0;
-    if (i < k)
-        for (int l = 0; l < k; ++l)
-            hr += texelFetch(H, ivec2(l, i), 0).r * r_pivot(l);
-    return hr;
+vec4 h_r(int first) {       // (H r_K)_i for i = first .. first + 3, 0 past the k-th
+    ivec4 rows = min(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(k - 1));
+    vec4 hr = vec4(0.0);
+    int l = 0;
+    for (; l + 4 <= k; l += 4) {
+        vec4 r = texelFetch(Sc, ivec2(2 + l / 4, 0), 0);
+        vec4 h0 = h_column(l, rows), h1 = h_column(l + 1, rows), h2 = h_column(l + 2, rows), h3 = h_column(l + 3, rows);
+        hr += h0 * r.x;
+        hr += h1 * r.y;
+        hr += h2 * r.z;
+        hr += h3 * r.w;
+    }
+    for (; l < k; ++l)
+        hr += h_column(l, rows) * texelFetch(Sc, ivec2(2 + l / 4, 0), 0)[l % 4];
+    return mix(vec4(0.0), hr, lessThan(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(k)));
+}
+
+ivec2 entry(int i) {
+    return ivec2(i % width, i / width);
+}
+
+vec4 terms(int i, int c) {  // entry i's terms of row c (c <= k4)
+    ivec2 t = entry(i);
+    vec4 w = texelFetch(W, t, 0);
+    if (c < k4)
+        return texelFetch(F, ivec2(t.x, t.y + c * plane_rows), 0) * w.r;
+    float r = texelFetch(XR, t, 0).b;
+    return vec4(w.r * w.g, r * r, 0.0, 0.0);
 }
 
 void main() {
@@ -37,19 +65,19 @@ void main() {
     vec4 sum = vec4(0.0);
     if (c == k4 + 1) {
         if (j < k4)
-            sum = texelFetch(Sc, ivec2(2 + j, 0), 0) * vec4(h_r(4 * j), h_r(4 * j + 1), h_r(4 * j + 2), h_r(4 * j + 3));
+            sum = texelFetch(Sc, ivec2(2 + j, 0), 0) * h_r(4 * j);
     } else {
         int last = min(j * chunk + chunk, length);
-        for (int i = j * chunk; i < last; ++i) {
-            ivec2 t = ivec2(i % width, i / width);
-            vec4 w = texelFetch(W, t, 0);
-            if (c < k4)
-                sum += texelFetch(F, ivec2(t.x, t.y + c * plane_rows), 0) * w.r;
-            else {
-                float r = texelFetch(XR, t, 0).b;
-                sum.rg += vec2(w.r * w.g, r * r);
-            }
+        int i = j * chunk;
+        for (; i + GROUP <= last; i += GROUP) {
+            vec4 part[GROUP];
+            for (int g = 0; g < GROUP; ++g)
+                part[g] = terms(i + g, c);
+            for (int g = 0; g < GROUP; ++g)
+                sum += part[g];
         }
+        for (; i < last; ++i)
+            sum += terms(i, c);
     }
     result = sum;
 }

@@ -5,6 +5,7 @@
 //     k + 1:   beta = gamma / gamma_old, gamma_old the .r of texel k of Prev (the last totals);
 //              0 where it is not finite
 //     k + 2:   ||r||^2
+// Each loop issues GROUP fetches before it adds them, in order (as pcg_chunk_sums).
 uniform sampler2D S;        // pcg_chunk_sums (RGBA)
 uniform sampler2D H;
 uniform sampler2D Sc;       // the scalars, r_K from texel 2 on
@@ -14,20 +15,44 @@ uniform int k4;
 uniform int chunks;         // chunks of the m entries (fragments of S's rows)
 out float result;
 
+const int GROUP = 4;        // texels whose fetches are in flight together
+
 vec4 row_total(int c, int count) {
     vec4 sum = vec4(0.0);
-    for (int j = 0; j < count; ++j)
+    int j = 0;
+    for (; j + GROUP <= count; j += GROUP) {
+        vec4 part[GROUP];
+        for (int g = 0; g < GROUP; ++g)
+            part[g] = texelFetch(S, ivec2(j + g, c), 0);
+        for (int g = 0; g < GROUP; ++g)
+            sum += part[g];
+    }
+    for (; j < count; ++j)
         sum += texelFetch(S, ivec2(j, c), 0);
     return sum;
+}
+
+float h_r(int c) {          // (H r_K)_c
+    float hr = 0.0;
+    int l = 0;
+    for (; l + 4 <= k; l += 4) {
+        vec4 r = texelFetch(Sc, ivec2(2 + l / 4, 0), 0);
+        vec4 h = vec4(texelFetch(H, ivec2(l, c), 0).r, texelFetch(H, ivec2(l + 1, c), 0).r,
+                      texelFetch(H, ivec2(l + 2, c), 0).r, texelFetch(H, ivec2(l + 3, c), 0).r);
+        hr += h.x * r.x;
+        hr += h.y * r.y;
+        hr += h.z * r.z;
+        hr += h.w * r.w;
+    }
+    for (; l < k; ++l)
+        hr += texelFetch(H, ivec2(l, c), 0).r * texelFetch(Sc, ivec2(2 + l / 4, 0), 0)[l % 4];
+    return hr;
 }
 
 void main() {
     int c = int(WPOS.x);
     if (c < k) {
-        float hr = 0.0;
-        for (int l = 0; l < k; ++l)
-            hr += texelFetch(H, ivec2(l, c), 0).r * texelFetch(Sc, ivec2(2 + l / 4, 0), 0)[l % 4];
-        result = hr - row_total(c / 4, chunks)[c % 4];
+        result = h_r(c) - row_total(c / 4, chunks)[c % 4];
     } else if (c == k + 2) {
         result = row_total(k4, chunks).g;
     } else {

@@ -1,7 +1,7 @@
 // PCG's new direction p' = z + beta p (002 section 2.1, [9]) with z = P^-1 r put together on
 // the way (beyond 002: no pass of its own): w off the pivoted entries (w is 0 at K) and the
 // totals' z(K_c) at entry K_c (Slot: c there, -1 elsewhere); beta is texel k + 1 of the totals.
-uniform sampler2D W;        // (w, r - phi, 0, 0): pcg_schur_forward
+uniform sampler2D W;        // (w, r - phi, 0, 0): pcg_update_forward
 uniform sampler2D Slot;
 uniform sampler2D Z;        // pcg_chunk_totals
 uniform sampler2D P;        // p

@@ -2,15 +2,15 @@
 //     texel 0: (p^T q, gamma = r^T z, watch, ||r||^2)   what a check reads back
 //     texel 1: (alpha = gamma / p^T q, iterations, 0, 0)
 //     texel 2 + b: the updated residual at the pivots K_4b .. K_4b+3, r - alpha q there (0 past
-//              the k-th), as pcg_state_update computes it: what the next iteration's
-//              pcg_schur_forward, pcg_chunk_sums and pcg_chunk_totals read four a texel
+//              the k-th), as pcg_update_forward computes it: what the next iteration's
+//              pcg_update_forward, pcg_chunk_sums and pcg_chunk_totals read four a texel
 // p^T q = sum of the curvature sums' row 0 + delta times the sum of row 1. The watch is -1
 // until the first iteration whose p^T q or gamma is not positive (or not finite), then that
 // iteration's number (the count carried in texel 1). alpha is 0 there: x and r stay.
 uniform sampler2D C;        // pcg_curvature_sums
 uniform sampler2D Z;        // pcg_chunk_totals
 uniform sampler2D Prev;     // the scalars of the iteration before
-uniform sampler2D XR;       // PCG's state before the update: (x hi, x lo, r, 0)
+uniform sampler2D XR;       // PCG's state this iteration (pcg_update_forward's): (x hi, x lo, r, 0)
 uniform sampler2D P;        // the direction
 uniform sampler2D Y;        // A Theta~ A^T p
 uniform sampler2D Kpos;     // the entry numbers K_i (1 x k)
@@ -20,6 +20,8 @@ uniform int k;
 uniform int width;          // row width of the folded vectors
 uniform float delta;
 out vec4 result;
+
+const int GROUP = 4;        // texels whose fetches are in flight together
 
 float updated(int i, float alpha) {     // r(K_i) - alpha q(K_i), 0 past the k-th
     if (i >= k)
@@ -34,10 +36,23 @@ float updated(int i, float alpha) {     // r(K_i) - alpha q(K_i), 0 past the k-t
     return r - alpha * q;
 }
 
+float row_total(int row, int count) {  // GROUP fetches issued before their sums, in order
+    float sum = 0.0;
+    int j = 0;
+    for (; j + GROUP <= count; j += GROUP) {
+        float part[GROUP];
+        for (int g = 0; g < GROUP; ++g)
+            part[g] = texelFetch(C, ivec2(j + g, row), 0).r;
+        for (int g = 0; g < GROUP; ++g)
+            sum += part[g];
+    }
+    for (; j < count; ++j)
+        sum += texelFetch(C, ivec2(j, row), 0).r;
+    return sum;
+}
+
 void main() {
-    float tn = 0.0, tm = 0.0;
-    for (int j = 0; j < n_chunks; ++j) tn += texelFetch(C, ivec2(j, 0), 0).r;
-    for (int j = 0; j < m_chunks; ++j) tm += texelFetch(C, ivec2(j, 1), 0).r;
+    float tn = row_total(0, n_chunks), tm = row_total(1, m_chunks);
     float pq = tn + delta * tm;
     float gamma = texelFetch(Z, ivec2(k, 0), 0).r;
     float rr = texelFetch(Z, ivec2(k + 2, 0), 0).r;

@@ -4,7 +4,7 @@
 // C^-T (P the columns G e_{K_j}), E (P the unit planes e_{K_j}) and, with H = G11^-1,
 // F = G[:, K] G11^-1 (H symmetric). With FOUR the result is RGBA: plane b of it holds the
 // planes 4b .. 4b + 3 of the combination in its four components (0 past the k-th), so that a
-// pass reading all k planes fetches k / 4 texels (F for pcg_schur_forward and pcg_chunk_sums).
+// pass reading all k planes fetches k / 4 texels (F for pcg_update_forward and pcg_chunk_sums).
 uniform sampler2D P;
 uniform sampler2D M;
 uniform int k;

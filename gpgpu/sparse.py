@@ -116,7 +116,7 @@ from .sparse_formats.dense import plane_dots as _plane_dots  # noqa: F401
 from .sparse_formats.packed import packed_kernel  # noqa: F401
 from .sparse_formats.segmented import PACKED_FOLD, PACKED_MAX_SEGMENT, PACKED_SEGMENT, _auto_segment  # noqa: F401
 from .sparse_formats.split import split_kernel  # noqa: F401
-from .stream import Stream, borrow, check_array, check_shape, vector_shape
+from .stream import Stream, borrow, check_array, check_shape, give_back, vector_shape
 
 __all__ = ["SparseStream", "FORMATS", "TRANSPOSES", "corrigan_kernel", "CORRIGAN_MAX_NNZ",
            "CORRIGAN_MAX_PROGRAMS"]
@@ -635,6 +635,31 @@ class SparseStream:
                                       f"sorting (this matrix: {self.format}); draw the planes one by one")
         self._storage.product_planes(self, X, int(planes), out, weights)
         return out
+
+    def product_fused(self, xs: Stream, out: Stream, weights: Stream | None = None) -> Stream:
+        """``out`` = A x, or A diag(weights) x with x_j w_j rounded first (the float32 values of
+        a scaling pass, ``elementwise_product``, followed by the product), for vector streams:
+        the fused PCG iteration's products (beyond 002). On ELLPACK without sorting the sparse
+        part fetches a row four entries at a time (``sparse_ellpack_four``, the sums of
+        ``sparse_ellpack``), and without a dense part the weights are applied on the way (one
+        pass); elsewhere the weights are a scaling pass of their own and the product is
+        :meth:`_product`'s. ``out`` must not be ``xs``."""
+        self._alive()
+        four = getattr(self._storage, "fours", False) and self.perm is None
+        has_dense = self.kc or self.kr
+        if weights is not None and (has_dense or not four):
+            scaled = borrow(*vector_shape(self.shape[1]))
+            L1["elementwise_product"].draw(scaled, whole(scaled), {"X": xs, "Y": weights})
+            self.product_fused(scaled, out)
+            give_back(scaled)
+            return out
+        if not four:
+            return self._product(xs, out)
+        y = borrow(*vector_shape(self.shape[0])) if has_dense else out
+        self._storage.product_four(self, xs, y, weights)
+        if not has_dense:
+            return out
+        return dense_part.add(self, xs, y, out)          # gives y back
 
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
     __array_ufunc__ = None

@@ -361,8 +361,9 @@ def test_fused_pcg_reads_its_scalars_at_iterations_0_1_every_pcg_check_th_and_th
 def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, fmt):
     """Two fused iterations from x0 = 0 against float64, value by value (gpgpu.lp.matrix_free_fused):
     the first direction p1 = z0 = P^-1 b (P 002's partial Cholesky preconditioner, built in
-    float64 from G_R), gamma = b^T z0, ||b||^2, p1^T G_R p1, alpha, x1 = alpha p1, r1 = b -
-    alpha G_R p1; then beta = r1^T z1 / gamma and p2 = z1 + beta p1. With fold=8 the vectors,
+    float64 from G_R), gamma = b^T z0, ||b||^2, p1^T G_R p1, alpha, r1 = b - alpha G_R p1 at
+    the pivots; then (the second iteration's first pass) x1 = alpha p1 and r1, beta =
+    r1^T z1 / gamma and p2 = z1 + beta p1. With fold=8 the vectors,
     planes, chunks and slots cross texture rows; k = 30 is the complete factor of a 30-row LP
     (D_S = 0: P^-1 = G_R^-1); gruca_like(36) has a dense row and column. ELLPACK without a
     dense part draws the preconditioner's columns in two passes (product_planes), transposed
@@ -397,10 +398,11 @@ def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, 
         assert (watch, count) == (-1.0, 1.0)
         assert gamma_ == pytest.approx(gamma, rel=2e-5) and rr == pytest.approx(b @ b, rel=1e-5)
         assert pq_ == pytest.approx(pq, rel=2e-5) and alpha_ == pytest.approx(alpha, rel=3e-5)
+        # the first pass of the first iteration wrote x0 = 0 and r0 = b (alpha 0: no step yet)
         xr = st.xr[0].to_array().reshape(-1, 4)[:m]
+        np.testing.assert_array_equal(xr[:, :2], 0.0)
+        np.testing.assert_array_equal(xr[:, 2], b.astype(np.float32))
         x1, r1 = alpha * p1, b - alpha * (G @ p1)
-        np.testing.assert_allclose(xr[:, 0] + xr[:, 1], x1, rtol=0, atol=3e-5 * np.abs(x1).max())
-        np.testing.assert_allclose(xr[:, 2], r1, rtol=0, atol=3e-5 * np.abs(b).max())
         # the residual at the pivots, four a texel after the two scalars' texels (what the next
         # iteration's P^-1 reads), in the order of the pivots' slots; zeros past the k-th
         Kslots = be._kpos.to_array().reshape(-1)[:k].astype(int)
@@ -408,9 +410,13 @@ def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, 
         assert rK.size == 4 * -(-k // 4)
         np.testing.assert_allclose(rK[:k], r1[Kslots], rtol=0, atol=3e-5 * np.abs(b).max())
         np.testing.assert_array_equal(rK[k:], 0.0)
-        if k == m:                     # r1 is float32's rounding of 0: the next step is noise
-            return
         f._step()
+        # the second iteration's first pass: x1 = alpha p1 and r1 = b - alpha G_R p1
+        xr = st.xr[0].to_array().reshape(-1, 4)[:m]
+        np.testing.assert_allclose(xr[:, 0] + xr[:, 1], x1, rtol=0, atol=3e-5 * np.abs(x1).max())
+        np.testing.assert_allclose(xr[:, 2], r1, rtol=0, atol=3e-5 * np.abs(b).max())
+        if k == m:                     # r1 is float32's rounding of 0: the rest is noise
+            return
         z1 = Pinv @ r1
         beta = (r1 @ z1) / gamma
         p2 = z1 + beta * p1

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 import gpgpu.sparse
 from gpgpu import SparseStream, Stream, stream
+from gpgpu.blas1 import multiply
 from gpgpu import sparse_formats
 from gpgpu.sparse_formats import FORMATS, common
 from gpgpu.sparse_formats.common import Format
@@ -298,3 +299,54 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
     square = (sp.csr_matrix(A).T @ sp.csr_matrix(A) + sp.eye(n)).tocsr()
     with SparseStream.from_scipy(square, format="corrigan", dense=False, sort=True) as S:
         assert S.perm is not None and not S.plane_products()
+
+
+def four_entry_rows(rng, n=19):
+    """Rows of every length 0 .. 13 (twice each, shuffled): each place a row can end in a group
+    of four, K = 13 leaves a remainder of one after three groups."""
+    counts = rng.permutation(np.repeat(np.arange(14), 2))
+    rows = np.repeat(np.arange(counts.size), counts)
+    cols = np.concatenate([rng.choice(n, size=c, replace=False) for c in counts])
+    vals = rng.uniform(0.5, 2.0, rows.size) * rng.choice([-1.0, 1.0], rows.size)
+    return sp.csr_matrix((vals, (rows, cols)), shape=(counts.size, n))
+
+
+@pytest.mark.parametrize("fold", [None, 7])
+def test_product_fused_is_the_product_for_every_format(rng, ctx, monkeypatch, fold):
+    """SparseStream.product_fused (the fused PCG iteration's products): A x, and A diag(w) x,
+    within float32's bound against scipy, for rows of every length from 0 to 13 (ELLPACK fetches
+    four entries at a time: a row ending in each place of a group, and a remainder), folded or
+    not; with a dense row and column (the sparse part four at a time, the dense part added; the
+    weights then a scaling pass); and for the other formats (their own product). On llvmpipe the
+    ELLPACK results are bit for bit those of 002's kernel (sparse_ellpack) after a scaling pass
+    (elementwise_product): the same additions in the same order, x_j w_j rounded first."""
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    A = four_entry_rows(rng)
+    m, n = A.shape
+    x = rng.standard_normal(n)
+    w = np.exp(rng.uniform(-2, 2, n))
+    wide = sp.vstack([sp.hstack([A, sp.csr_matrix(rng.standard_normal((m, 1)))]),
+                      sp.csr_matrix(np.ones((1, n + 1)))]).tocsr()
+    xw, ww = np.append(x, 0.5), np.append(w, 2.0)
+    cases = [(A, x, w, fmt, False) for fmt in NAMES] + [(wide, xw, ww, "ellpack", 5)]
+    exact = "llvmpipe" in ctx.info.get("GL_RENDERER", "")
+    for M, xv, wv, fmt, dense in cases:
+        mm, nn = M.shape
+        with SparseStream.from_scipy(M, format=fmt, dense=dense) as S, Stream.vector_of(nn, xv) as xs, \
+                Stream.vector_of(nn, wv) as ws, Stream.vector_of(mm) as y, Stream.vector_of(mm) as yw:
+            if dense:
+                assert S.kr and S.kc
+            S.product_fused(xs, y)
+            S.product_fused(xs, yw, weights=ws)
+            got, gotw = y.to_array().astype(np.float64), yw.to_array().astype(np.float64)
+            within_float32(got, M, xv, (fmt, dense, "A x"))
+            within_float32(gotw, sp.csr_matrix(M) @ sp.diags(wv), xv, (fmt, dense, "A diag(w) x"))
+            if exact and fmt == "ellpack":
+                ref = S._product(xs)
+                scaled = multiply(xs, ws)
+                refw = S._product(scaled)
+                np.testing.assert_array_equal(got, ref.to_array())
+                np.testing.assert_array_equal(gotw, refw.to_array())
+                for s in (ref, scaled, refw):
+                    s.release()

@@ -1,4 +1,4 @@
-"""PCG of paper 002 in ten passes an iteration, eight of them dependent (beyond 002: ``fused``).
+"""PCG of paper 002 in eight passes an iteration, seven of them dependent (beyond 002: ``fused``).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -7,32 +7,39 @@ scsd8, counting the interior point's own), and a dependent pass costs microsecon
 its size. The same algorithm, every value the same up to float32 rounding, is drawn here as:
 
 ==  ==========================  ============================================================
- 1  ``pcg_schur_forward``       w = D_S^-1 (r - F r_K), F = G[:, K] G11^-1 (002 (7)-(8)'s
-                                forward half: u1 = C^-1 r_K and r - B u1 merged, B u1 = F r_K)
+ 1  ``pcg_update_forward``      the last iteration's update, x + alpha p and r - alpha (y +
+                                delta p) in one RGBA texel an entry (x hi, x lo, r; x in
+                                float-float with ``solution``), and with the new r, in a second
+                                render target, w = D_S^-1 (r - F r_K), F = G[:, K] G11^-1 (002
+                                (7)-(8)'s forward half: u1 = C^-1 r_K and r - B u1 merged,
+                                B u1 = F r_K); alpha = 0 in the first iteration
  2  ``pcg_chunk_sums``          the partial sums (chunks of L entries) of F^T w, of
                                 w (r - F r_K) and r^T r, and the k terms of r_K^T H r_K
  3  ``pcg_chunk_totals``        z(K) = H r_K - F^T w (the backward half), gamma = r^T z =
                                 w^T (r - F r_K) + r_K^T H r_K, beta = gamma / gamma_old, r^T r
  4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
- 5  FSATY                       u = A^T p (the SparseStream product; more passes for the dense
-                                rows and columns of the Gruca-like problems, as every product)
- 6  ``elementwise_product``     t = Theta~ u
- 7  FSAX                        y = A t
- 8  ``pcg_curvature_sums``      the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
+ 5  FSATY                       u = A^T p (``SparseStream.product_fused``; more passes for the
+                                dense rows and columns of the Gruca-like problems, as every
+                                product)
+ 6  FSAX                        y = A Theta~ u, Theta~ u rounded first (on ELLPACK without a
+                                dense part in the product's pass, else a scaling pass before it)
+ 7  ``pcg_curvature_sums``      the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y)
- 9  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count
-10  ``pcg_state_update``        x + alpha p and r - alpha (y + delta p), one RGBA texel an
-                                entry (x hi, x lo, r): x in float-float with ``solution``
+ 8  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
+                                the updated residual at the pivots
 ==  ==========================  ============================================================
 
 Four numbers a texel where a pass reads k of them: F's k planes lie four a texel (an RGBA
 stack of ceil(k / 4) planes, ``plane_mix`` with FOUR), and ``pcg_step_scalars`` leaves the
 updated residual at the pivots, r_K, four a texel after its two texels of scalars (the same
-arithmetic as ``pcg_state_update``'s, gathered from the entries K). Passes 1 and 2 then fetch
-about k / 2 texels an entry, not the 3 k of a plane a texel and a gather of each r(K_j).
+arithmetic as ``pcg_update_forward``'s, gathered from the entries K). Passes 1 and 2 then fetch
+about k / 2 texels an entry, not the 3 k of a plane a texel and a gather of each r(K_j). The
+loops of every pass issue four entries' fetches before they add them, in the entries' order
+(the sums of a loop one entry at a time): a fetch waits for memory, four in flight about as
+long as one (ELLPACK's rows: ``sparse_ellpack_four``).
 
-Passes 6 and 7 run beside 8 and 9 (nothing of 8 or 9 reads them), so the dependent chain is
-1-2-3-4-5-8-9-10. Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
+Pass 6 runs beside 7 and 8 (nothing of them reads y), so the dependent chain is
+1-2-3-4-5-7-8. Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
 C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
 C^-T (u1 - B^T w) = H r_K - F^T w at K; r^T z = r^T w + r_K^T (H r_K - F^T w) = w^T (r - F r_K)
 + r_K^T H r_K (w is 0 at K). F and H are made once a preconditioner (``plane_mix``,
@@ -43,7 +50,8 @@ A sum of m entries is two passes whatever m: chunks of L = max(32, ceil(sqrt(m))
 fragment, then one fragment a total. The iteration is one recorded plan
 (``gpgpu.passes.RecordedPlan``) for each order of its ping-pong pairs, with no uniform written
 per iteration (the count is carried in the scalars' texel). At a check one read-back of the
-scalars' two texels brings ||r||^2 of the iterate before the update, p^T q, gamma and the watch.
+scalars' two texels brings ||r||^2 of the iterate the iteration's first pass wrote, p^T q,
+gamma and the watch.
 """
 from __future__ import annotations
 
@@ -56,22 +64,22 @@ from ..cholesky import count_replaced, factor_with_inverse
 from ..context import max_texture_size
 from ..geometry import Rect
 from ..kernel import Kernel
-from ..passes import NotReplayable, RecordedPlan, recording
+from ..passes import NotReplayable, RecordedPlan, Targets, recording
 from ..stream import Stream, vector_shape
 
 __all__ = ["KERNELS", "FusedPCG", "chunk_length"]
 
 KERNELS = {
-    "schur_forward": Kernel("pcg_schur_forward", texels=5, doc="002 (7)-(8): P^-1's forward half, one pass"),
+    "update_forward": Kernel("pcg_update_forward", texels=8,
+                             doc="x + alpha p, r - alpha q and 002 (7)-(8)'s forward half, one pass"),
+    "update_forward_ff": Kernel("pcg_update_forward", texels=8, defines={"FLOAT_FLOAT": 1},
+                                extensions=("GL_ARB_gpu_shader5",), library="float_float",
+                                doc="x + alpha p in float-float, r - alpha q, P^-1's forward half"),
     "chunk_sums": Kernel("pcg_chunk_sums", texels=3, doc="the iteration's inner products, partial sums"),
     "chunk_totals": Kernel("pcg_chunk_totals", texels=3, doc="z at K, r^T z, beta, r^T r"),
     "direction": Kernel("pcg_direction", texels=5, doc="p = z + beta p, z put together"),
     "curvature_sums": Kernel("pcg_curvature_sums", texels=3, doc="p^T G_R p from A^T p, partial sums"),
     "step_scalars": Kernel("pcg_step_scalars", texels=3, doc="p^T q, alpha, the watch, the count"),
-    "state_update": Kernel("pcg_state_update", texels=5, doc="x + alpha p, r - alpha q in one texel"),
-    "state_update_ff": Kernel("pcg_state_update", texels=5, defines={"FLOAT_FLOAT": 1},
-                              extensions=("GL_ARB_gpu_shader5",), library="float_float",
-                              doc="x + alpha p in float-float, r - alpha q"),
     "state_start": Kernel("pcg_state_start", texels=2, doc="x0 = 0, r0 = b"),
     "pivot_start": Kernel("pcg_pivot_start", texels=3, doc="r0 = b at the pivots, four a texel"),
     "plane_mix": Kernel("plane_mix", texels=3, doc="B = G[:, K] C^-T and E, once a preconditioner"),
@@ -113,18 +121,21 @@ class _Streams:
         self.w = rgba()
         self.sums = Stream(self.k4 + 2, max(self.m_chunks, self.k4), components=4)
         self.curvature = Stream(2, max(self.n_chunks, self.m_chunks))
-        self.u, self.t = Stream.vector_of(n), Stream.vector_of(n)
-        self.y = Stream.vector_of(m)
+        self.u, self.y = Stream.vector_of(n), Stream.vector_of(m)
+        #: the first pass's two targets: the next state and w (pcg_update_forward)
+        self.targets = {id(xr): Targets(xr, self.w) for xr in self.xr}
 
     def all(self) -> list:
         return [*self.xr, *self.p, *self.totals, *self.scalars, self.best, self.w, self.sums,
-                self.curvature, self.u, self.t, self.y]
+                self.curvature, self.u, self.y]
 
     def swap(self) -> None:
         for pair in (self.xr, self.p, self.totals, self.scalars):
             pair.reverse()
 
     def release(self) -> None:
+        for t in self.targets.values():
+            t.release()
         for s in self.all():
             s.release()
 
@@ -201,12 +212,15 @@ class FusedPCG:
 
     # ------------------------------------------------------------------ one iteration
     def _iteration(self) -> None:
-        """The ten passes of the module notes, current -> next."""
+        """The eight passes of the module notes, current -> next."""
         be, s = self.be, self.streams
         k, k4, h, W, m = s.k, s.k4, be.rows, be.width, be.m
         xr, p, totals, scalars = s.xr[0], s.p[0], s.totals[0], s.scalars[0]
-        KERNELS["schur_forward"].draw(s.w, whole(s.w), {"XR": xr, "F": self.F, "Sc": scalars, "Dinv": be.pre[2]},
-                                      {"k4": k4, "plane_rows": h})
+        update = KERNELS["update_forward_ff" if be.solution == "float-float" else "update_forward"]
+        update.draw(s.targets[id(s.xr[1])], whole(s.xr[1]),
+                    {"XR": xr, "P": p, "Y": s.y, "Sc": scalars, "F": self.F, "Dinv": be.pre[2]},
+                    {"k4": k4, "plane_rows": h, "delta": be.delta})
+        xr = s.xr[1]                                    # this iteration's state
         KERNELS["chunk_sums"].draw(s.sums, Rect.covering(0, 0, s.sums.cols, k4 + 2),
                                    {"W": s.w, "F": self.F, "XR": xr, "H": self.H, "Sc": scalars},
                                    {"k": k, "k4": k4, "plane_rows": h, "width": W, "length": m, "chunk": s.m_chunk})
@@ -215,9 +229,8 @@ class FusedPCG:
                                      {"k": k, "k4": k4, "chunks": s.m_chunks})
         KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
                                   {"k": k})
-        be.AT._product(s.p[1], s.u)
-        L1["elementwise_product"].draw(s.t, whole(s.t), {"X": s.u, "Y": be.theta})
-        be.A._product(s.t, s.y)
+        be.AT.product_fused(s.p[1], s.u)
+        be.A.product_fused(s.u, s.y, weights=be.theta)
         KERNELS["curvature_sums"].draw(s.curvature, Rect.covering(0, 0, s.curvature.cols, 2),
                                        {"U": s.u, "Theta": be.theta, "P": s.p[1]},
                                        {"n": be.n, "n_width": s.u.cols, "n_chunk": s.n_chunk,
@@ -227,9 +240,6 @@ class FusedPCG:
                                       "Y": s.y, "Kpos": be._kpos},
                                      {"n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "width": W,
                                       "delta": be.delta})
-        update = KERNELS["state_update_ff" if be.solution == "float-float" else "state_update"]
-        update.draw(s.xr[1], whole(s.xr[1]), {"XR": xr, "P": s.p[1], "Y": s.y, "Sc": s.scalars[1]},
-                    {"delta": be.delta})
 
     def _step(self) -> None:
         """One iteration from its recorded plan for the pairs' order (recorded the first time;
@@ -243,7 +253,7 @@ class FusedPCG:
             with recording() as noted:
                 self._iteration()
             try:
-                self.plans[key] = RecordedPlan(noted, keep=s.all())
+                self.plans[key] = RecordedPlan(noted, keep=[*s.all(), *s.targets.values()])
             except NotReplayable:                 # e.g. a transposed product by additive blending
                 self.plans[key] = None
         else:
@@ -270,10 +280,11 @@ class FusedPCG:
     # ------------------------------------------------------------------ the solve
     def solve(self, b: Stream, target: float, maxiter: int, soft=None) -> dict:
         """:func:`~gpgpu.lp.matrix_free.pcg`'s contract (x0 = 0; ``x`` the best checked iterate,
-        a vector of the back end's pool). A check reads ||r|| of the iterate before the
-        iteration just drawn: at the iterations 0 and 1, every ``pcg_check``-th, at the soft
-        limit and at ``maxiter`` (whose iteration is drawn for its residual only). The first
-        check reads ||b||: a b within the target costs one iteration's passes, no more."""
+        a vector of the back end's pool). A check reads ||r|| of the iterate that the first
+        pass of the iteration just drawn wrote (iteration i's update is the first pass of
+        iteration i + 1): at the iterations 0 and 1, every ``pcg_check``-th, at the soft limit
+        and at ``maxiter`` (whose iteration is drawn for its update and residual only). The
+        first check reads ||b||: a b within the target costs one iteration's passes, no more."""
         be = self.be
         every = max(1, int(be.pcg_check))
         soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
@@ -292,7 +303,7 @@ class FusedPCG:
             check = it <= 1 or it % every == 0 or last or it == soft_limit
             if best is s.xr[1]:                       # the iteration renders over the best iterate
                 best = self._copy(s.xr[1], s.best)
-            current = s.xr[0]
+            current = s.xr[1]                         # the iterate this step's first pass writes
             self._step()
             if check:
                 pq, gamma, watch, rr = (float(v) for v in s.scalars[0].to_array().reshape(-1)[:4])

@@ -22,6 +22,9 @@ KERNELS = {
     "planes": Kernel("sparse_ellpack_planes", texels=3, doc="ELLPACK on every plane of a stack, one pass"),
     "planes_weighted": Kernel("sparse_ellpack_planes", texels=4, defines={"WEIGHTED": 1},
                               doc="ELLPACK times column weights on every plane of a stack, one pass"),
+    "four": Kernel("sparse_ellpack_four", texels=3, doc="ELLPACK, a row's fetches four entries at a time"),
+    "four_weighted": Kernel("sparse_ellpack_four", texels=4, defines={"WEIGHTED": 1},
+                            doc="ELLPACK times column weights (x w rounded first), four entries at a time"),
 }
 
 
@@ -47,6 +50,9 @@ class Ellpack(Format):
     #: ``product_planes`` reads this layout (row i's entries along texture row x at r K ..);
     #: transposed ELLPACK's entries lie down the columns, so :class:`.tell.Tell` says False
     planes = True
+    #: ``product_four`` reads this layout (a row's entries side by side); :class:`.tell.Tell`
+    #: says False
+    fours = True
     #: the scatter kernel's ``transposed`` uniform: entries down texture columns (TELL)
     down = False
     #: where a row's K texels lie, for the error that says they do not fit
@@ -122,6 +128,17 @@ class Ellpack(Format):
         prim = _rows_primitive(vector_regions(S.shape[0]), self.origin(self.K))
         self.kernel.draw(y, prim, {"values": st["values"], "columns": st["columns"], "X": xs},
                          {"K": self.K, "x_width": xs.cols})
+
+    def product_four(self, S, xs: Stream, y: Stream, weights: Stream | None = None) -> None:
+        """y = A x as :meth:`product`, a row's fetches issued four entries at a time
+        (``sparse_ellpack_four``, the same sums); with ``weights`` (a vector of length n)
+        y = A diag(weights) x, x_j w_j rounded first."""
+        st = S._streams
+        inputs = {"values": st["values"], "columns": st["columns"], "X": xs}
+        if weights is not None:
+            inputs["Weights"] = weights
+        prim = _rows_primitive(vector_regions(S.shape[0]), self.origin(self.K))
+        KERNELS["four" if weights is None else "four_weighted"].draw(y, prim, inputs, {"K": self.K, "x_width": xs.cols})
 
     def product_planes(self, S, X: Stream, planes: int, Y: Stream, weights: Stream | None = None) -> None:
         """Y = A X plane by plane in one pass (``sparse_ellpack_planes``): ``planes`` planes of

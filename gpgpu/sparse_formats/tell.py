@@ -31,6 +31,7 @@ class Tell(Ellpack):
     down = True
     along = "column"
     planes = False
+    fours = False
 
     @staticmethod
     def layout(vals, cols, counts, K: int, fold: tuple):
