@@ -42,6 +42,11 @@ def _mfipm_whole(paths):
     return markdown(paths[0])
 
 
+def _mfipm_passes(paths):
+    from experiments.mfipm.passes import markdown
+    return markdown(paths[0])
+
+
 def _lp_speed(paths):
     """The LP's speed table (results/lp.md) from ``python -m experiments.speed --parts lp``'s CSV:
     a row per problem (the project's NETLIB order), the GPU defaults beside numpy64 and HiGHS."""
@@ -508,6 +513,7 @@ RENDERERS = {
     "netlib_runs": _netlib_runs,
     "netlib_speed": _netlib_speed,
     "mfipm_whole": _mfipm_whole,
+    "mfipm_passes": _mfipm_passes,
     "lp_speed": _lp_speed,
     "limitations": _limitations,
     "verdicts": _verdicts,

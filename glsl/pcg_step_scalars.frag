@@ -4,16 +4,20 @@
 //     texel 2 + b: the updated residual at the pivots K_4b .. K_4b+3, r - alpha q there (0 past
 //              the k-th), as pcg_update_forward computes it: what the next iteration's
 //              pcg_update_forward, pcg_chunk_sums and pcg_chunk_totals read four a texel
-// p^T q = sum of the curvature sums' row 0 + delta times the sum of row 1. The watch is -1
-// until the first iteration whose p^T q or gamma is not positive (or not finite), then that
-// iteration's number (the count carried in texel 1). alpha is 0 there: x and r stay.
-uniform sampler2D C;        // pcg_curvature_sums
+// p^T q = the total of the curvature sums' n part + delta times the total of their m part. The
+// watch is -1 until the first iteration whose p^T q or gamma is not positive (or not finite),
+// then that iteration's number (the count carried in texel 1). alpha is 0 there: x and r stay.
+uniform sampler2D C;        // the curvature sums (sparse_ellpack_four with CURVATURE): sum a at
+                            // texel (a % sums_width, sums_row + a / sums_width)
 uniform sampler2D Z;        // pcg_chunk_totals
 uniform sampler2D Prev;     // the scalars of the iteration before
 uniform sampler2D XR;       // PCG's state this iteration (pcg_update_forward's): (x hi, x lo, r, 0)
 uniform sampler2D P;        // the direction
 uniform sampler2D Y;        // A Theta~ A^T p
 uniform sampler2D Kpos;     // the entry numbers K_i (1 x k)
+uniform int sums_row;
+uniform int sums_width;
+uniform int m_first;        // the first of the m part's sums
 uniform int n_chunks;
 uniform int m_chunks;
 uniform int k;
@@ -36,23 +40,23 @@ float updated(int i, float alpha) {     // r(K_i) - alpha q(K_i), 0 past the k-t
     return r - alpha * q;
 }
 
-float row_total(int row, int count) {  // GROUP fetches issued before their sums, in order
+float sums_total(int first, int count) {   // sums first .. first + count - 1, GROUP fetches at a time
     float sum = 0.0;
-    int j = 0;
-    for (; j + GROUP <= count; j += GROUP) {
+    int a = first;
+    for (; a + GROUP <= first + count; a += GROUP) {
         float part[GROUP];
         for (int g = 0; g < GROUP; ++g)
-            part[g] = texelFetch(C, ivec2(j + g, row), 0).r;
+            part[g] = texelFetch(C, ivec2((a + g) % sums_width, sums_row + (a + g) / sums_width), 0).r;
         for (int g = 0; g < GROUP; ++g)
             sum += part[g];
     }
-    for (; j < count; ++j)
-        sum += texelFetch(C, ivec2(j, row), 0).r;
+    for (; a < first + count; ++a)
+        sum += texelFetch(C, ivec2(a % sums_width, sums_row + a / sums_width), 0).r;
     return sum;
 }
 
 void main() {
-    float tn = row_total(0, n_chunks), tm = row_total(1, m_chunks);
+    float tn = sums_total(0, n_chunks), tm = sums_total(m_first, m_chunks);
     float pq = tn + delta * tm;
     float gamma = texelFetch(Z, ivec2(k, 0), 0).r;
     float rr = texelFetch(Z, ivec2(k + 2, 0), 0).r;

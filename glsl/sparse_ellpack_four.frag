@@ -6,6 +6,15 @@
 // 2 K / GROUP times instead of 2 K. Padding (column -1, value 0) adds 0 x 0; the loop stops
 // after the first group that holds padding. With WEIGHTED, y = A diag(w) x with x_j w_j
 // rounded first: the float32 values of a scaling pass (elementwise_product) and the product.
+//
+// With CURVATURE (the fused PCG iteration, x = u = A^T p and w = theta): the pass also draws,
+// in rows_y and after, the partial sums of p^T G_R p = sum_j theta_j u_j^2 + delta ||p||^2
+// (paper 002 (6), G_R = A Theta~ A^T + delta I) that pcg_step_scalars adds up: sum a of the
+// rows below y (a = (row - rows_y) sums_width + column) is theta u^2 over chunk a of the n
+// entries for a < n_chunks, p^2 over chunk a - m_first of the m for m_first <= a < m_first +
+// m_chunks. The product's fragments then find their row from the window position (row
+// r sums_width + x of A at texel (r K, x)). rows_y = 0 draws the sums alone (formats other
+// than ELLPACK). Each sum's loop issues GROUP entries' fetches before it adds them, in order.
 uniform sampler2D values;
 uniform sampler2D columns;
 uniform sampler2D X;
@@ -14,6 +23,20 @@ uniform sampler2D Weights;  // w, folded as X
 #endif
 uniform int K;             // entries per row (padding included)
 uniform int x_width;       // row width of the folded x
+#ifdef CURVATURE
+uniform sampler2D Theta;    // theta, folded as X (u)
+uniform sampler2D P;        // p, m entries folded m_width wide
+uniform int rows_y;         // rows of y above the sums (0: the sums alone)
+uniform int sums_width;     // texels a row of y and of the sums
+uniform int m_first;        // the index a of the first of the m part's sums
+uniform int n;
+uniform int n_chunk;
+uniform int n_chunks;
+uniform int m;
+uniform int m_width;
+uniform int m_chunk;
+uniform int m_chunks;
+#endif
 out float result;
 
 const int GROUP = 4;        // entries whose fetches are in flight together
@@ -28,8 +51,7 @@ float gathered(float column) {      // x (times w) at the column; 0 for padding
     return column < 0.0 ? 0.0 : x;
 }
 
-void main() {
-    ivec2 first = ivec2(floor(T0.xy));
+float row_sum(ivec2 first) {        // the row whose K entries start at texel first
     float sum = 0.0;
     int k = 0;
     for (; k + GROUP <= K; k += GROUP) {
@@ -54,5 +76,70 @@ void main() {
             break;
         sum += texelFetch(values, e, 0).r * gathered(column);
     }
-    result = sum;
+    return sum;
+}
+
+#ifdef CURVATURE
+float curvature(int i) {    // theta_i u_i^2
+    ivec2 t = ivec2(i % x_width, i / x_width);
+    float u = texelFetch(X, t, 0).r;
+    return texelFetch(Theta, t, 0).r * u * u;
+}
+
+float square(int i) {       // p_i^2
+    float p = texelFetch(P, ivec2(i % m_width, i / m_width), 0).r;
+    return p * p;
+}
+
+float curvature_chunk(int j) {
+    float sum = 0.0;
+    int last = min(j * n_chunk + n_chunk, n);
+    int i = j * n_chunk;
+    for (; i + GROUP <= last; i += GROUP) {
+        float part[GROUP];
+        for (int g = 0; g < GROUP; ++g)
+            part[g] = curvature(i + g);
+        for (int g = 0; g < GROUP; ++g)
+            sum += part[g];
+    }
+    for (; i < last; ++i)
+        sum += curvature(i);
+    return sum;
+}
+
+float square_chunk(int j) {
+    float sum = 0.0;
+    int last = min(j * m_chunk + m_chunk, m);
+    int i = j * m_chunk;
+    for (; i + GROUP <= last; i += GROUP) {
+        float part[GROUP];
+        for (int g = 0; g < GROUP; ++g)
+            part[g] = square(i + g);
+        for (int g = 0; g < GROUP; ++g)
+            sum += part[g];
+    }
+    for (; i < last; ++i)
+        sum += square(i);
+    return sum;
+}
+#endif
+
+void main() {
+#ifdef CURVATURE
+    int x = int(WPOS.x);
+    int row = int(WPOS.y);
+    if (row < rows_y) {
+        result = row_sum(ivec2(row * K, x));
+        return;
+    }
+    int a = (row - rows_y) * sums_width + x;
+    if (a < n_chunks)
+        result = curvature_chunk(a);
+    else if (a >= m_first && a < m_first + m_chunks)
+        result = square_chunk(a - m_first);
+    else
+        result = 0.0;
+#else
+    result = row_sum(ivec2(floor(T0.xy)));
+#endif
 }

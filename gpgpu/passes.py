@@ -27,6 +27,7 @@ recorded ones: a recorded iteration and its replays are the same passes.
 """
 from __future__ import annotations
 
+import copy
 import struct
 from contextlib import contextmanager
 from functools import partial
@@ -452,6 +453,14 @@ class RecordedPlan:
         if tally is not None:
             tally.passes += len(self._fast)
             tally.seconds += counters.clock() - t0
+
+    def alone(self, i: int) -> "RecordedPlan":
+        """A view of this plan whose :meth:`run` draws its pass ``i`` only, as the plan draws it
+        (to time a pass by itself). The view shares the plan's buffers and temporaries: release
+        the plan, never the view."""
+        view = copy.copy(self)
+        view.passes, view._fast = self.passes[i:i + 1], self._fast[i:i + 1]
+        return view
 
     def release(self) -> None:
         """Release the plan's vertex buffer, vertex arrays and temporaries."""

@@ -636,6 +636,24 @@ class SparseStream:
         self._storage.product_planes(self, X, int(planes), out, weights)
         return out
 
+    def carries_rows(self) -> bool:
+        """Whether :meth:`draw_with_rows` draws this matrix: ELLPACK (a row's entries side by
+        side) without a dense part or sorting."""
+        return getattr(self._storage, "fours", False) and self.perm is None and not (self.kc or self.kr)
+
+    def draw_with_rows(self, kernel, out: Stream, rect, inputs: dict, uniforms: dict) -> Stream:
+        """Draw a caller's ``kernel`` that walks this matrix's rows as ``sparse_ellpack_four``
+        does (samplers ``values`` and ``columns``, uniform ``K``, row i at texel (r K, x) of a
+        y folded ``W`` wide, i = r W + x) over ``rect`` of ``out``, with the caller's other
+        inputs and uniforms (beyond 002: the fused PCG iteration's product that also draws its
+        curvature sums). Only where :meth:`carries_rows` says so."""
+        self._alive()
+        if not self.carries_rows():
+            raise NotImplementedError(f"{self._where()}draw_with_rows needs ELLPACK without a dense part or "
+                                      f"sorting (this matrix: {self.format}); draw the product by product_fused")
+        self._storage.draw_with_rows(self, kernel, out, rect, inputs, uniforms)
+        return out
+
     def product_fused(self, xs: Stream, out: Stream, weights: Stream | None = None) -> Stream:
         """``out`` = A x, or A diag(weights) x with x_j w_j rounded first (the float32 values of
         a scaling pass, ``elementwise_product``, followed by the product), for vector streams:

@@ -42,3 +42,29 @@ def test_tally_counts_recorded_plans_and_nests(rng):
         plan.release()
         x.release()
         y.release()
+
+
+def test_a_plans_pass_alone_draws_that_pass_only(rng):
+    """RecordedPlan.alone(i) (to time one pass by itself) draws pass i as the plan does, and
+    nothing else: the plan copies x into y, then doubles x from y (recorded: x = 2 v, y = v)."""
+    v = rng.standard_normal(64)
+    x = Stream.from_array(v)
+    y = Stream.like(x)
+    with recording() as noted:
+        KERNELS["copy"].draw(y, whole(y), {"A": x})
+        KERNELS["scale"].draw(x, whole(x), {"X": y}, {"alpha": 2.0})
+    plan = RecordedPlan(noted, keep=[x, y])
+    try:
+        with counters.tally() as t:
+            plan.alone(0).run()                                  # y = x = 2 v; x stays
+        assert t.passes == 1
+        np.testing.assert_array_equal(y.to_array(), (2 * v).astype(np.float32))
+        np.testing.assert_array_equal(x.to_array(), (2 * v).astype(np.float32))
+        plan.alone(1).run()                                      # x = 2 y = 4 v; y stays
+        np.testing.assert_array_equal(x.to_array(), (4 * v).astype(np.float32))
+        np.testing.assert_array_equal(y.to_array(), (2 * v).astype(np.float32))
+        assert len(plan) == 2
+    finally:
+        plan.release()
+        x.release()
+        y.release()

@@ -26,7 +26,7 @@ time per product (002 reports the products' total time). HiGHS's IPM time is giv
 ran here. Nothing timed is a first run: a small problem is solved first (the kernels compile),
 each timed solve comes after one untimed iteration of the same solve (the textures of its size
 allocated), and each timed product after one untimed product.
-The GPU runs five times: ELLPACK with the defaults (``gpu``: PCG's iteration fused, eight passes,
+The GPU runs five times: ELLPACK with the defaults (``gpu``: PCG's iteration fused, seven passes,
 beyond the papers: :mod:`gpgpu.lp.matrix_free_fused`), ELLPACK with 002's kernels and 000's
 halving sums (``gpu-002``, ``fused=False``), T-ELL with the dense part (``gpu-tell``, DHTELL2's
 nearest), ELLPACK with 002's kernels and the fan sums (``gpu-fan``, beyond the papers:

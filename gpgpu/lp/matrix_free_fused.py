@@ -1,4 +1,4 @@
-"""PCG of paper 002 in eight passes an iteration, seven of them dependent (beyond 002: ``fused``).
+"""PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -21,11 +21,12 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
  5  FSATY                       u = A^T p (``SparseStream.product_fused``; more passes for the
                                 dense rows and columns of the Gruca-like problems, as every
                                 product)
- 6  FSAX                        y = A Theta~ u, Theta~ u rounded first (on ELLPACK without a
-                                dense part in the product's pass, else a scaling pass before it)
- 7  ``pcg_curvature_sums``      the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
-                                (from u: not after y)
- 8  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
+ 6  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
+                                y the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
+                                (from u: not after y), ``sparse_ellpack_four`` with CURVATURE
+                                (on ELLPACK without a dense part; else the product, a scaling
+                                pass before it, and the sums as a pass of their own)
+ 7  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
                                 the updated residual at the pivots
 ==  ==========================  ============================================================
 
@@ -38,9 +39,8 @@ loops of every pass issue four entries' fetches before they add them, in the ent
 (the sums of a loop one entry at a time): a fetch waits for memory, four in flight about as
 long as one (ELLPACK's rows: ``sparse_ellpack_four``).
 
-Pass 6 runs beside 7 and 8 (nothing of them reads y), so the dependent chain is
-1-2-3-4-5-7-8. Why the forms are equal (H = G11^-1 = C^-T C^-1, F = B C^-1 with 002's
-C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
+Each pass reads what the one before it wrote. Why the forms are equal (H = G11^-1 =
+C^-T C^-1, F = B C^-1 with 002's C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
 C^-T (u1 - B^T w) = H r_K - F^T w at K; r^T z = r^T w + r_K^T (H r_K - F^T w) = w^T (r - F r_K)
 + r_K^T H r_K (w is 0 at K). F and H are made once a preconditioner (``plane_mix``,
 ``gram_columns``, from C^-1): three passes. The column stack G[:, K] leaves delta out (it only
@@ -78,7 +78,10 @@ KERNELS = {
     "chunk_sums": Kernel("pcg_chunk_sums", texels=3, doc="the iteration's inner products, partial sums"),
     "chunk_totals": Kernel("pcg_chunk_totals", texels=3, doc="z at K, r^T z, beta, r^T r"),
     "direction": Kernel("pcg_direction", texels=5, doc="p = z + beta p, z put together"),
-    "curvature_sums": Kernel("pcg_curvature_sums", texels=3, doc="p^T G_R p from A^T p, partial sums"),
+    "product_curvature": Kernel("sparse_ellpack_four", texels=5, defines={"CURVATURE": 1, "WEIGHTED": 1},
+                                doc="y = A Theta~ u and, below y, p^T G_R p's partial sums, one pass"),
+    "curvature_sums": Kernel("sparse_ellpack_four", texels=3, defines={"CURVATURE": 1},
+                             doc="p^T G_R p's partial sums alone (formats other than ELLPACK)"),
     "step_scalars": Kernel("pcg_step_scalars", texels=3, doc="p^T q, alpha, the watch, the count"),
     "state_start": Kernel("pcg_state_start", texels=2, doc="x0 = 0, r0 = b"),
     "pivot_start": Kernel("pcg_pivot_start", texels=3, doc="r0 = b at the pivots, four a texel"),
@@ -106,7 +109,10 @@ def fours(k: int) -> int:
 
 class _Streams:
     """The fused PCG's streams, made once a back end and k: the state (x, r) and p, the totals
-    and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own."""
+    and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own. Where A
+    carries the curvature sums in its product (``SparseStream.carries_rows``) they lie in rows
+    of y's texture below y's (``sums_row`` on, ``sums_width`` a row, the m part from
+    ``m_first``), else in a 2-row stream of their own (row 1 the m part)."""
 
     def __init__(self, be, k: int):
         m, n = be.m, be.n
@@ -114,20 +120,31 @@ class _Streams:
         self.k, self.k4 = k, fours(k)
         self.m_chunk, self.m_chunks = _chunks(m)
         self.n_chunk, self.n_chunks = _chunks(n)
+        self.carried = be.A.carries_rows()
+        if self.carried:
+            below = -(-(self.n_chunks + self.m_chunks) // be.width)
+            self.y = Stream(be.rows + below, be.width, vector=True, length=m)
+            self.curvature = self.y
+            self.sums_row, self.sums_width, self.m_first = be.rows, be.width, self.n_chunks
+        else:
+            self.y = Stream.vector_of(m)
+            width = max(self.n_chunks, self.m_chunks)
+            self.curvature = Stream(2, width)
+            self.sums_row, self.sums_width, self.m_first = 0, width, width
         self.xr, self.p = [rgba(), rgba()], [Stream.vector_of(m), Stream.vector_of(m)]
         self.totals = [Stream(1, k + 3), Stream(1, k + 3)]
         self.scalars = [Stream(1, 2 + self.k4, components=4), Stream(1, 2 + self.k4, components=4)]
         self.best = rgba()
         self.w = rgba()
         self.sums = Stream(self.k4 + 2, max(self.m_chunks, self.k4), components=4)
-        self.curvature = Stream(2, max(self.n_chunks, self.m_chunks))
-        self.u, self.y = Stream.vector_of(n), Stream.vector_of(m)
+        self.u = Stream.vector_of(n)
         #: the first pass's two targets: the next state and w (pcg_update_forward)
         self.targets = {id(xr): Targets(xr, self.w) for xr in self.xr}
 
     def all(self) -> list:
-        return [*self.xr, *self.p, *self.totals, *self.scalars, self.best, self.w, self.sums,
-                self.curvature, self.u, self.y]
+        own = [self.curvature] if self.curvature is not self.y else []
+        return [*self.xr, *self.p, *self.totals, *self.scalars, self.best, self.w, self.sums, *own,
+                self.u, self.y]
 
     def swap(self) -> None:
         for pair in (self.xr, self.p, self.totals, self.scalars):
@@ -212,7 +229,7 @@ class FusedPCG:
 
     # ------------------------------------------------------------------ one iteration
     def _iteration(self) -> None:
-        """The eight passes of the module notes, current -> next."""
+        """The seven passes of the module notes, current -> next."""
         be, s = self.be, self.streams
         k, k4, h, W, m = s.k, s.k4, be.rows, be.width, be.m
         xr, p, totals, scalars = s.xr[0], s.p[0], s.totals[0], s.scalars[0]
@@ -230,15 +247,22 @@ class FusedPCG:
         KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
                                   {"k": k})
         be.AT.product_fused(s.p[1], s.u)
-        be.A.product_fused(s.u, s.y, weights=be.theta)
-        KERNELS["curvature_sums"].draw(s.curvature, Rect.covering(0, 0, s.curvature.cols, 2),
-                                       {"U": s.u, "Theta": be.theta, "P": s.p[1]},
-                                       {"n": be.n, "n_width": s.u.cols, "n_chunk": s.n_chunk,
-                                        "m": m, "m_width": W, "m_chunk": s.m_chunk})
+        sums = {"n": be.n, "n_chunk": s.n_chunk, "n_chunks": s.n_chunks, "m": m, "m_width": W,
+                "m_chunk": s.m_chunk, "m_chunks": s.m_chunks, "sums_width": s.sums_width, "m_first": s.m_first}
+        if s.carried:                                   # y = A Theta~ u and the sums below it
+            be.A.draw_with_rows(KERNELS["product_curvature"], s.y, Rect.covering(0, 0, s.y.cols, s.y.rows),
+                                {"X": s.u, "Weights": be.theta, "Theta": be.theta, "P": s.p[1]},
+                                {"x_width": s.u.cols, "rows_y": h, **sums})
+        else:
+            be.A.product_fused(s.u, s.y, weights=be.theta)
+            KERNELS["curvature_sums"].draw(s.curvature, whole(s.curvature),
+                                           {"X": s.u, "Theta": be.theta, "P": s.p[1]},
+                                           {"x_width": s.u.cols, "rows_y": 0, **sums})
         KERNELS["step_scalars"].draw(s.scalars[1], Rect.covering(0, 0, 2 + k4, 1),
                                      {"C": s.curvature, "Z": s.totals[1], "Prev": scalars, "XR": xr, "P": s.p[1],
                                       "Y": s.y, "Kpos": be._kpos},
-                                     {"n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "width": W,
+                                     {"sums_row": s.sums_row, "sums_width": s.sums_width, "m_first": s.m_first,
+                                      "n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "width": W,
                                       "delta": be.delta})
 
     def _step(self) -> None:

@@ -140,6 +140,12 @@ class Ellpack(Format):
         prim = _rows_primitive(vector_regions(S.shape[0]), self.origin(self.K))
         KERNELS["four" if weights is None else "four_weighted"].draw(y, prim, inputs, {"K": self.K, "x_width": xs.cols})
 
+    def draw_with_rows(self, S, kernel, out: Stream, rect, inputs: dict, uniforms: dict) -> None:
+        """Draw ``kernel`` over ``rect`` of ``out`` with this layout's textures (``values``,
+        ``columns``) and ``K`` beside the caller's inputs and uniforms."""
+        st = S._streams
+        kernel.draw(out, rect, {"values": st["values"], "columns": st["columns"], **inputs}, {"K": self.K, **uniforms})
+
     def product_planes(self, S, X: Stream, planes: int, Y: Stream, weights: Stream | None = None) -> None:
         """Y = A X plane by plane in one pass (``sparse_ellpack_planes``): ``planes`` planes of
         vectors stacked in X (length n each) and Y (length m each), each folded as its vector;
