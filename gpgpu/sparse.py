@@ -663,6 +663,9 @@ class SparseStream:
         pass); elsewhere the weights are a scaling pass of their own and the product is
         :meth:`_product`'s. ``out`` must not be ``xs``."""
         self._alive()
+        if not self._announced:
+            self._announced = True
+            self._storage.announce(self, LOG_PROGRAMS)
         four = getattr(self._storage, "fours", False) and self.perm is None
         has_dense = self.kc or self.kr
         if weights is not None and (has_dense or not four):

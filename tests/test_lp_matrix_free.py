@@ -356,8 +356,8 @@ def test_fused_pcg_reads_its_scalars_at_iterations_0_1_every_pcg_check_th_and_th
 
 
 @pytest.mark.parametrize("fold", [None, 8])
-@pytest.mark.parametrize("problem, k, fmt", [("small", 3, "ellpack"), ("small", 30, "ellpack"), ("gruca", 5, "ellpack"),
-                                             ("small", 3, "tell"), ("small", 3, "packed")])
+@pytest.mark.parametrize("problem, k, fmt", [("small", 3, "ellpack"), ("small", 20, "ellpack"), ("small", 30, "ellpack"),
+                                             ("gruca", 5, "ellpack"), ("small", 3, "tell"), ("small", 3, "packed")])
 def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, fmt):
     """Two fused iterations from x0 = 0 against float64, value by value (gpgpu.lp.matrix_free_fused):
     the first direction p1 = z0 = P^-1 b (P 002's partial Cholesky preconditioner, built in
@@ -365,7 +365,8 @@ def test_fused_pcg_iteration_value_by_value(rng, monkeypatch, fold, problem, k, 
     the pivots; then (the second iteration's first pass) x1 = alpha p1 and r1, beta =
     r1^T z1 / gamma and p2 = z1 + beta p1. With fold=8 the vectors,
     planes, chunks and slots cross texture rows; k = 30 is the complete factor of a 30-row LP
-    (D_S = 0: P^-1 = G_R^-1); gruca_like(36) has a dense row and column. ELLPACK without a
+    (D_S = 0: P^-1 = G_R^-1), k = 20 puts five texels of F's planes in a group of four and one
+    after it; gruca_like(36) has a dense row and column. ELLPACK without a
     dense part draws the preconditioner's columns in two passes (product_planes), transposed
     ELLPACK and the packed format one product a column."""
     if fold:

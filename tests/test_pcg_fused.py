@@ -115,10 +115,12 @@ def system():
     return p, theta, G, b
 
 
-@pytest.fixture(params=[None, 16], ids=["one-row", "folded16"])
+@pytest.fixture(params=[None, 16, 3], ids=["one-row", "folded16", "folded3"])
 def fold(request, monkeypatch):
     """None: every vector in one texture row. 16: vectors folded 16 wide (m = 45 in 3 rows with a
-    tail of 3, n = 110 in 7 rows): each plane of a stack spans several texture rows."""
+    tail of 3, n = 110 in 7 rows): each plane of a stack spans several texture rows. 3: the six
+    curvature sums below y (four of the n entries' chunks, two of the m's) span two rows, and a
+    group of four sums crosses from one row to the next."""
     if request.param:
         monkeypatch.setattr(stream, "FOLD_WIDTH", request.param)
     return request.param
@@ -170,7 +172,7 @@ def test_fused_preconditioner_parts_equal_float64(system, fold, k):
     be = backend(p, theta, DELTA, k)
     try:
         assert be._fused is not None and be._fused.ready
-        assert (be.rows, be.width) == ((1, M) if fold is None else (3, 16))
+        assert (be.rows, be.width) == ((1, M) if fold is None else (-(-M // fold), fold))
         K = be._kpos.to_array().reshape(-1)[:k].astype(int)
         np.testing.assert_array_equal(K, top_diagonal(G, k))
         G11inv = np.linalg.inv(G[np.ix_(K, K)])
