@@ -97,10 +97,11 @@ PAPER_TITLES = {"000": "000: Cholesky decomposition and linear programming on a 
 
 def paper_of(name: str) -> str:
     """The paper an experiment (its claims' "name", e.g. "adat_fig8") belongs to: the first paper
-    its registry line names, or "beyond"."""
+    its registry line (or its tool's line, e.g. "mfipm_whole") names, or "beyond"."""
     import re
 
-    what = REGISTRY.get(name.replace("_", ".", 1), REGISTRY.get(name, ""))
+    dotted = name.replace("_", ".", 1)
+    what = REGISTRY.get(dotted, REGISTRY.get(name, TOOLS.get(dotted, "")))
     m = re.match(r"(\d{3})\b", what)
     return m.group(1) if m else "beyond"
 
@@ -253,10 +254,11 @@ def report(out: Path, failures: list = (), seconds: float | None = None, to: Pat
     for o in sections:
         shown = f"Sizes ({o['size_name']}): {sort_sizes(o['sizes'])}. " if o.get("sizes") else ""
         data, png = f"{rel}/{o['name']}.csv", f"{rel}/{o['name']}.png"
+        figure = f", figure: [`{png}`]({png})" if (out / f"{o['name']}.png").exists() else ""   # a tool draws none
         lines += [f"## {o['name']}: {o['title']}", "",
                   f"Renderer: {o['renderer']}. Date: {o.get('date', 'unknown')}. "
                   f"Command: `{o.get('command', 'unknown')}`. {shown}"
-                  f"Data: [`{data}`]({data}), figure: [`{png}`]({png}).", ""]
+                  f"Data: [`{data}`]({data}){figure}.", ""]
         soft = found[o["name"]].get("llvmpipe")
         if soft is not None and soft is not o:
             lines += [f"Also run on {soft['renderer']} ({soft.get('date', 'date unknown')}, "

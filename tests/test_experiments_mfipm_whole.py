@@ -34,3 +34,40 @@ def test_a_row_per_run_with_its_figures_and_the_cpu_over_gpu_ratios(tmp_path, ct
 def test_an_unknown_run_is_refused(tmp_path, ctx):
     with pytest.raises(SystemExit):
         whole.main(["--problems", "afiro", "--runs", "gpu,cuda", "--out", str(tmp_path / "x.csv")])
+
+
+def test_claims_from_a_csv(tmp_path):
+    """--claims: 002 Table 3's two ratios over whole solves, CPU seconds over the GPU defaults',
+    per problem where both runs ended in a status of their own; a ratio without such a problem is
+    left out; the claims file is named for the renderer, and a GPU's rows are copied as the
+    verdicts' mfipm_whole.csv."""
+    import json
+
+    fields = ("problem", "run", "status", "seconds", "renderer", "date")
+    rows = [("p1", "gpu", "optimal", "2.0"), ("p1", "numpy64", "optimal", "5.0"), ("p1", "numpy64-1", "optimal", "9.0"),
+            ("p2", "gpu", "timeout", "60.0"), ("p2", "numpy64", "optimal", "3.0"),
+            ("p3", "gpu", "optimal", "4.0"), ("p3", "numpy64", "optimal", "1.0")]
+    for renderer, name in (("NVIDIA H100/PCIe/SSE2", "mfipm_whole.claims.json"),
+                           ("llvmpipe (LLVM 15.0.6, 256 bits)", "mfipm_whole.llvmpipe.claims.json")):
+        folder = tmp_path / name.split(".")[1]
+        folder.mkdir()
+        path = folder / "runs.csv"
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(fields)
+            w.writerows([r + (renderer, "2026-12-05") for r in rows])
+        assert whole.main(["--claims", str(path), "--command", "the command", "--note", "a note"]) == 0
+        data = json.loads((folder / name).read_text())
+        assert (data["name"], data["command"], data["renderer"]) == ("mfipm_whole", "the command", renderer)
+        assert data["notes"] == ["rows: runs.csv", "a note"]
+        assert data["seconds"] == pytest.approx(84.0)
+        claims = {c["text"]: c["measured"] for c in data["claims"]}
+        assert claims == {"whole solves: serial CPU solve time / GPU solve time": "p1 4.50",
+                          "whole solves: multi-core CPU solve time / GPU solve time": "p1 2.50; p3 0.25"}
+        assert (folder / "mfipm_whole.csv").exists() == (name == "mfipm_whole.claims.json")
+    only_gpu = tmp_path / "only.csv"
+    with open(only_gpu, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerow(("p1", "gpu", "optimal", "2.0", "NVIDIA H100/PCIe/SSE2", "2026-12-05"))
+    assert whole.claims(only_gpu) == []

@@ -262,7 +262,7 @@ def claims(rows, how=None):
              if (nm, "gpu-002") in by and (nm, "gpu") in by]
     out.append(Claim("GPU solve time, 002's kernels / the fused PCG iteration (beyond the papers)", "no figure in 002",
                      "; ".join(fused), "ELLPACK both; fused=False draws 002's kernels (about 30 dependent passes a "
-                     "PCG iteration), the default ten (gpgpu.lp.matrix_free_fused)"))
+                     "PCG iteration), the default seven (gpgpu.lp.matrix_free_fused)"))
     fast = _ratios(by, names, "numpy64", "gpu-fast", per_iteration=True)
     out.append(Claim("matrix-free IPM: CPU solve time / GPU solve time, fast preset (beyond the papers)",
                      f"\"reduced no more than four times\" ({_paper_ratios(0, 2)} in Table 3)", "; ".join(fast) or "not run",

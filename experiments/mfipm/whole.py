@@ -5,6 +5,7 @@
         [--runs gpu,gpu-002,numpy64,numpy64-1] [--out docs/figures/mfipm_whole_<renderer>_<date>.csv]
         [--timeout S]
     python -m experiments.mfipm.whole --markdown CSV
+    python -m experiments.mfipm.whole --claims CSV --command "the command that wrote it"
 
 Each (problem, run) is a subprocess of its own: a warm-up solve of afiro first (the kernels
 compiled, numpy's threads started), then ``solve(name, method="matrix-free", backend=...,
@@ -20,16 +21,24 @@ seconds, passes, passes a PCG iteration (all the solve's passes over its PCG ite
 preconditioner's builds and the outer iteration's passes included), host microseconds a pass
 (``LPResult.host_us_per_pass``: issuing the passes, not waiting for the GPU), read-backs, the
 objective and its error against HiGHS, renderer and date.
+
+``--claims`` turns such a CSV into the reproduction report's claims (``mfipm_whole.claims.json``
+beside it, ``mfipm_whole.llvmpipe.claims.json`` for a software renderer, and for a GPU the rows
+as ``mfipm_whole.csv``, which the verdicts name): 002 Table 3's serial CPU / GPU and multi-core
+CPU / GPU solve times over whole solves, each where the CSV holds both runs of a problem.
 """
 from __future__ import annotations
 
 import argparse
 import csv
 import datetime
+import json
 import math
 import os
+import shutil
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 from experiments.netlib_speed import _renderer, run_child
@@ -39,6 +48,13 @@ FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "se
 #: run name -> solve's back end and options
 RUNS = {"gpu": ("gpu", {}), "gpu-002": ("gpu", {"fused": False}),
         "numpy64": ("numpy64", {"threads": "all"}), "numpy64-1": ("numpy64", {"threads": 1})}
+#: the reproduction report's name of these claims
+NAME = "mfipm_whole"
+#: 002 Table 3's ratios over whole solves: (claim, the CPU run, the paper's figure)
+RATIOS = (("whole solves: serial CPU solve time / GPU solve time", "numpy64-1",
+           '"reduced no more than four times" (1.1-3.9 in Table 3)'),
+          ("whole solves: multi-core CPU solve time / GPU solve time", "numpy64",
+           "Table 3 solve 0.7-1.5 (8 cores / GPU)"))
 
 
 def _child(problem: str, run: str, eps: float) -> dict:
@@ -100,9 +116,15 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", default=None)
     ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
+    ap.add_argument("--claims", default=None, help="write the report's claims from a CSV of this experiment")
+    ap.add_argument("--command", default="", help="with --claims: the command that wrote the CSV")
+    ap.add_argument("--note", action="append", default=[], help="with --claims: a note for the report (repeatable)")
     args = ap.parse_args(argv)
     if args.markdown:
         print(markdown(args.markdown))
+        return 0
+    if args.claims:
+        print(f"wrote {write_claims(args.claims, args.command, args.note)}")
         return 0
     runs = args.runs.split(",")
     unknown = sorted(set(runs) - set(RUNS))
@@ -128,6 +150,48 @@ def main(argv=None) -> int:
                       f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  err {err:.1e}", flush=True)
     print(f"wrote {out}")
     return 0
+
+
+def claims(path) -> list:
+    """The claims of :data:`RATIOS` from a CSV of this experiment: per problem the CPU run's
+    seconds over the GPU defaults' (``gpu``), where both ended in a status of their own (not a
+    time-out or a crash); a ratio with no such problem is left out."""
+    from experiments.harness import Claim
+
+    rows = list(csv.DictReader(open(path)))
+    by = {(r["problem"], r["run"]): r for r in rows}
+    finished = lambda r: r is not None and r["status"] not in ("timeout", "crash")  # noqa: E731
+    how = ("experiments.mfipm.whole: solve(name, method='matrix-free', eps=...) with each back end's defaults, "
+           "a process a run; numpy64 on all the host's cores and on one thread (numpy64-1)")
+    out = []
+    for text, cpu, paper in RATIOS:
+        got = [f"{nm} {float(by[nm, cpu]['seconds']) / float(by[nm, 'gpu']['seconds']):.2f}"
+               for nm in dict.fromkeys(r["problem"] for r in rows)
+               if finished(by.get((nm, cpu))) and finished(by.get((nm, "gpu")))]
+        if got:
+            out.append(Claim(text, paper, "; ".join(got), how))
+    return out
+
+
+def write_claims(path, command: str = "", notes=()) -> Path:
+    """``mfipm_whole.claims.json`` (``.llvmpipe.claims.json`` for a software renderer) beside the
+    CSV, with the command that wrote it and ``notes``, and for a GPU the CSV again as
+    ``mfipm_whole.csv`` (the rows the verdicts name)."""
+    from experiments.__main__ import is_software
+
+    path = Path(path)
+    rows = list(csv.DictReader(open(path)))
+    renderer = rows[0]["renderer"] if rows else "unknown"
+    software = is_software(renderer)
+    target = path.parent / f"{NAME}{'.llvmpipe' if software else ''}.claims.json"
+    data = {"name": NAME, "title": "matrix-free IPM over whole solves, CPU vs GPU", "renderer": renderer,
+            "date": rows[0]["date"] if rows else "", "command": command, "size_name": "", "sizes": [],
+            "seconds": sum(float(r["seconds"]) for r in rows if r["seconds"]), "notes": [f"rows: {path.name}", *notes],
+            "claims": [asdict(c) for c in claims(path)]}
+    target.write_text(json.dumps(data, indent=1) + "\n")
+    if not software and path.name != f"{NAME}.csv":
+        shutil.copyfile(path, path.parent / f"{NAME}.csv")
+    return target
 
 
 def markdown(path) -> str:
