@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from browser_console import problems as _problems
+
 from gpgpu.errors import NotPositiveDefiniteError, SingularMatrixError
 from gpgpu.show import ALGORITHMS, describe, run
 from gpgpu.show.html import page
@@ -82,10 +84,6 @@ def _open(driver, path, hash_=""):
     driver.get("about:blank")
     driver.get_log("browser")
     driver.get(path.as_uri() + hash_)
-
-
-def _problems(driver) -> list:
-    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
 
 
 def _live(driver):
