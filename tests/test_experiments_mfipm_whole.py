@@ -21,6 +21,14 @@ def test_a_row_per_run_with_its_figures_and_the_cpu_over_gpu_ratios(tmp_path, ct
         g = by[run]
         assert int(g["passes"]) > 0 and float(g["passes_per_pcg"]) == pytest.approx(
             int(g["passes"]) / int(g["pcg_iterations"]))
+        # where the seconds went: PCG's check reads within PCG, within the solve; the passes' issue
+        assert 0 < float(g["read_seconds"]) < float(g["pcg_seconds"]) < float(g["seconds"])
+        assert 0 < float(g["build_seconds"]) < float(g["seconds"])
+        assert float(g["issue_seconds"]) == pytest.approx(float(g["host_us_per_pass"]) * int(g["passes"]) * 1e-6)
+    for run in ("numpy64", "numpy64-1"):                # its reads are the floats themselves
+        c = by[run]
+        assert float(c["read_seconds"]) == 0 and float(c["issue_seconds"]) == 0
+        assert 0 < float(c["pcg_seconds"]) < float(c["seconds"])
     # the fused iteration draws fewer passes than 002's kernels
     assert float(by["gpu"]["passes_per_pcg"]) < float(by["gpu-002"]["passes_per_pcg"])
     assert int(by["numpy64"]["passes"]) == 0

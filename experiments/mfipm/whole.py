@@ -20,7 +20,10 @@ Each row: the problem, the run, eps, status, interior point iterations, PCG iter
 seconds, passes, passes a PCG iteration (all the solve's passes over its PCG iterations: the
 preconditioner's builds and the outer iteration's passes included), host microseconds a pass
 (``LPResult.host_us_per_pass``: issuing the passes, not waiting for the GPU), read-backs, the
-objective and its error against HiGHS, renderer and date.
+objective and its error against HiGHS, renderer and date; and where the seconds went: in PCG
+(``pcg_seconds``), of which waiting for its checks' read-backs (``read_seconds``: the GPU's
+queued passes drained), in the preconditioner's builds (``build_seconds``), and issuing passes
+(``issue_seconds``, all the solve's). What is not PCG nor a build is the outer iteration's.
 
 ``--claims`` turns such a CSV into the reproduction report's claims (``mfipm_whole.claims.json``
 beside it, ``mfipm_whole.llvmpipe.claims.json`` for a software renderer, and for a GPU the rows
@@ -44,7 +47,8 @@ from pathlib import Path
 from experiments.netlib_speed import _renderer, run_child
 
 FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "seconds", "passes", "passes_per_pcg",
-          "host_us_per_pass", "readbacks", "objective", "highs_objective", "error", "renderer", "date")
+          "host_us_per_pass", "readbacks", "objective", "highs_objective", "error", "renderer", "date",
+          "pcg_seconds", "read_seconds", "build_seconds", "issue_seconds")
 #: run name -> solve's back end and options
 RUNS = {"gpu": ("gpu", {}), "gpu-002": ("gpu", {"fused": False}),
         "numpy64": ("numpy64", {"threads": "all"}), "numpy64-1": ("numpy64", {"threads": 1})}
@@ -75,7 +79,9 @@ def _child(problem: str, run: str, eps: float) -> dict:
     pcg = int(r.pcg_iterations or 0)
     return {"status": r.status, "iterations": r.iterations, "pcg_iterations": pcg, "seconds": seconds,
             "passes": r.passes, "passes_per_pcg": (r.passes or 0) / max(1, pcg),
-            "host_us_per_pass": r.host_us_per_pass, "readbacks": r.readbacks, "objective": float(r.objective)}
+            "host_us_per_pass": r.host_us_per_pass, "readbacks": r.readbacks, "objective": float(r.objective),
+            "pcg_seconds": r.timers["pcg"], "read_seconds": r.timers["pcg_reads"], "build_seconds": r.timers["build"],
+            "issue_seconds": r.pass_seconds}
 
 
 def _blas_threads(n: int):

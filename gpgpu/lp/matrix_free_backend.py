@@ -21,7 +21,8 @@ class MatrixFreeBackend(abc.ABC):
 
     Vectors (handles) have length m, the rows of A: the space of the normal equations.
     ``readbacks`` counts numbers brought back to the CPU; ``timers`` accumulates seconds per
-    part ("fsax", "fsaty", "precondition", "build"), ``counts`` the calls.
+    part ("fsax", "fsaty", "precondition", "build"; "pcg_reads": PCG's checks waiting for their
+    read-back, the GPU's queued passes included), ``counts`` the calls.
     """
 
     name = "abstract"
@@ -38,8 +39,8 @@ class MatrixFreeBackend(abc.ABC):
         if not isinstance(profile, (bool, np.bool_)):
             raise TypeError(f"profile must be True or False, got {profile!r}")
         self.profile = bool(profile)
-        self.timers = {"fsax": 0.0, "fsaty": 0.0, "precondition": 0.0, "build": 0.0}
-        self.counts = {"fsax": 0, "fsaty": 0, "precondition": 0, "build": 0}
+        self.timers = {"fsax": 0.0, "fsaty": 0.0, "precondition": 0.0, "build": 0.0, "pcg_reads": 0.0}
+        self.counts = {"fsax": 0, "fsaty": 0, "precondition": 0, "build": 0, "pcg_reads": 0}
 
     def sync(self) -> None:
         """Wait for queued work (the GPU's), so that a timer stops when its work is done."""

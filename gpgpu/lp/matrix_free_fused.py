@@ -330,7 +330,8 @@ class FusedPCG:
             current = s.xr[1]                         # the iterate this step's first pass writes
             self._step()
             if check:
-                pq, gamma, watch, rr = (float(v) for v in s.scalars[0].to_array().reshape(-1)[:4])
+                with be.timed("pcg_reads"):
+                    pq, gamma, watch, rr = (float(v) for v in s.scalars[0].to_array().reshape(-1)[:4])
                 be.readbacks += 4
                 rn = math.sqrt(rr) if math.isfinite(rr) and rr >= 0 else math.inf
                 if it == 0:                           # ||b||, the zero x0's

@@ -597,7 +597,8 @@ class GPUMatrixFree(MatrixFreeBackend):
                 best = self._pcg_copy(st.xn, st.streams["best"])
             self._pcg_step(st, "update", it, check)   # q = G_R p, x + alpha p, r - alpha q
             if check:
-                pqv, rzv, wv, rrv = (float(v) for v in st.readout.to_array().reshape(-1))
+                with self.timed("pcg_reads"):
+                    pqv, rzv, wv, rrv = (float(v) for v in st.readout.to_array().reshape(-1))
                 self.readbacks += 4 if st.watched else 3      # numbers, as pcg's reads count them
                 broke = not (math.isfinite(pqv) and pqv > 0.0 and math.isfinite(rzv) and rzv > 0.0)
                 if st.watched and not broke:
