@@ -32,7 +32,7 @@ from .stream import Operands, PingPong, Stream, check_array, vector_shape
 __all__ = ["adat", "pack_4x1", "column_scaling_rect", "outer_product_addition_triangle",
            "outer_product_addition_square", "outer_product_addition_packed", "inner_product_triangle",
            "inner_product_square", "shift_diagonal", "KERNELS", "PRODUCTS", "AdatPoints", "pair_records",
-           "pair_table", "form_points", "INDEX_LIMIT"]
+           "pair_table", "form_points", "INDEX_LIMIT", "equilibration", "scale_symmetric"]
 
 KERNELS = {
     "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
@@ -43,6 +43,10 @@ KERNELS = {
     "pack_4x1": Kernel("pack_4x1", texels=5, doc="four elements of a row in one RGBA texel (beyond the papers)"),
     "diagonal_shift": Kernel("diagonal_shift", texels=2, vertex="diagonal_points",
                              doc="002 (6): + delta I, points on the diagonal with additive blending (beyond 000)"),
+    "symmetric_scaling": Kernel("symmetric_scaling", texels=3,
+                                doc="C(i, j) s(i) s(j), s powers of two: the normal matrix equilibrated (beyond the papers)"),
+    "symmetric_scaling_ff": Kernel("symmetric_scaling", texels=3, defines={"FLOAT_FLOAT": 1},
+                                   doc="the same for a float-float matrix (beyond the papers)"),
     # texels: the pair's RGBA record (4), d(k) (1), the texel of C written (1)
     "points": Kernel("adat_points", texels=6, vertex="adat_points",
                      doc="001 Algorithm 3's outer-product form (column scaling + outer product addition) "
@@ -335,6 +339,38 @@ def shift_diagonal(C: Stream, delta: float) -> Stream:
     with additive_blending():
         KERNELS["diagonal_shift"].draw_points(C, C.rows, uniforms={"delta": delta})
     return C
+
+
+def equilibration(diagonal) -> np.ndarray:
+    """The powers of two s(i) nearest 1 / sqrt(diagonal(i)), so that s(i)² diagonal(i) lies in
+    [1/2, 2] (1 where the entry is 0 or not finite): the symmetric scaling of
+    :func:`scale_symmetric` (beyond the papers). Powers of two scale exactly."""
+    diagonal = np.asarray(diagonal, dtype=np.float64)
+    out = np.ones_like(diagonal)
+    ok = np.isfinite(diagonal) & (diagonal > 0)
+    out[ok] = np.ldexp(1.0, -np.round(np.log2(diagonal[ok]) / 2).astype(int))
+    return out
+
+
+def scale_symmetric(C: Stream, s: np.ndarray) -> Stream:
+    """A new stream holding C(i, j) s(i) s(j) for the square full-storage C (m x m, float32 or
+    float-float RGBA) and the float64 vector s of powers of two from :func:`equilibration`
+    (one pass, kernel ``symmetric_scaling``; beyond the papers). With D = diag(s), the factor of
+    D C D is D L for C's factor L, rounding for rounding, wherever float32's range holds both:
+    the LP's refined solves factor the scaled matrix, so that C's entries far from 1 (near an
+    LP's optimum they span 1e-4 to 1e21 and more) neither overflow float32 in the factor nor
+    flush its float-float low parts to zero."""
+    m = C.rows
+    s = np.asarray(s, dtype=np.float64)
+    if C.cols != m or C.components not in (1, 4):
+        raise ValueError(f"scale_symmetric: expected a square float32 or float-float matrix, got {C!r}")
+    if s.shape != (m,) or not np.all(np.isfinite(s) & (s > 0)) or np.any(np.frexp(s)[0] != 0.5):
+        raise ValueError(f"scale_symmetric: s must be {m} positive powers of two (gpgpu.adat.equilibration)")
+    out = Stream(m, m, components=C.components, zero=False)
+    kernel = KERNELS["symmetric_scaling_ff" if C.components == 4 else "symmetric_scaling"]
+    with Stream(1, m, vector=True, data=s.astype(np.float32).reshape(1, m)) as scale:
+        kernel.draw(out, whole(out), {"C": C, "s": scale})
+    return out
 
 
 # ---------------------------------------------------------------------- A D² Aᵀ by points

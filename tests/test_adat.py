@@ -172,3 +172,53 @@ def test_copy_to_texture_forms_the_same_matrix(storage, m, rng):
     assert len(copies) == 2 * (2 * m)            # column scaling and outer product addition, n = 2m steps
     assert all(p.fragments == prev.fragments for prev, p in copies)
     assert c.fragments("copy_to_texture") == 2 * m * (m + m * (m + 1) // 2)
+
+
+# ---------------------------------------------------------------------- equilibration (beyond the papers)
+def test_equilibration_is_the_power_of_two_nearest_one_over_the_square_root():
+    from gpgpu.adat import equilibration
+
+    diag = np.array([4.0, 0.25, 3.0, 0.0, np.inf, 1e21, 5e-30, np.nan, -2.0])
+    s = equilibration(diag)
+    # by hand: 4 -> 1/2, 1/4 -> 2, 3 -> 2^-round(0.79) = 1/2, 1e21 -> 2^-round(34.88) = 2^-35,
+    # 5e-30 -> 2^-round(-48.6) = 2^49; 0, inf, nan and a negative entry -> 1
+    np.testing.assert_array_equal(s, [0.5, 2.0, 0.5, 1.0, 1.0, 2.0 ** -35, 2.0 ** 49, 1.0, 1.0])
+    ok = np.isfinite(diag) & (diag > 0)
+    assert np.all((0.5 <= s[ok] ** 2 * diag[ok]) & (s[ok] ** 2 * diag[ok] <= 2.0))
+
+
+@pytest.mark.parametrize("components", [1, 4])
+def test_scale_symmetric_multiplies_entry_i_j_by_s_i_s_j(components):
+    """D C D exactly (powers of two), each entry by its own row's and column's s (planted: s
+    read at the column for both factors would give s(j)^2: caught by the distinct s); the
+    float-float matrix's low parts scale with their high parts."""
+    from gpgpu import float_float as ff
+    from gpgpu.adat import scale_symmetric
+
+    rng = np.random.default_rng(5)
+    m = 9
+    C = rng.standard_normal((m, m))
+    s = np.ldexp(1.0, np.arange(m) * 5 - 20)                          # 2^-20 .. 2^20, all distinct
+    if components == 4:
+        if not ff.available():
+            pytest.skip("float-float needs GL_ARB_gpu_shader5")
+        pairs = ff.split(C).astype(np.float64)
+        want = (pairs[..., 0] + pairs[..., 1]) * s[:, None] * s[None, :]    # C as float-float holds it
+        with ff.upload(C, "C") as S, scale_symmetric(S, s) as out:
+            np.testing.assert_array_equal(ff.combine(out), want)      # hi and lo both exact
+            assert np.any(ff.split(C)[..., 1] != 0)                    # the low parts were there to scale
+    else:
+        C32 = C.astype(np.float32)
+        with Stream.from_array(C32, "C") as S, scale_symmetric(S, s) as out:
+            np.testing.assert_array_equal(out.to_array(), (C32 * s[:, None] * s[None, :]).astype(np.float32))
+
+
+def test_scale_symmetric_refuses_what_it_cannot_scale_exactly():
+    from gpgpu.adat import scale_symmetric
+
+    with Stream(3, 3) as C, Stream(3, 4) as R:
+        for bad in ([1.0, 3.0, 1.0], [1.0, 1.0], [1.0, 0.0, 2.0], [1.0, np.inf, 2.0], [-2.0, 1.0, 1.0]):
+            with pytest.raises(ValueError, match="powers of two"):
+                scale_symmetric(C, np.array(bad))
+        with pytest.raises(ValueError, match="square"):
+            scale_symmetric(R, np.ones(3))

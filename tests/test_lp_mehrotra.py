@@ -346,6 +346,29 @@ def test_refine_solve_beats_float32():
         assert stats["steps"] >= 1
 
 
+def test_a_later_solve_that_overflows_ends_the_refinement_quietly_with_its_best_iterate():
+    """The first solve finite, the next one inf (float32's range left behind within the CG
+    steps): refine_solve answers the first solve's z and its residual, and numpy warns of
+    nothing (perold on llvmpipe printed "invalid value encountered in matmul")."""
+    import warnings
+
+    M = np.array([[4.0, 1.0], [1.0, 3.0]])
+    L = np.linalg.cholesky(M * (1 + 1e-4))                       # a slightly wrong factor
+    calls = []
+
+    def solve(v):
+        calls.append(1)
+        return np.linalg.solve(L @ L.T, v) if len(calls) == 1 else np.array([np.inf, -np.inf])
+
+    r = np.array([1.0, 2.0])
+    stats = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        z = refine_solve(solve, lambda v: M @ v, r, stats=stats)
+    np.testing.assert_array_equal(z, np.linalg.solve(L @ L.T, r))
+    assert stats["steps"] == 0 and stats["residual"] == np.abs(r - M @ z).max() > 0
+
+
 @pytest.mark.parametrize("where", ["rhs", "solve"])
 def test_refinement_that_overflows_is_numerical_trouble_in_words(where):
     """A right-hand side or a first solve that is no longer finite (float32 overflow in the

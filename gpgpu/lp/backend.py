@@ -478,31 +478,34 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTO
             if shrink > 0.5:
                 break
     else:
-        best_z, best_norm, since_best = z, rnorm, 0
-        w = solve(res)                                  # preconditioned residual
-        p = w.copy()
-        rw = float(res @ w)
-        while steps < max_steps and best_norm > target and since_best < 5 and rw > 0:
-            Mp = apply_M(p)
-            pMp = float(p @ Mp)
-            if not (pMp > 0 and np.isfinite(pMp)):
-                break
-            a = rw / pMp
-            z = z + a * p
-            res_new = res - a * Mp
-            steps += 1
-            rnorm = float(np.max(np.abs(res_new)))
-            if not np.isfinite(rnorm):
-                break
-            if rnorm < best_norm:
-                best_z, best_norm, since_best = z, rnorm, 0
-            else:
-                since_best += 1
-            w_new = solve(res_new)
-            rw_new = float(res_new @ w_new)
-            beta = max(float(res_new @ (w_new - w)) / rw, 0.0)      # Polak-Ribiere
-            p = w_new + beta * p
-            res, w, rw = res_new, w_new, rw_new
+        # a solve that overflowed float32 (inf in w) ends the steps below by its NaN products;
+        # numpy is told not to warn of them
+        with np.errstate(invalid="ignore", over="ignore"):
+            best_z, best_norm, since_best = z, rnorm, 0
+            w = solve(res)                                  # preconditioned residual
+            p = w.copy()
+            rw = float(res @ w)
+            while steps < max_steps and best_norm > target and since_best < 5 and rw > 0:
+                Mp = apply_M(p)
+                pMp = float(p @ Mp)
+                if not (pMp > 0 and np.isfinite(pMp)):
+                    break
+                a = rw / pMp
+                z = z + a * p
+                res_new = res - a * Mp
+                steps += 1
+                rnorm = float(np.max(np.abs(res_new)))
+                if not np.isfinite(rnorm):
+                    break
+                if rnorm < best_norm:
+                    best_z, best_norm, since_best = z, rnorm, 0
+                else:
+                    since_best += 1
+                w_new = solve(res_new)
+                rw_new = float(res_new @ w_new)
+                beta = max(float(res_new @ (w_new - w)) / rw, 0.0)      # Polak-Ribiere
+                p = w_new + beta * p
+                res, w, rw = res_new, w_new, rw_new
         z, rnorm = best_z, best_norm
     if stats is not None:
         stats["steps"] = steps

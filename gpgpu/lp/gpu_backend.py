@@ -40,10 +40,11 @@ from __future__ import annotations
 
 import moderngl
 import numpy as np
+import scipy.sparse as sp
 
 from .. import blas1, float_float
 from ..adat import form as form_adat
-from ..adat import form_points, pack_4x1, pair_table, shift_diagonal
+from ..adat import equilibration, form_points, pack_4x1, pair_table, scale_symmetric, shift_diagonal
 from ..blas2 import KERNELS as GEMV, gemv
 from ..cholesky import (count_replaced, factor, factor_with_inverse, flag_replaced, lower_inverse,
                         solve_with_factor, solve_with_inverse)
@@ -242,6 +243,8 @@ class GPUBackend(Backend):
         # with refinement the vector work is float64 on the CPU (the numpy64 backend's ops)
         self._cpu = NumpyBackend.vector_operations(problem) if refine else None
         self.d64 = None
+        # the float-float normal matrix is equilibrated by powers of two before its factor
+        self.equilibration, self._A2 = None, None
 
     # No __del__: a backend that is dropped lets go of its streams, whose own finalizers keep
     # their textures for reuse or queue them for the owning thread, without a GL call (a
@@ -584,7 +587,7 @@ class GPUBackend(Backend):
             raise ValueError("factor_precision='float-float' does not take the regularisation's shift "
                              "(regularize=True); use one or the other")
         with float_float.upload(self.d64, "d") as ds:
-            M = float_float.adat(self.Aff, ds)
+            M = self._equilibrate(float_float.adat(self.Aff, ds))
         try:
             if self.Xff is not None:
                 self.Xff.release()
@@ -599,6 +602,25 @@ class GPUBackend(Backend):
         finally:
             M.release()
         return count_replaced(self.L, self.m_normal, "full", self.huge, self.reductions)
+
+    def _equilibrate(self, M: Stream) -> Stream:
+        """D M D for the float-float M with D = diag(s), s the powers of two of
+        :func:`gpgpu.adat.equilibration` for M's diagonal (computed here in float64 from A and d;
+        beyond the papers). M is released; the refined solves scale their right-hand sides and
+        answers by s (:meth:`_solve_normal`), so that they solve with M's factor, exactly scaled,
+        inside float32's exponent range, which float-float shares: near an optimum M's entries
+        span 1e-4 to 1e21 and more, and the unscaled factor overflowed in its products or
+        flushed its low parts to zero (bnl2 at mu 1e-5 on llvmpipe and the H200). The float32
+        factor is left as it is: there an overflow tells that float32 is exhausted, and the
+        solver moves on to float-float."""
+        if self._A2 is None:
+            A = sp.csr_matrix(self.A_normal, dtype=np.float64)
+            self._A2 = A.multiply(A).tocsr()
+        self.equilibration = equilibration(self._A2 @ self.d64 + self.shift)
+        try:
+            return scale_symmetric(M, self.equilibration)
+        finally:
+            M.release()
 
     def _solve_gpu(self, r: Stream, out: Stream | None = None) -> Stream:
         if self.L is None:
@@ -679,7 +701,12 @@ class GPUBackend(Backend):
             return self._solve_gpu(r)
         d = self.d64
 
+        scale = self.equilibration if self.Aff is not None else None
+
         def solve(rhs):
+            return solve_scaled(rhs) if scale is None else scale * solve_scaled(scale * rhs)
+
+        def solve_scaled(rhs):
             self.readbacks += 1  # each correction comes back to the CPU
             if self.Xff is not None:
                 z = float_float.solve_with_inverse(self.Xff, rhs)
