@@ -692,3 +692,30 @@ def test_the_backend_equilibrates_the_float_float_normal_matrix_and_not_the_floa
         assert be.equilibration is None
     finally:
         be.release()
+
+
+def test_the_equilibration_tool_reports_both_factors_and_says_when_nothing_overflowed(rng, capsys):
+    """tools/ff_equilibration.py: on a normal matrix with entries to 1e22 the equilibrated
+    factor replaces no pivot and solves to float-float's accuracy times the condition, where
+    the facts of the unscaled one are reported as they come; on afiro no float-float solve
+    overflows, and the tool says so (exit 1)."""
+    import importlib.util
+    from pathlib import Path
+
+    from gpgpu.adat import equilibration
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "ff_equilibration.py"
+    spec = importlib.util.spec_from_file_location("ff_equilibration_under_test", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    m = 32
+    D0 = np.logspace(-12, 12, m)
+    M = _spd(rng, m, 1e3) * D0[:, None] * D0[None, :]
+    r = M @ (rng.standard_normal(m) / D0)
+    scaled = tool.factor_facts(M, r, equilibration(np.diag(M)))
+    assert scaled["replaced_pivots"] == 0 and scaled["entries_not_finite"] == 0
+    assert scaled["relative_residual"] < 1e-12
+    plain = tool.factor_facts(M, r, None)
+    assert set(plain) == set(scaled) and plain["replaced_pivots"] >= 0
+    assert tool.main(["afiro"]) == 1
+    assert "afiro: no float-float solve overflowed" in capsys.readouterr().out
