@@ -32,7 +32,8 @@ from .stream import Operands, PingPong, Stream, check_array, vector_shape
 __all__ = ["adat", "pack_4x1", "column_scaling_rect", "outer_product_addition_triangle",
            "outer_product_addition_square", "outer_product_addition_packed", "inner_product_triangle",
            "inner_product_square", "shift_diagonal", "KERNELS", "PRODUCTS", "AdatPoints", "pair_records",
-           "pair_table", "form_points", "INDEX_LIMIT", "equilibration", "scale_symmetric"]
+           "pair_table", "form_points", "INDEX_LIMIT", "equilibration", "scale_symmetric",
+           "EQUILIBRATION_EXPONENT"]
 
 KERNELS = {
     "column_scaling": Kernel("column_scaling", texels=3, doc="001 Kernel 1"),
@@ -341,14 +342,21 @@ def shift_diagonal(C: Stream, delta: float) -> Stream:
     return C
 
 
+#: the exponents of :func:`equilibration`'s powers of two stay within +-EQUILIBRATION_EXPONENT,
+#: so that s(i) s(j) is a normal float32 number (a diagonal entry beyond 2^-126 .. 2^126 is
+#: one that float32 flushes or overflows anyway)
+EQUILIBRATION_EXPONENT = 63
+
+
 def equilibration(diagonal) -> np.ndarray:
     """The powers of two s(i) nearest 1 / sqrt(diagonal(i)), so that s(i)² diagonal(i) lies in
-    [1/2, 2] (1 where the entry is 0 or not finite): the symmetric scaling of
-    :func:`scale_symmetric` (beyond the papers). Powers of two scale exactly."""
+    [1/2, 2] (1 where the entry is 0 or not finite; exponents within +-63): the symmetric
+    scaling of :func:`scale_symmetric` (beyond the papers). Powers of two scale exactly."""
     diagonal = np.asarray(diagonal, dtype=np.float64)
     out = np.ones_like(diagonal)
     ok = np.isfinite(diagonal) & (diagonal > 0)
-    out[ok] = np.ldexp(1.0, -np.round(np.log2(diagonal[ok]) / 2).astype(int))
+    k = np.clip(np.round(np.log2(diagonal[ok]) / 2), -EQUILIBRATION_EXPONENT, EQUILIBRATION_EXPONENT)
+    out[ok] = np.ldexp(1.0, -k.astype(int))
     return out
 
 
@@ -357,9 +365,9 @@ def scale_symmetric(C: Stream, s: np.ndarray) -> Stream:
     float-float RGBA) and the float64 vector s of powers of two from :func:`equilibration`
     (one pass, kernel ``symmetric_scaling``; beyond the papers). With D = diag(s), the factor of
     D C D is D L for C's factor L, rounding for rounding, wherever float32's range holds both:
-    the LP's refined solves factor the scaled matrix, so that C's entries far from 1 (near an
-    LP's optimum they span 1e-4 to 1e21 and more) neither overflow float32 in the factor nor
-    flush its float-float low parts to zero."""
+    the LP's float-float factor is of the scaled matrix, so that C's entries far from 1 (near
+    an LP's optimum they span 1e-4 to 1e21 and more) neither overflow float32's range in the
+    factor nor flush its low parts to zero."""
     m = C.rows
     s = np.asarray(s, dtype=np.float64)
     if C.cols != m or C.components not in (1, 4):

@@ -178,11 +178,14 @@ def test_copy_to_texture_forms_the_same_matrix(storage, m, rng):
 def test_equilibration_is_the_power_of_two_nearest_one_over_the_square_root():
     from gpgpu.adat import equilibration
 
-    diag = np.array([4.0, 0.25, 3.0, 0.0, np.inf, 1e21, 5e-30, np.nan, -2.0])
+    diag = np.array([4.0, 0.25, 3.0, 0.0, np.inf, 1e21, 5e-30, np.nan, -2.0, 1e-300, 1e300])
     s = equilibration(diag)
     # by hand: 4 -> 1/2, 1/4 -> 2, 3 -> 2^-round(0.79) = 1/2, 1e21 -> 2^-round(34.88) = 2^-35,
-    # 5e-30 -> 2^-round(-48.6) = 2^49; 0, inf, nan and a negative entry -> 1
-    np.testing.assert_array_equal(s, [0.5, 2.0, 0.5, 1.0, 1.0, 2.0 ** -35, 2.0 ** 49, 1.0, 1.0])
+    # 5e-30 -> 2^-round(-48.6) = 2^49; 0, inf, nan and a negative entry -> 1; 1e-300 and
+    # 1e300 (beyond float32) held at 2^63 and 2^-63, so that s(i) s(j) stays a float32 number
+    np.testing.assert_array_equal(s, [0.5, 2.0, 0.5, 1.0, 1.0, 2.0 ** -35, 2.0 ** 49, 1.0, 1.0, 2.0 ** 63, 2.0 ** -63])
+    assert np.all(np.isfinite((s.astype(np.float32)[:, None] * s.astype(np.float32)[None, :])))
+    diag, s = diag[:-2], s[:-2]
     ok = np.isfinite(diag) & (diag > 0)
     assert np.all((0.5 <= s[ok] ** 2 * diag[ok]) & (s[ok] ** 2 * diag[ok] <= 2.0))
 
