@@ -20,6 +20,12 @@ highspy = pytest.importorskip("highspy")
 from test_lp_mehrotra import netlib_more, rel  # noqa: E402
 
 
+def _llvmpipe() -> bool:
+    from gpgpu.context import get_context
+
+    return "llvmpipe" in get_context().info.get("GL_RENDERER", "")
+
+
 def _spd(rng, m, cond):
     Q, _ = np.linalg.qr(rng.standard_normal((m, m)))
     return (Q * np.logspace(0, -np.log10(cond), m)) @ Q.T
@@ -52,6 +58,54 @@ def test_adat_every_lower_texel_to_float_float_accuracy(m, n, rng):
     low = np.tril_indices(m)
     err = np.abs(got[low] - want[low]) / np.where(scale[low] > 0, scale[low], 1.0)
     assert err.max() < 3e-14, err.max()
+
+
+@pytest.mark.parametrize("m,n", [(3, 1), (9, 13), (23, 40)])
+def test_adat_over_row_lists_every_lower_texel_to_float_float_accuracy(m, n, rng):
+    import scipy.sparse as sp
+
+    A = rng.standard_normal((m, n)) * (rng.random((m, n)) < 0.3) * 10.0 ** rng.uniform(-8, 8, (m, n))
+    A[m // 2] = 0.0                                                          # a row without non-zeros
+    A[-1, -1] = 3.0                                                          # the last column of the last row
+    d = np.exp(rng.uniform(-30, 30, n))
+    with ff.upload(A, "A") as As, ff.upload(d, "d") as ds, ff.row_lists(sp.csc_matrix(A)) as rows:
+        assert rows.count == np.count_nonzero(A)
+        with ff.adat(As, ds, rows=rows) as C:
+            got = ff.combine(C)
+        with ff.adat(As, ds) as C:
+            dense = ff.combine(C)
+    want = (A * d) @ A.T
+    scale = (np.abs(A) * d) @ np.abs(A).T
+    low = np.tril_indices(m)
+    err = np.abs(got[low] - want[low]) / np.where(scale[low] > 0, scale[low], 1.0)
+    assert err.max() < 3e-14, err.max()
+    assert np.all(got[m // 2] == 0.0) and np.all(got[:, m // 2][m // 2:] == 0.0)
+    if _llvmpipe():                                  # the same terms in the same order: the same sums
+        np.testing.assert_array_equal(got[low], dense[low])
+
+
+def test_row_lists_hold_each_rows_non_zeros_in_column_order():
+    import scipy.sparse as sp
+
+    A = np.array([[0.0, 2.0, 0.0, 1.0 / 3.0],
+                  [0.0, 0.0, 0.0, 0.0],
+                  [5.0, 0.0, -7.0, 0.0]])
+    with ff.row_lists(sp.coo_matrix(A)) as rows:
+        entries = rows.entries.to_array().reshape(-1, 4)[:rows.count]
+        starts = rows.starts.to_array().ravel()
+    np.testing.assert_array_equal(starts, [0, 2, 2, 4])
+    np.testing.assert_array_equal(entries[:, 0], [1, 3, 0, 2])                 # column k, row by row
+    np.testing.assert_array_equal(entries[:, 1], np.float32([2, 1 / 3, 5, -7]))   # hi
+    assert entries[1, 2] == np.float32(1 / 3 - float(np.float32(1 / 3))) != 0.0   # lo of 1/3
+    with pytest.raises(TypeError, match="scipy.sparse"):
+        ff.row_lists([[1.0]])
+
+
+def test_adat_refuses_row_lists_of_another_matrix(rng):
+    with ff.upload(np.ones((2, 3)), "A") as A, ff.upload(np.ones(3), "d") as d, \
+            ff.row_lists(np.ones((3, 3))) as rows:
+        with pytest.raises(ValueError, match="RowLists of the 2 x 3"):
+            ff.adat(A, d, rows=rows)
 
 
 def test_adat_refuses_float32_streams(rng):
@@ -271,12 +325,17 @@ def test_solve_with_inverse_is_two_passes(m, rng):
 def test_the_lps_float_float_factor_draws_a_pass_a_step_and_two_a_solve():
     """bandm with factor_precision="float-float" (llvmpipe): the factor and its inverse in m + 4
     passes a factorization and every solve two, where the substitutions drew 2m a solve (3,918
-    passes an iteration); optimal at HiGHS's objective."""
+    passes an iteration); A D² Aᵀ over the row lists of A, one pass a factorization; optimal at
+    HiGHS's objective."""
+    from gpgpu import counters
     from gpgpu.lp import solve
 
-    r = solve("bandm", eps=1e-8, factor_precision="float-float")
+    with counters.count(time=False, trace=False) as c:
+        r = solve("bandm", eps=1e-8, factor_precision="float-float")
     assert r.status == "optimal" and rel(r.objective, -158.6280184501) < 1e-8
     assert r.passes / r.iterations <= 600, r.passes / r.iterations
+    assert "adat_inner_product_ff" not in c.stats
+    assert c.stats["adat_rows_ff"].passes == c.stats["symmetric_scaling_FLOAT_FLOAT1"].passes >= r.iterations
 
 
 # --------------------------------------------------------------------------- the LP solver

@@ -66,6 +66,9 @@ STEPS_A_PASS = 4
 #: Cholesky steps a pass of the float-float factor and inverse (float_float.factor_with_inverse):
 #: one, float_float.STEPS (its blocked passes are the slower on the H200)
 FF_STEPS_A_PASS = float_float.STEPS
+#: the float-float A D² Aᵀ loops over row i's non-zeros (float_float.row_lists) where A's density is
+#: at most this; a denser A keeps the dense inner product (3 texels a term against 2)
+FF_ROWS_DENSITY = 0.5
 SAFEGUARD = Kernel("free_split_safeguard", texels=5, doc="the free-split safeguard (beyond 000)")
 MULTIPLY_ADD = Kernel("multiply_add", texels=4, doc="a (x .* y) + b z in one pass (beyond 000)")
 MULTIPLY_SHIFT_DIVIDE = Kernel("multiply_shift_divide", texels=4, doc="(x .* y + c) ./ z in one pass (beyond 000)")
@@ -225,7 +228,7 @@ class GPUBackend(Backend):
         self.pivot_tol = default_pivot_tol(np.float32) if pivot_tol is None else pivot_tol
         self.huge = huge_pivot(np.float32)
         self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = self.Xff = None
-        self._normal = self._points = self._bound_info = self._bound_table = None
+        self._normal = self._points = self._bound_info = self._bound_table = self._ff_rows = None
         self._rhs = self._sol = self._count = None     # the recorded plans' streams
         self._plans, self._factor_version = {}, 0
         check_dense(problem, "the gpu backend", self.m_normal)
@@ -255,12 +258,11 @@ class GPUBackend(Backend):
             plan.release()
         self._plans = {}
         for s in (self.A, normal, self.A4, self.L, self.Linv, self._partner, self.Aff, self.Xff, self._points,
-                  self._bound_info, self._bound_table, self._rhs, self._sol, self._count):
+                  self._bound_info, self._bound_table, self._rhs, self._sol, self._count, self._ff_rows):
             if s is not None:
                 s.release()
         self.A = self.A4 = self.L = self.Linv = self._partner = self.Aff = self.Xff = None
-        self._normal = self._points = self._bound_info = self._bound_table = None
-        self._rhs = self._sol = self._count = None
+        self._normal = self._points = self._bound_info = self._bound_table = self._ff_rows = None
         self._rhs = self._sol = self._count = None     # the recorded plans' streams
         self._plans, self._factor_version = {}, 0
 
@@ -562,6 +564,8 @@ class GPUBackend(Backend):
             raise RuntimeError("factor_precision='float-float' needs GL_ARB_gpu_shader5 (OpenGL 4.0) for its "
                                "precise arithmetic, which this OpenGL context does not offer; use 'float32'")
         self.Aff = float_float.upload(self.A_normal.toarray(), "A")    # checked to fit by check_dense
+        if self.A_normal.nnz <= FF_ROWS_DENSITY * self.A_normal.shape[0] * self.A_normal.shape[1]:
+            self._ff_rows = float_float.row_lists(self.A_normal)   # A D² Aᵀ over row i's non-zeros
         self.factor_precision = "float-float"
         if self._default_pivot_tol:
             self.pivot_tol = float_float.DEFAULT_PIVOT_TOL
@@ -587,7 +591,7 @@ class GPUBackend(Backend):
             raise ValueError("factor_precision='float-float' does not take the regularisation's shift "
                              "(regularize=True); use one or the other")
         with float_float.upload(self.d64, "d") as ds:
-            M = self._equilibrate(float_float.adat(self.Aff, ds))
+            M = self._equilibrate(float_float.adat(self.Aff, ds, rows=self._ff_rows))
         try:
             if self.Xff is not None:
                 self.Xff.release()
