@@ -3,8 +3,8 @@
 // an exponent only, so the factor of the scaled matrix is the factor of C scaled, rounding for
 // rounding, while its entries lie near 1: inside float32's range, where C's own factor could
 // overflow (entries of 1e21 squared) or flush its float-float low parts to zero. The fragment at
-// texel (j, i) reads C there and s at i and at j. FLOAT_FLOAT: the four components (hi, lo)
-// scaled alike.
+// texel (j, i) reads C there and s at i and at j. FLOAT_FLOAT: the two components (hi, lo)
+// scaled alike (an RG32F texel: the .ba read as 0 and 1 are not stored).
 uniform sampler2D C;
 uniform sampler2D s;
 #ifdef FLOAT_FLOAT

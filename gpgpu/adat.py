@@ -362,7 +362,7 @@ def equilibration(diagonal) -> np.ndarray:
 
 def scale_symmetric(C: Stream, s: np.ndarray) -> Stream:
     """A new stream holding C(i, j) s(i) s(j) for the square full-storage C (m x m, float32 or
-    float-float RGBA) and the float64 vector s of powers of two from :func:`equilibration`
+    float-float RG32F) and the float64 vector s of powers of two from :func:`equilibration`
     (one pass, kernel ``symmetric_scaling``; beyond the papers). With D = diag(s), the factor of
     D C D is D L for C's factor L, rounding for rounding, wherever float32's range holds both:
     the LP's float-float factor is of the scaled matrix, so that C's entries far from 1 (near
@@ -370,12 +370,12 @@ def scale_symmetric(C: Stream, s: np.ndarray) -> Stream:
     factor nor flush its low parts to zero."""
     m = C.rows
     s = np.asarray(s, dtype=np.float64)
-    if C.cols != m or C.components not in (1, 4):
+    if C.cols != m or C.components not in (1, 2):
         raise ValueError(f"scale_symmetric: expected a square float32 or float-float matrix, got {C!r}")
     if s.shape != (m,) or not np.all(np.isfinite(s) & (s > 0)) or np.any(np.frexp(s)[0] != 0.5):
         raise ValueError(f"scale_symmetric: s must be {m} positive powers of two (gpgpu.adat.equilibration)")
     out = Stream(m, m, components=C.components, zero=False)
-    kernel = KERNELS["symmetric_scaling_ff" if C.components == 4 else "symmetric_scaling"]
+    kernel = KERNELS["symmetric_scaling_ff" if C.components == 2 else "symmetric_scaling"]
     with Stream(1, m, vector=True, data=s.astype(np.float32).reshape(1, m)) as scale:
         kernel.draw(out, whole(out), {"C": C, "s": scale})
     return out

@@ -4,7 +4,7 @@ The interior point method's normal matrix A Θ Aᵀ becomes as ill-conditioned a
 spread (1e-16 .. 1e19 on the NETLIB problems near eps = 1e-8). Its float32 factor, even with
 float64 refinement, then misses directions the refinement cannot recover (the float32 factor
 replaces every pivot below 1e-7 of its diagonal entry). Here every number of the factorization
-is a float-float pair hi + lo of two float32 (an RGBA32F texel, hi in .r, lo in .g): about 48
+is a float-float pair hi + lo of two float32 (an RG32F texel, hi in .r, lo in .g): about 48
 significant bits, float32's exponent range (``glsl/float_float.glsl``, the double-word
 algorithms of Joldes, Muller and Popescu 2017, with ``fma`` and ``precise`` of
 GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmetic:
@@ -43,7 +43,7 @@ from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
 from .context import get_context, max_texture_size
 
-__all__ = ["available", "split", "upload", "combine", "adat", "row_lists", "RowLists", "factor", "solve", "factor_with_inverse",
+__all__ = ["FF", "available", "split", "upload", "combine", "adat", "row_lists", "RowLists", "factor", "solve", "factor_with_inverse",
            "solve_with_inverse", "KERNELS", "STEPS_KERNELS", "STEPS", "MAX_STEPS", "DEFAULT_PIVOT_TOL", "SOLVE_FORMS",
            "BLOCK"]
 
@@ -90,6 +90,11 @@ STEPS_KERNELS = {s: Kernel("cholesky_inverse_steps_ff", texels=2 * s + 2, define
                                "the pivots from the vertex program, in float-float")
                  for s in range(2, MAX_STEPS + 1)}
 
+#: channels of a float-float stream: RG32F, hi in .r and lo in .g (8 bytes a number, where
+#: RGBA32F wrote 16: the factor's passes are bound by the bytes they write)
+FF = 2
+
+
 def available() -> bool:
     """Whether this context can compile the float-float kernels (``precise`` needs
     GL_ARB_gpu_shader5, part of OpenGL 4.0; Mesa's llvmpipe and NVIDIA's drivers have it)."""
@@ -102,22 +107,20 @@ DEFAULT_PIVOT_TOL = 1e-12
 
 
 def split(a) -> np.ndarray:
-    """The float-float pairs of a float64 array: ``(..., 4)`` float32 with hi, lo, 0, 0."""
+    """The float-float pairs of a float64 array: ``(..., 2)`` float32, hi and lo."""
     a = np.asarray(a, dtype=np.float64)
     hi = a.astype(np.float32)
     lo = (a - hi.astype(np.float64)).astype(np.float32)
-    out = np.zeros(a.shape + (4,), dtype=np.float32)
-    out[..., 0], out[..., 1] = hi, lo
-    return out
+    return np.stack([hi, lo], axis=-1)
 
 
 def upload(a, name: str = "input") -> Stream:
-    """A float64 vector (one row) or matrix as an RGBA32F float-float stream."""
+    """A float64 vector (one row) or matrix as a float-float stream (RG32F: hi, lo)."""
     check_array(a, name)                     # shape, finiteness, float32's range and texture size
     arr = np.asarray(a, dtype=np.float64)    # (check_array's copy is float32: the low parts are here)
     if arr.ndim == 1:
         arr = arr[None, :]
-    return Stream(arr.shape[0], arr.shape[1], components=4, data=split(arr))
+    return Stream(arr.shape[0], arr.shape[1], components=FF, data=split(arr))
 
 
 def combine(s: Stream) -> np.ndarray:
@@ -179,7 +182,7 @@ def row_lists(A) -> RowLists:
     width = max(1, min(limit, int(np.ceil(np.sqrt(max(count, 1))))))
     height = max(1, -(-count // width))
     data = np.zeros((height * width, 4), dtype=np.float32)
-    data[:count, 0], data[:count, 1:3] = cols, pairs[:, :2]
+    data[:count, 0], data[:count, 1:3] = cols, pairs
     starts = np.zeros(m + 1, dtype=np.float32)
     starts[1:] = np.cumsum(np.bincount(rows, minlength=m))
     return RowLists(Stream(height, width, components=4, data=data.reshape(height, width, 4)),
@@ -192,13 +195,13 @@ def adat(A: Stream, d: Stream, rows: RowLists | None = None) -> Stream:
     With ``rows`` (A's :func:`row_lists`) each fragment (j, i) loops over the non-zeros of row i
     (kernel ``adat_rows``) instead of all n columns: the same terms in the same order, so the
     same sums, in far fewer steps where A is sparse."""
-    if A.components != 4 or d.components != 4 or d.cols != A.cols:
-        raise ValueError(f"float_float.adat: A and d must be float-float (RGBA) streams with as many "
+    if A.components != FF or d.components != FF or d.cols != A.cols:
+        raise ValueError(f"float_float.adat: A and d must be float-float (RG32F) streams with as many "
                          f"columns, got {A!r} and {d!r}")
     m = A.rows
     if rows is not None and (not isinstance(rows, RowLists) or (rows.m, rows.n) != (m, A.cols)):
         raise ValueError(f"float_float.adat: rows must be the RowLists of the {m} x {A.cols} A, got {rows!r}")
-    C = Stream(m, m, components=4)
+    C = Stream(m, m, components=FF)
     if rows is None:
         KERNELS["adat"].draw(C, inner_product_triangle(m), {"A": A, "d": d}, {"n": int(A.cols)})
     else:
@@ -224,8 +227,8 @@ def factor(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30) 
     :func:`gpgpu.cholesky.count_replaced` counts them from the high parts. M is unchanged.
     """
     m = M.rows
-    if M.components != 4 or M.cols != m:
-        raise ValueError(f"float_float.factor: M must be a square float-float (RGBA) stream, got {M!r}")
+    if M.components != FF or M.cols != m:
+        raise ValueError(f"float_float.factor: M must be a square float-float (RG32F) stream, got {M!r}")
     plan = compiled(("cholesky_ff", m, float(tolerance), float(huge)), lambda: _plan(m, tolerance, huge))
     pp = PingPong(Stream.like(M, zero=False), Stream.like(M, zero=False))
     KERNELS["copy"].draw(pp.S, whole(pp.S), {"A": M})
@@ -268,8 +271,8 @@ def solve_plan(m: int, form: str = "block", block: int = BLOCK) -> list:
 def _square_and_vector(who: str, name: str, what: str, T, r) -> int:
     """The order m of the square float-float stream ``T``, after checking it and that ``r`` is a
     vector of length m (a ValueError naming ``who``'s argument otherwise)."""
-    if not isinstance(T, Stream) or T.components != 4 or T.cols != T.rows:
-        raise ValueError(f"float_float.{who}: {name} must be a square float-float (RGBA) stream ({what}), "
+    if not isinstance(T, Stream) or T.components != FF or T.cols != T.rows:
+        raise ValueError(f"float_float.{who}: {name} must be a square float-float (RG32F) stream ({what}), "
                          f"got {T!r}")
     m = T.rows
     shape = np.shape(r)
@@ -298,7 +301,7 @@ def solve(L: Stream, r, form: str = "block", block: int = BLOCK) -> np.ndarray:
     if isinstance(block, bool) or not isinstance(block, int) or not 1 <= block <= MAX_BLOCK:
         raise ValueError(f"block must be an integer from 1 to {MAX_BLOCK} (steps a pass), got {block!r}")
     m = _square_and_vector("solve", "L", "the factor from float_float.factor", L, r)
-    pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=4, zero=False))
+    pp = PingPong(upload(np.asarray(r, dtype=np.float64), "r"), Stream(1, m, components=FF, zero=False))
     try:
         # the 2m passes as one pre-built plan (its vertices written once per order and form)
         run(compiled(("float_float_solve", m, form, block), lambda: solve_plan(m, form, block)), pp, others={"L": L})
@@ -347,8 +350,8 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
     from . import context
 
     m = M.rows
-    if M.components != 4 or M.cols != m:
-        raise ValueError(f"float_float.factor_with_inverse: M must be a square float-float (RGBA) stream, got {M!r}")
+    if M.components != FF or M.cols != m:
+        raise ValueError(f"float_float.factor_with_inverse: M must be a square float-float (RG32F) stream, got {M!r}")
     if 2 * m > context.max_texture_size():
         raise ValueError(f"float_float.factor_with_inverse keeps the factor and its inverse side by side in one "
                          f"{m} x {2 * m} texture, wider than GL_MAX_TEXTURE_SIZE = {context.max_texture_size()}; "
@@ -356,8 +359,8 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
     _check_steps(steps)
     plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps),
                     lambda: inverse_plan(m, tolerance, huge, steps))
-    L, X = Stream(m, m, components=4, zero=False), Stream(m, m, components=4, zero=False)
-    pp = PingPong(Stream(m, 2 * m, components=4), Stream(m, 2 * m, components=4))
+    L, X = Stream(m, m, components=FF, zero=False), Stream(m, m, components=FF, zero=False)
+    pp = PingPong(Stream(m, 2 * m, components=FF), Stream(m, 2 * m, components=FF))
     try:
         run(plan, pp, others={"M0": M, "L": L, "X": X})
     except BaseException:
@@ -375,8 +378,8 @@ def solve_with_inverse(X: Stream, r) -> np.ndarray:
     ``ValueError`` for an X that is not square float-float or an r of another length."""
     m = _square_and_vector("solve_with_inverse", "X", "the inverse from float_float.factor_with_inverse", X, r)
     everything = Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, y))
-    with upload(np.asarray(r, dtype=np.float64), "r") as v, Stream(1, m, components=4, zero=False) as y, \
-            Stream(1, m, components=4, zero=False) as z:
+    with upload(np.asarray(r, dtype=np.float64), "r") as v, Stream(1, m, components=FF, zero=False) as y, \
+            Stream(1, m, components=FF, zero=False) as z:
         KERNELS["triangular_product"].draw(y, everything, {"X": X, "V": v}, {"m": m, "transposed": False})
         KERNELS["triangular_product"].draw(z, everything, {"X": X, "V": y}, {"m": m, "transposed": True})
         return combine(z)[0]

@@ -151,15 +151,16 @@ class Stream:
     x-coordinates indexing columns and y-coordinates rows, so ``A[i, j]`` lives in texel
     ``(x=j, y=i)``. A vector is a 1-row stream, folded row by row into a texture
     GL_MAX_TEXTURE_SIZE wide when it is longer (paper 003's "use of 2D textures"). The texture
-    is R32F, or RGBA32F with ``components=4`` (argmax reductions carry a value and its
-    position). ``Stream.from_array`` uploads an array, ``to_array`` downloads it.
+    is R32F, RG32F with ``components=2`` (a float-float number's high and low parts,
+    :mod:`gpgpu.float_float`) or RGBA32F with ``components=4`` (argmax reductions carry a value
+    and its position). ``Stream.from_array`` uploads an array, ``to_array`` downloads it.
 
     Parameters
     ----------
     rows, cols : int
         Shape of the matrix; the texture is ``cols`` wide and ``rows`` high.
-    components : {1, 4}, optional
-        Channels per texel: 1 (R32F, default) or 4 (RGBA32F).
+    components : {1, 2, 4}, optional
+        Channels per texel: 1 (R32F, default), 2 (RG32F) or 4 (RGBA32F).
     vector : bool, optional
         The stream holds a 1-D vector, so that ``to_array`` returns 1-D.
     data : ndarray, optional
@@ -172,7 +173,7 @@ class Stream:
     Raises
     ------
     ValueError
-        If the shape exceeds GL_MAX_TEXTURE_SIZE, ``components`` is not 1 or 4, or ``data``
+        If the shape exceeds GL_MAX_TEXTURE_SIZE, ``components`` is not 1, 2 or 4, or ``data``
         does not fill the stream.
     TypeError
         If ``rows`` or ``cols`` is not an integer.
@@ -207,8 +208,8 @@ class Stream:
 
     def __init__(self, rows: int, cols: int, *, components: int = 1, vector: bool = False,
                  data: np.ndarray | None = None, length: int | None = None, zero: bool = True):
-        if components not in (1, 4):
-            raise ValueError("components must be 1 (R32F) or 4 (RGBA32F)")
+        if components not in (1, 2, 4):
+            raise ValueError(f"components must be 1 (R32F), 2 (RG32F) or 4 (RGBA32F), got {components!r}")
         rows, cols = _count(rows, "rows"), _count(cols, "cols")
         _check_size(rows, cols)
         self.rows, self.cols, self.components, self.vector = rows, cols, components, vector
@@ -392,7 +393,7 @@ class Stream:
     def __repr__(self) -> str:
         kind = f"vector of {self.length}" if self.vector else "matrix"
         state = " released" if self.texture is None else ""
-        return f"<Stream {kind} {self.rows}x{self.cols}{'' if self.components == 1 else ' rgba'}{state}>"
+        return f"<Stream {kind} {self.rows}x{self.cols}{('', '', ' rg', '', ' rgba')[self.components]}{state}>"
 
     def regions(self) -> list:
         """The rectangles (x0, y0, x1, y1) of the texels that hold data: the whole texture, or

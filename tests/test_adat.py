@@ -190,7 +190,7 @@ def test_equilibration_is_the_power_of_two_nearest_one_over_the_square_root():
     assert np.all((0.5 <= s[ok] ** 2 * diag[ok]) & (s[ok] ** 2 * diag[ok] <= 2.0))
 
 
-@pytest.mark.parametrize("components", [1, 4])
+@pytest.mark.parametrize("components", [1, 2])
 def test_scale_symmetric_multiplies_entry_i_j_by_s_i_s_j(components):
     """D C D exactly (powers of two), each entry by its own row's and column's s (planted: s
     read at the column for both factors would give s(j)^2: caught by the distinct s); the
@@ -202,7 +202,7 @@ def test_scale_symmetric_multiplies_entry_i_j_by_s_i_s_j(components):
     m = 9
     C = rng.standard_normal((m, m))
     s = np.ldexp(1.0, np.arange(m) * 5 - 20)                          # 2^-20 .. 2^20, all distinct
-    if components == 4:
+    if components == 2:
         if not ff.available():
             pytest.skip("float-float needs GL_ARB_gpu_shader5")
         pairs = ff.split(C).astype(np.float64)

@@ -37,7 +37,7 @@ def test_upload_keeps_48_bits_and_combine_reads_them_back(rng):
     with ff.upload(x, "x") as s:
         data = s.to_array()
         back = ff.combine(s)[0]
-    assert data.shape == (1, 37, 4)
+    assert data.shape == (1, 37, 2)                                                  # RG32F: hi, lo
     np.testing.assert_array_equal(data[0, :, 0], x.astype(np.float32))              # hi in .r
     assert np.all(np.abs(data[0, :, 1]) <= np.abs(data[0, :, 0]) * 2.0 ** -24)      # lo in .g, below hi's ulp
     np.testing.assert_allclose(back, x, rtol=2.0 ** -47, atol=0)

@@ -311,3 +311,18 @@ def test_a_temporary_given_back_twice_is_pooled_once():
     a, b = borrow(3, 5), borrow(3, 5)
     assert a is not b
     give_back(a, b)
+
+
+@pytest.mark.parametrize("components", [1, 2, 4])
+def test_each_kind_of_texel_round_trips_its_components(components, rng):
+    a = rng.standard_normal((3, 5, components)).astype(np.float32)
+    with Stream(3, 5, components=components, data=a) as s:
+        back = s.to_array()
+        assert s.nbytes == 3 * 5 * components * 4
+        assert ("rg" in repr(s)) == (components > 1)
+    np.testing.assert_array_equal(back, a[..., 0] if components == 1 else a)
+
+
+def test_a_texel_of_three_components_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"1 \(R32F\), 2 \(RG32F\) or 4 \(RGBA32F\), got 3"):
+        Stream(2, 2, components=3)

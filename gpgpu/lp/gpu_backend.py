@@ -579,7 +579,7 @@ class GPUBackend(Backend):
         if self.factor_precision != "auto" or self._cpu is None or self.shift or not float_float.available():
             return None
         try:
-            self._use_float_float()    # A as float-float: four times float32 A's texture memory
+            self._use_float_float()    # A as float-float: twice float32 A's texture memory
         except (MemoryError, moderngl.Error) as e:
             # no room for it: the solve ends as the float32 factor left it (numerical trouble)
             self.float_float_unavailable = f"{type(e).__name__}: {e}"
