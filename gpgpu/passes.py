@@ -111,9 +111,12 @@ class CompiledPlan:
             if any(s == target for _, s in inputs):
                 raise ValueError(f"kernel {k.name!r}: a role is both input and target of a pass of this plan")
             samplers = [(name, k.sampler(prog, name), unit) for unit, name in enumerate(item.inputs)]
-            uniforms = [(name, k.uniform(prog, name), value) for name, value in (item.uniforms or {}).items()]
-            ops.append((k, prog, cache, vao, item.primitive.mode, len(item.primitive), first, target, inputs,
-                        tuple(samplers), tuple(uniforms)))
+            uniforms = []
+            for name, value in (item.uniforms or {}).items():
+                u = k.uniform(prog, name)
+                uniforms.append((name, u, value, _pack(u, value), _writer(u)))   # packed once
+            ops.append((k, prog, cache, _renderer(vao), item.primitive.mode, len(item.primitive), first, target,
+                        inputs, tuple(samplers), tuple(uniforms)))
         self._ops, self._roles, self._parity = ops, roles, parity
 
     def run(self, pp: PingPong, others: dict | None = None) -> None:
@@ -149,13 +152,14 @@ class CompiledPlan:
             with counters.suspended_tally():                   # counted by _run_fast
                 self.run_checked(pp, others)
             return
-        fbos = [s.fbo for s in streams]
-        textures = [s.texture for s in streams]
+        # moderngl's objects' own methods, without their Python frames (as RecordedPlan.run)
+        fbo_uses = [s.fbo.mglo.use for s in streams]
+        texture_uses = [s.texture.mglo.use for s in streams]
         sizes = [(s.cols, s.rows) for s in streams]
         last_target, bound = None, [None] * 16
-        for k, prog, cache, vao, mode, count, first, target, inputs, samplers, uniforms in self._ops:
+        for k, prog, cache, render, mode, count, first, target, inputs, samplers, uniforms in self._ops:
             if target != last_target:
-                fbos[target].use()
+                fbo_uses[target]()
                 last_target = target
             size = sizes[target]
             if cache.get("viewport") != size:
@@ -163,17 +167,24 @@ class CompiledPlan:
                 cache["viewport"] = size
             for unit, slot in inputs:
                 if bound[unit] != slot:
-                    textures[slot].use(unit)
+                    texture_uses[slot](unit)
                     bound[unit] = slot
             for name, u, unit in samplers:
                 if cache.get(name) != unit:
                     u.value = unit
                     cache[name] = unit
-            for name, u, value in uniforms:
-                if cache.get(name) != value:
-                    u.value = value
-                    cache[name] = value
-            vao.render(mode, count, first)
+            if cache.owner is not uniforms:      # the program may hold another pass's values
+                for name, u, value, data, write in uniforms:
+                    if cache.get(name) != value:
+                        if data is None:
+                            u.value = value
+                        else:
+                            write(data)
+                        cache[name] = value
+                cache.owner = uniforms
+            render(mode, count, first, -1)
+        if last_target is not None:
+            streams[last_target].fbo.ctx.fbo = streams[last_target].fbo   # what Framebuffer.use() records
         if self._parity:
             pp.S, pp.T = pp.T, pp.S
 

@@ -640,6 +640,23 @@ def test_factor_with_inverse_equals_the_separate_passes_and_numpy(m):
     np.testing.assert_allclose(Ln, Lr, rtol=0, atol=4 * m * u * np.linalg.cond(A) * np.abs(Lr).max())
 
 
+def test_compiled_plans_sharing_a_program_each_write_their_own_uniforms():
+    """Two compiled plans of one program (m = 6 and m = 9: the uniforms m and k differ), run
+    alternately, and a pass of the same kernel drawn by itself between them: a plan run checks
+    the values the program holds (it skips them only when its own pass wrote them last); each
+    factor is numpy's."""
+    from gpgpu.cholesky import factor_with_inverse
+
+    As = {m: spd(m, np.random.default_rng(10 + m)) for m in (6, 9)}
+    with Stream.from_array(np.tril(As[6])) as S6, Stream.from_array(np.tril(As[9])) as S9:
+        for m, S in ((6, S6), (9, S9), (6, S6), (9, S9)):
+            L, X = factor_with_inverse(S, m, steps=1)
+            got = np.tril(L.to_array().astype(np.float64))
+            L.release()
+            X.release()
+            assert rel_err(got, np.linalg.cholesky(As[m])) < 1e-5, m
+
+
 def test_factor_with_inverse_covers_both_halves_and_copies_the_last_row_and_column():
     """Every cell of the joined pass against float64: the Cholesky half as cholesky_step's
     (columns k .. i of rows i >= k, column k - 1 copied), the inverse half moved m columns
