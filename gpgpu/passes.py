@@ -114,7 +114,7 @@ class CompiledPlan:
             uniforms = []
             for name, value in (item.uniforms or {}).items():
                 u = k.uniform(prog, name)
-                uniforms.append((name, u, value, _pack(u, value), _writer(u)))   # packed once
+                uniforms.append((name, value, u, _pack(u, value), _writer(u)))   # packed once
             ops.append((k, prog, cache, _renderer(vao), item.primitive.mode, len(item.primitive), first, target,
                         inputs, tuple(samplers), tuple(uniforms)))
         self._ops, self._roles, self._parity = ops, roles, parity
@@ -174,14 +174,7 @@ class CompiledPlan:
                     u.value = unit
                     cache[name] = unit
             if cache.owner is not uniforms:      # the program may hold another pass's values
-                for name, u, value, data, write in uniforms:
-                    if cache.get(name) != value:
-                        if data is None:
-                            u.value = value
-                        else:
-                            write(data)
-                        cache[name] = value
-                cache.owner = uniforms
+                _write_uniforms(cache, uniforms)
             render(mode, count, first, -1)
         if last_target is not None:
             streams[last_target].fbo.ctx.fbo = streams[last_target].fbo   # what Framebuffer.use() records
@@ -332,6 +325,19 @@ def _writer(u):
     return partial(u.ctx._write_uniform, u.program_obj, u.location, u.gl_type, u.array_length, u.element_size)
 
 
+def _write_uniforms(cache, writes) -> None:
+    """A pass's uniform values (name, value, uniform, packed bytes or None, writer), each written
+    where the program holds another value; the program then holds this pass's (``owner``)."""
+    for name, value, u, data, write in writes:
+        if cache.get(name) != value:
+            if data is None:
+                u.value = value
+            else:
+                write(data)
+            cache[name] = value
+    cache.owner = writes
+
+
 def _renderer(vao):
     """``vao.render`` without moderngl's Python frame (a vertex array with no scope: ours)."""
     if getattr(vao, "scope", None) is not None:
@@ -443,14 +449,7 @@ class RecordedPlan:
         bound = [None] * 32
         for writes, cache, fbo, fbo_use, textures, render, mode, count, first in self._fast:
             if cache.owner is not writes:        # the program holds another pass's values
-                for name, value, u, data, write in writes:
-                    if cache.get(name) != value:
-                        if data is None:
-                            u.value = value
-                        else:
-                            write(data)
-                        cache[name] = value
-                cache.owner = writes
+                _write_uniforms(cache, writes)
             if fbo is not last_fbo:
                 fbo_use()
                 last_fbo = fbo
