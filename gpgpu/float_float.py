@@ -101,9 +101,13 @@ def available() -> bool:
     return _EXT[0] in get_context().extensions
 
 
-#: relative pivot tolerance of the float-float factor: about 2^-40, well above its unit roundoff
-#: 2^-48 and far below float32's 1e-7 (float64's guard uses 1e-13)
-DEFAULT_PIVOT_TOL = 1e-12
+#: relative pivot tolerance of the float-float factor: about 2^-46.5, three times its unit
+#: roundoff 2^-48 and far below float32's 1e-7 (float64's guard uses 1e-13). The LP's normal
+#: matrix is equilibrated before its float-float factor (diagonal near 1). At 1e-12 the factor
+#: replaced meaningful pivots (cycle's, two an iteration, and its primal residual stalled); at
+#: 1e-14 it catches somewhat fewer of the pivots of dependent rows, which the refinement then
+#: solves with (docs/results/lp.md, "The restart point and the float-float pivot tolerance")
+DEFAULT_PIVOT_TOL = 1e-14
 
 
 def split(a) -> np.ndarray:

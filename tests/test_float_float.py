@@ -506,6 +506,46 @@ def test_a_raise_goes_on_from_the_best_point_near_the_central_path():
     assert _near_central_path(1e-9, 1e-9, 1e-20, first, 1e-8)
 
 
+def test_the_restart_point_is_one_whose_residuals_kept_pace_with_mu():
+    """cycle (NETLIB) on llvmpipe with the GPU's defaults at eps = 1e-8: from iteration 12 the
+    float32 factors replaced meaningful pivots and the primal residual held at 3.6e-3 while mu
+    fell a hundred-fold. Iterations 13 .. 16 stay inside the neighbourhood (pace 0.6 .. 4.7 <
+    10) and 16 has the smallest worst criterion, but a raise that went on from 16 ended in
+    numerical trouble; from 11 it was optimal. The pace (the residual's fall over mu's) is 0.25
+    at its smallest (iteration 12) and slips beyond twice that at 13: the restart point is the
+    best met up to 12. Residuals, mu and worst from that run; worst falls each iteration."""
+    import math
+    from types import SimpleNamespace
+
+    from gpgpu.lp.mehrotra import PACE_SLIP, _Iterate, _pace
+
+    assert PACE_SLIP == 2.0
+    first = {"pres": 1.79e3, "dres": 0.299, "mu": 1.06e3}
+    assert _pace(3.06e-3, 2.72e-8, 7.26e-3, first, 1e-8) == pytest.approx(0.2497, rel=1e-3)
+    assert _pace(1e-9, 1e-9, 1e-20, first, 1e-8) == 0.0           # both below eps: fallen
+    assert _pace(1e-9, 1e-3, 1e-3, first, 1e-8) == pytest.approx((1e-3 / 0.299) / (1e-3 / 1.06e3))  # the dual counts
+    rows = [(1.79e3, 0.299, 1.06e3), (662, 0.0559, 391), (161, 0.0148, 100), (34.1, 4.64e-3, 24),
+            (13, 2.29e-3, 10.8), (6.61, 5.56e-4, 5.93), (1.98, 2.55e-4, 2.05), (0.976, 1.46e-4, 1.29),
+            (0.175, 4.58e-5, 0.431), (0.0673, 4.26e-6, 0.133), (0.0275, 7.47e-7, 0.0591),
+            (0.014, 7.17e-8, 0.019), (3.06e-3, 2.72e-8, 7.26e-3), (3.53e-3, 1.25e-8, 3.49e-3),
+            (3.62e-3, 3.51e-9, 1.51e-3), (3.65e-3, 1.34e-9, 1.12e-3), (3.59e-3, 7.94e-11, 4.57e-4)]
+
+    def run(rows):
+        it = _Iterate(None, None, None, 0, 0)
+        it.best = it.restart = (math.inf, 0, None, None, None)
+        for k, (pres, dres, mu) in enumerate(rows):
+            it.k = k
+            it.track(SimpleNamespace(pres=pres, dres=dres, mu=mu, m=1, finite=True, worst=1.0 / (k + 1)), 1e-8)
+        return it
+
+    it = run(rows)
+    assert it.restart[1] == 12 and it.best[1] == 16 and not it.paced
+    assert run(rows[:13]).paced and run(rows[:13]).restart[1] == 12
+    # residuals that keep falling with mu never slip: the restart point is the last iterate
+    steady = [(1e3 * 0.3 ** k, 0.3 * 0.3 ** k, 1e3 * 0.3 ** k) for k in range(17)]
+    assert run(steady).restart[1] == 16
+
+
 @pytest.mark.parametrize("can_raise", [False, True])
 def test_an_iterate_no_longer_finite_raises_the_precision(can_raise):
     """An iterate that becomes NaN ends in numerical trouble with the best point, or, where
@@ -778,3 +818,27 @@ def test_the_equilibration_tool_reports_both_factors_and_says_when_nothing_overf
     assert set(plain) == set(scaled) and plain["replaced_pivots"] >= 0
     assert tool.main(["afiro"]) == 1
     assert "afiro: no float-float solve overflowed" in capsys.readouterr().out
+
+
+def test_the_cost_tool_times_both_adat_loops_and_counts_the_guards_pivots(tmp_path):
+    """tools/ff_costs.py --small: both A D² Aᵀ loops timed, the host's time a pass, and the
+    guard's replaced pivots per tolerance, never more than the dependent rows plus the
+    matrix's few smallest and never fewer as the tolerance grows."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "ff_costs.py"
+    spec = importlib.util.spec_from_file_location("ff_costs_under_test", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    out = tmp_path / "costs.json"
+    assert tool.main(["--small", "--out", str(out)]) == 0
+    facts = json.loads(out.read_text())
+    (adat,) = facts["adat"]
+    assert adat["row_lists_seconds"] > 0 and adat["dense_seconds"] > 0 and adat["nonzeros"] > 0
+    assert facts["host_us_per_pass"] > 0
+    (guard,) = facts["guard"]
+    counts = [guard["replaced"][str(t)] for t in tool.TOLERANCES]
+    assert counts == sorted(counts) and 0 <= counts[0] and counts[-1] <= guard["m"]
+    assert guard["dependent"] == guard["m"] - guard["rank"] == 3

@@ -252,6 +252,15 @@ FREE_SPLIT_CENTRING = 0.01
 #: its start: ||r_k|| / ||r_0|| <= NEIGHBOURHOOD mu_k / mu_0, the infeasibility condition of
 #: the wide neighbourhood of infeasible interior-point methods ([Wri97] ch. 6).
 NEIGHBOURHOOD = 10.0
+#: ... and while the residuals keep pace with mu: the pace of an iterate is the larger of
+#: (||r_k|| / ||r_0||) / (mu_k / mu_0) over the residuals (6.1), (6.2) not yet below eps, and
+#: from the first iterate whose pace exceeds PACE_SLIP times the smallest pace met, no later
+#: iterate becomes the restart point (until the next raise). A float32 factor that replaces
+#: meaningful pivots lets mu fall while a residual holds: cycle's primal residual stalls at
+#: 3.6e-3 from iteration 12 while mu falls a hundred-fold, its pace climbing from 0.25 to 4.7,
+#: still inside the neighbourhood; a restart from there ends in numerical trouble, from
+#: iteration 11 it is optimal (docs/results/lp.md).
+PACE_SLIP = 2.0
 
 
 def _split_partners(problem):
@@ -337,6 +346,15 @@ def _near_central_path(pres, dres, mu, first, eps) -> bool:
     point that is not one. Residuals already below eps count as fallen."""
     ratio = NEIGHBOURHOOD * mu / first["mu"]
     return all(r <= eps or r <= ratio * r0 for r, r0 in ((pres, first["pres"]), (dres, first["dres"])))
+
+
+def _pace(pres, dres, mu, first, eps) -> float:
+    """The pace of an iterate (see :data:`PACE_SLIP`): 0 where both residuals are below eps."""
+    fallen = mu / first["mu"] if first["mu"] > 0 else 0.0
+    rates = [r / r0 for r, r0 in ((pres, first["pres"]), (dres, first["dres"])) if r > eps and r0 > 0]
+    if not rates:
+        return 0.0
+    return max(rates) / fallen if fallen > 0 else math.inf
 
 
 def _precision_raised(raised, entry, raised_at, worst_hist, be, vectors, callback, why="stall"):
@@ -502,6 +520,8 @@ class _Iterate:
     first: Optional[dict] = None        # iteration 0's mu and residuals, the smallest residuals met
     best: tuple = ()
     restart: tuple = ()
+    pace_floor: float = math.inf        # the smallest pace since the start or the last raise
+    paced: bool = True                  # no pace since then has slipped beyond PACE_SLIP x the floor
 
     @classmethod
     def start(cls, be, lp: _Data) -> "_Iterate":
@@ -522,7 +542,10 @@ class _Iterate:
         if r.finite:
             first["min_pres"] = min(first["min_pres"], r.pres)
             first["min_dres"] = min(first["min_dres"], r.dres)
-            if r.worst < self.restart[0] and _near_central_path(r.pres, r.dres, r.mu, first, eps):
+            pace = _pace(r.pres, r.dres, r.mu, first, eps)
+            self.pace_floor = min(self.pace_floor, pace)
+            self.paced = self.paced and not pace > PACE_SLIP * self.pace_floor
+            if self.paced and r.worst < self.restart[0] and _near_central_path(r.pres, r.dres, r.mu, first, eps):
                 self.restart = (r.worst, self.k, self.x, self.lam, self.s)
 
 
@@ -588,6 +611,7 @@ def _go_on_finer(be, it: _Iterate, r: _Residuals, callback, why: str) -> bool:
         return False
     _precision_raised(raised, r.entry, it.raised_at, it.worst_hist, be, (r.rb, r.rc), callback, why)
     _, r.entry["restart_iteration"], it.x, it.lam, it.s = it.restart if it.restart[0] < math.inf else it.best
+    it.pace_floor, it.paced = math.inf, True       # the pace is watched afresh from the restart point
     it.k += 1
     return True
 
