@@ -336,7 +336,12 @@ def test_fused_pcg_reads_its_scalars_at_iterations_0_1_every_pcg_check_th_and_th
         assert res["converged"] and not res["breakdown"]
         assert np.linalg.norm(b - G @ res["x"]) <= 3e-4 * np.linalg.norm(b)
         np.testing.assert_allclose(res["x"], exact, rtol=0, atol=2e-3 * np.abs(exact).max())
-        assert res["residual"] == pytest.approx(np.linalg.norm(b - G @ res["x"]), rel=2e-2)
+        # the recurrence's ||r|| against b - G x in float64: apart by float32's rounding of r's
+        # updates, a part of u ||G|| ||x|| (on the H200, with contracted multiply-adds, 2.3e-6
+        # where this is 2.5e-5 and the residual 8e-5)
+        true = np.linalg.norm(b - G @ res["x"])
+        drift = 0.1 * 2.0 ** -24 * np.linalg.norm(G, 2) * np.linalg.norm(res["x"])
+        assert abs(res["residual"] - true) <= 2e-2 * true + drift, (res["residual"], true, drift)
     assert 3 < every["iterations"] and every["readbacks"] == 4 * (every["iterations"] + 1)
     # converged at a check: the first one at or past the textbook loop's iteration count
     assert lazy["iterations"] % 8 == 0 and every["iterations"] <= lazy["iterations"] <= every["iterations"] + 8
