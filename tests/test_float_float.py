@@ -544,6 +544,20 @@ def test_the_restart_point_is_one_whose_residuals_kept_pace_with_mu():
     # residuals that keep falling with mu never slip: the restart point is the last iterate
     steady = [(1e3 * 0.3 ** k, 0.3 * 0.3 ** k, 1e3 * 0.3 ** k) for k in range(17)]
     assert run(steady).restart[1] == 16
+    # a raise goes on from iteration 12 and watches the pace afresh: later iterates that keep
+    # pace (from 12's residuals on) become restart points for the next raise again
+    from gpgpu.lp.mehrotra import _go_on_finer
+
+    be = SimpleNamespace(raise_precision=lambda: "float-float", free=lambda v: None)
+    r = SimpleNamespace(entry={"iteration": 17}, rb=None, rc=None)
+    assert _go_on_finer(be, it, r, None, "stall") and r.entry["restart_iteration"] == 12
+    assert it.paced and it.pace_floor == math.inf
+    pres, dres, mu = rows[12]
+    for k in range(18, 22):
+        it.k, f = k, 0.5 ** (k - 17)
+        it.track(SimpleNamespace(pres=pres * f, dres=dres * f, mu=mu * f, m=1, finite=True,
+                                 worst=0.01 * f), 1e-8)
+    assert it.restart[1] == 21
 
 
 @pytest.mark.parametrize("can_raise", [False, True])
