@@ -3,11 +3,11 @@
 // replays the s steps on the entries it needs, from the state S before step k, with the one-step
 // pass's operations in their order:
 //   step k + t   d_t = S_t(k+t, k+t) (guarded),
-//                S_{t+1}(i, j) = S_t(i, j) - (S_t(i, k+t) S_t(j, k+t)) / d_t        (j > k + t),
-//                L(k+t, k+t) = sqrt(d_t),  L(i, k+t) = S_t(i, k+t) / sqrt(d_t),
-//                X_{t+1}(k+t, c) = X_t(k+t, c) / sqrt(d_t),
-//                X_{t+1}(i, c) = X_t(i, c) - (S_t(i, k+t) / sqrt(d_t)) X_{t+1}(k+t, c)   (c <= k+t < i).
-// The pivots d_t, their roots and the block's columns S_t(k+a, k+t) come from the vertex program
+//                S_{t+1}(i, j) = S_t(i, j) - (S_t(i, k+t) S_t(j, k+t)) (1 / d_t)     (j > k + t),
+//                L(k+t, k+t) = sqrt(d_t),  L(i, k+t) = S_t(i, k+t) (1 / sqrt(d_t)),
+//                X_{t+1}(k+t, c) = X_t(k+t, c) (1 / sqrt(d_t)),
+//                X_{t+1}(i, c) = X_t(i, c) - (S_t(i, k+t) (1 / sqrt(d_t))) X_{t+1}(k+t, c)  (c <= k+t < i).
+// The pivots' roots, the reciprocals and the block's columns S_t(k+a, k+t) come from the vertex program
 // (cholesky_block_pivots_ff.vert, flat float-float pairs); a fragment fetches its row's
 // U = S(i, k .. k+s-1), its column's V = S(j, k .. k+s-1), its own entry, and in the inverse half
 // X(k .. k+s-1, c). Columns k - s .. k - 1 of the factor and rows k - s .. k - 1 of X, finished
@@ -16,13 +16,14 @@
 uniform sampler2D L;
 uniform int k;
 uniform int m;
-#define PACKED_VALUES (2 * STEPS + STEPS * (STEPS - 1) / 2)
+#define PACKED_VALUES (3 * STEPS + STEPS * (STEPS - 1) / 2)
 flat in vec4 PACKED[(2 * PACKED_VALUES + 3) / 4];
 #define GET_FLOAT(i) PACKED[(i) / 4][(i) % 4]
 #define GET(i) vec2(GET_FLOAT(2 * (i)), GET_FLOAT(2 * (i) + 1))
-#define D(t) GET(t)                                  // d_t, guarded
-#define R(t) GET(STEPS + (t))                        // sqrt(d_t)
-#define C(a, t) GET(2 * STEPS + (a) * ((a) - 1) / 2 + (t))   // S_t(k + a, k + t), a > t
+#define R(t) GET(t)                                  // sqrt(d_t), d_t guarded
+#define ID(t) GET(STEPS + (t))                       // 1 / d_t
+#define IR(t) GET(2 * STEPS + (t))                   // 1 / sqrt(d_t)
+#define C(a, t) GET(3 * STEPS + (a) * ((a) - 1) / 2 + (t))   // S_t(k + a, k + t), a > t
 out vec4 result;
 
 vec2 S(int i, int j) {                     // the state before step k: row i, column j
@@ -54,28 +55,28 @@ void main() {
     for (int q = 0; q < STEPS; ++q) {
         if (q >= s)
             break;
-        vec2 d = D(q);
-        vec2 l = R(q);
+        vec2 inv_d = ID(q);
+        vec2 inv_l = IR(q);
         if (!inverse && j == k + q) {        // column k + q of the factor is finished here
             vec2 below = U[q];
             for (int a = q + 1; a < STEPS; ++a)  // a row of the block: S_q(k + a, k + q)
                 if (in_block && a == i - k)
                     below = C(a, q);
-            result = vec4(i == j ? l : ff_div(below, l), 0.0, 0.0);
+            result = vec4(i == j ? R(q) : ff_mul(below, inv_l), 0.0, 0.0);
             return;
         }
         if (inverse && j <= k + q) {         // step k + q of X = L^-1 (its columns 0 .. k + q)
-            XB[q] = ff_div(XB[q], l);
+            XB[q] = ff_mul(XB[q], inv_l);
             for (int a = q + 1; a < STEPS; ++a)
-                XB[a] = ff_sub(XB[a], ff_mul(ff_div(C(a, q), l), XB[q]));
+                XB[a] = ff_sub(XB[a], ff_mul(ff_mul(C(a, q), inv_l), XB[q]));
             if (!in_block)
-                w = ff_sub(w, ff_mul(ff_div(U[q], l), XB[q]));
+                w = ff_sub(w, ff_mul(ff_mul(U[q], inv_l), XB[q]));
         }
         if (update)
-            w = ff_sub(w, ff_div(ff_mul(U[q], V[q]), d));
+            w = ff_sub(w, ff_mul(ff_mul(U[q], V[q]), inv_d));
         for (int b = q + 1; b < STEPS; ++b) {
-            U[b] = ff_sub(U[b], ff_div(ff_mul(U[q], C(b, q)), d));
-            V[b] = ff_sub(V[b], ff_div(ff_mul(V[q], C(b, q)), d));
+            U[b] = ff_sub(U[b], ff_mul(ff_mul(U[q], C(b, q)), inv_d));
+            V[b] = ff_sub(V[b], ff_mul(ff_mul(V[q], C(b, q)), inv_d));
         }
     }
     if (inverse && in_block)                 // X's row i, one of the block's

@@ -3,13 +3,14 @@
 // left -- in float-float arithmetic (float_float.glsl), for a factor accurate to about 1e-14:
 //     L(k, k) = sqrt(d),  L(i, k) = S(i, k) / sqrt(d),  L(i, j) = S(i, j) - S(i, k) S(j, k) / d,
 // d = S(k, k), replaced by `huge` when the guard finds its high part not above tolerance x
-// M0(k, k); S(j, k) fetched through the swizzle. Column k - 1 is copied.
+// M0(k, k); S(j, k) fetched through the swizzle. Column k - 1 is copied. The vertex program
+// (cholesky_pivot_ff.vert) computes d, sqrt(d) and their reciprocals once a vertex, and the
+// fragments multiply by the reciprocals where they would divide:
+//     L(i, k) = S(i, k) (1 / sqrt(d)),  L(i, j) = S(i, j) - (S(i, k) S(j, k)) (1 / d).
 uniform sampler2D L;
-uniform sampler2D M0;
 uniform int k;
-uniform bool guarded;
-uniform float tolerance;
-uniform float huge;
+flat in vec4 PIVOT;             // d, sqrt(d): from the vertex program (cholesky_pivot_ff.vert)
+flat in vec4 RECIPROCALS;       // 1 / d, 1 / sqrt(d)
 out vec4 result;
 
 void main() {
@@ -18,16 +19,11 @@ void main() {
         result = texelFetch(L, t, 0);
         return;
     }
-    vec2 d = texelFetch(L, ivec2(k, k), 0).rg;
-    if (guarded) {
-        bool ok = d.x > tolerance * texelFetch(M0, ivec2(k, k), 0).r && !isinf(d.x) && !isnan(d.x);
-        d = ok ? d : vec2(huge, 0.0);
-    }
     vec2 lik = texelFetch(L, ivec2(k, t.y), 0).rg;
     vec2 r;
     if (t.x == k)
-        r = t.y == k ? ff_sqrt(d) : ff_div(lik, ff_sqrt(d));
+        r = t.y == k ? PIVOT.zw : ff_mul(lik, RECIPROCALS.zw);
     else
-        r = ff_sub(texelFetch(L, t, 0).rg, ff_div(ff_mul(lik, texelFetch(L, ivec2(k, t.x), 0).rg), d));
+        r = ff_sub(texelFetch(L, t, 0).rg, ff_mul(ff_mul(lik, texelFetch(L, ivec2(k, t.x), 0).rg), RECIPROCALS.xy));
     result = vec4(r, 0.0, 0.0);
 }

@@ -21,9 +21,9 @@ vec2 fast_two_sum(float a, float b) {          // |a| >= |b| (or a = 0)
     return vec2(s, e);
 }
 
-// 2Prod by Veltkamp's split and Dekker's product, not by fma: Mesa's llvmpipe computes fma()
-// as a product and a sum, each rounded (measured: the error term came out 0), and Dekker's
-// form needs only correctly rounded float32 products and sums. The split's 4097 a would
+// 2Prod by Veltkamp's split and Dekker's product where fma() may round twice: Mesa's llvmpipe
+// computes fma() as a product and a sum, each rounded (measured: the error term came out 0), and
+// Dekker's form needs only correctly rounded float32 products and sums. The split's 4097 a would
 // overflow above about 8e34; such products (the guard's huge pivot is 1e30) keep their
 // float32 value.
 vec2 veltkamp_split(float a) {
@@ -33,13 +33,22 @@ vec2 veltkamp_split(float a) {
     return vec2(hi, lo);
 }
 
+// Where the renderer's fma() rounds once (FF_FMA, defined by gpgpu.float_float from a probe of the
+// context: NVIDIA's drivers, not llvmpipe), 2Prod is that fma: e = fma(a, b, -p) is the product's
+// exact rounding error, in one instruction instead of Dekker's seventeen.
 vec2 two_prod(float a, float b) {
     precise float p = a * b;
+#ifdef FF_FMA
+    if (isinf(p))
+        return vec2(p, 0.0);
+    precise float e = fma(a, b, -p);
+#else
     if (abs(a) > 1e34 || abs(b) > 1e34 || isinf(p))
         return vec2(p, 0.0);
     vec2 x = veltkamp_split(a);
     vec2 y = veltkamp_split(b);
     precise float e = ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y;
+#endif
     return vec2(p, e);
 }
 

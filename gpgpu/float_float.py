@@ -7,14 +7,17 @@ replaces every pivot below 1e-7 of its diagonal entry). Here every number of the
 is a float-float pair hi + lo of two float32 (an RG32F texel, hi in .r, lo in .g): about 48
 significant bits, float32's exponent range (``glsl/float_float.glsl``, the double-word
 algorithms of Joldes, Muller and Popescu 2017, with ``fma`` and ``precise`` of
-GL_ARB_gpu_shader5). The kernels are the project's own with float-float arithmetic:
+GL_ARB_gpu_shader5; 2Prod by one fma() where the context's rounds once, :data:`TWO_PROD`).
+The kernels are the project's own with float-float arithmetic:
 
 * :func:`adat` -- 000's singlepass inner-product adat (kernel ``adat_inner_product_ff``),
   one pass over the lower triangle of Fig. 2(b) of 001; with the :func:`row_lists` of a sparse A,
   the same pass looping over the non-zeros of row i only (``adat_rows_ff``: the same sums, a
   fragment's loop as long as its row's non-zeros instead of A's columns);
 * :func:`factor` -- the one-pass outer Cholesky steps (``cholesky_step_ff``, the geometry of
-  :func:`gpgpu.cholesky.onepass_plan`), guarded pivots as on the float32 path;
+  :func:`gpgpu.cholesky.onepass_plan`), guarded pivots as on the float32 path; the vertex
+  program ``cholesky_pivot_ff`` computes the pivot, its root and their reciprocals once a
+  vertex, and the fragments multiply by the reciprocals;
 * :func:`solve` -- forward and backward substitution, a block of 8 steps a pass
   (``substitution_block_ff``, 2 ceil(m / 8) passes), or one pass a step: column-oriented
   (``substitution_column_ff``, every fragment one division and one product) or in the
@@ -37,7 +40,7 @@ import numpy as np
 from .adat import inner_product_triangle
 from .blas1 import whole
 from .cholesky import inverse_step_draws, onepass_plan
-from .kernel import Kernel
+from .kernel import PRELUDES, Kernel
 from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
 from .stream import PingPong, Stream, check_array
@@ -55,6 +58,7 @@ KERNELS = {
                         doc="000 level 3 adat, singlepass inner product over row i's non-zeros, in "
                             "float-float (beyond)"),
     "cholesky_step": Kernel("cholesky_step_ff", texels=4, extensions=_EXT, library="float_float",
+                            vertex="cholesky_pivot_ff",
                             doc="000 Algorithm 2, one outer-product step a pass, in float-float (beyond)"),
     "substitution": Kernel("substitution_inner_product_ff", texels=3, extensions=_EXT, library="float_float",
                            doc="000 level 2 substitution, inner-product form, in float-float (beyond)"),
@@ -65,6 +69,7 @@ KERNELS = {
                                  doc="000 level 2 substitution, a block of steps a pass, in float-float (beyond)"),
     "copy": Kernel("copy_rgba", texels=2, doc="000 Algorithm 2's copy, all four components"),
     "cholesky_inverse_step": Kernel("cholesky_inverse_step_ff", texels=6, extensions=_EXT, library="float_float",
+                                    vertex="cholesky_pivot_ff",
                                     doc="a one-pass Cholesky step and a step of L^-1 together, in float-float "
                                         "(beyond)"),
     "identity": Kernel("identity_ff", texels=0, doc="the identity matrix drawn on the GPU, float-float (beyond)"),
@@ -74,12 +79,14 @@ KERNELS = {
 }
 
 #: the most Cholesky steps one pass of :func:`factor_with_inverse` draws: the vertex program hands
-#: 2 s + s (s - 1) / 2 float-float pairs to the fragments, 10 vec4 at s = 5, within OpenGL 3.3's
-#: 15 guaranteed varying vectors beside T0 and T1 (s = 6 would need 14 + 2)
+#: 3 s + s (s - 1) / 2 float-float pairs to the fragments (the roots, the two reciprocals and the
+#: block's columns), 13 vec4 at s = 5: with T0 and T1, 58 of OpenGL 3.3's 60 guaranteed varying
+#: components (s = 6 would need 17 vec4)
 MAX_STEPS = 5
 #: steps a pass of :func:`factor_with_inverse` by default: one. The blocked passes draw s times
-#: fewer passes but each fragment does about s times the float-float divisions; on the H200 they
-#: took 2.7 to 6.7 times as long (docs/results/lp.md, "Float-float steps a pass")
+#: fewer passes but each fragment does about s times the float-float arithmetic; on the H200 they
+#: took 6.5 to 14 times as long at m = 600 and 1503 (docs/results/lp.md, "Float-float factors
+#: from reciprocals and fma")
 STEPS = 1
 #: ``cholesky_inverse_steps_ff`` with its vertex program ``cholesky_block_pivots_ff``, one program
 #: per number of steps s; texels a fragment: its row's and column's s entries (or X's s rows of
@@ -99,6 +106,74 @@ def available() -> bool:
     """Whether this context can compile the float-float kernels (``precise`` needs
     GL_ARB_gpu_shader5, part of OpenGL 4.0; Mesa's llvmpipe and NVIDIA's drivers have it)."""
     return _EXT[0] in get_context().extensions
+
+
+#: how the float-float library computes a product's exact rounding error (2Prod, the cost of
+#: every float-float product): ``"auto"`` -- one fma() where a probe of the context finds that its
+#: fma() rounds once (:func:`fused_fma`; NVIDIA's drivers), Dekker's product elsewhere (llvmpipe);
+#: ``"dekker"`` -- Dekker's product everywhere. Read when a context first compiles a float-float
+#: kernel.
+TWO_PROD = "auto"
+TWO_PROD_FORMS = ("auto", "dekker")
+
+_PROBE_VERTEX = """#version 330
+void main() { gl_Position = vec4(gl_VertexID == 1 ? 3.0 : -1.0, gl_VertexID == 2 ? 3.0 : -1.0, 0.0, 1.0); }
+"""
+_PROBE_FRAGMENT = """#version 330
+#extension GL_ARB_gpu_shader5 : require
+uniform vec4 a;
+uniform vec4 b;
+out vec4 result;
+void main() {
+    precise vec4 p = a * b;
+    precise vec4 e = fma(a, b, -p);
+    result = e;
+}
+"""
+#: the probe's factors: float32 numbers whose products are not float32 numbers
+_PROBE_A = np.float32([1 + 2 ** -12, 3.1415927, -1.9999999, 1e-3])
+_PROBE_B = np.float32([1 - 2 ** -13, 2.7182817, 1.0000001, -7.7777777])
+
+
+def fused_fma(ctx=None) -> bool:
+    """Whether fma() rounds once in this context (``ctx``, default this thread's): a pass computes
+    e = fma(a, b, -a b) for four pairs of float32, compared with the exact rounding errors of the
+    products (float64). NVIDIA's drivers: True; Mesa's llvmpipe: False (it rounds the product and
+    the sum, e comes out 0). False where GL_ARB_gpu_shader5 is missing."""
+    ctx = get_context() if ctx is None else ctx
+    if _EXT[0] not in ctx.extensions:
+        return False
+    prog = ctx.program(vertex_shader=_PROBE_VERTEX, fragment_shader=_PROBE_FRAGMENT)
+    texture = ctx.texture((1, 1), 4, data=np.zeros(4, np.float32).tobytes(), dtype="f4")
+    fbo = ctx.framebuffer([texture])
+    vao = ctx.vertex_array(prog, [])
+    previous = ctx.fbo
+    try:
+        prog["a"].value, prog["b"].value = tuple(map(float, _PROBE_A)), tuple(map(float, _PROBE_B))
+        fbo.use()
+        vao.render(mode=ctx.TRIANGLES, vertices=3)
+        e = np.frombuffer(fbo.read(components=4, dtype="f4"), np.float32)
+    finally:
+        previous.use()
+        for obj in (vao, fbo, texture, prog):
+            obj.release()
+    a, b = _PROBE_A.astype(np.float64), _PROBE_B.astype(np.float64)
+    exact = a * b - (_PROBE_A * _PROBE_B).astype(np.float64)   # exact: 48-bit products in float64
+    return bool(np.all(exact != 0) and np.array_equal(e.astype(np.float64), exact))
+
+
+def _library_prelude(ctx) -> str:
+    """The text before ``glsl/float_float.glsl`` in context ``ctx``: FF_FMA where :data:`TWO_PROD`
+    allows fma() and it rounds once there."""
+    if TWO_PROD not in TWO_PROD_FORMS:
+        raise ValueError(f"gpgpu.float_float.TWO_PROD must be one of {TWO_PROD_FORMS}, got {TWO_PROD!r}")
+    return _FF_FMA if TWO_PROD == "auto" and fused_fma(ctx) else ""
+
+
+_FF_FMA = "#ifndef FF_FMA\n#define FF_FMA 1\n#endif\n"   # (a kernel's own defines may have it already)
+
+
+PRELUDES["float_float"] = _library_prelude
 
 
 #: relative pivot tolerance of the float-float factor: about 2^-46.5, three times its unit

@@ -109,6 +109,12 @@ class KernelCompileError(RuntimeError):
     """
 
 
+#: library name -> function(ctx) giving text put before ``glsl/<library>.glsl`` in that context:
+#: what a library learns of the renderer once (``gpgpu.float_float`` defines FF_FMA where the
+#: renderer's fma() rounds once)
+PRELUDES: dict = {}
+
+
 class ContextState:
     """Per-context objects shared by all kernels: the compiled programs, the dynamic vertex buffer,
     scratch streams, the plans' vertex buffers and the recording (:func:`context_state`)."""
@@ -124,7 +130,17 @@ class ContextState:
         self.blending = False  # additive_blending() is on
         self.vertex_source = _read_glsl(GLSL_DIR / "pass.vert")
         self.common = _read_glsl(GLSL_DIR / "common.glsl")
+        self.libraries = {}  # library name -> its text in this context (PRELUDES' text first)
         ctx.disable(moderngl.DEPTH_TEST | moderngl.BLEND | moderngl.CULL_FACE)
+
+    def library(self, name: str) -> str:
+        """The text of ``glsl/<name>.glsl`` in this context: its :data:`PRELUDES` text (asked once
+        a context), then the file."""
+        text = self.libraries.get(name)
+        if text is None:
+            prelude = PRELUDES.get(name)
+            text = self.libraries[name] = (prelude(self.ctx) if prelude else "") + _read_glsl(GLSL_DIR / f"{name}.glsl")
+        return text
 
     def grow(self, vertices: int) -> None:
         while self.capacity < vertices:
@@ -316,26 +332,26 @@ class Kernel:
     def rasterized(self) -> bool:
         """Whether the kernel draws rasterized primitives from vertex buffers (pass.vert's
         vertices, or a vertex program that takes the same inputs), not vertices it places itself."""
-        return self.vertex == "pass" or _PASS_INPUTS in self.vertex_text()
+        return self.vertex == "pass" or _PASS_INPUTS in _read_glsl(GLSL_DIR / f"{self.vertex}.vert")
 
-    def vertex_text(self) -> str:
+    def vertex_text(self, st: ContextState | None = None) -> str:
         """The text of a vertex program other than ``pass``, with this kernel's extensions,
-        ``defines`` and ``library`` after its ``#version`` line (a float-float vertex program
-        calls the library's functions as its fragment program does)."""
+        ``defines`` and ``library`` (as context ``st`` has it) after its ``#version`` line (a
+        float-float vertex program calls the library's functions as its fragment program does)."""
         text = _read_glsl(GLSL_DIR / f"{self.vertex}.vert")
         if not (self.defines or self.library):
             return text
         first, _, rest = text.partition("\n")
         extensions = "".join(f"#extension {e} : require\n" for e in self.extensions) if self.library else ""
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        library = "" if self.library is None else _read_glsl(GLSL_DIR / f"{self.library}.glsl") + "\n"
+        library = "" if self.library is None else (st or context_state()).library(self.library) + "\n"
         return f"{first}\n{extensions}{defines}{library}#line 2\n{rest}"
 
-    def source(self) -> str:
-        st = context_state()
+    def source(self, st: ContextState | None = None) -> str:
+        st = context_state() if st is None else st
         extensions = "".join(f"#extension {e} : require\n" for e in self.extensions)
         defines = "".join(f"#define {k} {v}\n" for k, v in sorted(self.defines.items()))
-        library = "" if self.library is None else _read_glsl(GLSL_DIR / f"{self.library}.glsl")
+        library = "" if self.library is None else st.library(self.library)
         return _HEADER + extensions + defines + st.common + library + "\n#line 1\n" + self.text()
 
     def compiled(self, st: ContextState | None = None) -> Compiled:
@@ -346,9 +362,9 @@ class Kernel:
         if entry is None:
             if not self.path.exists():
                 raise FileNotFoundError(f"kernel {self.name!r}: no file {self.path}")
-            vertex = st.vertex_source if self.vertex == "pass" else self.vertex_text()
+            vertex = st.vertex_source if self.vertex == "pass" else self.vertex_text(st)
             try:
-                prog = st.ctx.program(vertex_shader=vertex, fragment_shader=self.source())
+                prog = st.ctx.program(vertex_shader=vertex, fragment_shader=self.source(st))
             except Exception as exc:  # moderngl.Error
                 raise KernelCompileError(
                     f"kernel {self.name!r} ({self.path}, vertex program {self.vertex}.vert) failed to "

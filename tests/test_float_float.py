@@ -31,6 +31,65 @@ def _spd(rng, m, cond):
     return (Q * np.logspace(0, -np.log10(cond), m)) @ Q.T
 
 
+# --------------------------------------------------------------------------- 2Prod
+class _TwoProd(ff.Kernel):
+    """two_prod(A, B) a fragment, hi and lo in .rg (the float-float library as the context has it,
+    or with FF_FMA forced by ``defines``)."""
+
+    def text(self):
+        return ("uniform sampler2D A;\nuniform sampler2D B;\nout vec4 result;\nvoid main() {\n"
+                "    result = vec4(two_prod(texRECT(A, WPOS), texRECT(B, WPOS)), 0.0, 0.0);\n}\n")
+
+
+def _two_prod(a, b, **defines):
+    from gpgpu.geometry import Rect
+    from gpgpu.stream import Stream
+
+    kernel = _TwoProd("copy", texels=2, extensions=ff._EXT, library="float_float",
+                      defines={"TWO_PROD_TEST": 1, **defines})
+    with Stream.from_array(a[None]) as A, Stream.from_array(b[None]) as B, Stream(1, a.size, components=2) as t:
+        kernel.draw(t, Rect.covering(0, 0, a.size, 1), {"A": A, "B": B})
+        return t.to_array()[0]
+
+
+def _factors(rng, n=4096):
+    """float32 factors whose products' errors stay normal float32 numbers (above 1e-38)"""
+    a = (rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 8, n)).astype(np.float32)
+    b = (rng.standard_normal(n) * 10.0 ** rng.uniform(-8, 8, n)).astype(np.float32)
+    return a, b
+
+
+def test_two_prod_is_the_exact_product_in_the_contexts_form(rng):
+    a, b = _factors(rng)
+    r = _two_prod(a, b).astype(np.float64)
+    exact = a.astype(np.float64) * b.astype(np.float64)        # 48 bits: exact in float64
+    np.testing.assert_array_equal(r[:, 0], (a * b).astype(np.float64))          # hi: the float32 product
+    np.testing.assert_array_equal(r[:, 0] + r[:, 1], exact)                     # lo: its whole error
+    assert np.count_nonzero(r[:, 1]) > a.size // 2
+
+
+def test_the_fma_probe_says_whether_the_fma_form_is_exact(rng):
+    a, b = _factors(rng)
+    r = _two_prod(a, b, FF_FMA=1).astype(np.float64)
+    exact = a.astype(np.float64) * b.astype(np.float64)
+    assert np.array_equal(r[:, 0] + r[:, 1], exact) == ff.fused_fma()
+    if _llvmpipe():
+        assert not ff.fused_fma()                  # llvmpipe rounds fma's product: lo comes out 0
+
+
+def test_two_prod_option_chooses_the_form(monkeypatch):
+    from gpgpu.context import get_context
+
+    ctx = get_context()
+    monkeypatch.setattr(ff, "TWO_PROD", "dekker")
+    assert ff._library_prelude(ctx) == ""
+    monkeypatch.setattr(ff, "TWO_PROD", "auto")
+    assert ("#define FF_FMA 1" in ff._library_prelude(ctx)) == ff.fused_fma()
+    monkeypatch.setattr(ff, "TWO_PROD", "fma")
+    with pytest.raises(ValueError, match="TWO_PROD must be one of"):
+        ff._library_prelude(ctx)
+
+
 # --------------------------------------------------------------------------- storage
 def test_upload_keeps_48_bits_and_combine_reads_them_back(rng):
     x = rng.standard_normal(37) * 10.0 ** rng.uniform(-20, 20, 37)      # none float32-representable
