@@ -479,7 +479,7 @@ def test_cli_factor_precision(capsys):
 
 
 # --------------------------------------------------------------------------- factor_precision="auto"
-def _backing_off(problem, can_raise, good=2, nan=False):
+def _backing_off(problem, can_raise, good=2, nan=False, tiny=None):
     """A float64 numpy back end standing for a factor too coarse for the iteration, whose
     failure does not depend on the rounding of the installed BLAS (a float32 factor with coarse
     pivots did: it stalled on one machine and went to NaN on another). After ``good``
@@ -487,7 +487,7 @@ def _backing_off(problem, can_raise, good=2, nan=False):
     "finer", every step goes a tenth of the longest step *back* along its direction, so the worst
     criterion grows a few per cent each iteration (seeds 0 and 1): the best point is iteration
     1's and the stall is declared 2 ``stall_window`` iterations in. With ``nan`` those steps are
-    NaN instead (an iterate no longer finite)."""
+    NaN instead (an iterate no longer finite); with ``tiny`` they go ``tiny`` forward."""
     from gpgpu.lp.numpy_backend import NumpyBackend
 
     class BackingOff(NumpyBackend):
@@ -501,7 +501,7 @@ def _backing_off(problem, can_raise, good=2, nan=False):
             if self.raised or self.factorizations <= good:
                 return super().max_step(x, dx, index)
             a, i = super().max_step(x, -dx, index=True)          # the largest step backward
-            a = float("nan") if nan else -0.1 * min(a, 1.0)
+            a = float("nan") if nan else tiny if tiny is not None else -0.1 * min(a, 1.0)
             return (a, max(i, 0)) if index else a
 
         def raise_precision(self):
@@ -543,6 +543,38 @@ def test_a_stall_raises_the_precision_and_goes_on_from_the_best_point(seed):
     assert raised[0]["restart_iteration"] == 1
     assert f"stalled at iteration {k}" in r.message and "(iteration 1) with a finer factor" in r.message
     assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+
+
+@pytest.mark.parametrize("tiny, raised_at", [(1e-9, 2), (-1e-9, 2), (1e-5, 16)])
+def test_a_step_that_does_not_move_raises_the_precision_at_once(tiny, raised_at):
+    """Steps below STEP_FLOOR in size (from iteration 1's, after the good factorizations): the next
+    iteration raises the precision and goes on from the best point, without waiting for the
+    stall test; a step of 1e-5 is above the floor and waits for the stall (2 x stall_window).
+    Without a finer factor the tiny steps go on to the stall as before."""
+    from scipy.optimize import linprog
+
+    from gpgpu.lp import Problem
+    from gpgpu.lp.mehrotra import STEP_FLOOR, mehrotra
+
+    assert 1e-9 < STEP_FLOOR < 1e-5
+    A, b, c = _random_lp(0, m=12, n=30, dependent=True)
+    p = Problem.from_arrays(A, b, c)
+    ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
+    r = mehrotra(_backing_off(p, True, tiny=tiny), p, eps=1e-9, stall_window=8)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) < 1e-8
+    raised = [h for h in r.history if "factor_precision" in h]
+    assert [h["iteration"] for h in raised] == [raised_at]
+    a = r.history[raised_at - 1]["alpha_pri"]                                   # the step that did not move
+    assert 0.9 * abs(tiny) <= abs(a) <= abs(tiny) and a * tiny > 0              # (Mehrotra's cut: 0.99 of it)
+    if raised_at == 2:
+        assert raised[0]["precision_raised_by"].endswith("the direction did not move")
+        assert f"broke down (steps of {a:.2g} and " in r.message and "did not move) at iteration 2" in r.message
+        for q in ("primal_objective", "primal_residual", "mu"):                 # on from the best point
+            k = raised[0]["restart_iteration"]
+            assert r.history[raised_at + 1][q] == pytest.approx(r.history[k][q], rel=1e-12)
+    stuck = mehrotra(_backing_off(p, False, tiny=tiny), p, eps=1e-9, stall_window=8)
+    assert stuck.status == "numerical_trouble" and stuck.iterations == 16
 
 
 def test_a_raise_goes_on_from_the_best_point_near_the_central_path():

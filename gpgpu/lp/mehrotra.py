@@ -261,6 +261,14 @@ NEIGHBOURHOOD = 10.0
 #: still inside the neighbourhood; a restart from there ends in numerical trouble, from
 #: iteration 11 it is optimal (docs/results/lp.md).
 PACE_SLIP = 2.0
+#: Beyond the papers: a step whose lengths alpha_pri and alpha_dual are both below this in size
+#: does not move the iterate, and the factor that gave its direction is spent. Where the back end has a
+#: more precise factor (float32 to float-float on the GPU with ``factor_precision="auto"``) the
+#: iteration goes on with it at once, from the best point near the central path, instead of
+#: waiting for the stall test (2 x stall_window iterations at least): degen3's float32 step at
+#: iteration 8 was 1.7e-10 and 1.7e-8, the stall test raised at iteration 16 and went back to
+#: iteration 8 (docs/results/lp.md, "A step that does not move").
+STEP_FLOOR = 1e-6
 
 
 def _split_partners(problem):
@@ -426,7 +434,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
     Notes
     -----
     When the iteration stalls or breaks down (numerical trouble: a stall, an iterate that is no
-    longer finite, an error of the precision inside an iteration) and ``be.raise_precision()``
+    longer finite, an error of the precision inside an iteration, a step below
+    :data:`STEP_FLOOR` that did not move the iterate) and ``be.raise_precision()``
     answers a more precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
     :mod:`gpgpu.float_float`; beyond the papers), the solve goes on with that factor and a fresh
     stall test from the best point met that is near the central path (:func:`_near_central_path`;
@@ -453,6 +462,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
         if stop == 4 and reg is None and _go_on_finer(be, it, r, callback,
                                                       "stall" if r.finite else "the iterate is no longer finite"):
             continue                                          # from the best point with a finer factor
+        stuck, it.stuck = it.stuck, None
+        if stop is None and stuck and reg is None and _go_on_finer(be, it, r, callback, stuck):
+            continue                                          # a step that did not move: on with a finer factor
         if stop is not None:
             it.code = stop
             if callback is not None:
@@ -522,6 +534,7 @@ class _Iterate:
     restart: tuple = ()
     pace_floor: float = math.inf        # the smallest pace since the start or the last raise
     paced: bool = True                  # no pace since then has slipped beyond PACE_SLIP x the floor
+    stuck: Optional[str] = None         # the last step was below STEP_FLOOR: its lengths
 
     @classmethod
     def start(cls, be, lp: _Data) -> "_Iterate":
@@ -718,6 +731,8 @@ def _update(be, lp: _Data, it: _Iterate, r: _Residuals, step: _Step, partner, re
     for v in (r.rb, r.rc, w.d, aff.dx, aff.dl, aff.ds, step.q, cor.dx, cor.dl, cor.ds, dirn.dx, dirn.dl, dirn.ds):
         be.free(v)
     r.entry.update(alpha_pri=step.a_pri, alpha_dual=step.a_dual, sigma=sigma, replaced_pivots=w.replaced)
+    if max(abs(step.a_pri), abs(step.a_dual)) < STEP_FLOOR:
+        it.stuck = f"steps of {step.a_pri:.2g} and {step.a_dual:.2g}: the direction did not move"
 
 
 def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0: float) -> LPResult:
