@@ -1,6 +1,6 @@
 #version 330
-// Beyond the papers: the vertex program of cholesky_inverse_step_ff (float_float.glsl and its
-// extension come in after this line, from the kernel's library). pass.vert's work, and what every
+// Beyond the papers: the vertex program of cholesky_step_ff and cholesky_inverse_step_ff
+// (float_float.glsl and its extension come in after this line, from the kernel's library). pass.vert's work, and what every
 // fragment of step k shares, computed once a vertex instead of once a fragment: the pivot
 // d = S(k, k) of the state before step k (guarded: its high part above tolerance x M0(k, k), else
 // huge), sqrt(d), and the reciprocals 1 / d and 1 / sqrt(d), handed to the fragments flat, so

@@ -35,7 +35,7 @@ vec2 veltkamp_split(float a) {
 
 // Where the renderer's fma() rounds once (FF_FMA, defined by gpgpu.float_float from a probe of the
 // context: NVIDIA's drivers, not llvmpipe), 2Prod is that fma: e = fma(a, b, -p) is the product's
-// exact rounding error, in one instruction instead of Dekker's seventeen.
+// exact rounding error, in one instruction instead of Dekker's two splits and four products.
 vec2 two_prod(float a, float b) {
     precise float p = a * b;
 #ifdef FF_FMA

@@ -88,6 +88,11 @@ def test_two_prod_option_chooses_the_form(monkeypatch):
     monkeypatch.setattr(ff, "TWO_PROD", "fma")
     with pytest.raises(ValueError, match="TWO_PROD must be one of"):
         ff._library_prelude(ctx)
+    monkeypatch.setattr(ff, "fused_fma", lambda ctx=None: True)      # a fused renderer, on any renderer
+    monkeypatch.setattr(ff, "TWO_PROD", "auto")
+    assert "#define FF_FMA 1" in ff._library_prelude(ctx)
+    monkeypatch.setattr(ff, "TWO_PROD", "dekker")
+    assert ff._library_prelude(ctx) == ""
 
 
 # --------------------------------------------------------------------------- storage
@@ -560,9 +565,13 @@ def test_a_step_that_does_not_move_raises_the_precision_at_once(tiny, raised_at)
     A, b, c = _random_lp(0, m=12, n=30, dependent=True)
     p = Problem.from_arrays(A, b, c)
     ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
-    r = mehrotra(_backing_off(p, True, tiny=tiny), p, eps=1e-9, stall_window=8)
+    seen = []
+    r = mehrotra(_backing_off(p, True, tiny=tiny), p, eps=1e-9, stall_window=8, callback=seen.append)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) < 1e-8
+    assert np.abs(A @ r.x - b).max() <= 1e-7 * max(1.0, np.abs(b).max()) and r.x.min() >= -1e-9
+    assert np.abs(A.T @ r.y + r.s - c).max() <= 1e-7 * max(1.0, np.abs(c).max()) and r.s.min() >= -1e-9
+    assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
     raised = [h for h in r.history if "factor_precision" in h]
     assert [h["iteration"] for h in raised] == [raised_at]
     a = r.history[raised_at - 1]["alpha_pri"]                                   # the step that did not move
