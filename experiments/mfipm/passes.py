@@ -67,8 +67,7 @@ def measure(problem: str, after: int = 300, repeat: int = 200) -> list:
 
     def measured(self):
         s = self.streams
-        key = (id(s.xr[0]), id(s.p[0]), id(s.totals[0]), id(s.scalars[0]), self.be.solution)
-        plan = self.plans.get(key)
+        plan = self.plans.get(self.plan_key())
         seen[0] += 1
         if seen[0] < after or not plan:
             return step(self)
