@@ -1,0 +1,99 @@
+"""Where a whole matrix-free solve's PCG time goes, solve by solve (beyond 002).
+
+    python -m experiments.mfipm.solves --problems nug12 [--eps 1e-6] [--max-iter N]
+        [--out docs/figures/mfipm_solves_<date>.csv]
+
+``solve(name, method="matrix-free", backend="gpu")`` runs with the defaults; each PCG solve of
+the fused iteration (:meth:`gpgpu.lp.matrix_free_fused.FusedPCG.solve`, one per refinement
+round of each Newton system) is timed by the wall clock between two ``finish()`` calls: its
+fused iterations drawn, seconds, microseconds a fused iteration, x's precision, k and whether it
+converged. Set against ``experiments.mfipm.passes`` (the recorded iteration replayed back to
+back), the per-solve figures show what the solve adds to the iteration's own time: the start
+of each solve, its checks' read-backs, the copies of the best iterate and the answer.
+
+Each row: problem, the solve's number, fused iterations, seconds, us an iteration, solution,
+k, converged, renderer, date. The last row of a problem (solve ``all``) holds the whole solve's
+wall time, status and interior point iterations, its fused iterations and the microseconds an
+iteration over all its PCG solves.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import sys
+import time
+from pathlib import Path
+
+FIELDS = ("problem", "solve", "iterations", "seconds", "us_per_iteration", "solution", "k", "converged", "status",
+          "interior_iterations", "renderer", "date")
+
+
+def measure(problem: str, eps: float = 1e-6, max_iter: int = 100) -> list:
+    """The rows of one problem (see the module notes)."""
+    from gpgpu import lp
+    from gpgpu.context import get_context
+    from gpgpu.lp import matrix_free_fused as mff
+
+    ctx = get_context()
+    rows, drawn = [], [0]
+    step, solve = mff.FusedPCG._step, mff.FusedPCG.solve
+
+    def counted(self):
+        drawn[0] += 1
+        return step(self)
+
+    def timed(self, b, target, maxiter, soft=None):
+        ctx.finish()
+        t0, first = time.perf_counter(), drawn[0]
+        out = solve(self, b, target, maxiter, soft)
+        ctx.finish()
+        seconds, its = time.perf_counter() - t0, drawn[0] - first
+        rows.append({"problem": problem, "solve": len(rows), "iterations": its, "seconds": seconds,
+                     "us_per_iteration": seconds / max(its, 1) * 1e6, "solution": self.be.solution,
+                     "k": self.streams.k, "converged": out["converged"]})
+        return out
+
+    mff.FusedPCG._step, mff.FusedPCG.solve = counted, timed
+    try:
+        t0 = time.perf_counter()
+        r = lp.solve(problem, method="matrix-free", backend="gpu", eps=eps, max_iter=max_iter)
+        total = time.perf_counter() - t0
+    finally:
+        mff.FusedPCG._step, mff.FusedPCG.solve = step, solve
+    its, seconds = sum(x["iterations"] for x in rows), sum(x["seconds"] for x in rows)
+    rows.append({"problem": problem, "solve": "all", "iterations": its, "seconds": total,
+                 "us_per_iteration": seconds / max(its, 1) * 1e6, "solution": "", "k": "", "converged": "",
+                 "status": r.status, "interior_iterations": r.iterations})
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--problems", default="nug12", help="names or paths, comma-separated")
+    ap.add_argument("--eps", type=float, default=1e-6)
+    ap.add_argument("--max-iter", type=int, default=100, help="interior point iterations at most")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    from experiments.netlib_speed import _renderer
+
+    renderer, date = _renderer(), datetime.date.today().isoformat()
+    out = Path(args.out or f"docs/figures/mfipm_solves_{date}.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for problem in args.problems.split(","):
+            rows = measure(problem, args.eps, args.max_iter)
+            for r in rows:
+                writer.writerow(dict(r, renderer=renderer, date=date))
+            last = rows[-1]
+            print(f"{problem:8s} {len(rows) - 1} PCG solves, {last['iterations']} fused iterations, "
+                  f"{last['us_per_iteration']:.1f} us an iteration in PCG, {last['seconds']:.2f} s in all "
+                  f"({last['status']}, {last['interior_iterations']} iterations)", flush=True)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

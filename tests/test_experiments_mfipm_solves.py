@@ -1,0 +1,31 @@
+"""experiments.mfipm.solves: a row for each PCG solve of a whole matrix-free solve and one for the
+whole solve, on sctap1 (llvmpipe), against the solver's own counts."""
+import csv
+
+import pytest
+
+from experiments.mfipm import solves
+from gpgpu.lp import solve
+
+
+def test_each_pcg_solve_and_the_whole_solve(tmp_path, ctx):
+    out = tmp_path / "solves.csv"
+    assert solves.main(["--problems", "sctap1", "--max-iter", "3", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    each, whole = rows[:-1], rows[-1]
+    assert [r["solve"] for r in each] == [str(i) for i in range(len(each))] and whole["solve"] == "all"
+    assert (whole["status"], whole["interior_iterations"]) == ("iteration_limit", "3")
+    for r in each:
+        assert r["problem"] == "sctap1" and r["solution"] in ("float32", "float-float") and r["k"] == "100"
+        its, seconds = int(r["iterations"]), float(r["seconds"])
+        assert its >= 1 and seconds > 0 and r["converged"] in ("True", "False")
+        assert float(r["us_per_iteration"]) == pytest.approx(seconds / its * 1e6)
+    drawn = sum(int(r["iterations"]) for r in each)
+    assert int(whole["iterations"]) == drawn
+    # each solve draws one iteration more than it counts (its last is drawn for the update and
+    # the residual the check reads): the solver's count of the same run is the drawn less one a solve
+    ref = solve("sctap1", method="matrix-free", backend="gpu", eps=1e-6, max_iter=3)
+    assert drawn - len(each) == ref.pcg_iterations
+    pcg = sum(float(r["seconds"]) for r in each)
+    assert float(whole["us_per_iteration"]) == pytest.approx(pcg / drawn * 1e6)
+    assert float(whole["seconds"]) >= pcg
