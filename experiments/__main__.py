@@ -60,6 +60,7 @@ TOOLS = {
     "mfipm.whole": "002 Table 3's headline over whole solves: the matrix-free IPM on the GPU against numpy64 on "
                    "all cores and one thread, with passes a PCG iteration",
     "mfipm.passes": "beyond 002: the fused PCG iteration's GPU time, as drawn and pass by pass (timer queries)",
+    "mfipm.solves": "beyond 002: each PCG solve of a whole matrix-free solve timed by itself, and the whole solve",
     "netlib_all": "beyond the papers: both methods' defaults over the whole NETLIB LP collection, a CSV and its table",
     "netlib_speed": "beyond the papers: the LP's GPU defaults against numpy64 and HiGHS's IPM on the NETLIB "
                     "problems of 1000 normal rows and more, a CSV and its table",
