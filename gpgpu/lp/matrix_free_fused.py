@@ -50,8 +50,9 @@ touches G11), so F's rows at K are I - delta G11^-1, not I: they multiply w, whi
 
 A sum of m entries is two passes whatever m: chunks of L = max(32, ceil(sqrt(m))) entries a
 fragment, then the chunks' totals, added by the fragments that use them (``pcg_direction``,
-``pcg_step_scalars``). The iteration is one recorded plan (``gpgpu.passes.RecordedPlan``) for each order of its ping-pong pairs, with no uniform written
-per iteration (the count is carried in the scalars' texel). At a check one read-back of the
+``pcg_step_scalars``). The iteration is one recorded plan (``gpgpu.passes.RecordedPlan``) for
+each order of its ping-pong pairs, with no uniform written per iteration (the count is carried
+in the scalars' texel). At a check one read-back of the
 scalars' two texels brings ||r||^2 of the iterate the iteration's first pass wrote, p^T q,
 gamma and the watch.
 """
