@@ -64,6 +64,8 @@ TOOLS = {
     "netlib_all": "beyond the papers: both methods' defaults over the whole NETLIB LP collection, a CSV and its table",
     "netlib_speed": "beyond the papers: the LP's GPU defaults against numpy64 and HiGHS's IPM on the NETLIB "
                     "problems of 1000 normal rows and more, a CSV and its table",
+    "factor_blocks": "beyond the papers: the LP's factor with its inverse by blocks of columns against a step (or "
+                     "four) a pass, float32 and float-float",
     "floors": "the package's import graph: its floors (docs/architecture.md), and any import circle",
     "render": "the docs' tables between <!-- render: ... --> markers, rendered again from their data (make report)",
 }

@@ -10,7 +10,9 @@ timed alone, with the iterations, the passes an iteration and the host time a pa
 ``gpgpu/data/netlib-more``, or coin-or-tools/Data-Netlib's 91: see ``experiments.netlib_all``).
 ``--min-rows`` keeps the problems whose normal matrix (the standard form's main rows after
 HiGHS's presolve, as ``solve`` factors it) has at least that many rows; it is found by one
-numpy64 iteration. Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
+numpy64 iteration. ``--backends`` names back ends, each with options after a ``+`` if any
+(``gpu+factor_block=16`` is ``solve(path, backend="gpu", factor_block=16)``; the row's
+``backend`` is that name; the table compares ``gpu`` with ``numpy64``). Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
 afiro first (the GPU's kernels compiled, numpy's threads started), then ``solve(path,
 backend=..., eps=...)`` timed by its wall clock, reading the MPS file included. HiGHS's IPM
 (``highspy``, ``solver="ipm"``, crossover off, its presolve on) is timed by its own run time.
@@ -50,13 +52,30 @@ def highs_ipm_seconds(path) -> float:
     return float(h.getRunTime())
 
 
+def backend_options(name: str) -> tuple:
+    """``"gpu+factor_block=16+fuse=False"`` -> ("gpu", {"factor_block": 16, "fuse": False}): a back
+    end's name and the options after it, each value a Python literal."""
+    import ast
+
+    backend, *pairs = name.split("+")
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"backend {name!r}: each option after '+' is key=value, got {pair!r}")
+        options[key] = ast.literal_eval(value)
+    return backend, options
+
+
 def _child(path, backend, eps) -> dict:
-    """One run, in the subprocess: the warm-up, then ``solve(path, backend, eps)``."""
+    """One run, in the subprocess: the warm-up, then ``solve(path, backend, eps)`` (``backend``
+    with its options, :func:`backend_options`)."""
     from gpgpu.lp import solve
 
-    solve("afiro", backend=backend, eps=eps)
+    backend, options = backend_options(backend)
+    solve("afiro", backend=backend, eps=eps, **options)
     t0 = time.perf_counter()
-    r = solve(str(path), backend=backend, eps=eps)
+    r = solve(str(path), backend=backend, eps=eps, **options)
     seconds = time.perf_counter() - t0
     return {"status": r.status, "iterations": r.iterations, "seconds": seconds, "objective": float(r.objective),
             "passes": r.passes, "passes_per_iteration": r.passes / max(1, r.iterations),
@@ -107,6 +126,11 @@ def main(argv=None) -> int:
     if args.markdown:
         print(markdown(args.markdown))
         return 0
+    for backend in args.backends.split(","):
+        try:
+            backend_options(backend)
+        except (ValueError, SyntaxError) as e:
+            ap.error(f"--backends: {e}")
     files = problem_files(args.source)
     if args.problems:
         wanted = set(args.problems.split(","))

@@ -284,17 +284,21 @@ STEPS_KERNELS = {s: Kernel("cholesky_inverse_steps", texels=2 * s + 2, defines={
                  for s in range(2, MAX_STEPS + 1)}
 
 
-def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1) -> list:
+def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1, block: int | None = None) -> list:
     """The passes of :func:`factor_with_inverse` (beyond the papers): with ``steps=1`` step k
     draws :func:`onepass_step` (the Cholesky half, columns 0 .. m-1) joined with
     :func:`inverse_step_rectangles` moved m columns right (the inverse half), one
     ``cholesky_inverse_step`` pass; with ``steps`` = 2 .. 8 the steps k .. k + steps - 1 are
     one ``cholesky_inverse_steps`` pass over :func:`steps_primitive` (k = 0, steps,
-    2 steps, ...; ceil(m / steps) passes). S and T are swapped between passes; the result ends
-    in T."""
+    2 steps, ...; ceil(m / steps) passes); with ``block`` = b (even, steps 1) the blocked passes
+    of :func:`blocked_inverse_draws`. S and T are swapped between passes; the result ends in T."""
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
         raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
+    check_block(block, steps)
     u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
+    if block is not None:
+        return blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING_KERNEL,
+                                     {"L": "S", "M0": "M0" if guarded else "S"}, u, steps, STEPS_KERNELS)
     return inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS,
                               {"L": "S", "M0": "M0" if guarded else "S"}, u)
 
@@ -317,6 +321,83 @@ def inverse_step_draws(m: int, steps: int, one_step: Kernel, steps_kernels: dict
         if k + steps < m:
             plan.append(SWAP)
     return plan
+
+
+#: the trailing pass of the blocked factor with its inverse (``block=``), float32
+TRAILING_KERNEL = Kernel("cholesky_inverse_trailing", texels=3,
+                         doc="beyond the papers: the trailing matrix and X's rows below a block of b "
+                             "Cholesky steps updated by the block's b columns in one pass")
+#: the widest block of ``factor_with_inverse(block=...)`` (a fragment of the trailing pass
+#: takes off one term a column of the block)
+MAX_BLOCK = 128
+
+
+def check_block(block, steps: int = 1) -> None:
+    """``ValueError`` unless ``block`` is None or an even integer from 2 to :data:`MAX_BLOCK`
+    whose panel takes an even number of passes of ``steps`` steps: a block's panel passes end in
+    the buffer its trailing pass must read only when they are even in number (the ping-pong
+    pair's other buffer holds the trailing matrix of the block before)."""
+    if block is None:
+        return
+    if isinstance(block, bool) or not isinstance(block, int) or not 2 <= block <= MAX_BLOCK or block % 2:
+        raise ValueError(f"block must be None or an even integer from 2 to {MAX_BLOCK} (columns a block of "
+                         f"the factor with its inverse), got {block!r}")
+    if block % (2 * steps):
+        raise ValueError(f"block={block} with steps={steps}: a block's panel must take an even number of passes "
+                         f"of {steps} steps; give a block that is a multiple of {2 * steps}")
+
+
+def _lower_columns(k: int, k1: int, m: int) -> list:
+    """The lower part of columns k .. k1-1 (the rows i >= j of column j): Fig. 5's triangle over
+    the rows k .. k1-1, the rectangle below it."""
+    parts = [Triangle([vertex((k, k - .5)), vertex((k, k1)), vertex((k1 + .5, k1))])]
+    if k1 < m:
+        parts.append(Triangle.from_rects([(k, k1, k1, m)]))
+    return parts
+
+
+def panel_step_primitive(k: int, k1: int, m: int, steps: int = 1) -> Triangle:
+    """Steps k .. k + steps - 1 of the blocked factor with its inverse, in the block that ends
+    before column k1: the one-step (or s-step) pass's primitive cut to the block, i.e. the
+    columns k .. k1-1 of the rows from the diagonal down (the pivots, their columns, the rest of
+    the block's panel), the copies of columns k - steps .. k - 1, and m columns right X's rows
+    k .. k1-1 over columns 0 .. k + steps - 1 and the copies of rows k - steps .. k - 1. The
+    texels right of the block and X's rows below it wait for the block's trailing pass."""
+    done = [c for c in range(k - steps, k) if c >= 0]
+    rects = [(c, c, c + 1, m) for c in done] + [(m, k, m + min(k + steps, m), k1)]
+    rects += [(m, c, m + c + 1, c + 1) for c in done]
+    return Triangle.join(*_lower_columns(k, k1, m), Triangle.from_rects(rects))
+
+
+def trailing_primitive(k0: int, k1: int, m: int) -> Triangle:
+    """The trailing pass of the block of columns k0 .. k1-1: Fig. 5's triangle from column k1
+    (the trailing matrix), the block's panel (copied), and m columns right X's rows k0 .. m-1
+    over columns 0 .. k1-1 (rows below k1 updated, the block's rows copied)."""
+    tri = Triangle([vertex((k1, k1 - .5)), vertex((k1, m)), vertex((m + .5, m))])
+    return Triangle.join(tri, *_lower_columns(k0, k1, m), Triangle.from_rects([(m, k0, m + k1, m)]))
+
+
+def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Kernel, inputs: dict,
+                          uniforms: dict, steps: int = 1, steps_kernels: dict | None = None) -> list:
+    """The steps of a blocked factor-and-inverse plan into "T", S and T swapped between passes
+    (beyond the papers): for each block of ``block`` columns k0 .. k1-1, one ``one_step`` pass
+    a column (or one ``steps_kernels[steps]`` pass each ``steps`` columns) over
+    :func:`panel_step_primitive` (the block's panel and X's block rows), then, unless the block
+    is the last, one ``trailing`` pass over :func:`trailing_primitive`. m + ceil(m / block) - 1
+    passes with one step a pass; the texels below a block are written once a block, not once a
+    step (about m³ / (3 block) + block m² / 2 texels a factorization where the one-step passes
+    write m³ / 3)."""
+    check_block(block, steps)
+    kernel = one_step if steps == 1 else steps_kernels[steps]
+    plan = []
+    for k0 in range(0, m, block):
+        k1 = min(k0 + block, m)
+        for k in range(k0, k1, steps):
+            plan += [Draw(kernel, "T", panel_step_primitive(k, k1, m, steps), inputs, dict(uniforms, k=k)), SWAP]
+        if k1 < m:
+            plan += [Draw(trailing, "T", trailing_primitive(k0, k1, m), {"L": inputs["L"]},
+                          {"k0": k0, "k1": k1, "m": m}), SWAP]
+    return plan[:-1]
 
 
 def _check_variant(form, update, index, storage):
@@ -632,7 +713,7 @@ def lower_inverse(L: Stream, m: int) -> Stream:
 
 
 def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: int = 1,
-                        out: tuple | None = None) -> tuple:
+                        out: tuple | None = None, block: int | None = None) -> tuple:
     """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 5 passes (beyond
     the papers): the one-pass Cholesky steps of ``factor(pivot="onepass")`` and the steps of
     :func:`lower_inverse` drawn together, step k of both in one ``cholesky_inverse_step`` pass
@@ -645,7 +726,13 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     vertex program ``cholesky_block_pivots``): ceil(m / steps) + 5 passes, each fragment
     computing the steps from the state before them with the same float32 operations as the
     one-step passes, the pass's pivots computed once per vertex and handed to the fragments
-    as flat values.
+    as flat values. ``block`` = b (an even number from 2 to :data:`MAX_BLOCK`, a multiple of
+    2 ``steps``; beyond the papers too) factors by blocks of b columns: the step passes drawn
+    over the block's panel and X's block rows only, then one ``cholesky_inverse_trailing`` pass
+    taking the block's b terms off the trailing matrix and X's rows below the block
+    (:func:`blocked_inverse_draws`): ceil(m / steps) + ceil(m / b) + 4 passes (m a multiple of
+    b), the texels below a block written once a block instead of once a step; the same factor
+    up to the order of float32 roundings.
 
     ``out``: two m x m streams (L, X) to render the answer into (an interior point method
     keeps them from one factorization to the next), else new ones.
@@ -659,9 +746,10 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
 
     def build():
-        steps_plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps)
+        steps_plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps, block=block)
         if u is not None:
-            steps_plan = [d if d is SWAP else d._replace(uniforms=dict(d.uniforms, **u)) for d in steps_plan]
+            steps_plan = [d if d is SWAP or "guarded" not in d.uniforms else d._replace(uniforms=dict(d.uniforms, **u))
+                          for d in steps_plan]
         identity = Rect.covering(m, 0, 2 * m, m)
         # [0 | I] in both buffers (the inverse half of both is read), A into S's left half, the
         # steps, then the two halves of T copied out: every pass of the factorization one plan
@@ -671,7 +759,8 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
                 + [Draw(BLAS1["copy"], "L", Rect.covering(0, 0, m, m, T0=WPOS), {"A": "T"}),
                    Draw(BLAS1["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})])
 
-    plan = compiled(("cholesky_inverse", m, steps, None if u is None else tuple(sorted(u.items()))), build)
+    cholesky_inverse_plan(1, steps=steps, block=block)       # the arguments' errors before any texture
+    plan = compiled(("cholesky_inverse", m, steps, block, None if u is None else tuple(sorted(u.items()))), build)
     pp = L = X = None
     try:
         if out is not None:

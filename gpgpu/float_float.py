@@ -39,7 +39,7 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import inverse_step_draws, onepass_plan
+from .cholesky import blocked_inverse_draws, check_block, inverse_step_draws, onepass_plan
 from .kernel import PRELUDES, Kernel
 from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
@@ -72,6 +72,10 @@ KERNELS = {
                                     vertex="cholesky_pivot_ff",
                                     doc="a one-pass Cholesky step and a step of L^-1 together, in float-float "
                                         "(beyond)"),
+    "cholesky_inverse_trailing": Kernel("cholesky_inverse_trailing_ff", texels=3, extensions=_EXT,
+                                        library="float_float",
+                                        doc="the trailing pass of the blocked factor with its inverse, in "
+                                            "float-float (beyond)"),
     "identity": Kernel("identity_ff", texels=0, doc="the identity matrix drawn on the GPU, float-float (beyond)"),
     "triangular_product": Kernel("triangular_product_ff", texels=2, extensions=_EXT, library="float_float",
                                  doc="000 level 2 sgemv, singlepass inner product over a triangle, in "
@@ -396,26 +400,34 @@ def _check_steps(steps) -> None:
         raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
 
 
-def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1) -> list:
+def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: int | None = None) -> list:
     """The passes of :func:`factor_with_inverse`: [0 | I] drawn into both halves of the ping-pong
     pair ("S", "T", m x 2m), M ("M0") copied into S's left half, the steps
     (:func:`gpgpu.cholesky.inverse_step_draws`: with ``steps=1`` one ``cholesky_inverse_step_ff``
     pass a step, m passes; with ``steps`` = 2 .. :data:`MAX_STEPS` one
-    ``cholesky_inverse_steps_ff`` pass each ``steps`` steps, ceil(m / steps) passes), then L and
+    ``cholesky_inverse_steps_ff`` pass each ``steps`` steps, ceil(m / steps) passes; with
+    ``block`` = b, :func:`gpgpu.cholesky.blocked_inverse_draws`: a ``cholesky_inverse_step_ff`` pass
+    a column over each block's panel, then a ``cholesky_inverse_trailing_ff`` pass), then L and
     X copied out of T."""
     _check_steps(steps)
+    check_block(block, steps)
     u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge), "m": m}
     identity = Rect.covering(m, 0, 2 * m, m)
     plan = [Draw(KERNELS["identity"], role, identity, {}, {"offset": float(m)}) for role in ("S", "T")]
     plan.append(Draw(KERNELS["copy"], "S", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "M0"}))
-    plan += inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS, {"L": "S", "M0": "M0"}, u)
+    inputs = {"L": "S", "M0": "M0"}
+    if block is None:
+        plan += inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS, inputs, u)
+    else:
+        plan += blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], KERNELS["cholesky_inverse_trailing"],
+                                      inputs, u, steps, STEPS_KERNELS)
     plan += [Draw(KERNELS["copy"], "L", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "T"}),
              Draw(KERNELS["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})]
     return plan
 
 
 def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30,
-                        steps: int = STEPS) -> tuple:
+                        steps: int = STEPS, block: int | None = None) -> tuple:
     """(L, X = L⁻¹) of the float-float matrix M, guarded as :func:`factor`, in ceil(m / steps) + 5
     passes: ``steps`` steps of the factor and of its inverse in one pass over an m x 2m texture
     holding both (the float32 :func:`gpgpu.cholesky.factor_with_inverse` in float-float
@@ -424,8 +436,16 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
     a plan pre-built once per order (:func:`inverse_plan`). L is the same factor as
     :func:`factor`'s (the same operations in the same order, whatever ``steps``). M is unchanged.
 
-    ``ValueError`` when M is not square float-float, 2m exceeds GL_MAX_TEXTURE_SIZE or ``steps``
-    is not an integer from 1 to :data:`MAX_STEPS`."""
+    ``block`` = b (an even number from 2 to ``gpgpu.cholesky.MAX_BLOCK``, a multiple of 2
+    ``steps``): blocks of b columns, each a pass a step (or ``steps`` steps) over the block's panel
+    and X's block rows, then one ``cholesky_inverse_trailing_ff`` pass taking the block's b terms
+    off everything below it (:func:`gpgpu.cholesky.blocked_inverse_draws`), m + ceil(m / b) + 4
+    passes with one step a pass: the texels below a block are written once a block instead of
+    once a step. The same factor up to the order of float-float roundings.
+
+    ``ValueError`` when M is not square float-float, 2m exceeds GL_MAX_TEXTURE_SIZE, ``steps``
+    is not an integer from 1 to :data:`MAX_STEPS` or ``block`` not None or an even integer
+    from 2 to ``gpgpu.cholesky.MAX_BLOCK`` that is a multiple of 2 ``steps``."""
     from . import context
 
     m = M.rows
@@ -435,9 +455,9 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
         raise ValueError(f"float_float.factor_with_inverse keeps the factor and its inverse side by side in one "
                          f"{m} x {2 * m} texture, wider than GL_MAX_TEXTURE_SIZE = {context.max_texture_size()}; "
                          "use float_float.factor and float_float.solve")
-    _check_steps(steps)
-    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps),
-                    lambda: inverse_plan(m, tolerance, huge, steps))
+    inverse_plan(1, tolerance, huge, steps, block)          # the arguments' errors before any texture
+    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps, block),
+                    lambda: inverse_plan(m, tolerance, huge, steps, block))
     L, X = Stream(m, m, components=FF, zero=False), Stream(m, m, components=FF, zero=False)
     pp = PingPong(Stream(m, 2 * m, components=FF), Stream(m, 2 * m, components=FF))
     try:

@@ -698,6 +698,22 @@ def test_factor_with_inverse_covers_both_halves_and_copies_the_last_row_and_colu
             assert np.array_equal(f.values[k - 1, m:m + k], f.inputs["L"][k - 1, m:m + k])
 
 
+def _one_step_and(A, **kw):
+    """(L, X) of factor_with_inverse(tril(A)) one step a pass and with ``kw`` (steps=, block=),
+    float64 arrays, and the counters of the second."""
+    from gpgpu.cholesky import factor_with_inverse
+
+    m = A.shape[0]
+    with Stream.from_array(np.tril(A)) as S:
+        L1, X1 = factor_with_inverse(S, m)
+        with counters.count(time=False) as c:
+            L2, X2 = factor_with_inverse(S, m, **kw)
+        pairs = [tuple(s.to_array().astype(np.float64) for s in pair) for pair in ((L1, X1), (L2, X2))]
+        for s in (L1, X1, L2, X2):
+            s.release()
+    return pairs[0], pairs[1], c
+
+
 @pytest.mark.parametrize("steps", [2, 3, 4, 8])
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 9, 17, 64, 65])
 def test_steps_a_pass_equal_one_step_a_pass_and_numpy(m, steps):
@@ -705,16 +721,10 @@ def test_steps_a_pass_equal_one_step_a_pass_and_numpy(m, steps):
     the pivots from the vertex program. The same float32 operations as the one-step passes
     (measured bit-identical on llvmpipe; a compiler may contract them differently, hence 4 u)
     and the factor and inverse of numpy; m not a multiple of s ends with a shorter pass."""
-    from gpgpu.cholesky import STEPS_KERNELS, factor_with_inverse
+    from gpgpu.cholesky import STEPS_KERNELS
 
     A = spd(m, np.random.default_rng(m + 100))
-    with Stream.from_array(np.tril(A)) as S:
-        L1, X1 = factor_with_inverse(S, m)
-        with counters.count(time=False) as c:
-            L2, X2 = factor_with_inverse(S, m, steps=steps)
-        one, many = [tuple(s.to_array().astype(np.float64) for s in pair) for pair in ((L1, X1), (L2, X2))]
-        for s in (L1, X1, L2, X2):
-            s.release()
+    one, many, c = _one_step_and(A, steps=steps)
     passes = -(-m // steps)
     assert c.passes(STEPS_KERNELS[steps].label) == passes and c.passes() == passes + 5
     u = 6e-8
@@ -745,6 +755,136 @@ def _joined_step(S, k, m):
         S[i, m:m + k + 1] -= S[i, k] * X_k
     S[k, m:m + k + 1] = X_k
     return S
+
+
+@pytest.mark.parametrize("block, steps", [(2, 1), (4, 1), (8, 1), (16, 1), (4, 2), (16, 4), (16, 8)])
+@pytest.mark.parametrize("m", [1, 2, 3, 8, 9, 17, 40, 65])
+def test_blocked_factor_with_inverse_is_numpys_in_m_plus_blocks_passes(m, block, steps):
+    """block = b: a cholesky_inverse_step pass a column (or a cholesky_inverse_steps pass each
+    ``steps`` columns) over each block's panel, one cholesky_inverse_trailing pass after every
+    block but the last: ceil(m / steps) + ceil(m / b) - 1 passes (m a multiple of b) and the 5 of
+    the set-up; the factor and inverse of float64 and of the one-step passes (the block's terms
+    taken off in another order: float32 rounding apart); X's upper triangle zero; m below b (one
+    block, no trailing pass), m a multiple of b, and a last block that is shorter."""
+    from gpgpu.cholesky import STEPS_KERNELS, TRAILING_KERNEL
+
+    A = spd(m, np.random.default_rng(m + 300))
+    one, blocked, c = _one_step_and(A, block=block, steps=steps)
+    blocks = -(-m // block)
+    panel = sum(-(-(min(k0 + block, m) - k0) // steps) for k0 in range(0, m, block))
+    label = "cholesky_inverse_step" if steps == 1 else STEPS_KERNELS[steps].label
+    assert c.passes(TRAILING_KERNEL.label) == blocks - 1 and c.passes(label) == panel
+    assert c.passes() == panel + blocks - 1 + 5
+    u = 6e-8
+    for a, b in zip(one, blocked):
+        np.testing.assert_allclose(np.tril(b), np.tril(a), rtol=0, atol=4 * m * u * np.abs(a).max())
+    Ln, X = np.tril(blocked[0]), blocked[1]
+    assert np.all(np.triu(X, 1) == 0) and np.all(np.triu(blocked[0], 1) == 0)
+    assert rel_err(Ln @ Ln.T, A) < 4 * m * u
+    Xr = np.linalg.inv(np.linalg.cholesky(A))
+    np.testing.assert_allclose(X, Xr, rtol=0, atol=4 * m * u * np.abs(Xr).max() * np.linalg.cond(Ln))
+
+
+def test_blocked_passes_cover_and_compute_every_cell():
+    """Every cell of every pass of block = 4 at m = 10 (blocks 0-3, 4-7 and a short 8-9) against
+    float64 from the pass's input: a panel step covers its block's columns k .. k1-1 from the
+    diagonal down, the copy of column k - 1, X's rows k .. k1-1 over columns 0 .. k and the copy
+    of row k - 1, and computes cholesky_inverse_step's values there; a trailing pass covers the
+    trailing lower triangle, the block's panel (copied) and X's rows k0 .. m-1 over columns
+    0 .. k1-1, and takes the block's four terms off every texel below it."""
+    from gpgpu.cholesky import TRAILING_KERNEL, factor_with_inverse
+    from gpgpu.record import record
+
+    m, b = 10, 4
+    with Stream.from_array(np.tril(spd(m, np.random.default_rng(8)))) as S:
+        with record() as rec:
+            L, X = factor_with_inverse(S, m, block=b)
+        L.release(), X.release()
+    frames = [f for f in rec.frames if f.kernel in ("cholesky_inverse_step", TRAILING_KERNEL.label)]
+    kinds = [f.kernel == TRAILING_KERNEL.label for f in frames]
+    assert kinds == [False] * 4 + [True] + [False] * 4 + [True] + [False] * 2
+    k = 0
+    for f in frames:
+        S0 = f.inputs["L"].astype(np.float64)
+        want = np.zeros((m, 2 * m), bool)
+        if not f.kernel == TRAILING_KERNEL.label:
+            k1 = min((k // b + 1) * b, m)
+            for i in range(k, m):
+                want[i, k:min(i + 1, k1)] = True
+            want[k:k1, m:m + k + 1] = True
+            if k:
+                want[k - 1:, k - 1] = True
+                want[k - 1, m:m + k] = True
+            assert np.array_equal(f.covered, want), k
+            step = _joined_step(S0, k, m)
+            fresh = want.copy()
+            if k:
+                fresh[k - 1:, k - 1] = fresh[k - 1, m:m + k] = False
+                assert np.array_equal(f.values[~fresh & want], f.inputs["L"][~fresh & want])
+            np.testing.assert_allclose(f.values[fresh], step[fresh], rtol=1e-5, atol=1e-6)
+            k += 1
+            continue
+        k0, k1 = k - b, k
+        for i in range(k1, m):
+            want[i, k1:i + 1] = True
+        for i in range(k0, m):
+            want[i, k0:min(i + 1, k1)] = True
+        want[k0:, m:m + k1] = True
+        assert np.array_equal(f.covered, want), k
+        P, Xb = S0[:, k0:k1], S0[k0:k1, m:m + k1]
+        new = S0.copy()
+        new[k1:, k1:m] -= P[k1:] @ P[k1:m].T
+        new[k1:, m:m + k1] -= P[k1:] @ Xb
+        updated = want.copy()
+        updated[:k1, :] = False
+        updated[:, k0:k1] = False
+        np.testing.assert_allclose(f.values[updated], new[updated], rtol=1e-5, atol=1e-6)
+        assert np.array_equal(f.values[want & ~updated], f.inputs["L"][want & ~updated])
+
+
+@pytest.mark.parametrize("block", [2, 4])
+def test_blocked_factor_with_inverse_guards_as_the_one_step_passes(block):
+    """Exactly zero pivots 5 .. 8 (a panel's first, middle and last steps, and the one after a
+    trailing pass): the blocked passes replace the same pivots (huge, counted on L) and give the
+    one-step passes' L and X."""
+    import importlib
+
+    ch = importlib.import_module("gpgpu.cholesky")
+    m = 9
+    A = np.zeros((m, m))
+    A[:5, :5] = spd(5, np.random.default_rng(2))
+    huge = 1e30
+    g = {"tolerance": 1e-6, "huge": huge}
+    with Stream.from_array(np.tril(A)) as S:
+        L1, X1 = ch.factor_with_inverse(S, m, guarded=g)
+        L, X = ch.factor_with_inverse(S, m, guarded=g, block=block)
+        assert ch.count_replaced(L, m, "full", huge) == m - 5
+        np.testing.assert_allclose(L.to_array(), L1.to_array(), rtol=1e-6, atol=1e-30)
+        np.testing.assert_allclose(X.to_array(), X1.to_array(), rtol=1e-6, atol=1e-30)
+        for s in (L, X, L1, X1):
+            s.release()
+
+
+@pytest.mark.parametrize("block", [0, 1, 3, 130, 2.0, True, "4"])
+def test_blocks_that_are_not_even_or_too_wide_are_refused(block):
+    from gpgpu.cholesky import cholesky_inverse_plan, factor_with_inverse
+
+    with pytest.raises(ValueError, match="block must be None or an even integer from 2 to 128"):
+        cholesky_inverse_plan(4, block=block)
+    with Stream.from_array(np.eye(3, dtype=np.float32)) as S:
+        with pytest.raises(ValueError, match="block must be None or an even integer"):
+            factor_with_inverse(S, 3, block=block)
+
+
+@pytest.mark.parametrize("block, steps", [(4, 4), (6, 2), (8, 3)])
+def test_a_block_whose_panel_takes_an_odd_number_of_passes_is_refused(block, steps):
+    """The trailing pass reads the buffer that the previous trailing pass wrote only after an even
+    number of panel passes: b must be a multiple of 2 steps."""
+    from gpgpu.cholesky import factor_with_inverse
+
+    with Stream.from_array(np.eye(3, dtype=np.float32)) as S:
+        with pytest.raises(ValueError, match=f"give a block that is a multiple of {2 * steps}"):
+            factor_with_inverse(S, 3, steps=steps, block=block)
 
 
 @pytest.mark.parametrize("steps", [2, 3, 4])

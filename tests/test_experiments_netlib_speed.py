@@ -25,3 +25,13 @@ def test_a_row_per_back_end_with_its_figures_and_the_filter_by_rows(tmp_path, ct
     skipped = tmp_path / "none.csv"
     netlib_speed.main(["--problems", "afiro", "--out", str(skipped)])          # afiro's 7 rows < 1000
     assert list(csv.DictReader(open(skipped))) == []
+
+
+def test_a_back_end_takes_its_options_after_a_plus():
+    assert netlib_speed.backend_options("gpu") == ("gpu", {})
+    assert netlib_speed.backend_options("gpu+factor_block=16+fuse=False") == ("gpu", {"factor_block": 16,
+                                                                                     "fuse": False})
+    with pytest.raises(ValueError, match="each option after '\\+' is key=value"):
+        netlib_speed.backend_options("gpu+factor_block")
+    with pytest.raises(SystemExit):
+        netlib_speed.main(["--backends", "gpu+16", "--problems", "afiro"])

@@ -296,13 +296,13 @@ def test_factor_with_inverse_gives_the_factor_and_its_inverse(m, rng):
     assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
 
 
-def _factor_with_inverse(M, steps):
-    """(lower L, X) of float_float.factor_with_inverse(M, steps=steps) as float64 and as the raw
-    RGBA texels, and the passes it drew."""
+def _factor_with_inverse(M, steps, block=None):
+    """(lower L, X) of float_float.factor_with_inverse(M, steps=steps, block=block) as float64 and
+    as the raw RGBA texels, and the passes it drew."""
     from gpgpu import counters
 
     with ff.upload(M, "M") as Ms, counters.count(time=False) as c:
-        L, X = ff.factor_with_inverse(Ms, steps=steps)
+        L, X = ff.factor_with_inverse(Ms, steps=steps, block=block)
     raw = (np.tril(L.to_array()[..., 0]), np.tril(L.to_array()[..., 1]), X.to_array())
     out = (np.tril(ff.combine(L)), ff.combine(X))
     L.release(), X.release()
@@ -335,11 +335,12 @@ def test_steps_a_pass_equal_one_step_a_pass_and_float64(m, steps, rng):
     assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
 
 
-@pytest.mark.parametrize("steps", [2, 3, 4, 5])
-def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, rng):
+@pytest.mark.parametrize("steps, block", [(2, None), (3, None), (4, None), (5, None), (1, 2), (1, 4), (2, 4)])
+def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, block, rng):
     """Dependent rows at several places of a pass (rows 4 and 7: the second or later step of a
-    block whatever s): the vertex program's guard replaces the pivots float64's guard replaces,
-    and the rest of the factor is float64's."""
+    block whatever s; with ``block``, a step after a trailing pass or inside a panel): the vertex
+    program's guard replaces the pivots float64's guard replaces, and the rest of the factor is
+    float64's."""
     m = 9
     B = rng.standard_normal((m, 8))
     B[4] = B[1] - 2.0 * B[2]
@@ -347,14 +348,15 @@ def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, rng):
     M = B @ B.T
     want, replaced = cholesky_outer(M, pivot_tol=ff.DEFAULT_PIVOT_TOL, huge=1e30)
     assert replaced == 2
-    (l, x), _, _ = _factor_with_inverse(M, steps)
+    (l, x), _, _ = _factor_with_inverse(M, steps, block)
     (l1, x1), _, _ = _factor_with_inverse(M, 1)
     huge_cols = np.diag(want) > 1e14
     np.testing.assert_array_equal(np.diag(l) > 1e14, huge_cols)
     ok = ~huge_cols[None, :] & np.tri(m, dtype=bool)
     np.testing.assert_allclose(l[ok], want[ok], rtol=0, atol=1e-10 * np.abs(want[ok]).max())
-    np.testing.assert_allclose(l, l1, rtol=1e-13, atol=1e-15 * np.abs(l1[ok]).max())
-    np.testing.assert_allclose(x, x1, rtol=1e-13, atol=1e-15 * np.abs(x1).max())
+    apart = 1e-15 if block is None else 4 * m * 2.0 ** -48    # the blocks take their terms off in another order
+    np.testing.assert_allclose(l, l1, rtol=1e-13, atol=apart * np.abs(l1[ok]).max())
+    np.testing.assert_allclose(x, x1, rtol=1e-13, atol=apart * np.abs(x1).max())
 
 
 @pytest.mark.parametrize("steps", [0, 6, 2.0, True, "2"])
@@ -364,6 +366,39 @@ def test_float_float_steps_out_of_range_are_refused(steps):
     with ff.upload(np.eye(3), "M") as Ms:
         with pytest.raises(ValueError, match="steps must be an integer from 1 to 5"):
             ff.factor_with_inverse(Ms, steps=steps)
+
+
+@pytest.mark.parametrize("block", [2, 4, 16])
+@pytest.mark.parametrize("m", [1, 3, 9, 17, 40])
+def test_blocked_float_float_factor_with_inverse_against_float64(m, block, rng):
+    """block = b: one cholesky_inverse_step_ff pass a column over each block's panel and a
+    cholesky_inverse_trailing_ff pass after every block but the last (m + ceil(m / b) - 1 passes
+    and 5 of set-up); L and X of float64 and of the one-step passes to float-float accuracy
+    (the block's terms in another order: apart by float-float rounding through L's condition);
+    X's upper triangle zero."""
+    M = _spd(rng, m, 1e6) + np.eye(m) * 1e-3
+    (l1, x1), _, _ = _factor_with_inverse(M, 1)
+    (l, x), _, c = _factor_with_inverse(M, 1, block)
+    blocks = -(-m // block)
+    assert c.passes(ff.KERNELS["cholesky_inverse_trailing"].label) == blocks - 1
+    assert c.passes(ff.KERNELS["cholesky_inverse_step"].label) == m and c.passes() == m + blocks - 1 + 5
+    apart = 4 * m * 2.0 ** -48 * np.linalg.cond(l1)      # two roundings' orders, through L's condition
+    np.testing.assert_allclose(l, l1, rtol=0, atol=apart * np.abs(l1).max())
+    np.testing.assert_allclose(x, x1, rtol=0, atol=apart * np.abs(x1).max())
+    np.testing.assert_allclose(l, np.linalg.cholesky(M), rtol=1e-9, atol=1e-12 * np.abs(l).max())
+    assert np.all(np.triu(x, 1) == 0)
+    assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
+
+
+@pytest.mark.parametrize("block", [3, 130, True])
+def test_float_float_blocks_that_are_not_even_or_too_wide_are_refused(block):
+    with pytest.raises(ValueError, match="block must be None or an even integer from 2 to 128"):
+        ff.inverse_plan(4, 1e-12, 1e30, block=block)
+    with ff.upload(np.eye(3), "M") as Ms:
+        with pytest.raises(ValueError, match="block must be None or an even integer"):
+            ff.factor_with_inverse(Ms, block=block)
+        with pytest.raises(ValueError, match="give a block that is a multiple of 4"):
+            ff.factor_with_inverse(Ms, steps=2, block=6)
 
 
 @pytest.mark.parametrize("m", [1, 7, 64])
@@ -435,6 +470,48 @@ def test_lp_float_float_reaches_linprogs_optimum(dependent):
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref.fun) < 1e-9
     assert (r.replaced_pivots > 0) == dependent
+
+
+
+@pytest.mark.parametrize("precision, block, steps", [("float32", 4, 1), ("float32", 8, 4), ("float-float", 4, 1)])
+def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, steps):
+    """factor_block in the defaults' factor and inverse (20 normal rows: blocks of 4 or 8, the
+    float32 panels of 8 four steps a pass, STEPS_A_PASS), float32 or float-float: optimal at
+    HiGHS's objective, x, y and s feasible and complementary to 1e-7, a history entry and a
+    callback an iteration (and the start's), and every factorization drawn in blocks (its panel
+    passes and trailing passes in their number, nothing a step a pass over the whole matrix)."""
+    from scipy.optimize import linprog
+
+    from gpgpu import counters
+    from gpgpu.cholesky import STEPS_KERNELS
+    from gpgpu.lp import Problem, solve
+
+    A, b, c = _random_lp(5, m=20, n=50)
+    ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs")
+    seen = []
+    ff_ = "_ff" if precision == "float-float" else ""
+    with counters.count(time=False) as counted:
+        r = solve(Problem.from_arrays(A, b, c), backend="gpu", eps=1e-9, factor_precision=precision,
+                  factor_block=block, presolve=False, callback=seen.append)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref.fun) < 1e-8
+    scale = max(1.0, np.abs(b).max())
+    assert np.abs(A @ r.x - b).max() < 1e-7 * scale and r.x.min() > -1e-9
+    assert np.abs(A.T @ r.y + r.s - c).max() < 1e-7 * max(1.0, np.abs(c).max()) and r.s.min() > -1e-9
+    assert abs(r.x @ r.s) < 1e-7 * max(1.0, abs(ref.fun))
+    assert [h["iteration"] for h in r.history] == list(range(r.iterations + 1)) and seen == r.history
+    blocks = -(-20 // block)
+    factorizations = counted.passes("cholesky_inverse_trailing" + ff_) // (blocks - 1)
+    panel = sum(-(-(min(k0 + block, 20) - k0) // steps) for k0 in range(0, 20, block))
+    step = "cholesky_inverse_step" + ff_ if steps == 1 else STEPS_KERNELS[steps].label
+    assert factorizations >= r.iterations and counted.passes(step) == panel * factorizations
+
+
+def test_the_lp_refuses_an_odd_factor_block(tiny_lp):
+    from gpgpu.lp import solve
+
+    with pytest.raises(ValueError, match="block must be None or an even integer"):
+        solve(tiny_lp, backend="gpu", eps=1e-8, factor_block=3)
 
 
 def test_lp_option_checks(tiny_lp):

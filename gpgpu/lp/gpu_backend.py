@@ -46,7 +46,7 @@ from .. import blas1, float_float
 from ..adat import form as form_adat
 from ..adat import equilibration, form_points, pack_4x1, pair_table, scale_symmetric, shift_diagonal
 from ..blas2 import KERNELS as GEMV, gemv
-from ..cholesky import (count_replaced, factor, factor_with_inverse, flag_replaced, lower_inverse,
+from ..cholesky import (check_block, count_replaced, factor, factor_with_inverse, flag_replaced, lower_inverse,
                         solve_with_factor, solve_with_inverse)
 from ..context import max_texture_size
 from ..geometry import Rect, Texel
@@ -189,12 +189,23 @@ class GPUBackend(Backend):
         ``factor_precision``, the result's message says so), and a later stall raises its
         solves from the inverse to substitutions ("float-float (substitutions)"). Without refinement ``"auto"`` is
         ``"float32"``: the paper's path (Table 3) is unchanged.
+    factor_block : None or an even int from 2 to 128
+        Beyond the papers. With ``substitution="inverse"`` and ``pivot="onepass"``, the factor and
+        its inverse (float32 and float-float alike) by blocks of this many columns: the steps
+        over each block's panel (``STEPS_A_PASS`` a pass in float32 where the block is a multiple
+        of twice that, else one), then one pass taking the block's terms off everything below
+        it (``block=`` of :func:`gpgpu.cholesky.factor_with_inverse` and
+        :func:`gpgpu.float_float.factor_with_inverse`): the texels below a block are written once a
+        block instead of once a step. None (the default): ``STEPS_A_PASS`` steps a pass in float32,
+        one in float-float.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
-                 reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit"):
+                 reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit", factor_block=None):
         super().__init__(problem, cholesky=cholesky, refine=refine, bounds=bounds)
+        check_block(factor_block)
+        self.factor_block = factor_block
         if factor_precision not in ("auto", "float32", "float-float"):
             raise ValueError(f"factor_precision must be 'auto' (float32, float-float after a stall with "
                              f"refinement), 'float32' (the papers') or 'float-float' (pairs of float32, beyond "
@@ -499,7 +510,8 @@ class GPUBackend(Backend):
                 # factorization to the next (the solves' recorded plans read them)
                 if self.L is None or self.Linv is None or self.Aff is not None:
                     self._new_factor(Stream(m, m), Stream(m, m))
-                factor_with_inverse(M, m, guarded=guarded, steps=STEPS_A_PASS, out=(self.L, self.Linv))
+                factor_with_inverse(M, m, guarded=guarded, steps=self._block_steps(STEPS_A_PASS),
+                                    out=(self.L, self.Linv), block=self.factor_block)
             else:
                 self._new_factor(factor(M, m, form=self.cholesky,
                                         update=self.update if self.cholesky == "outer" else "triangle",
@@ -599,13 +611,20 @@ class GPUBackend(Backend):
             if self._ff_inverse and 2 * self.m_normal <= max_texture_size():
                 # the factor and its inverse in ceil(m / steps) + 5 passes: every solve two passes, not 2m
                 L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge,
-                                                              steps=FF_STEPS_A_PASS)
+                                                              steps=self._block_steps(FF_STEPS_A_PASS),
+                                                              block=self.factor_block)
                 self._new_factor(L)
             else:
                 self._new_factor(float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge))
         finally:
             M.release()
         return count_replaced(self.L, self.m_normal, "full", self.huge, self.reductions)
+
+    def _block_steps(self, steps: int) -> int:
+        """Steps a pass of the factor with its inverse: ``steps``, unless ``factor_block`` is set
+        and is no multiple of 2 ``steps`` (a block's panel must take an even number of passes),
+        then one."""
+        return steps if self.factor_block is None or self.factor_block % (2 * steps) == 0 else 1
 
     def _equilibrate(self, M: Stream) -> Stream:
         """D M D for the float-float M with D = diag(s), s the powers of two of

@@ -80,6 +80,8 @@ OPTIONS = (
     Option("fuse", ("mehrotra/gpu",), "True or False", "the iteration's composites one pass each", bool),
     Option("factor_precision", ("mehrotra/gpu",), '"auto", "float32" or "float-float"', "the factor's "
            "precision (auto: float-float after a stall)", ("auto", "float32", "float-float")),
+    Option("factor_block", ("mehrotra/gpu",), "None or an even integer from 2 to 128", "the factor with its "
+           "inverse by blocks of this many columns (beyond the papers); None: steps a pass", positive_int),
     Option("fast_solve", ("mehrotra/numpy",), "True or False", "scipy's triangular solves in the paper's "
            "loop", bool),
     Option("factorization", ("mehrotra/numpy",), '"lapack" or "loop"', "LAPACK's potrf, or the paper's "
