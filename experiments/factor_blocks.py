@@ -18,11 +18,10 @@ Cholesky, renderer and date.
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import datetime
 import time
-from pathlib import Path
+
+from experiments.figures import printed_markdown, rows_to, tool_parser
 
 FIELDS = ("precision", "m", "steps", "block", "seconds", "passes", "fragments", "inverse_error", "factor_error",
           "renderer", "date")
@@ -105,18 +104,14 @@ def markdown(path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_parser(__doc__)
     ap.add_argument("--sizes", default="600,1503", help="orders m, comma-separated")
     ap.add_argument("--blocks", default="8,16,32,64", help="blocks b, comma-separated (even, 2 .. 128)")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
     args = ap.parse_args(argv)
-    if args.markdown:
-        print(markdown(args.markdown))
+    if printed_markdown(args, markdown):
         return 0
     from gpgpu.cholesky import check_block
-    from experiments.netlib_speed import _renderer
 
     blocks = [int(b) for b in args.blocks.split(",") if b]
     for b in blocks:
@@ -124,20 +119,13 @@ def main(argv=None) -> int:
             check_block(b)
         except ValueError as e:
             ap.error(f"--blocks: {e}")
-    renderer, date = _renderer(), datetime.date.today().isoformat()
-    out = Path(args.out or f"docs/figures/factor_blocks_{date}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
+    with rows_to(args.out, "factor_blocks", FIELDS) as write:
         for m in (int(s) for s in args.sizes.split(",")):
             for r in measure(m, blocks, args.repeat):
-                writer.writerow(dict(r, renderer=renderer, date=date))
+                write(r)
                 print(f"{r['precision']:11s} m {m:5d} steps {r['steps']} block {r['block'] or '-':>3} "
                       f"{r['seconds']:.4f} s  {r['passes']} passes  {r['fragments']:,} fragments  "
                       f"XL-I {r['inverse_error']:.1e}", flush=True)
-    print(f"wrote {out}")
-    print(markdown(out))
     return 0
 
 

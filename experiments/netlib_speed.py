@@ -22,16 +22,14 @@ against HiGHS, the normal matrix's rows, HiGHS's IPM seconds, renderer and date.
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import datetime
 import json
 import math
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from experiments.figures import printed_markdown, rows_to, tool_parser
 from experiments.netlib_all import highs_reference, problem_files
 
 FIELDS = ("problem", "rows", "columns", "nonzeros", "normal_rows", "backend", "eps", "status", "iterations", "seconds",
@@ -106,25 +104,16 @@ def run_child(code: str, timeout: float) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _renderer() -> str:
-    from gpgpu import context
-
-    return context.get_context().info.get("GL_RENDERER", "unknown")
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_parser(__doc__)
     ap.add_argument("--source", nargs="+", default=["gpgpu/data/netlib", "gpgpu/data/netlib-more"])
     ap.add_argument("--problems", default=None, help="names, comma-separated (default: every file)")
     ap.add_argument("--min-rows", type=int, default=1000, help="the normal matrix's rows at least (0: every problem)")
     ap.add_argument("--eps", type=float, default=1e-8)
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--timeout", type=float, default=300.0)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
     args = ap.parse_args(argv)
-    if args.markdown:
-        print(markdown(args.markdown))
+    if printed_markdown(args, markdown):
         return 0
     for backend in args.backends.split(","):
         try:
@@ -135,12 +124,7 @@ def main(argv=None) -> int:
     if args.problems:
         wanted = set(args.problems.split(","))
         files = [(n, p) for n, p in files if n in wanted]
-    renderer, date = _renderer(), datetime.date.today().isoformat()
-    out = Path(args.out or f"docs/figures/netlib_speed_{date}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
+    with rows_to(args.out, "netlib_speed", FIELDS, extrasaction="ignore") as write:
         for name, path in files:
             rows = normal_rows(path)
             if rows < args.min_rows:
@@ -151,14 +135,11 @@ def main(argv=None) -> int:
                 r = run_one(path, backend, args.eps, args.timeout)
                 obj = r.get("objective", math.nan)
                 err = abs(obj - ref["highs_objective"]) / max(1.0, abs(ref["highs_objective"]))
-                row = dict(ref, **dict(r, normal_rows=rows), problem=name, backend=backend, eps=args.eps, error=err,
-                           highs_ipm_seconds=ipm, renderer=renderer, date=date)
-                writer.writerow(row)
-                f.flush()
+                write(dict(ref, **dict(r, normal_rows=rows), problem=name, backend=backend, eps=args.eps, error=err,
+                           highs_ipm_seconds=ipm))
                 print(f"{name:10s} {backend:8s} {r.get('status', '?'):18s} {r.get('seconds', math.nan):7.2f} s "
                       f"{r.get('iterations', '')!s:>4} it {r.get('passes_per_iteration', math.nan):8.0f} passes/it "
                       f"{r.get('host_us_per_pass', math.nan):5.2f} us/pass  HiGHS IPM {ipm:.3f} s", flush=True)
-    print(f"wrote {out}")
     return 0
 
 

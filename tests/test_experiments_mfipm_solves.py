@@ -29,3 +29,6 @@ def test_each_pcg_solve_and_the_whole_solve(tmp_path, ctx):
     pcg = sum(float(r["seconds"]) for r in each)
     assert float(whole["us_per_iteration"]) == pytest.approx(pcg / drawn * 1e6)
     assert float(whole["seconds"]) >= pcg
+    table = solves.markdown(out).splitlines()
+    assert len(table) == 2 + len(rows) and table[-1].startswith(f"| sctap1 | all | {drawn} | ")
+    assert table[2].startswith(f"| sctap1 | 0 | {each[0]['iterations']} | ")

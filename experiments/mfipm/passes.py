@@ -21,12 +21,11 @@ renderer and the date. On a renderer without timer queries the GPU column is emp
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import datetime
 import sys
 import time
-from pathlib import Path
+
+from experiments.figures import printed_markdown, rows_to, tool_parser
 
 FIELDS = ("problem", "label", "m", "n", "k", "pass", "kernel", "texels", "gpu_us", "wall_us", "host_us", "renderer",
           "date")
@@ -115,34 +114,23 @@ def markdown(path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_parser(__doc__)
     ap.add_argument("--problems", default="nug12", help="names or paths, comma-separated")
     ap.add_argument("--after", type=int, default=300, help="fused iterations drawn before the measurement")
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--label", default="", help="a name for this run's rows (which code)")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
     args = ap.parse_args(argv)
-    if args.markdown:
-        print(markdown(args.markdown))
+    if printed_markdown(args, markdown):
         return 0
-    from experiments.netlib_speed import _renderer
-
-    renderer, date = _renderer(), datetime.date.today().isoformat()
-    out = Path(args.out or f"docs/figures/mfipm_passes_{date}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS)
-        writer.writeheader()
+    with rows_to(args.out, "mfipm_passes", FIELDS) as write:
         for problem in args.problems.split(","):
             rows = measure(problem, args.after, args.repeat)
             if not rows:
                 print(f"{problem}: the solve ended before {args.after} fused iterations", flush=True)
             for r in rows:
-                writer.writerow(dict(r, label=args.label, renderer=renderer, date=date))
+                write(dict(r, label=args.label))
                 print(f"{problem:8s} {r['pass']!s:>4} {r['kernel']:24s} GPU {us_text(r['gpu_us'])} us  "
                       f"wall {r['wall_us']:8.1f} us", flush=True)
-    print(f"wrote {out}")
     return 0
 
 

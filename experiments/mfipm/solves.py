@@ -18,12 +18,11 @@ iteration over all its PCG solves.
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import datetime
 import sys
 import time
-from pathlib import Path
+
+from experiments.figures import printed_markdown, rows_to, tool_parser
 
 FIELDS = ("problem", "solve", "iterations", "seconds", "us_per_iteration", "solution", "k", "converged", "status",
           "interior_iterations", "renderer", "date")
@@ -68,30 +67,35 @@ def measure(problem: str, eps: float = 1e-6, max_iter: int = 100) -> list:
     return rows
 
 
+def markdown(path) -> str:
+    """The CSV as a table: each PCG solve's fused iterations, seconds and microseconds an
+    iteration, x's precision, k and whether it converged; a problem's row ``all`` last."""
+    out = ["| problem | solve | fused iterations | seconds | us an iteration | solution | k | converged |",
+           "| --- " * 8 + "|"]
+    for r in csv.DictReader(open(path)):
+        out.append(f"| {r['problem']} | {r['solve']} | {r['iterations']} | {float(r['seconds']):.3f} | "
+                   f"{float(r['us_per_iteration']):.1f} | {r['solution'] or '-'} | {r['k'] or '-'} | "
+                   f"{r['converged'] or '-'} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_parser(__doc__)
     ap.add_argument("--problems", default="nug12", help="names or paths, comma-separated")
     ap.add_argument("--eps", type=float, default=1e-6)
     ap.add_argument("--max-iter", type=int, default=100, help="interior point iterations at most")
-    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from experiments.netlib_speed import _renderer
-
-    renderer, date = _renderer(), datetime.date.today().isoformat()
-    out = Path(args.out or f"docs/figures/mfipm_solves_{date}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
+    if printed_markdown(args, markdown):
+        return 0
+    with rows_to(args.out, "mfipm_solves", FIELDS, extrasaction="ignore") as write:
         for problem in args.problems.split(","):
             rows = measure(problem, args.eps, args.max_iter)
             for r in rows:
-                writer.writerow(dict(r, renderer=renderer, date=date))
+                write(r)
             last = rows[-1]
             print(f"{problem:8s} {len(rows) - 1} PCG solves, {last['iterations']} fused iterations, "
                   f"{last['us_per_iteration']:.1f} us an iteration in PCG, {last['seconds']:.2f} s in all "
                   f"({last['status']}, {last['interior_iterations']} iterations)", flush=True)
-    print(f"wrote {out}")
     return 0
 
 

@@ -32,9 +32,7 @@ CPU / GPU solve times over whole solves, each where the CSV holds both runs of a
 """
 from __future__ import annotations
 
-import argparse
 import csv
-import datetime
 import json
 import math
 import os
@@ -44,7 +42,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from experiments.netlib_speed import _renderer, run_child
+from experiments.figures import printed_markdown, rows_to, tool_parser
+from experiments.netlib_speed import run_child
 
 FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "seconds", "passes", "passes_per_pcg",
           "host_us_per_pass", "readbacks", "objective", "highs_objective", "error", "renderer", "date",
@@ -115,19 +114,16 @@ def highs_objective(problem: str) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = tool_parser(__doc__)
     ap.add_argument("--problems", default="scsd8,sctap1", help="names or paths, comma-separated")
     ap.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
     ap.add_argument("--eps", type=float, default=1e-6)
     ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--markdown", default=None, help="print a CSV of this experiment as a markdown table")
     ap.add_argument("--claims", default=None, help="write the report's claims from a CSV of this experiment")
     ap.add_argument("--command", default="", help="with --claims: the command that wrote the CSV")
     ap.add_argument("--note", action="append", default=[], help="with --claims: a note for the report (repeatable)")
     args = ap.parse_args(argv)
-    if args.markdown:
-        print(markdown(args.markdown))
+    if printed_markdown(args, markdown):
         return 0
     if args.claims:
         print(f"wrote {write_claims(args.claims, args.command, args.note)}")
@@ -136,25 +132,17 @@ def main(argv=None) -> int:
     unknown = sorted(set(runs) - set(RUNS))
     if unknown:
         ap.error(f"unknown runs {', '.join(unknown)}; choose from {', '.join(RUNS)}")
-    renderer, date = _renderer(), datetime.date.today().isoformat()
-    out = Path(args.out or f"docs/figures/mfipm_whole_{date}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-        writer.writeheader()
+    with rows_to(args.out, "mfipm_whole", FIELDS, extrasaction="ignore") as write:
         for problem in args.problems.split(","):
             ref = highs_objective(problem)
             for run in runs:
                 r = run_one(problem, run, args.eps, args.timeout)
                 obj = r.get("objective", math.nan)
                 err = abs(obj - ref) / max(1.0, abs(ref))
-                writer.writerow(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err,
-                                     renderer=renderer, date=date))
-                f.flush()
+                write(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err))
                 print(f"{problem:10s} {run:10s} {r.get('status', '?'):18s} {r.get('seconds', math.nan):8.2f} s "
                       f"{r.get('iterations', '')!s:>4} it {r.get('pcg_iterations', '')!s:>6} PCG "
                       f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  err {err:.1e}", flush=True)
-    print(f"wrote {out}")
     return 0
 
 
