@@ -4,8 +4,9 @@
 // block up to date by the block's b = k1 - k0 finished columns of L and rows of X at once:
 //     S(i, j) = S(i, j) - sum over c = k0 .. k1-1 of L(i, c) L(j, c)       (k1 <= j <= i),
 //     X(i, j) = X(i, j) - sum over c = k0 .. k1-1 of L(i, c) X(c, j)       (i >= k1, j < k1),
-// the terms the one-step passes k0 .. k1-1 would have taken off one at a time, in their order,
-// so that the texels below the block are written once a block instead of once a step. Its
+// the terms the one-step passes k0 .. k1-1 would have taken off one at a time, in their order
+// (rounded as products of finished entries, where a step pass rounds S(i, c) S(j, c) / d), so
+// that the texels below the block are written once a block instead of once a step. Its
 // primitive also copies the block's panel (columns k0 .. k1-1 of the rows from k0 down) and
 // X's block rows, finished by the passes before, into this target. The working matrix in
 // columns 0 .. m-1, X in columns m .. 2m-1, as in cholesky_inverse_step.

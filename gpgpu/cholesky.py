@@ -290,8 +290,8 @@ def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1, block: 
     :func:`inverse_step_rectangles` moved m columns right (the inverse half), one
     ``cholesky_inverse_step`` pass; with ``steps`` = 2 .. 8 the steps k .. k + steps - 1 are
     one ``cholesky_inverse_steps`` pass over :func:`steps_primitive` (k = 0, steps,
-    2 steps, ...; ceil(m / steps) passes); with ``block`` = b (even, steps 1) the blocked passes
-    of :func:`blocked_inverse_draws`. S and T are swapped between passes; the result ends in T."""
+    2 steps, ...; ceil(m / steps) passes); with ``block`` = b (even, a multiple of 2 ``steps``)
+    the blocked passes of :func:`blocked_inverse_draws`. S and T are swapped between passes; the result ends in T."""
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
         raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
     check_block(block, steps)
@@ -323,7 +323,9 @@ def inverse_step_draws(m: int, steps: int, one_step: Kernel, steps_kernels: dict
     return plan
 
 
-#: the trailing pass of the blocked factor with its inverse (``block=``), float32
+#: the trailing pass of the blocked factor with its inverse (``block=``), float32; texels a
+#: fragment: its own, the block's b entries of its row and of its column (or of X's block rows),
+#: the result (each draw says 2b + 2)
 TRAILING_KERNEL = Kernel("cholesky_inverse_trailing", texels=3,
                          doc="beyond the papers: the trailing matrix and X's rows below a block of b "
                              "Cholesky steps updated by the block's b columns in one pass")
@@ -383,10 +385,11 @@ def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Kernel
     (beyond the papers): for each block of ``block`` columns k0 .. k1-1, one ``one_step`` pass
     a column (or one ``steps_kernels[steps]`` pass each ``steps`` columns) over
     :func:`panel_step_primitive` (the block's panel and X's block rows), then, unless the block
-    is the last, one ``trailing`` pass over :func:`trailing_primitive`. m + ceil(m / block) - 1
-    passes with one step a pass; the texels below a block are written once a block, not once a
-    step (about m³ / (3 block) + block m² / 2 texels a factorization where the one-step passes
-    write m³ / 3)."""
+    is the last, one ``trailing`` pass over :func:`trailing_primitive`. ceil(m / steps) +
+    ceil(m / block) - 1 passes; the texels below a block are written once a block, not once a
+    step (about m³ / (3 block) + block m² / 2 texels a factorization with one step a pass, the
+    panel's share about block m² / (2 steps) with more, where the one-step passes write
+    m³ / 3)."""
     check_block(block, steps)
     kernel = one_step if steps == 1 else steps_kernels[steps]
     plan = []
@@ -396,7 +399,7 @@ def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Kernel
             plan += [Draw(kernel, "T", panel_step_primitive(k, k1, m, steps), inputs, dict(uniforms, k=k)), SWAP]
         if k1 < m:
             plan += [Draw(trailing, "T", trailing_primitive(k0, k1, m), {"L": inputs["L"]},
-                          {"k0": k0, "k1": k1, "m": m}), SWAP]
+                          {"k0": k0, "k1": k1, "m": m}, texels=2 * (k1 - k0) + 2), SWAP]
     return plan[:-1]
 
 
@@ -730,9 +733,10 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     2 ``steps``; beyond the papers too) factors by blocks of b columns: the step passes drawn
     over the block's panel and X's block rows only, then one ``cholesky_inverse_trailing`` pass
     taking the block's b terms off the trailing matrix and X's rows below the block
-    (:func:`blocked_inverse_draws`): ceil(m / steps) + ceil(m / b) + 4 passes (m a multiple of
-    b), the texels below a block written once a block instead of once a step; the same factor
-    up to the order of float32 roundings.
+    (:func:`blocked_inverse_draws`): ceil(m / steps) + ceil(m / b) + 4 passes, the texels below a
+    block written once a block instead of once a step; the same factor up to float32 rounding
+    (the block's terms L(i, c) L(j, c) are rounded as products of finished entries where the
+    step passes round S(i, c) S(j, c) / d).
 
     ``out``: two m x m streams (L, X) to render the answer into (an interior point method
     keeps them from one factorization to the next), else new ones.

@@ -406,9 +406,8 @@ def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: i
     (:func:`gpgpu.cholesky.inverse_step_draws`: with ``steps=1`` one ``cholesky_inverse_step_ff``
     pass a step, m passes; with ``steps`` = 2 .. :data:`MAX_STEPS` one
     ``cholesky_inverse_steps_ff`` pass each ``steps`` steps, ceil(m / steps) passes; with
-    ``block`` = b, :func:`gpgpu.cholesky.blocked_inverse_draws`: a ``cholesky_inverse_step_ff`` pass
-    a column over each block's panel, then a ``cholesky_inverse_trailing_ff`` pass), then L and
-    X copied out of T."""
+    ``block`` = b, :func:`gpgpu.cholesky.blocked_inverse_draws`: those passes over each block's
+    panel, then a ``cholesky_inverse_trailing_ff`` pass), then L and X copied out of T."""
     _check_steps(steps)
     check_block(block, steps)
     u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge), "m": m}

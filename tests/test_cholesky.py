@@ -842,27 +842,40 @@ def test_blocked_passes_cover_and_compute_every_cell():
         assert np.array_equal(f.values[want & ~updated], f.inputs["L"][want & ~updated])
 
 
-@pytest.mark.parametrize("block", [2, 4])
-def test_blocked_factor_with_inverse_guards_as_the_one_step_passes(block):
-    """Exactly zero pivots 5 .. 8 (a panel's first, middle and last steps, and the one after a
-    trailing pass): the blocked passes replace the same pivots (huge, counted on L) and give the
-    one-step passes' L and X."""
+@pytest.mark.parametrize("block, steps", [(2, 1), (4, 1), (4, 2), (8, 4)])
+def test_blocked_factor_with_inverse_guards_as_the_one_step_passes(block, steps):
+    """Dependent rows 4 and 7 (a pivot after a trailing pass or inside a panel, whatever the
+    block): each pivot is compared with tolerance x its own diagonal of M (M0, not the working
+    matrix, whose dependent pivot is rounding-sized and would pass a guard relative to itself):
+    the blocked passes replace the pivots that float64's guard and the one-step passes replace,
+    and give the one-step passes' L elsewhere; exactly zero pivots (rows 9 .. 11) too."""
     import importlib
 
+    from gpgpu.lp.numpy_backend import cholesky_outer
+
     ch = importlib.import_module("gpgpu.cholesky")
-    m = 9
-    A = np.zeros((m, m))
-    A[:5, :5] = spd(5, np.random.default_rng(2))
-    huge = 1e30
-    g = {"tolerance": 1e-6, "huge": huge}
-    with Stream.from_array(np.tril(A)) as S:
+    m = 12
+    B = np.zeros((m, 8))
+    B[:9] = np.random.default_rng(3).standard_normal((9, 8))
+    B[4] = B[1] - 2.0 * B[2]
+    B[7] = B[0] + B[3]
+    A = B @ B.T
+    huge, tol = 1e30, 1e-5
+    want, replaced = cholesky_outer(A, pivot_tol=tol, huge=huge)
+    assert replaced == 5
+    g = {"tolerance": tol, "huge": huge}
+    with Stream.from_array(np.tril(A).astype(np.float32)) as S:
         L1, X1 = ch.factor_with_inverse(S, m, guarded=g)
-        L, X = ch.factor_with_inverse(S, m, guarded=g, block=block)
-        assert ch.count_replaced(L, m, "full", huge) == m - 5
-        np.testing.assert_allclose(L.to_array(), L1.to_array(), rtol=1e-6, atol=1e-30)
-        np.testing.assert_allclose(X.to_array(), X1.to_array(), rtol=1e-6, atol=1e-30)
+        L, X = ch.factor_with_inverse(S, m, guarded=g, block=block, steps=steps)
+        assert ch.count_replaced(L, m, "full", huge) == ch.count_replaced(L1, m, "full", huge) == 5
+        l, l1 = (np.tril(s.to_array().astype(np.float64)) for s in (L, L1))
         for s in (L, X, L1, X1):
             s.release()
+    huge_cols = np.diag(want) > 1e14
+    np.testing.assert_array_equal(np.diag(l) > 1e14, huge_cols)
+    ok = ~huge_cols[None, :] & np.tri(m, dtype=bool)
+    np.testing.assert_allclose(l[ok], l1[ok], rtol=0, atol=4 * m * 6e-8 * np.abs(l1[ok]).max())
+    np.testing.assert_allclose(l[ok], want[ok], rtol=0, atol=1e-4 * np.abs(want[ok]).max())
 
 
 @pytest.mark.parametrize("block", [0, 1, 3, 130, 2.0, True, "4"])

@@ -32,3 +32,11 @@ def test_a_row_per_way_with_its_passes_fragments_and_errors(tmp_path, ctx):
 def test_odd_blocks_are_refused():
     with pytest.raises(SystemExit):
         factor_blocks.main(["--blocks", "7"])
+
+
+def test_the_float32_panels_go_four_steps_a_pass_only_where_the_block_allows():
+    """A block's panel must take an even number of passes: four steps a pass (the LP's float32
+    STEPS_A_PASS) only for blocks that are multiples of 8."""
+    ways = factor_blocks._ways([4, 8, 12, 16])
+    assert [b for p, s, b in ways if p == "float32" and s == 4] == [None, 8, 16]
+    assert [b for p, s, b in ways if p == "float-float"] == [None, 4, 8, 12, 16]

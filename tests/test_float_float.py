@@ -507,11 +507,19 @@ def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, ste
     assert factorizations >= r.iterations and counted.passes(step) == panel * factorizations
 
 
-def test_the_lp_refuses_an_odd_factor_block(tiny_lp):
+def test_the_lp_refuses_an_odd_factor_block_and_one_without_the_inverse(tiny_lp):
     from gpgpu.lp import solve
+    from gpgpu.lp.gpu_backend import GPUBackend
 
     with pytest.raises(ValueError, match="block must be None or an even integer"):
         solve(tiny_lp, backend="gpu", eps=1e-8, factor_block=3)
+    with pytest.raises(ValueError, match="block must be None or an even integer"):
+        GPUBackend(tiny_lp, substitution="inverse", pivot="onepass", factor_block=3)
+    for kw in ({"substitution": "outer", "pivot": "onepass"}, {"substitution": "inverse", "pivot": "separate"}):
+        with pytest.raises(ValueError, match="needs substitution='inverse' and pivot='onepass'"):
+            GPUBackend(tiny_lp, factor_block=4, **kw)
+    with pytest.raises(ValueError, match="needs substitution='inverse'"):
+        solve(tiny_lp, backend="gpu", eps=1e-6, preset="paper", factor_block=4)
 
 
 def test_lp_option_checks(tiny_lp):
