@@ -42,6 +42,11 @@ def _mfipm_whole(paths):
     return markdown(paths[0])
 
 
+def _factor_blocks(paths):
+    from experiments.factor_blocks import markdown
+    return markdown(paths[0])
+
+
 def _mfipm_passes(paths):
     from experiments.mfipm.passes import markdown
     return markdown(paths[0])
@@ -507,6 +512,7 @@ RENDERERS = {
     "chunks": _chunks,
     "claims": _claims,
     "cg_options": _cg_options,
+    "factor_blocks": _factor_blocks,
     "floors": _floors,
     "lp_options": _lp_options,
     "netlib_all": _netlib_all,

@@ -1,6 +1,6 @@
 // The partial sums of PCG's inner products after the forward half of P^-1 (beyond 002: every
-// sum an iteration needs there in one pass, whose totals the passes that use them add up
-// (pcg_sums.glsl), instead of a reduction each), RGBA. Fragment (j, c) adds the entries of chunk j (entries j L .. j L + L - 1 of the m) of
+// sum an iteration needs there in one pass, then one pass of totals, instead of a reduction
+// each), RGBA. Fragment (j, c) adds the entries of chunk j (entries j L .. j L + L - 1 of the m) of
 //     row c < k4:   F_4c+l(i) w_i, l = 0 .. 3   (g = F^T w, 002 (7)'s backward half; four
 //                                               planes of F a texel)
 //     row k4:       (w_i (r_i - phi_i), r_i^2)  (r^T z without z's pivoted part; ||r||^2)

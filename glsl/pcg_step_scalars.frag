@@ -3,16 +3,16 @@
 //     texel 1: (alpha = gamma / p^T q, iterations, 0, 0)
 //     texel 2 + b: the updated residual at the pivots K_4b .. K_4b+3, r - alpha q there (0 past
 //              the k-th), as pcg_update_forward computes it: what the next iteration's
-//              pcg_update_forward, pcg_chunk_sums and pcg_direction read four a texel
+//              pcg_update_forward, pcg_chunk_sums and pcg_chunk_totals read four a texel
 // p^T q = the total of the curvature sums' n part + delta times the total of their m part. The
 // watch is -1 until the first iteration whose p^T q or gamma is not positive (or not finite),
 // then that iteration's number (the count carried in texel 1). alpha is 0 there: x and r stay.
 uniform sampler2D C;        // the curvature sums (sparse_ellpack_four with CURVATURE): sum a at
                             // texel (a % sums_width, sums_row + a / sums_width)
+uniform sampler2D Z;        // pcg_chunk_totals
 uniform sampler2D Prev;     // the scalars of the iteration before
 uniform sampler2D XR;       // PCG's state this iteration (pcg_update_forward's): (x hi, x lo, r, 0)
 uniform sampler2D P;        // the direction
-uniform sampler2D S;        // pcg_chunk_sums: gamma and ||r||^2 (pcg_sums.glsl)
 uniform sampler2D Y;        // A Theta~ A^T p
 uniform sampler2D Kpos;     // the entry numbers K_i (1 x k)
 uniform int sums_row;
@@ -22,7 +22,6 @@ uniform int n_chunks;
 uniform int m_chunks;
 uniform int k;
 uniform int width;          // row width of the folded vectors
-uniform int k4;
 uniform float delta;
 out vec4 result;
 
@@ -59,8 +58,8 @@ float sums_total(int first, int count) {   // sums first .. first + count - 1, G
 void main() {
     float tn = sums_total(0, n_chunks), tm = sums_total(m_first, m_chunks);
     float pq = tn + delta * tm;
-    vec2 gamma_rr = sums_gamma_rr(S, k4, m_chunks);
-    float gamma = gamma_rr.x, rr = gamma_rr.y;
+    float gamma = texelFetch(Z, ivec2(k, 0), 0).r;
+    float rr = texelFetch(Z, ivec2(k + 2, 0), 0).r;
     vec4 before = texelFetch(Prev, ivec2(0, 0), 0);
     float count = texelFetch(Prev, ivec2(1, 0), 0).g;
     bool good = pq > 0.0 && pq < 3.0e38 && gamma > 0.0 && gamma < 3.0e38;

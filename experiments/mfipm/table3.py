@@ -26,7 +26,7 @@ time per product (002 reports the products' total time). HiGHS's IPM time is giv
 ran here. Nothing timed is a first run: a small problem is solved first (the kernels compile),
 each timed solve comes after one untimed iteration of the same solve (the textures of its size
 allocated), and each timed product after one untimed product.
-The GPU runs five times: ELLPACK with the defaults (``gpu``: PCG's iteration fused, six passes,
+The GPU runs five times: ELLPACK with the defaults (``gpu``: PCG's iteration fused, seven passes,
 beyond the papers: :mod:`gpgpu.lp.matrix_free_fused`), ELLPACK with 002's kernels and 000's
 halving sums (``gpu-002``, ``fused=False``), T-ELL with the dense part (``gpu-tell``, DHTELL2's
 nearest), ELLPACK with 002's kernels and the fan sums (``gpu-fan``, beyond the papers:
@@ -262,7 +262,7 @@ def claims(rows, how=None):
              if (nm, "gpu-002") in by and (nm, "gpu") in by]
     out.append(Claim("GPU solve time, 002's kernels / the fused PCG iteration (beyond the papers)", "no figure in 002",
                      "; ".join(fused), "ELLPACK both; fused=False draws 002's kernels (about 30 dependent passes a "
-                     "PCG iteration), the default six (gpgpu.lp.matrix_free_fused)"))
+                     "PCG iteration), the default seven (gpgpu.lp.matrix_free_fused)"))
     fast = _ratios(by, names, "numpy64", "gpu-fast", per_iteration=True)
     out.append(Claim("matrix-free IPM: CPU solve time / GPU solve time, fast preset (beyond the papers)",
                      f"\"reduced no more than four times\" ({_paper_ratios(0, 2)} in Table 3)", "; ".join(fast) or "not run",

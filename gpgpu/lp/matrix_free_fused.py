@@ -1,4 +1,4 @@
-"""PCG of paper 002 in six passes an iteration, one after another (beyond 002: ``fused``).
+"""PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -15,21 +15,19 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
                                 B u1 = F r_K); alpha = 0 in the first iteration
  2  ``pcg_chunk_sums``          the partial sums (chunks of L entries) of F^T w, of
                                 w (r - F r_K) and r^T r, and the k terms of r_K^T H r_K
- 3  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K),
-                                each fragment adding the totals of the sums it uses: z(K) =
-                                H r_K - F^T w (the backward half), gamma = r^T z = w^T (r -
-                                F r_K) + r_K^T H r_K and beta = gamma / gamma_old
- 4  FSATY                       u = A^T p (``SparseStream.product_fused``; more passes for the
+ 3  ``pcg_chunk_totals``        z(K) = H r_K - F^T w (the backward half), gamma = r^T z =
+                                w^T (r - F r_K) + r_K^T H r_K, beta = gamma / gamma_old, r^T r
+ 4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
+ 5  FSATY                       u = A^T p (``SparseStream.product_fused``; more passes for the
                                 dense rows and columns of the Gruca-like problems, as every
                                 product)
- 5  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
+ 6  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
                                 y the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y), ``sparse_ellpack_four`` with CURVATURE
                                 (on ELLPACK without a dense part; else the product, a scaling
                                 pass before it, and the sums as a pass of their own)
- 6  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q (gamma and r^T r added from the
-                                sums as pass 3 adds them), the breakdown watch, the count, the
-                                updated residual at the pivots
+ 7  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
+                                the updated residual at the pivots
 ==  ==========================  ============================================================
 
 Four numbers a texel where a pass reads k of them: F's k planes lie four a texel (an RGBA
@@ -49,10 +47,9 @@ C^-T (u1 - B^T w) = H r_K - F^T w at K; r^T z = r^T w + r_K^T (H r_K - F^T w) = 
 touches G11), so F's rows at K are I - delta G11^-1, not I: they multiply w, which is 0 there.
 
 A sum of m entries is two passes whatever m: chunks of L = max(32, ceil(sqrt(m))) entries a
-fragment, then the chunks' totals, added by the fragments that use them (``pcg_direction``,
-``pcg_step_scalars``). The iteration is one recorded plan (``gpgpu.passes.RecordedPlan``) for
-each order of its ping-pong pairs, with no uniform written per iteration (the count is carried
-in the scalars' texel). At a check one read-back of the
+fragment, then one fragment a total. The iteration is one recorded plan
+(``gpgpu.passes.RecordedPlan``) for each order of its ping-pong pairs, with no uniform written
+per iteration (the count is carried in the scalars' texel). At a check one read-back of the
 scalars' two texels brings ||r||^2 of the iterate the iteration's first pass wrote, p^T q,
 gamma and the watch.
 """
@@ -79,14 +76,13 @@ KERNELS = {
                                 extensions=("GL_ARB_gpu_shader5",), library="float_float",
                                 doc="x + alpha p in float-float, r - alpha q, P^-1's forward half"),
     "chunk_sums": Kernel("pcg_chunk_sums", texels=3, doc="the iteration's inner products, partial sums"),
-    "direction": Kernel("pcg_direction", texels=5, library="pcg_sums",
-                        doc="p = z + beta p, z put together, the totals of the sums it uses added on the way"),
+    "chunk_totals": Kernel("pcg_chunk_totals", texels=3, doc="z at K, r^T z, beta, r^T r"),
+    "direction": Kernel("pcg_direction", texels=5, doc="p = z + beta p, z put together"),
     "product_curvature": Kernel("sparse_ellpack_four", texels=5, defines={"CURVATURE": 1, "WEIGHTED": 1},
                                 doc="y = A Theta~ u and, below y, p^T G_R p's partial sums, one pass"),
     "curvature_sums": Kernel("sparse_ellpack_four", texels=3, defines={"CURVATURE": 1},
                              doc="p^T G_R p's partial sums alone (formats other than ELLPACK)"),
-    "step_scalars": Kernel("pcg_step_scalars", texels=3, library="pcg_sums",
-                           doc="p^T q, alpha, the watch, the count (gamma and r^T r from the sums)"),
+    "step_scalars": Kernel("pcg_step_scalars", texels=3, doc="p^T q, alpha, the watch, the count"),
     "state_start": Kernel("pcg_state_start", texels=2, doc="x0 = 0, r0 = b"),
     "pivot_start": Kernel("pcg_pivot_start", texels=3, doc="r0 = b at the pivots, four a texel"),
     "plane_mix": Kernel("plane_mix", texels=3, doc="B = G[:, K] C^-T and E, once a preconditioner"),
@@ -112,8 +108,8 @@ def fours(k: int) -> int:
 
 
 class _Streams:
-    """The fused PCG's streams, made once a back end and k: the state (x, r), p and the scalars
-    in ping-pong pairs (``[current, next]``), and the iteration's own. Where A
+    """The fused PCG's streams, made once a back end and k: the state (x, r) and p, the totals
+    and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own. Where A
     carries the curvature sums in its product (``SparseStream.carries_rows``) they lie in rows
     of y's texture below y's (``sums_row`` on, ``sums_width`` a row, the m part from
     ``m_first``), else in a 2-row stream of their own (row 1 the m part)."""
@@ -136,6 +132,7 @@ class _Streams:
             self.curvature = Stream(2, width)
             self.sums_row, self.sums_width, self.m_first = 0, width, width
         self.xr, self.p = [rgba(), rgba()], [Stream.vector_of(m), Stream.vector_of(m)]
+        self.totals = [Stream(1, k + 3), Stream(1, k + 3)]
         self.scalars = [Stream(1, 2 + self.k4, components=4), Stream(1, 2 + self.k4, components=4)]
         self.best = rgba()
         self.w = rgba()
@@ -146,11 +143,11 @@ class _Streams:
 
     def all(self) -> list:
         own = [self.curvature] if self.curvature is not self.y else []
-        return [*self.xr, *self.p, *self.scalars, self.best, self.w, self.sums, *own,
+        return [*self.xr, *self.p, *self.totals, *self.scalars, self.best, self.w, self.sums, *own,
                 self.u, self.y]
 
     def swap(self) -> None:
-        for pair in (self.xr, self.p, self.scalars):
+        for pair in (self.xr, self.p, self.totals, self.scalars):
             pair.reverse()
 
     def release(self) -> None:
@@ -232,10 +229,10 @@ class FusedPCG:
 
     # ------------------------------------------------------------------ one iteration
     def _iteration(self) -> None:
-        """The six passes of the module notes, current -> next."""
+        """The seven passes of the module notes, current -> next."""
         be, s = self.be, self.streams
         k, k4, h, W, m = s.k, s.k4, be.rows, be.width, be.m
-        xr, p, scalars = s.xr[0], s.p[0], s.scalars[0]
+        xr, p, totals, scalars = s.xr[0], s.p[0], s.totals[0], s.scalars[0]
         update = KERNELS["update_forward_ff" if be.solution == "float-float" else "update_forward"]
         update.draw(s.targets[id(s.xr[1])], whole(s.xr[1]),
                     {"XR": xr, "P": p, "Y": s.y, "Sc": scalars, "F": self.F, "Dinv": be.pre[2]},
@@ -244,9 +241,11 @@ class FusedPCG:
         KERNELS["chunk_sums"].draw(s.sums, Rect.covering(0, 0, s.sums.cols, k4 + 2),
                                    {"W": s.w, "F": self.F, "XR": xr, "H": self.H, "Sc": scalars},
                                    {"k": k, "k4": k4, "plane_rows": h, "width": W, "length": m, "chunk": s.m_chunk})
-        KERNELS["direction"].draw(s.p[1], whole(s.p[1]),
-                                  {"W": s.w, "Slot": self.slot, "S": s.sums, "H": self.H, "Sc": scalars, "P": p},
-                                  {"k": k, "k4": k4, "chunks": s.m_chunks})
+        KERNELS["chunk_totals"].draw(s.totals[1], Rect.covering(0, 0, k + 3, 1),
+                                     {"S": s.sums, "H": self.H, "Sc": scalars, "Prev": totals},
+                                     {"k": k, "k4": k4, "chunks": s.m_chunks})
+        KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
+                                  {"k": k})
         be.AT.product_fused(s.p[1], s.u)
         sums = {"n": be.n, "n_chunk": s.n_chunk, "n_chunks": s.n_chunks, "m": m, "m_width": W,
                 "m_chunk": s.m_chunk, "m_chunks": s.m_chunks, "sums_width": s.sums_width, "m_first": s.m_first}
@@ -260,22 +259,17 @@ class FusedPCG:
                                            {"X": s.u, "Theta": be.theta, "P": s.p[1]},
                                            {"x_width": s.u.cols, "rows_y": 0, **sums})
         KERNELS["step_scalars"].draw(s.scalars[1], Rect.covering(0, 0, 2 + k4, 1),
-                                     {"C": s.curvature, "Prev": scalars, "XR": xr, "P": s.p[1], "S": s.sums,
+                                     {"C": s.curvature, "Z": s.totals[1], "Prev": scalars, "XR": xr, "P": s.p[1],
                                       "Y": s.y, "Kpos": be._kpos},
                                      {"sums_row": s.sums_row, "sums_width": s.sums_width, "m_first": s.m_first,
-                                      "n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "k4": k4, "width": W,
+                                      "n_chunks": s.n_chunks, "m_chunks": s.m_chunks, "k": k, "width": W,
                                       "delta": be.delta})
-
-    def plan_key(self) -> tuple:
-        """The key of the recorded plan of the next iteration: its pairs' order, x's precision."""
-        s = self.streams
-        return id(s.xr[0]), id(s.p[0]), id(s.scalars[0]), self.be.solution
 
     def _step(self) -> None:
         """One iteration from its recorded plan for the pairs' order (recorded the first time;
         drawn pass by pass where the passes cannot be replayed), then the pairs swap."""
         s = self.streams
-        key = self.plan_key()
+        key = (id(s.xr[0]), id(s.p[0]), id(s.totals[0]), id(s.scalars[0]), self.be.solution)
         plan = self.plans.get(key, False)
         if plan:
             plan.run({})
@@ -295,11 +289,12 @@ class FusedPCG:
         s.swap()
 
     def _start(self, b: Stream) -> None:
-        """x0 = 0, r0 = b, p = 0, gamma_old = 0 (beta = 0: the first direction is z), the watch
-        at -1, the count at 0 and r0 = b at the pivots (``pcg_pivot_start``)."""
+        """x0 = 0, r0 = b, p = 0 (so that the first direction is z), gamma_old = 1, the watch at
+        -1, the count at 0 and r0 = b at the pivots (``pcg_pivot_start``)."""
         s = self.streams
         KERNELS["state_start"].draw(s.xr[0], whole(s.xr[0]), {"B": b})
         s.p[0].fbo.clear()
+        s.totals[0].write(np.where(np.arange(s.k + 3) == s.k, 1.0, 0.0).reshape(1, -1))
         start = np.zeros((1, 4 * (2 + s.k4)))
         start[0, 2] = -1.0
         s.scalars[0].write(start)

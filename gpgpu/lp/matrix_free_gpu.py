@@ -138,9 +138,9 @@ class GPUMatrixFree(MatrixFreeBackend):
         fewer passes; the results differ by float32 rounding only. With ``profile=True`` the
         passes are drawn one by one whatever ``plan`` says, so that each part is timed.
     fused : bool
-        With ``plan``: PCG's iteration in the six passes of :mod:`gpgpu.lp.matrix_free_fused`
+        With ``plan``: PCG's iteration in the seven passes of :mod:`gpgpu.lp.matrix_free_fused`
         (default, beyond 002: the update and P^-1's forward half one pass, every inner product
-        a chunk pass whose totals the passes that use them add, the curvature sums in A's pass, x and r in one texel), the same
+        a chunk pass and a total, the curvature sums in A's pass, x and r in one texel), the same
         algorithm up to float32 rounding. False: the recorded plans of 002's kernels
         (:meth:`pcg_planned`), about 30 dependent passes an iteration.
     """

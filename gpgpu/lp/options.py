@@ -104,7 +104,7 @@ OPTIONS = (
     Option("solution", ("matrix-free/gpu",), 'None, "float32" or "float-float"', "the format of PCG's "
            "solution vector", ("float32", "float-float"), flag="--pcg-solution"),
     Option("plan", ("matrix-free/gpu",), "True or False", "PCG's iterations drawn from recorded plans", bool),
-    Option("fused", ("matrix-free/gpu",), "True or False", "PCG's iteration in six fused passes (with plan)", bool),
+    Option("fused", ("matrix-free/gpu",), "True or False", "PCG's iteration in seven fused passes (with plan)", bool),
 )
 
 
