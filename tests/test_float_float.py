@@ -507,7 +507,30 @@ def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, ste
     assert factorizations >= r.iterations and counted.passes(step) == panel * factorizations
 
 
-def test_the_lp_refuses_an_odd_factor_block_and_one_without_the_inverse(tiny_lp):
+def test_the_lps_defaults_factor_by_blocks_of_16():
+    """solve's defaults on the GPU below eps = 3e-5 (robust: FAST_GPU_KERNELS): adlittle's normal
+    matrix (53 rows after the presolve: four blocks, the last short) is factored by blocks of 16,
+    its panels four steps a pass, a trailing pass after every block but the last; the paper
+    preset draws no trailing pass. Optimal at the NETLIB objective either way."""
+    from gpgpu import counters
+    from gpgpu.cholesky import STEPS_KERNELS
+    from gpgpu.lp import solve
+
+    with counters.count(time=False) as c:
+        r = solve("adlittle", eps=1e-8)
+    assert r.status == "optimal" and rel(r.objective, 225494.96316) < 1e-8
+    m = r.normal_rows
+    blocks = -(-m // 16)
+    assert m > 32 and c.passes("cholesky_inverse_trailing") > 0
+    factorizations = c.passes("cholesky_inverse_trailing") // (blocks - 1)
+    panel = sum(-(-(min(k0 + 16, m) - k0) // 4) for k0 in range(0, m, 16))
+    assert factorizations >= r.iterations and c.passes(STEPS_KERNELS[4].label) == panel * factorizations
+    with counters.count(time=False) as c:
+        r = solve("adlittle", preset="paper")
+    assert r.status == "optimal" and c.passes("cholesky_inverse_trailing") == 0
+
+
+def test_the_lp_refuses_an_odd_factor_block_and_drops_one_without_the_inverse(tiny_lp):
     from gpgpu.lp import solve
     from gpgpu.lp.gpu_backend import GPUBackend
 
@@ -516,10 +539,11 @@ def test_the_lp_refuses_an_odd_factor_block_and_one_without_the_inverse(tiny_lp)
     with pytest.raises(ValueError, match="block must be None or an even integer"):
         GPUBackend(tiny_lp, substitution="inverse", pivot="onepass", factor_block=3)
     for kw in ({"substitution": "outer", "pivot": "onepass"}, {"substitution": "inverse", "pivot": "separate"}):
-        with pytest.raises(ValueError, match="needs substitution='inverse' and pivot='onepass'"):
-            GPUBackend(tiny_lp, factor_block=4, **kw)
-    with pytest.raises(ValueError, match="needs substitution='inverse'"):
-        solve(tiny_lp, backend="gpu", eps=1e-6, preset="paper", factor_block=4)
+        be = GPUBackend(tiny_lp, factor_block=4, **kw)      # no factor with its inverse: nothing to block
+        try:
+            assert be.factor_block is None
+        finally:
+            be.release()
 
 
 def test_lp_option_checks(tiny_lp):

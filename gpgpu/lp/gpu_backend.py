@@ -196,9 +196,11 @@ class GPUBackend(Backend):
         of twice that, else one), then one pass taking the block's terms off everything below
         it (``block=`` of :func:`gpgpu.cholesky.factor_with_inverse` and
         :func:`gpgpu.float_float.factor_with_inverse`): the texels below a block are written once a
-        block instead of once a step. None (the default): ``STEPS_A_PASS`` steps a pass in float32,
-        one in float-float. Where 2m exceeds GL_MAX_TEXTURE_SIZE the factor and its inverse are
-        not formed together, and there is nothing to block.
+        block instead of once a step. None (this class's default; the presets ``robust`` and
+        ``fast`` set 16, ``gpgpu.lp.FAST_GPU_KERNELS``): ``STEPS_A_PASS`` steps a pass over the
+        whole matrix in float32, one in float-float. With another ``substitution`` or ``pivot``,
+        or where 2m exceeds GL_MAX_TEXTURE_SIZE, the factor and its inverse are not formed
+        together, and ``factor_block`` has nothing to block (it is not used).
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
@@ -206,11 +208,8 @@ class GPUBackend(Backend):
                  reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit", factor_block=None):
         super().__init__(problem, cholesky=cholesky, refine=refine, bounds=bounds)
         check_block(factor_block)
-        if factor_block is not None and (substitution, pivot) != ("inverse", "onepass"):
-            raise ValueError(f"factor_block={factor_block} blocks the factor with its inverse: it needs "
-                             f"substitution='inverse' and pivot='onepass' (the fast kernels), got "
-                             f"substitution={substitution!r}, pivot={pivot!r}")
-        self.factor_block = factor_block
+        # the blocks are those of the factor with its inverse, which only these two form together
+        self.factor_block = factor_block if (substitution, pivot) == ("inverse", "onepass") else None
         if factor_precision not in ("auto", "float32", "float-float"):
             raise ValueError(f"factor_precision must be 'auto' (float32, float-float after a stall with "
                              f"refinement), 'float32' (the papers') or 'float-float' (pairs of float32, beyond "
