@@ -12,9 +12,10 @@ pass (its default), and both with ``block=`` b for each of ``--blocks`` (a pass 
 block's panel, then one pass over everything below the block), float32 also with four steps a
 pass over the panels (blocks that are multiples of 8). Each is drawn once to compile and
 build its plan, then ``--repeat`` times between two ``finish()`` calls (seconds: the fastest);
-once more under ``gpgpu.counters`` (passes and fragments). Each row: precision, m, steps, block,
-seconds, passes, fragments, max |X L - I| and max |L - L64| / max |L64| against numpy's float64
-Cholesky, renderer and date.
+once more under ``gpgpu.counters`` (passes, fragments and, where the renderer has timer queries,
+each pass's GPU time: all passes', and the trailing passes' alone). Each row: precision, m, steps,
+block, seconds, passes, fragments, GPU seconds, the trailing passes' GPU seconds, max |X L - I|
+and max |L - L64| / max |L64| against numpy's float64 Cholesky, renderer and date.
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ import time
 
 from experiments.figures import printed_markdown, rows_to, tool_parser
 
-FIELDS = ("precision", "m", "steps", "block", "seconds", "passes", "fragments", "inverse_error", "factor_error",
-          "renderer", "date")
+FIELDS = ("precision", "m", "steps", "block", "seconds", "passes", "fragments", "gpu_seconds",
+          "trailing_gpu_seconds", "inverse_error", "factor_error", "renderer", "date")
 
 
 def _ways(blocks) -> list:
@@ -43,7 +44,8 @@ def measure(m: int, blocks, repeat: int = 3) -> list:
 
     from gpgpu import counters, float_float
     from gpgpu.cholesky import factor_with_inverse
-    from gpgpu.context import get_context
+    from gpgpu.cholesky import TRAILING_KERNEL
+    from gpgpu.context import get_context, has_timer_query
     from gpgpu.stream import Stream
 
     ctx = get_context()
@@ -76,11 +78,16 @@ def measure(m: int, blocks, repeat: int = 3) -> list:
                     L.release(), X.release()
             l, x = values(L, X)
             L.release(), X.release()
-            with counters.count(time=False) as c:
+            with counters.count(time=True) as c:
                 for s in draw():
                     s.release()
+            trailing = TRAILING_KERNEL.label if precision == "float32" else \
+                float_float.KERNELS["cholesky_inverse_trailing"].label
+            timed = has_timer_query()
             rows.append({"precision": precision, "m": m, "steps": steps, "block": block or "",
                          "seconds": min(seconds[1:]), "passes": c.passes(), "fragments": c.fragments(),
+                         "gpu_seconds": c.gpu_seconds() if timed else "",
+                         "trailing_gpu_seconds": c.gpu_seconds(trailing) if timed else "",
                          "inverse_error": float(np.abs(x @ l - np.eye(m)).max()),
                          "factor_error": float(np.abs(l - L64).max() / np.abs(L64).max())})
     return rows
@@ -90,8 +97,14 @@ def markdown(path) -> str:
     """The CSV as a table: per precision and m, each way's seconds, its speed-up over the
     precision's LP default (float32 four steps a pass, float-float one), passes and fragments."""
     rows = list(csv.DictReader(open(path)))
-    out = ["| precision | m | steps a pass | block | seconds | speed-up | passes | fragments | max abs(X L - I) |",
-           "| --- " * 9 + "|"]
+    out = ["| precision | m | steps a pass | block | seconds | speed-up | passes | fragments | GPU s (trailing passes) "
+           "| max abs(X L - I) |", "| --- " * 10 + "|"]
+
+    def gpu(r):
+        if not r.get("gpu_seconds"):
+            return "-"
+        return f"{float(r['gpu_seconds']):.4f} ({float(r['trailing_gpu_seconds']):.4f})"
+
     base = {}
     for r in rows:
         key = (r["precision"], r["m"])
@@ -99,7 +112,7 @@ def markdown(path) -> str:
             base[key] = float(r["seconds"])
         gain = base[key] / float(r["seconds"])
         out.append(f"| {r['precision']} | {r['m']} | {r['steps']} | {r['block'] or '-'} | {float(r['seconds']):.4f} "
-                   f"| {gain:.2f} | {r['passes']} | {int(r['fragments']):,} | {float(r['inverse_error']):.2e} |")
+                   f"| {gain:.2f} | {r['passes']} | {int(r['fragments']):,} | {gpu(r)} | {float(r['inverse_error']):.2e} |")
     return "\n".join(out)
 
 

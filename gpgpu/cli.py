@@ -50,6 +50,16 @@ def positive_int_or_off(text: str):
         raise argparse.ArgumentTypeError(f"expected a positive integer or off, got {text!r}") from None
 
 
+def positive_int_or_auto(text: str):
+    """An integer >= 1, or "auto" (the value decided by the other options)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or auto, got {text!r}") from None
+
+
 def positive_float(text: str) -> float:
     """A finite number > 0."""
     try:

@@ -22,6 +22,9 @@ def test_a_row_per_way_with_its_passes_fragments_and_errors(tmp_path, ctx):
     assert int(blocked32["fragments"]) < 0.75 * int(one32["fragments"])
     for r in rows:
         assert float(r["seconds"]) > 0 and r["m"] == "40"
+        if r["gpu_seconds"]:                                  # a renderer with timer queries
+            assert float(r["gpu_seconds"]) > 0 and (float(r["trailing_gpu_seconds"]) > 0) == bool(r["block"])
+            assert float(r["trailing_gpu_seconds"]) < float(r["gpu_seconds"])
         u = 2.0 ** -48 if r["precision"] == "float-float" else 2.0 ** -24
         assert float(r["inverse_error"]) < 40 * 40 * u and float(r["factor_error"]) < 40 * u
     table = factor_blocks.markdown(out).splitlines()

@@ -507,11 +507,12 @@ def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, ste
     assert factorizations >= r.iterations and counted.passes(step) == panel * factorizations
 
 
-def test_the_lps_defaults_factor_by_blocks_of_16():
-    """solve's defaults on the GPU below eps = 3e-5 (robust: FAST_GPU_KERNELS): adlittle's normal
-    matrix (53 rows after the presolve: four blocks, the last short) is factored by blocks of 16,
-    its panels four steps a pass, a trailing pass after every block but the last; the paper
-    preset draws no trailing pass. Optimal at the NETLIB objective either way."""
+def test_the_lps_defaults_factor_by_blocks_of_16_where_they_refine():
+    """solve's defaults on the GPU below eps = 3e-5 (robust: FAST_GPU_KERNELS, factor_block
+    "auto" with refinement): adlittle's normal matrix (53 rows after the presolve: four blocks, the
+    last short) is factored by blocks of 16, its panels four steps a pass, a trailing pass after
+    every block but the last; at eps = 1e-4 (no refinement) and with the paper preset no trailing
+    pass. Optimal at the NETLIB objective each time."""
     from gpgpu import counters
     from gpgpu.cholesky import STEPS_KERNELS
     from gpgpu.lp import solve
@@ -525,9 +526,10 @@ def test_the_lps_defaults_factor_by_blocks_of_16():
     factorizations = c.passes("cholesky_inverse_trailing") // (blocks - 1)
     panel = sum(-(-(min(k0 + 16, m) - k0) // 4) for k0 in range(0, m, 16))
     assert factorizations >= r.iterations and c.passes(STEPS_KERNELS[4].label) == panel * factorizations
-    with counters.count(time=False) as c:
-        r = solve("adlittle", preset="paper")
-    assert r.status == "optimal" and c.passes("cholesky_inverse_trailing") == 0
+    for kw in ({"eps": 1e-4}, {"preset": "paper"}):
+        with counters.count(time=False) as c:
+            r = solve("adlittle", **kw)
+        assert r.status == "optimal" and c.passes("cholesky_inverse_trailing") == 0, kw
 
 
 def test_the_lp_refuses_an_odd_factor_block_and_drops_one_without_the_inverse(tiny_lp):
@@ -538,6 +540,12 @@ def test_the_lp_refuses_an_odd_factor_block_and_drops_one_without_the_inverse(ti
         solve(tiny_lp, backend="gpu", eps=1e-8, factor_block=3)
     with pytest.raises(ValueError, match="block must be None or an even integer"):
         GPUBackend(tiny_lp, substitution="inverse", pivot="onepass", factor_block=3)
+    for refine, block in ((True, 16), (False, None)):
+        be = GPUBackend(tiny_lp, substitution="inverse", pivot="onepass", refine=refine, factor_block="auto")
+        try:
+            assert be.factor_block == block
+        finally:
+            be.release()
     for kw in ({"substitution": "outer", "pivot": "onepass"}, {"substitution": "inverse", "pivot": "separate"}):
         be = GPUBackend(tiny_lp, factor_block=4, **kw)      # no factor with its inverse: nothing to block
         try:

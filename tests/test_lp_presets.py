@@ -26,8 +26,9 @@ MEHROTRA_NUMPY = {
     "fast": {},
 }
 #: robust and fast draw the same fast kernels on the GPU, the factor with its inverse by blocks of 16
+#: where the refinement follows it
 FAST_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan", "fuse": True,
-                "factor_block": 16}
+                "factor_block": "auto"}
 MEHROTRA_GPU = {
     "paper": {"adat": "inner", "substitution": "outer", "pivot": "separate", "update": "square", "reductions": "pingpong",
               "fuse": False, "factor_precision": "float32"},

@@ -89,13 +89,13 @@ def _trivial(problem, backend) -> LPResult | None:
 #: preset's, and one no preset names keeps its function's default.
 #: the GPU kernels of Mehrotra's method that robust and fast draw (beyond the papers, the same
 #: algorithm in float32 rounding: docs/guide/lp.md): A D² Aᵀ from the non-zeros of A in one pass of
-#: points, the Cholesky factor and L⁻¹ together by blocks of 16 columns (four steps a pass over a
-#: block's panel in float32, one in float-float, then one pass for the rest: on an H100 degen3
-#: took 1.60 s where four steps a pass over the whole matrix took 2.89 s,
-#: docs/results/lp.md), two passes a solve, the reductions 32 texels a fragment, the composites of
+#: points, the Cholesky factor and L⁻¹ together by blocks of 16 columns where the float64
+#: refinement follows the factor ("auto": four steps a pass over a block's panel in float32, one
+#: in float-float, then one pass for the rest: on an H100 degen3 took 1.60 s where four steps a
+#: pass over the whole matrix took 2.89 s, docs/results/lp.md), two passes a solve, the reductions 32 texels a fragment, the composites of
 #: the directions one pass each
 FAST_GPU_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan",
-                    "fuse": True, "factor_block": 16}
+                    "fuse": True, "factor_block": "auto"}
 
 PRESETS = {
     # the papers' algorithms where the project has them (docs/guide/lp.md and

@@ -66,6 +66,14 @@ STEPS_A_PASS = 4
 #: Cholesky steps a pass of the float-float factor and inverse (float_float.factor_with_inverse):
 #: one, float_float.STEPS (its blocked passes are the slower on the H200)
 FF_STEPS_A_PASS = float_float.STEPS
+#: the block of ``factor_block="auto"`` (the robust and fast presets) where the float64 refinement
+#: follows the factor. Measured on an H100 (docs/results/lp.md): the factor and its inverse at
+#: m = 1503 in 0.0445 s by blocks of 16 and 0.0446 s by 32 (float32), 0.0688 s and 0.0696 s
+#: (float-float); at m = 600 in float-float 0.0087 s by 16 and 0.0120 s by 32. Without
+#: refinement (eps >= 3e-5) "auto" keeps the step passes over the whole matrix: blend at Table 3's
+#: eps ended in numerical trouble there by blocks of 16 (optimal by 8, 32 and without blocks),
+#: a factor rounded otherwise with nothing after it to make up for it
+AUTO_BLOCK = 16
 #: the float-float A D² Aᵀ loops over row i's non-zeros (float_float.row_lists) where A's density is
 #: at most this; a denser A keeps the dense inner product (3 texels a term against 2)
 FF_ROWS_DENSITY = 0.5
@@ -189,16 +197,17 @@ class GPUBackend(Backend):
         ``factor_precision``, the result's message says so), and a later stall raises its
         solves from the inverse to substitutions ("float-float (substitutions)"). Without refinement ``"auto"`` is
         ``"float32"``: the paper's path (Table 3) is unchanged.
-    factor_block : None or an even int from 2 to 128
+    factor_block : None, "auto" or an even int from 2 to 128
         Beyond the papers. With ``substitution="inverse"`` and ``pivot="onepass"``, the factor and
         its inverse (float32 and float-float alike) by blocks of this many columns: the steps
         over each block's panel (``STEPS_A_PASS`` a pass in float32 where the block is a multiple
         of twice that, else one), then one pass taking the block's terms off everything below
         it (``block=`` of :func:`gpgpu.cholesky.factor_with_inverse` and
         :func:`gpgpu.float_float.factor_with_inverse`): the texels below a block are written once a
-        block instead of once a step. None (this class's default; the presets ``robust`` and
-        ``fast`` set 16, ``gpgpu.lp.FAST_GPU_KERNELS``): ``STEPS_A_PASS`` steps a pass over the
-        whole matrix in float32, one in float-float. With another ``substitution`` or ``pivot``,
+        block instead of once a step. ``"auto"`` (the presets ``robust`` and ``fast``,
+        ``gpgpu.lp.FAST_GPU_KERNELS``): :data:`AUTO_BLOCK` (16) with ``refine``, else None. None
+        (this class's default): ``STEPS_A_PASS`` steps a pass over the whole matrix in float32,
+        one in float-float. With another ``substitution`` or ``pivot``,
         or where 2m exceeds GL_MAX_TEXTURE_SIZE, the factor and its inverse are not formed
         together, and ``factor_block`` has nothing to block (it is not used).
     """
@@ -207,6 +216,8 @@ class GPUBackend(Backend):
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
                  reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit", factor_block=None):
         super().__init__(problem, cholesky=cholesky, refine=refine, bounds=bounds)
+        if factor_block == "auto":       # blocks where the float64 refinement follows the factor
+            factor_block = AUTO_BLOCK if refine else None
         check_block(factor_block)
         # the blocks are those of the factor with its inverse, which only these two form together
         self.factor_block = factor_block if (substitution, pivot) == ("inverse", "onepass") else None

@@ -7,7 +7,7 @@ The presets (:data:`gpgpu.lp.PRESETS`) are rows of values over this table, ``lin
 reader takes is in the table and that no preset sets one its scope does not read."""
 from __future__ import annotations
 
-from ..cli import positive_float, positive_int, positive_int_or_off, tolerance
+from ..cli import positive_float, positive_int, positive_int_or_auto, positive_int_or_off, tolerance
 from ..options import Option
 
 __all__ = ["Option", "OPTIONS", "READERS", "names_read_by", "reader_of", "names_taken", "SOLVE_OPTIONS",
@@ -80,8 +80,9 @@ OPTIONS = (
     Option("fuse", ("mehrotra/gpu",), "True or False", "the iteration's composites one pass each", bool),
     Option("factor_precision", ("mehrotra/gpu",), '"auto", "float32" or "float-float"', "the factor's "
            "precision (auto: float-float after a stall)", ("auto", "float32", "float-float")),
-    Option("factor_block", ("mehrotra/gpu",), "None or an even integer from 2 to 128", "the factor with its "
-           "inverse by blocks of this many columns (beyond the papers); None: steps a pass", positive_int),
+    Option("factor_block", ("mehrotra/gpu",), 'None, "auto" or an even integer from 2 to 128', "the factor with "
+           "its inverse by blocks of this many columns (beyond the papers); None: steps a pass; auto: 16 with "
+           "refinement, else None", positive_int_or_auto),
     Option("fast_solve", ("mehrotra/numpy",), "True or False", "scipy's triangular solves in the paper's "
            "loop", bool),
     Option("factorization", ("mehrotra/numpy",), '"lapack" or "loop"', "LAPACK's potrf, or the paper's "
