@@ -22,8 +22,20 @@ def test_the_plan_and_each_pass_in_order(tmp_path, ctx):
         assert r["gpu_us"] == "" or float(r["gpu_us"]) > 0
     # the second product's target holds y and, below it, the curvature sums
     assert int(rows[6]["texels"]) > 300 and int(rows[5]["texels"]) == 660
+    assert {r["solution"] for r in rows} == {"float32"}             # early in the solve
     table = passes.markdown(out).splitlines()
-    assert len(table) == 2 + len(rows) and table[3].startswith("| sctap1 | now | 0 | pcg_update_forward | ")
+    assert len(table) == 2 + len(rows) and table[3].startswith("| sctap1 | now | float32 | 0 | pcg_update_forward | ")
+
+
+def test_the_float_float_solution_from_the_first_solve(tmp_path, ctx):
+    """--solution float-float: the measured iteration is the one that updates x in float-float (the
+    solver's choice of x's format, read from the back end at the measurement), the same passes."""
+    out = tmp_path / "passes.csv"
+    assert passes.main(["--problems", "sctap1", "--after", "5", "--repeat", "2", "--solution", "float-float",
+                        "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert rows and {r["solution"] for r in rows} == {"float-float"}
+    assert [r["kernel"] for r in rows[1:]] == ORDER
 
 
 def test_a_solve_that_ends_first_writes_no_rows(tmp_path, ctx):

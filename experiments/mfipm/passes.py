@@ -1,10 +1,11 @@
 """Where the fused PCG iteration's time goes: each pass's GPU time, and the whole iteration's.
 
     python -m experiments.mfipm.passes --problems nug12,nug20 [--after 300] [--repeat 200]
-        [--label TEXT] [--out docs/figures/mfipm_passes_<date>.csv]
+        [--solution float-float] [--label TEXT] [--out docs/figures/mfipm_passes_<date>.csv]
     python -m experiments.mfipm.passes --markdown CSV
 
-For each problem, ``solve(name, method="matrix-free")`` runs on the GPU with the defaults until
+For each problem, ``solve(name, method="matrix-free")`` runs on the GPU with the defaults (and
+``solution=`` with ``--solution``: x in float32 or float-float from the first PCG solve) until
 the fused iteration (:mod:`gpgpu.lp.matrix_free_fused`) has drawn ``after`` iterations; then its
 recorded plan (one iteration, :class:`gpgpu.passes.RecordedPlan`) is drawn ``repeat`` times
 back to back three ways: with the host's clock around the issue alone (host microseconds a run),
@@ -15,7 +16,7 @@ waits for it: the sum of these, against the iteration's, is what the passes' dep
 cost). The solve stops there: its answer is not the point.
 
 Each row: problem, the run's label (``--label``: which code, when rows of several are put
-together), m, n, k, the pass (its place in the iteration and its kernel, or ``plan``),
+together), m, n, k, x's format in the measured iteration (``solution``), the pass (its place in the iteration and its kernel, or ``plan``),
 its target's texels, GPU microseconds, wall microseconds, host microseconds (plan rows), the
 renderer and the date. On a renderer without timer queries the GPU column is empty.
 """
@@ -27,7 +28,7 @@ import time
 
 from experiments.figures import printed_markdown, rows_to, tool_parser
 
-FIELDS = ("problem", "label", "m", "n", "k", "pass", "kernel", "texels", "gpu_us", "wall_us", "host_us", "renderer",
+FIELDS = ("problem", "label", "m", "n", "k", "solution", "pass", "kernel", "texels", "gpu_us", "wall_us", "host_us", "renderer",
           "date")
 
 
@@ -35,7 +36,7 @@ class _Measured(Exception):
     """Raised out of the solve once the plan has been measured."""
 
 
-def measure(problem: str, after: int = 300, repeat: int = 200) -> list:
+def measure(problem: str, after: int = 300, repeat: int = 200, solution: str | None = None) -> list:
     """The rows of one problem (see the module notes)."""
     from gpgpu import lp
     from gpgpu.context import get_context, has_timer_query
@@ -71,7 +72,7 @@ def measure(problem: str, after: int = 300, repeat: int = 200) -> list:
         seen[0] += 1
         if seen[0] < after or not plan:
             return step(self)
-        base = {"problem": problem, "m": self.be.m, "n": self.be.n, "k": s.k}
+        base = {"problem": problem, "m": self.be.m, "n": self.be.n, "k": s.k, "solution": self.be.solution}
         for _ in range(20):
             plan.run({})
         ctx.finish()
@@ -91,7 +92,8 @@ def measure(problem: str, after: int = 300, repeat: int = 200) -> list:
 
     mff.FusedPCG._step = measured
     try:
-        lp.solve(problem, method="matrix-free", backend="gpu", eps=1e-6)
+        lp.solve(problem, method="matrix-free", backend="gpu", eps=1e-6,
+                 **({} if solution is None else {"solution": solution}))
     except _Measured:
         pass
     finally:
@@ -107,10 +109,10 @@ def markdown(path) -> str:
     def us(value):
         return f"{float(value):.1f}" if value not in ("", None) else "-"
 
-    out = ["| problem | run | pass | kernel | texels | GPU us | wall us | host us |", "| --- " * 8 + "|"]
+    out = ["| problem | run | x | pass | kernel | texels | GPU us | wall us | host us |", "| --- " * 9 + "|"]
     for r in rows:
-        out.append(f"| {r['problem']} | {r.get('label') or '-'} | {r['pass']} | {r['kernel']} | {r['texels'] or '-'} | "
-                   f"{us(r['gpu_us'])} | {us(r['wall_us'])} | {us(r['host_us'])} |")
+        out.append(f"| {r['problem']} | {r.get('label') or '-'} | {r.get('solution') or '-'} | {r['pass']} | "
+                   f"{r['kernel']} | {r['texels'] or '-'} | {us(r['gpu_us'])} | {us(r['wall_us'])} | {us(r['host_us'])} |")
     return "\n".join(out)
 
 
@@ -120,12 +122,14 @@ def main(argv=None) -> int:
     ap.add_argument("--after", type=int, default=300, help="fused iterations drawn before the measurement")
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--label", default="", help="a name for this run's rows (which code)")
+    ap.add_argument("--solution", default=None, choices=("float32", "float-float"),
+                    help="x's format from the first PCG solve (default: the solver's own choice)")
     args = ap.parse_args(argv)
     if printed_markdown(args, markdown):
         return 0
     with rows_to(args.out, "mfipm_passes", FIELDS) as write:
         for problem in args.problems.split(","):
-            rows = measure(problem, args.after, args.repeat)
+            rows = measure(problem, args.after, args.repeat, args.solution)
             if not rows:
                 print(f"{problem}: the solve ended before {args.after} fused iterations", flush=True)
             for r in rows:
