@@ -9,12 +9,13 @@ For each order m, M = Q Qᵀ + m I (Q standard normal, seed 0) is factored with 
 :func:`gpgpu.float_float.factor_with_inverse`, float-float) the ways the LP can draw it: float32
 four steps a pass (``STEPS_A_PASS``, the LP's float32 default) and one, float-float one step a
 pass (its default), and both with ``block=`` b for each of ``--blocks`` (a pass a column over the
-block's panel, then one pass over everything below the block), float32 also with four steps a
+block's panel, then the panel packed and one pass over everything below the block), float32 also with four steps a
 pass over the panels (blocks that are multiples of 8). Each is drawn once to compile and
 build its plan, then ``--repeat`` times between two ``finish()`` calls (seconds: the fastest);
 once more under ``gpgpu.counters`` (passes, fragments and, where the renderer has timer queries,
-each pass's GPU time: all passes', and the trailing passes' alone). Each row: precision, m, steps,
-block, seconds, passes, fragments, GPU seconds, the trailing passes' GPU seconds, max |X L - I|
+each pass's GPU time: all passes', and the trailing passes' alone, the panel packing included).
+Each row: precision, m, steps, block, seconds, passes, fragments, GPU seconds, the trailing
+passes' GPU seconds, max |X L - I|
 and max |L - L64| / max |L64| against numpy's float64 Cholesky, renderer and date.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ def measure(m: int, blocks, repeat: int = 3) -> list:
 
     from gpgpu import counters, float_float
     from gpgpu.cholesky import factor_with_inverse
-    from gpgpu.cholesky import TRAILING_KERNEL
+    from gpgpu.cholesky import TRAILING
     from gpgpu.context import get_context, has_timer_query
     from gpgpu.stream import Stream
 
@@ -81,13 +82,13 @@ def measure(m: int, blocks, repeat: int = 3) -> list:
             with counters.count(time=True) as c:
                 for s in draw():
                     s.release()
-            trailing = TRAILING_KERNEL.label if precision == "float32" else \
-                float_float.KERNELS["cholesky_inverse_trailing"].label
+            trailing = TRAILING if precision == "float32" else float_float.TRAILING
             timed = has_timer_query()
             rows.append({"precision": precision, "m": m, "steps": steps, "block": block or "",
                          "seconds": min(seconds[1:]), "passes": c.passes(), "fragments": c.fragments(),
                          "gpu_seconds": c.gpu_seconds() if timed else "",
-                         "trailing_gpu_seconds": c.gpu_seconds(trailing) if timed else "",
+                         "trailing_gpu_seconds": c.gpu_seconds(trailing.label) + c.gpu_seconds(trailing.panel.label)
+                         if timed else "",
                          "inverse_error": float(np.abs(x @ l - np.eye(m)).max()),
                          "factor_error": float(np.abs(l - L64).max() / np.abs(L64).max())})
     return rows

@@ -4,11 +4,12 @@
 // b = k1 - k0 terms in one pass:
 //     S(i, j) = S(i, j) - sum over c = k0 .. k1-1 of L(i, c) L(j, c)       (k1 <= j <= i),
 //     X(i, j) = X(i, j) - sum over c = k0 .. k1-1 of L(i, c) X(c, j)       (i >= k1, j < k1),
-// one term at a time in the steps' order; the block's panel and X's block rows are copied.
-// hi in .r, lo in .g.
+// one term at a time in the steps' order, both factors from P, the panel packed two columns a
+// texel (cholesky_inverse_panel_rgba_ff: rows i and x of P, PACKED texels each); the block's
+// panel and X's block rows are copied. hi in .r, lo in .g.
 uniform sampler2D L;
-uniform int k0;                 // the block's first column
-uniform int k1;                 // one past its last
+uniform sampler2D P;            // the block's panel, two columns a texel (PACKED texels a row)
+uniform int k1;                 // one past the block's last column
 uniform int m;
 out vec4 result;
 
@@ -20,11 +21,10 @@ void main() {
         return;
     }
     vec2 acc = own.rg;
-    if (t.x < m)                             // L(i, c) L(j, c)
-        for (int c = k0; c < k1; c++)
-            acc = ff_sub(acc, ff_mul(texelFetch(L, ivec2(c, t.y), 0).rg, texelFetch(L, ivec2(c, t.x), 0).rg));
-    else                                     // L(i, c) X(c, j)
-        for (int c = k0; c < k1; c++)
-            acc = ff_sub(acc, ff_mul(texelFetch(L, ivec2(c, t.y), 0).rg, texelFetch(L, ivec2(t.x, c), 0).rg));
+    for (int q = 0; q < PACKED; q++) {
+        vec4 a = texelFetch(P, ivec2(q, t.y), 0);
+        vec4 b = texelFetch(P, ivec2(q, t.x), 0);
+        acc = ff_sub(ff_sub(acc, ff_mul(a.xy, b.xy)), ff_mul(a.zw, b.zw));
+    }
     result = vec4(acc, 0.0, 0.0);
 }

@@ -297,7 +297,7 @@ def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1, block: 
     check_block(block, steps)
     u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
     if block is not None:
-        return blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING_KERNEL,
+        return blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING,
                                      {"L": "S", "M0": "M0" if guarded else "S"}, u, steps, STEPS_KERNELS)
     return inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS,
                               {"L": "S", "M0": "M0" if guarded else "S"}, u)
@@ -323,12 +323,40 @@ def inverse_step_draws(m: int, steps: int, one_step: Kernel, steps_kernels: dict
     return plan
 
 
-#: the trailing pass of the blocked factor with its inverse (``block=``), float32; texels a
-#: fragment: its own, the block's b entries of its row and of its column (or of X's block rows),
-#: the result (each draw says 2b + 2)
-TRAILING_KERNEL = Kernel("cholesky_inverse_trailing", texels=3,
-                         doc="beyond the papers: the trailing matrix and X's rows below a block of b "
-                             "Cholesky steps updated by the block's b columns in one pass")
+class Trailing:
+    """The two passes that end a block of the blocked factor with its inverse (beyond the
+    papers): ``panel`` packs the block's b columns of L and X's b block rows ``columns`` to a
+    texel into "P4" (2m rows of ceil(b / columns) RGBA32F texels, :func:`packed_panel`), then
+    ``update(b)`` (one program per number of packed texels, its loop unrolled) takes the block's
+    b terms off the trailing matrix and X's rows below the block, both factors of each term read
+    from "P4". The counters count every ``update(b)`` as ``label``."""
+
+    def __init__(self, panel: Kernel, update: str, columns: int, **kernel):
+        self.panel, self.name, self.columns, self.kernel = panel, update, columns, kernel
+        self.label = update
+        self._updates = {}
+
+    def packed(self, block: int) -> int:
+        """Texels a row of "P4" for a block of ``block`` columns."""
+        return -(-block // self.columns)
+
+    def update(self, block: int) -> Kernel:
+        n = self.packed(block)
+        if n not in self._updates:
+            self._updates[n] = Kernel(self.name, texels=2 * n + 2, label=self.label, defines={"PACKED": n},
+                                      doc=f"beyond the papers: the trailing matrix and X's rows below a block of "
+                                          f"{block} Cholesky steps updated by the block's columns in one pass",
+                                      **self.kernel)
+        return self._updates[n]
+
+
+#: the trailing passes of the blocked factor with its inverse (``block=``), float32: the panel
+#: four columns a texel (``cholesky_inverse_panel_rgba``: 4 texels read, 1 written a fragment),
+#: then ``cholesky_inverse_trailing`` (its own texel, ceil(b / 4) of its row's and of its
+#: column's, the result)
+TRAILING = Trailing(Kernel("cholesky_inverse_panel_rgba", texels=5,
+                           doc="beyond the papers: a block's panel and X's block rows, four columns a texel"),
+                    "cholesky_inverse_trailing", columns=4)
 #: the widest block of ``factor_with_inverse(block=...)`` (a fragment of the trailing pass
 #: takes off one term a column of the block)
 MAX_BLOCK = 128
@@ -379,28 +407,39 @@ def trailing_primitive(k0: int, k1: int, m: int) -> Triangle:
     return Triangle.join(tri, *_lower_columns(k0, k1, m), Triangle.from_rects([(m, k0, m + k1, m)]))
 
 
-def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Kernel, inputs: dict,
+def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Trailing, inputs: dict,
                           uniforms: dict, steps: int = 1, steps_kernels: dict | None = None) -> list:
     """The steps of a blocked factor-and-inverse plan into "T", S and T swapped between passes
     (beyond the papers): for each block of ``block`` columns k0 .. k1-1, one ``one_step`` pass
     a column (or one ``steps_kernels[steps]`` pass each ``steps`` columns) over
     :func:`panel_step_primitive` (the block's panel and X's block rows), then, unless the block
-    is the last, one ``trailing`` pass over :func:`trailing_primitive`. ceil(m / steps) +
-    ceil(m / block) - 1 passes; the texels below a block are written once a block, not once a
-    step (about m³ / (3 block) + block m² / 2 texels a factorization with one step a pass, the
-    panel's share about block m² / (2 steps) with more, where the one-step passes write
-    m³ / 3)."""
+    is the last, the block's panel packed into "P4" (``trailing.panel``: L's rows k1 .. m-1 and
+    X's columns 0 .. k1-1, rows k1 .. m + k1 - 1 of "P4") and one ``trailing.update`` pass over
+    :func:`trailing_primitive`. ceil(m / steps) + 2 ceil(m / block) - 2 passes, of which
+    ceil(m / steps) + ceil(m / block) - 1 depend on the pass before them through the ping-pong
+    pair; the texels below a block are written once a block, not once a step (about
+    m³ / (3 block) + block m² / 2 texels a factorization with one step a pass, the panel's share
+    about block m² / (2 steps) with more, where the one-step passes write m³ / 3)."""
     check_block(block, steps)
     kernel = one_step if steps == 1 else steps_kernels[steps]
+    update = trailing.update(block)
     plan = []
     for k0 in range(0, m, block):
         k1 = min(k0 + block, m)
         for k in range(k0, k1, steps):
             plan += [Draw(kernel, "T", panel_step_primitive(k, k1, m, steps), inputs, dict(uniforms, k=k)), SWAP]
         if k1 < m:
-            plan += [Draw(trailing, "T", trailing_primitive(k0, k1, m), {"L": inputs["L"]},
-                          {"k0": k0, "k1": k1, "m": m}, texels=2 * (k1 - k0) + 2), SWAP]
+            plan += [Draw(trailing.panel, "P4", Rect.covering(0, k1, trailing.packed(block), m + k1),
+                          {"L": inputs["L"]}, {"k0": k0, "k1": k1, "m": m}),
+                     Draw(update, "T", trailing_primitive(k0, k1, m), {"L": inputs["L"], "P": "P4"},
+                          {"k1": k1, "m": m}), SWAP]
     return plan[:-1]
+
+
+def packed_panel(m: int, block: int | None, trailing: Trailing) -> Stream | None:
+    """The "P4" stream of a blocked factor with its inverse (None without blocks): 2m rows of
+    ``trailing.packed(block)`` RGBA32F texels."""
+    return None if block is None else Stream(2 * m, trailing.packed(block), components=4, zero=False)
 
 
 def _check_variant(form, update, index, storage):
@@ -731,10 +770,11 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     one-step passes, the pass's pivots computed once per vertex and handed to the fragments
     as flat values. ``block`` = b (an even number from 2 to :data:`MAX_BLOCK`, a multiple of
     2 ``steps``; beyond the papers too) factors by blocks of b columns: the step passes drawn
-    over the block's panel and X's block rows only, then one ``cholesky_inverse_trailing`` pass
-    taking the block's b terms off the trailing matrix and X's rows below the block
-    (:func:`blocked_inverse_draws`): ceil(m / steps) + ceil(m / b) + 4 passes, the texels below a
-    block written once a block instead of once a step; the same factor up to float32 rounding
+    over the block's panel and X's block rows only, then the block's panel packed four columns a
+    texel (``cholesky_inverse_panel_rgba``) and one ``cholesky_inverse_trailing`` pass taking the
+    block's b terms off the trailing matrix and X's rows below the block, four products a fetch
+    (:func:`blocked_inverse_draws`): ceil(m / steps) + 2 ceil(m / b) + 3 passes, the texels below
+    a block written once a block instead of once a step; the same factor up to float32 rounding
     (the block's terms L(i, c) L(j, c) are rounded as products of finished entries where the
     step passes round S(i, c) S(j, c) / d).
 
@@ -765,7 +805,7 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
 
     cholesky_inverse_plan(1, steps=steps, block=block)       # the arguments' errors before any texture
     plan = compiled(("cholesky_inverse", m, steps, block, None if u is None else tuple(sorted(u.items()))), build)
-    pp = L = X = None
+    pp = L = X = P4 = None
     try:
         if out is not None:
             L, X = out
@@ -779,7 +819,8 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
         except BaseException:
             first.release()
             raise
-        run(plan, pp, others={"M0": S, "L": L, "X": X})
+        P4 = packed_panel(m, block, TRAILING)
+        run(plan, pp, others={"M0": S, "L": L, "X": X, "P4": P4})
     except BaseException:
         if out is None:
             for s in (L, X):
@@ -787,8 +828,9 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
                     s.release()
         raise
     finally:
-        if pp is not None:
-            pp.release()
+        for s in (pp, P4):
+            if s is not None:
+                s.release()
     return L, X
 
 

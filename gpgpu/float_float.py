@@ -39,7 +39,7 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import blocked_inverse_draws, check_block, inverse_step_draws, onepass_plan
+from .cholesky import Trailing, blocked_inverse_draws, check_block, inverse_step_draws, onepass_plan, packed_panel
 from .kernel import PRELUDES, Kernel
 from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
@@ -72,15 +72,19 @@ KERNELS = {
                                     vertex="cholesky_pivot_ff",
                                     doc="a one-pass Cholesky step and a step of L^-1 together, in float-float "
                                         "(beyond)"),
-    "cholesky_inverse_trailing": Kernel("cholesky_inverse_trailing_ff", texels=3, extensions=_EXT,
-                                        library="float_float",
-                                        doc="the trailing pass of the blocked factor with its inverse, in "
-                                            "float-float (beyond)"),
     "identity": Kernel("identity_ff", texels=0, doc="the identity matrix drawn on the GPU, float-float (beyond)"),
     "triangular_product": Kernel("triangular_product_ff", texels=2, extensions=_EXT, library="float_float",
                                  doc="000 level 2 sgemv, singlepass inner product over a triangle, in "
                                      "float-float (beyond)"),
 }
+
+#: the trailing passes of the blocked factor with its inverse (``block=``), float-float: the
+#: panel two columns a texel (``cholesky_inverse_panel_rgba_ff``), then
+#: ``cholesky_inverse_trailing_ff`` (:class:`gpgpu.cholesky.Trailing`)
+TRAILING = Trailing(Kernel("cholesky_inverse_panel_rgba_ff", texels=3,
+                           doc="beyond the papers: a block's panel and X's block rows, two float-float "
+                               "columns a texel"),
+                    "cholesky_inverse_trailing_ff", columns=2, extensions=_EXT, library="float_float")
 
 #: the most Cholesky steps one pass of :func:`factor_with_inverse` draws: the vertex program hands
 #: 3 s + s (s - 1) / 2 float-float pairs to the fragments (the roots, the two reciprocals and the
@@ -407,7 +411,8 @@ def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: i
     pass a step, m passes; with ``steps`` = 2 .. :data:`MAX_STEPS` one
     ``cholesky_inverse_steps_ff`` pass each ``steps`` steps, ceil(m / steps) passes; with
     ``block`` = b, :func:`gpgpu.cholesky.blocked_inverse_draws`: those passes over each block's
-    panel, then a ``cholesky_inverse_trailing_ff`` pass), then L and X copied out of T."""
+    panel, then the panel packed into "P4" and a ``cholesky_inverse_trailing_ff`` pass), then L
+    and X copied out of T."""
     _check_steps(steps)
     check_block(block, steps)
     u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge), "m": m}
@@ -418,7 +423,7 @@ def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: i
     if block is None:
         plan += inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS, inputs, u)
     else:
-        plan += blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], KERNELS["cholesky_inverse_trailing"],
+        plan += blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING,
                                       inputs, u, steps, STEPS_KERNELS)
     plan += [Draw(KERNELS["copy"], "L", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "T"}),
              Draw(KERNELS["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})]
@@ -437,9 +442,10 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
 
     ``block`` = b (an even number from 2 to ``gpgpu.cholesky.MAX_BLOCK``, a multiple of 2
     ``steps``): blocks of b columns, each a pass a step (or ``steps`` steps) over the block's panel
-    and X's block rows, then one ``cholesky_inverse_trailing_ff`` pass taking the block's b terms
-    off everything below it (:func:`gpgpu.cholesky.blocked_inverse_draws`), m + ceil(m / b) + 4
-    passes with one step a pass: the texels below a block are written once a block instead of
+    and X's block rows, then the panel packed two columns a texel
+    (``cholesky_inverse_panel_rgba_ff``) and one ``cholesky_inverse_trailing_ff`` pass taking the
+    block's b terms off everything below it (:func:`gpgpu.cholesky.blocked_inverse_draws`),
+    m + 2 ceil(m / b) + 3 passes with one step a pass: the texels below a block are written once a block instead of
     once a step. The same factor up to the order of float-float roundings.
 
     ``ValueError`` when M is not square float-float, 2m exceeds GL_MAX_TEXTURE_SIZE, ``steps``
@@ -459,14 +465,17 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
                     lambda: inverse_plan(m, tolerance, huge, steps, block))
     L, X = Stream(m, m, components=FF, zero=False), Stream(m, m, components=FF, zero=False)
     pp = PingPong(Stream(m, 2 * m, components=FF), Stream(m, 2 * m, components=FF))
+    P4 = packed_panel(m, block, TRAILING)
     try:
-        run(plan, pp, others={"M0": M, "L": L, "X": X})
+        run(plan, pp, others={"M0": M, "L": L, "X": X, "P4": P4})
     except BaseException:
         L.release()
         X.release()
         raise
     finally:
         pp.release()
+        if P4 is not None:
+            P4.release()
     return L, X
 
 

@@ -761,20 +761,21 @@ def _joined_step(S, k, m):
 @pytest.mark.parametrize("m", [1, 2, 3, 8, 9, 17, 40, 65])
 def test_blocked_factor_with_inverse_is_numpys_in_m_plus_blocks_passes(m, block, steps):
     """block = b: a cholesky_inverse_step pass a column (or a cholesky_inverse_steps pass each
-    ``steps`` columns) over each block's panel, one cholesky_inverse_trailing pass after every
-    block but the last: ceil(m / steps) + ceil(m / b) - 1 passes (m a multiple of b) and the 5 of
+    ``steps`` columns) over each block's panel, a cholesky_inverse_panel_rgba pass and a
+    cholesky_inverse_trailing pass after every block but the last: ceil(m / steps) +
+    2 ceil(m / b) - 2 passes (m a multiple of b) and the 5 of
     the set-up; the factor and inverse of float64 and of the one-step passes (the block's terms
     taken off in another order: float32 rounding apart); X's upper triangle zero; m below b (one
     block, no trailing pass), m a multiple of b, and a last block that is shorter."""
-    from gpgpu.cholesky import STEPS_KERNELS, TRAILING_KERNEL
+    from gpgpu.cholesky import STEPS_KERNELS, TRAILING
 
     A = spd(m, np.random.default_rng(m + 300))
     one, blocked, c = _one_step_and(A, block=block, steps=steps)
     blocks = -(-m // block)
     panel = sum(-(-(min(k0 + block, m) - k0) // steps) for k0 in range(0, m, block))
     label = "cholesky_inverse_step" if steps == 1 else STEPS_KERNELS[steps].label
-    assert c.passes(TRAILING_KERNEL.label) == blocks - 1 and c.passes(label) == panel
-    assert c.passes() == panel + blocks - 1 + 5
+    assert c.passes(TRAILING.label) == c.passes(TRAILING.panel.label) == blocks - 1 and c.passes(label) == panel
+    assert c.passes() == panel + 2 * (blocks - 1) + 5
     u = 6e-8
     for a, b in zip(one, blocked):
         np.testing.assert_allclose(np.tril(b), np.tril(a), rtol=0, atol=4 * m * u * np.abs(a).max())
@@ -791,8 +792,9 @@ def test_blocked_passes_cover_and_compute_every_cell():
     diagonal down, the copy of column k - 1, X's rows k .. k1-1 over columns 0 .. k and the copy
     of row k - 1, and computes cholesky_inverse_step's values there; a trailing pass covers the
     trailing lower triangle, the block's panel (copied) and X's rows k0 .. m-1 over columns
-    0 .. k1-1, and takes the block's four terms off every texel below it."""
-    from gpgpu.cholesky import TRAILING_KERNEL, factor_with_inverse
+    0 .. k1-1, and takes the block's four terms off every texel below it; the packing before it
+    writes L's rows k1 .. m-1 of the block's columns and X's block rows by columns 0 .. k1-1."""
+    from gpgpu.cholesky import TRAILING, factor_with_inverse
     from gpgpu.record import record
 
     m, b = 10, 4
@@ -800,14 +802,23 @@ def test_blocked_passes_cover_and_compute_every_cell():
         with record() as rec:
             L, X = factor_with_inverse(S, m, block=b)
         L.release(), X.release()
-    frames = [f for f in rec.frames if f.kernel in ("cholesky_inverse_step", TRAILING_KERNEL.label)]
-    kinds = [f.kernel == TRAILING_KERNEL.label for f in frames]
+    frames = [f for f in rec.frames if f.kernel in ("cholesky_inverse_step", TRAILING.label)]
+    kinds = [f.kernel == TRAILING.label for f in frames]
     assert kinds == [False] * 4 + [True] + [False] * 4 + [True] + [False] * 2
+    packs = [f for f in rec.frames if f.kernel == TRAILING.panel.label]
+    assert len(packs) == 2
+    for k0, f in zip((0, 4), packs):
+        k1, S0 = k0 + b, f.inputs["L"]
+        want = np.zeros((2 * m, 1), bool)
+        want[k1:m + k1] = True
+        assert f.values.shape == (2 * m, 1, 4) and np.array_equal(f.covered, want), k0
+        np.testing.assert_array_equal(f.values[k1:m, 0], S0[k1:m, k0:k1])          # L(i, k0 .. k1-1)
+        np.testing.assert_array_equal(f.values[m:m + k1, 0], S0[k0:k1, m:m + k1].T)  # X(k0 .. k1-1, j)
     k = 0
     for f in frames:
         S0 = f.inputs["L"].astype(np.float64)
         want = np.zeros((m, 2 * m), bool)
-        if not f.kernel == TRAILING_KERNEL.label:
+        if not f.kernel == TRAILING.label:
             k1 = min((k // b + 1) * b, m)
             for i in range(k, m):
                 want[i, k:min(i + 1, k1)] = True

@@ -13,12 +13,15 @@ def test_a_row_per_way_with_its_passes_fragments_and_errors(tmp_path, ctx):
     assert [(r["precision"], r["steps"], r["block"]) for r in rows] == [
         ("float32", "4", ""), ("float32", "1", ""), ("float32", "1", "8"), ("float32", "4", "8"),
         ("float-float", "1", ""), ("float-float", "1", "8")]
-    # the set-up's 5 passes, then 10 of four steps, 40 of one, 40 steps and 4 trailing passes, or
-    # 10 passes of four steps and 4 trailing passes
-    assert [int(r["passes"]) for r in rows] == [15, 45, 49, 19, 45, 49]
+    # the set-up's 5 passes, then 10 of four steps, 40 of one, 40 steps and 4 packings and 4
+    # trailing passes, or 10 passes of four steps and 4 packings and 4 trailing passes
+    assert [int(r["passes"]) for r in rows] == [15, 45, 53, 23, 45, 53]
     one32, blocked32, oneff, blockedff = (rows[i] for i in (1, 2, 4, 5))
     assert int(rows[3]["fragments"]) < int(rows[0]["fragments"])
-    assert one32["fragments"] == oneff["fragments"] and blocked32["fragments"] == blockedff["fragments"]
+    # the same passes but the packings: m = 40 rows of 2 texels (four columns a texel) in
+    # float32, of 4 in float-float (two a texel), 4 times
+    assert one32["fragments"] == oneff["fragments"]
+    assert int(blockedff["fragments"]) - int(blocked32["fragments"]) == 4 * 40 * (4 - 2)
     assert int(blocked32["fragments"]) < 0.75 * int(one32["fragments"])
     for r in rows:
         assert float(r["seconds"]) > 0 and r["m"] == "40"

@@ -371,17 +371,17 @@ def test_float_float_steps_out_of_range_are_refused(steps):
 @pytest.mark.parametrize("block", [2, 4, 16])
 @pytest.mark.parametrize("m", [1, 3, 9, 17, 40])
 def test_blocked_float_float_factor_with_inverse_against_float64(m, block, rng):
-    """block = b: one cholesky_inverse_step_ff pass a column over each block's panel and a
-    cholesky_inverse_trailing_ff pass after every block but the last (m + ceil(m / b) - 1 passes
-    and 5 of set-up); L and X of float64 and of the one-step passes to float-float accuracy
+    """block = b: one cholesky_inverse_step_ff pass a column over each block's panel, a
+    cholesky_inverse_panel_rgba_ff and a cholesky_inverse_trailing_ff pass after every block but
+    the last (m + 2 ceil(m / b) - 2 passes and 5 of set-up); L and X of float64 and of the one-step passes to float-float accuracy
     (the block's terms in another order: apart by float-float rounding through L's condition);
     X's upper triangle zero."""
     M = _spd(rng, m, 1e6) + np.eye(m) * 1e-3
     (l1, x1), _, _ = _factor_with_inverse(M, 1)
     (l, x), _, c = _factor_with_inverse(M, 1, block)
     blocks = -(-m // block)
-    assert c.passes(ff.KERNELS["cholesky_inverse_trailing"].label) == blocks - 1
-    assert c.passes(ff.KERNELS["cholesky_inverse_step"].label) == m and c.passes() == m + blocks - 1 + 5
+    assert c.passes(ff.TRAILING.label) == c.passes(ff.TRAILING.panel.label) == blocks - 1
+    assert c.passes(ff.KERNELS["cholesky_inverse_step"].label) == m and c.passes() == m + 2 * (blocks - 1) + 5
     apart = 4 * m * 2.0 ** -48 * np.linalg.cond(l1)      # two roundings' orders, through L's condition
     np.testing.assert_allclose(l, l1, rtol=0, atol=apart * np.abs(l1).max())
     np.testing.assert_allclose(x, x1, rtol=0, atol=apart * np.abs(x1).max())
