@@ -26,8 +26,9 @@ The kernels are the project's own with float-float arithmetic:
   X = L⁻¹ together, step k of both in one pass (``cholesky_inverse_step_ff``, the geometry of
   :func:`gpgpu.cholesky.cholesky_inverse_plan`), m + 5 passes a factorization, or ``steps`` = 2 ..
   5 steps a pass (``cholesky_inverse_steps_ff``, the block's pivots replayed by the vertex
-  program ``cholesky_block_pivots_ff``); then every solve is two passes, z = Xᵀ (X r)
-  (``triangular_product_ff``), where the substitutions take 2m.
+  program ``cholesky_block_pivots_ff``); then every solve is four passes, z = Xᵀ (X r), each
+  product its partial sums over chunks of the triangle (``triangular_product_chunks_ff``) and
+  their sums (``column_sums_ff``), where the substitutions take 2m.
 
 Float-float on GPUs is contemporary with the papers (Göddeke, Strzodka and Turek 2005;
 Da Graça and Defour 2006), but none of the five papers uses it: it is an option
@@ -39,7 +40,7 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import Trailing, blocked_inverse_draws, check_block, inverse_step_draws, onepass_plan, packed_panel
+from .cholesky import Trailing, TriangularProduct, blocked_inverse_draws, check_block, inverse_step_draws, onepass_plan, packed_panel
 from .kernel import PRELUDES, Kernel
 from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
@@ -73,9 +74,6 @@ KERNELS = {
                                     doc="a one-pass Cholesky step and a step of L^-1 together, in float-float "
                                         "(beyond)"),
     "identity": Kernel("identity_ff", texels=0, doc="the identity matrix drawn on the GPU, float-float (beyond)"),
-    "triangular_product": Kernel("triangular_product_ff", texels=2, extensions=_EXT, library="float_float",
-                                 doc="000 level 2 sgemv, singlepass inner product over a triangle, in "
-                                     "float-float (beyond)"),
 }
 
 #: the trailing passes of the blocked factor with its inverse (``block=``), float-float: the
@@ -85,6 +83,12 @@ TRAILING = Trailing(Kernel("cholesky_inverse_panel_rgba_ff", texels=3,
                            doc="beyond the papers: a block's panel and X's block rows, two float-float "
                                "columns a texel"),
                     "cholesky_inverse_trailing_ff", columns=2, extensions=_EXT, library="float_float")
+
+#: X v and Xᵀ v in float-float for :func:`solve_with_inverse` (:class:`gpgpu.cholesky.TriangularProduct`)
+TRIANGULAR_PRODUCT = TriangularProduct("triangular_product_chunks_ff",
+                                       Kernel("column_sums_ff", texels=2, extensions=_EXT, library="float_float",
+                                              doc="beyond the papers: the sums of a float-float stream's columns"),
+                                       extensions=_EXT, library="float_float")
 
 #: the most Cholesky steps one pass of :func:`factor_with_inverse` draws: the vertex program hands
 #: 3 s + s (s - 1) / 2 float-float pairs to the fragments (the roots, the two reciprocals and the
@@ -480,13 +484,13 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
 
 
 def solve_with_inverse(X: Stream, r) -> np.ndarray:
-    """z with L Lᵀ z = r from X = L⁻¹ (:func:`factor_with_inverse`): y = X r, z = Xᵀ y, one
-    ``triangular_product_ff`` pass each; r and z float64 (uploaded and read back as float-float).
+    """z with L Lᵀ z = r from X = L⁻¹ (:func:`factor_with_inverse`): y = X r, z = Xᵀ y, each two
+    passes (:data:`TRIANGULAR_PRODUCT`: ``triangular_product_chunks_ff``, ``column_sums_ff``); r
+    and z float64 (uploaded and read back as float-float).
     ``ValueError`` for an X that is not square float-float or an r of another length."""
     m = _square_and_vector("solve_with_inverse", "X", "the inverse from float_float.factor_with_inverse", X, r)
-    everything = Rect.covering(0, 0, m, 1, T0=lambda x, y: (x, y))
     with upload(np.asarray(r, dtype=np.float64), "r") as v, Stream(1, m, components=FF, zero=False) as y, \
             Stream(1, m, components=FF, zero=False) as z:
-        KERNELS["triangular_product"].draw(y, everything, {"X": X, "V": v}, {"m": m, "transposed": False})
-        KERNELS["triangular_product"].draw(z, everything, {"X": X, "V": y}, {"m": m, "transposed": True})
+        TRIANGULAR_PRODUCT.draw(X, v, y)
+        TRIANGULAR_PRODUCT.draw(X, y, z, transposed=True)
         return combine(z)[0]

@@ -401,8 +401,10 @@ def test_float_float_blocks_that_are_not_even_or_too_wide_are_refused(block):
             ff.factor_with_inverse(Ms, steps=2, block=6)
 
 
-@pytest.mark.parametrize("m", [1, 7, 64])
-def test_solve_with_inverse_is_two_passes(m, rng):
+@pytest.mark.parametrize("m", [1, 7, 64, 130])
+def test_solve_with_inverse_is_four_passes(m, rng):
+    """z = Xᵀ (X r), each product partial sums over chunks of 64 (m = 130: three chunks, the
+    last short) and their sums: four passes, the answer of float64 to float-float accuracy."""
     from gpgpu import counters
 
     M = _spd(rng, m, 1e6)
@@ -415,7 +417,7 @@ def test_solve_with_inverse_is_two_passes(m, rng):
         with pytest.raises(ValueError, match="r must be a vector of length"):
             ff.solve_with_inverse(X, np.ones(m + 1))
         X.release()
-    assert drawn.passes == 2
+    assert drawn.passes == 4
     want = np.linalg.solve(M, r)
     assert np.max(np.abs(z - want)) / np.max(np.abs(want)) < 1e-8
     assert np.max(np.abs(M @ z - r)) < 1e-12 * np.max(np.abs(M)) * np.max(np.abs(z)) * m

@@ -58,7 +58,7 @@ def test_the_solves_are_drawn_from_one_recorded_plan_across_factorizations(rng):
         assert be._plans["solve"][1] is plan                  # not recorded again
         with counters.tally() as t:
             be._solve_read_back(r)
-        assert t.passes == 2                                   # y = L⁻¹ r, z = L⁻ᵀ y
+        assert t.passes == 4                                   # y = L⁻¹ r, z = L⁻ᵀ y, two passes each
     finally:
         be.release()
 
