@@ -423,9 +423,9 @@ def test_solve_with_inverse_is_four_passes(m, rng):
     assert np.max(np.abs(M @ z - r)) < 1e-12 * np.max(np.abs(M)) * np.max(np.abs(z)) * m
 
 
-def test_the_lps_float_float_factor_draws_a_pass_a_step_and_two_a_solve():
+def test_the_lps_float_float_factor_draws_a_pass_a_step_and_four_a_solve():
     """bandm with factor_precision="float-float" (llvmpipe): the factor and its inverse in m + 4
-    passes a factorization and every solve two, where the substitutions drew 2m a solve (3,918
+    passes a factorization and every solve four, where the substitutions drew 2m a solve (3,918
     passes an iteration); A D² Aᵀ over the row lists of A, one pass a factorization; optimal at
     HiGHS's objective."""
     from gpgpu import counters
