@@ -834,20 +834,22 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     return L, X
 
 
-#: the terms one fragment of a triangular product's first pass adds (:class:`TriangularProduct`)
-PRODUCT_CHUNK = 64
+#: how :class:`TriangularProduct` draws a product by default: None, one pass (m fragments, each
+#: its whole row or column of the triangle), or an integer c, two passes (partial sums of c
+#: terms, then their sums)
+PRODUCT_CHUNK = None
 
 
 class TriangularProduct:
-    """y = X v or y = Xᵀ v for a lower triangular m x m X (the factor's inverse) in two passes
-    (beyond the papers): paper 000's singlepass inner-product sgemv over the triangle only, each
-    inner product cut into chunks of ``chunk`` terms (``chunks(chunk)``: m x ceil(m / chunk)
-    fragments each adding up to ``chunk`` products into a borrowed stream of partial sums), then
-    ``sums`` adding each column of partial sums in order (m fragments). The one-pass form gives
-    each of only m fragments m products in a row; here m ceil(m / chunk) fragments share them."""
+    """y = X v or y = Xᵀ v for a lower triangular m x m X (the factor's inverse; beyond the
+    papers): paper 000's singlepass inner-product sgemv over the triangle only. With
+    ``chunk=None`` one pass (``one_pass``: m fragments, fragment i adding its row's (column's)
+    products); with ``chunk`` = c two passes: ``chunks(c)``, m x ceil(m / c) fragments each
+    adding up to c products into a borrowed stream of partial sums, then ``sums`` adding each
+    column of partial sums in order (m fragments)."""
 
-    def __init__(self, chunks: str, sums: Kernel, **kernel):
-        self.name, self.sums, self.kernel = chunks, sums, kernel
+    def __init__(self, one_pass: Kernel, chunks: str, sums: Kernel, **kernel):
+        self.one_pass, self.name, self.sums, self.kernel = one_pass, chunks, sums, kernel
         self._chunks = {}
 
     def chunks(self, chunk: int) -> Kernel:
@@ -857,29 +859,35 @@ class TriangularProduct:
                                              f"{chunk} terms a fragment", **self.kernel)
         return self._chunks[chunk]
 
-    def draw(self, X: Stream, v: Stream, out: Stream, transposed: bool = False, chunk: int = PRODUCT_CHUNK) -> None:
+    def draw(self, X: Stream, v: Stream, out: Stream, transposed: bool = False,
+             chunk: int | None = PRODUCT_CHUNK) -> None:
         """Render X v (Xᵀ v with ``transposed``) into the vector stream ``out``."""
         m = X.rows
+        uniforms = {"m": m, "transposed": bool(transposed)}
+        if chunk is None:
+            self.one_pass.draw(out, Rect.covering(0, 0, m, 1), {"X": X, "V": v}, uniforms, texels=2 * m + 1)
+            return
         rows = -(-m // chunk)
         P = borrow(rows, m, X.components)
         try:
-            self.chunks(chunk).draw(P, Rect.covering(0, 0, m, rows), {"X": X, "V": v},
-                                    {"m": m, "transposed": bool(transposed)})
+            self.chunks(chunk).draw(P, Rect.covering(0, 0, m, rows), {"X": X, "V": v}, uniforms)
             self.sums.draw(out, Rect.covering(0, 0, m, 1), {"P": P}, {"rows": rows}, texels=rows + 1)
         finally:
             give_back(P)
 
 
 #: X v and Xᵀ v in float32 for :func:`solve_with_inverse`
-TRIANGULAR_PRODUCT = TriangularProduct("triangular_product_chunks",
-                                       Kernel("column_sums", texels=2, doc="beyond the papers: the sums of a "
-                                              "stream's columns, each fragment adding its column in order"))
+TRIANGULAR_PRODUCT = TriangularProduct(
+    Kernel("triangular_product", texels=2, doc="beyond the papers: 000 level 2 sgemv, singlepass inner product "
+                                               "over a triangle"),
+    "triangular_product_chunks",
+    Kernel("column_sums", texels=2, doc="beyond the papers: the sums of a stream's columns, each fragment adding "
+                                        "its column in order"))
 
 
 def solve_with_inverse(X: Stream, b: Stream, out: Stream | None = None) -> Stream:
     """x with L Lᵀ x = b from X = L^-1 (:func:`lower_inverse`): y = X b, x = Xᵀ y, each a
-    :class:`TriangularProduct` (two passes over the triangle: partial sums of
-    :data:`PRODUCT_CHUNK` terms, then their sums); four passes."""
+    :class:`TriangularProduct` over the triangle (by default one pass each)."""
     m = X.rows
     y = Stream(1, m, vector=True, zero=False)
     x = out if out is not None else Stream(1, m, vector=True, zero=False)

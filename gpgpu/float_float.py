@@ -26,9 +26,9 @@ The kernels are the project's own with float-float arithmetic:
   X = L⁻¹ together, step k of both in one pass (``cholesky_inverse_step_ff``, the geometry of
   :func:`gpgpu.cholesky.cholesky_inverse_plan`), m + 5 passes a factorization, or ``steps`` = 2 ..
   5 steps a pass (``cholesky_inverse_steps_ff``, the block's pivots replayed by the vertex
-  program ``cholesky_block_pivots_ff``); then every solve is four passes, z = Xᵀ (X r), each
-  product its partial sums over chunks of the triangle (``triangular_product_chunks_ff``) and
-  their sums (``column_sums_ff``), where the substitutions take 2m.
+  program ``cholesky_block_pivots_ff``); then every solve is two passes, z = Xᵀ (X r)
+  (``triangular_product_ff``; or, by chunks of the triangle, four:
+  ``triangular_product_chunks_ff`` and ``column_sums_ff``), where the substitutions take 2m.
 
 Float-float on GPUs is contemporary with the papers (Göddeke, Strzodka and Turek 2005;
 Da Graça and Defour 2006), but none of the five papers uses it: it is an option
@@ -85,7 +85,11 @@ TRAILING = Trailing(Kernel("cholesky_inverse_panel_rgba_ff", texels=3,
                     "cholesky_inverse_trailing_ff", columns=2, extensions=_EXT, library="float_float")
 
 #: X v and Xᵀ v in float-float for :func:`solve_with_inverse` (:class:`gpgpu.cholesky.TriangularProduct`)
-TRIANGULAR_PRODUCT = TriangularProduct("triangular_product_chunks_ff",
+TRIANGULAR_PRODUCT = TriangularProduct(Kernel("triangular_product_ff", texels=2, extensions=_EXT,
+                                              library="float_float",
+                                              doc="000 level 2 sgemv, singlepass inner product over a triangle, "
+                                                  "in float-float (beyond)"),
+                                       "triangular_product_chunks_ff",
                                        Kernel("column_sums_ff", texels=2, extensions=_EXT, library="float_float",
                                               doc="beyond the papers: the sums of a float-float stream's columns"),
                                        extensions=_EXT, library="float_float")
@@ -484,9 +488,8 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
 
 
 def solve_with_inverse(X: Stream, r) -> np.ndarray:
-    """z with L Lᵀ z = r from X = L⁻¹ (:func:`factor_with_inverse`): y = X r, z = Xᵀ y, each two
-    passes (:data:`TRIANGULAR_PRODUCT`: ``triangular_product_chunks_ff``, ``column_sums_ff``); r
-    and z float64 (uploaded and read back as float-float).
+    """z with L Lᵀ z = r from X = L⁻¹ (:func:`factor_with_inverse`): y = X r, z = Xᵀ y, each a
+    :data:`TRIANGULAR_PRODUCT` (by default one ``triangular_product_ff`` pass); r and z float64 (uploaded and read back as float-float).
     ``ValueError`` for an X that is not square float-float or an r of another length."""
     m = _square_and_vector("solve_with_inverse", "X", "the inverse from float_float.factor_with_inverse", X, r)
     with upload(np.asarray(r, dtype=np.float64), "r") as v, Stream(1, m, components=FF, zero=False) as y, \

@@ -1030,18 +1030,18 @@ def test_prebuilt_plan_draws_the_same_without_and_with_counters(joined):
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("chunk", [1, 3, 64])
+@pytest.mark.parametrize("chunk", [None, 1, 3, 64])
 @pytest.mark.parametrize("m", [1, 5, 64, 65, 130])
 @pytest.mark.parametrize("precision", ["float32", "float-float"])
-def test_triangular_products_by_chunks_against_float64(m, chunk, precision):
+def test_triangular_products_against_float64(m, chunk, precision):
     """X v and Xᵀ v for a lower triangular X with random entries (its upper triangle holding
-    garbage the products must not read: 1e30): partial sums over chunks of ``chunk`` terms, then
-    the column sums, two passes, against float64 to the precision's rounding; m below, at and
-    past the chunk, the last chunk short."""
+    garbage the products must not read: 1e30): one pass over the triangle (``chunk=None``), or
+    partial sums over chunks of ``chunk`` terms and then the column sums (two passes), against
+    float64 to the precision's rounding; m below, at and past the chunk, the last chunk short."""
     from gpgpu import counters, float_float
     from gpgpu.cholesky import TRIANGULAR_PRODUCT
 
-    rng = np.random.default_rng(m + chunk)
+    rng = np.random.default_rng(m + (chunk or 0))
     X = np.tril(rng.standard_normal((m, m))) + np.triu(np.full((m, m), 1e30), 1)
     v = rng.standard_normal(m)
     Xl = np.tril(X)
@@ -1058,6 +1058,6 @@ def test_triangular_products_by_chunks_against_float64(m, chunk, precision):
                 float_float.TRIANGULAR_PRODUCT.draw(Xs, vs, out, transposed=transposed, chunk=chunk)
                 got = float_float.combine(out)[0]
             u = 2.0 ** -46
-        assert t.passes == 2
+        assert t.passes == (1 if chunk is None else 2)
         scale = np.abs(Xl) @ np.abs(v) if not transposed else np.abs(Xl.T) @ np.abs(v)
         assert np.all(np.abs(got - want) <= 2 * m * u * scale + 1e-300), (transposed, np.abs(got - want).max())

@@ -92,7 +92,7 @@ def _trivial(problem, backend) -> LPResult | None:
 #: points, the Cholesky factor and L⁻¹ together by blocks of 16 columns where the float64
 #: refinement follows the factor ("auto": four steps a pass over a block's panel in float32, one
 #: in float-float, then one pass for the rest: on an H100 degen3 took 1.60 s where four steps a
-#: pass over the whole matrix took 2.89 s, docs/results/lp.md), four passes a solve, the reductions 32 texels a fragment, the composites of
+#: pass over the whole matrix took 2.89 s, docs/results/lp.md), two passes a solve, the reductions 32 texels a fragment, the composites of
 #: the directions one pass each
 FAST_GPU_KERNELS = {"adat": "points", "substitution": "inverse", "pivot": "onepass", "reductions": "fan",
                     "fuse": True, "factor_block": "auto"}

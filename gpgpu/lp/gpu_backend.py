@@ -149,7 +149,7 @@ class GPUBackend(Backend):
         (default), or the inner-product form, one pass a step (:func:`gpgpu.blas2.substitute`;
         beyond the paper's listing); or, with ``"inverse"`` (beyond the paper), L⁻¹ formed on
         the GPU once per factorization (m passes, :func:`gpgpu.cholesky.lower_inverse`) and each
-        solve two products over the triangle, two passes each
+        solve two one-pass products over the triangle
         (:class:`gpgpu.cholesky.TriangularProduct`); with ``pivot="onepass"`` four steps of the factor and of its
         inverse are one pass (:func:`gpgpu.cholesky.factor_with_inverse` with
         ``steps=STEPS_A_PASS``, four).
@@ -186,7 +186,7 @@ class GPUBackend(Backend):
         computed in float-float arithmetic on the GPU (:mod:`gpgpu.float_float`: pairs of
         float32, about 48 bits, float32's exponent range; the inner-product adat and one-pass
         Cholesky steps whatever ``adat`` and ``pivot`` say; with ``substitution="inverse"`` the
-        factor's inverse formed with it and every solve four passes, after a stall (or where the
+        factor's inverse formed with it and every solve two passes, after a stall (or where the
         inverse overflows float32) block substitutions, 8 steps a pass; else block
         substitutions throughout), with relative pivot tolerance
         :data:`gpgpu.float_float.DEFAULT_PIVOT_TOL` unless ``pivot_tol`` is given. For the
@@ -236,7 +236,7 @@ class GPUBackend(Backend):
                              f"(001's outer products over the non-zeros of A, one pass of points), got {adat!r}")
         if substitution not in ("outer", "inner", "inverse"):
             raise ValueError(f"substitution must be 'outer' (three passes a step), 'inner' (one) or "
-                             f"'inverse' (L^-1 once per factorization, four passes a solve), got {substitution!r}")
+                             f"'inverse' (L^-1 once per factorization, two passes a solve), got {substitution!r}")
         self.name = "gpu" + ("+refine" if refine else "")
         self.update = update
         if pivot not in ("separate", "fused", "onepass"):
@@ -263,7 +263,7 @@ class GPUBackend(Backend):
             self.A = upload_dense(problem, "the gpu backend")
         self._default_pivot_tol = pivot_tol is None
         self.float_float_unavailable = None     # why "auto" could not raise the precision, if so
-        # the float-float factor's solves: four passes with its inverse (substitution="inverse"),
+        # the float-float factor's solves: two passes with its inverse (substitution="inverse"),
         # until a stall raises them to block substitutions (raise_precision)
         self._ff_inverse = substitution == "inverse"
         if factor_precision == "float-float":
@@ -625,7 +625,7 @@ class GPUBackend(Backend):
                 self.Xff.release()
                 self.Xff = None
             if self._ff_inverse and 2 * self.m_normal <= max_texture_size():
-                # the factor and its inverse in ceil(m / steps) + 5 passes: every solve four passes, not 2m
+                # the factor and its inverse in ceil(m / steps) + 5 passes: every solve two passes, not 2m
                 L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge,
                                                               steps=self._block_steps(FF_STEPS_A_PASS),
                                                               block=self.factor_block)
