@@ -638,6 +638,82 @@ def _backing_off(problem, can_raise, good=2, nan=False, tiny=None):
     return BackingOff(problem, dtype=np.float64)
 
 
+def _coarse(problem, replaced, good=2):
+    """A float64 numpy back end standing for a float32 factor gone coarse: after ``good``
+    factorizations, until ``raise_precision()`` answers "finer", every normal-equations solve
+    is off by 30 % (seeded noise, entry by entry), so the residuals stop falling with mu, and
+    every factorization says it replaced ``replaced`` pivots more."""
+    from gpgpu.lp.backend import REFINE_RTOL
+    from gpgpu.lp.numpy_backend import NumpyBackend
+
+    noise = np.random.default_rng(5)
+
+    class Coarse(NumpyBackend):
+        factorizations, raised = 0, False
+
+        def coarse(self):
+            return self.factorizations > good and not self.raised
+
+        def factor_normal(self, d, shift=0.0):
+            self.factorizations += 1
+            n = super().factor_normal(d, shift)
+            return n + replaced if self.coarse() else n
+
+        def solve_normal(self, r, rtol=REFINE_RTOL):
+            z = super().solve_normal(r, rtol)
+            return z * (1 + 0.3 * noise.standard_normal(len(z))) if self.coarse() else z
+
+        def raise_precision(self):
+            if self.raised:
+                return None
+            self.raised = True
+            return "finer"
+
+    return Coarse(problem, dtype=np.float64)
+
+
+@pytest.mark.parametrize("replaced", [0, 3])
+def test_a_slip_after_replaced_pivots_raises_the_precision_at_once(replaced):
+    """RAISE_AT_SLIP: after the good factorizations the solves are off by 30 % (the residuals
+    stop keeping pace with mu); where those factors replaced pivots, the first iterate whose
+    pace slips beyond PACE_SLIP x its floor raises the precision at once and goes on from the
+    last point that kept pace; where they replaced none, no raise is for a slip. Optimal at
+    HiGHS's objective either way, the message naming the cause."""
+    from scipy.optimize import linprog
+
+    from gpgpu.lp import Problem
+    from gpgpu.lp.mehrotra import PACE_SLIP, _pace, mehrotra
+
+    A, b, c = _random_lp(0, m=12, n=30, dependent=True)
+    p = Problem.from_arrays(A, b, c)
+    ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
+    seen = []
+    r = mehrotra(_coarse(p, replaced), p, eps=1e-9, stall_window=8, callback=seen.append)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) < 1e-8
+    assert np.abs(A @ r.x - b).max() <= 1e-7 * max(1.0, np.abs(b).max()) and r.x.min() >= -1e-9
+    assert np.abs(A.T @ r.y + r.s - c).max() <= 1e-7 * max(1.0, np.abs(c).max()) and r.s.min() >= -1e-9
+    assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+    raised = [h for h in r.history if "factor_precision" in h]
+    slips = [h for h in raised if h["precision_raised_by"].startswith("the residuals fell behind")]
+    if not replaced:
+        assert not slips
+        return
+    assert len(raised) == 1 and slips == raised
+    k = raised[0]["iteration"]
+    assert raised[0]["precision_raised_by"].startswith("the residuals fell behind mu after a factor that replaced")
+    assert "fell behind (the residuals fell behind mu" in r.message and f"at iteration {k} " in r.message
+
+    h0 = r.history[0]
+    first = {"mu": h0["mu"], "pres": h0["primal_residual"], "dres": h0["dual_residual"]}
+    paces = [_pace(h["primal_residual"], h["dual_residual"], h["mu"], first, 1e-9) for h in r.history[:k + 1]]
+    floors = np.minimum.accumulate(paces)
+    assert paces[k] > PACE_SLIP * floors[k] and all(p <= PACE_SLIP * f for p, f in zip(paces[:k], floors[:k]))
+    counts = [h["replaced_pivots"] for h in r.history[:k]]
+    assert counts[-1] > min(counts[:-1])                          # more than the fewest before the slip
+    assert raised[0]["restart_iteration"] < k
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_stall_raises_the_precision_and_goes_on_from_the_best_point(seed):
     from scipy.optimize import linprog

@@ -261,6 +261,15 @@ NEIGHBOURHOOD = 10.0
 #: still inside the neighbourhood; a restart from there ends in numerical trouble, from
 #: iteration 11 it is optimal (docs/results/lp.md).
 PACE_SLIP = 2.0
+#: Beyond the papers: the first slip of the pace (above) after a step whose float32 factor
+#: replaced more pivots than the fewest a step's factor replaced before it (dependent rows
+#: replace the same ones in every factor) raises the factor's precision at once, where the back end has a more precise
+#: one (float-float on the GPU with ``factor_precision="auto"``), and the iteration goes on from
+#: the last point that kept pace, instead of waiting for the stall test (2 x stall_window
+#: iterations at least). On an H100 degen3's float32 factor replaced 98 pivots at iteration 7,
+#: the primal residual rose thirteen-fold at iteration 8, and the stall test raised at
+#: iteration 16 and went back to iteration 7 (docs/results/lp.md, "The pace's slip").
+RAISE_AT_SLIP = True
 #: Beyond the papers: a step whose lengths alpha_pri and alpha_dual are both below this in size
 #: does not move the iterate, and the factor that gave its direction is spent. Where the back end has a
 #: more precise factor (float32 to float-float on the GPU with ``factor_precision="auto"``) the
@@ -435,7 +444,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
     -----
     When the iteration stalls or breaks down (numerical trouble: a stall, an iterate that is no
     longer finite, an error of the precision inside an iteration, a step below
-    :data:`STEP_FLOOR` that did not move the iterate) and ``be.raise_precision()``
+    :data:`STEP_FLOOR` that did not move the iterate, the first slip of the pace after a factor
+    that replaced pivots, :data:`RAISE_AT_SLIP`) and ``be.raise_precision()``
     answers a more precise factor (the GPU back end with refinement and ``factor_precision="auto"``: float-float,
     :mod:`gpgpu.float_float`; beyond the papers), the solve goes on with that factor and a fresh
     stall test from the best point met that is near the central path (:func:`_near_central_path`;
@@ -465,6 +475,9 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
         stuck, it.stuck = it.stuck, None
         if stop is None and stuck and reg is None and _go_on_finer(be, it, r, callback, stuck):
             continue                                          # a step that did not move: on with a finer factor
+        slipped, it.slipped = it.slipped, None
+        if stop is None and slipped and reg is None and _go_on_finer(be, it, r, callback, slipped):
+            continue                                          # fell behind after replaced pivots: a finer factor
         if stop is not None:
             it.code = stop
             if callback is not None:
@@ -535,6 +548,8 @@ class _Iterate:
     pace_floor: float = math.inf        # the smallest pace since the start or the last raise
     paced: bool = True                  # no pace since then has slipped beyond PACE_SLIP x the floor
     stuck: Optional[str] = None         # the last step was below STEP_FLOOR: its lengths
+    slipped: Optional[str] = None       # the pace slipped after a factor that replaced pivots (RAISE_AT_SLIP)
+    fewest_replaced: float = math.inf   # the fewest pivots a step's factor replaced
 
     @classmethod
     def start(cls, be, lp: _Data) -> "_Iterate":
@@ -556,8 +571,16 @@ class _Iterate:
             first["min_pres"] = min(first["min_pres"], r.pres)
             first["min_dres"] = min(first["min_dres"], r.dres)
             pace = _pace(r.pres, r.dres, r.mu, first, eps)
+            floor, was_paced = self.pace_floor, self.paced
             self.pace_floor = min(self.pace_floor, pace)
             self.paced = self.paced and not pace > PACE_SLIP * self.pace_floor
+            replaced = self.history[-2].get("replaced_pivots") if len(self.history) > 1 else None
+            fewest = self.fewest_replaced
+            if replaced is not None:
+                self.fewest_replaced = min(fewest, replaced)
+                if RAISE_AT_SLIP and was_paced and not self.paced and not self.raised_at and replaced > fewest:
+                    self.slipped = (f"the residuals fell behind mu after a factor that replaced {replaced} pivots, "
+                                    f"{fewest} before (pace {pace:.2g}, its floor {floor:.2g})")
             if self.paced and r.worst < self.restart[0] and _near_central_path(r.pres, r.dres, r.mu, first, eps):
                 self.restart = (r.worst, self.k, self.x, self.lam, self.s)
 
@@ -750,8 +773,9 @@ def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0:
     message = result_message(it.code, k, eps, point_k, it.trouble, certificate=it.why.get("certificate"))
     if it.raised_at:
         first_raise = it.history[it.raised_at[0]]
-        how = "stalled" if first_raise["precision_raised_by"] == "stall" else \
-            f"broke down ({first_raise['precision_raised_by']})"
+        why = first_raise["precision_raised_by"]
+        how = "stalled" if why == "stall" else f"fell behind ({why})" if why.startswith("the residuals fell") \
+            else f"broke down ({why})"
         message += (f" The iteration {how} at iteration {it.raised_at[0]} and went on from its best point "
                     f"near the central path (iteration {first_raise['restart_iteration']}) with a "
                     f"{first_raise['factor_precision']} factor.")
