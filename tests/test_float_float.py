@@ -638,6 +638,28 @@ def _backing_off(problem, can_raise, good=2, nan=False, tiny=None):
     return BackingOff(problem, dtype=np.float64)
 
 
+def _optimal_through_a_raise(backend):
+    """mehrotra on the dependent random LP with ``backend(problem)``, eps 1e-9, stall window 8:
+    optimal at HiGHS's objective, x and (y, s) feasible to 1e-7, every history entry passed to
+    the callback in order. The result."""
+    from scipy.optimize import linprog
+
+    from gpgpu.lp import Problem
+    from gpgpu.lp.mehrotra import mehrotra
+
+    A, b, c = _random_lp(0, m=12, n=30, dependent=True)
+    p = Problem.from_arrays(A, b, c)
+    ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
+    seen = []
+    r = mehrotra(backend(p), p, eps=1e-9, stall_window=8, callback=seen.append)
+    assert r.status == "optimal", r.message
+    assert rel(r.objective, ref) < 1e-8
+    assert np.abs(A @ r.x - b).max() <= 1e-7 * max(1.0, np.abs(b).max()) and r.x.min() >= -1e-9
+    assert np.abs(A.T @ r.y + r.s - c).max() <= 1e-7 * max(1.0, np.abs(c).max()) and r.s.min() >= -1e-9
+    assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+    return r
+
+
 def _coarse(problem, replaced, good=2):
     """A float64 numpy back end standing for a float32 factor gone coarse: after ``good``
     factorizations, until ``raise_precision()`` answers "finer", every normal-equations solve
@@ -679,21 +701,9 @@ def test_a_slip_after_replaced_pivots_raises_the_precision_at_once(replaced):
     pace slips beyond PACE_SLIP x its floor raises the precision at once and goes on from the
     last point that kept pace; where they replaced none, no raise is for a slip. Optimal at
     HiGHS's objective either way, the message naming the cause."""
-    from scipy.optimize import linprog
+    from gpgpu.lp.mehrotra import PACE_SLIP, _pace
 
-    from gpgpu.lp import Problem
-    from gpgpu.lp.mehrotra import PACE_SLIP, _pace, mehrotra
-
-    A, b, c = _random_lp(0, m=12, n=30, dependent=True)
-    p = Problem.from_arrays(A, b, c)
-    ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
-    seen = []
-    r = mehrotra(_coarse(p, replaced), p, eps=1e-9, stall_window=8, callback=seen.append)
-    assert r.status == "optimal", r.message
-    assert rel(r.objective, ref) < 1e-8
-    assert np.abs(A @ r.x - b).max() <= 1e-7 * max(1.0, np.abs(b).max()) and r.x.min() >= -1e-9
-    assert np.abs(A.T @ r.y + r.s - c).max() <= 1e-7 * max(1.0, np.abs(c).max()) and r.s.min() >= -1e-9
-    assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+    r = _optimal_through_a_raise(lambda p: _coarse(p, replaced))
     raised = [h for h in r.history if "factor_precision" in h]
     slips = [h for h in raised if h["precision_raised_by"].startswith("the residuals fell behind")]
     if not replaced:
@@ -752,22 +762,12 @@ def test_a_step_that_does_not_move_raises_the_precision_at_once(tiny, raised_at)
     iteration raises the precision and goes on from the best point, without waiting for the
     stall test; a step of 1e-5 is above the floor and waits for the stall (2 x stall_window).
     Without a finer factor the tiny steps go on to the stall as before."""
-    from scipy.optimize import linprog
-
     from gpgpu.lp import Problem
     from gpgpu.lp.mehrotra import STEP_FLOOR, mehrotra
 
     assert 1e-9 < STEP_FLOOR < 1e-5
-    A, b, c = _random_lp(0, m=12, n=30, dependent=True)
-    p = Problem.from_arrays(A, b, c)
-    ref = linprog(c, A_eq=A, b_eq=b, bounds=(0, None), method="highs").fun
-    seen = []
-    r = mehrotra(_backing_off(p, True, tiny=tiny), p, eps=1e-9, stall_window=8, callback=seen.append)
-    assert r.status == "optimal", r.message
-    assert rel(r.objective, ref) < 1e-8
-    assert np.abs(A @ r.x - b).max() <= 1e-7 * max(1.0, np.abs(b).max()) and r.x.min() >= -1e-9
-    assert np.abs(A.T @ r.y + r.s - c).max() <= 1e-7 * max(1.0, np.abs(c).max()) and r.s.min() >= -1e-9
-    assert [h["iteration"] for h in seen] == [h["iteration"] for h in r.history][:len(seen)]
+    r = _optimal_through_a_raise(lambda p: _backing_off(p, True, tiny=tiny))
+    p = Problem.from_arrays(*_random_lp(0, m=12, n=30, dependent=True))
     raised = [h for h in r.history if "factor_precision" in h]
     assert [h["iteration"] for h in raised] == [raised_at]
     a = r.history[raised_at - 1]["alpha_pri"]                                   # the step that did not move
