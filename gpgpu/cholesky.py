@@ -836,8 +836,9 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
 
 #: how :class:`TriangularProduct` draws a product by default: None, one pass (m fragments, each
 #: its whole row or column of the triangle), or an integer c, two passes (partial sums of c
-#: terms, then their sums)
+#: terms, then their sums); read at each draw
 PRODUCT_CHUNK = None
+_DEFAULT = object()
 
 
 class TriangularProduct:
@@ -859,10 +860,18 @@ class TriangularProduct:
                                              f"{chunk} terms a fragment", **self.kernel)
         return self._chunks[chunk]
 
-    def draw(self, X: Stream, v: Stream, out: Stream, transposed: bool = False,
-             chunk: int | None = PRODUCT_CHUNK) -> None:
-        """Render X v (Xᵀ v with ``transposed``) into the vector stream ``out``."""
+    def draw(self, X: Stream, v: Stream, out: Stream, transposed: bool = False, chunk=_DEFAULT) -> None:
+        """Render X v (Xᵀ v with ``transposed``) into the vector stream ``out`` (``chunk``: None
+        or a positive integer, default :data:`PRODUCT_CHUNK`). ``ValueError`` for a v or out
+        that is not one texture row of X's order, or a chunk that is not a positive integer."""
         m = X.rows
+        chunk = PRODUCT_CHUNK if chunk is _DEFAULT else chunk
+        for name, s in (("v", v), ("out", out)):
+            if (s.rows, s.cols) != (1, m):
+                raise ValueError(f"triangular product: {name} must be a vector of length {m} in one texture row "
+                                 f"(1 x {m}), got {s.rows} x {s.cols}; a folded vector (FOLD_WIDTH) does not fit here")
+        if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1):
+            raise ValueError(f"triangular product: chunk must be None or a positive integer, got {chunk!r}")
         uniforms = {"m": m, "transposed": bool(transposed)}
         if chunk is None:
             self.one_pass.draw(out, Rect.covering(0, 0, m, 1), {"X": X, "V": v}, uniforms, texels=2 * m + 1)
@@ -890,10 +899,15 @@ def solve_with_inverse(X: Stream, b: Stream, out: Stream | None = None) -> Strea
     :class:`TriangularProduct` over the triangle (by default one pass each)."""
     m = X.rows
     y = Stream(1, m, vector=True, zero=False)
-    x = out if out is not None else Stream(1, m, vector=True, zero=False)
+    x = None
     try:
+        x = out if out is not None else Stream(1, m, vector=True, zero=False)
         TRIANGULAR_PRODUCT.draw(X, b, y)
         TRIANGULAR_PRODUCT.draw(X, y, x, transposed=True)
+    except BaseException:
+        if out is None and x is not None:
+            x.release()
+        raise
     finally:
         y.release()
     return x

@@ -472,18 +472,19 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
     plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps, block),
                     lambda: inverse_plan(m, tolerance, huge, steps, block))
     L, X = Stream(m, m, components=FF, zero=False), Stream(m, m, components=FF, zero=False)
-    pp = PingPong(Stream(m, 2 * m, components=FF), Stream(m, 2 * m, components=FF))
-    P4 = packed_panel(m, block, TRAILING)
+    pp = P4 = None
     try:
+        pp = PingPong(Stream(m, 2 * m, components=FF), Stream(m, 2 * m, components=FF))
+        P4 = packed_panel(m, block, TRAILING)
         run(plan, pp, others={"M0": M, "L": L, "X": X, "P4": P4})
     except BaseException:
         L.release()
         X.release()
         raise
     finally:
-        pp.release()
-        if P4 is not None:
-            P4.release()
+        for s in (pp, P4):
+            if s is not None:
+                s.release()
     return L, X
 
 

@@ -1061,3 +1061,39 @@ def test_triangular_products_against_float64(m, chunk, precision):
         assert t.passes == (1 if chunk is None else 2)
         scale = np.abs(Xl) @ np.abs(v) if not transposed else np.abs(Xl.T) @ np.abs(v)
         assert np.all(np.abs(got - want) <= 2 * m * u * scale + 1e-300), (transposed, np.abs(got - want).max())
+
+
+def test_the_packed_panel_is_zero_past_the_block():
+    """block = 6 (two texels a row, the second half full): each packing pass writes L(r, k0 + 4),
+    L(r, k0 + 5) and two zeros in the second texel of the rows k1 .. m-1, X(k0 + 4, j),
+    X(k0 + 5, j) and two zeros in the rows m + j, j < k1."""
+    from gpgpu.cholesky import TRAILING, factor_with_inverse
+    from gpgpu.record import record
+
+    m, b = 14, 6
+    with Stream.from_array(np.tril(spd(m, np.random.default_rng(9)))) as S:
+        with record() as rec:
+            L, X = factor_with_inverse(S, m, block=b)
+        L.release(), X.release()
+    packs = [f for f in rec.frames if f.kernel == TRAILING.panel.label]
+    assert len(packs) == 2
+    for k0, f in zip((0, 6), packs):
+        k1, S0 = k0 + b, f.inputs["L"]
+        assert f.values.shape == (2 * m, 2, 4)
+        np.testing.assert_array_equal(f.values[k1:m, 1, :2], S0[k1:m, k0 + 4:k1])
+        np.testing.assert_array_equal(f.values[m:m + k1, 1, :2], S0[k0 + 4:k1, m:m + k1].T)
+        assert np.all(f.values[k1:m + k1, 1, 2:] == 0)
+
+
+def test_triangular_products_refuse_vectors_of_another_shape_and_bad_chunks():
+    from gpgpu.cholesky import TRIANGULAR_PRODUCT
+
+    with Stream.from_array(np.eye(4, dtype=np.float32)) as X, Stream(1, 5, vector=True) as v5, \
+            Stream(1, 4, vector=True) as v, Stream(1, 4, vector=True) as out:
+        with pytest.raises(ValueError, match="v must be a vector of length 4 in one texture row"):
+            TRIANGULAR_PRODUCT.draw(X, v5, out)
+        with pytest.raises(ValueError, match="out must be a vector of length 4"):
+            TRIANGULAR_PRODUCT.draw(X, v, v5)
+        for chunk in (0, -2, 2.5, True):
+            with pytest.raises(ValueError, match="chunk must be None or a positive integer"):
+                TRIANGULAR_PRODUCT.draw(X, v, out, chunk=chunk)

@@ -263,7 +263,8 @@ NEIGHBOURHOOD = 10.0
 PACE_SLIP = 2.0
 #: Beyond the papers: the first slip of the pace (above) after a step whose float32 factor
 #: replaced more pivots than the fewest a step's factor replaced before it (dependent rows
-#: replace the same ones in every factor) raises the factor's precision at once, where the back end has a more precise
+#: replace the same ones in every factor), measured against a floor above zero (a pace is 0
+#: while both residuals are below eps), raises the factor's precision at once, where the back end has a more precise
 #: one (float-float on the GPU with ``factor_precision="auto"``), and the iteration goes on from
 #: the last point that kept pace, instead of waiting for the stall test (2 x stall_window
 #: iterations at least). On an H100 degen3's float32 factor replaced 98 pivots at iteration 7,
@@ -578,7 +579,8 @@ class _Iterate:
             fewest = self.fewest_replaced
             if replaced is not None:
                 self.fewest_replaced = min(fewest, replaced)
-                if RAISE_AT_SLIP and was_paced and not self.paced and not self.raised_at and replaced > fewest:
+                if RAISE_AT_SLIP and was_paced and not self.paced and not self.raised_at and replaced > fewest \
+                        and floor > 0:
                     self.slipped = (f"the residuals fell behind mu after a factor that replaced {replaced} pivots, "
                                     f"{fewest} before (pace {pace:.2g}, its floor {floor:.2g})")
             if self.paced and r.worst < self.restart[0] and _near_central_path(r.pres, r.dres, r.mu, first, eps):
@@ -648,6 +650,7 @@ def _go_on_finer(be, it: _Iterate, r: _Residuals, callback, why: str) -> bool:
     _precision_raised(raised, r.entry, it.raised_at, it.worst_hist, be, (r.rb, r.rc), callback, why)
     _, r.entry["restart_iteration"], it.x, it.lam, it.s = it.restart if it.restart[0] < math.inf else it.best
     it.pace_floor, it.paced = math.inf, True       # the pace is watched afresh from the restart point
+    it.stuck = it.slipped = None                   # what the old factor did says nothing of the new one
     it.k += 1
     return True
 
