@@ -415,9 +415,9 @@ def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Traili
     :func:`panel_step_primitive` (the block's panel and X's block rows), then, unless the block
     is the last, the block's panel packed into "P4" (``trailing.panel``: L's rows k1 .. m-1 and
     X's columns 0 .. k1-1, rows k1 .. m + k1 - 1 of "P4") and one ``trailing.update`` pass over
-    :func:`trailing_primitive`. ceil(m / steps) + 2 ceil(m / block) - 2 passes, of which
-    ceil(m / steps) + ceil(m / block) - 1 depend on the pass before them through the ping-pong
-    pair; the texels below a block are written once a block, not once a step (about
+    :func:`trailing_primitive`. ceil(m / steps) + 2 ceil(m / block) - 2 passes, each reading
+    what the pass before it wrote (one chain of dependent passes: a packing reads the panel's
+    last pass, its trailing pass the packing); the texels below a block are written once a block, not once a step (about
     m³ / (3 block) + block m² / 2 texels a factorization with one step a pass, the panel's share
     about block m² / (2 steps) with more, where the one-step passes write m³ / 3)."""
     check_block(block, steps)
