@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from gpgpu import counters, float_float, stream
 from gpgpu.lp import Problem, solve
 from gpgpu.lp.matrix_free import pcg
-from gpgpu.lp.matrix_free_fused import FusedPCG, chunk_length
+from gpgpu.lp.matrix_free_fused import CHECK_LAG, FusedPCG, chunk_length
 from gpgpu.lp.matrix_free_gpu import GPUMatrixFree
 
 M, N, K_RANK, DELTA = 45, 110, 7, 1e-2
@@ -243,8 +243,8 @@ def test_fused_solve_follows_float64_pcg(system, fold, solution, check):
     up to the next check with 8) and to 1e-5 ||b|| (where float32 has drifted: measured two
     iterations more than float64, as a float32 numpy PCG). Both converge; the reported residual
     meets the target, the answer's true residual (float64, b - G_R x) is within float32's drift
-    of it, and x is G_R^-1 b to cond(G_R) times the target; seven passes an iteration (and the
-    copy of the best iterate at a check)."""
+    of it, and x is G_R^-1 b to cond(G_R) times the target; seven passes an iteration (and a
+    copy of the iterate at a check), CHECK_LAG iterations drawn past the check that stops."""
     p, theta, G, b = system
     be = backend(p, theta, DELTA, K_RANK, solution=solution, pcg_check=check)
     try:
@@ -274,7 +274,10 @@ def test_fused_solve_follows_float64_pcg(system, fold, solution, check):
             bound = 2 * cond * rel_target * np.linalg.norm(xstar)
             assert np.linalg.norm(x - xstar) <= bound
             assert np.linalg.norm(x - ref["x"]) <= bound
-            assert t.passes <= 8 * (its + 1) + 4
+            # seven passes an iteration, CHECK_LAG iterations past the deciding check, a copy of
+            # the iterate at each check drawn, x0 and r0 = b, the answer's copy
+            checks = its + 1 + CHECK_LAG if check == 1 else its // 8 + 3
+            assert t.passes <= 7 * (its + 1 + CHECK_LAG) + checks + 3
     finally:
         be.release()
 
@@ -391,10 +394,11 @@ def test_fused_and_planned_agree_and_fused_draws_seven_passes(system):
     a, c = out[True, "target"], out[False, "target"]
     assert a["converged"] and c["converged"] and abs(a["iterations"] - c["iterations"]) <= 1
     assert np.linalg.norm(a["x"] - c["x"]) <= 1e-3 * np.linalg.norm(a["x"])
-    # seven passes an iteration, a few more a solve (x0 and r0 = b, the best iterate's copy, the
-    # answer's); the iteration at the limit is drawn for its update and residual
+    # seven passes an iteration, a few more a solve (x0 and r0 = b, a copy of the iterate at each
+    # of the three checks, the answer's); the iteration at the limit is drawn for its update and
+    # residual, and none past it (the checks are decided at once there)
     assert passes[True][1] - passes[True][0] == 10 * 7
-    assert passes[True][0] <= 7 * 11 + 4
+    assert passes[True][0] == 7 * 11 + 2 + 3 + 1
     assert passes[False][1] - passes[False][0] > 2 * (passes[True][1] - passes[True][0])
 
 
@@ -527,6 +531,47 @@ def test_fused_breakdown_on_an_indefinite_system(system, check):
             assert res["residual"] == pytest.approx(min(norms), rel=1e-3)
     finally:
         be.release()
+
+
+@pytest.mark.parametrize("check", [1, 8])
+def test_late_checks_decide_as_checks_read_at_once(system, monkeypatch, check):
+    """CHECK_LAG: a check read four iterations late decides what it decides read at once (lag 0):
+    the same iterations, converged and breakdown flags, residual, and bit for bit the same x
+    (the held copy of the checked iterate), for a target met, maxiter reached, the soft limit
+    and a breakdown (negative weights). A converged solve draws CHECK_LAG iterations past its
+    check (none at maxiter or the soft limit, decided at once)."""
+    import gpgpu.lp.matrix_free_fused as mff
+    p, theta, G, b = system
+    rng = np.random.default_rng(15)
+    indefinite = np.exp(rng.uniform(-2, 2, N))
+    indefinite[rng.random(N) < 0.08] *= -0.5
+    b2 = rng.standard_normal(M)
+    cases = [(theta, b, 1e-4 * np.linalg.norm(b), 500, None), (theta, b, 0.0, 13, None),
+             (theta, b, 0.0, 100, (3, 1e30)), (indefinite, b2, 0.0, 200, None)]
+    drawn = [0]
+    step = FusedPCG._step
+    monkeypatch.setattr(FusedPCG, "_step", lambda self: (drawn.__setitem__(0, drawn[0] + 1), step(self))[1])
+    out = {}
+    for lag in (0, 4):
+        monkeypatch.setattr(mff, "CHECK_LAG", lag)
+        for c, (weights, rhs, target, maxiter, soft) in enumerate(cases):
+            be = GPUMatrixFree(p, pcg_check=check)
+            try:
+                be.set_weights(weights, DELTA)
+                be.build_preconditioner(3 if c == 3 else K_RANK)
+                drawn[0] = 0
+                out[lag, c] = solve_on(be, rhs, target, maxiter, soft=soft), drawn[0]
+            finally:
+                be.release()
+    for c in range(len(cases)):
+        (now, n0), (late, n4) = out[0, c], out[4, c]
+        assert {k: now[k] for k in ("iterations", "converged", "breakdown", "residual")} == \
+            {k: late[k] for k in ("iterations", "converged", "breakdown", "residual")}
+        np.testing.assert_array_equal(late["x"], now["x"])
+        assert n0 == now["iterations"] + 1
+        assert n4 == n0 + (4 if c in (0, 3) else 0)
+    assert out[0, 0][0]["converged"] and out[0, 1][0]["iterations"] == 13 and out[0, 2][0]["iterations"] == 3
+    assert out[0, 3][0]["breakdown"]
 
 
 # --------------------------------------------------------------------------- 5. an LP end to end

@@ -197,12 +197,16 @@ def test_passes_a_fused_pcg_iteration(qap, gruca, sums):
 def test_a_check_is_one_transfer(qap, monkeypatch):
     """Read-backs every pcg_check iterations: with pcg_check = 8 and 20 iterations the checks are
     iterations 1, 8, 16 and 20 (the first, every 8th, the last): one transfer each (p^T q, r^T z,
-    the watch and r^T r in one texel) plus ||b||'s, where the drawn loop makes four a check."""
+    the watch and r^T r in one texel; the fused iteration's through a pixel buffer) plus ||b||'s,
+    where the drawn loop makes four a check."""
+    import moderngl
+
     p, theta, _, b = qap
     calls = []
-    for name in ("to_array", "item", "read_texel"):
-        real = getattr(Stream, name)
-        monkeypatch.setattr(Stream, name, lambda self, *a, _real=real, _name=name, **k:
+    for cls, name in ((Stream, "to_array"), (Stream, "item"), (Stream, "read_texel"),
+                      (moderngl.Framebuffer, "read_into"), (moderngl.Framebuffer, "read")):
+        real = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, _real=real, _name=name, **k:
                             (calls.append(_name), _real(self, *a, **k))[1])
     found = {}
     for plan in (True, False):
