@@ -859,6 +859,49 @@ def test_the_restart_point_is_one_whose_residuals_kept_pace_with_mu():
     assert it.restart[1] == 21
 
 
+
+def test_a_pace_that_slips_early_and_comes_back_keeps_the_restart_point_moving():
+    """80bau3b (NETLIB) with the GPU's defaults at eps = 1e-8 on an H100: the dual residual lags
+    mu at iterations 3 and 4 (pace 3.0 against a floor of 0.98), the pace then falls to 0.024 at
+    iteration 27 while the float32 factors replace 4 to 8 pivots a step; from 28 the primal
+    residual holds at 1.7e-6 and the pace climbs past 170. The restart point is 27, not 2 (an
+    early slip does not end the search for one), and the slip at 28, after a factor that
+    replaced 5 pivots where the first ones replaced none, is flagged for a raise; the early slip
+    at 3, after factors that replaced none, is not. Residuals (6.1), (6.2), mu and the replaced
+    pivots from that run (docs/results/lp.md); worst falls each iteration."""
+    import math
+    from types import SimpleNamespace
+
+    from gpgpu.lp.mehrotra import _Iterate
+
+    rows = [(2.7e2, 9.0e-1, 1.08e7, 0), (1.1e2, 3.8e-1, 4.64e6, 0), (3.1e1, 2.4e-1, 1.54e6, 0),
+            (5.1, 7.4e-2, 2.94e5, 0), (8.7e-1, 1.4e-2, 5.49e4, 0), (2.8e-1, 2.2e-3, 1.85e4, 0),
+            (2.5e-1, 2.0e-3, 1.75e4, 0), (4.9e-2, 3.2e-4, 3.86e3, 7), (9.4e-3, 8.4e-5, 1.13e3, 8),
+            (8.9e-3, 6.8e-5, 1.04e3, 7), (6.6e-3, 2.5e-5, 6.52e2, 6), (3.4e-3, 2.3e-6, 3.95e2, 6),
+            (2.6e-3, 1.6e-6, 3.50e2, 5), (2.2e-3, 1.0e-6, 3.33e2, 5), (1.8e-3, 6.8e-7, 3.32e2, 6),
+            (1.6e-3, 1.6e-7, 3.18e2, 5), (1.5e-3, 8.6e-8, 2.68e2, 5), (6.5e-4, 6.6e-8, 2.37e2, 5),
+            (2.0e-4, 1.3e-8, 8.36e1, 5), (1.5e-4, 6.2e-9, 6.10e1, 5), (5.9e-5, 3.5e-9, 4.42e1, 4),
+            (2.6e-5, 8.7e-10, 1.86e1, 4), (1.5e-5, 2.6e-10, 1.01e1, 5), (9.2e-6, 9.7e-11, 7.25, 5),
+            (3.7e-6, 3.9e-11, 3.99, 5), (2.8e-6, 1.5e-11, 2.93, 5), (1.2e-6, 5.8e-12, 1.59, 5),
+            (5.7e-7, 2.4e-12, 9.63e-1, 5), (1.2e-6, 9.5e-13, 5.09e-1, 5), (1.5e-6, 2.7e-13, 1.94e-1, 5),
+            (1.6e-6, 8.3e-14, 8.50e-2, 5), (1.7e-6, 1.1e-14, 3.17e-2, 5), (1.7e-6, 4.2e-15, 1.68e-2, 5),
+            (1.7e-6, 2.4e-15, 7.56e-3, 5), (1.7e-6, 7.8e-16, 3.96e-3, 4)]
+    it = _Iterate(None, None, None, 0, 0)
+    it.best = it.restart = (math.inf, 0, None, None, None)
+    slips = []
+    for k, (pres, dres, mu, replaced) in enumerate(rows):
+        it.k = k
+        it.history.append({"iteration": k, "replaced_pivots": replaced})
+        it.track(SimpleNamespace(pres=pres, dres=dres, mu=mu, m=1, finite=True, worst=1.0 / (k + 1)), 1e-8)
+        if it.slipped:
+            slips.append((k, it.slipped))
+            it.slipped = None
+        if k == 4:
+            assert not it.paced and it.restart[1] == 2         # the early slip
+    assert it.restart[1] == 27 and not it.paced
+    assert [k for k, _ in slips] == [28]
+    assert "replaced 5 pivots, 0 before" in slips[0][1]
+
 @pytest.mark.parametrize("can_raise", [False, True])
 def test_an_iterate_no_longer_finite_raises_the_precision(can_raise):
     """An iterate that becomes NaN ends in numerical trouble with the best point, or, where
