@@ -79,3 +79,27 @@ def test_claims_from_a_csv(tmp_path):
         w.writerow(fields)
         w.writerow(("p1", "gpu", "optimal", "2.0", "NVIDIA H100/PCIe/SSE2", "2026-12-05"))
     assert whole.claims(only_gpu) == []
+    # two runs: each ratio within its own CSV (p1's serial ratio from the second run's GPU row,
+    # the multi-core one from the first's), both CSVs' rows copied, the newest date
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    for path, body, date in ((first, [("p1", "gpu", "optimal", "2.0"), ("p1", "numpy64", "optimal", "5.0")], "2026-12-05"),
+                             (second, [("p1", "gpu", "optimal", "3.0"), ("p1", "numpy64-1", "optimal", "9.0")],
+                              "2026-12-06")):
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(fields)
+            w.writerows([r + ("NVIDIA H100/PCIe/SSE2", date) for r in body])
+    assert whole.main(["--claims", str(first), str(second), "--command", "two commands"]) == 0
+    data = json.loads((tmp_path / "mfipm_whole.claims.json").read_text())
+    assert {c["text"]: c["measured"] for c in data["claims"]} == {
+        "whole solves: serial CPU solve time / GPU solve time": "p1 3.00",
+        "whole solves: multi-core CPU solve time / GPU solve time": "p1 2.50"}
+    assert data["notes"] == ["rows: first.csv, second.csv"] and data["date"] == "2026-12-06"
+    assert len(list(csv.DictReader(open(tmp_path / "mfipm_whole.csv")))) == 4
+    # runs of two renderers are refused
+    with open(second, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerow(("p1", "gpu", "optimal", "3.0", "llvmpipe (LLVM 15.0.6, 256 bits)", "2026-12-06"))
+    with pytest.raises(ValueError, match="different renderers"):
+        whole.write_claims([first, second])

@@ -5,7 +5,7 @@
         [--runs gpu,gpu-002,numpy64,numpy64-1] [--out docs/figures/mfipm_whole_<renderer>_<date>.csv]
         [--timeout S]
     python -m experiments.mfipm.whole --markdown CSV
-    python -m experiments.mfipm.whole --claims CSV --command "the command that wrote it"
+    python -m experiments.mfipm.whole --claims CSV [CSV ...] --command "the commands that wrote them"
 
 Each (problem, run) is a subprocess of its own: a warm-up solve of afiro first (the kernels
 compiled, numpy's threads started), then ``solve(name, method="matrix-free", backend=...,
@@ -25,10 +25,11 @@ objective and its error against HiGHS, renderer and date; and where the seconds 
 queued passes drained), in the preconditioner's builds (``build_seconds``), and issuing passes
 (``issue_seconds``, all the solve's). What is not PCG nor a build is the outer iteration's.
 
-``--claims`` turns such a CSV into the reproduction report's claims (``mfipm_whole.claims.json``
-beside it, ``mfipm_whole.llvmpipe.claims.json`` for a software renderer, and for a GPU the rows
-as ``mfipm_whole.csv``, which the verdicts name): 002 Table 3's serial CPU / GPU and multi-core
-CPU / GPU solve times over whole solves, each where the CSV holds both runs of a problem.
+``--claims`` turns such CSVs into the reproduction report's claims (``mfipm_whole.claims.json``
+beside the first, ``mfipm_whole.llvmpipe.claims.json`` for a software renderer, and for a GPU
+their rows as ``mfipm_whole.csv``, which the verdicts name): 002 Table 3's serial CPU / GPU and
+multi-core CPU / GPU solve times over whole solves, each where one CSV holds both runs of a
+problem (a ratio is never taken across two runs of the experiment).
 """
 from __future__ import annotations
 
@@ -36,7 +37,6 @@ import csv
 import json
 import math
 import os
-import shutil
 import sys
 import time
 from dataclasses import asdict
@@ -119,7 +119,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
     ap.add_argument("--eps", type=float, default=1e-6)
     ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--claims", default=None, help="write the report's claims from a CSV of this experiment")
+    ap.add_argument("--claims", nargs="+", default=None,
+                    help="write the report's claims from CSVs of this experiment (each one run, the ratios within it)")
     ap.add_argument("--command", default="", help="with --claims: the command that wrote the CSV")
     ap.add_argument("--note", action="append", default=[], help="with --claims: a note for the report (repeatable)")
     args = ap.parse_args(argv)
@@ -146,45 +147,58 @@ def main(argv=None) -> int:
     return 0
 
 
-def claims(path) -> list:
-    """The claims of :data:`RATIOS` from a CSV of this experiment: per problem the CPU run's
-    seconds over the GPU defaults' (``gpu``), where both ended in a status of their own (not a
-    time-out or a crash); a ratio with no such problem is left out."""
+def claims(*paths) -> list:
+    """The claims of :data:`RATIOS` from CSVs of this experiment: per problem the CPU run's
+    seconds over the GPU defaults' (``gpu``) of the same CSV (one run of the experiment), where
+    both ended in a status of their own (not a time-out or a crash); a ratio with no such
+    problem is left out."""
     from experiments.harness import Claim
 
-    rows = list(csv.DictReader(open(path)))
-    by = {(r["problem"], r["run"]): r for r in rows}
-    finished = lambda r: r is not None and r["status"] not in ("timeout", "crash")  # noqa: E731
     how = ("experiments.mfipm.whole: solve(name, method='matrix-free', eps=...) with each back end's defaults, "
            "a process a run; numpy64 on all the host's cores and on one thread (numpy64-1)")
+    finished = lambda r: r is not None and r["status"] not in ("timeout", "crash")  # noqa: E731
     out = []
     for text, cpu, paper in RATIOS:
-        got = [f"{nm} {float(by[nm, cpu]['seconds']) / float(by[nm, 'gpu']['seconds']):.2f}"
-               for nm in dict.fromkeys(r["problem"] for r in rows)
-               if finished(by.get((nm, cpu))) and finished(by.get((nm, "gpu")))]
+        got = []
+        for path in paths:
+            rows = list(csv.DictReader(open(path)))
+            by = {(r["problem"], r["run"]): r for r in rows}
+            got += [f"{nm} {float(by[nm, cpu]['seconds']) / float(by[nm, 'gpu']['seconds']):.2f}"
+                    for nm in dict.fromkeys(r["problem"] for r in rows)
+                    if finished(by.get((nm, cpu))) and finished(by.get((nm, "gpu")))]
         if got:
             out.append(Claim(text, paper, "; ".join(got), how))
     return out
 
 
-def write_claims(path, command: str = "", notes=()) -> Path:
+def write_claims(paths, command: str = "", notes=()) -> Path:
     """``mfipm_whole.claims.json`` (``.llvmpipe.claims.json`` for a software renderer) beside the
-    CSV, with the command that wrote it and ``notes``, and for a GPU the CSV again as
-    ``mfipm_whole.csv`` (the rows the verdicts name)."""
+    first CSV of ``paths`` (one path or several, each a run on the same renderer), with the
+    command that wrote them and ``notes``, and for a GPU their rows as ``mfipm_whole.csv`` (the
+    rows the verdicts name)."""
     from experiments.__main__ import is_software
 
-    path = Path(path)
-    rows = list(csv.DictReader(open(path)))
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    rows = [r for p in paths for r in csv.DictReader(open(p))]
+    renderers = {r["renderer"] for r in rows}
+    if len(renderers) > 1:
+        raise ValueError(f"the CSVs come from different renderers ({', '.join(sorted(renderers))}): "
+                         "give the runs of one renderer")
     renderer = rows[0]["renderer"] if rows else "unknown"
     software = is_software(renderer)
-    target = path.parent / f"{NAME}{'.llvmpipe' if software else ''}.claims.json"
+    folder = paths[0].parent
+    target = folder / f"{NAME}{'.llvmpipe' if software else ''}.claims.json"
     data = {"name": NAME, "title": "matrix-free IPM over whole solves, CPU vs GPU", "renderer": renderer,
-            "date": rows[0]["date"] if rows else "", "command": command, "size_name": "", "sizes": [],
-            "seconds": sum(float(r["seconds"]) for r in rows if r["seconds"]), "notes": [f"rows: {path.name}", *notes],
-            "claims": [asdict(c) for c in claims(path)]}
+            "date": max((r["date"] for r in rows), default=""), "command": command, "size_name": "", "sizes": [],
+            "seconds": sum(float(r["seconds"]) for r in rows if r["seconds"]),
+            "notes": [f"rows: {', '.join(p.name for p in paths)}", *notes],
+            "claims": [asdict(c) for c in claims(*paths)]}
     target.write_text(json.dumps(data, indent=1) + "\n")
-    if not software and path.name != f"{NAME}.csv":
-        shutil.copyfile(path, path.parent / f"{NAME}.csv")
+    if not software and [p.name for p in paths] != [f"{NAME}.csv"]:
+        with open(folder / f"{NAME}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
     return target
 
 
