@@ -13,7 +13,8 @@ HiGHS's presolve, as ``solve`` factors it) has at least that many rows; it is fo
 numpy64 iteration. ``--backends`` names back ends, each with options after a ``+`` if any
 (``gpu+factor_block=16`` is ``solve(path, backend="gpu", factor_block=16)``; the row's
 ``backend`` is that name; the table compares ``gpu`` with ``numpy64``). Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
-afiro first (the GPU's kernels compiled, numpy's threads started), then ``solve(path,
+afiro first (the GPU's kernels compiled, numpy's threads started; for ``gpu`` a second one
+with float-float factors, whose kernels a raise of the precision uses), then ``solve(path,
 backend=..., eps=...)`` timed by its wall clock, reading the MPS file included. HiGHS's IPM
 (``highspy``, ``solver="ipm"``, crossover off, its presolve on) is timed by its own run time.
 Each row: the problem, HiGHS's sizes, the back end, status, iterations, seconds, passes, passes
@@ -72,6 +73,11 @@ def _child(path, backend, eps) -> dict:
 
     backend, options = backend_options(backend)
     solve("afiro", backend=backend, eps=eps, **options)
+    if backend == "gpu" and "factor_precision" not in options:
+        try:                          # the float-float factor's kernels, which a raise uses, compiled too
+            solve("afiro", backend=backend, eps=eps, factor_precision="float-float", **options)
+        except RuntimeError:          # a context without GL_ARB_gpu_shader5 has none
+            pass
     t0 = time.perf_counter()
     r = solve(str(path), backend=backend, eps=eps, **options)
     seconds = time.perf_counter() - t0

@@ -35,3 +35,38 @@ def test_a_back_end_takes_its_options_after_a_plus():
         netlib_speed.backend_options("gpu+factor_block")
     with pytest.raises(SystemExit):
         netlib_speed.main(["--backends", "gpu+16", "--problems", "afiro"])
+
+
+def test_the_warm_up_compiles_the_float_float_kernels_too(monkeypatch):
+    """_child's warm-up: afiro with the back end's options, and for gpu a second afiro with
+    float-float factors (the kernels a raise of the precision uses), unless the options name a
+    factor precision; a context without float-float (RuntimeError) skips it. Then the timed solve."""
+    from types import SimpleNamespace
+
+    import gpgpu.lp
+
+    from experiments import netlib_speed
+
+    calls = []
+    result = SimpleNamespace(status="optimal", iterations=3, objective=1.0, passes=30, host_us_per_pass=2.0,
+                             normal_rows=5, message="")
+
+    def fake(problem, **kw):
+        calls.append((problem, kw))
+        if kw.get("factor_precision") == "float-float" and refuse:
+            raise RuntimeError("needs GL_ARB_gpu_shader5")
+        return result
+
+    monkeypatch.setattr(gpgpu.lp, "solve", fake)
+    for backend, refuse, expected in (
+            ("gpu", False, [("afiro", {}), ("afiro", {"factor_precision": "float-float"}), ("p", {})]),
+            ("gpu", True, [("afiro", {}), ("afiro", {"factor_precision": "float-float"}), ("p", {})]),
+            ("numpy64", False, [("afiro", {}), ("p", {})]),
+            ("gpu+factor_precision='float32'", False, [("afiro", {"factor_precision": "float32"}),
+                                                     ("p", {"factor_precision": "float32"})])):
+        calls.clear()
+        out = netlib_speed._child("p", backend, 1e-8)
+        assert out["status"] == "optimal" and out["iterations"] == 3
+        name = backend.split("+")[0]
+        assert [(p, {k: v for k, v in kw.items() if k not in ("backend", "eps")}) for p, kw in calls] == expected
+        assert all(kw["backend"] == name and kw["eps"] == 1e-8 for _, kw in calls)

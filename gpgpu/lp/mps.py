@@ -36,6 +36,7 @@ kept in ``Problem.c0`` so that ``c^T x + c0`` is the objective (in the minimisat
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -689,6 +690,9 @@ _SECTIONS = {"NAME", "OBJSENSE", "OBJSENS", "OBJNAME", "ROWS", "LAZYCONS", "USER
              "DELAYEDROWS", "MODELCUTS", "INDICATORS", "GENCONS", "PWLOBJ", "PWLNAM", "PWLCON", "ENDATA"}
 #: BOUNDS types that need a value (BV and SC take one optionally, FR, MI and PL none)
 _BOUND_NEEDS_VALUE = {"UP", "LO", "FX", "LI", "UI"}
+#: the free-format fields that hold numbers, by a data line's field count: COLUMNS; RHS and RANGES
+_COLUMNS_NUMBERS = {3: (2,), 5: (2, 4)}
+_RHS_NUMBERS = {2: (1,), 3: (2,), 4: (1, 3), 5: (2, 4)}
 #: the fixed-format fields 4 and 6 (columns 25-36 and 50-61): the numbers of a data line
 _FIXED_NUMBER_FIELDS = ((24, 36), (49, 61))
 
@@ -743,7 +747,7 @@ def check_mps_numbers(path) -> None:
                          f"(the line: {line.strip()!r})")
 
     def ok(v, allow_inf):
-        return v is not None and not np.isnan(v) and (allow_inf or np.isfinite(v))
+        return v is not None and v == v and (allow_inf or -math.inf < v < math.inf)   # v == v: not NaN
 
     def fixed(line, allow_inf):
         """The first fixed-format number field that is not a number, or None."""
@@ -766,9 +770,9 @@ def check_mps_numbers(path) -> None:
         if section == "COLUMNS":
             if len(tokens) >= 3 and tokens[1].strip("'\"").upper() == "MARKER":
                 continue
-            positions = {3: (2,), 5: (2, 4)}.get(len(tokens))
+            positions = _COLUMNS_NUMBERS.get(len(tokens))
         elif section in ("RHS", "RANGES"):
-            positions = {2: (1,), 3: (2,), 4: (1, 3), 5: (2, 4)}.get(len(tokens))
+            positions = _RHS_NUMBERS.get(len(tokens))
         else:                                 # BOUNDS: type [set name] column [value]
             kind = tokens[0].upper()
             if kind in _BOUND_NEEDS_VALUE:
