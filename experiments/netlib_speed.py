@@ -76,8 +76,8 @@ def _child(path, backend, eps) -> dict:
     if backend == "gpu" and "factor_precision" not in options:
         try:                          # the float-float factor's kernels, which a raise uses, compiled too
             solve("afiro", backend=backend, eps=eps, factor_precision="float-float", **options)
-        except RuntimeError:          # a context without GL_ARB_gpu_shader5 has none
-            pass
+        except (RuntimeError, ValueError):   # no float-float here (a context without GL_ARB_gpu_shader5), or
+            pass                               # none with these options (refine=False, eps >= REFINE_BELOW, ...)
     t0 = time.perf_counter()
     r = solve(str(path), backend=backend, eps=eps, **options)
     seconds = time.perf_counter() - t0

@@ -96,6 +96,23 @@ def test_claims_from_a_csv(tmp_path):
         "whole solves: multi-core CPU solve time / GPU solve time": "p1 2.50"}
     assert data["notes"] == ["rows: first.csv, second.csv"] and data["date"] == "2026-12-06"
     assert len(list(csv.DictReader(open(tmp_path / "mfipm_whole.csv")))) == 4
+    # an older CSV without the later columns: the union of the columns, blanks where missing
+    with open(first, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerow(("p1", "gpu", "optimal", "2.0", "NVIDIA H100/PCIe/SSE2", "2026-12-05"))
+    with open(second, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields + ("pcg_seconds",))
+        w.writerow(("p1", "numpy64", "optimal", "5.0", "NVIDIA H100/PCIe/SSE2", "2026-12-06", "4.5"))
+    whole.write_claims([first, second])
+    merged = list(csv.DictReader(open(tmp_path / "mfipm_whole.csv")))
+    assert [(r["run"], r["pcg_seconds"]) for r in merged] == [("gpu", ""), ("numpy64", "4.5")]
+    # a CSV with its header only is refused
+    empty = tmp_path / "empty.csv"
+    empty.write_text(",".join(fields) + "\n")
+    with pytest.raises(ValueError, match="no rows"):
+        whole.write_claims([empty])
     # runs of two renderers are refused
     with open(second, "w", newline="") as f:
         w = csv.writer(f)

@@ -40,7 +40,8 @@ def test_a_back_end_takes_its_options_after_a_plus():
 def test_the_warm_up_compiles_the_float_float_kernels_too(monkeypatch):
     """_child's warm-up: afiro with the back end's options, and for gpu a second afiro with
     float-float factors (the kernels a raise of the precision uses), unless the options name a
-    factor precision; a context without float-float (RuntimeError) skips it. Then the timed solve."""
+    factor precision; a context without float-float (RuntimeError) or options that allow none
+    (ValueError: refine=False, a large eps) skip it. Then the timed solve."""
     from types import SimpleNamespace
 
     import gpgpu.lp
@@ -54,13 +55,14 @@ def test_the_warm_up_compiles_the_float_float_kernels_too(monkeypatch):
     def fake(problem, **kw):
         calls.append((problem, kw))
         if kw.get("factor_precision") == "float-float" and refuse:
-            raise RuntimeError("needs GL_ARB_gpu_shader5")
+            raise refuse("no float-float here")
         return result
 
     monkeypatch.setattr(gpgpu.lp, "solve", fake)
     for backend, refuse, expected in (
             ("gpu", False, [("afiro", {}), ("afiro", {"factor_precision": "float-float"}), ("p", {})]),
-            ("gpu", True, [("afiro", {}), ("afiro", {"factor_precision": "float-float"}), ("p", {})]),
+            ("gpu", RuntimeError, [("afiro", {}), ("afiro", {"factor_precision": "float-float"}), ("p", {})]),
+            ("gpu", ValueError, [("afiro", {}), ("afiro", {"factor_precision": "float-float"}), ("p", {})]),
             ("numpy64", False, [("afiro", {}), ("p", {})]),
             ("gpu+factor_precision='float32'", False, [("afiro", {"factor_precision": "float32"}),
                                                      ("p", {"factor_precision": "float32"})])):

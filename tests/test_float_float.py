@@ -901,6 +901,16 @@ def test_a_pace_that_slips_early_and_comes_back_keeps_the_restart_point_moving()
     assert it.restart[1] == 27 and not it.paced
     assert [k for k, _ in slips] == [28]
     assert "replaced 5 pivots, 0 before" in slips[0][1]
+    # the rule fires once a solve: a pace back within twice its floor, then beyond it again after
+    # a factor that replaced more pivots, is not flagged a second time (it would retry a raise
+    # that failed, where no finer factor was to be had)
+    mu, pres = 1e2, 2.7e2 * 0.02 * (1e2 / 1.08e7)                      # pace 0.02: within the floor
+    for k, (pr, repl) in enumerate(((pres, 6), (100 * pres, 7), (100 * pres, 7)), start=len(rows)):
+        it.k = k
+        it.history.append({"iteration": k, "replaced_pivots": repl})
+        it.track(SimpleNamespace(pres=pr, dres=1e-20, mu=mu, m=1, finite=True, worst=1.0 / (k + 1)), 1e-8)
+        assert it.slipped is None
+    assert not it.paced
 
 @pytest.mark.parametrize("can_raise", [False, True])
 def test_an_iterate_no_longer_finite_raises_the_precision(can_raise):

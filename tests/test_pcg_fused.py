@@ -546,8 +546,11 @@ def test_late_checks_decide_as_checks_read_at_once(system, monkeypatch, check):
     indefinite = np.exp(rng.uniform(-2, 2, N))
     indefinite[rng.random(N) < 0.08] *= -0.5
     b2 = rng.standard_normal(M)
+    # a target met, maxiter reached, the soft limit, a breakdown, and ||b|| within the target with
+    # maxiter 3: the checks 0 .. 3 all pending at the last, decided at once oldest first (0 stops)
     cases = [(theta, b, 1e-4 * np.linalg.norm(b), 500, None), (theta, b, 0.0, 13, None),
-             (theta, b, 0.0, 100, (3, 1e30)), (indefinite, b2, 0.0, 200, None)]
+             (theta, b, 0.0, 100, (3, 1e30)), (indefinite, b2, 0.0, 200, None),
+             (theta, b, 2 * np.linalg.norm(b), 3, None)]
     drawn = [0]
     step = FusedPCG._step
     monkeypatch.setattr(FusedPCG, "_step", lambda self: (drawn.__setitem__(0, drawn[0] + 1), step(self))[1])
@@ -569,9 +572,26 @@ def test_late_checks_decide_as_checks_read_at_once(system, monkeypatch, check):
             {k: late[k] for k in ("iterations", "converged", "breakdown", "residual")}
         np.testing.assert_array_equal(late["x"], now["x"])
         assert n0 == now["iterations"] + 1
-        assert n4 == n0 + (4 if c in (0, 3) else 0)
+        assert n4 == {0: n0 + 4, 3: n0 + 4, 4: 4}.get(c, n0)      # the last case: drawn up to maxiter
     assert out[0, 0][0]["converged"] and out[0, 1][0]["iterations"] == 13 and out[0, 2][0]["iterations"] == 3
     assert out[0, 3][0]["breakdown"]
+    assert out[0, 4][0]["converged"] and out[0, 4][0]["iterations"] == 0
+
+
+def test_the_checks_pixel_buffers_are_released(system, monkeypatch):
+    """The CHECK_LAG + 1 pixel buffers of the checks go with the back end's release."""
+    import moderngl
+
+    p, theta, G, b = system
+    released = []
+    real = moderngl.Buffer.release
+    monkeypatch.setattr(moderngl.Buffer, "release", lambda self: (released.append(self), real(self))[1])
+    be = backend(p, theta, DELTA, K_RANK)
+    reads = list(be._fused.streams.reads)
+    assert len(reads) == CHECK_LAG + 1
+    solve_on(be, b, 1e-3 * np.linalg.norm(b), 100)
+    be.release()
+    assert all(any(r is q for q in released) for r in reads)
 
 
 # --------------------------------------------------------------------------- 5. an LP end to end

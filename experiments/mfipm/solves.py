@@ -102,6 +102,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if printed_markdown(args, markdown):
         return 0
+    if args.check_lag is not None and args.check_lag < 0:
+        ap.error(f"--check-lag must be 0 or more, got {args.check_lag}")
+    if args.pcg_check is not None and args.pcg_check < 1:
+        ap.error(f"--pcg-check must be 1 or more, got {args.pcg_check}")
     with rows_to(args.out, "mfipm_solves", FIELDS, extrasaction="ignore") as write:
         for problem in args.problems.split(","):
             rows = measure(problem, args.eps, args.max_iter, args.pcg_check, args.check_lag)

@@ -180,25 +180,28 @@ def write_claims(paths, command: str = "", notes=()) -> Path:
 
     paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     rows = [r for p in paths for r in csv.DictReader(open(p))]
+    if not rows:
+        raise ValueError(f"no rows in {', '.join(map(str, paths))}: give CSVs this experiment wrote")
     renderers = {r["renderer"] for r in rows}
     if len(renderers) > 1:
         raise ValueError(f"the CSVs come from different renderers ({', '.join(sorted(renderers))}): "
                          "give the runs of one renderer")
-    renderer = rows[0]["renderer"] if rows else "unknown"
+    renderer = rows[0]["renderer"]
     software = is_software(renderer)
     folder = paths[0].parent
+    if not software and [p.name for p in paths] != [f"{NAME}.csv"]:
+        columns = list(dict.fromkeys(k for r in rows for k in r))     # older CSVs lack the later columns
+        with open(folder / f"{NAME}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=columns, restval="")
+            w.writeheader()
+            w.writerows(rows)
     target = folder / f"{NAME}{'.llvmpipe' if software else ''}.claims.json"
     data = {"name": NAME, "title": "matrix-free IPM over whole solves, CPU vs GPU", "renderer": renderer,
-            "date": max((r["date"] for r in rows), default=""), "command": command, "size_name": "", "sizes": [],
+            "date": max(r["date"] for r in rows), "command": command, "size_name": "", "sizes": [],
             "seconds": sum(float(r["seconds"]) for r in rows if r["seconds"]),
             "notes": [f"rows: {', '.join(p.name for p in paths)}", *notes],
             "claims": [asdict(c) for c in claims(*paths)]}
     target.write_text(json.dumps(data, indent=1) + "\n")
-    if not software and [p.name for p in paths] != [f"{NAME}.csv"]:
-        with open(folder / f"{NAME}.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
     return target
 
 

@@ -144,8 +144,11 @@ class _Streams:
         self.xr, self.p = [rgba(), rgba()], [Stream.vector_of(m), Stream.vector_of(m)]
         self.totals = [Stream(1, k + 3), Stream(1, k + 3)]
         self.scalars = [Stream(1, 2 + self.k4, components=4), Stream(1, 2 + self.k4, components=4)]
-        self.held = [rgba() for _ in range(CHECK_LAG + 2)]   # the checked iterates (_Checks)
-        self.reads = [get_context().buffer(reserve=16) for _ in range(CHECK_LAG + 1)]
+        if isinstance(CHECK_LAG, bool) or not isinstance(CHECK_LAG, int) or CHECK_LAG < 0:
+            raise ValueError(f"CHECK_LAG must be an integer >= 0 (iterations a check is read late), got {CHECK_LAG!r}")
+        self.lag = CHECK_LAG                  # the checks' lag these streams are made for (_Checks)
+        self.held = [rgba() for _ in range(self.lag + 2)]   # the checked iterates (_Checks)
+        self.reads = [get_context().buffer(reserve=16) for _ in range(self.lag + 1)]
         self.w = rgba()
         self.sums = Stream(self.k4 + 2, max(self.m_chunks, self.k4), components=4)
         self.u = Stream.vector_of(n)
@@ -225,7 +228,7 @@ class FusedPCG:
         slot = np.full(be.m, -1.0)
         slot[K] = np.arange(k)
         self.slot.write(slot)
-        if self.streams is not None and self.streams.k != k:
+        if self.streams is not None and (self.streams.k != k or self.streams.lag != CHECK_LAG):
             self.streams.release()
             self.streams = None
         if self.streams is None:
@@ -408,9 +411,10 @@ class _Checks:
         self.pending.append((it, held, last, buffer))
 
     def decide(self, it: int, at_once: bool) -> bool:
-        """Decide the checks drawn ``CHECK_LAG`` iterations ago or more (all of them
-        ``at_once``); True when one stops the solve (``out`` says how)."""
-        while self.pending and (at_once or it - self.pending[0][0] >= CHECK_LAG):
+        """Decide, oldest first, the checks drawn ``CHECK_LAG`` iterations ago or more (the
+        lag the streams were made for; all of them ``at_once``); True when one stops the solve
+        (``out`` says how)."""
+        while self.pending and (at_once or it - self.pending[0][0] >= self.s.lag):
             if self._decide_one(*self.pending.pop(0)):
                 return True
         return False

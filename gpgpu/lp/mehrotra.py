@@ -271,7 +271,7 @@ PACE_SLIP = 2.0
 #: while both residuals are below eps), raises the factor's precision at once, where the back end has a more precise
 #: one (float-float on the GPU with ``factor_precision="auto"``), and the iteration goes on from
 #: the last point that kept pace, instead of waiting for the stall test (2 x stall_window
-#: iterations at least). On an H100 degen3's float32 factor replaced 98 pivots at iteration 7,
+#: iterations at least). The rule fires once a solve, before any raise. On an H100 degen3's float32 factor replaced 98 pivots at iteration 7,
 #: the primal residual rose thirteen-fold at iteration 8, and the stall test raised at
 #: iteration 16 and went back to iteration 7 (docs/results/lp.md, "The pace's slip").
 RAISE_AT_SLIP = True
@@ -554,6 +554,7 @@ class _Iterate:
     paced: bool = True                  # the last pace is within PACE_SLIP x the floor (smallest since then)
     stuck: Optional[str] = None         # the last step was below STEP_FLOOR: its lengths
     slipped: Optional[str] = None       # the pace slipped after a factor that replaced pivots (RAISE_AT_SLIP)
+    slip_seen: bool = False             # such a slip was flagged once: the rule does not fire again
     fewest_replaced: float = math.inf   # the fewest pivots a step's factor replaced
 
     @classmethod
@@ -584,7 +585,8 @@ class _Iterate:
             if replaced is not None:
                 self.fewest_replaced = min(fewest, replaced)
                 if RAISE_AT_SLIP and was_paced and not self.paced and not self.raised_at and replaced > fewest \
-                        and floor > 0:
+                        and floor > 0 and not self.slip_seen:
+                    self.slip_seen = True
                     self.slipped = (f"the residuals fell behind mu after a factor that replaced {replaced} pivots, "
                                     f"{fewest} before (pace {pace:.2g}, its floor {floor:.2g})")
             if self.paced and r.worst < self.restart[0] and _near_central_path(r.pres, r.dres, r.mu, first, eps):
