@@ -264,6 +264,8 @@ def _limitations(paths, docs="docs/"):
     speed = json.loads(next(p for p in paths if p.name.endswith(".claims.json")).read_text())
     ratio, _, where = next(c["measured"] for c in speed["claims"] if "cuSOLVER potrf" in c["text"]).partition(" ")
     lp_date, cg_date = _date_of(lp_csv), _date_of(next(p for p in paths if p.suffix == ".txt"))
+    large = _large_lp_lines(next((p for p in paths if p.name.startswith("netlib_speed_")), None),
+                            next((p for p in paths if p.name.startswith("mfipm_whole_")), None), docs)
     return "\n".join([
         "- **float32 only.** Textures are float32, as on the papers' GPUs; results carry float32's",
         "  rounding (u = 2^-24). Tight tolerances come from refinement on the CPU (least squares, the LP)",
@@ -276,6 +278,7 @@ def _limitations(paths, docs="docs/"):
         f"    LAPACK {total('numpy64', ten):.2f} s, **HiGHS's IPM {total('highs_ipm', ten):.2f} s**; all "
         f"{len(every)} take {total('gpu_defaults', every):.1f} s, numpy64 {total('numpy64', every):.1f} s, HiGHS",
         f"    {total('highs_ipm', every):.1f} s ([speed of the defaults]({docs}results/lp.md#speed-of-the-defaults));",
+        *large,
         f"  - CG (2-D Poisson, 262144 unknowns, H200, {cg_date}, `tools/bench_cg.py`): the `\"fast\"` preset's",
         f"    iteration takes {cg['fast']:.2f} ms with the matrix already on the GPU, {cg['fast'] / cg['scipy float32']:.2f} "
         f"of scipy float32's on one CPU thread and {cg['fast'] / cg['cupyx cg']:.1f} times cupyx's (cuSPARSE) in the same run;",
@@ -287,11 +290,56 @@ def _limitations(paths, docs="docs/"):
         "  (`GL_MAX_TEXTURE_SIZE`, printed by `python -m gpgpu info`); the matrix-free method does not form them.",
         "- **The papers' GPU-vs-CPU claims do not carry over**: a multithreaded LAPACK of 2026 beats the",
         "  pass-per-step GPU code where the papers' GPUs beat their CPUs (the verdicts: "
-        f"[What reproduces]({docs}results/index.md#what-reproduces-and-what-does-not)).",
+        f"[What reproduces]({docs}results/index.md#what-reproduces-and-what-does-not))"
+        + ("; the matrix-free method's whole solve above is the exception." if any("matrix-free" in x for x in large)
+           else "."),
         "- **The matrix-free method's defaults** leave some problems unsolved on each renderer, and nug30",
         "  reaches eps = 1e-6, not 1e-8: the tallies by renderer are in "
         f"[the LP's defaults]({docs}lp_defaults.md) and [Matrix-free results]({docs}results/matrix-free.md).",
     ])
+
+
+def _large_lp_lines(speed_csv, whole_csv, docs) -> list:
+    """The limitations' lines on the LP at 1000 normal rows and more (``experiments.netlib_speed``'s
+    CSV: the GPU's time over numpy64's and over HiGHS's IPM, per problem, their ranges) and the
+    matrix-free method's whole solves (``experiments.mfipm.whole``'s CSV: each problem the GPU and
+    numpy64 solved, seconds side by side); none for a file not given."""
+    import csv
+
+    from experiments.__main__ import short_renderer
+
+    lines = []
+    if speed_csv is not None:
+        by = {}
+        for r in csv.DictReader(open(speed_csv, newline="")):
+            by.setdefault(r["problem"], {})[r["backend"]] = r
+        pairs = [(float(d["gpu"]["seconds"]), float(d["numpy64"]["seconds"]), float(d["gpu"]["highs_ipm_seconds"]))
+                 for d in by.values() if "gpu" in d and "numpy64" in d and int(d["gpu"]["normal_rows"]) >= 1000
+                 and d["gpu"]["status"] == "optimal" and d["numpy64"]["status"] == "optimal"]
+        if pairs:
+            to_cpu = [g / c for g, c, _ in pairs]
+            to_ipm = [g / h for g, _, h in pairs]
+            renderer = short_renderer(next(iter(by.values()))["gpu"]["renderer"])
+            lines += [f"  - the LP at 1000 normal rows and more ({renderer}, {_date_of(speed_csv)}, `{speed_csv.name}`): "
+                      f"on {len(pairs)} NETLIB problems the GPU's defaults take {min(to_cpu):.2f} to {max(to_cpu):.2f} "
+                      f"times numpy64's time",
+                      f"    (faster on {sum(x < 1 for x in to_cpu)}) and {min(to_ipm):.1f} to {max(to_ipm):.1f} times "
+                      f"HiGHS's IPM's ([the GPU against numpy64]({docs}results/lp.md#a-restart-point-after-an-early-slip-of-the-pace));"]
+    if whole_csv is not None:
+        by = {}
+        for r in csv.DictReader(open(whole_csv, newline="")):
+            by.setdefault(r["problem"], {})[r["run"]] = r
+        for name, d in by.items():
+            g, c = d.get("gpu"), d.get("numpy64") or d.get("numpy64-1")
+            if g is None or c is None or g["status"] != "optimal" or c["status"] != "optimal":
+                continue
+            cores = "on all cores" if "numpy64" in d else "on one thread"
+            eps = f"{float(g['eps']):.0e}".replace("e-0", "e-")
+            lines.append(f"  - the matrix-free method over a whole solve, faster than the CPU here "
+                         f"({short_renderer(g['renderer'])}, {_date_of(whole_csv)}, `{whole_csv.name}`): {name} at "
+                         f"eps = {eps} in {float(g['seconds']):.1f} s on the GPU, {float(c['seconds']):.1f} s in numpy64 "
+                         f"{cores} ([Matrix-free results]({docs}results/matrix-free.md));")
+    return lines
 
 
 def _date_of(path) -> str:

@@ -51,3 +51,36 @@ def test_a_block_naming_missing_data_is_a_clear_error(tmp_path):
         render.render_block("netlib_all nothing.csv", tmp_path)
     with pytest.raises(ValueError, match="unknown renderer 'nope'"):
         render.render_block("nope a.csv", tmp_path)
+
+
+def test_the_limitations_lines_on_large_lps_and_whole_solves(tmp_path):
+    """render._large_lp_lines: from netlib_speed's CSV the range of GPU / numpy64 and GPU / HiGHS
+    over the problems of 1000 normal rows and more that both solved (a smaller one, a timeout left
+    out), how many the GPU was faster on; from mfipm.whole's CSV a line per problem both solved;
+    nothing for a file not given."""
+    import csv
+
+    from experiments.render import _large_lp_lines
+
+    speed = tmp_path / "netlib_speed_h100_2026-12-06.csv"
+    fields = ("problem", "backend", "status", "seconds", "normal_rows", "highs_ipm_seconds", "renderer")
+    rows = [("a", "gpu", "optimal", "1.0", "1500", "0.5"), ("a", "numpy64", "optimal", "2.0", "1500", "0.5"),
+            ("b", "gpu", "optimal", "3.0", "1200", "0.2"), ("b", "numpy64", "optimal", "2.0", "1200", "0.2"),
+            ("c", "gpu", "optimal", "9.0", "999", "0.1"), ("c", "numpy64", "optimal", "1.0", "999", "0.1"),
+            ("d", "gpu", "timeout", "60", "2000", "0.1"), ("d", "numpy64", "optimal", "1.0", "2000", "0.1")]
+    with open(speed, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows([r + ("NVIDIA H100 80GB HBM3/PCIe/SSE2",) for r in rows])
+    whole = tmp_path / "mfipm_whole_h100_2026-12-06.csv"
+    with open(whole, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
+        w.writerows([("nug12", "gpu", "1e-06", "optimal", "37.29", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
+                     ("nug12", "numpy64", "1e-06", "optimal", "104.67", "NVIDIA H100 80GB HBM3/PCIe/SSE2")])
+    text = "\n".join(_large_lp_lines(speed, whole, "docs/"))
+    assert "on 2 NETLIB problems the GPU's defaults take 0.50 to 1.50 times numpy64's time" in text
+    assert "(faster on 1) and 2.0 to 15.0 times HiGHS's IPM's" in text
+    assert "(H100, 2026-12-06, `netlib_speed_h100_2026-12-06.csv`)" in text
+    assert "nug12 at eps = 1e-6 in 37.3 s on the GPU, 104.7 s in numpy64 on all cores" in text
+    assert _large_lp_lines(None, None, "docs/") == []
