@@ -52,11 +52,10 @@ fragment, then one fragment a total. The iteration is one recorded plan
 per iteration (the count is carried in the scalars' texel). At a check one read of the
 scalars' first texel brings ||r||^2 of the iterate the iteration's first pass wrote, p^T q,
 gamma and the watch. The read goes through a pixel buffer and is waited for
-:data:`CHECK_LAG` iterations later (beyond 002): read at once, each check left the GPU idle
-while the host waited and then issued the next iterations (on an H100, nug12's fused iteration
-took about 260 µs in whole solves against 173 µs with the checks four iterations late). The
-decisions are the same as at once; the iterations drawn past the check that stops a solve are
-wasted.
+:data:`CHECK_LAG` iterations later (beyond 002): a check read at once leaves the GPU idle while
+the host waits and then issues the next iterations (measured in docs/results/matrix-free.md,
+"Checks read late"). The decisions are the same as at once; the iterations drawn past the
+check that stops a solve are wasted.
 """
 from __future__ import annotations
 
