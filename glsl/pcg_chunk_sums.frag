@@ -4,15 +4,18 @@
 //     row c < k4:   F_4c+l(i) w_i, l = 0 .. 3   (g = F^T w, 002 (7)'s backward half; four
 //                                               planes of F a texel)
 //     row k4:       (w_i (r_i - phi_i), r_i^2)  (r^T z without z's pivoted part; ||r||^2)
-// and, on row k4 + 1, for j < k4: r(K_i) (H r_K)_i, i = 4j .. 4j + 3 (r_K^T H r_K, H = G11^-1
-// a k x k texture; r_K four a texel in texels 2 .. of the scalars; 0 past the k-th).
-// Each loop issues the fetches of several entries (GROUP; H's four a pivots' texel) before it
+// and, on row k4 + 1, for j < k4: u1_i = (C^-1 r_K)_i, i = 4j .. 4j + 3 (002 (7)'s u1, X = C^-1
+// the k x k lower factor's inverse; r_K four a texel in texels 2 .. of the scalars; 0 past the
+// k-th), whose squares pcg_chunk_totals adds to r^T z: r_K^T G11^-1 r_K = ||u1||^2, a sum of
+// squares, never negative in float32 (as r_K^T H r_K with H = G11^-1 formed is, once G11's
+// condition nears 1 / float32's epsilon).
+// Each loop issues the fetches of several entries (GROUP; X's four a pivots' texel) before it
 // adds them, in the entries' order (a fetch waits for memory; a group in flight waits about as
 // long as one; the sums are those of the loop one entry at a time).
 uniform sampler2D W;        // (w, r - phi, 0, 0) an entry: pcg_update_forward
 uniform sampler2D F;        // RGBA planes of F, as pcg_update_forward's
 uniform sampler2D XR;       // (x hi, x lo, r, 0): r the residual whose P^-1 r W holds
-uniform sampler2D H;
+uniform sampler2D X;        // C^-1, k x k: X(i, l) at texel (l, i)
 uniform sampler2D Sc;       // the scalars, r_K from texel 2 on
 uniform int k;
 uniform int k4;
@@ -24,26 +27,26 @@ out vec4 result;
 
 const int GROUP = 4;        // entries whose fetches are in flight together
 
-vec4 h_column(int l, ivec4 rows) {      // H(rows, l)
-    return vec4(texelFetch(H, ivec2(l, rows.x), 0).r, texelFetch(H, ivec2(l, rows.y), 0).r,
-                texelFetch(H, ivec2(l, rows.z), 0).r, texelFetch(H, ivec2(l, rows.w), 0).r);
+vec4 x_column(int l, ivec4 rows) {      // X(rows, l)
+    return vec4(texelFetch(X, ivec2(l, rows.x), 0).r, texelFetch(X, ivec2(l, rows.y), 0).r,
+                texelFetch(X, ivec2(l, rows.z), 0).r, texelFetch(X, ivec2(l, rows.w), 0).r);
 }
 
-vec4 h_r(int first) {       // (H r_K)_i for i = first .. first + 3, 0 past the k-th
+vec4 u1(int first) {        // (C^-1 r_K)_i for i = first .. first + 3, 0 past the k-th
     ivec4 rows = min(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(k - 1));
-    vec4 hr = vec4(0.0);
+    vec4 u = vec4(0.0);
     int l = 0;
     for (; l + 4 <= k; l += 4) {
         vec4 r = texelFetch(Sc, ivec2(2 + l / 4, 0), 0);
-        vec4 h0 = h_column(l, rows), h1 = h_column(l + 1, rows), h2 = h_column(l + 2, rows), h3 = h_column(l + 3, rows);
-        hr += h0 * r.x;
-        hr += h1 * r.y;
-        hr += h2 * r.z;
-        hr += h3 * r.w;
+        vec4 x0 = x_column(l, rows), x1 = x_column(l + 1, rows), x2 = x_column(l + 2, rows), x3 = x_column(l + 3, rows);
+        u += x0 * r.x;
+        u += x1 * r.y;
+        u += x2 * r.z;
+        u += x3 * r.w;
     }
     for (; l < k; ++l)
-        hr += h_column(l, rows) * texelFetch(Sc, ivec2(2 + l / 4, 0), 0)[l % 4];
-    return mix(vec4(0.0), hr, lessThan(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(k)));
+        u += x_column(l, rows) * texelFetch(Sc, ivec2(2 + l / 4, 0), 0)[l % 4];
+    return mix(vec4(0.0), u, lessThan(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(k)));
 }
 
 ivec2 entry(int i) {
@@ -65,7 +68,7 @@ void main() {
     vec4 sum = vec4(0.0);
     if (c == k4 + 1) {
         if (j < k4)
-            sum = texelFetch(Sc, ivec2(2 + j, 0), 0) * h_r(4 * j);
+            sum = u1(4 * j);
     } else {
         int last = min(j * chunk + chunk, length);
         int i = j * chunk;

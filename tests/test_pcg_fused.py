@@ -5,7 +5,7 @@ preconditioner of 002 (7)-(8), in seven passes an iteration.
 Everything is compared with references written here in float64 numpy, from the definitions and
 not from the code's formulas:
 
-* the parts made once a preconditioner (``FusedPCG.prepare``): H = G11^-1, F = G[:, K] G11^-1,
+* the parts made once a preconditioner (``FusedPCG.prepare``): X = C^-1, F = G[:, K] G11^-1,
   the pivots' slots, 002's B = G[:, K] C^-T and E = C^-1 placed at K, D_S^-1, and P^-1 r from
   P = [L11 0; L21 I] diag(D_L, D_S) [L11 0; L21 I]^T;
 * whole solves against a float64 PCG with that P (same stop, iteration counts within float32's
@@ -164,10 +164,10 @@ def stack_planes4(be, S, k):
 @pytest.mark.parametrize("k", [1, K_RANK])
 def test_fused_preconditioner_parts_equal_float64(system, fold, k):
     """After build_preconditioner(k): the pivots are the k largest entries of diag(G_R);
-    H = G11^-1 and F = G[:, K] G11^-1 (off K: its rows at K are never read) to float32 rounding;
+    X = C^-1 (G11 = C C^T) and F = G[:, K] G11^-1 (off K: its rows at K are never read) to float32 rounding;
     the slots are c at K_c and -1 elsewhere; B = G[:, K] C^-T and E = C^-1 at K (G11 = C C^T) and D_S^-1; P^-1 r
     (``precondition``, 002's passes on B and E) is the float64 partial Cholesky preconditioner's,
-    and so is the fused form w off K, H r_K - F^T w at K with the GPU's H and F."""
+    and so is the fused form w off K, X^T X r_K - F^T w at K with the GPU's X and F."""
     p, theta, G, b = system
     be = backend(p, theta, DELTA, k)
     try:
@@ -177,9 +177,12 @@ def test_fused_preconditioner_parts_equal_float64(system, fold, k):
         np.testing.assert_array_equal(K, top_diagonal(G, k))
         G11inv = np.linalg.inv(G[np.ix_(K, K)])
         cond = np.linalg.cond(G[np.ix_(K, K)])
-        # H: k x k, H(row j, col l) = (G11^-1)_jl (symmetric anyway)
-        H = be._fused.H.to_array().reshape(k, k).astype(np.float64)
-        assert np.abs(H - G11inv).max() <= 2e-6 * cond * np.abs(G11inv).max()
+        # X: k x k, X(row j, col l) = (C^-1)_jl, lower triangular (zeros above: the pivots'
+        # sums run over whole rows and columns of it)
+        Xg = be._fused.X.to_array().reshape(k, k).astype(np.float64)
+        Xref = np.linalg.inv(np.linalg.cholesky(G[np.ix_(K, K)]))
+        np.testing.assert_array_equal(np.triu(Xg, 1), 0.0)
+        assert np.abs(Xg - Xref).max() <= 2e-6 * np.sqrt(cond) * np.abs(Xref).max()
         # F: plane j = column j of G[:, K] G11^-1 off K. (Its rows at K are never used: w is 0
         # there. The column stack leaves delta out, so they hold I - delta G11^-1, not I.)
         P, DS, rest = partial_cholesky_P(G, K)
@@ -219,10 +222,10 @@ def test_fused_preconditioner_parts_equal_float64(system, fold, k):
             fused_form = w.copy()
             fused_form[K] = G11inv @ r[K] - Fref.T @ w
             np.testing.assert_allclose(fused_form, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
-            # ... and with the GPU's H, F and D_S^-1 (float32 parts) it stays P^-1 r
+            # ... and with the GPU's X, F and D_S^-1 (float32 parts) it stays P^-1 r
             wg = dinv * (r - F @ r[K])                        # 0 at K: F's rows there unused
             zg = wg.copy()
-            zg[K] = H @ r[K] - F.T @ wg
+            zg[K] = Xg.T @ (Xg @ r[K]) - F.T @ wg
             assert np.abs(zg - ref).max() <= 2e-5 * np.abs(ref).max()
             rv = be.vector(r)
             z = be.precondition(rv)
@@ -230,6 +233,51 @@ def test_fused_preconditioner_parts_equal_float64(system, fold, k):
             be.free(z)
             be.free(rv)
             assert np.abs(got - ref).max() <= 2e-5 * np.abs(ref).max()
+    finally:
+        be.release()
+
+
+# --------------------------------------------------------------------------- 1b. an ill-conditioned G11
+def test_fused_pivots_part_of_gamma_when_g11_is_ill_conditioned():
+    """Two nearly equal heavy rows of A among the pivots: G11's condition is about 4e6 (its
+    smallest pivot just above the guard's 1e-6 of its diagonal entry: nothing replaced), as
+    nug15's near its optimum. For b = G[:, K] v (so r - F r_K = 0 off K, w = 0, and gamma =
+    b^T P^-1 b = v^T G11 v: the pivots' part alone), v near G11's top eigenvector, the first
+    iteration's gamma (the scalars' texel) is float64's to 1e-3 (measured 1e-5 on llvmpipe):
+    u1 = C^-1 b_K and ||u1||^2. Through H = G11^-1 formed in float32 (b_K^T H b_K) its rounding,
+    about eps32 ||H||, swamps the value: measured 0.90 to 1.007 times float64's for these four
+    on llvmpipe (a planted H fails), and negative on an H100 at nug15 (a PCG breakdown)."""
+    rng = np.random.default_rng(21)
+    A = random_lp(M, N, seed=3).A.toarray()
+    A[0] *= 30.0
+    A[1] = A[0]
+    A[1, np.flatnonzero(A[0])[0]] *= 1.0 + 2.2e-3           # nearly equal: one entry apart
+    theta = np.exp(rng.uniform(-1, 1, N))
+    x0 = rng.uniform(0.5, 1.5, N)
+    p = Problem.from_arrays(sp.csr_matrix(A), A @ x0, rng.uniform(0.5, 2.0, N), name="pair")
+    delta = 1e-8
+    G = normal_matrix(p.A, theta, delta)
+    K = top_diagonal(G, K_RANK)
+    G11 = G[np.ix_(K, K)]
+    pivots = np.diag(np.linalg.cholesky(G11)) ** 2 / np.diag(G11)
+    assert {0, 1} <= set(K) and pivots.min() > 1e-6 and np.linalg.cond(G11) > 3e6
+    P, _, _ = partial_cholesky_P(G, K)
+    top = np.linalg.eigh(G11)[1][:, -1]
+    be = GPUMatrixFree(p)
+    try:
+        be.set_weights(theta, delta)
+        assert be.build_preconditioner(K_RANK)["replaced"] == 0 and be._fused.ready
+        np.testing.assert_array_equal(be._kpos.to_array().reshape(-1)[:K_RANK].astype(int), K)
+        f = be._fused
+        for t in range(4):
+            v = top + 0.3 * t * rng.standard_normal(K_RANK)
+            b = G[:, K] @ v
+            bv = be.vector(b)
+            f._start(bv)
+            f._step()                                  # r = b: the first iteration's gamma
+            gamma = float(f.streams.scalars[0].to_array().reshape(-1)[1])
+            be.free(bv)
+            assert gamma == pytest.approx(b @ np.linalg.solve(P, b), rel=1e-3)
     finally:
         be.release()
 

@@ -95,7 +95,7 @@ docs/results/matrix-free.md.
   float64 refinement round each. A solve whose PCG reaches its iteration limit is kept (the
   direction is still a descent direction for the residuals) but counted: in the history entry
   (``pcg_converged``, and ``pcg_stop``: why each solve stopped -- "converged", "limit",
-  "breakdown" (p^T G_R p not positive), "stalled" or "rounds" (the float64 refinement rounds)),
+  "breakdown" (p^T G_R p or r^T P^-1 r not positive), "stalled" or "rounds" (the float64 refinement rounds)),
   in ``LPResult.pcg_unconverged`` and ``LPResult.pcg_stops`` (the count of each reason), and in
   the message, reason by reason, with the PCG iterations those solves ran; it is never a silent
   step.
@@ -153,8 +153,8 @@ __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend",
 #: why a normal-equation solve stopped before its tolerance (``history['pcg_stop']``, the message)
 STOP_REASONS = {
     "limit": "stopped at the PCG iteration limit ({maxiter})",
-    "breakdown": ("stopped at a PCG breakdown (p^T G_R p not positive or not finite: G_R is numerically "
-                  "singular in the back end's precision)"),
+    "breakdown": ("stopped at a PCG breakdown (p^T G_R p or r^T P^-1 r not positive or not finite: G_R "
+                  "or the preconditioner is numerically singular in the back end's precision)"),
     "stalled": "stopped when a float64 refinement round no longer reduced the residual",
     "rounds": "stopped after the {rounds} float64 refinement rounds",
 }

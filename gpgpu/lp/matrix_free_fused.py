@@ -14,9 +14,9 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
                                 (7)-(8)'s forward half: u1 = C^-1 r_K and r - B u1 merged,
                                 B u1 = F r_K); alpha = 0 in the first iteration
  2  ``pcg_chunk_sums``          the partial sums (chunks of L entries) of F^T w, of
-                                w (r - F r_K) and r^T r, and the k terms of r_K^T H r_K
- 3  ``pcg_chunk_totals``        z(K) = H r_K - F^T w (the backward half), gamma = r^T z =
-                                w^T (r - F r_K) + r_K^T H r_K, beta = gamma / gamma_old, r^T r
+                                w (r - F r_K) and r^T r, and u1 = C^-1 r_K (002 (7)'s u1)
+ 3  ``pcg_chunk_totals``        z(K) = C^-T u1 - F^T w (the backward half), gamma = r^T z =
+                                w^T (r - F r_K) + ||u1||^2, beta = gamma / gamma_old, r^T r
  4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
  5  FSATY                       u = A^T p (``SparseStream.product_fused``; more passes for the
                                 dense rows and columns of the Gruca-like problems, as every
@@ -41,9 +41,13 @@ long as one (ELLPACK's rows: ``sparse_ellpack_four``).
 
 Each pass reads what the one before it wrote. Why the forms are equal (H = G11^-1 =
 C^-T C^-1, F = B C^-1 with 002's C = L11 D_L^1/2 and B = G21 C^-T): u1 = C^-1 r_K and B u1 = F r_K; P^-1 r is w off K and
-C^-T (u1 - B^T w) = H r_K - F^T w at K; r^T z = r^T w + r_K^T (H r_K - F^T w) = w^T (r - F r_K)
-+ r_K^T H r_K (w is 0 at K). F and H are made once a preconditioner (``plane_mix``,
-``gram_columns``, from C^-1): three passes. The column stack G[:, K] leaves delta out (it only
+C^-T (u1 - B^T w) = C^-T u1 - F^T w at K; r^T z = r^T w + r_K^T (C^-T u1 - F^T w) = w^T (r - F r_K)
++ ||u1||^2 (w is 0 at K). F = B X is made once a preconditioner (``plane_mix``; X = C^-1 is
+kept): with B and E, three passes. Neither F nor r^T z goes through H = G11^-1 formed in
+float32: its rounding, about epsilon ||H|| = epsilon cond(C)^2 / ||G11||, swamps r_K^T H r_K
+once G11's condition nears 1 / float32's epsilon (nug15's G11 near its optimum), and a
+negative r^T z stops PCG as a breakdown. The pivots' part of r^T z is a sum of squares, as
+002's two triangular halves give it. The column stack G[:, K] leaves delta out (it only
 touches G11), so F's rows at K are I - delta G11^-1, not I: they multiply w, which is 0 there.
 
 A sum of m entries is two passes whatever m: chunks of L = max(32, ceil(sqrt(m))) entries a
@@ -90,9 +94,8 @@ KERNELS = {
     "state_start": Kernel("pcg_state_start", texels=2, doc="x0 = 0, r0 = b"),
     "pivot_start": Kernel("pcg_pivot_start", texels=3, doc="r0 = b at the pivots, four a texel"),
     "plane_mix": Kernel("plane_mix", texels=3, doc="B = G[:, K] C^-T and E, once a preconditioner"),
-    "plane_mix4": Kernel("plane_mix", texels=3, defines={"FOUR": 1},
-                         doc="F = G[:, K] G11^-1, four planes a texel, once a preconditioner"),
-    "gram_columns": Kernel("gram_columns", texels=3, doc="H = C^-T C^-1, once a preconditioner"),
+    "plane_mix4": Kernel("plane_mix", texels=3, defines={"FOUR": 1, "TRANSPOSED": 1},
+                         doc="F = B C^-1 = G[:, K] G11^-1, four planes a texel, once a preconditioner"),
 }
 
 
@@ -175,17 +178,17 @@ class _Streams:
 class FusedPCG:
     """PCG on G_R dy = b for a :class:`~gpgpu.lp.matrix_free_gpu.GPUMatrixFree` back end in
     the passes of the module notes; :meth:`solve` keeps :func:`~gpgpu.lp.matrix_free.pcg`'s
-    contract. :meth:`prepare` makes F, H and the pivots' slots after each preconditioner."""
+    contract. :meth:`prepare` makes F, X = C^-1 and the pivots' slots after each preconditioner."""
 
     def __init__(self, be, kernels: dict):
         """``kernels``: the back end's table (``copy_rgba``)."""
         self.be = be
         self.copy_rgba = kernels["copy_rgba"]                  # the back end's
         self.streams = None
-        self.F = self.H = None
+        self.F = self.X = None
         self.slot = Stream.vector_of(be.m)
         self.plans = {}
-        self.ready = False            # F, H and the slots made for the current preconditioner
+        self.ready = False            # F, X and the slots made for the current preconditioner
 
     # ------------------------------------------------------------------ once a preconditioner
     def fits(self, k: int) -> bool:
@@ -196,9 +199,9 @@ class FusedPCG:
         """The preconditioner's parts from G11 and the column stack: C and X = C^-1 (guarded,
         k + 5 passes: :func:`~gpgpu.cholesky.factor_with_inverse`); B = G[:, K] C^-T (plane
         b = sum_j X(b, j) G e_{K_j}) and E (plane b = sum_j X(b, j) e_{K_j}), for D_S^-1 and for
-        002's passes; H = X^T X = G11^-1 and F = G[:, K] H for the fused ones (off K; the
+        002's passes; X itself and F = B X = G[:, K] G11^-1 for the fused ones (off K; the
         columns lack delta, so F's rows at K, which w's zeros there never read, are
-        I - delta H); the slots (c at
+        I - delta G11^-1); the slots (c at
         entry K_c, -1 elsewhere). ``stacks`` = [[G[:, K], spare], [unit planes, spare]] come
         back as [[B, G[:, K]], [E, F]]. Answers (B, E, the number of replaced pivots)."""
         be = self.be
@@ -207,22 +210,19 @@ class FusedPCG:
         C, X = factor_with_inverse(G11, k, guarded=guard)
         replaced = count_replaced(C, k, "full", guard["huge"])
         C.release()
-        if self.H is None or self.H.cols != k:
-            if self.H is not None:
-                self.H.release()
-            self.H = Stream(k, k)
+        if self.X is not None:
+            self.X.release()
+        self.X = X
         planes = Rect.covering(0, 0, be.width, k * be.rows)
         mix = {"k": k, "plane_rows": be.rows}
         KERNELS["plane_mix"].draw(b_out, planes, {"P": cols, "M": X}, mix)
         KERNELS["plane_mix"].draw(e_out, planes, {"P": units, "M": X}, mix)
-        KERNELS["gram_columns"].draw(self.H, Rect.covering(0, 0, k, k), {"M": X}, {"k": k})
-        X.release()
         k4 = fours(k)
         if self.F is None or self.F.rows != k4 * be.rows:
             if self.F is not None:
                 self.F.release()
             self.F = Stream(k4 * be.rows, be.width, components=4)
-        KERNELS["plane_mix4"].draw(self.F, Rect.covering(0, 0, be.width, k4 * be.rows), {"P": cols, "M": self.H}, mix)
+        KERNELS["plane_mix4"].draw(self.F, Rect.covering(0, 0, be.width, k4 * be.rows), {"P": b_out, "M": X}, mix)
         stacks[0][:], stacks[1][:] = [b_out, cols], [e_out, units]
         slot = np.full(be.m, -1.0)
         slot[K] = np.arange(k)
@@ -254,10 +254,10 @@ class FusedPCG:
                     {"k4": k4, "plane_rows": h, "delta": be.delta})
         xr = s.xr[1]                                    # this iteration's state
         KERNELS["chunk_sums"].draw(s.sums, Rect.covering(0, 0, s.sums.cols, k4 + 2),
-                                   {"W": s.w, "F": self.F, "XR": xr, "H": self.H, "Sc": scalars},
+                                   {"W": s.w, "F": self.F, "XR": xr, "X": self.X, "Sc": scalars},
                                    {"k": k, "k4": k4, "plane_rows": h, "width": W, "length": m, "chunk": s.m_chunk})
         KERNELS["chunk_totals"].draw(s.totals[1], Rect.covering(0, 0, k + 3, 1),
-                                     {"S": s.sums, "H": self.H, "Sc": scalars, "Prev": totals},
+                                     {"S": s.sums, "X": self.X, "Prev": totals},
                                      {"k": k, "k4": k4, "chunks": s.m_chunks})
         KERNELS["direction"].draw(s.p[1], whole(s.p[1]), {"W": s.w, "Slot": self.slot, "Z": s.totals[1], "P": p},
                                   {"k": k})
@@ -375,10 +375,10 @@ class FusedPCG:
         if self.streams is not None:
             self.streams.release()
             self.streams = None
-        for s in (self.H, self.F, self.slot):
+        for s in (self.X, self.F, self.slot):
             if s is not None:
                 s.release()
-        self.H = self.F = None
+        self.X = self.F = None
         self.ready = False
 
 
