@@ -265,7 +265,7 @@ def _limitations(paths, docs="docs/"):
     ratio, _, where = next(c["measured"] for c in speed["claims"] if "cuSOLVER potrf" in c["text"]).partition(" ")
     lp_date, cg_date = _date_of(lp_csv), _date_of(next(p for p in paths if p.suffix == ".txt"))
     large = _large_lp_lines(next((p for p in paths if p.name.startswith("netlib_speed_")), None),
-                            next((p for p in paths if p.name.startswith("mfipm_whole_")), None), docs)
+                            [p for p in paths if p.name.startswith("mfipm_whole_")], docs)
     return "\n".join([
         "- **float32 only.** Textures are float32, as on the papers' GPUs; results carry float32's",
         "  rounding (u = 2^-24). Tight tolerances come from refinement on the CPU (least squares, the LP)",
@@ -299,11 +299,12 @@ def _limitations(paths, docs="docs/"):
     ])
 
 
-def _large_lp_lines(speed_csv, whole_csv, docs) -> list:
+def _large_lp_lines(speed_csv, whole_csvs, docs) -> list:
     """The limitations' lines on the LP at 1000 normal rows and more (``experiments.netlib_speed``'s
     CSV: the GPU's time over numpy64's and over HiGHS's IPM, per problem, their ranges) and the
-    matrix-free method's whole solves (``experiments.mfipm.whole``'s CSV: each problem the GPU and
-    numpy64 solved, seconds side by side); none for a file not given."""
+    matrix-free method's whole solves (``experiments.mfipm.whole``'s CSVs: each problem the GPU and
+    numpy64 solved in the first, seconds side by side, and the GPU's seconds in each later CSV
+    that has the problem, a later run of the code); none for a file not given."""
     import csv
 
     from experiments.__main__ import short_renderer
@@ -325,21 +326,32 @@ def _large_lp_lines(speed_csv, whole_csv, docs) -> list:
                       f"times numpy64's time",
                       f"    (faster on {sum(x < 1 for x in to_cpu)}) and {min(to_ipm):.1f} to {max(to_ipm):.1f} times "
                       f"HiGHS's IPM's ([the GPU against numpy64]({docs}results/lp.md#a-restart-point-after-an-early-slip-of-the-pace));"]
-    if whole_csv is not None:
-        by = {}
-        for r in csv.DictReader(open(whole_csv, newline="")):
-            by.setdefault(r["problem"], {})[r["run"]] = r
+    runs = [(p, _whole_runs(p)) for p in whole_csvs or []]
+    for whole_csv, by in runs[:1]:
         for name, d in by.items():
             g, c = d.get("gpu"), d.get("numpy64") or d.get("numpy64-1")
             if g is None or c is None or g["status"] != "optimal" or c["status"] != "optimal":
                 continue
             cores = "on all cores" if "numpy64" in d else "on one thread"
             eps = f"{float(g['eps']):.0e}".replace("e-0", "e-")
+            later = "".join(f"; a later GPU run of the code, `{p.name}`: {float(b[name]['gpu']['seconds']):.1f} s, "
+                            f"{b[name]['gpu']['status'].replace('_', ' ')}"
+                            for p, b in runs[1:] if "gpu" in b.get(name, {}))
             lines.append(f"  - the matrix-free method over a whole solve, faster than the CPU here "
                          f"({short_renderer(g['renderer'])}, {_date_of(whole_csv)}, `{whole_csv.name}`): {name} at "
                          f"eps = {eps} in {float(g['seconds']):.1f} s on the GPU, {float(c['seconds']):.1f} s in numpy64 "
-                         f"{cores} ([Matrix-free results]({docs}results/matrix-free.md));")
+                         f"{cores}{later} ([Matrix-free results]({docs}results/matrix-free.md));")
     return lines
+
+
+def _whole_runs(path) -> dict:
+    """``experiments.mfipm.whole``'s CSV as {problem: {run: row}}."""
+    import csv
+
+    by = {}
+    for r in csv.DictReader(open(path, newline="")):
+        by.setdefault(r["problem"], {})[r["run"]] = r
+    return by
 
 
 def _date_of(path) -> str:

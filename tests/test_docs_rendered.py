@@ -78,9 +78,21 @@ def test_the_limitations_lines_on_large_lps_and_whole_solves(tmp_path):
         w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
         w.writerows([("nug12", "gpu", "1e-06", "optimal", "37.29", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
                      ("nug12", "numpy64", "1e-06", "optimal", "104.67", "NVIDIA H100 80GB HBM3/PCIe/SSE2")])
-    text = "\n".join(_large_lp_lines(speed, whole, "docs/"))
+    later = tmp_path / "mfipm_whole_nug12_h100_2026-12-06-b.csv"
+    with open(later, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
+        w.writerows([("nug12", "gpu", "1e-06", "optimal", "52.83", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
+                     ("nug15", "gpu", "1e-06", "optimal", "143.15", "NVIDIA H100 80GB HBM3/PCIe/SSE2")])
+    text = "\n".join(_large_lp_lines(speed, [whole], "docs/"))
     assert "on 2 NETLIB problems the GPU's defaults take 0.50 to 1.50 times numpy64's time" in text
     assert "(faster on 1) and 2.0 to 15.0 times HiGHS's IPM's" in text
     assert "(H100, 2026-12-06, `netlib_speed_h100_2026-12-06.csv`)" in text
-    assert "nug12 at eps = 1e-6 in 37.3 s on the GPU, 104.7 s in numpy64 on all cores" in text
+    assert "nug12 at eps = 1e-6 in 37.3 s on the GPU, 104.7 s in numpy64 on all cores (" in text
+    # a later CSV adds the GPU's seconds of the same problem (none for a problem not paired)
+    text = "\n".join(_large_lp_lines(None, [whole, later], "docs/"))
+    assert ("104.7 s in numpy64 on all cores; a later GPU run of the code, "
+            "`mfipm_whole_nug12_h100_2026-12-06-b.csv`: 52.8 s, optimal (") in text
+    assert "nug15" not in text
     assert _large_lp_lines(None, None, "docs/") == []
+    assert _large_lp_lines(None, [], "docs/") == []
