@@ -72,18 +72,17 @@ def test_the_limitations_lines_on_large_lps_and_whole_solves(tmp_path):
         w = csv.writer(f)
         w.writerow(fields)
         w.writerows([r + ("NVIDIA H100 80GB HBM3/PCIe/SSE2",) for r in rows])
-    whole = tmp_path / "mfipm_whole_h100_2026-12-06.csv"
-    with open(whole, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
-        w.writerows([("nug12", "gpu", "1e-06", "optimal", "37.29", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
-                     ("nug12", "numpy64", "1e-06", "optimal", "104.67", "NVIDIA H100 80GB HBM3/PCIe/SSE2")])
-    later = tmp_path / "mfipm_whole_nug12_h100_2026-12-06-b.csv"
-    with open(later, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
-        w.writerows([("nug12", "gpu", "1e-06", "optimal", "52.83", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
-                     ("nug15", "gpu", "1e-06", "optimal", "143.15", "NVIDIA H100 80GB HBM3/PCIe/SSE2")])
+
+    def whole_csv(name, rows):
+        path = tmp_path / name
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
+            w.writerows([(p, run, "1e-06", "optimal", sec, "NVIDIA H100 80GB HBM3/PCIe/SSE2") for p, run, sec in rows])
+        return path
+
+    whole = whole_csv("mfipm_whole_h100_2026-12-06.csv", [("nug12", "gpu", "37.29"), ("nug12", "numpy64", "104.67")])
+    later = whole_csv("mfipm_whole_nug12_h100_2026-12-06-b.csv", [("nug12", "gpu", "52.83"), ("nug15", "gpu", "143.15")])
     text = "\n".join(_large_lp_lines(speed, [whole], "docs/"))
     assert "on 2 NETLIB problems the GPU's defaults take 0.50 to 1.50 times numpy64's time" in text
     assert "(faster on 1) and 2.0 to 15.0 times HiGHS's IPM's" in text
