@@ -6,8 +6,9 @@
 // (0 past the k-th), so that a pass reading all k planes fetches k / 4 texels; with FOUR and
 // TRANSPOSED the weights are M's columns, plane b = sum_j M(j, b) P_j: F = B X = G[:, K] C^-T
 // C^-1 = G[:, K] G11^-1 from B's planes (for pcg_update_forward and pcg_chunk_sums), each
-// product rounded once from B and X, G11^-1 never formed (its float32 rounding is about
-// epsilon times ||G11^-1||, the square of X's condition).
+// product rounded once from B and X, G11^-1 never formed (G11^-1 = X^T X rounded to float32
+// is off by about epsilon ||X||^2, which swamps r_K^T G11^-1 r_K once G11's condition nears
+// 1 / epsilon).
 uniform sampler2D P;
 uniform sampler2D M;
 uniform int k;
