@@ -1465,9 +1465,10 @@ def test_start_is_checked():
 
 def _hard_normal_system(rng, backend):
     """A back end holding a G_R (m = 120) that PCG with k = 1 does not solve in 60 iterations
-    (Theta~ over four orders: its residual falls about 500-fold in 60), and a right-hand side."""
+    (Theta~ over four orders: its residual falls about 500-fold in 60), and a right-hand side.
+    ``backend`` "gpu-unfused": the GPU's planned PCG in 002's kernels (``fused=False``)."""
     p = small_lp(rng, m=120, n=300, density=0.05)
-    be = get_matrix_free_backend(backend, p)
+    be = (GPUMatrixFree(p, fused=False) if backend == "gpu-unfused" else get_matrix_free_backend(backend, p))
     theta = 10.0 ** rng.uniform(-2, 2, p.A.shape[1])
     be.set_weights(theta, 1e-6)
     be.build_preconditioner(1)
@@ -1546,6 +1547,78 @@ def test_solve_with_refinement_goes_on_past_a_soft_stop_that_the_float64_residua
     # the cap: 20 PCG iterations in all allow two rounds
     _, capped = sol.solve(rhs, 1e-12, maxiter=20, soft=(10, 0.1 * n0))
     assert capped["rounds"] == 2 and capped["iterations"] == 20
+    # a round ended by PCG's stall stop ends the solve: another would meet the same conditioning
+    monkeypatch.setattr(mf, "pcg", lambda *a, **k: {**stub(*a, **k), "stalled": True})
+    _, stalled = sol.solve(rhs, 1e-12, soft=(10, 0.1 * n0, 5))
+    assert stalled["rounds"] == 1 and stalled["stop"] == "limit" and not stalled["converged"]
+    # each round's limit: the soft limit less the iterations done, enough scaled, the span kept
+    seen = []
+    monkeypatch.setattr(mf, "pcg", lambda be_, r, tol, maxiter, soft=None: seen.append((maxiter, soft)) or stub(
+        be_, r, tol, maxiter, soft))
+    sol.solve(rhs, 1e-12, maxiter=100, soft=(15, 0.1 * n0, 7))
+    assert [(mi, s.limit, s.span) for mi, s in seen] == [(100, 15, 7), (90, 5, 7), (80, 0, 7), (70, 0, 7)]
+    assert all(math.log2(s.enough / (0.1 * n0)).is_integer() for _, s in seen)   # power-of-two scales
+
+
+def test_soft_stop_decisions():
+    """SoftStop, by hand: nothing stops before the limit; past it a residual at most ``enough``
+    stops; with a span, the first check past the limit marks the best residual, and a check
+    ``span`` or more iterations after the mark stops (``stalled``) unless the best residual has
+    fallen below half the mark's -- then it is the new mark. Without a span (a pair, or None:
+    the plain limit) no stall."""
+    from gpgpu.lp.matrix_free_backend import PCG_STALL_FALL, SoftLimit, SoftStop
+
+    assert PCG_STALL_FALL == 0.5
+    plain = SoftStop(None, 50)
+    assert (plain.limit, plain.enough) == (50, math.inf)
+    assert not plain.stops(49, 1.0, 1.0) and plain.stops(50, 1e300, 1.0)
+    pair = SoftStop((10, 0.1), 100)
+    assert not pair.stops(9, 0.01, 0.01)                 # before the limit: enough does not stop it
+    assert not any(pair.stops(it, 1.0, 1.0) for it in range(10, 100, 8)) and not pair.stalled
+    assert pair.stops(98, 0.1, 0.1) and not pair.stalled
+    st = SoftStop(SoftLimit(10, 0.01, 20), 1000)
+    # mark at 10 (best 1.0); at 30 the best 0.49 has halved: new mark (30, 0.49)
+    assert [st.stops(it, b, b) for it, b in ((10, 1.0), (18, 0.8), (29, 0.5), (30, 0.49))] == [False] * 4
+    assert st.mark == (30, 0.49)
+    # at 49 (19 past the mark) no decision; at 50 the best 0.25 is above 0.245: stalled
+    assert not st.stops(49, 0.3, 0.25) and not st.stalled
+    assert st.stops(50, 0.3, 0.25) and st.stalled
+    # the best norm decides the stall, the check's residual the enough test
+    st = SoftStop(SoftLimit(0, 0.01, 4), 1000)
+    assert not st.stops(0, 1.0, 1.0) and not st.stops(4, 2.0, 0.4) and st.mark == (4, 0.4)
+    assert st.stops(8, 0.005, 0.4) and not st.stalled
+    assert SoftLimit(10, 2.0, 3).after(4, 0.5) == SoftLimit(6, 1.0, 3)
+    assert SoftLimit(10, 2.0, 3).after(40, 1.0).limit == 0
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu", "gpu-unfused"])
+def test_pcg_stall_stop_ends_a_solve_whose_residual_does_not_halve(rng, backend, monkeypatch):
+    """pcg with soft = (limit, enough, span): on the hard system (its residual falls about 500-fold
+    in 60 iterations, never 20-fold in 16) with the stall share patched to 1/20 the solve stops
+    at the first read ``span`` or more past the first read at or past the limit, ``stalled``,
+    not converged, with the best residual of the reads; with a share of 0.999 (any fall
+    passes) it runs to maxiter. The reads are every iteration on numpy64 and every 8th (and
+    the limit) on the GPU. Catches a stall test never run, one run before the limit, one that
+    compares with the check's residual before the mark's, and a stalled solve not reported."""
+    import gpgpu.lp.matrix_free_backend as mfb
+
+    be, G, b = _hard_normal_system(rng, backend)
+    bv = be.vector(b)
+    every = be.pcg_check
+    reads = [j for j in range(1, 61) if j % every == 0 or j in (1, 10, 60)]
+    mark = next(j for j in reads if j >= 10)
+    expect = next(j for j in reads if j >= mark + 16)
+    monkeypatch.setattr(mfb, "PCG_STALL_FALL", 0.05)
+    out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 16))
+    assert out["iterations"] == expect and out["stalled"] and not out["converged"] and not out["breakdown"]
+    x = be.to_numpy(out["x"])
+    assert out["residual"] == pytest.approx(float(np.linalg.norm(b - G @ x)), rel=1e-8 if backend == "numpy64" else 1e-3)
+    be.free(out["x"])
+    monkeypatch.setattr(mfb, "PCG_STALL_FALL", 0.999)
+    out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 16))
+    assert out["iterations"] == 60 and not out["stalled"]
+    be.free(out["x"])
+    be.release()
 
 
 def test_float_float_solution_after_the_first_pcg_limit():
@@ -1613,6 +1686,7 @@ def test_residual_aware_limit_is_asked_of_a_float32_pcg_only(monkeypatch):
             aware = backend == "gpu" and not options and not fires
             if aware:
                 assert comb_max == 8 * limit and comb_soft[0] == limit
+                assert comb_soft.span == limit // 2             # PCG's stall stop: its span half the limit
                 # 10 times the primal part of the target: at least 10 times the target itself
                 assert comb_soft[1] >= 10 * comb_tol * (1 - 1e-12)
             else:

@@ -75,10 +75,14 @@ docs/results/matrix-free.md.
   its residual is at most PRIMAL_ENOUGH times the primal part of its target (that is,
   max(||r_b||, eps (1 + ||b||)): a step along it no longer raises the primal residual). With
   float64 refinement the float64 residual decides: a round that PCG ended there on its float32
-  residual is followed by another while the float64 one is above it and still falls. A float32
-  PCG stopped at its limit leaves about 1e-3 of its right-hand side late in a solve, far above a
-  primal residual near eps. A float64 PCG keeps the plain limit. The history's ``pcg_limit`` is
-  then the limit and ``pcg_cap`` the most the solve could run.
+  residual is followed by another while the float64 one is above it and still falls. Past the
+  limit the solve also stops where it no longer gains (PCG's stall stop): where its best residual
+  has not halved (PCG_STALL_FALL) over PCG_STALL_SPAN times the limit (the first mark at the limit; a
+  refinement round after the limit is tested from its start, and a round stopped so ends the
+  solve). A float32 PCG stopped at its limit leaves about 1e-3 of its right-hand side late in a
+  solve, far above a primal residual near eps, and nug20 spends whole allowances there without
+  PCG's stall stop (docs/lp_defaults.md). A float64 PCG keeps the plain limit. The history's
+  ``pcg_limit`` is then the limit and ``pcg_cap`` the most the solve could run.
 * **float-float after the first limit** (``adaptive``, beyond 002, a back end with a wider
   format for PCG's solution vector: the GPU's ``solution=None``, the default): after the first
   iteration with a solve stopped at its limit, PCG's solution vector is float-float
@@ -144,7 +148,7 @@ import numpy as np
 from .decisions import Reads, Settings, diverged, limit_status, result_message, stop_code
 from .mehrotra import FREE_SPLIT_BOUND, LPResult, _split_partners
 from .backends import get_matrix_free_backend
-from .matrix_free_backend import MF_BACKENDS, MatrixFreeBackend
+from .matrix_free_backend import MF_BACKENDS, MatrixFreeBackend, SoftLimit, SoftStop
 from .regularisation import FIXED_REG_MIN, REG_MAX, REG_MIN, ProximalRegularisation
 
 __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend", "MF_BACKENDS",
@@ -179,6 +183,9 @@ FINISH_LIMIT_GROWTH = 8
 #: the residual-aware limit: past its limit a float32 PCG's combined solve goes on while its
 #: residual is above PRIMAL_ENOUGH times the primal part of its target (module notes)
 PRIMAL_ENOUGH = 10.0
+#: PCG's stall stop (the residual-aware limit): past the limit, the solve stops where its best
+#: residual has not halved (``PCG_STALL_FALL``) over this share of the limit (module notes)
+PCG_STALL_SPAN = 0.5
 #: PCG's relative target ||r|| <= PCG_REL ||rhs|| with ``adaptive`` on a back end whose PCG
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
 #: (the GPU; module notes, docs/lp_defaults.md)
@@ -220,12 +227,14 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dic
     """Preconditioned conjugate gradients on G_R dy = b with the back end's operations
     (Hestenes-Stiefel with a preconditioner; [9] of 002), x0 = 0.
 
-    Stops when ||r||_2 <= target or after ``maxiter`` iterations; with ``soft = (limit,
-    enough)`` also at the first read after ``limit`` iterations where ||r||_2 <= enough (not
-    converged: the residual-aware limit of :func:`matrix_free`). Answers a dict: ``x`` (a
-    back-end vector, the iterate with the smallest residual seen; the caller frees it),
-    ``iterations``, ``residual`` (its ||r||_2), ``converged``, ``breakdown`` (p^T G p <= 0 or
-    not finite).
+    Stops when ||r||_2 <= target or after ``maxiter`` iterations; with ``soft`` (a
+    ``SoftLimit`` of ``gpgpu.lp.matrix_free_backend``: limit, enough and span) also at the first
+    read after ``limit`` iterations where ||r||_2 <= enough, or where the best residual has
+    not halved over ``span`` iterations (not converged: the residual-aware limit of
+    :func:`matrix_free`). Answers a dict: ``x`` (a back-end vector, the iterate with the
+    smallest residual seen; the caller frees it), ``iterations``, ``residual`` (its ||r||_2),
+    ``converged``, ``breakdown`` (p^T G p <= 0 or not finite), ``stalled`` (PCG's stall stop
+    ended it).
 
     The step lengths alpha = r^T z / p^T q and beta = r'^T z' / r^T z are used where the back end
     keeps its scalars (:meth:`MatrixFreeBackend.ratio_axpy`); the residual norm and the breakdown
@@ -239,12 +248,13 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dic
     A back end whose ``plan`` is true runs its ``pcg_planned`` instead (the GPU's: this loop
     drawn from recorded plans, the same contract).
     """
-    soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
     if getattr(be, "plan", False):
         return be.pcg_planned(b, target, maxiter, soft=soft)
+    soft = SoftStop(soft, maxiter)
     x = be.accumulator()
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
-    out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
+    out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "stalled": False,
+           "residual": rnorm}
     if out["converged"]:
         out["x"] = x
         return out
@@ -254,13 +264,13 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dic
         pq = be.dot_deferred(st.p, q)                   # p^T q
         # checked: the first iteration (a complete factor, k = m, converges in one), every
         # pcg_check-th and the last
-        check = st.it == 0 or (st.it + 1) % st.every == 0 or st.it + 1 in (maxiter, soft_limit)
+        check = st.it == 0 or (st.it + 1) % st.every == 0 or st.it + 1 in (maxiter, soft.limit)
         if st.watch is not None:
             st.watch = be.watch_step(st.watch, pq, st.it)
         if check and st.broke_down(q, pq, target, out):
             break
         st.update(q, pq)                                # x + alpha p, r - alpha q
-        if check and st.stops(target, soft_limit, enough, out):
+        if check and st.stops(target, soft, out):
             break
         st.direction()                                  # z = P^-1 r, p = z + beta p
     return st.finish(out)
@@ -331,9 +341,10 @@ class _PCGState:
         self.x = x_new
         self.it += 1
 
-    def stops(self, target, soft_limit, enough, out) -> bool:
+    def stops(self, target, soft, out) -> bool:
         """The check after the update: ||r|| read, the best iterate kept; True where PCG stops
-        (converged, broken down between two checks, or past the soft limit with enough)."""
+        (converged, broken down between two checks, or past the soft limit: ``soft``, a
+        :class:`~gpgpu.lp.matrix_free_backend.SoftStop`)."""
         rnorm = self.read_norm()
         if rnorm < self.best_norm:
             self.be.free(self.best_x)
@@ -344,7 +355,10 @@ class _PCGState:
         if not math.isfinite(rnorm):              # broke down between two checks
             out["breakdown"] = True
             return True
-        return self.it >= soft_limit and rnorm <= enough   # past the soft limit, the residual enough
+        if soft.stops(self.it, rnorm, self.best_norm):    # past the soft limit: enough, or stalled
+            out["stalled"] = soft.stalled
+            return True
+        return False
 
     def direction(self) -> None:
         """z = P^-1 r, beta = r'^T z' / r^T z, p = z + beta p."""
@@ -429,6 +443,7 @@ class _Solver:
     def _solve(self, rhs, target, maxiter=None, soft=None) -> tuple:
         be = self.be
         maxiter = self.maxiter if maxiter is None else int(maxiter)
+        soft = None if soft is None else SoftLimit(*soft)
         rnorm0 = float(np.linalg.norm(rhs))
         dy = np.zeros_like(rhs)
         r = rhs
@@ -446,7 +461,7 @@ class _Solver:
             rv = be.vector(r * scale)
             done = facts["iterations"]
             res = pcg(be, rv, tol * scale, maxiter - done,
-                      soft=None if soft is None else (max(soft[0] - done, 0), soft[1] * scale))
+                      soft=None if soft is None else soft.after(done, scale))
             be.free(rv)
             if be.profile:
                 be.sync()
@@ -465,13 +480,13 @@ class _Solver:
             r_new = rhs - self.G64(dy)
             rnorm_new = float(np.linalg.norm(r_new))
             if not res["converged"]:
-                # PCG itself ran out of iterations (or broke down): another round would meet the
-                # same conditioning (measured: nug12 on the H200 spent 3-7 rounds of 2000 PCG
-                # iterations a solve for no gain) -- unless it stopped at a soft limit on a
-                # float32 residual that the float64 one does not confirm
+                # PCG itself ran out of iterations (or broke down, or stalled past its soft
+                # limit): another round would meet the same conditioning (measured: nug12 on the
+                # H200 spent 3-7 rounds of 2000 PCG iterations a solve for no gain) -- unless it
+                # stopped at a soft limit on a float32 residual that the float64 one does not confirm
                 facts["stop"] = pcg_stop(res)
-                if (soft is None or res["breakdown"] or facts["iterations"] >= maxiter
-                        or rnorm_new <= soft[1] or not rnorm_new < 0.9 * rnorm):
+                if (soft is None or res["breakdown"] or res.get("stalled") or facts["iterations"] >= maxiter
+                        or rnorm_new <= soft.enough or not rnorm_new < 0.9 * rnorm):
                     rnorm = min(rnorm, rnorm_new)
                     break
                 r, rnorm = r_new, rnorm_new
@@ -948,7 +963,8 @@ def _corrector_limit(run, t: _Tests, cap_abs) -> tuple:
     limit = FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter
     soft = None
     if run.floor.grow and not finishing and run.be.pcg_floor >= PCG_REL:
-        soft, limit = (sol.maxiter, PRIMAL_ENOUGH * cap_abs), FINISH_LIMIT_GROWTH * sol.maxiter
+        soft = SoftLimit(sol.maxiter, PRIMAL_ENOUGH * cap_abs, int(PCG_STALL_SPAN * sol.maxiter))
+        limit = FINISH_LIMIT_GROWTH * sol.maxiter
     return limit, soft
 
 
@@ -1015,7 +1031,7 @@ def _take_step(run, t: _Tests, step: _Step) -> None:
                    pcg_converged=bool(f1["converged"] and f2["converged"]),
                    pcg_stop=(f1["stop"], f2["stop"]),
                    pcg_residual=max(f1["residual"], f2["residual"]), regularisation=(step.rho_k, step.delta_k),
-                   pcg_limit=step.limit if step.soft is None else step.soft[0], pcg_cap=step.limit)
+                   pcg_limit=step.limit if step.soft is None else step.soft.limit, pcg_cap=step.limit)
     run.report(t.entry)
     run.it += 1
 

@@ -7,13 +7,62 @@ import abc
 import math
 import time
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["MatrixFreeBackend", "MF_BACKENDS"]
+__all__ = ["MatrixFreeBackend", "MF_BACKENDS", "SoftLimit", "SoftStop", "PCG_STALL_FALL"]
 
 #: the matrix-free method's back ends by name (:func:`gpgpu.lp.backends.get_matrix_free_backend`)
 MF_BACKENDS = ("gpu", "numpy64")
+#: PCG's stall stop (the residual-aware limit): past the limit, a solve whose best residual has
+#: not fallen below this share of what it was ``span`` iterations before stops (:class:`SoftStop`)
+PCG_STALL_FALL = 0.5
+
+
+class SoftLimit(NamedTuple):
+    """The residual-aware limit of one PCG solve (beyond 002; :func:`gpgpu.lp.matrix_free.pcg`):
+    past ``limit`` iterations PCG stops at the first check whose residual is at most
+    ``enough``, and (``span`` > 0) at the first check whose best residual has not fallen below
+    PCG_STALL_FALL times what it was at a mark ``span`` or more iterations before (the first mark:
+    the first check past the limit). A plain pair (limit, enough) has no stall stop."""
+    limit: int
+    enough: float
+    span: int = 0
+
+    def after(self, done: int, scale: float) -> "SoftLimit":
+        """The limit of a refinement round that starts after ``done`` iterations on a
+        right-hand side multiplied by ``scale``."""
+        return SoftLimit(max(int(self.limit) - done, 0), float(self.enough) * scale, self.span)
+
+
+class SoftStop:
+    """The residual-aware limit's decisions in one PCG solve (:class:`SoftLimit`; None: the
+    plain limit ``maxiter``). :meth:`stops` is asked at each check with the iteration count,
+    the check's residual norm and the best norm of the checks so far; ``stalled`` says whether
+    PCG's stall stop ended the solve."""
+
+    def __init__(self, soft, maxiter: int):
+        soft = SoftLimit(maxiter, math.inf) if soft is None else SoftLimit(*soft)
+        self.limit, self.enough, self.span = int(soft.limit), float(soft.enough), int(soft.span)
+        self.mark = None              # (iteration, best norm) of the stall stop's last mark
+        self.stalled = False
+
+    def stops(self, it: int, rnorm: float, best: float) -> bool:
+        if it < self.limit:
+            return False
+        if rnorm <= self.enough:
+            return True
+        if self.span <= 0:
+            return False
+        if self.mark is not None and it - self.mark[0] >= self.span:
+            if best > PCG_STALL_FALL * self.mark[1]:
+                self.stalled = True
+                return True
+            self.mark = None
+        if self.mark is None:
+            self.mark = (it, best)
+        return False
 
 
 class MatrixFreeBackend(abc.ABC):

@@ -74,6 +74,7 @@ from ..geometry import Rect
 from ..kernel import Kernel
 from ..passes import NotReplayable, RecordedPlan, Targets, recording
 from ..stream import Stream, vector_shape
+from .matrix_free_backend import SoftStop
 
 __all__ = ["KERNELS", "CHECK_LAG", "FusedPCG", "chunk_length"]
 
@@ -330,23 +331,24 @@ class FusedPCG:
         iteration count are the check's, as if it had been read at once."""
         be = self.be
         every = max(1, int(be.pcg_check))
-        soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
+        soft = SoftStop(soft, maxiter)
         if maxiter < 1:
             rnorm = math.sqrt(max(be.dot(b, b), 0.0))
-            out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
+            out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "stalled": False,
+                   "residual": rnorm}
             out["x"] = be.accumulator()
             return out
         s = self.streams
-        checks = _Checks(be, s, self._copy, target, soft_limit, enough)
+        checks = _Checks(be, s, self._copy, target, soft)
         self._start(b)
         it = 0
         while True:
             last = it >= maxiter
             current = s.xr[1]                         # the iterate this step's first pass writes
             self._step()
-            if it <= 1 or it % every == 0 or last or it == soft_limit:
+            if it <= 1 or it % every == 0 or last or it == soft.limit:
                 checks.read(it, current, last)
-            if checks.decide(it, at_once=last or it == soft_limit):
+            if checks.decide(it, at_once=last or it == soft.limit):
                 break
             it += 1
         out = checks.out
@@ -391,14 +393,15 @@ class _Checks:
     (``decide``). Read at once, a check leaves the GPU with nothing queued while the host waits
     and then issues the next iterations; late, the GPU runs the queued iterations meanwhile.
     The decisions are those of a check read at once, in the same order: the best iterate, the
-    target, the soft limit, the breakdown watch."""
+    target, the soft limit (``soft``: a :class:`~gpgpu.lp.matrix_free_backend.SoftStop`), the
+    breakdown watch."""
 
-    def __init__(self, be, streams, copy, target: float, soft_limit: int, enough: float):
+    def __init__(self, be, streams, copy, target: float, soft):
         self.be, self.s, self.copy = be, streams, copy
-        self.target, self.soft_limit, self.enough = target, soft_limit, enough
+        self.target, self.soft = target, soft
         self.pending = []                 # (iteration, held copy of its iterate, last, pixel buffer)
         self.best, self.best_norm = None, math.inf     # None: the zero x0 (its residual ||b||: the first check)
-        self.out = {"iterations": 0, "converged": False, "breakdown": False}
+        self.out = {"iterations": 0, "converged": False, "breakdown": False, "stalled": False}
 
     def read(self, it: int, current: Stream, last: bool) -> None:
         s = self.s
@@ -432,8 +435,11 @@ class _Checks:
         if rn <= self.target:
             out["converged"] = True
             return True
-        if last or not math.isfinite(rn) or (it >= self.soft_limit and rn <= self.enough):
+        if last or not math.isfinite(rn):
             out["breakdown"] = not math.isfinite(rn)
+            return True
+        if self.soft.stops(it, rn, self.best_norm):     # past the soft limit: enough, or stalled
+            out["stalled"] = self.soft.stalled
             return True
         if watch >= 0 or not (math.isfinite(pq) and pq > 0 and math.isfinite(gamma) and gamma > 0):
             out["breakdown"] = True

@@ -56,7 +56,7 @@ from ..passes import NotReplayable, RecordedPlan, recording
 from ..reduce import dot_fan_texture, plane_dots_fan, reduce_region
 from ..sparse import SparseStream, _plane_dots
 from ..stream import Stream, borrow, give_back, vector_shape
-from .matrix_free_backend import MatrixFreeBackend
+from .matrix_free_backend import MatrixFreeBackend, SoftStop
 from .matrix_free_fused import FusedPCG
 from .. import float_float
 
@@ -581,9 +581,10 @@ class GPUMatrixFree(MatrixFreeBackend):
         if self._fused is not None and self._fused.ready:
             return self._fused.solve(b, target, maxiter, soft=soft)
         every = max(1, int(self.pcg_check))
-        soft_limit, enough = (maxiter, math.inf) if soft is None else (int(soft[0]), float(soft[1]))
+        soft = SoftStop(soft, maxiter)
         rnorm = math.sqrt(max(self.dot(b, b), 0.0))
-        out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "residual": rnorm}
+        out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "stalled": False,
+               "residual": rnorm}
         if out["converged"] or maxiter < 1:
             out["x"] = self.accumulator()
             return out
@@ -592,7 +593,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         best, best_norm = None, rnorm                 # None: the zero x0
         it = 0
         while it < maxiter:
-            check = it == 0 or (it + 1) % every == 0 or it + 1 in (maxiter, soft_limit)
+            check = it == 0 or (it + 1) % every == 0 or it + 1 in (maxiter, soft.limit)
             if best is st.xn:                         # the update renders over the best iterate: keep it
                 best = self._pcg_copy(st.xn, st.streams["best"])
             self._pcg_step(st, "update", it, check)   # q = G_R p, x + alpha p, r - alpha q
@@ -627,7 +628,8 @@ class GPUMatrixFree(MatrixFreeBackend):
                 if not math.isfinite(rnorm):          # broke down between two checks
                     out["breakdown"] = True
                     break
-                if it >= soft_limit and rnorm <= enough:
+                if soft.stops(it, rnorm, best_norm):     # past the soft limit: enough, or stalled
+                    out["stalled"] = soft.stalled
                     break
             self._pcg_step(st, "direction", it, False)    # z = P^-1 r, r^T z, p = z + beta p
             self.counts["precondition"] += 1
