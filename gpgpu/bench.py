@@ -20,7 +20,7 @@ from .context import get_context, is_software_renderer
 from .geometry import Rect, Texel
 from .kernel import Kernel
 from .stream import PingPong, Stream
-from .blas1 import KERNELS
+from .blas1 import KERNELS, whole
 from .cholesky import cholesky_plan
 from .passes import CompiledPlan, SWAP
 
@@ -108,6 +108,53 @@ def plan_overhead(m: int = 64, repeat: int = 20) -> dict:
     n = passes * repeat
     return {"order": m, "plan_passes": passes, "plan_host_us_per_pass": (t1 - t0) / n * 1e6,
             "plan_total_us_per_pass": (t2 - t0) / n * 1e6, "plan_python_us_per_pass": (t4 - t3) / n * 1e6}
+
+
+def recorded_overhead(repeat: int = 2000) -> dict:
+    """Host microseconds per pass of two recorded plans (:class:`gpgpu.passes.RecordedPlan`; beyond
+    the papers) run in turn, as an iteration recorded for each order of its ping-pong pair is (the
+    LP's fused PCG): each plan draws four one-texel passes of four kernels (saxpy, scale,
+    add_scalar, elementwise_product) from x into y, the other from y into x, ``repeat`` times
+    each. ``recorded_host_us_per_pass``: the time to issue them; ``recorded_python_us_per_pass``:
+    the same with the draw calls left out (as :func:`plan_overhead`)."""
+    from .passes import RecordedPlan, recording
+
+    ctx = get_context()
+    x, y = Stream(1, 1, data=np.ones((1, 1), np.float32)), Stream(1, 1, data=np.ones((1, 1), np.float32))
+    passes = (("saxpy", ("X", "Y"), {"alpha": 0.5}), ("scale", ("X",), {"alpha": 0.5}),
+              ("add_scalar", ("X",), {"alpha": 0.25}), ("elementwise_product", ("X", "Y"), {}))
+    plans = []
+    try:
+        for src, dst in ((x, y), (y, x)):
+            with recording() as noted:
+                for name, samplers, uniforms in passes:
+                    KERNELS[name].draw(dst, whole(dst), {s: src for s in samplers}, uniforms)
+            plans.append(RecordedPlan(noted, keep=[x, y]))
+        n = repeat * 2 * len(passes)
+        timings = []
+        for drawn in (True, False):
+            render = moderngl.VertexArray.render
+            if not drawn:
+                moderngl.VertexArray.render = lambda self, *a, **k: None
+            try:
+                for p in plans:                      # warm up: the programs hold their values
+                    p.run()
+                ctx.finish()
+                t0 = time.perf_counter()
+                for _ in range(repeat):
+                    plans[0].run()
+                    plans[1].run()
+                timings.append((time.perf_counter() - t0) / n * 1e6)
+                ctx.finish()
+            finally:
+                moderngl.VertexArray.render = render
+    finally:
+        for p in plans:
+            p.release()
+        x.release()
+        y.release()
+    return {"recorded_passes": 2 * len(passes), "recorded_host_us_per_pass": timings[0],
+            "recorded_python_us_per_pass": timings[1]}
 
 
 def fill_rate(size: int, reads: int = 0, components: int = 1, repeat: int = 10) -> float:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from pathlib import Path
 from typing import NamedTuple
 
@@ -127,6 +128,7 @@ class ContextState:
         self.scratch = {}  # shape -> Stream, for copy-to-texture
         self.plans = {}    # key -> passes.CompiledPlan (vertex buffers of whole plans), LRU order
         self.recording = None  # a list while passes.recording() notes the passes drawn
+        self.shared_writes = weakref.WeakValueDictionary()   # passes.RecordedPlan: equal passes' writes
         self.blending = False  # additive_blending() is on
         self.vertex_source = _read_glsl(GLSL_DIR / "pass.vert")
         self.common = _read_glsl(GLSL_DIR / "common.glsl")

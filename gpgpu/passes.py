@@ -23,7 +23,11 @@ vertices in one vertex buffer, each pass's program, target framebuffer, textures
 chosen once, the temporaries the iteration borrowed replaced by streams of the plan's own (no
 borrow or give_back in the loop), a uniform that changes from one iteration to the next
 (``dynamic``) given to each ``run``. The passes, their order, inputs and results are the
-recorded ones: a recorded iteration and its replays are the same passes.
+recorded ones: a recorded iteration and its replays are the same passes. A program keeps the
+uniform values last written, and a plan's pass writes or compares none while its program holds
+that pass's values; passes of one program with equal values in two plans (an iteration
+recorded for each order of its ping-pong pairs) share their writes, so plans run in turn write
+and compare no uniform either.
 """
 from __future__ import annotations
 
@@ -338,6 +342,32 @@ def _write_uniforms(cache, writes) -> None:
     cache.owner = writes
 
 
+class _Writes(list):
+    """A recorded pass's uniform writes (:class:`RecordedPlan`). Passes of one program with the
+    same values, in the plans of a context, share one (:func:`_shared_writes`): the program
+    holding one plan's values then holds the other's (``UniformCache.owner``), and plans run in
+    turn (a ping-pong iteration's two orders) write nor compare any uniform."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _shared_writes(st, prog, writes, dynamic: bool) -> _Writes:
+    """The context's writes list equal to ``writes`` for ``prog`` (same names, same packed
+    bytes or values), or ``writes`` as a new shared one; a pass with a dynamic value keeps its
+    own (its run changes it)."""
+    if dynamic:
+        return _Writes(writes)
+    try:
+        key = (prog, tuple((w[0], w[1] if w[3] is None else w[3]) for w in writes))
+        hash(key)
+    except TypeError:                      # a value that is no key (an array): not shared
+        return _Writes(writes)
+    found = st.shared_writes.get(key)
+    if found is None:
+        found = st.shared_writes[key] = _Writes(writes)
+    return found
+
+
 def _renderer(vao):
     """``vao.render`` without moderngl's Python frame (a vertex array with no scope: ours)."""
     if getattr(vao, "scope", None) is not None:
@@ -415,6 +445,7 @@ class RecordedPlan:
             for w in writes:
                 w[3] = _pack(w[2], w[1])
                 w[4] = _writer(w[2])
+            writes = _shared_writes(st, prog, writes, any((kernel, name) in dynamic for name in uniforms))
             self._fast.append((writes, cache, target.fbo, target.fbo.mglo.use, textures, _renderer(vao),
                                primitive.mode, len(primitive), first))
 

@@ -329,3 +329,61 @@ def test_a_recorded_plan_rewrites_the_uniforms_another_draw_changed():
             other.release()
     finally:
         out.release()
+
+
+def test_plans_with_equal_passes_share_their_writes_and_write_no_uniform_in_turn(monkeypatch):
+    """Two plans of the same passes over a ping-pong pair's two orders (the fused PCG's plans):
+    each pass of one shares its uniform writes with the other's pass of the same program and
+    values, so that run in turn, after the first run of each, no uniform is written or compared
+    (``_write_uniforms`` not called) and each still draws its own streams; a pass whose value
+    differs (another fill value) or is dynamic keeps writes of its own, and its value is drawn."""
+    import gpgpu.passes as passes
+
+    a = Stream.vector_of(8, data=np.arange(8, dtype=np.float32))
+    b, c = Stream.vector_of(8), Stream.vector_of(8)
+    scale = L1["scale"]
+    try:
+        plans = []
+        for src, dst in ((a, b), (b, a)):
+            with recording() as noted:
+                L1["fill"].draw(c, whole(c), uniforms={"value": 1.5})
+                scale.draw(dst, whole(dst), {"X": src}, {"alpha": 2.0})
+            plans.append(RecordedPlan(noted, keep=[a, b, c]))
+        first, second = plans
+        assert all(p[0] is q[0] for p, q in zip(first._fast, second._fast))
+        first.run()
+        second.run()
+        calls = []
+        monkeypatch.setattr(passes, "_write_uniforms", lambda cache, writes: calls.append(writes))
+        for _ in range(2):
+            first.run()
+            second.run()
+        assert calls == []
+        # the recordings drew too: a -> b -> a four times
+        np.testing.assert_array_equal(a.to_array().ravel(), 2.0 ** 8 * np.arange(8))
+        monkeypatch.undo()
+        with recording() as noted:
+            L1["fill"].draw(c, whole(c), uniforms={"value": -3.0})
+        third = RecordedPlan(noted, keep=[c])
+        with recording() as noted:
+            scale.draw(b, whole(b), {"X": a}, {"alpha": 2.0})
+        dynamic = RecordedPlan(noted, keep=[a, b], dynamic=[(scale, "alpha")])
+        try:
+            assert third._fast[0][0] is not first._fast[0][0]
+            assert dynamic._fast[0][0] is not first._fast[1][0]
+            first.run()
+            third.run()
+            np.testing.assert_array_equal(c.to_array().ravel(), -3.0)
+            dynamic.run({(scale, "alpha"): 0.5})
+            np.testing.assert_array_equal(b.to_array().ravel(), 2.0 ** 7 * np.arange(8))
+            first.run()                              # alpha 2.0 again, c 1.5 again
+            np.testing.assert_array_equal(c.to_array().ravel(), 1.5)
+            np.testing.assert_array_equal(b.to_array().ravel(), 2.0 ** 9 * np.arange(8))
+        finally:
+            third.release()
+            dynamic.release()
+        for p in plans:
+            p.release()
+    finally:
+        for s in (a, b, c):
+            s.release()

@@ -47,7 +47,7 @@ def _bench_must_not_run(monkeypatch):
     def work(*a, **k):
         raise AssertionError("the benchmark ran before the --json path was checked")
 
-    for name in ("pass_overhead", "plan_overhead", "fill_limits"):
+    for name in ("pass_overhead", "plan_overhead", "recorded_overhead", "fill_limits"):
         monkeypatch.setattr(gpgpu.bench, name, work)
 
 

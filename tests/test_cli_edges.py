@@ -97,6 +97,8 @@ def test_bench_json_on_a_full_disk_is_one_error_line(monkeypatch, capsys):
     monkeypatch.setattr(gpgpu.bench, "plan_overhead", lambda: {
         "order": 2, "plan_passes": 1, "plan_host_us_per_pass": 1.0, "plan_total_us_per_pass": 1.0,
         "plan_python_us_per_pass": 1.0})
+    monkeypatch.setattr(gpgpu.bench, "recorded_overhead", lambda: {
+        "recorded_passes": 8, "recorded_host_us_per_pass": 1.0, "recorded_python_us_per_pass": 1.0})
     monkeypatch.setattr(gpgpu.bench, "fill_limits", lambda size, repeat: {(c, k): 1e9 for c in (1, 4)
                                                                           for k in range(4)})
     assert main(["bench", "--passes", "1", "--size", "8", "--repeat", "1", "--json", "/dev/full"]) == 2

@@ -71,6 +71,30 @@ def test_plan_overhead_draws_the_cholesky_plan_passes():
         assert r["plan_host_us_per_pass"] > 0 and r["plan_total_us_per_pass"] >= r["plan_host_us_per_pass"]
 
 
+def test_recorded_overhead_runs_two_plans_in_turn_without_uniform_writes(monkeypatch):
+    """The recorded plans' row: two plans of four passes (one a kernel), a ping-pong pair's two
+    orders, run in turn; once each program holds its values (the warm-up), the runs write and
+    compare no uniform (the plans share their passes' writes), and the bench prints the row."""
+    import gpgpu.passes as passes
+    from gpgpu.bench import recorded_overhead
+
+    real = passes._write_uniforms
+    calls = []
+
+    def spy(cache, writes):
+        calls.append(writes)
+        real(cache, writes)
+
+    monkeypatch.setattr(passes, "_write_uniforms", spy)
+    r = recorded_overhead(repeat=3)
+    assert r["recorded_passes"] == 8
+    assert r["recorded_host_us_per_pass"] > 0 and r["recorded_python_us_per_pass"] > 0
+    # the warm-up of each timing (two plans) writes four programs' values once, the runs none
+    assert len(calls) <= 2 * 4
+    out = run("bench", "--passes", "20", "--size", "16", "--repeat", "1")
+    assert re.search(r"host time per pass +\d+\.\d+ us \(recorded plans in turn\)", out.stdout), out.stdout
+
+
 @pytest.mark.parametrize("setting,expected", [(None, "1"), ("0", None), ("off", None)])
 def test_threaded_gl_is_asked_of_the_driver_unless_turned_off(setting, expected):
     """Importing gpgpu sets NVIDIA's __GL_THREADED_OPTIMIZATIONS=1 (host cost per pass) unless
