@@ -39,6 +39,31 @@ def test_a_row_per_run_with_its_figures_and_the_cpu_over_gpu_ratios(tmp_path, ct
     assert table[4].endswith("| - | - | -, - |")                 # a CPU run: no passes, no ratio
 
 
+def test_the_reference_objective_from_an_earlier_csv(tmp_path, ctx, monkeypatch):
+    """--reference: a problem whose HiGHS objective an earlier CSV holds is not solved by HiGHS
+    again, and its rows carry that objective and the error against it; another problem's is
+    solved."""
+    first = tmp_path / "first.csv"
+    assert whole.main(["--problems", "afiro", "--runs", "numpy64", "--out", str(first)]) == 0
+    solved = []
+    real = whole.highs_objective
+    monkeypatch.setattr(whole, "highs_objective", lambda p: solved.append(p) or real(p))
+    rows = [dict(r) for r in csv.DictReader(open(first))]
+    rows[0]["highs_objective"] = "-464.0"                 # a planted reference: the rows must carry it
+    with open(tmp_path / "ref.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp_path / "again.csv"
+    assert whole.main(["--problems", "afiro,sc50b", "--runs", "numpy64", "--out", str(out),
+                       "--reference", str(tmp_path / "ref.csv")]) == 0
+    assert solved == ["sc50b"]
+    again = {r["problem"]: r for r in csv.DictReader(open(out))}
+    assert float(again["afiro"]["highs_objective"]) == -464.0
+    assert float(again["afiro"]["error"]) == pytest.approx(abs(float(again["afiro"]["objective"]) + 464.0) / 464.0)
+    assert float(again["sc50b"]["error"]) < 1e-6
+
+
 def test_an_unknown_run_is_refused(tmp_path, ctx):
     with pytest.raises(SystemExit):
         whole.main(["--problems", "afiro", "--runs", "gpu,cuda", "--out", str(tmp_path / "x.csv")])

@@ -3,7 +3,7 @@
 
     python -m experiments.mfipm.whole --problems scsd8,sctap1,nug12 [--eps 1e-6]
         [--runs gpu,gpu-002,numpy64,numpy64-1] [--out docs/figures/mfipm_whole_<renderer>_<date>.csv]
-        [--timeout S]
+        [--timeout S] [--reference CSV [CSV ...]]
     python -m experiments.mfipm.whole --markdown CSV
     python -m experiments.mfipm.whole --claims CSV [CSV ...] --command "the commands that wrote them"
 
@@ -24,6 +24,9 @@ objective and its error against HiGHS, renderer and date; and where the seconds 
 (``pcg_seconds``), of which waiting for its checks' read-backs (``read_seconds``: the GPU's
 queued passes drained), in the preconditioner's builds (``build_seconds``), and issuing passes
 (``issue_seconds``, all the solve's). What is not PCG nor a build is the outer iteration's.
+HiGHS's objective (its IPM) is solved after a problem's runs, each run printed as it ends;
+``--reference`` takes it from earlier CSVs of this experiment instead (nug20's takes HiGHS
+minutes).
 
 ``--claims`` turns such CSVs into the reproduction report's claims (``mfipm_whole.claims.json``
 beside the first, ``mfipm_whole.llvmpipe.claims.json`` for a software renderer, and for a GPU
@@ -119,6 +122,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
     ap.add_argument("--eps", type=float, default=1e-6)
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--reference", nargs="+", default=[],
+                    help="CSVs of earlier runs: their problems' HiGHS objective is taken from them, not solved again")
     ap.add_argument("--claims", nargs="+", default=None,
                     help="write the report's claims from CSVs of this experiment (each one run, the ratios within it)")
     ap.add_argument("--command", default="", help="with --claims: the command that wrote the CSV")
@@ -133,18 +138,35 @@ def main(argv=None) -> int:
     unknown = sorted(set(runs) - set(RUNS))
     if unknown:
         ap.error(f"unknown runs {', '.join(unknown)}; choose from {', '.join(RUNS)}")
+    known = reference_objectives(args.reference)
     with rows_to(args.out, "mfipm_whole", FIELDS, extrasaction="ignore") as write:
         for problem in args.problems.split(","):
-            ref = highs_objective(problem)
-            for run in runs:
+            done = []
+            for run in runs:                        # each run printed as it ends, before HiGHS runs
                 r = run_one(problem, run, args.eps, args.timeout)
-                obj = r.get("objective", math.nan)
-                err = abs(obj - ref) / max(1.0, abs(ref))
-                write(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err))
+                done.append((run, r))
                 print(f"{problem:10s} {run:10s} {r.get('status', '?'):18s} {r.get('seconds', math.nan):8.2f} s "
                       f"{r.get('iterations', '')!s:>4} it {r.get('pcg_iterations', '')!s:>6} PCG "
-                      f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  err {err:.1e}", flush=True)
+                      f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  objective {r.get('objective', math.nan)!r}",
+                      flush=True)
+            ref = known[problem] if problem in known else highs_objective(problem)
+            for run, r in done:
+                err = abs(r.get("objective", math.nan) - ref) / max(1.0, abs(ref))
+                write(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err))
+                print(f"{problem:10s} {run:10s} error against HiGHS {err:.1e}", flush=True)
     return 0
+
+
+def reference_objectives(paths) -> dict:
+    """{problem: HiGHS's objective} from earlier CSVs of this experiment (``--reference``): the
+    problems whose reference need not be solved again (nug20's takes HiGHS minutes)."""
+    known = {}
+    for path in paths or ():
+        for r in csv.DictReader(open(path, newline="")):
+            value = float(r["highs_objective"])
+            if math.isfinite(value):
+                known[r["problem"]] = value
+    return known
 
 
 def claims(*paths) -> list:
