@@ -353,15 +353,12 @@ class _Writes(list):
 
 def _shared_writes(st, prog, writes, dynamic: bool) -> _Writes:
     """The context's writes list equal to ``writes`` for ``prog`` (same names, same packed
-    bytes or values), or ``writes`` as a new shared one; a pass with a dynamic value keeps its
-    own (its run changes it)."""
-    if dynamic:
+    bytes), or ``writes`` as a new shared one. A pass with a dynamic value keeps its own (its
+    run changes it), and so does one with an array uniform (no packed bytes: values equal under
+    == may differ in their bits, 0.0 and -0.0)."""
+    if dynamic or any(w[3] is None for w in writes):
         return _Writes(writes)
-    try:
-        key = (prog, tuple((w[0], w[1] if w[3] is None else w[3]) for w in writes))
-        hash(key)
-    except TypeError:                      # a value that is no key (an array): not shared
-        return _Writes(writes)
+    key = (prog, tuple((w[0], w[3]) for w in writes))
     found = st.shared_writes.get(key)
     if found is None:
         found = st.shared_writes[key] = _Writes(writes)

@@ -368,9 +368,16 @@ def test_plans_with_equal_passes_share_their_writes_and_write_no_uniform_in_turn
         with recording() as noted:
             scale.draw(b, whole(b), {"X": a}, {"alpha": 2.0})
         dynamic = RecordedPlan(noted, keep=[a, b], dynamic=[(scale, "alpha")])
+        with recording() as noted:                  # another program, the same names and values
+            L1["add_scalar"].draw(c, whole(c), {"X": a}, {"alpha": 2.0})
+        added = RecordedPlan(noted, keep=[a, c])
         try:
             assert third._fast[0][0] is not first._fast[0][0]
             assert dynamic._fast[0][0] is not first._fast[1][0]
+            assert added._fast[0][0] is not first._fast[1][0]
+            first.run()
+            added.run()
+            np.testing.assert_array_equal(c.to_array().ravel(), 2.0 ** 8 * np.arange(8) + 2.0)
             first.run()
             third.run()
             np.testing.assert_array_equal(c.to_array().ravel(), -3.0)
@@ -382,6 +389,7 @@ def test_plans_with_equal_passes_share_their_writes_and_write_no_uniform_in_turn
         finally:
             third.release()
             dynamic.release()
+            added.release()
         for p in plans:
             p.release()
     finally:

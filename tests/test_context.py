@@ -91,6 +91,24 @@ def test_recorded_overhead_runs_two_plans_in_turn_without_uniform_writes(monkeyp
     assert r["recorded_host_us_per_pass"] > 0 and r["recorded_python_us_per_pass"] > 0
     # the warm-up of each timing (two plans) writes four programs' values once, the runs none
     assert len(calls) <= 2 * 4
+    # the draw calls left out: a plan's run inside the block draws nothing
+    from gpgpu.bench import _draw_calls_left_out
+    from gpgpu.blas1 import KERNELS as L1, whole
+    from gpgpu.passes import RecordedPlan, recording
+
+    with Stream(1, 4) as out:
+        with recording() as noted:
+            L1["fill"].draw(out, whole(out), uniforms={"value": 2.0})
+        plan = RecordedPlan(noted, keep=[out])
+        try:
+            L1["fill"].draw(out, whole(out), uniforms={"value": 7.0})
+            with _draw_calls_left_out(plan._fast, 5):
+                plan.run()
+            np.testing.assert_array_equal(out.to_array().ravel(), 7.0)
+            plan.run()
+            np.testing.assert_array_equal(out.to_array().ravel(), 2.0)
+        finally:
+            plan.release()
     out = run("bench", "--passes", "20", "--size", "16", "--repeat", "1")
     assert re.search(r"host time per pass +\d+\.\d+ us \(recorded plans in turn\)", out.stdout), out.stdout
 

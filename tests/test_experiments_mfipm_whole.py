@@ -64,6 +64,21 @@ def test_the_reference_objective_from_an_earlier_csv(tmp_path, ctx, monkeypatch)
     assert float(again["sc50b"]["error"]) < 1e-6
 
 
+def test_the_runs_rows_are_kept_when_highs_fails(tmp_path, ctx, monkeypatch):
+    """HiGHS's reference is solved after a problem's runs: when it fails (or is interrupted) the
+    error goes on up, and the runs' rows are in the CSV with no reference."""
+    def fail(problem):
+        raise RuntimeError("HiGHS failed")
+
+    monkeypatch.setattr(whole, "highs_objective", fail)
+    out = tmp_path / "kept.csv"
+    with pytest.raises(RuntimeError, match="HiGHS failed"):
+        whole.main(["--problems", "afiro", "--runs", "numpy64", "--out", str(out)])
+    rows = list(csv.DictReader(open(out)))
+    assert [r["run"] for r in rows] == ["numpy64"] and rows[0]["status"] == "optimal"
+    assert rows[0]["highs_objective"] == "nan" and float(rows[0]["seconds"]) > 0
+
+
 def test_an_unknown_run_is_refused(tmp_path, ctx):
     with pytest.raises(SystemExit):
         whole.main(["--problems", "afiro", "--runs", "gpu,cuda", "--out", str(tmp_path / "x.csv")])

@@ -1587,6 +1587,9 @@ def test_soft_stop_decisions():
     st = SoftStop(SoftLimit(0, 0.01, 4), 1000)
     assert not st.stops(0, 1.0, 1.0) and not st.stops(4, 2.0, 0.4) and st.mark == (4, 0.4)
     assert st.stops(8, 0.005, 0.4) and not st.stalled
+    # halved exactly is halved: a new mark, no stall
+    st = SoftStop(SoftLimit(0, 0.01, 4), 1000)
+    assert not st.stops(0, 1.0, 1.0) and not st.stops(4, 0.5, 0.5) and st.mark == (4, 0.5) and not st.stalled
     assert SoftLimit(10, 2.0, 3).after(4, 0.5) == SoftLimit(6, 1.0, 3)
     assert SoftLimit(10, 2.0, 3).after(40, 1.0).limit == 0
 
@@ -1594,28 +1597,29 @@ def test_soft_stop_decisions():
 @pytest.mark.parametrize("backend", ["numpy64", "gpu", "gpu-unfused"])
 def test_pcg_stall_stop_ends_a_solve_whose_residual_does_not_halve(rng, backend, monkeypatch):
     """pcg with soft = (limit, enough, span): on the hard system (its residual falls about 500-fold
-    in 60 iterations, never 20-fold in 16) with the stall share patched to 1/20 the solve stops
+    in 60 iterations, never 20-fold in 14) with the stall share patched to 1/20 the solve stops
     at the first read ``span`` or more past the first read at or past the limit, ``stalled``,
-    not converged, with the best residual of the reads; with a share of 0.999 (any fall
-    passes) it runs to maxiter. The reads are every iteration on numpy64 and every 8th (and
-    the limit) on the GPU. Catches a stall test never run, one run before the limit, one that
+    not converged, with the best residual of the reads; the same when that read is maxiter's
+    (every loop says ``stalled``); with a share of 0.999 (any fall passes) it runs to maxiter.
+    The reads are every iteration on numpy64 and every 8th (and the limit) on the GPU: the span
+    14 puts the stop at 24 from a mark at the limit, 10, and at 32 from the next read, 16.
+    Catches a stall test never run, one run before the limit, no read at the limit, one that
     compares with the check's residual before the mark's, and a stalled solve not reported."""
     import gpgpu.lp.matrix_free_backend as mfb
 
     be, G, b = _hard_normal_system(rng, backend)
     bv = be.vector(b)
-    every = be.pcg_check
-    reads = [j for j in range(1, 61) if j % every == 0 or j in (1, 10, 60)]
-    mark = next(j for j in reads if j >= 10)
-    expect = next(j for j in reads if j >= mark + 16)
     monkeypatch.setattr(mfb, "PCG_STALL_FALL", 0.05)
-    out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 16))
-    assert out["iterations"] == expect and out["stalled"] and not out["converged"] and not out["breakdown"]
+    out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 14))
+    assert out["iterations"] == 24 and out["stalled"] and not out["converged"] and not out["breakdown"]
     x = be.to_numpy(out["x"])
     assert out["residual"] == pytest.approx(float(np.linalg.norm(b - G @ x)), rel=1e-8 if backend == "numpy64" else 1e-3)
     be.free(out["x"])
+    last = pcg(be, bv, 0.0, 26, soft=(10, 0.0, 16))        # the stall falls on maxiter's read
+    assert last["iterations"] == 26 and last["stalled"]
+    be.free(last["x"])
     monkeypatch.setattr(mfb, "PCG_STALL_FALL", 0.999)
-    out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 16))
+    out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 14))
     assert out["iterations"] == 60 and not out["stalled"]
     be.free(out["x"])
     be.release()

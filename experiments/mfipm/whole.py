@@ -149,11 +149,14 @@ def main(argv=None) -> int:
                       f"{r.get('iterations', '')!s:>4} it {r.get('pcg_iterations', '')!s:>6} PCG "
                       f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  objective {r.get('objective', math.nan)!r}",
                       flush=True)
-            ref = known[problem] if problem in known else highs_objective(problem)
-            for run, r in done:
-                err = abs(r.get("objective", math.nan) - ref) / max(1.0, abs(ref))
-                write(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err))
-                print(f"{problem:10s} {run:10s} error against HiGHS {err:.1e}", flush=True)
+            ref = math.nan
+            try:
+                ref = known[problem] if problem in known else highs_objective(problem)
+            finally:                                # the runs' rows kept if HiGHS fails or is interrupted
+                for run, r in done:
+                    err = abs(r.get("objective", math.nan) - ref) / max(1.0, abs(ref))
+                    write(dict(r, problem=problem, run=run, eps=args.eps, highs_objective=ref, error=err))
+                    print(f"{problem:10s} {run:10s} error against HiGHS {err:.1e}", flush=True)
     return 0
 
 

@@ -15,17 +15,18 @@ __all__ = ["MatrixFreeBackend", "MF_BACKENDS", "SoftLimit", "SoftStop", "PCG_STA
 
 #: the matrix-free method's back ends by name (:func:`gpgpu.lp.backends.get_matrix_free_backend`)
 MF_BACKENDS = ("gpu", "numpy64")
-#: PCG's stall stop (the residual-aware limit): past the limit, a solve whose best residual has
-#: not fallen below this share of what it was ``span`` iterations before stops (:class:`SoftStop`)
+#: PCG's stall stop (the residual-aware limit): past the limit, a solve whose best residual is
+#: still above this share of what it was ``span`` iterations before stops (:class:`SoftStop`)
 PCG_STALL_FALL = 0.5
 
 
 class SoftLimit(NamedTuple):
     """The residual-aware limit of one PCG solve (beyond 002; :func:`gpgpu.lp.matrix_free.pcg`):
     past ``limit`` iterations PCG stops at the first check whose residual is at most
-    ``enough``, and (``span`` > 0) at the first check whose best residual has not fallen below
-    PCG_STALL_FALL times what it was at a mark ``span`` or more iterations before (the first mark:
-    the first check past the limit). A plain pair (limit, enough) has no stall stop."""
+    ``enough``, and (``span`` > 0) at the first check ``span`` or more iterations after a mark
+    whose best residual is still above PCG_STALL_FALL times the mark's (not halved; the first
+    mark: the first check at or past the limit, a mark passed replaced by that check). A plain
+    pair (limit, enough) has no stall stop."""
     limit: int
     enough: float
     span: int = 0

@@ -435,11 +435,13 @@ class _Checks:
         if rn <= self.target:
             out["converged"] = True
             return True
-        if last or not math.isfinite(rn):
-            out["breakdown"] = not math.isfinite(rn)
+        if not math.isfinite(rn):
+            out["breakdown"] = True
             return True
         if self.soft.stops(it, rn, self.best_norm):     # past the soft limit: enough, or stalled
             out["stalled"] = self.soft.stalled
+            return True
+        if last:
             return True
         if watch >= 0 or not (math.isfinite(pq) and pq > 0 and math.isfinite(gamma) and gamma > 0):
             out["breakdown"] = True
