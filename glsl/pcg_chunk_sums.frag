@@ -26,6 +26,7 @@ uniform int chunk;          // L
 out vec4 result;
 
 const int GROUP = 4;        // entries whose fetches are in flight together
+const int PIVOT_TEXELS = 4; // pivots' texels (four entries each) whose fetches are in flight together
 
 vec4 x_column(int l, ivec4 rows) {      // X(rows, l)
     return vec4(texelFetch(X, ivec2(l, rows.x), 0).r, texelFetch(X, ivec2(l, rows.y), 0).r,
@@ -36,6 +37,15 @@ vec4 u1(int first) {        // (C^-1 r_K)_i for i = first .. first + 3, 0 past t
     ivec4 rows = min(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(k - 1));
     vec4 u = vec4(0.0);
     int l = 0;
+    for (; l + 4 * PIVOT_TEXELS <= k; l += 4 * PIVOT_TEXELS) {   // PIVOT_TEXELS of r_K, their columns in flight
+        vec4 r[PIVOT_TEXELS], x[4 * PIVOT_TEXELS];
+        for (int g = 0; g < PIVOT_TEXELS; ++g)
+            r[g] = texelFetch(Sc, ivec2(2 + l / 4 + g, 0), 0);
+        for (int g = 0; g < 4 * PIVOT_TEXELS; ++g)
+            x[g] = x_column(l + g, rows);
+        for (int g = 0; g < 4 * PIVOT_TEXELS; ++g)
+            u += x[g] * r[g / 4][g % 4];
+    }
     for (; l + 4 <= k; l += 4) {
         vec4 r = texelFetch(Sc, ivec2(2 + l / 4, 0), 0);
         vec4 x0 = x_column(l, rows), x1 = x_column(l + 1, rows), x2 = x_column(l + 2, rows), x3 = x_column(l + 3, rows);

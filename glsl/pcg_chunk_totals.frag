@@ -16,6 +16,7 @@ uniform int chunks;         // chunks of the m entries (fragments of S's rows)
 out float result;
 
 const int GROUP = 4;        // texels whose fetches are in flight together
+const int PIVOT_TEXELS = 4; // pivots' texels (four entries each) whose fetches are in flight together
 
 vec4 row_total(int c, int count) {
     vec4 sum = vec4(0.0);
@@ -35,6 +36,16 @@ vec4 row_total(int c, int count) {
 float xt_u1(int c) {        // (X^T u1)_c = sum_l X(l, c) u1_l (X lower: l >= c count)
     float z = 0.0;
     int l = 0;
+    for (; l + 4 * PIVOT_TEXELS <= k; l += 4 * PIVOT_TEXELS) {   // PIVOT_TEXELS of u1, their X in flight
+        vec4 u[PIVOT_TEXELS];
+        float x[4 * PIVOT_TEXELS];
+        for (int g = 0; g < PIVOT_TEXELS; ++g)
+            u[g] = texelFetch(S, ivec2(l / 4 + g, k4 + 1), 0);
+        for (int g = 0; g < 4 * PIVOT_TEXELS; ++g)
+            x[g] = texelFetch(X, ivec2(c, l + g), 0).r;
+        for (int g = 0; g < 4 * PIVOT_TEXELS; ++g)
+            z += x[g] * u[g / 4][g % 4];
+    }
     for (; l + 4 <= k; l += 4) {
         vec4 u = texelFetch(S, ivec2(l / 4, k4 + 1), 0);
         vec4 x = vec4(texelFetch(X, ivec2(c, l), 0).r, texelFetch(X, ivec2(c, l + 1), 0).r,

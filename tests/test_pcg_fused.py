@@ -704,3 +704,32 @@ def test_afiro_fused_and_planned_reach_highs():
         r = solve(str(path), method="matrix-free", backend="gpu", eps=1e-6, rank=10, fused=fused)
         assert r.status == "optimal", r.message
         assert abs(r.objective - ref) <= 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("k", [23, 37])
+def test_fused_first_iteration_with_many_pivots(system, k):
+    """k = 23 = 16 + 4 + 3 and 37 = 2 x 16 + 4 + 1: the pivots' loops of ``pcg_chunk_sums``
+    (u1 = C^-1 r_K) and ``pcg_chunk_totals`` (X^T u1) take sixteen entries a round, then four,
+    then one (k = 7 elsewhere runs the last two only). The first iteration's totals are float64's:
+    z at K (P^-1 b there), gamma = b^T P^-1 b and ||b||^2."""
+    p, theta, G, b = system
+    be = backend(p, theta, DELTA, k)
+    try:
+        assert be._fused.ready
+        K = be._kpos.to_array().reshape(-1)[:k].astype(int)
+        np.testing.assert_array_equal(K, top_diagonal(G, k))
+        P, _, _ = partial_cholesky_P(G, K)
+        z = np.linalg.solve(P, b)
+        f = be._fused
+        bv = be.vector(b)
+        f._start(bv)
+        f._step()
+        be.free(bv)
+        totals = f.streams.totals[0].to_array().reshape(-1).astype(np.float64)
+        cond = np.linalg.cond(G[np.ix_(K, K)])
+        # measured on llvmpipe: 9e-7 and 8e-7 of max |z| (cond(G11) 44 and 84), 3e-7 and 9e-8
+        assert np.abs(totals[:k] - z[K]).max() <= 1e-7 * cond * np.abs(z).max()
+        assert totals[k] == pytest.approx(b @ z, rel=2e-6)
+        assert totals[k + 2] == pytest.approx(b @ b, rel=1e-6)
+    finally:
+        be.release()
