@@ -12,12 +12,16 @@ A vector longer than the GPU's widest texture (the sparse problems of papers 002
 vectors of 10^5 entries; paper 003 lists "use of 2D textures" as its way past the 1-D limit) is
 folded row by row into a texture W = GL_MAX_TEXTURE_SIZE wide: entry i at texel
 (i mod W, i div W), the tail of the last row zero. ``Stream.length`` is the vector's length;
-``to_array`` answers the 1-D vector.
+``to_array`` answers the 1-D vector. Inside ``with folded(w):`` (beyond the papers) vectors are
+folded ``w`` wide whatever their length: a block of rows the rasterizer and the texture caches
+treat as two-dimensional, where a row thousands of texels long leaves them half idle (the
+matrix-free method's GPU back end folds its vectors so: :class:`gpgpu.lp.matrix_free_gpu.GPUMatrixFree`).
 """
 from __future__ import annotations
 
 import operator
 import os
+import threading
 from collections import OrderedDict
 
 import moderngl
@@ -27,7 +31,7 @@ from . import context as _context_module
 from .context import (check_owner, collect_garbage, current_context, get_context, max_texture_size, on_release,
                       park)
 
-__all__ = ["Stream", "PingPong", "as_stream", "check_array", "check_shape", "vector_shape", "Operands",
+__all__ = ["Stream", "PingPong", "as_stream", "folded", "check_array", "check_shape", "vector_shape", "Operands",
            "borrow", "give_back", "free_temporaries", "set_pool_limit", "pool_bytes"]
 
 
@@ -83,9 +87,40 @@ def _check_size(rows: int, cols: int, what: str = "stream") -> None:
 FOLD_WIDTH = None
 
 
+_scoped = threading.local()       # folded()'s widths on this thread, innermost last
+
+
 def fold_width() -> int:
-    limit = max_texture_size()
-    return limit if FOLD_WIDTH is None else min(int(FOLD_WIDTH), limit)
+    """The width vectors are folded to: the narrowest of GL_MAX_TEXTURE_SIZE, ``FOLD_WIDTH``
+    and the innermost :func:`folded` width on this thread."""
+    widths = [max_texture_size(), *(() if FOLD_WIDTH is None else (int(FOLD_WIDTH),))]
+    stack = getattr(_scoped, "widths", ())
+    if stack and stack[-1] is not None:
+        widths.append(stack[-1])
+    return min(widths)
+
+
+class folded:
+    """``with folded(width):`` vectors made inside (``vector_shape``, ``Stream.vector_of``) are
+    folded at most ``width`` texels wide (None: as outside). Streams made inside keep their
+    shape after it. Scopes nest, on this thread."""
+
+    __slots__ = ("width",)
+
+    def __init__(self, width):
+        if width is not None and (isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, np.integer))
+                                  or width < 1):
+            raise ValueError(f"a fold width must be a positive integer or None, got {width!r}")
+        self.width = None if width is None else int(width)
+
+    def __enter__(self):
+        stack = _scoped.__dict__.setdefault("widths", [])
+        stack.append((stack[-1] if stack else None) if self.width is None else self.width)
+        return self
+
+    def __exit__(self, *exc):
+        _scoped.widths.pop()
+        return False
 
 
 def vector_shape(n: int) -> tuple:

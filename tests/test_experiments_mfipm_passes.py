@@ -20,11 +20,22 @@ def test_the_plan_and_each_pass_in_order(tmp_path, ctx):
         assert (r["problem"], r["label"], r["m"], r["n"]) == ("sctap1", "now", "300", "660")
         assert float(r["wall_us"]) > 0
         assert r["gpu_us"] == "" or float(r["gpu_us"]) > 0
-    # the second product's target holds y and, below it, the curvature sums
-    assert int(rows[6]["texels"]) > 300 and int(rows[5]["texels"]) == 660
+    # the vectors are folded 128 wide (GPUMatrixFree's fold): u = A^T p fills 6 rows of 128; the
+    # second product's target holds y (3 rows) and, below it, the curvature sums
+    assert int(rows[5]["texels"]) == 6 * 128 and int(rows[6]["texels"]) > 3 * 128
     assert {r["solution"] for r in rows} == {"float32"}             # early in the solve
     table = passes.markdown(out).splitlines()
     assert len(table) == 2 + len(rows) and table[3].startswith("| sctap1 | now | float32 | 0 | pcg_update_forward | ")
+
+
+def test_fold_off_draws_the_vectors_in_one_row(tmp_path, ctx):
+    """--fold off: the back end's vectors in one texture row, u = A^T p's 660 texels."""
+    out = tmp_path / "passes.csv"
+    assert passes.main(["--problems", "sctap1", "--after", "5", "--repeat", "2", "--fold", "off",
+                        "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert [r["kernel"] for r in rows[1:]] == ORDER
+    assert int(rows[5]["texels"]) == 660 and int(rows[6]["texels"]) == 2 * 300
 
 
 def test_the_float_float_solution_from_the_first_solve(tmp_path, ctx):

@@ -1324,6 +1324,9 @@ def test_bad_options_are_named():
         solve(p, method="matrix-free", backend="numpy64", reg_min=1e-1, reg_max=1e-3)
     with pytest.raises(ValueError, match="eps"):
         solve(p, method="matrix-free", backend="numpy64", eps=-1)
+    for bad in (0, -3, 1.5, True, "wide"):
+        with pytest.raises(ValueError, match="fold must be a positive integer"):
+            solve(p, method="matrix-free", backend="gpu", fold=bad)
     with pytest.raises(ValueError, match="unknown matrix-free backend 'tpu'"):
         get_matrix_free_backend("tpu", p)
     with pytest.raises(TypeError):
@@ -1707,14 +1710,15 @@ def test_the_paper_preset_stores_a_as_t_ell_with_the_dense_rows_apart(monkeypatc
     transposed copy and A∘A in format "tell", with that row and column in the dense part; the
     preset's answer is HiGHS's objective within the float32 PCG's accuracy, and the same run
     with ELLPACK takes the same number of interior point iterations (the formats' sums differ
-    by float32 rounding at most)."""
+    by float32 rounding at most). Its vectors lie in one texture row; the defaults fold them
+    128 wide."""
     built = []
     real_init = GPUMatrixFree.__init__
 
     def spy(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
         built.append((self.A.format, self.A.dense_rows.tolist(), self.A.dense_cols.tolist(),
-                      self.AT.format, self.AT.dense_rows.tolist(), self.A2.format))
+                      self.AT.format, self.AT.dense_rows.tolist(), self.A2.format, self.fold, self.theta.shape))
 
     monkeypatch.setattr(GPUMatrixFree, "__init__", spy)
     N = 64
@@ -1722,10 +1726,14 @@ def test_the_paper_preset_stores_a_as_t_ell_with_the_dense_rows_apart(monkeypatc
     assert p.A.tocsr()[N].nnz == N + 2 and p.A.tocsc()[:, N].nnz == N + 1
     r = solve(p, method="matrix-free", backend="gpu", preset="paper")
     assert r.status == "optimal"
-    assert built[-1] == ("tell", [N], [N], "tell", [N], "tell")
+    n = p.A.shape[1]
+    assert n > 128                                        # the default fold would fold theta
+    assert built[-1] == ("tell", [N], [N], "tell", [N], "tell", None, (1, n))   # vectors in one row, as 002's
     assert rel(r.objective, highs_objective(p)) < 1e-5
     e = solve(p, method="matrix-free", backend="gpu", preset="paper", format="ellpack")
     assert built[-1][0] == "ellpack" and e.status == "optimal"
+    d = solve(p, method="matrix-free", backend="gpu")
+    assert built[-1][6:] == (128, (-(-n // 128), 128)) and d.status == "optimal"   # the defaults fold 128 wide
     assert abs(e.iterations - r.iterations) <= 1
 
 

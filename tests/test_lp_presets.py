@@ -42,8 +42,9 @@ MATRIX_FREE = {
     "fast": {"adaptive": True},
 }
 MATRIX_FREE_GPU = {
-    # paper: T-ELL with the dense rows split off, the nearest to 002's DHTELL2
-    "paper": {"format": "tell", "sums": "pingpong", "pcg_check": 1, "solution": "float32", "fused": False},
+    # paper: T-ELL with the dense rows split off, the nearest to 002's DHTELL2; vectors in one row
+    "paper": {"format": "tell", "sums": "pingpong", "pcg_check": 1, "solution": "float32", "fused": False,
+              "fold": None},
     "robust": {},
     # fast: the packed format (beyond 002) for A, its transposed copy and A∘A
     "fast": {"format": "packed", "sums": "fan"},

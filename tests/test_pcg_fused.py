@@ -363,9 +363,12 @@ def test_fused_float_float_solution_keeps_what_float32_loses(fold):
     assert true["float-float"] < 0.3 * true["float32"]
 
 
-def test_fused_solve_with_long_chunks():
+@pytest.mark.parametrize("fold", [None, 128], ids=["one-row", "folded128"])
+def test_fused_solve_with_long_chunks(fold):
     """m = 1100, n = 2300: the inner products' chunks are max(32, ceil(sqrt(m))) = 34 entries (33
-    chunks, the last of 12) and 48 for n; vectors in one texture row. Eight iterations (target 0)
+    chunks, the last of 12) and 48 for n; vectors in one texture row (``fold=None``) or folded
+    128 wide (the back end's default: 9 rows for m with a tail of 76, 18 for n with 124), so
+    that a chunk crosses rows. Eight iterations (target 0)
     are float64 PCG's eighth iterate to float32 rounding, and a solve to 1e-4 ||b|| stops near
     where float64's does, its answer's true residual at the target."""
     m, n = 1100, 2300
@@ -375,8 +378,10 @@ def test_fused_solve_with_long_chunks():
     theta = np.exp(rng.uniform(-2, 2, n))
     G = normal_matrix(p.A, theta, DELTA)
     b = rng.standard_normal(m)
-    be = backend(p, theta, DELTA, 4, pcg_check=1)
+    be = backend(p, theta, DELTA, 4, pcg_check=1, fold=fold)
     try:
+        assert (be.rows, be.width) == ((1, m) if fold is None else (9, 128))
+        assert be.theta.shape == ((1, n) if fold is None else (18, 128))
         K = be._kpos.to_array().reshape(-1)[:4].astype(int)
         np.testing.assert_array_equal(K, top_diagonal(G, 4))
         P, _, _ = partial_cholesky_P(G, K)

@@ -187,6 +187,40 @@ def test_folded_vector_reuses_and_keeps_its_zero_tail(rng, monkeypatch):
         assert np.array_equal(np.frombuffer(v.texture.read(), np.float32)[21:], np.zeros(3, np.float32))
 
 
+def test_folded_scopes_nest_inherit_and_stay_on_their_thread(rng, monkeypatch):
+    """``folded(w)``: vectors made inside are at most w wide; None inherits the enclosing width;
+    FOLD_WIDTH narrower still wins; a stream keeps its shape after the scope; another thread
+    does not see the scope; bad widths are refused by name."""
+    import threading
+
+    import gpgpu.stream as stream_module
+    from gpgpu.stream import folded, vector_shape
+    assert vector_shape(300) == (1, 300)
+    x = rng.random(300).astype(np.float32)
+    with folded(128):
+        assert vector_shape(300) == (3, 128) and vector_shape(128) == (1, 128)
+        v = Stream.vector_of(300, data=x)
+        with folded(None):
+            assert vector_shape(300) == (3, 128)
+        with folded(64):
+            assert vector_shape(300) == (5, 64)
+            seen = []
+            t = threading.Thread(target=lambda: seen.append(vector_shape(300)))
+            t.start()
+            t.join()
+            assert seen == [(1, 300)]
+        assert vector_shape(300) == (3, 128)
+        monkeypatch.setattr(stream_module, "FOLD_WIDTH", 16)
+        assert vector_shape(300) == (19, 16)
+        monkeypatch.setattr(stream_module, "FOLD_WIDTH", None)
+    assert vector_shape(300) == (1, 300)
+    with v:
+        assert v.shape == (3, 128) and np.array_equal(v.to_array(), x)
+    for bad in (0, -3, 2.0, True, "128"):
+        with pytest.raises(ValueError, match="fold width"):
+            folded(bad)
+
+
 def test_stream_dropped_without_release_gives_its_texture_to_the_pool(rng):
     gpgpu.free_temporaries()
     s = Stream.from_array(rng.random((6, 5)) + 1.0)

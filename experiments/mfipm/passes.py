@@ -1,11 +1,13 @@
 """Where the fused PCG iteration's time goes: each pass's GPU time, and the whole iteration's.
 
     python -m experiments.mfipm.passes --problems nug12,nug20 [--after 300] [--repeat 200]
-        [--solution float-float] [--label TEXT] [--out docs/figures/mfipm_passes_<date>.csv]
+        [--solution float-float] [--rank K] [--fold W|off] [--label TEXT]
+        [--out docs/figures/mfipm_passes_<date>.csv]
     python -m experiments.mfipm.passes --markdown CSV
 
 For each problem, ``solve(name, method="matrix-free")`` runs on the GPU with the defaults (and
-``solution=`` with ``--solution``: x in float32 or float-float from the first PCG solve) until
+``solution=`` with ``--solution``: x in float32 or float-float from the first PCG solve; ``rank=``,
+the preconditioner's k, with ``--rank``; ``fold=``, the vectors' width, with ``--fold``) until
 the fused iteration (:mod:`gpgpu.lp.matrix_free_fused`) has drawn ``after`` iterations; then its
 recorded plan (one iteration, :class:`gpgpu.passes.RecordedPlan`) is drawn ``repeat`` times
 back to back three ways: with the host's clock around the issue alone (host microseconds a run),
@@ -27,6 +29,7 @@ import sys
 import time
 
 from experiments.figures import printed_markdown, rows_to, tool_parser
+from gpgpu.cli import positive_int_or_off
 
 FIELDS = ("problem", "label", "m", "n", "k", "solution", "pass", "kernel", "texels", "gpu_us", "wall_us", "host_us", "renderer",
           "date")
@@ -36,7 +39,8 @@ class _Measured(Exception):
     """Raised out of the solve once the plan has been measured."""
 
 
-def measure(problem: str, after: int = 300, repeat: int = 200, solution: str | None = None) -> list:
+def measure(problem: str, after: int = 300, repeat: int = 200, solution: str | None = None,
+            rank: int | None = None, fold=None) -> list:
     """The rows of one problem (see the module notes)."""
     from gpgpu import lp
     from gpgpu.context import get_context, has_timer_query
@@ -93,7 +97,8 @@ def measure(problem: str, after: int = 300, repeat: int = 200, solution: str | N
     mff.FusedPCG._step = measured
     try:
         lp.solve(problem, method="matrix-free", backend="gpu", eps=1e-6,
-                 **({} if solution is None else {"solution": solution}))
+                 **({} if solution is None else {"solution": solution}), **({} if rank is None else {"rank": rank}),
+                 **({} if fold is None else {"fold": fold}))
     except _Measured:
         pass
     finally:
@@ -124,12 +129,15 @@ def main(argv=None) -> int:
     ap.add_argument("--label", default="", help="a name for this run's rows (which code)")
     ap.add_argument("--solution", default=None, choices=("float32", "float-float"),
                     help="x's format from the first PCG solve (default: the solver's own choice)")
+    ap.add_argument("--rank", type=int, default=None, help="the preconditioner's k (default: the solver's)")
+    ap.add_argument("--fold", type=positive_int_or_off, default=None,
+                    help="the vectors' width in texels, or off (one row; default: the back end's)")
     args = ap.parse_args(argv)
     if printed_markdown(args, markdown):
         return 0
     with rows_to(args.out, "mfipm_passes", FIELDS) as write:
         for problem in args.problems.split(","):
-            rows = measure(problem, args.after, args.repeat, args.solution)
+            rows = measure(problem, args.after, args.repeat, args.solution, args.rank, args.fold)
             if not rows:
                 print(f"{problem}: the solve ended before {args.after} fused iterations", flush=True)
             for r in rows:

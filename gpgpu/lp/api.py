@@ -116,7 +116,7 @@ PRESETS = {
               "mehrotra/numpy": {"factorization": "loop", "adat": "dense"},
               "matrix-free": {"adaptive": False},
               "matrix-free/gpu": {"format": "tell", "sums": "pingpong", "pcg_check": 1,
-                                  "solution": "float32", "fused": False}},
+                                  "solution": "float32", "fused": False, "fold": None}},
     # the defaults: upper bounds in the Newton system, refinement, HiGHS's presolve, the primal
     # correction and the free-split safeguard automatic (on below REFINE_BELOW, see solve),
     # float-float factors after a stall, the fast kernels of FAST_GPU_KERNELS on the GPU and

@@ -682,29 +682,30 @@ def matrix_free(be: MatrixFreeBackend, problem, *, eps=1e-6, max_iter=100, callb
     predictor-corrector directions (:func:`_predictor_corrector`), the step
     (:func:`_take_step`); the state is one record (:class:`_Run`).
     """
-    run = _Run(be, problem, eps, max_iter, callback, rank, pcg_maxiter, refine, reg_min, reg_max,
-               ray_ratio, collapse, stall_window, rank_max, adaptive, correctors, free_safeguard, bounds,
-               deadline)
-    if start is not None:
-        _resume(run, start)                  # beyond 002: a given interior point, with its state
-    else:
-        _mehrotra_start(run)
-    run.begin()
-    while True:
-        t = _measure(run)                    # r_b, r_c, mu, (6.1)-(6.3), the history entry
-        stop = _stopping_tests(run, t)
-        if stop == 4 and _may_restart(run, t):
-            _restart(run, t.entry)           # beyond 002: once from the starting point
-            continue
-        if stop is not None:
-            run.code = stop
-            run.report(t.entry)
-            break
-        step = _predictor_corrector(run, t)
-        if step is None:                     # the back end's arithmetic broke down
-            break
-        _take_step(run, t, step)
-    return _result(run)
+    with be.scope():                         # the back end's vectors (the GPU's folded ones)
+        run = _Run(be, problem, eps, max_iter, callback, rank, pcg_maxiter, refine, reg_min, reg_max,
+                   ray_ratio, collapse, stall_window, rank_max, adaptive, correctors, free_safeguard, bounds,
+                   deadline)
+        if start is not None:
+            _resume(run, start)                  # beyond 002: a given interior point, with its state
+        else:
+            _mehrotra_start(run)
+        run.begin()
+        while True:
+            t = _measure(run)                    # r_b, r_c, mu, (6.1)-(6.3), the history entry
+            stop = _stopping_tests(run, t)
+            if stop == 4 and _may_restart(run, t):
+                _restart(run, t.entry)           # beyond 002: once from the starting point
+                continue
+            if stop is not None:
+                run.code = stop
+                run.report(t.entry)
+                break
+            step = _predictor_corrector(run, t)
+            if step is None:                     # the back end's arithmetic broke down
+                break
+            _take_step(run, t, step)
+        return _result(run)
 
 
 class _Run:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import abc
 import math
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import NamedTuple
 
 import numpy as np
@@ -94,6 +94,10 @@ class MatrixFreeBackend(abc.ABC):
 
     def sync(self) -> None:
         """Wait for queued work (the GPU's), so that a timer stops when its work is done."""
+
+    def scope(self):
+        """A context the method's iteration runs in (the GPU back end's folded vectors); none here."""
+        return nullcontext()
 
     @contextmanager
     def timed(self, part: str):

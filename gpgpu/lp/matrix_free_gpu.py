@@ -36,12 +36,14 @@ the forward solve with [L11 0; L21 I] and D gives u1 = C^-1 r1 and w = D_S^-1 (r
 u1) = D_S^-1 (r2 - B2 u1); the backward solve gives out2 = w and out1 = C^-T (u1 - B2^T w). The
 rows of B at K hold C itself, where w is 0, so B^T w = B2^T w; E places C^-T v at K.
 
-Vectors are float32 textures of vector_shape(m); a pool keeps them for reuse (a PCG iteration
-allocates nothing). With ``plan`` (the default) PCG's iterations are drawn from recorded plans
+Vectors are float32 textures of vector_shape(m), folded ``fold`` texels wide (beyond 002:
+:func:`gpgpu.stream.folded`, the back end's :meth:`GPUMatrixFree.scope`); a pool keeps them for
+reuse (a PCG iteration allocates nothing). With ``plan`` (the default) PCG's iterations are drawn from recorded plans
 on vectors made once per back end, with P^-1 in fewer passes (:meth:`GPUMatrixFree.pcg_planned`). The column stacks are 2 x 2 textures of k planes (ping-pong pairs).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -55,7 +57,7 @@ from ..kernel import Kernel
 from ..passes import NotReplayable, RecordedPlan, recording
 from ..reduce import dot_fan_texture, plane_dots_fan, reduce_region
 from ..sparse import SparseStream, _plane_dots
-from ..stream import Stream, borrow, give_back, vector_shape
+from ..stream import Stream, borrow, folded, give_back, vector_shape
 from .matrix_free_backend import MatrixFreeBackend, SoftStop
 from .matrix_free_fused import FusedPCG
 from .. import float_float
@@ -83,12 +85,26 @@ SOLUTIONS = ("float32", "float-float")
 #: PCG reads its residual norm every this many iterations (``pcg_check``; 1: every iteration)
 PCG_CHECK = 8
 
+#: the back end's vectors are folded this many texels wide (``fold``; None: one texture row up
+#: to GL_MAX_TEXTURE_SIZE, as the papers store a vector)
+FOLD = 128
+
 #: pivots of G11 at or below this fraction of their diagonal entry are replaced (float32)
 PIVOT_TOLERANCE = 1e-6
 #: what a replaced pivot becomes: its column of C is then ~0, that direction left to D_S
 HUGE_PIVOT = 1e30
 #: a Schur entry below this fraction of its diagonal entry falls back to the diagonal
 SCHUR_FLOOR = 1e-6
+
+
+def _scoped(method):
+    """The back end's method runs inside its :meth:`~GPUMatrixFree.scope`: the vectors it makes
+    are folded as the back end's, whoever calls it."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with folded(self.fold):
+            return method(self, *args, **kwargs)
+    return run
 
 
 class GPUMatrixFree(MatrixFreeBackend):
@@ -143,6 +159,14 @@ class GPUMatrixFree(MatrixFreeBackend):
         a chunk pass and a total, the curvature sums in A's pass, x and r in one texel), the same
         algorithm up to float32 rounding. False: the recorded plans of 002's kernels
         (:meth:`pcg_planned`), about 30 dependent passes an iteration.
+    fold : int or None
+        The back end's vectors are folded at most this many texels wide (default :data:`FOLD`,
+        128; beyond 002): entry i at texel (i mod fold, i div fold), a block of texture rows
+        that the rasterizer and the texture caches use better than one long row. None (or
+        False, the command line's "off"): one texture row up to GL_MAX_TEXTURE_SIZE, as the
+        papers store a vector. The same algorithm either way; the reductions over a folded
+        vector add in another order (float32 rounding). The back end's methods make their
+        vectors so whoever calls them; a caller's own streams for it are made inside :meth:`scope`.
     """
 
     name = "gpu"
@@ -150,8 +174,24 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def __init__(self, problem, format: str = "ellpack", dense=None, profile: bool = False,
                  sums: str = "pingpong", pcg_check: int = PCG_CHECK, solution: str | None = None,
-                 plan: bool = True, fused: bool = True):
+                 plan: bool = True, fused: bool = True, fold: int | None = FOLD):
         super().__init__(problem, profile=profile)
+        if fold is False:                       # the command line's "off"
+            fold = None
+        if fold is not None and (isinstance(fold, (bool, np.bool_)) or not isinstance(fold, (int, np.integer))
+                                 or fold < 1):
+            raise ValueError(f"fold must be a positive integer (the texels a row of the back end's vectors) "
+                             f"or None (one texture row each), got {fold!r}")
+        self.fold = None if fold is None else int(fold)
+        with self.scope():
+            self._setup(problem, format, dense, sums, pcg_check, solution, plan, fused)
+
+    def scope(self):
+        """A context in which vectors are made as this back end's (folded ``fold`` wide):
+        :func:`~gpgpu.lp.matrix_free.matrix_free` runs its iteration inside it."""
+        return folded(self.fold)
+
+    def _setup(self, problem, format, dense, sums, pcg_check, solution, plan, fused) -> None:
         if not isinstance(fused, (bool, np.bool_)):
             raise TypeError(f"fused must be True or False (PCG's iteration in the fused passes, or in "
                             f"002's kernels), got {fused!r}")
@@ -216,6 +256,7 @@ class GPUMatrixFree(MatrixFreeBackend):
                 return s
         return Stream(self.rows, self.width, components=4, vector=True, length=self.m)
 
+    @_scoped
     def accumulator(self):
         """A zero solution vector: float-float (``solution``) or float32."""
         if self.solution == "float32":
@@ -224,6 +265,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         x.fbo.clear()                                # all four components, the tail too
         return x
 
+    @_scoped
     def accumulate(self, num, den, p, x):
         if x.components == 1:
             return super().accumulate(num, den, p, x)
@@ -240,6 +282,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         self._release_pcg()
         return True
 
+    @_scoped
     def vector(self, arr):
         v = self._new(self.m)
         v.write(np.asarray(arr, dtype=np.float64))
@@ -256,6 +299,7 @@ class GPUMatrixFree(MatrixFreeBackend):
     def sync(self) -> None:
         get_context().finish()
 
+    @_scoped
     def dot_deferred(self, x, y):
         """x^T y left on the GPU: a 1 x 1 stream (no read-back). The product covers the whole
         texture: the tails of folded vectors are zero in every vector of the pool."""
@@ -266,6 +310,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         give_back(tmp)
         return res
 
+    @_scoped
     def dot(self, x, y) -> float:
         handle = self.dot_deferred(x, y)
         value = self.read(handle)
@@ -280,30 +325,35 @@ class GPUMatrixFree(MatrixFreeBackend):
         if handle is not None and not handle.released:
             give_back(handle)
 
+    @_scoped
     def watch_start(self):
         """The breakdown watch as a 1 x 1 stream, -1 (conjugate gradients' ``breakdown_flag``)."""
         w = borrow(1, 1)
         L1["fill"].draw(w, Texel.at(0, 0), uniforms={"value": -1.0})
         return w
 
+    @_scoped
     def watch_step(self, watch, pq, iteration):
         out = borrow(1, 1)
         CG_KERNELS["breakdown"].draw(out, Texel.at(0, 0), {"flag": watch, "dAd": pq}, {"iteration": float(iteration)})
         give_back(watch)
         return out
 
+    @_scoped
     def ratio_axpy(self, num, den, sign, x, y):
         out = self._new(self.m)
         KERNELS["saxpy_ratio"].draw(out, whole(out), {"X": x, "Y": y, "N": num, "D": den},
                                     {"sign": float(sign)})
         return out
 
+    @_scoped
     def axpy(self, a, x, y):
         out = self._new(self.m)
         L1["saxpy"].draw(out, whole(out), {"X": x, "Y": y}, {"alpha": float(a)})
         return out
 
     # ------------------------------------------------------------------ G_R
+    @_scoped
     def set_weights(self, theta, delta):
         self._forget_plans()                          # delta is a uniform of the recorded passes
         self.theta.write(np.asarray(theta, dtype=np.float64))
@@ -322,6 +372,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         self.free(ts)
         return out
 
+    @_scoped
     def normal_matvec(self, v):
         u = self._scaled_rows_product(v, self._new(self.m))
         out = self._new(self.m)
@@ -386,6 +437,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         self.free(u)
         self.free(g)
 
+    @_scoped
     def build_preconditioner(self, rank):
         self._forget_plans()                          # B, E, D_S^-1 and k of the recorded passes
         m, h, W = self.m, self.rows, self.width
@@ -441,6 +493,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         self.pre = (B, E, dinv, k)
         return {"k": k, "replaced": replaced}
 
+    @_scoped
     def precondition(self, r):
         B, E, dinv, k = self.pre
         h = self.rows
@@ -557,6 +610,7 @@ class GPUMatrixFree(MatrixFreeBackend):
                 p.release()
         self._pcg_plans = {}
 
+    @_scoped
     def pcg_planned(self, b, target: float, maxiter: int, soft=None) -> dict:
         """:func:`~gpgpu.lp.matrix_free.pcg` (the same algorithm, contract and read-back points)
         with every iteration drawn from a recorded plan (beyond 002: host cost per pass).

@@ -106,6 +106,8 @@ OPTIONS = (
            "solution vector", ("float32", "float-float"), flag="--pcg-solution"),
     Option("plan", ("matrix-free/gpu",), "True or False", "PCG's iterations drawn from recorded plans", bool),
     Option("fused", ("matrix-free/gpu",), "True or False", "PCG's iteration in seven fused passes (with plan)", bool),
+    Option("fold", ("matrix-free/gpu",), "a positive integer or None", "the back end's vectors folded so many "
+           "texels wide (None: one texture row, as the papers)", positive_int_or_off),
 )
 
 
