@@ -160,3 +160,23 @@ def test_claims_from_a_csv(tmp_path):
         w.writerow(("p1", "gpu", "optimal", "3.0", "llvmpipe (LLVM 15.0.6, 256 bits)", "2026-12-06"))
     with pytest.raises(ValueError, match="different renderers"):
         whole.write_claims([first, second])
+
+
+def test_the_one_row_run_keeps_the_vectors_unfolded(tmp_path, ctx, monkeypatch):
+    """--runs gpu-one-row: the defaults with fold=None (the back end's vectors in one texture row);
+    not among the default runs."""
+    from gpgpu.lp import matrix_free_gpu
+    folds = []
+    real = matrix_free_gpu.GPUMatrixFree.__init__
+
+    def spy(self, *a, **k):
+        real(self, *a, **k)
+        folds.append(self.fold)
+
+    monkeypatch.setattr(matrix_free_gpu.GPUMatrixFree, "__init__", spy)
+    monkeypatch.setattr(whole, "run_one", lambda problem, run, eps, timeout: whole._child(problem, run, eps))
+    assert "gpu-one-row" not in whole.DEFAULT_RUNS
+    out = tmp_path / "whole.csv"
+    assert whole.main(["--problems", "afiro", "--runs", "gpu-one-row", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert [(r["run"], r["status"]) for r in rows] == [("gpu-one-row", "optimal")] and folds[-1] is None

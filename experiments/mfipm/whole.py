@@ -2,7 +2,7 @@
 (002's Table 3 compares whole solves: 1.1-3.9x faster on the GPU than on the CPU).
 
     python -m experiments.mfipm.whole --problems scsd8,sctap1,nug12 [--eps 1e-6]
-        [--runs gpu,gpu-002,numpy64,numpy64-1] [--out docs/figures/mfipm_whole_<renderer>_<date>.csv]
+        [--runs gpu,gpu-002,numpy64,numpy64-1,gpu-one-row] [--out docs/figures/mfipm_whole_<renderer>_<date>.csv]
         [--timeout S] [--reference CSV [CSV ...]]
     python -m experiments.mfipm.whole --markdown CSV
     python -m experiments.mfipm.whole --claims CSV [CSV ...] --command "the commands that wrote them"
@@ -13,7 +13,9 @@ eps=...)`` timed by its wall clock. The runs: ``gpu``, the defaults (PCG's itera
 :mod:`gpgpu.lp.matrix_free_fused`); ``gpu-002``, the same with ``fused=False`` (002's kernels
 from recorded plans); ``numpy64``, float64 PCG with its products on all the CPU's cores
 (``threads=os.cpu_count()``, 002's "8 core"); ``numpy64-1``, one thread (002's "serial"; BLAS
-limited to one thread where threadpoolctl is installed). A problem is a NETLIB name, a QAPLIB
+limited to one thread where threadpoolctl is installed); ``gpu-one-row`` (not by default), the
+defaults with the back end's vectors in one texture row (``fold=None``) instead of folded 128
+wide. A problem is a NETLIB name, a QAPLIB
 name (the QAP relaxation, as ``solve`` reads it) or a path.
 
 Each row: the problem, the run, eps, status, interior point iterations, PCG iterations,
@@ -53,7 +55,10 @@ FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "se
           "pcg_seconds", "read_seconds", "build_seconds", "issue_seconds")
 #: run name -> solve's back end and options
 RUNS = {"gpu": ("gpu", {}), "gpu-002": ("gpu", {"fused": False}),
-        "numpy64": ("numpy64", {"threads": "all"}), "numpy64-1": ("numpy64", {"threads": 1})}
+        "numpy64": ("numpy64", {"threads": "all"}), "numpy64-1": ("numpy64", {"threads": 1}),
+        "gpu-one-row": ("gpu", {"fold": None})}
+#: the runs made when ``--runs`` is not given
+DEFAULT_RUNS = ("gpu", "gpu-002", "numpy64", "numpy64-1")
 #: the reproduction report's name of these claims
 NAME = "mfipm_whole"
 #: 002 Table 3's ratios over whole solves: (claim, the CPU run, the paper's figure)
@@ -119,7 +124,7 @@ def highs_objective(problem: str) -> float:
 def main(argv=None) -> int:
     ap = tool_parser(__doc__)
     ap.add_argument("--problems", default="scsd8,sctap1", help="names or paths, comma-separated")
-    ap.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
+    ap.add_argument("--runs", default=",".join(DEFAULT_RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
     ap.add_argument("--eps", type=float, default=1e-6)
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--reference", nargs="+", default=[],
