@@ -1780,3 +1780,42 @@ def test_the_rhs_scale_changes_no_digit_of_a_float64_solve(monkeypatch):
     keys = ("mu", "pcg_iterations", "pcg_residual", "alpha_pri", "alpha_dual")
     assert [[e.get(k) for k in keys] for e in a.history] == [[e.get(k) for k in keys] for e in b.history]
     assert len(ca) == len(cb) == len(a.history)
+
+
+def test_the_fold_widens_where_the_layouts_or_the_planes_would_not_fit():
+    """fitting_fold: 128 doubled until rows(m) x max(longest row, 256 planes) and rows(n) x the
+    longest column fit the texture: nug20 (rows of 20, columns of 40, m = 15240, n = 72600) at
+    128 in 32768 (120 x 256, 568 x 40) and 256 in 16384 (120 x 256 and 568 x 40 do not fit); nug30
+    (m = 52260, columns of 60) at 1024 and 2048 (the columns); nug12 (m = 3192) in 4096 at 256,
+    for the planes alone (25 x 256 = 6400; its columns, 70 x 24, fit at 128); a full row longer
+    than the texture: no fold."""
+    from gpgpu.lp.api import read_named
+    from gpgpu.lp.matrix_free_gpu import fitting_fold
+    nug20, nug30 = read_named("nug20").A, read_named("nug30").A
+    assert [fitting_fold(128, nug20, L) for L in (32768, 16384)] == [128, 256]
+    assert [fitting_fold(128, nug30, L) for L in (32768, 16384)] == [1024, 2048]
+    assert fitting_fold(64, nug20, 32768) == 128 and fitting_fold(512, nug20, 32768) == 512
+    assert fitting_fold(128, read_named("nug12").A, 4096) == 256
+    full = sp.vstack([sp.csr_matrix(np.ones((1, 4096))), sp.eye(10, 4096, format="csr")]).tocsr()
+    assert fitting_fold(128, full, 2048) is None
+
+
+def test_nug20_builds_on_any_renderer_and_a_rank_past_the_planes_is_named():
+    """nug20's back end builds with the default fold on this renderer (its width from
+    fitting_fold: 256 on llvmpipe, where 128 would not hold A^T's layout), its vectors so folded;
+    a rank whose planes of the folded vectors would not fit a texture is refused naming the fix."""
+    from gpgpu.context import max_texture_size
+    from gpgpu.lp.api import read_named
+    from gpgpu.lp.matrix_free_gpu import fitting_fold
+    p = read_named("nug20")
+    be = GPUMatrixFree(p)
+    try:
+        assert be.fold == fitting_fold(128, p.A) and be.fold is not None
+        assert (be.rows, be.width) == (-(-15240 // be.fold), be.fold)
+        assert be.theta.shape == (-(-72600 // be.fold), be.fold)
+        be.set_weights(np.ones(72600), 1e-2)
+        too_many = max_texture_size() // be.rows + 1
+        with pytest.raises(ValueError, match=f"rank of at most {too_many - 1}, or fold=None"):
+            be.build_preconditioner(too_many)
+    finally:
+        be.release()

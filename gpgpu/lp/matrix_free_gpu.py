@@ -62,7 +62,7 @@ from .matrix_free_backend import MatrixFreeBackend, SoftStop
 from .matrix_free_fused import FusedPCG
 from .. import float_float
 
-__all__ = ["GPUMatrixFree", "KERNELS"]
+__all__ = ["GPUMatrixFree", "KERNELS", "fitting_fold"]
 
 KERNELS = {
     "plane_forward_substitution": Kernel("plane_forward_substitution", texels=4,
@@ -86,8 +86,31 @@ SOLUTIONS = ("float32", "float-float")
 PCG_CHECK = 8
 
 #: the back end's vectors are folded this many texels wide (``fold``; None: one texture row up
-#: to GL_MAX_TEXTURE_SIZE, as the papers store a vector)
+#: to GL_MAX_TEXTURE_SIZE, as the papers store a vector), wider where the layouts need it
+#: (:func:`fitting_fold`)
 FOLD = 128
+#: the preconditioner's planes a folded vector leaves room for: k planes of its rows in a texture
+FOLD_PLANES = 256
+
+
+def fitting_fold(width: int, A, limit: int | None = None):
+    """The width the back end folds its vectors to: ``width``, doubled until a texture of
+    ``limit`` (default GL_MAX_TEXTURE_SIZE) texels a side holds ELLPACK's layouts of A and Aᵀ
+    (a row's K texels for each of the folded vector's rows: rows(m) x the longest row's
+    non-zeros, rows(n) x the longest column's) and :data:`FOLD_PLANES` planes of a vector
+    (rows(m) x 256: the preconditioner's stacks); None where no width short of ``limit``
+    does (one texture row a vector). nug20 on an H100 (32768): 128; on llvmpipe (16384): 256."""
+    limit = max_texture_size() if limit is None else int(limit)
+    A = A.tocsr()
+    m, n = A.shape
+    longest_row = int(np.diff(A.indptr).max(initial=0))
+    longest_column = int(np.bincount(A.indices, minlength=n).max(initial=0))
+    w = int(width)
+    while w < limit:
+        if -(-m // w) * max(longest_row, FOLD_PLANES) <= limit and -(-n // w) * max(longest_column, 1) <= limit:
+            return w
+        w *= 2
+    return None
 
 #: pivots of G11 at or below this fraction of their diagonal entry are replaced (float32)
 PIVOT_TOLERANCE = 1e-6
@@ -162,7 +185,9 @@ class GPUMatrixFree(MatrixFreeBackend):
     fold : int or None
         The back end's vectors are folded at most this many texels wide (default :data:`FOLD`,
         128; beyond 002): entry i at texel (i mod fold, i div fold), a block of texture rows
-        that the rasterizer and the texture caches use better than one long row. None (or
+        that the rasterizer and the texture caches use better than one long row. The width is
+        doubled where A's layouts or the preconditioner's planes would not fit a texture
+        (:func:`fitting_fold`; ``self.fold`` is the width used). None (or
         False, the command line's "off"): one texture row up to GL_MAX_TEXTURE_SIZE, as the
         papers store a vector. The same algorithm either way; the reductions over a folded
         vector add in another order (float32 rounding). The back end's methods make their
@@ -182,7 +207,7 @@ class GPUMatrixFree(MatrixFreeBackend):
                                  or fold < 1):
             raise ValueError(f"fold must be a positive integer (the texels a row of the back end's vectors) "
                              f"or None (one texture row each), got {fold!r}")
-        self.fold = None if fold is None else int(fold)
+        self.fold = None if fold is None else fitting_fold(int(fold), problem.A)
         with self.scope():
             self._setup(problem, format, dense, sums, pcg_check, solution, plan, fused)
 
@@ -384,6 +409,10 @@ class GPUMatrixFree(MatrixFreeBackend):
     def _ensure_stacks(self, k: int) -> None:
         if self._stacks is not None and self.k == k:
             return
+        if k * self.rows > max_texture_size():
+            raise ValueError(f"a preconditioner of rank {k} stacks {k} planes of the vectors' {self.rows} texture "
+                             f"rows, more than GL_MAX_TEXTURE_SIZE = {max_texture_size()}: give a rank of at most "
+                             f"{max_texture_size() // self.rows}, or fold=None (the vectors in one texture row)")
         self._release_stacks()
         shape = (k * self.rows, self.width)
         self._stacks = [[Stream(*shape), Stream(*shape)] for _ in range(2)]
