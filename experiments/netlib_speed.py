@@ -12,13 +12,16 @@ timed alone, with the iterations, the passes an iteration and the host time a pa
 HiGHS's presolve, as ``solve`` factors it) has at least that many rows; it is found by one
 numpy64 iteration. ``--backends`` names back ends, each with options after a ``+`` if any
 (``gpu+factor_block=16`` is ``solve(path, backend="gpu", factor_block=16)``; the row's
-``backend`` is that name; the table compares ``gpu`` with ``numpy64``). Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
+``backend`` is that name; the table compares ``gpu`` with ``numpy64``). An option whose key has
+a dot sets a constant of ``gpgpu.lp`` in the run's process instead: ``gpu+mehrotra.NEWTON_RTOL=1e-13``
+sets ``gpgpu.lp.mehrotra.NEWTON_RTOL`` before its solves. Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
 afiro first (the GPU's kernels compiled, numpy's threads started; for ``gpu`` a second one
 with float-float factors, whose kernels a raise of the precision uses), then ``solve(path,
 backend=..., eps=...)`` timed by its wall clock, reading the MPS file included. HiGHS's IPM
 (``highspy``, ``solver="ipm"``, crossover off, its presolve on) is timed by its own run time.
 Each row: the problem, HiGHS's sizes, the back end, status, iterations, seconds, passes, passes
-an iteration, host microseconds a pass (``LPResult.host_us_per_pass``), the objective's error
+an iteration, host microseconds a pass (``LPResult.host_us_per_pass``), read-backs an iteration
+(``LPResult.readbacks_per_iteration``: on the GPU each solve with the factor is one), the objective's error
 against HiGHS, the normal matrix's rows, HiGHS's IPM seconds, renderer and date.
 """
 from __future__ import annotations
@@ -34,7 +37,7 @@ from experiments.figures import printed_markdown, rows_to, tool_parser
 from experiments.netlib_all import highs_reference, problem_files
 
 FIELDS = ("problem", "rows", "columns", "nonzeros", "normal_rows", "backend", "eps", "status", "iterations", "seconds",
-          "passes", "passes_per_iteration", "host_us_per_pass", "objective", "highs_objective", "error",
+          "passes", "passes_per_iteration", "host_us_per_pass", "readbacks_per_iteration", "objective", "highs_objective", "error",
           "highs_ipm_seconds", "renderer", "date")
 BACKENDS = ("gpu", "numpy64")
 
@@ -66,12 +69,33 @@ def backend_options(name: str) -> tuple:
     return backend, options
 
 
+def set_constants(options: dict, check_only: bool = False) -> dict:
+    """Set the options whose key names a constant of ``gpgpu.lp`` (``"mehrotra.NEWTON_RTOL"``:
+    ``gpgpu.lp.mehrotra.NEWTON_RTOL``); answers the others. A constant that does not exist is a
+    ValueError naming it (``check_only``: that check, nothing set)."""
+    import importlib
+
+    rest = {}
+    for key, value in options.items():
+        if "." not in key:
+            rest[key] = value
+            continue
+        module, _, name = key.rpartition(".")
+        target = importlib.import_module(f"gpgpu.lp.{module}")
+        if not hasattr(target, name):
+            raise ValueError(f"backend option {key!r}: gpgpu.lp.{module} has no constant {name}")
+        if not check_only:
+            setattr(target, name, value)
+    return rest
+
+
 def _child(path, backend, eps) -> dict:
     """One run, in the subprocess: the warm-up, then ``solve(path, backend, eps)`` (``backend``
     with its options, :func:`backend_options`)."""
     from gpgpu.lp import solve
 
     backend, options = backend_options(backend)
+    options = set_constants(options)
     solve("afiro", backend=backend, eps=eps, **options)
     if backend == "gpu" and "factor_precision" not in options:
         try:                          # the float-float factor's kernels, which a raise uses, compiled too
@@ -83,7 +107,8 @@ def _child(path, backend, eps) -> dict:
     seconds = time.perf_counter() - t0
     return {"status": r.status, "iterations": r.iterations, "seconds": seconds, "objective": float(r.objective),
             "passes": r.passes, "passes_per_iteration": r.passes / max(1, r.iterations),
-            "host_us_per_pass": r.host_us_per_pass, "normal_rows": r.normal_rows, "message": r.message}
+            "host_us_per_pass": r.host_us_per_pass, "readbacks_per_iteration": r.readbacks_per_iteration,
+            "normal_rows": r.normal_rows, "message": r.message}
 
 
 def normal_rows(path) -> int:
@@ -123,8 +148,8 @@ def main(argv=None) -> int:
         return 0
     for backend in args.backends.split(","):
         try:
-            backend_options(backend)
-        except (ValueError, SyntaxError) as e:
+            set_constants(backend_options(backend)[1], check_only=True)
+        except (ValueError, SyntaxError, ImportError) as e:
             ap.error(f"--backends: {e}")
     files = problem_files(args.source)
     if args.problems:

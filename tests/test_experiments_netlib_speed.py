@@ -19,6 +19,7 @@ def test_a_row_per_back_end_with_its_figures_and_the_filter_by_rows(tmp_path, ct
     assert int(gpu["passes"]) > 0 and float(gpu["passes_per_iteration"]) == pytest.approx(
         int(gpu["passes"]) / int(gpu["iterations"]))
     assert int(cpu["passes"]) == 0
+    assert float(gpu["readbacks_per_iteration"]) >= 2        # a solve with the factor at least, per direction
     table = netlib_speed.markdown(out).splitlines()
     ratio = float(gpu["seconds"]) / float(cpu["seconds"])
     assert table[2].startswith(f"| afiro | 7 | ") and f" | {ratio:.2f} | " in table[2]
@@ -37,6 +38,22 @@ def test_a_back_end_takes_its_options_after_a_plus():
         netlib_speed.main(["--backends", "gpu+16", "--problems", "afiro"])
 
 
+def test_an_option_with_a_dot_sets_a_constant_of_gpgpu_lp_in_the_run(monkeypatch):
+    import gpgpu.lp.mehrotra as mehrotra
+
+    monkeypatch.setattr(mehrotra, "NEWTON_RTOL", mehrotra.NEWTON_RTOL)     # restored after the test
+    name, options = netlib_speed.backend_options("gpu+mehrotra.NEWTON_RTOL=1e-13+fuse=False")
+    assert netlib_speed.set_constants(options, check_only=True) == {"fuse": False}
+    assert mehrotra.NEWTON_RTOL == 1e-8
+    assert netlib_speed.set_constants(options) == {"fuse": False} and mehrotra.NEWTON_RTOL == 1e-13
+    with pytest.raises(ValueError, match="gpgpu.lp.mehrotra has no constant NEWTON_RTOLL"):
+        netlib_speed.set_constants({"mehrotra.NEWTON_RTOLL": 1.0})
+    with pytest.raises(SystemExit):
+        netlib_speed.main(["--backends", "gpu+mehrotra.NO_SUCH=1", "--problems", "afiro"])
+    with pytest.raises(SystemExit):
+        netlib_speed.main(["--backends", "gpu+no_such_module.X=1", "--problems", "afiro"])
+
+
 def test_the_warm_up_compiles_the_float_float_kernels_too(monkeypatch):
     """_child's warm-up: afiro with the back end's options, and for gpu a second afiro with
     float-float factors (the kernels a raise of the precision uses), unless the options name a
@@ -50,7 +67,7 @@ def test_the_warm_up_compiles_the_float_float_kernels_too(monkeypatch):
 
     calls = []
     result = SimpleNamespace(status="optimal", iterations=3, objective=1.0, passes=30, host_us_per_pass=2.0,
-                             normal_rows=5, message="")
+                             readbacks_per_iteration=4.0, normal_rows=5, message="")
 
     def fake(problem, **kw):
         calls.append((problem, kw))

@@ -726,3 +726,108 @@ def test_a_breakdown_inside_a_solve_is_numerical_trouble_not_a_traceback(error):
     assert r.status == "numerical_trouble"
     assert f"Stopped at iteration 2: {type(error).__name__}: {error}" in r.message
     assert r.iterations == 2 and np.all(np.isfinite(r.x))
+
+
+def test_refine_solve_makes_no_solve_that_no_step_uses():
+    """CG's refinement solves for z, then once a step but after the last: a solve after the
+    residual met rtol (or after the last allowed step) would go unused. The answer is the one
+    that solving on would give, and the solves are counted in ``stats``."""
+    rng = np.random.default_rng(4)
+    m, n = 30, 70
+    A = rng.standard_normal((m, n))
+    d = 10.0 ** rng.uniform(-3, 3, n)
+    M = (A * d) @ A.T
+    L32, _ = cholesky_outer(M.astype(np.float32))
+    r = rng.standard_normal(m)
+    calls = []
+
+    def solve32(v):
+        calls.append(1)
+        return forward_backward(L32, v.astype(np.float32)).astype(np.float64)
+
+    apply_M = lambda z: A @ (d * (A.T @ z))    # noqa: E731
+    for rtol, max_steps in ((1e-13, None), (1e-6, None), (1e-13, 2), (1.0, None)):
+        calls.clear()
+        stats = {}
+        z = refine_solve(solve32, apply_M, r, rtol=rtol, max_steps=max_steps, stats=stats)
+        assert len(calls) == stats["solves"] == stats["steps"] + 1, (rtol, max_steps, len(calls), stats)
+        if rtol == 1.0:                        # the first solve meets it: no step, no second solve
+            assert stats["steps"] == 0
+        elif max_steps is None:                # the recurred residual met rtol, the true one near it
+            assert stats["residual"] <= rtol * np.abs(r).max()
+            assert np.abs(r - apply_M(z)).max() <= max(rtol, 1e-12) * np.abs(r).max()
+        else:
+            assert stats["steps"] == max_steps
+    # a float64 reference for the default: the refined answer is float64-accurate
+    np.testing.assert_allclose(refine_solve(solve32, apply_M, r), np.linalg.solve(M, r), rtol=1e-8,
+                               atol=1e-12 * np.abs(np.linalg.solve(M, r)).max())
+
+
+def test_the_newton_solves_ask_for_their_tolerances_and_the_correction_makes_up_for_the_first():
+    """With the primal correction, (4.12) is solved to NEWTON_RTOL and the correction to
+    CORRECTION_RTOL; without it, (4.12) to REFINE_RTOL. A dx = r_b + (M dlam - rhs) exactly, so
+    after the correction the direction's primal residual is about CORRECTION_RTOL x NEWTON_RTOL
+    x ||rhs||: checked against float64 on a float32 factor refined in float64, with d spread
+    over 1e-6 .. 1e6 as near an optimum."""
+    from gpgpu.lp.backend import REFINE_RTOL
+    from gpgpu.lp.mehrotra import CORRECTION_RTOL, NEWTON_RTOL, _newton
+
+    rng = np.random.default_rng(11)
+    m, n = 25, 60
+    A = rng.standard_normal((m, n))
+    p = Problem.from_arrays(A, A @ rng.uniform(0.5, 1.5, n), rng.uniform(0.5, 2.0, n))
+    asked = []
+
+    class Spy(NumpyBackend):
+        def solve_normal(self, r, rtol=REFINE_RTOL):
+            asked.append(rtol)
+            return super().solve_normal(r, rtol)
+
+    be = Spy(p, dtype=np.float32, refine=True)
+    d = 10.0 ** rng.uniform(-6, 6, n)
+    be.factor_normal(d)
+    rb, rc, q = rng.standard_normal(m), rng.standard_normal(n), rng.standard_normal(n)
+    rhs = A @ (d * rc + q) + rb
+    for correct in (False, True):
+        asked.clear()
+        dx, dlam, ds = _newton(be, d, rb, rc, q, correct_primal=correct)
+        np.testing.assert_allclose(ds, rc - A.T @ dlam, rtol=1e-12, atol=1e-12 * np.abs(ds).max())
+        primal = np.abs(A @ dx - rb).max() / np.abs(rhs).max()
+        if correct:
+            assert asked == [NEWTON_RTOL, CORRECTION_RTOL]
+            assert primal < 10 * CORRECTION_RTOL * NEWTON_RTOL, primal
+        else:
+            assert asked == [REFINE_RTOL]
+            assert primal < 10 * REFINE_RTOL, primal
+    # dlam itself: its residual in float64 within NEWTON_RTOL (the refinement's recurred residual
+    # met it; the true one may differ by rounding)
+    M = (A * d) @ A.T
+    assert np.abs(M @ dlam - rhs).max() <= 2 * NEWTON_RTOL * np.abs(rhs).max()
+
+
+def test_the_transposed_products_are_scipys_bit_for_bit_and_follow_a_new_a():
+    """rmatvec and the bound rows' back substitution multiply by a CSR copy of Aᵀ made once
+    (scipy's A.T is a new matrix at each call): the same sums in the same order as A.T @ y, and a
+    back end whose A is replaced multiplies by the new one."""
+    import scipy.sparse as sp
+
+    from gpgpu.lp.bounds import BoundRows
+
+    rng = np.random.default_rng(8)
+    A = sp.random(40, 90, density=0.1, random_state=8, format="csr") * 1e3
+    p = Problem.from_arrays(A, np.ones(40), np.ones(90))
+    be = NumpyBackend.vector_operations(p)
+    y = rng.standard_normal(40)
+    assert np.array_equal(be.rmatvec(y), A.T @ y)
+    be.A = sp.csr_matrix(2 * A)
+    assert np.array_equal(be.rmatvec(y), (2 * A).T @ y)
+    dense = NumpyBackend(p, dtype=np.float64)                      # the dense method: Aᵀ a view
+    np.testing.assert_allclose(dense.rmatvec(y), A.T @ y, rtol=1e-12)
+    # bound rows: x_j + w_j = u_j (w_j in no other row) below the main rows
+    main = sp.random(6, 12, density=0.5, random_state=3, format="csr") + sp.eye(6, 12, format="csr")
+    bounds = sp.csr_matrix((np.ones(4), (np.repeat(np.arange(2), 2), [0, 12, 1, 13])), shape=(2, 14))
+    rows = BoundRows.detect(sp.vstack([sp.hstack([main, sp.csr_matrix((6, 2))]), bounds]).tocsr())
+    assert rows is not None and rows.m == 6
+    for dtype in (np.float64, np.float32):
+        z1 = rng.standard_normal(rows.m).astype(dtype)
+        assert np.array_equal(rows.main_rows_transposed(dtype) @ z1, rows.main_rows(dtype).T @ z1)

@@ -437,13 +437,16 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTO
     rtol : float
         Stop when ``||r - M z||_inf <= rtol * ||r||_inf``.
     stats : dict, optional
-        Gets ``steps`` and ``residual`` (final ``||r - M z||_inf``).
+        Gets ``steps``, ``solves`` (the calls of ``solve``) and ``residual`` (final
+        ``||r - M z||_inf``).
 
     Returns
     -------
     ndarray
         The iterate with the smallest residual. Richardson stops when a correction no longer
-        halves the residual; CG when the best residual has not improved for 5 steps.
+        halves the residual; CG when the best residual has not improved for 5 steps. A solve
+        is made only where the steps go on: CG makes ``steps + 1`` solves at most (one for
+        ``z``, one a step but the last), not one more whose answer no step would use.
 
     Raises
     ------
@@ -465,10 +468,11 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTO
         raise PrecisionExhausted("the solve with the factor of the normal equations overflowed "
                                  "(the factor is too ill-conditioned for this iterate)")
     target = rtol * (float(np.max(np.abs(r))) if r.size else 0.0)
-    steps = 0
+    steps, solves = 0, 1
     if method == "richardson":
         while steps < max_steps and rnorm > target:
             z_new = z + solve(res)
+            solves += 1
             res_new = r - apply_M(z_new)
             rnorm_new = float(np.max(np.abs(res_new)))
             if not np.isfinite(rnorm_new) or rnorm_new >= rnorm:
@@ -482,10 +486,15 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTO
         # numpy is told not to warn of them
         with np.errstate(invalid="ignore", over="ignore"):
             best_z, best_norm, since_best = z, rnorm, 0
-            w = solve(res)                                  # preconditioned residual
-            p = w.copy()
-            rw = float(res @ w)
-            while steps < max_steps and best_norm > target and since_best < 5 and rw > 0:
+
+            def going_on():                                 # tested before each solve, so that no
+                return steps < max_steps and best_norm > target and since_best < 5   # solve goes unused
+            if going_on():
+                w = solve(res)                              # preconditioned residual
+                solves += 1
+                p = w.copy()
+                rw = float(res @ w)
+            while going_on() and rw > 0:
                 Mp = apply_M(p)
                 pMp = float(p @ Mp)
                 if not (pMp > 0 and np.isfinite(pMp)):
@@ -501,7 +510,10 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTO
                     best_z, best_norm, since_best = z, rnorm, 0
                 else:
                     since_best += 1
+                if not going_on():
+                    break
                 w_new = solve(res_new)
+                solves += 1
                 rw_new = float(res_new @ w_new)
                 beta = max(float(res_new @ (w_new - w)) / rw, 0.0)      # Polak-Ribiere
                 p = w_new + beta * p
@@ -509,6 +521,7 @@ def refine_solve(solve, apply_M, r, method="cg", max_steps=None, rtol=REFINE_RTO
         z, rnorm = best_z, best_norm
     if stats is not None:
         stats["steps"] = steps
+        stats["solves"] = solves
         stats["residual"] = rnorm
     return z
 

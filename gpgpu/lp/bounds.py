@@ -86,6 +86,15 @@ class BoundRows:
             cache[dtype] = self.A_main.astype(dtype)
         return cache[dtype]
 
+    def main_rows_transposed(self, dtype) -> sp.csr_matrix:
+        """A_mainᵀ in ``dtype`` as CSR, made once (its products add the terms of ``A_main.T @``
+        in the same order)."""
+        cache = self.__dict__.setdefault("_transposed", {})
+        dtype = np.dtype(dtype)
+        if dtype not in cache:
+            cache[dtype] = self.main_rows(dtype).T.tocsr()
+        return cache[dtype]
+
     @classmethod
     def detect(cls, A) -> "BoundRows | None":
         """The bound rows of ``A``: the longest run of last rows that each have two non-zeros,
@@ -148,6 +157,6 @@ class BoundRows:
 
     def back_substitute(self, z1: np.ndarray, r: np.ndarray, d: np.ndarray, shift: float = 0.0) -> np.ndarray:
         """z = [z1; z2] with z2 = G⁻¹ (r2 - alpha Eᵀ D A_mainᵀ z1): the solution of M z = r."""
-        t = self.main_rows(z1.dtype).T @ z1
+        t = self.main_rows_transposed(z1.dtype) @ z1
         z2 = (np.asarray(r)[self.m:] - self.alpha.astype(z1.dtype) * d[self.x] * t[self.x]) / self._g(d, shift)
         return np.concatenate([z1, z2.astype(z1.dtype, copy=False)])

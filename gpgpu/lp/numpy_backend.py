@@ -313,7 +313,18 @@ class NumpyBackend(Backend):
 
     @_quiet
     def rmatvec(self, y):
-        return self.A.T @ y
+        return self._transposed() @ y
+
+    def _transposed(self):
+        """Aᵀ: the view where A is dense; where it is sparse a CSR copy made once per A (scipy's
+        ``A.T`` builds a new matrix at each call, which took much of a small LP's host time),
+        whose products add the same terms in the same order."""
+        if not sp.issparse(self.A):
+            return self.A.T
+        cached = self.__dict__.get("_A_transposed")
+        if cached is None or cached[0] is not self.A:
+            cached = self._A_transposed = (self.A, self.A.T.tocsr())
+        return cached[1]
 
     # -------------------------------------------------------------- level 3
     @_quiet
