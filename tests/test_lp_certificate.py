@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog as highs
 
 from gpgpu.lp import MESSAGES, Problem, linprog, solve, standardize
-from gpgpu.lp import certificate
+from gpgpu.lp import certificate, get_backend
 from gpgpu.lp.mehrotra import mehrotra
 from gpgpu.lp.mps import read_mps
 from gpgpu.lp.netlib import netlib_path
@@ -361,11 +361,12 @@ def test_an_lp_no_scaling_makes_unit_sized_is_left_as_written():
     assert Lines.of(Problem.from_inequalities([-1, -2], A_ub=[[1, 1], [1, 1e39]], b_ub=[4, 6])) is None
 
 
-def test_postsolved_duals_that_fail_are_solved_again_to_a_tighter_eps(monkeypatch):
+def test_postsolved_duals_that_fail_are_solved_on_to_a_tighter_eps(monkeypatch):
     """HiGHS's postsolve maps an interior point's duals with errors of the order of its
     complementarity (ganges: 7.7e-8 at eps 1e-8, numpy64): where only the duals fail, the
-    presolved problem is solved again at eps 1e-12 before the presolve is dropped. Planted here:
-    the first postsolved y off by 1e-5."""
+    iteration goes on from its last point to eps 1e-12 before the presolve is dropped: one
+    history, its iterations counted on, the message saying so. Planted here: the first
+    postsolved y off by 1e-5."""
     real = api.presolve_module.presolve_and_solve
     calls = []
 
@@ -380,9 +381,44 @@ def test_postsolved_duals_that_fail_are_solved_again_to_a_tighter_eps(monkeypatc
     monkeypatch.setattr(api.presolve_module, "presolve_and_solve", wrapped)
     r = solve("afiro", backend="numpy64", eps=1e-8)
     assert r.status == "optimal" and r.check.holds and r.presolve is not None
-    assert len(calls) == 2 and "so the presolved problem was solved again at eps = 1e-12" in r.message
+    assert len(calls) == 2
+    k = r.resumed_from
+    assert f"so the iteration went on from its last point (iteration {k}) to eps = 1e-12" in r.message
     assert r.objective == pytest.approx(-464.7531428571, rel=1e-9)
-    assert [h["iteration"] for h in r.history].count(0) == 2
+    assert [h["iteration"] for h in r.history] == list(range(r.iterations + 1))
+    assert 0 < r.iterations - k <= 4 and f"({r.iterations} iterations, eps = 1e-12)" in r.message
+    alone = solve("afiro", backend="numpy64", eps=1e-8)
+    same = {key for key in alone.history[0] if key != "time"}
+    assert k == alone.iterations and all(r.history[i][key] == alone.history[i][key]     # the first part as it ran
+                                         for i in range(k) for key in same)
+    assert r.history[-1]["mu"] < 1e-3 * alone.history[-1]["mu"]
+
+
+def test_a_resume_goes_on_from_its_point_with_its_precision_and_only_for_its_shape():
+    """mehrotra(resume=...): filled at the end of an optimal solve (the point, the raises), the
+    next solve of a problem of that shape starts at that point (its iteration 0 is the first's
+    last point) with the factor raised as often (numpy32 raises float32 to float64); a problem
+    of another shape starts at Mehrotra's point."""
+    from gpgpu.lp.mehrotra import Resume, mehrotra
+
+    p = read_mps(netlib_path("afiro"))
+    kept = Resume()
+    first = mehrotra(get_backend("numpy64", p), p, eps=1e-6, resume=kept)
+    assert first.status == "optimal" and kept.fits(p) and kept.raises == 0 and not kept.resumed
+    np.testing.assert_array_equal(kept.point[0], first.x_std)
+    then = mehrotra(get_backend("numpy64", p), p, eps=1e-12, resume=kept)
+    assert kept.resumed and then.status == "optimal" and then.iterations <= 4
+    assert then.history[0]["mu"] == pytest.approx(first.history[-1]["mu"], rel=1e-12)
+    assert then.history[-1]["gap"] < 1e-12 < first.history[-1]["gap"]
+    kept.raises = 1
+    be = get_backend("numpy32", p, refine=True)
+    mehrotra(be, p, eps=1e-12, resume=kept)
+    assert be.fdtype == np.float64                         # raised once, as the kept solve had been
+    other = Problem.from_arrays(np.ones((1, 2)), np.ones(1), np.ones(2))
+    fresh = Resume(point=kept.point, shape=kept.shape)
+    assert not fresh.fits(other)
+    assert mehrotra(get_backend("numpy64", other), other, eps=1e-8, resume=fresh).status == "optimal"
+    assert not fresh.resumed
 
 
 def test_a_primal_rays_bound_is_compared_with_the_dual_iterates():
@@ -452,3 +488,25 @@ def test_the_iterations_own_farkas_ray_is_checked_without_another_solve(backend,
     assert r.status == "infeasible" and r.evidence == "farkas" and r.stop_point is not None
     assert r.check.kind == "farkas" and r.check.holds and r.check.bound > certificate.RAY_RATIO * r.check.iterates
     assert "feasibility problem" not in r.message
+
+
+def test_a_resume_on_the_gpu_goes_on_with_float_float_factors(ctx):
+    """The GPU back end resumed from a solve that raised its precision once starts with
+    float-float factors (A uploaded as float-float before the first factor) and ends optimal at
+    the tighter eps."""
+    from gpgpu import float_float
+    from gpgpu.lp.mehrotra import Resume, mehrotra
+
+    if not float_float.available():
+        pytest.skip("no float-float on this context")
+    p = read_mps(netlib_path("afiro"))
+    kept = Resume()
+    first = mehrotra(get_backend("numpy64", p), p, eps=1e-6, resume=kept)
+    kept.raises = 1
+    be = get_backend("gpu", p, refine=True)
+    try:
+        then = mehrotra(be, p, eps=1e-10, resume=kept)
+        assert be.Aff is not None and then.status == "optimal" and then.iterations <= 6
+        assert then.objective == pytest.approx(first.objective, rel=1e-6)
+    finally:
+        be.release()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from .. import counters
 from .backend import BACKENDS, Backend
 from .backends import get_backend
 from .bounds import BOUNDS, BoundRows
-from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, mehrotra
+from .mehrotra import MESSAGES, STATUS, STATUS_CODES, LPResult, Resume, mehrotra
 from .mps import INFINITE_BOUND, Problem, read_mps
 from .options import names_taken
 from .netlib import netlib_path, PAPER_TABLE3
@@ -375,6 +376,7 @@ class _Run:
     regularize: bool | None = None
     normalize: bool = True
     options: dict = field(default_factory=dict)
+    resume: Resume | None = None        # Mehrotra's last point, for a solve at a tighter eps
 
 
 def _resolved(chosen, backend, eps, max_iter, callback, method, deadline) -> _Run:
@@ -602,17 +604,46 @@ def _answer(problem, run: _Run) -> LPResult:
     problem solved, where the check asks for it), the answer in the units of ``problem``."""
     run = _automatic(run)
     own, run, to_user = _own_units(problem, run)
-    result = _solve(own, run)
+    kept = Resume() if run.method == "mehrotra" else None
+    result = _solve(own, replace(run, resume=kept))
 
     def resolve(p, **changes):
         if p is not own and not isinstance(run.backend, str):
             return None                 # a back end given as an instance is bound to its problem
-        again = _solve(p, replace(run, callback=run.callback if p is own else None, **changes))
+        # the same problem at a tighter eps: the iteration goes on from its last point
+        going_on = kept if p is own and set(changes) == {"eps"} and kept is not None and kept.point else None
+        again = _solve(p, replace(run, callback=run.callback if p is own else None, resume=going_on, **changes))
+        if going_on is not None and going_on.resumed:
+            return _continued(result, again)
         if p is own:          # a second solve of the problem: the history holds both, as the callback saw
             again.history = result.history + again.history
         return again
 
     return to_user(certificate.confirm(own, result, run.eps, resolve, presolved=result.presolve is not None))
+
+
+def _continued(first: LPResult, then: LPResult) -> LPResult:
+    """``then``, the iteration that went on from ``first``'s last point (:class:`Resume`), as one
+    solve: its iterations, point iteration and history entries counted on from ``first``'s last
+    iteration, whose entry (the same point, tested) it replaces."""
+    k = first.iterations
+
+    def on(entry):
+        return {**entry, **{key: entry[key] + k for key in ("iteration", "restart_iteration") if key in entry}}
+
+    then.history = first.history[:-1] + [on(e) for e in then.history]
+    # the message's iteration numbers ("(3 iterations, eps", "at iteration 2") counted on too
+    then.message = re.sub(r"\((\d+) iterations, eps|\biteration (\d+)",
+                          lambda m: m.group(0).replace(m.group(1) or m.group(2), str(int(m.group(1) or m.group(2)) + k)),
+                          then.message)
+    raised = re.search(r" The iteration (?:stalled|fell behind|broke down).*? factor\.", first.message)
+    if raised and raised.group(0) not in then.message:     # the first part's raise of the precision, said
+        then.message = re.sub(r"(\(\d+ iterations, eps = [^)]*\))", lambda m: m.group(1) + raised.group(0),
+                              then.message, count=1)
+    then.iterations += k
+    then.point_iteration += k
+    then.resumed_from = k
+    return then
 
 
 def _own_units(problem, run: _Run) -> tuple:
@@ -779,7 +810,7 @@ def _solve_mehrotra(problem, run: _Run, options: dict) -> LPResult:
         with getattr(be, "blas_threads", contextlib.nullcontext)():
             return mehrotra(be, problem, eps=run.eps, max_iter=run.max_iter, callback=run.callback,
                             correct_primal=run.correct_primal, free_safeguard=run.free_safeguard,
-                            regularize=bool(run.regularize), deadline=run.deadline, **reg)
+                            regularize=bool(run.regularize), deadline=run.deadline, resume=run.resume, **reg)
     finally:
         release = getattr(be, "release", None)
         if release is not None and not isinstance(run.backend, Backend):

@@ -241,7 +241,8 @@ def confirm(problem, result, eps: float, resolve, presolved: bool):
     dual ray unbounded and an infeasibility claim wrong (solved again without the presolve, or
     numerical trouble); its Farkas ray makes it infeasible. A presolved optimal answer whose
     primal passes and duals fail is first solved again with the presolve at a tighter eps
-    (:data:`TIGHTER`)."""
+    (:data:`TIGHTER`): Mehrotra's iteration goes on from its last point
+    (:class:`gpgpu.lp.mehrotra.Resume`), the matrix-free method starts again."""
     code = result.status_code
     if code == 0:
         return _confirm_optimal(problem, result, eps, resolve, presolved)
@@ -265,8 +266,11 @@ def _confirm_optimal(problem, result, eps, resolve, presolved):
             check2 = optimality(problem, again.x_std, again.y, again.s, eps, units)
             if check2.holds:
                 again.check = check2
+                how = (f"the iteration went on from its last point (iteration {again.resumed_from}) to eps = {tight:g}"
+                       if getattr(again, "resumed_from", None) is not None
+                       else f"the presolved problem was solved again at eps = {tight:g}")
                 again.message += (f" HiGHS's postsolve gave duals that fail the check on the problem as given "
-                                  f"({check.words()}), so the presolved problem was solved again at eps = {tight:g}.")
+                                  f"({check.words()}), so {how}.")
                 return again
     if presolved:
         again = resolve(problem, presolve=False)

@@ -121,6 +121,9 @@ class LPResult:
         How infeasible or unbounded was found: "farkas", "primal ray", "dual ray", "collapse" or "".
     check : Check or Ray or None
         The status checked in float64 on the problem as given (:mod:`gpgpu.lp.certificate`).
+    resumed_from : int or None
+        Where the check asked for a tighter eps and the iteration went on from its last point
+        (:class:`Resume`): the iteration it went on from; None otherwise.
 
     Examples
     --------
@@ -156,6 +159,7 @@ class LPResult:
     stop_point: Optional[tuple] = None
     evidence: str = ""
     check: object = None
+    resumed_from: Optional[int] = None
 
     @property
     def success(self) -> bool:
@@ -414,7 +418,7 @@ def _precision_raised(raised, entry, raised_at, worst_hist, be, vectors, callbac
 
 def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e4,
              collapse=1e-10, stall_window=8, correct_primal=False, free_safeguard=False,
-             regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX, deadline=None):
+             regularize=False, reg_min=MEHROTRA_REG_MIN, reg_max=MEHROTRA_REG_MAX, deadline=None, resume=None):
     """Algorithm 3 of paper 000 on backend ``be`` for the standard-form ``problem``.
 
     Parameters
@@ -464,6 +468,11 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
         by max(1, their largest magnitude)) and are cut ten-fold when their terms would hold
         the residuals back; default 1e-12 and 1e-6 (:data:`.regularisation.MEHROTRA_REG_MIN`).
         History entries get ``regularisation`` (rho, delta).
+    resume : Resume, optional
+        Beyond the paper: filled with the last point when the solve ends optimal; given one
+        filled for a problem of the same shape, the iteration starts from its point instead of
+        Mehrotra's starting point, with the factor's precision raised as often as the solve
+        that filled it raised it (:class:`Resume`).
 
     Notes
     -----
@@ -486,7 +495,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
     """
     t0 = time.perf_counter()
     lp = _Data.upload(be, problem)
-    it = _Iterate.start(be, lp)                               # Mehrotra's starting point
+    going_on = resume is not None and resume.fits(problem)
+    it = _Iterate.resumed(be, resume) if going_on else _Iterate.start(be, lp)    # Mehrotra's starting point
     partner = _split_partners(problem) if free_safeguard else None
     reg = ProximalRegularisation(reg_min, reg_max, max(1.0, lp.nb), max(1.0, lp.nc)) if regularize else None
     tests = Settings(eps, max_iter, stall_window, ray_ratio, collapse, deadline)
@@ -525,7 +535,35 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
         if callback is not None:
             callback(r.entry)
         it.k += 1
-    return _result(be, problem, lp, it, eps, max_iter, t0)
+    result = _result(be, problem, lp, it, eps, max_iter, t0)
+    if resume is not None and it.code == 0:
+        resume.keep(problem, result, len(it.raised_at) + (resume.raises if going_on else 0))
+    return result
+
+
+@dataclass
+class Resume:
+    """Beyond the papers: the point a later solve of the same standard-form problem at a tighter
+    eps goes on from (``mehrotra(..., resume=...)``). :func:`mehrotra` fills it with its last
+    point (x, lambda, s in float64) when it ends optimal, and with how often it raised the
+    factor's precision; a later call given it filled, for a problem of the same shape, starts at
+    that point with the precision raised as often, its iterations counted from 0, and sets
+    ``resumed``. ``gpgpu.lp.solve`` gives one to a solve whose check on the problem as given
+    may ask for a tighter eps (HiGHS's postsolve maps an interior point's duals with errors of
+    the order of its complementarity: :mod:`gpgpu.lp.certificate`): the iteration then goes on
+    for a few iterations where it solved the problem again from the start."""
+    point: tuple | None = None
+    shape: tuple | None = None
+    raises: int = 0
+    resumed: bool = False
+
+    def fits(self, problem) -> bool:
+        """Whether it holds a point of ``problem``'s standard form."""
+        return self.point is not None and self.shape == tuple(problem.A.shape)
+
+    def keep(self, problem, result, raises: int) -> None:
+        self.point = (result.x_std.copy(), result.y.copy(), result.s.copy())
+        self.shape, self.raises = tuple(problem.A.shape), raises
 
 
 @dataclass
@@ -582,6 +620,19 @@ class _Iterate:
         x, lam, s, replaced = starting_point(be, lp.b, lp.c, lp.ones_n)
         it = cls(x, lam, s, replaced, be.readbacks)
         it.best = it.restart = (math.inf, 0, x, lam, s)
+        return it
+
+    @classmethod
+    def resumed(cls, be, resume: "Resume") -> "_Iterate":
+        """The iteration from ``resume``'s point, the factor's precision raised as often as the
+        solve that kept it raised it (:class:`Resume`)."""
+        for _ in range(resume.raises):
+            if be.raise_precision() is None:
+                break
+        x, lam, s = (be.vector(v) for v in resume.point)
+        it = cls(x, lam, s, 0, be.readbacks)
+        it.best = it.restart = (math.inf, 0, x, lam, s)
+        resume.resumed = True
         return it
 
     def track(self, r, eps) -> None:
