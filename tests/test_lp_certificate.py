@@ -406,8 +406,10 @@ def test_a_resume_goes_on_from_its_point_with_its_precision_and_only_for_its_sha
     first = mehrotra(get_backend("numpy64", p), p, eps=1e-6, resume=kept)
     assert first.status == "optimal" and kept.fits(p) and kept.raises == 0 and not kept.resumed
     np.testing.assert_array_equal(kept.point[0], first.x_std)
+    assert kept.first["mu"] == first.history[0]["mu"]          # iteration 0's measures, for the tests
     then = mehrotra(get_backend("numpy64", p), p, eps=1e-12, resume=kept)
     assert kept.resumed and then.status == "optimal" and then.iterations <= 4
+    assert kept.first["mu"] == first.history[0]["mu"]          # the continuation measured from them too
     assert then.history[0]["mu"] == pytest.approx(first.history[-1]["mu"], rel=1e-12)
     assert then.history[-1]["gap"] < 1e-12 < first.history[-1]["gap"]
     kept.raises = 1
@@ -510,3 +512,36 @@ def test_a_resume_on_the_gpu_goes_on_with_float_float_factors(ctx):
         assert then.objective == pytest.approx(first.objective, rel=1e-6)
     finally:
         be.release()
+
+
+def test_going_on_that_does_not_end_optimal_gives_way_to_a_solve_from_the_start(monkeypatch):
+    """A continuation to the tighter eps whose answer does not pass (planted: its postsolved y
+    off too; or one not optimal within RESUME_ITERATIONS, the continuation's max_iter) is dropped
+    for the presolved problem solved from the start at that eps (finnis's last point was too
+    near the boundary to go on from)."""
+    real = api.presolve_module.presolve_and_solve
+    calls = []
+
+    def wrapped(problem, run, **kw):
+        res = real(problem, run, **kw)
+        calls.append(res)
+        if len(calls) <= spoilt and res.y is not None:
+            res.y = res.y * (1 + 1e-5)
+            res.s = problem.c - problem.A.T @ res.y
+        return res
+
+    monkeypatch.setattr(api.presolve_module, "presolve_and_solve", wrapped)
+    spoilt = 2
+    r = solve("afiro", backend="numpy64", eps=1e-8)
+    assert len(calls) == 3 and calls[1].resumed_from is not None and calls[1].status == "optimal"
+    assert r.status == "optimal" and r.check.holds and r.resumed_from is None
+    assert "so the presolved problem was solved again at eps = 1e-12" in r.message
+    assert [h["iteration"] for h in r.history].count(0) == 2          # the first solve's and the fresh one's
+    assert r.objective == pytest.approx(-464.7531428571, rel=1e-9)
+    calls.clear()
+    spoilt, runs, real_mehrotra = 1, [], api._solve_mehrotra
+    monkeypatch.setattr(api, "_solve_mehrotra", lambda p, run, o: runs.append(run) or real_mehrotra(p, run, o))
+    r = solve("afiro", backend="numpy64", eps=1e-8, max_iter=50)
+    assert [(run.max_iter, run.eps, run.resume is not None) for run in runs] == [(50, 1e-8, True),
+                                                                                 (api.RESUME_ITERATIONS, 1e-12, True)]
+    assert r.resumed_from is not None and r.status == "optimal"

@@ -831,3 +831,4 @@ def test_the_transposed_products_are_scipys_bit_for_bit_and_follow_a_new_a():
     for dtype in (np.float64, np.float32):
         z1 = rng.standard_normal(rows.m).astype(dtype)
         assert np.array_equal(rows.main_rows_transposed(dtype) @ z1, rows.main_rows(dtype).T @ z1)
+

@@ -242,7 +242,9 @@ def confirm(problem, result, eps: float, resolve, presolved: bool):
     numerical trouble); its Farkas ray makes it infeasible. A presolved optimal answer whose
     primal passes and duals fail is first solved again with the presolve at a tighter eps
     (:data:`TIGHTER`): Mehrotra's iteration goes on from its last point
-    (:class:`gpgpu.lp.mehrotra.Resume`), the matrix-free method starts again."""
+    (:class:`gpgpu.lp.mehrotra.Resume`; from the start where that does not end optimal within
+    ``gpgpu.lp.api.RESUME_ITERATIONS``), the matrix-free method starts again. ``resolve(problem,
+    fresh=True, eps=...)`` asks for a solve from the start."""
     code = result.status_code
     if code == 0:
         return _confirm_optimal(problem, result, eps, resolve, presolved)
@@ -262,6 +264,9 @@ def _confirm_optimal(problem, result, eps, resolve, presolved):
         # complementarity: the presolved problem solved to a tighter eps gives duals that pass
         tight = max(eps * TIGHTER, MIN_EPS)
         again = resolve(problem, eps=tight)
+        if getattr(again, "resumed_from", None) is not None and not (
+                again.status_code == 0 and optimality(problem, again.x_std, again.y, again.s, eps, units).holds):
+            again = resolve(problem, eps=tight, fresh=True)       # going on did not end there: from the start
         if again.status_code == 0:
             check2 = optimality(problem, again.x_std, again.y, again.s, eps, units)
             if check2.holds:

@@ -537,7 +537,7 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
         it.k += 1
     result = _result(be, problem, lp, it, eps, max_iter, t0)
     if resume is not None and it.code == 0:
-        resume.keep(problem, result, len(it.raised_at) + (resume.raises if going_on else 0))
+        resume.keep(problem, result, len(it.raised_at) + (resume.raises if going_on else 0), it.first)
     return result
 
 
@@ -545,25 +545,30 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
 class Resume:
     """Beyond the papers: the point a later solve of the same standard-form problem at a tighter
     eps goes on from (``mehrotra(..., resume=...)``). :func:`mehrotra` fills it with its last
-    point (x, lambda, s in float64) when it ends optimal, and with how often it raised the
-    factor's precision; a later call given it filled, for a problem of the same shape, starts at
-    that point with the precision raised as often, its iterations counted from 0, and sets
-    ``resumed``. ``gpgpu.lp.solve`` gives one to a solve whose check on the problem as given
-    may ask for a tighter eps (HiGHS's postsolve maps an interior point's duals with errors of
-    the order of its complementarity: :mod:`gpgpu.lp.certificate`): the iteration then goes on
-    for a few iterations where it solved the problem again from the start."""
+    point (x, lambda, s in float64) when it ends optimal, with how often it raised the factor's
+    precision and with its iteration 0's measures (mu and the residuals the collapse, pace and
+    neighbourhood tests compare with); a later call given it filled, for a problem of the same
+    shape, starts at that point with the precision raised as often and those measures, its
+    iterations counted from 0, and sets ``resumed``. (Measured from the resumed point itself,
+    mu's fall "since the start" made the collapse test call finnis infeasible.)
+    ``gpgpu.lp.solve`` gives one to a solve whose check on the problem as given may ask for a
+    tighter eps (HiGHS's postsolve maps an interior point's duals with errors of the order of
+    its complementarity: :mod:`gpgpu.lp.certificate`): the iteration then goes on for a few
+    iterations where it solved the problem again from the start."""
     point: tuple | None = None
     shape: tuple | None = None
     raises: int = 0
+    first: dict | None = None
     resumed: bool = False
 
     def fits(self, problem) -> bool:
         """Whether it holds a point of ``problem``'s standard form."""
         return self.point is not None and self.shape == tuple(problem.A.shape)
 
-    def keep(self, problem, result, raises: int) -> None:
+    def keep(self, problem, result, raises: int, first: dict | None = None) -> None:
         self.point = (result.x_std.copy(), result.y.copy(), result.s.copy())
         self.shape, self.raises = tuple(problem.A.shape), raises
+        self.first = dict(first) if first is not None else None
 
 
 @dataclass
@@ -632,6 +637,7 @@ class _Iterate:
         x, lam, s = (be.vector(v) for v in resume.point)
         it = cls(x, lam, s, 0, be.readbacks)
         it.best = it.restart = (math.inf, 0, x, lam, s)
+        it.first = dict(resume.first) if resume.first is not None else None
         resume.resumed = True
         return it
 
