@@ -379,8 +379,10 @@ def test_postsolved_duals_that_fail_are_solved_on_to_a_tighter_eps(monkeypatch):
         return res
 
     monkeypatch.setattr(api.presolve_module, "presolve_and_solve", wrapped)
-    r = solve("afiro", backend="numpy64", eps=1e-8)
+    seen = []
+    r = solve("afiro", backend="numpy64", eps=1e-8, callback=lambda e: seen.append(e["iteration"]))
     assert r.status == "optimal" and r.check.holds and r.presolve is not None
+    assert seen == list(range(r.resumed_from + 1)) + list(range(r.resumed_from, r.iterations + 1))
     assert len(calls) == 2
     k = r.resumed_from
     assert f"so the iteration went on from its last point (iteration {k}) to eps = 1e-12" in r.message

@@ -614,9 +614,12 @@ def _answer(problem, run: _Run) -> LPResult:
         # RESUME_ITERATIONS at most (``fresh``: from the start)
         going_on = (kept if not fresh and p is own and set(changes) == {"eps"} and kept is not None and kept.point
                     else None)
+        callback = run.callback if p is own else None
         if going_on is not None:
             changes["max_iter"] = min(run.max_iter, RESUME_ITERATIONS)
-        again = _solve(p, replace(run, callback=run.callback if p is own else None, resume=going_on, **changes))
+            if callback is not None:        # the continuation's entries numbered on, as its history
+                callback = _numbered_on(run.callback, result.iterations)
+        again = _solve(p, replace(run, callback=callback, resume=going_on, **changes))
         if going_on is not None and going_on.resumed:
             return _continued(result, again)
         if p is own:          # a second solve of the problem: the history holds both, as the callback saw
@@ -632,6 +635,11 @@ def _answer(problem, run: _Run) -> LPResult:
 #: near the boundary to go on from: finnis's (primal residual 2.7e-9 at eps 1e-8) stayed there
 #: while mu fell to 3e-17, where a solve from the start reached 1e-12.
 RESUME_ITERATIONS = 10
+
+
+def _numbered_on(callback, k: int):
+    """``callback`` given each entry with its iteration counted on by ``k`` (a continuation's)."""
+    return lambda entry: callback({**entry, "iteration": entry["iteration"] + k} if "iteration" in entry else entry)
 
 
 def _continued(first: LPResult, then: LPResult) -> LPResult:
