@@ -631,9 +631,8 @@ def _answer(problem, run: _Run) -> LPResult:
 
 #: Beyond the papers: the most iterations a solve that goes on from the last point to a tighter
 #: eps takes (:class:`~gpgpu.lp.mehrotra.Resume`); one that does not end optimal by then is
-#: dropped for a solve from the start (``gpgpu.lp.certificate``). The last point can be too
-#: near the boundary to go on from: finnis's (primal residual 2.7e-9 at eps 1e-8) stayed there
-#: while mu fell to 3e-17, where a solve from the start reached 1e-12.
+#: dropped for a solve from the start (``gpgpu.lp.certificate``): the last point can be too
+#: near the boundary to go on from (docs/results/lp.md, "Going on to a tighter eps").
 RESUME_ITERATIONS = 10
 
 

@@ -258,9 +258,8 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
 #: whatever dlam is. The correction solves M w = -(M dlam - rhs) and leaves its own residual, at
 #: most CORRECTION_RTOL times the first: 1e-14 ||rhs|| in all, below the 1e-13 ||rhs|| that one
 #: solve to ``REFINE_RTOL`` leaves without a correction. Each order of magnitude costs about one
-#: solve with the factor, a read-back on the GPU (docs/results/lp.md, "Fewer solves an
-#: iteration": the project's 42 NETLIB problems all optimal on llvmpipe, with 18% fewer
-#: read-backs). Without the correction, (4.12) is solved to ``REFINE_RTOL``.
+#: solve with the factor, a read-back on the GPU (measured: docs/results/lp.md, "Fewer solves an
+#: iteration"). Without the correction, (4.12) is solved to ``REFINE_RTOL``.
 NEWTON_RTOL = 1e-8
 #: ... and the correction's solve (above).
 CORRECTION_RTOL = 1e-6
@@ -549,9 +548,7 @@ class Resume:
     precision and with its iteration 0's measures (mu and the residuals the collapse, pace and
     neighbourhood tests compare with); a later call given it filled, for a problem of the same
     shape, starts at that point with the precision raised as often and those measures, its
-    iterations counted from 0, and sets ``resumed``. (Measured from the resumed point itself,
-    mu's fall "since the start" made the collapse test call finnis infeasible.)
-    ``gpgpu.lp.solve`` gives one to a solve whose check on the problem as given may ask for a
+    iterations counted from 0, and sets ``resumed``. ``gpgpu.lp.solve`` gives one to a solve whose check on the problem as given may ask for a
     tighter eps (HiGHS's postsolve maps an interior point's duals with errors of the order of
     its complementarity: :mod:`gpgpu.lp.certificate`): the iteration then goes on for a few
     iterations where it solved the problem again from the start."""
