@@ -23,6 +23,11 @@ def test_a_row_per_back_end_with_its_figures_and_the_filter_by_rows(tmp_path, ct
     table = netlib_speed.markdown(out).splitlines()
     ratio = float(gpu["seconds"]) / float(cpu["seconds"])
     assert table[2].startswith(f"| afiro | 7 | ") and f" | {ratio:.2f} | " in table[2]
+    gpu_only = tmp_path / "gpu_only.csv"                   # a GPU-only run: numpy64's cells "-"
+    with open(out) as f, open(gpu_only, "w") as g:
+        g.writelines(line for line in f if ",numpy64," not in line)
+    row = netlib_speed.markdown(gpu_only).splitlines()[2].split(" | ")
+    assert row[0] == "| afiro" and row[4:6] == ["-", "-"] and row[3].endswith(f"({gpu['iterations']})")
     skipped = tmp_path / "none.csv"
     netlib_speed.main(["--problems", "afiro", "--out", str(skipped)])          # afiro's 7 rows < 1000
     assert list(csv.DictReader(open(skipped))) == []

@@ -763,14 +763,20 @@ def test_refine_solve_makes_no_solve_that_no_step_uses():
                                atol=1e-12 * np.abs(np.linalg.solve(M, r)).max())
 
 
-def test_the_newton_solves_ask_for_their_tolerances_and_the_correction_makes_up_for_the_first():
+@pytest.mark.parametrize("carry_dual", [True, False])
+def test_the_newton_solves_ask_for_their_tolerances_and_the_correction_makes_up_for_the_first(monkeypatch, carry_dual):
     """With the primal correction, (4.12) is solved to NEWTON_RTOL and the correction to
     CORRECTION_RTOL; without it, (4.12) to REFINE_RTOL. A dx = r_b + (M dlam - rhs) exactly, so
     after the correction the direction's primal residual is about CORRECTION_RTOL x NEWTON_RTOL
     x ||rhs||: checked against float64 on a float32 factor refined in float64, with d spread
-    over 1e-6 .. 1e6 as near an optimum."""
+    over 1e-6 .. 1e6 as near an optimum. With CORRECT_DUAL the correction refines dlam too and
+    ds follows: M dlam = rhs to the same residual, and (4.13)-(4.14) hold exactly (dx = -q - D^2
+    ds); without it dx alone moves and (4.14) is off by D^2 A^T w."""
+    from gpgpu.lp import mehrotra
     from gpgpu.lp.backend import REFINE_RTOL
     from gpgpu.lp.mehrotra import CORRECTION_RTOL, NEWTON_RTOL, _newton
+
+    monkeypatch.setattr(mehrotra, "CORRECT_DUAL", carry_dual)
 
     rng = np.random.default_rng(11)
     m, n = 25, 60
@@ -788,21 +794,26 @@ def test_the_newton_solves_ask_for_their_tolerances_and_the_correction_makes_up_
     be.factor_normal(d)
     rb, rc, q = rng.standard_normal(m), rng.standard_normal(n), rng.standard_normal(n)
     rhs = A @ (d * rc + q) + rb
+    M = (A * d) @ A.T
     for correct in (False, True):
         asked.clear()
         dx, dlam, ds = _newton(be, d, rb, rc, q, correct_primal=correct)
         np.testing.assert_allclose(ds, rc - A.T @ dlam, rtol=1e-12, atol=1e-12 * np.abs(ds).max())
         primal = np.abs(A @ dx - rb).max() / np.abs(rhs).max()
+        complementarity = np.abs(dx + q + d * ds).max() / np.abs(dx).max()          # (4.14)
+        dual_solve = np.abs(M @ dlam - rhs).max() / np.abs(rhs).max()
         if correct:
             assert asked == [NEWTON_RTOL, CORRECTION_RTOL]
             assert primal < 10 * CORRECTION_RTOL * NEWTON_RTOL, primal
         else:
             assert asked == [REFINE_RTOL]
             assert primal < 10 * REFINE_RTOL, primal
-    # dlam itself: its residual in float64 within NEWTON_RTOL (the refinement's recurred residual
-    # met it; the true one may differ by rounding)
-    M = (A * d) @ A.T
-    assert np.abs(M @ dlam - rhs).max() <= 2 * NEWTON_RTOL * np.abs(rhs).max()
+        if correct and not carry_dual:     # dlam the first solve's, within NEWTON_RTOL; (4.14) off
+            assert 1e-3 * NEWTON_RTOL < dual_solve <= 2 * NEWTON_RTOL, dual_solve
+            assert complementarity > 1e-12, complementarity
+        else:
+            assert dual_solve < 10 * (CORRECTION_RTOL * NEWTON_RTOL if correct else REFINE_RTOL), dual_solve
+            assert complementarity < 1e-13, complementarity
 
 
 def test_the_transposed_products_are_scipys_bit_for_bit_and_follow_a_new_a():

@@ -295,10 +295,19 @@ def test_correct_primal_puts_the_direction_on_a_dx_equal_rb():
     for rb in (rng.standard_normal(m), None):            # the predictor's r_b; the corrector's 0
         target = np.zeros(m) if rb is None else rb
         dx = rng.standard_normal(n) * Dh
-        out = M._correct_primal(be, d, rb, dx.copy())
-        assert np.abs(A @ out - target).max() <= 1e-8 * np.abs(A).max() * np.abs(out).max() + 1e-10
-        z = np.linalg.lstsq(A * Dh, target - A @ dx, rcond=None)[0]
-        np.testing.assert_allclose(out - dx, Dh * z, rtol=1e-6, atol=1e-9 * np.abs(Dh * z).max())
+        dlam, ds = rng.standard_normal(m), rng.standard_normal(n)
+        for carry in (False, True):
+            out, dlam_out, ds_out = M._correct_primal(be, d, rb, dx.copy(), dlam.copy(), ds.copy(), carry_dual=carry)
+            assert np.abs(A @ out - target).max() <= 1e-8 * np.abs(A).max() * np.abs(out).max() + 1e-10
+            z = np.linalg.lstsq(A * Dh, target - A @ dx, rcond=None)[0]
+            np.testing.assert_allclose(out - dx, Dh * z, rtol=1e-6, atol=1e-9 * np.abs(Dh * z).max())
+            if not carry:              # dlam and ds as given
+                assert np.array_equal(dlam_out, dlam) and np.array_equal(ds_out, ds)
+                continue
+            # carried: dlam + w with (A D^2 A^T) w = r_b - A dx, ds - A^T w (float64 references)
+            w = np.linalg.lstsq((A * d) @ A.T, target - A @ dx, rcond=None)[0]
+            np.testing.assert_allclose(dlam_out - dlam, w, rtol=1e-6, atol=1e-9 * np.abs(w).max())
+            np.testing.assert_allclose(ds_out - ds, -A.T @ w, rtol=1e-6, atol=1e-9 * np.abs(A.T @ w).max())
 
 
 def test_correct_primal_solves_scfxm2_which_algorithm_3_does_not():
@@ -374,9 +383,12 @@ def test_free_safeguard_solves_pilot4():
     r = solve(p, backend="numpy64", eps=1e-8, presolve=True, correct_primal=True, free_safeguard=True)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref) <= 1e-6
-    # the default at eps = 1e-8 is these three options
-    r = solve(p, backend="numpy64", eps=1e-8)
-    assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6 and r.presolve is not None
+    # the default at eps = 1e-8 is these three options: the same solve (where the presolved
+    # answer fails its check, both solve again without the presolve, the same way)
+    default = solve(p, backend="numpy64", eps=1e-8)
+    assert default.status == "optimal" and rel(default.objective, ref) <= 1e-6
+    assert (default.iterations, default.objective, default.presolve is None) == (r.iterations, r.objective,
+                                                                                 r.presolve is None)
 
 
 @pytest.mark.parametrize("case", sorted(UNBOUNDED))

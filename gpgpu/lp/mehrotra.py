@@ -241,7 +241,7 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
     ds = be.scale(-1.0, be.rmatvec(dlam)) if rc is None else be.rmatvec_add(dlam, rc, -1.0)   # (4.13)
     dx = be.mul_add(d, ds, q, -1.0, -1.0)                    # (4.14)
     if correct_primal:
-        dx = _correct_primal(be, d, rb, dx)
+        dx, dlam, ds = _correct_primal(be, d, rb, dx, dlam, ds, carry_dual=CORRECT_DUAL and not rho)
     if rho:
         ds_reg = be.axpy(rho, dx, ds)                        # ds = (r_c - A^T dlam) + rho dx
         be.free(ds)
@@ -263,6 +263,12 @@ def _newton(be, d, rb, rc, q, correct_primal=False, rho=0.0):
 NEWTON_RTOL = 1e-8
 #: ... and the correction's solve (above).
 CORRECTION_RTOL = 1e-6
+
+#: Beyond the papers: the primal correction's solve also refines dlam, and ds follows it by
+#: (4.13), so the direction solves (4.12)-(4.14) to the correction's tolerance and the
+#: complementarity row stays exact (:func:`_correct_primal`). False: dx alone moves, projected
+#: onto A dx = r_b in the metric D^-2.
+CORRECT_DUAL = True
 
 #: the free-split safeguard keeps min(x+, x-) <= FREE_SPLIT_BOUND (1 + |x+ - x-|) ...
 FREE_SPLIT_BOUND = 1.0
@@ -323,10 +329,17 @@ def _split_partners(problem):
     return partner
 
 
-def _correct_primal(be, d, rb, dx):
+def _correct_primal(be, d, rb, dx, dlam, ds, carry_dual=False):
     """dx + D^2 A^T (A D^2 A^T)^-1 (r_b - A dx): the direction moved, in the metric D^-2, onto
     A dx = r_b (``rb`` None: r_b = 0, the corrector's); the ``correct_primal`` option of
-    :func:`mehrotra`. Its solve stops at :data:`CORRECTION_RTOL`."""
+    :func:`mehrotra`. Its solve stops at :data:`CORRECTION_RTOL`.
+
+    With ``carry_dual`` (:data:`CORRECT_DUAL`, unregularised) the correction's w is a
+    refinement step of (4.12) carried through (4.13)-(4.14): dlam + w, ds - A^T w, and dx + D^2
+    A^T w as above, so that S dx + X ds = -r_xs stays exact (S D^2 A^T w = X A^T w). Without
+    it dlam and ds are those of the first solve, and the complementarity row takes the error
+    that the correction removes from the primal one: X A^T w. Answers (dx, dlam, ds); the
+    inputs it replaces are freed."""
     if rb is None:
         adx = be.matvec(dx)
         r = be.scale(-1.0, adx)                                               # r_b - A dx, r_b = 0
@@ -336,9 +349,16 @@ def _correct_primal(be, d, rb, dx):
     w = be.solve_normal(r, CORRECTION_RTOL)
     atw = be.rmatvec(w)
     out = be.mul_add(d, atw, dx)
-    for v in (r, w, atw, dx):
+    freed = [r, atw, dx]
+    if carry_dual:
+        dlam_out, ds_out = be.axpy(1.0, w, dlam), be.axpy(-1.0, atw, ds)
+        freed += [w, dlam, ds]
+        dlam, ds = dlam_out, ds_out
+    else:
+        freed.append(w)
+    for v in freed:
         be.free(v)
-    return out
+    return out, dlam, ds
 
 
 class _MaxSteps(NamedTuple):
