@@ -898,15 +898,20 @@ def test_adaptive_rule_holds_the_floor_after_a_pcg_limit(backend):
             assert min(later) < held
 
 
-@pytest.mark.parametrize("backend,target", [("numpy64", 1e-6), ("gpu", 1e-2)])
-def test_pcg_target_follows_the_back_ends_precision(backend, target, monkeypatch):
+@pytest.mark.parametrize("backend,adaptive,float32_target,target", [
+    ("numpy64", True, None, 1e-6), ("gpu", True, None, 1e-2), ("gpu", True, 1e-3, 1e-3), ("gpu", False, 1e-3, 1e-2)])
+def test_pcg_target_follows_the_back_ends_precision(backend, adaptive, float32_target, target, monkeypatch):
     """The defaults' PCG target is 1e-6 of the right-hand side where the back end's PCG reaches
-    it (float64, numpy64) and 1e-2 on the GPU, whose float32 PCG stops at 1e-5 of its residual:
-    there 1e-6 made every solve take a float64 refinement round (measured on afiro: 13 of 19
-    of the iterations' solves took two rounds instead of 5; scsd6 twice the time). afiro's first
-    iteration, whose residual cap is far above both targets: its two solves ask for
-    target ||rhs|| and (GPU) end in one round."""
+    it (float64, numpy64) and PCG_REL_FLOAT32 = 1e-2 on the GPU, whose float32 PCG stops at 1e-5
+    of its residual: there 1e-6 made every solve take a float64 refinement round (measured on
+    afiro: 13 of 19 of the iterations' solves took two rounds instead of 5; scsd6 twice the
+    time); a float32 target set to 1e-3 is asked for; without the adaptive rule, PCG_REL_FIXED =
+    1e-2 whatever the float32 target. afiro's first iteration, whose residual cap is far above
+    the targets: its two solves ask for target ||rhs|| and (GPU) end in one round."""
     import gpgpu.lp.matrix_free as mf
+
+    if float32_target is not None:
+        monkeypatch.setattr(mf, "PCG_REL_FLOAT32", float32_target)
 
     asked = []
     inner = mf._Solver.solve
@@ -918,7 +923,7 @@ def test_pcg_target_follows_the_back_ends_precision(backend, target, monkeypatch
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     p, ref = netlib("afiro")
-    r = solve(p, method="matrix-free", backend=backend, eps=1e-6)
+    r = solve(p, method="matrix-free", backend=backend, eps=1e-6, adaptive=adaptive)
     assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
     first = asked[2:4]                               # after the starting point's two solves
     assert [t for t, _ in first] == [pytest.approx(target, rel=1e-12)] * 2

@@ -93,10 +93,12 @@ docs/results/matrix-free.md.
   complementarity equations hold to rounding and the PCG residual r = rhs - G_R dy is the only
   error, in the primal equation: A dx + R_d dy = xi_p - r. PCG stops when
   ||r|| <= min(t ||rhs||, max(0.1 ||xi_p||, 0.1 eps (1 + ||b||_inf))), so the primal residual
-  keeps falling; t = 1e-6 (``PCG_REL``) with ``adaptive`` on a float64 back end, else 1e-2
-  (``PCG_REL_FIXED``; 002 prints no target, both are the project's). A float32 PCG (the GPU)
-  stops at 1e-5 of its residual (``pcg_floor``) and keeps 1e-2, so that its solves need no
-  float64 refinement round each. A solve whose PCG reaches its iteration limit is kept (the
+  keeps falling; t = 1e-6 (``PCG_REL``) with ``adaptive`` on a float64 back end, 1e-2
+  (``PCG_REL_FLOAT32``) with ``adaptive`` on a float32 one, and 1e-2 (``PCG_REL_FIXED``)
+  without ``adaptive`` (002 prints no target, all three are the project's). A float32 PCG (the
+  GPU) stops at 1e-5 of its residual (``pcg_floor``), so that its target, at or above that
+  floor, needs no float64 refinement round a solve (the targets against each other:
+  docs/lp_defaults.md). A solve whose PCG reaches its iteration limit is kept (the
   direction is still a descent direction for the residuals) but counted: in the history entry
   (``pcg_converged``, and ``pcg_stop``: why each solve stopped -- "converged", "limit",
   "breakdown" (p^T G_R p or r^T P^-1 r not positive), "stalled" or "rounds" (the float64 refinement rounds)),
@@ -190,6 +192,11 @@ PCG_STALL_SPAN = 0.5
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
 #: (the GPU; module notes, docs/lp_defaults.md)
 PCG_REL, PCG_REL_FIXED = 1e-6, 1e-2
+#: ... and with ``adaptive`` on a float32 back end (the GPU), whose PCG stops at 1e-5 of its
+#: residual (``pcg_floor``): any target at or above that floor needs no float64 refinement
+#: round. A tighter one makes the directions more exact, which can save outer iterations and
+#: cost PCG iterations; which way a problem goes is in docs/lp_defaults.md (module notes)
+PCG_REL_FLOAT32 = 1e-2
 #: PCG's target is never above this share of the primal residual ||xi_p|| (nor of its floor, eps
 #: (1 + ||b||)): the residual PCG leaves in the primal equation stays below the one it reduces
 PCG_PRIMAL_SHARE = 0.1
@@ -746,8 +753,12 @@ class _Run:
         self.ray_ratio, self.collapse, self.stall_window = ray_ratio, collapse, stall_window
         # the target 1e-6 where the back end's PCG reaches it in one solve (float64); a float32 PCG
         # stops at pcg_floor = 1e-5 of its residual, so that 1e-6 would cost every solve a
-        # refinement round (module notes)
-        self.pcg_rel = PCG_REL if adaptive and be.pcg_floor < PCG_REL else PCG_REL_FIXED
+        # refinement round: PCG_REL_FLOAT32 there, at least that floor (module notes); without
+        # adaptive, PCG_REL_FIXED
+        if not adaptive:
+            self.pcg_rel = PCG_REL_FIXED
+        else:
+            self.pcg_rel = PCG_REL if be.pcg_floor < PCG_REL else max(PCG_REL_FLOAT32, be.pcg_floor)
         self.x = self.lam = self.s = None
         self.history, self.worst_hist, self.why = [], [], {}      # why: the certificate of 2 or 3
         self.first, self.restarts, self.code, self.it = None, 0, 1, 0
