@@ -189,8 +189,8 @@ PRIMAL_ENOUGH = 10.0
 #: residual has not halved (``PCG_STALL_FALL``) over this share of the limit (module notes)
 PCG_STALL_SPAN = 0.5
 #: PCG's relative target ||r|| <= PCG_REL ||rhs|| with ``adaptive`` on a back end whose PCG
-#: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` and on a float32 back end
-#: (the GPU; module notes, docs/lp_defaults.md)
+#: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` (module notes,
+#: docs/lp_defaults.md)
 PCG_REL, PCG_REL_FIXED = 1e-6, 1e-2
 #: ... and with ``adaptive`` on a float32 back end (the GPU), whose PCG stops at 1e-5 of its
 #: residual (``pcg_floor``): any target at or above that floor needs no float64 refinement

@@ -349,13 +349,10 @@ def _correct_primal(be, d, rb, dx, dlam, ds, carry_dual=False):
     w = be.solve_normal(r, CORRECTION_RTOL)
     atw = be.rmatvec(w)
     out = be.mul_add(d, atw, dx)
-    freed = [r, atw, dx]
+    freed = [r, w, atw, dx]
     if carry_dual:
-        dlam_out, ds_out = be.axpy(1.0, w, dlam), be.axpy(-1.0, atw, ds)
-        freed += [w, dlam, ds]
-        dlam, ds = dlam_out, ds_out
-    else:
-        freed.append(w)
+        freed += [dlam, ds]
+        dlam, ds = be.axpy(1.0, w, dlam), be.axpy(-1.0, atw, ds)
     for v in freed:
         be.free(v)
     return out, dlam, ds
