@@ -325,7 +325,7 @@ def _large_lp_lines(speed_csv, whole_csvs, docs) -> list:
                       f"on {len(pairs)} NETLIB problems the GPU's defaults take {min(to_cpu):.2f} to {max(to_cpu):.2f} "
                       f"times numpy64's time",
                       f"    (faster on {sum(x < 1 for x in to_cpu)}) and {min(to_ipm):.1f} to {max(to_ipm):.1f} times "
-                      f"HiGHS's IPM's ([the GPU against numpy64]({docs}results/lp.md#the-correction-carried-into-dlam-and-ds));"]
+                      f"HiGHS's IPM's ([the GPU against numpy64]({docs}results/lp.md#nine-problems-of-1000-normal-rows-and-more-on-an-h100));"]
     runs = [(p, _whole_runs(p)) for p in whole_csvs or []]
     for whole_csv, by in runs[:1]:
         for name, d in by.items():
