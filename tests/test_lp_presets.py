@@ -45,7 +45,8 @@ MATRIX_FREE_GPU = {
     # paper: T-ELL with the dense rows split off, the nearest to 002's DHTELL2; vectors in one row
     "paper": {"format": "tell", "sums": "pingpong", "pcg_check": 1, "solution": "float32", "fused": False,
               "fold": None},
-    "robust": {},
+    # robust: the dense part's sums by fans of 32 texels (beyond 000's halving passes)
+    "robust": {"sums": "fan"},
     # fast: the packed format (beyond 002) for A, its transposed copy and A∘A
     "fast": {"format": "packed", "sums": "fan"},
 }

@@ -121,14 +121,18 @@ PRESETS = {
     # the defaults: upper bounds in the Newton system, refinement, HiGHS's presolve, the primal
     # correction and the free-split safeguard automatic (on below REFINE_BELOW, see solve),
     # float-float factors after a stall, the fast kernels of FAST_GPU_KERNELS on the GPU and
-    # LAPACK on the CPU; the matrix-free method's adaptive regularisation floor and PCG limit.
+    # LAPACK on the CPU; the matrix-free method's adaptive regularisation floor and PCG limit,
+    # and on the GPU the dense part's sums by fans of 32 texels (sums="fan"; on an H100 the 19
+    # problems with a dense part of the NETLIB set measured took 48.5 s against 72.7 s by 000's
+    # halving sums, all optimal both ways: docs/results/matrix-free.md).
     # Its storage stays the back end's ELLPACK: the packed format changes the sums' order only
     # (float32 rounding), and robust's record (the NETLIB and nug runs) was measured with
     # ELLPACK; on llvmpipe at eps 1e-8 packed was as optimal on ten LPs (bandm: optimal, ELLPACK
     # numerical trouble there, a rounding-sensitive problem either way) with fewer passes on the
     # larger ones
     "robust": {"mehrotra/gpu": dict(FAST_GPU_KERNELS),
-               "matrix-free": {"adaptive": True}},
+               "matrix-free": {"adaptive": True},
+               "matrix-free/gpu": {"sums": "fan"}},
     # robust plus every option that saves work and keeps the answer (float32 rounding only:
     # docs/guide/lp.md, docs/guide/matrix-free.md): the primal correction at every eps; the
     # matrix-free products in the packed format (beyond 002: two entries an RGBA texel, long
