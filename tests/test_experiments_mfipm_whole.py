@@ -180,3 +180,25 @@ def test_the_one_row_run_keeps_the_vectors_unfolded(tmp_path, ctx, monkeypatch):
     assert whole.main(["--problems", "afiro", "--runs", "gpu-one-row", "--out", str(out)]) == 0
     rows = list(csv.DictReader(open(out)))
     assert [(r["run"], r["status"]) for r in rows] == [("gpu-one-row", "optimal")] and folds[-1] is None
+
+
+def test_the_halving_run_sums_the_dense_part_by_pairs(tmp_path, ctx, monkeypatch):
+    """--runs gpu-halving: the defaults with sums="pingpong" (000's halving passes for the dense
+    part's sums, where the defaults sum 32 texels a fragment); not among the default runs."""
+    from gpgpu.lp import matrix_free_gpu
+    sums = []
+    real = matrix_free_gpu.SparseStream.from_scipy
+
+    def spy(A, *a, **k):
+        sums.append(k.get("sums"))
+        return real(A, *a, **k)
+
+    monkeypatch.setattr(matrix_free_gpu.SparseStream, "from_scipy", staticmethod(spy))
+    monkeypatch.setattr(whole, "run_one", lambda problem, run, eps, timeout: whole._child(problem, run, eps))
+    assert "gpu-halving" not in whole.DEFAULT_RUNS
+    out = tmp_path / "whole.csv"
+    assert whole.main(["--problems", "afiro", "--runs", "gpu-halving,gpu", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert [(r["run"], r["status"]) for r in rows] == [("gpu-halving", "optimal"), ("gpu", "optimal")]
+    half = len(sums) // 2                     # each run: its warm-up solve and its solve, A and A∘A each
+    assert len(sums) == 2 * half and set(sums[:half]) == {"pingpong"} and set(sums[half:]) == {"fan"}
