@@ -25,24 +25,18 @@ import time
 
 from experiments.figures import printed_markdown, rows_to, tool_parser
 
-FIELDS = ("precision", "m", "steps", "block", "panel", "seconds", "passes", "fragments", "gpu_seconds",
+FIELDS = ("precision", "m", "steps", "block", "seconds", "passes", "fragments", "gpu_seconds",
           "trailing_gpu_seconds", "inverse_error", "factor_error", "renderer", "date")
 
 
 def _ways(blocks) -> list:
-    """(precision, steps, block, panel) in the order of the rows: per precision its step passes,
-    then ``panel="product"`` for the blocks it takes."""
+    """(precision, steps, block) in the order of the rows."""
     from gpgpu import float_float
-    from gpgpu.cholesky import MAX_PRODUCT_BLOCK
     from gpgpu.lp.gpu_backend import STEPS_A_PASS
 
-    products = [b for b in blocks if b <= MAX_PRODUCT_BLOCK]
-    ways = [("float32", STEPS_A_PASS, None, "steps"), ("float32", 1, None, "steps")]
-    ways += [("float32", 1, b, "steps") for b in blocks]
-    ways += [("float32", STEPS_A_PASS, b, "steps") for b in blocks if b % (2 * STEPS_A_PASS) == 0]
-    ways += [("float32", 1, b, "product") for b in products]
-    ways += [("float-float", float_float.STEPS, None, "steps")] + [("float-float", 1, b, "steps") for b in blocks]
-    return ways + [("float-float", 1, b, "product") for b in products]
+    ways = [("float32", STEPS_A_PASS, None), ("float32", 1, None)] + [("float32", 1, b) for b in blocks]
+    ways += [("float32", STEPS_A_PASS, b) for b in blocks if b % (2 * STEPS_A_PASS) == 0]
+    return ways + [("float-float", float_float.STEPS, None)] + [("float-float", 1, b) for b in blocks]
 
 
 def measure(m: int, blocks, repeat: int = 3) -> list:
@@ -61,16 +55,16 @@ def measure(m: int, blocks, repeat: int = 3) -> list:
     L64 = np.linalg.cholesky(M)
     rows = []
     with float_float.upload(M, "M") as Mff, Stream.from_array(np.tril(M).astype(np.float32)) as M32:
-        for precision, steps, block, panel in _ways(blocks):
+        for precision, steps, block in _ways(blocks):
             if precision == "float32":
                 def draw():
-                    return factor_with_inverse(M32, m, steps=steps, block=block, panel=panel)
+                    return factor_with_inverse(M32, m, steps=steps, block=block)
 
                 def values(L, X):
                     return np.tril(L.to_array().astype(np.float64)), X.to_array().astype(np.float64)
             else:
                 def draw():
-                    return float_float.factor_with_inverse(Mff, steps=steps, block=block, panel=panel)
+                    return float_float.factor_with_inverse(Mff, steps=steps, block=block)
 
                 def values(L, X):
                     return np.tril(float_float.combine(L)), float_float.combine(X)
@@ -90,7 +84,7 @@ def measure(m: int, blocks, repeat: int = 3) -> list:
                     s.release()
             trailing = TRAILING if precision == "float32" else float_float.TRAILING
             timed = has_timer_query()
-            rows.append({"precision": precision, "m": m, "steps": steps, "block": block or "", "panel": panel,
+            rows.append({"precision": precision, "m": m, "steps": steps, "block": block or "",
                          "seconds": min(seconds[1:]), "passes": c.passes(), "fragments": c.fragments(),
                          "gpu_seconds": c.gpu_seconds() if timed else "",
                          "trailing_gpu_seconds": c.gpu_seconds(trailing.label) + c.gpu_seconds(trailing.panel.label)
@@ -104,8 +98,8 @@ def markdown(path) -> str:
     """The CSV as a table: per precision and m, each way's seconds, its speed-up over the
     precision's LP default (float32 four steps a pass, float-float one), passes and fragments."""
     rows = list(csv.DictReader(open(path)))
-    out = ["| precision | m | steps a pass | block | panel | seconds | speed-up | passes | fragments "
-           "| GPU s (trailing passes) | max abs(X L - I) |", "| --- " * 11 + "|"]
+    out = ["| precision | m | steps a pass | block | seconds | speed-up | passes | fragments | GPU s (trailing passes) "
+           "| max abs(X L - I) |", "| --- " * 10 + "|"]
 
     def gpu(r):
         if not r.get("gpu_seconds"):
@@ -118,8 +112,7 @@ def markdown(path) -> str:
         if not r["block"] and key not in base:
             base[key] = float(r["seconds"])
         gain = base[key] / float(r["seconds"])
-        panel = r.get("panel") or "steps" if r["block"] else "-"
-        out.append(f"| {r['precision']} | {r['m']} | {r['steps']} | {r['block'] or '-'} | {panel} | {float(r['seconds']):.4f} "
+        out.append(f"| {r['precision']} | {r['m']} | {r['steps']} | {r['block'] or '-'} | {float(r['seconds']):.4f} "
                    f"| {gain:.2f} | {r['passes']} | {int(r['fragments']):,} | {gpu(r)} | {float(r['inverse_error']):.2e} |")
     return "\n".join(out)
 
@@ -144,7 +137,7 @@ def main(argv=None) -> int:
         for m in (int(s) for s in args.sizes.split(",")):
             for r in measure(m, blocks, args.repeat):
                 write(r)
-                print(f"{r['precision']:11s} m {m:5d} steps {r['steps']} block {r['block'] or '-':>3} {r['panel']:7s} "
+                print(f"{r['precision']:11s} m {m:5d} steps {r['steps']} block {r['block'] or '-':>3} "
                       f"{r['seconds']:.4f} s  {r['passes']} passes  {r['fragments']:,} fragments  "
                       f"XL-I {r['inverse_error']:.1e}", flush=True)
     return 0

@@ -284,25 +284,21 @@ STEPS_KERNELS = {s: Kernel("cholesky_inverse_steps", texels=2 * s + 2, defines={
                  for s in range(2, MAX_STEPS + 1)}
 
 
-def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1, block: int | None = None,
-                          panel: str = "steps") -> list:
+def cholesky_inverse_plan(m: int, guarded: bool = False, steps: int = 1, block: int | None = None) -> list:
     """The passes of :func:`factor_with_inverse` (beyond the papers): with ``steps=1`` step k
     draws :func:`onepass_step` (the Cholesky half, columns 0 .. m-1) joined with
     :func:`inverse_step_rectangles` moved m columns right (the inverse half), one
     ``cholesky_inverse_step`` pass; with ``steps`` = 2 .. 8 the steps k .. k + steps - 1 are
     one ``cholesky_inverse_steps`` pass over :func:`steps_primitive` (k = 0, steps,
     2 steps, ...; ceil(m / steps) passes); with ``block`` = b (even, a multiple of 2 ``steps``)
-    the blocked passes of :func:`blocked_inverse_draws` (with ``panel="product"`` two passes a
-    block's panel, :data:`BLOCK_PANEL`). S and T are swapped between passes; the result ends in T."""
+    the blocked passes of :func:`blocked_inverse_draws`. S and T are swapped between passes; the result ends in T."""
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
         raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
     check_block(block, steps)
-    check_panel(panel, block, steps)
     u = {"guarded": bool(guarded), "tolerance": 0.0, "huge": 0.0, "m": m}
     if block is not None:
         return blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING,
-                                     inputs={"L": "S", "M0": "M0" if guarded else "S"}, uniforms=u, steps=steps,
-                                     steps_kernels=STEPS_KERNELS, panel=BLOCK_PANEL if panel == "product" else None)
+                                     {"L": "S", "M0": "M0" if guarded else "S"}, u, steps, STEPS_KERNELS)
     return inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS,
                               {"L": "S", "M0": "M0" if guarded else "S"}, u)
 
@@ -365,65 +361,6 @@ TRAILING = Trailing(Kernel("cholesky_inverse_panel_rgba", texels=5,
 #: takes off one term a column of the block)
 MAX_BLOCK = 128
 
-#: how a block's panel is factored (``factor_with_inverse(panel=...)``): ``"steps"``, a pass a
-#: step (or ``steps`` steps) over the panel; ``"product"``, two passes, the block's diagonal part
-#: factored and inverted in one (:class:`BlockPanel`) and the rest of the panel a product with
-#: that inverse
-PANELS = ("steps", "product")
-#: the widest block with ``panel="product"``: every fragment of the diagonal pass factors the
-#: block in registers (about b³ / 6 multiply-adds a fragment)
-MAX_PRODUCT_BLOCK = 32
-
-
-class BlockPanel:
-    """The two passes that finish a block of the blocked factor with its inverse with
-    ``panel="product"`` (beyond the papers), in place of a pass a step: ``diagonal(b)`` (one
-    program per block width b, its loops unrolled) factors the block's b x b diagonal matrix in
-    every fragment of the block's diagonal part, writing L11 there and X11 = L11⁻¹ in X's half,
-    and copies the rest of the panel and X's block rows; ``solve`` writes L21 = S21 X11ᵀ below
-    the block and X's block rows left of it as X11 times what the blocks before left there,
-    and copies L11 and X11. Both passes are drawn over :func:`block_panel_primitive`."""
-
-    def __init__(self, diagonal: str, solve: Kernel, **kernel):
-        self.name, self.solve, self.kernel = diagonal, solve, kernel
-        self._diagonals = {}
-
-    def diagonal(self, block: int) -> Kernel:
-        if block not in self._diagonals:
-            self._diagonals[block] = Kernel(self.name, texels=block * (block + 1) // 2 + block + 1,
-                                            label=self.name, defines={"BLOCK": block},
-                                            doc=f"beyond the papers: a block's {block} x {block} diagonal factor "
-                                                "and its inverse in one pass, every fragment factoring it",
-                                            **self.kernel)
-        return self._diagonals[block]
-
-
-#: the block panel passes of the float32 factor with its inverse (``panel="product"``)
-BLOCK_PANEL = BlockPanel("cholesky_inverse_diagonal",
-                         Kernel("cholesky_inverse_panel_solve", texels=2 * MAX_PRODUCT_BLOCK + 1,
-                                doc="beyond the papers: a block's panel below its diagonal part and X's block "
-                                    "rows as products with the block's inverse"))
-
-
-def block_panel_primitive(k0: int, k1: int, m: int) -> Triangle:
-    """The texels both :class:`BlockPanel` passes of the block of columns k0 .. k1-1 draw: the
-    block's panel (the lower part of its columns, :func:`_lower_columns`) and m columns right X's
-    block rows k0 .. k1-1 over columns 0 .. k1-1."""
-    return Triangle.join(*_lower_columns(k0, k1, m), Triangle.from_rects([(m, k0, m + k1, k1)]))
-
-
-def check_panel(panel, block, steps: int = 1) -> None:
-    """``ValueError`` unless ``panel`` is one of :data:`PANELS` and, for ``"product"``, ``block``
-    is set and at most :data:`MAX_PRODUCT_BLOCK` and ``steps`` is 1."""
-    if panel not in PANELS:
-        raise ValueError(f"panel must be one of {PANELS}, got {panel!r}")
-    if panel == "product":
-        if block is None or block > MAX_PRODUCT_BLOCK:
-            raise ValueError(f"panel='product' factors the blocks' diagonal parts in registers: give a block "
-                             f"from 2 to {MAX_PRODUCT_BLOCK}, got block={block!r}")
-        if steps != 1:
-            raise ValueError(f"panel='product' draws two passes a block, not steps: leave steps at 1, got {steps!r}")
-
 
 def check_block(block, steps: int = 1) -> None:
     """``ValueError`` unless ``block`` is None or an even integer from 2 to :data:`MAX_BLOCK`
@@ -470,9 +407,8 @@ def trailing_primitive(k0: int, k1: int, m: int) -> Triangle:
     return Triangle.join(tri, *_lower_columns(k0, k1, m), Triangle.from_rects([(m, k0, m + k1, m)]))
 
 
-def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Trailing, *, inputs: dict,
-                          uniforms: dict, steps: int = 1, steps_kernels: dict | None = None,
-                          panel: BlockPanel | None = None) -> list:
+def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Trailing, inputs: dict,
+                          uniforms: dict, steps: int = 1, steps_kernels: dict | None = None) -> list:
     """The steps of a blocked factor-and-inverse plan into "T", S and T swapped between passes
     (beyond the papers): for each block of ``block`` columns k0 .. k1-1, one ``one_step`` pass
     a column (or one ``steps_kernels[steps]`` pass each ``steps`` columns) over
@@ -483,25 +419,15 @@ def blocked_inverse_draws(m: int, block: int, one_step: Kernel, trailing: Traili
     what the pass before it wrote (one chain of dependent passes: a packing reads the panel's
     last pass, its trailing pass the packing); the texels below a block are written once a block, not once a step (about
     m³ / (3 block) + block m² / 2 texels a factorization with one step a pass, the panel's share
-    about block m² / (2 steps) with more, where the one-step passes write m³ / 3).
-
-    ``panel`` (a :class:`BlockPanel`): each block's panel in two passes instead, the diagonal
-    part factored and inverted (``panel.diagonal(block)``, with ``uniforms`` and the block's k0
-    and k1), then the rest a product with that inverse (``panel.solve``), both over
-    :func:`block_panel_primitive`: 4 ceil(m / block) - 2 passes."""
+    about block m² / (2 steps) with more, where the one-step passes write m³ / 3)."""
     check_block(block, steps)
     kernel = one_step if steps == 1 else steps_kernels[steps]
     update = trailing.update(block)
     plan = []
     for k0 in range(0, m, block):
         k1 = min(k0 + block, m)
-        if panel is not None:
-            region = block_panel_primitive(k0, k1, m)
-            plan += [Draw(panel.diagonal(block), "T", region, inputs, dict(uniforms, k0=k0, k1=k1)), SWAP,
-                     Draw(panel.solve, "T", region, {"L": inputs["L"]}, {"k0": k0, "k1": k1, "m": m}), SWAP]
-        else:
-            for k in range(k0, k1, steps):
-                plan += [Draw(kernel, "T", panel_step_primitive(k, k1, m, steps), inputs, dict(uniforms, k=k)), SWAP]
+        for k in range(k0, k1, steps):
+            plan += [Draw(kernel, "T", panel_step_primitive(k, k1, m, steps), inputs, dict(uniforms, k=k)), SWAP]
         if k1 < m:
             plan += [Draw(trailing.panel, "P4", Rect.covering(0, k1, trailing.packed(block), m + k1),
                           {"L": inputs["L"]}, {"k0": k0, "k1": k1, "m": m}),
@@ -829,7 +755,7 @@ def lower_inverse(L: Stream, m: int) -> Stream:
 
 
 def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: int = 1,
-                        out: tuple | None = None, block: int | None = None, panel: str = "steps") -> tuple:
+                        out: tuple | None = None, block: int | None = None) -> tuple:
     """(L, X = L^-1) of the lower triangle held by the m x m stream ``S`` in m + 5 passes (beyond
     the papers): the one-pass Cholesky steps of ``factor(pivot="onepass")`` and the steps of
     :func:`lower_inverse` drawn together, step k of both in one ``cholesky_inverse_step`` pass
@@ -850,14 +776,7 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     (:func:`blocked_inverse_draws`): ceil(m / steps) + 2 ceil(m / b) + 3 passes, the texels below
     a block written once a block instead of once a step; the same factor up to float32 rounding
     (the block's terms L(i, c) L(j, c) are rounded as products of finished entries where the
-    step passes round S(i, c) S(j, c) / d). ``panel="product"`` (with ``block`` at most
-    :data:`MAX_PRODUCT_BLOCK` and ``steps=1``; beyond the papers too) finishes each block's
-    panel in two passes instead of a pass a step: ``cholesky_inverse_diagonal`` factors the
-    block's diagonal part and inverts it (every fragment of that part doing the block's steps in
-    registers), then ``cholesky_inverse_panel_solve`` writes the panel below as S21 X11ᵀ and X's
-    block rows as X11 times what the blocks before left there (:class:`BlockPanel`):
-    4 ceil(m / b) + 3 passes; the same factor up to float32 rounding (the panel below the
-    diagonal part rounded as a product with X11, where the steps substitute).
+    step passes round S(i, c) S(j, c) / d).
 
     ``out``: two m x m streams (L, X) to render the answer into (an interior point method
     keeps them from one factorization to the next), else new ones.
@@ -871,7 +790,7 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
     u = None if guarded is None else {"tolerance": float(guarded["tolerance"]), "huge": float(guarded["huge"])}
 
     def build():
-        steps_plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps, block=block, panel=panel)
+        steps_plan = cholesky_inverse_plan(m, guarded=u is not None, steps=steps, block=block)
         if u is not None:
             steps_plan = [d if d is SWAP or "guarded" not in d.uniforms else d._replace(uniforms=dict(d.uniforms, **u))
                           for d in steps_plan]
@@ -884,9 +803,8 @@ def factor_with_inverse(S: Stream, m: int, guarded: dict | None = None, steps: i
                 + [Draw(BLAS1["copy"], "L", Rect.covering(0, 0, m, m, T0=WPOS), {"A": "T"}),
                    Draw(BLAS1["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})])
 
-    cholesky_inverse_plan(1, steps=steps, block=block, panel=panel)   # the arguments' errors before any texture
-    plan = compiled(("cholesky_inverse", m, steps, block, panel, None if u is None else tuple(sorted(u.items()))),
-                    build)
+    cholesky_inverse_plan(1, steps=steps, block=block)       # the arguments' errors before any texture
+    plan = compiled(("cholesky_inverse", m, steps, block, None if u is None else tuple(sorted(u.items()))), build)
     pp = L = X = P4 = None
     try:
         if out is not None:

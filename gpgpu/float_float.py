@@ -40,8 +40,7 @@ import numpy as np
 
 from .adat import inner_product_triangle
 from .blas1 import whole
-from .cholesky import (MAX_PRODUCT_BLOCK, BlockPanel, Trailing, TriangularProduct, blocked_inverse_draws, check_block,
-                       check_panel, inverse_step_draws, onepass_plan, packed_panel)
+from .cholesky import Trailing, TriangularProduct, blocked_inverse_draws, check_block, inverse_step_draws, onepass_plan, packed_panel
 from .kernel import PRELUDES, Kernel
 from .geometry import Rect
 from .passes import SWAP, Draw, compiled, run
@@ -84,15 +83,6 @@ TRAILING = Trailing(Kernel("cholesky_inverse_panel_rgba_ff", texels=3,
                            doc="beyond the papers: a block's panel and X's block rows, two float-float "
                                "columns a texel"),
                     "cholesky_inverse_trailing_ff", columns=2, extensions=_EXT, library="float_float")
-
-#: the block panel passes of the float-float factor with its inverse (``panel="product"``,
-#: :class:`gpgpu.cholesky.BlockPanel`)
-BLOCK_PANEL = BlockPanel("cholesky_inverse_diagonal_ff",
-                         Kernel("cholesky_inverse_panel_solve_ff", texels=2 * MAX_PRODUCT_BLOCK + 1, extensions=_EXT,
-                                library="float_float",
-                                doc="beyond the papers: a block's panel below its diagonal part and X's block rows "
-                                    "as products with the block's inverse, in float-float"),
-                         extensions=_EXT, library="float_float")
 
 #: X v and Xᵀ v in float-float for :func:`solve_with_inverse` (:class:`gpgpu.cholesky.TriangularProduct`)
 TRIANGULAR_PRODUCT = TriangularProduct(Kernel("triangular_product_ff", texels=2, extensions=_EXT,
@@ -422,20 +412,17 @@ def _check_steps(steps) -> None:
         raise ValueError(f"steps must be an integer from 1 to {MAX_STEPS} (Cholesky steps a pass), got {steps!r}")
 
 
-def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: int | None = None,
-                 panel: str = "steps") -> list:
+def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: int | None = None) -> list:
     """The passes of :func:`factor_with_inverse`: [0 | I] drawn into both halves of the ping-pong
     pair ("S", "T", m x 2m), M ("M0") copied into S's left half, the steps
     (:func:`gpgpu.cholesky.inverse_step_draws`: with ``steps=1`` one ``cholesky_inverse_step_ff``
     pass a step, m passes; with ``steps`` = 2 .. :data:`MAX_STEPS` one
     ``cholesky_inverse_steps_ff`` pass each ``steps`` steps, ceil(m / steps) passes; with
     ``block`` = b, :func:`gpgpu.cholesky.blocked_inverse_draws`: those passes over each block's
-    panel, then the panel packed into "P4" and a ``cholesky_inverse_trailing_ff`` pass; with
-    ``panel="product"`` the block's panel in two passes, :data:`BLOCK_PANEL`), then L and X
-    copied out of T."""
+    panel, then the panel packed into "P4" and a ``cholesky_inverse_trailing_ff`` pass), then L
+    and X copied out of T."""
     _check_steps(steps)
     check_block(block, steps)
-    check_panel(panel, block, steps)
     u = {"guarded": True, "tolerance": float(tolerance), "huge": float(huge), "m": m}
     identity = Rect.covering(m, 0, 2 * m, m)
     plan = [Draw(KERNELS["identity"], role, identity, {}, {"offset": float(m)}) for role in ("S", "T")]
@@ -444,16 +431,15 @@ def inverse_plan(m: int, tolerance: float, huge: float, steps: int = 1, block: i
     if block is None:
         plan += inverse_step_draws(m, steps, KERNELS["cholesky_inverse_step"], STEPS_KERNELS, inputs, u)
     else:
-        plan += blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING, inputs=inputs,
-                                      uniforms=u, steps=steps, steps_kernels=STEPS_KERNELS,
-                                      panel=BLOCK_PANEL if panel == "product" else None)
+        plan += blocked_inverse_draws(m, block, KERNELS["cholesky_inverse_step"], TRAILING,
+                                      inputs, u, steps, STEPS_KERNELS)
     plan += [Draw(KERNELS["copy"], "L", Rect.covering(0, 0, m, m, T0=lambda x, y: (x, y)), {"A": "T"}),
              Draw(KERNELS["copy"], "X", Rect.covering(0, 0, m, m, T0=lambda x, y: (x + m, y)), {"A": "T"})]
     return plan
 
 
 def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: float = 1e30,
-                        steps: int = STEPS, block: int | None = None, panel: str = "steps") -> tuple:
+                        steps: int = STEPS, block: int | None = None) -> tuple:
     """(L, X = L⁻¹) of the float-float matrix M, guarded as :func:`factor`, in ceil(m / steps) + 5
     passes: ``steps`` steps of the factor and of its inverse in one pass over an m x 2m texture
     holding both (the float32 :func:`gpgpu.cholesky.factor_with_inverse` in float-float
@@ -468,10 +454,7 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
     (``cholesky_inverse_panel_rgba_ff``) and one ``cholesky_inverse_trailing_ff`` pass taking the
     block's b terms off everything below it (:func:`gpgpu.cholesky.blocked_inverse_draws`),
     m + 2 ceil(m / b) + 3 passes with one step a pass: the texels below a block are written once a block instead of
-    once a step. The same factor up to the order of float-float roundings. ``panel="product"``
-    (``block`` at most ``gpgpu.cholesky.MAX_PRODUCT_BLOCK``, ``steps=1``): each block's panel in
-    two passes (``cholesky_inverse_diagonal_ff``, ``cholesky_inverse_panel_solve_ff``: the
-    float32 :class:`gpgpu.cholesky.BlockPanel` in float-float), 4 ceil(m / b) + 3 passes.
+    once a step. The same factor up to the order of float-float roundings.
 
     ``ValueError`` when M is not square float-float, 2m exceeds GL_MAX_TEXTURE_SIZE, ``steps``
     is not an integer from 1 to :data:`MAX_STEPS` or ``block`` not None or an even integer
@@ -485,9 +468,9 @@ def factor_with_inverse(M: Stream, tolerance: float = DEFAULT_PIVOT_TOL, huge: f
         raise ValueError(f"float_float.factor_with_inverse keeps the factor and its inverse side by side in one "
                          f"{m} x {2 * m} texture, wider than GL_MAX_TEXTURE_SIZE = {context.max_texture_size()}; "
                          "use float_float.factor and float_float.solve")
-    inverse_plan(1, tolerance, huge, steps, block, panel)   # the arguments' errors before any texture
-    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps, block, panel),
-                    lambda: inverse_plan(m, tolerance, huge, steps, block, panel))
+    inverse_plan(1, tolerance, huge, steps, block)          # the arguments' errors before any texture
+    plan = compiled(("cholesky_inverse_ff", m, float(tolerance), float(huge), steps, block),
+                    lambda: inverse_plan(m, tolerance, huge, steps, block))
     L, X = Stream(m, m, components=FF, zero=False), Stream(m, m, components=FF, zero=False)
     pp = P4 = None
     try:

@@ -853,96 +853,13 @@ def test_blocked_passes_cover_and_compute_every_cell():
         assert np.array_equal(f.values[want & ~updated], f.inputs["L"][want & ~updated])
 
 
-@pytest.mark.parametrize("block", [2, 4, 8, 16])
-@pytest.mark.parametrize("m", [1, 2, 3, 8, 9, 17, 40, 65])
-def test_product_panels_are_numpys_in_four_passes_a_block(m, block):
-    """panel="product": per block a cholesky_inverse_diagonal and a cholesky_inverse_panel_solve
-    pass, then (but after the last block) the packing and the trailing pass: 4 ceil(m / b) - 2
-    passes and the 5 of the set-up; the factor and inverse of float64 and of the one-step passes
-    (float32 rounding apart), X's upper triangle zero; m below b (one block), m a multiple of b,
-    and a last block that is shorter (its rows past m the identity's in the diagonal pass)."""
-    from gpgpu.cholesky import BLOCK_PANEL, TRAILING
-
-    A = spd(m, np.random.default_rng(m + 500))
-    one, blocked, c = _one_step_and(A, block=block, panel="product")
-    blocks = -(-m // block)
-    assert c.passes(BLOCK_PANEL.name) == c.passes(BLOCK_PANEL.solve.label) == blocks
-    assert c.passes(TRAILING.label) == c.passes(TRAILING.panel.label) == blocks - 1
-    assert c.passes() == 4 * blocks - 2 + 5
-    u = 6e-8
-    Ln, X = np.tril(blocked[0]), blocked[1]
-    assert np.all(np.triu(X, 1) == 0)
-    for a, b in zip(one, blocked):
-        np.testing.assert_allclose(np.tril(b), np.tril(a), rtol=0,
-                                   atol=4 * m * u * np.abs(a).max() * np.linalg.cond(Ln))
-    assert rel_err(Ln @ Ln.T, A) < 4 * m * u
-    Xr = np.linalg.inv(np.linalg.cholesky(A))
-    np.testing.assert_allclose(X, Xr, rtol=0, atol=4 * m * u * np.abs(Xr).max() * np.linalg.cond(Ln))
-
-
-def test_product_panel_passes_cover_and_compute_every_cell():
-    """Every cell of the two panel passes of block = 4 at m = 10 (blocks 0-3, 4-7 and a short
-    8-9) against float64 from the pass's input: both cover the block's panel (its columns from
-    the diagonal down) and X's block rows over columns 0 .. k1-1; the diagonal pass writes the
-    Cholesky factor of the block's diagonal part and its inverse (in X's half) and copies the
-    rest; the solve pass writes S21 X11ᵀ below the block and X11 times X's block rows left of it,
-    and copies the diagonal part."""
-    from gpgpu.cholesky import BLOCK_PANEL, factor_with_inverse
-    from gpgpu.record import record
-
-    m, b = 10, 4
-    with Stream.from_array(np.tril(spd(m, np.random.default_rng(9)))) as S:
-        with record() as rec:
-            L, X = factor_with_inverse(S, m, block=b, panel="product")
-        L.release(), X.release()
-    frames = [f for f in rec.frames if f.kernel in (BLOCK_PANEL.name, BLOCK_PANEL.solve.label)]
-    assert [f.kernel == BLOCK_PANEL.name for f in frames] == [True, False] * 3
-    for n, f in enumerate(frames):
-        k0 = 4 * (n // 2)
-        k1 = min(k0 + b, m)
-        S0 = f.inputs["L"].astype(np.float64)
-        want = np.zeros((m, 2 * m), bool)
-        for i in range(k0, m):
-            want[i, k0:min(i + 1, k1)] = True
-        want[k0:k1, m:m + k1] = True
-        assert np.array_equal(f.covered, want), (n, k0)
-        fresh = np.zeros_like(want)
-        new = S0.copy()
-        if f.kernel == BLOCK_PANEL.name:
-            L11 = np.linalg.cholesky(np.tril(S0[k0:k1, k0:k1]) + np.tril(S0[k0:k1, k0:k1], -1).T)
-            new[k0:k1, k0:k1] = L11
-            new[k0:k1, m + k0:m + k1] = np.linalg.inv(L11)
-            fresh[k0:k1, k0:k1] = fresh[k0:k1, m + k0:m + k1] = np.tri(k1 - k0, dtype=bool)
-        else:
-            X11 = S0[k0:k1, m + k0:m + k1]
-            new[k1:, k0:k1] = S0[k1:, k0:k1] @ X11.T
-            new[k0:k1, m:m + k0] = X11 @ S0[k0:k1, m:m + k0]
-            fresh[k1:, k0:k1] = True
-            fresh[k0:k1, m:m + k0] = True
-        np.testing.assert_allclose(f.values[fresh], new[fresh], rtol=1e-5, atol=1e-6)
-        assert np.array_equal(f.values[want & ~fresh], f.inputs["L"][want & ~fresh]), n
-
-
-@pytest.mark.parametrize("panel, block, steps, match", [
-    ("rows", 4, 1, "panel must be one of"), ("product", None, 1, "give a block from 2 to 32"),
-    ("product", 34, 1, "give a block from 2 to 32"), ("product", 8, 2, "leave steps at 1")])
-def test_panels_the_product_cannot_draw_are_refused(panel, block, steps, match):
-    from gpgpu.cholesky import factor_with_inverse
-
-    with Stream.from_array(np.eye(3, dtype=np.float32)) as S:
-        with pytest.raises(ValueError, match=match):
-            factor_with_inverse(S, 3, block=block, steps=steps, panel=panel)
-
-
-@pytest.mark.parametrize("block, steps, panel", [(2, 1, "steps"), (4, 1, "steps"), (4, 2, "steps"), (8, 4, "steps"),
-                                                 (2, 1, "product"), (4, 1, "product"), (8, 1, "product")])
-def test_blocked_factor_with_inverse_guards_as_the_one_step_passes(block, steps, panel):
+@pytest.mark.parametrize("block, steps", [(2, 1), (4, 1), (4, 2), (8, 4)])
+def test_blocked_factor_with_inverse_guards_as_the_one_step_passes(block, steps):
     """Dependent rows 4 and 7 (a pivot after a trailing pass or inside a panel, whatever the
     block): each pivot is compared with tolerance x its own diagonal of M (M0, not the working
     matrix, whose dependent pivot is rounding-sized and would pass a guard relative to itself):
     the blocked passes replace the pivots that float64's guard and the one-step passes replace,
-    and give the one-step passes' L elsewhere; exactly zero pivots (rows 9 .. 11) too. With
-    panel="product" the diagonal pass's fragments guard each pivot of their block as they factor it."""
+    and give the one-step passes' L elsewhere; exactly zero pivots (rows 9 .. 11) too."""
     import importlib
 
     from gpgpu.lp.numpy_backend import cholesky_outer
@@ -960,7 +877,7 @@ def test_blocked_factor_with_inverse_guards_as_the_one_step_passes(block, steps,
     g = {"tolerance": tol, "huge": huge}
     with Stream.from_array(np.tril(A).astype(np.float32)) as S:
         L1, X1 = ch.factor_with_inverse(S, m, guarded=g)
-        L, X = ch.factor_with_inverse(S, m, guarded=g, block=block, steps=steps, panel=panel)
+        L, X = ch.factor_with_inverse(S, m, guarded=g, block=block, steps=steps)
         assert ch.count_replaced(L, m, "full", huge) == ch.count_replaced(L1, m, "full", huge) == 5
         l, l1 = (np.tril(s.to_array().astype(np.float64)) for s in (L, L1))
         for s in (L, X, L1, X1):

@@ -10,17 +10,14 @@ def test_a_row_per_way_with_its_passes_fragments_and_errors(tmp_path, ctx):
     out = tmp_path / "blocks.csv"
     assert factor_blocks.main(["--sizes", "40", "--blocks", "8", "--repeat", "1", "--out", str(out)]) == 0
     rows = list(csv.DictReader(open(out)))
-    assert [(r["precision"], r["steps"], r["block"], r["panel"]) for r in rows] == [
-        ("float32", "4", "", "steps"), ("float32", "1", "", "steps"), ("float32", "1", "8", "steps"),
-        ("float32", "4", "8", "steps"), ("float32", "1", "8", "product"),
-        ("float-float", "1", "", "steps"), ("float-float", "1", "8", "steps"), ("float-float", "1", "8", "product")]
+    assert [(r["precision"], r["steps"], r["block"]) for r in rows] == [
+        ("float32", "4", ""), ("float32", "1", ""), ("float32", "1", "8"), ("float32", "4", "8"),
+        ("float-float", "1", ""), ("float-float", "1", "8")]
     # the set-up's 5 passes, then 10 of four steps, 40 of one, 40 steps and 4 packings and 4
-    # trailing passes, 10 passes of four steps and 4 packings and 4 trailing passes, or two
-    # panel passes a block (10) and 4 packings and 4 trailing passes
-    assert [int(r["passes"]) for r in rows] == [15, 45, 53, 23, 23, 45, 53, 23]
-    one32, blocked32, oneff, blockedff = (rows[i] for i in (1, 2, 5, 6))
+    # trailing passes, or 10 passes of four steps and 4 packings and 4 trailing passes
+    assert [int(r["passes"]) for r in rows] == [15, 45, 53, 23, 45, 53]
+    one32, blocked32, oneff, blockedff = (rows[i] for i in (1, 2, 4, 5))
     assert int(rows[3]["fragments"]) < int(rows[0]["fragments"])
-    assert int(rows[4]["fragments"]) < int(rows[3]["fragments"])     # the panel drawn twice a block, not 4 times
     # the same passes but the packings: m = 40 rows of 2 texels (four columns a texel) in
     # float32, of 4 in float-float (two a texel), 4 times
     assert one32["fragments"] == oneff["fragments"]
@@ -35,7 +32,7 @@ def test_a_row_per_way_with_its_passes_fragments_and_errors(tmp_path, ctx):
         assert float(r["inverse_error"]) < 40 * 40 * u and float(r["factor_error"]) < 40 * u
     table = factor_blocks.markdown(out).splitlines()
     assert len(table) == 2 + len(rows) and table[2].startswith("| float32 | 40 | 4 | - | ")
-    assert " | 1.00 | " in table[2] and " | 1.00 | " in table[7] and " | 8 | product | " in table[6]
+    assert " | 1.00 | " in table[2] and " | 1.00 | " in table[6]
 
 
 def test_odd_blocks_are_refused():
@@ -46,8 +43,6 @@ def test_odd_blocks_are_refused():
 def test_the_float32_panels_go_four_steps_a_pass_only_where_the_block_allows():
     """A block's panel must take an even number of passes: four steps a pass (the LP's float32
     STEPS_A_PASS) only for blocks that are multiples of 8."""
-    ways = factor_blocks._ways([4, 8, 12, 16, 64])
-    assert [b for p, s, b, panel in ways if p == "float32" and s == 4] == [None, 8, 16, 64]
-    assert [b for p, s, b, panel in ways if p == "float-float" and panel == "steps"] == [None, 4, 8, 12, 16, 64]
-    # the product panels up to MAX_PRODUCT_BLOCK (32): their diagonal pass factors a block in registers
-    assert [b for p, s, b, panel in ways if panel == "product"] == [4, 8, 12, 16] * 2
+    ways = factor_blocks._ways([4, 8, 12, 16])
+    assert [b for p, s, b in ways if p == "float32" and s == 4] == [None, 8, 16]
+    assert [b for p, s, b in ways if p == "float-float"] == [None, 4, 8, 12, 16]

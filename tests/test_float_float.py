@@ -296,13 +296,13 @@ def test_factor_with_inverse_gives_the_factor_and_its_inverse(m, rng):
     assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
 
 
-def _factor_with_inverse(M, steps, block=None, panel="steps"):
-    """(lower L, X) of float_float.factor_with_inverse(M, steps=steps, block=block, panel=panel) as
-    float64 and as the raw RGBA texels, and the passes it drew."""
+def _factor_with_inverse(M, steps, block=None):
+    """(lower L, X) of float_float.factor_with_inverse(M, steps=steps, block=block) as float64 and
+    as the raw RGBA texels, and the passes it drew."""
     from gpgpu import counters
 
     with ff.upload(M, "M") as Ms, counters.count(time=False) as c:
-        L, X = ff.factor_with_inverse(Ms, steps=steps, block=block, panel=panel)
+        L, X = ff.factor_with_inverse(Ms, steps=steps, block=block)
     raw = (np.tril(L.to_array()[..., 0]), np.tril(L.to_array()[..., 1]), X.to_array())
     out = (np.tril(ff.combine(L)), ff.combine(X))
     L.release(), X.release()
@@ -335,15 +335,11 @@ def test_steps_a_pass_equal_one_step_a_pass_and_float64(m, steps, rng):
     assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
 
 
-@pytest.mark.parametrize("steps, block, panel", [(2, None, "steps"), (3, None, "steps"), (4, None, "steps"),
-                                                 (5, None, "steps"), (1, 2, "steps"), (1, 4, "steps"),
-                                                 (2, 4, "steps"), (1, 2, "product"), (1, 4, "product"),
-                                                 (1, 8, "product")])
-def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, block, panel, rng):
+@pytest.mark.parametrize("steps, block", [(2, None), (3, None), (4, None), (5, None), (1, 2), (1, 4), (2, 4)])
+def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, block, rng):
     """Dependent rows at several places of a pass (rows 4 and 7: the second or later step of a
     block whatever s; with ``block``, a step after a trailing pass or inside a panel): the vertex
-    program's guard (with panel="product", the diagonal pass's, as its fragments factor the
-    block) replaces the pivots float64's guard replaces, and the rest of the factor is
+    program's guard replaces the pivots float64's guard replaces, and the rest of the factor is
     float64's."""
     m = 9
     B = rng.standard_normal((m, 8))
@@ -352,17 +348,13 @@ def test_steps_a_pass_guard_the_same_pivots_as_float64(steps, block, panel, rng)
     M = B @ B.T
     want, replaced = cholesky_outer(M, pivot_tol=ff.DEFAULT_PIVOT_TOL, huge=1e30)
     assert replaced == 2
-    (l, x), _, _ = _factor_with_inverse(M, steps, block, panel)
+    (l, x), _, _ = _factor_with_inverse(M, steps, block)
     (l1, x1), _, _ = _factor_with_inverse(M, 1)
     huge_cols = np.diag(want) > 1e14
     np.testing.assert_array_equal(np.diag(l) > 1e14, huge_cols)
     ok = ~huge_cols[None, :] & np.tri(m, dtype=bool)
     np.testing.assert_allclose(l[ok], want[ok], rtol=0, atol=1e-10 * np.abs(want[ok]).max())
-    # the blocks take their terms off in another order (panel="product": the panel as products
-    # with the block's inverse): apart by float-float rounding through the condition of the
-    # factor's columns that keep their pivots, as in the blocked test against float64 below
-    kept = np.linalg.cond(l1[np.ix_(~huge_cols, ~huge_cols)])
-    apart = 1e-15 if block is None else 4 * m * 2.0 ** -48 * kept
+    apart = 1e-15 if block is None else 4 * m * 2.0 ** -48    # the blocks take their terms off in another order
     np.testing.assert_allclose(l, l1, rtol=1e-13, atol=apart * np.abs(l1[ok]).max())
     np.testing.assert_allclose(x, x1, rtol=1e-13, atol=apart * np.abs(x1).max())
 
@@ -391,27 +383,6 @@ def test_blocked_float_float_factor_with_inverse_against_float64(m, block, rng):
     assert c.passes(ff.TRAILING.label) == c.passes(ff.TRAILING.panel.label) == blocks - 1
     assert c.passes(ff.KERNELS["cholesky_inverse_step"].label) == m and c.passes() == m + 2 * (blocks - 1) + 5
     apart = 4 * m * 2.0 ** -48 * np.linalg.cond(l1)      # two roundings' orders, through L's condition
-    np.testing.assert_allclose(l, l1, rtol=0, atol=apart * np.abs(l1).max())
-    np.testing.assert_allclose(x, x1, rtol=0, atol=apart * np.abs(x1).max())
-    np.testing.assert_allclose(l, np.linalg.cholesky(M), rtol=1e-9, atol=1e-12 * np.abs(l).max())
-    assert np.all(np.triu(x, 1) == 0)
-    assert np.abs(x @ l - np.eye(m)).max() < 1e-13 * np.linalg.cond(l)
-
-
-@pytest.mark.parametrize("block", [2, 4, 16])
-@pytest.mark.parametrize("m", [1, 3, 9, 17, 40])
-def test_float_float_product_panels_against_float64(m, block, rng):
-    """panel="product": a cholesky_inverse_diagonal_ff and a cholesky_inverse_panel_solve_ff pass
-    a block, the packing and the trailing pass after every block but the last (4 ceil(m / b) - 2
-    passes and 5 of set-up); L and X of float64 and of the one-step passes to float-float accuracy
-    through L's condition; X's upper triangle zero."""
-    M = _spd(rng, m, 1e6) + np.eye(m) * 1e-3
-    (l1, x1), _, _ = _factor_with_inverse(M, 1)
-    (l, x), _, c = _factor_with_inverse(M, 1, block, "product")
-    blocks = -(-m // block)
-    assert c.passes(ff.BLOCK_PANEL.name) == c.passes(ff.BLOCK_PANEL.solve.label) == blocks
-    assert c.passes(ff.TRAILING.label) == blocks - 1 and c.passes() == 4 * blocks - 2 + 5
-    apart = 4 * m * 2.0 ** -48 * np.linalg.cond(l1)
     np.testing.assert_allclose(l, l1, rtol=0, atol=apart * np.abs(l1).max())
     np.testing.assert_allclose(x, x1, rtol=0, atol=apart * np.abs(x1).max())
     np.testing.assert_allclose(l, np.linalg.cholesky(M), rtol=1e-9, atol=1e-12 * np.abs(l).max())
@@ -505,16 +476,13 @@ def test_lp_float_float_reaches_linprogs_optimum(dependent):
 
 
 
-@pytest.mark.parametrize("precision, block, steps, panel", [("float32", 4, 1, "steps"), ("float32", 8, 4, "steps"),
-                                                            ("float-float", 4, 1, "steps"), ("float32", 8, 1, "product"),
-                                                            ("float-float", 8, 1, "product")])
-def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, steps, panel):
+@pytest.mark.parametrize("precision, block, steps", [("float32", 4, 1), ("float32", 8, 4), ("float-float", 4, 1)])
+def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, steps):
     """factor_block in the defaults' factor and inverse (20 normal rows: blocks of 4 or 8, the
-    float32 panels of 8 four steps a pass, STEPS_A_PASS), float32 or float-float, the panels a
-    pass a step or (factor_panel="product") two passes a block: optimal at HiGHS's objective, x,
-    y and s feasible and complementary to 1e-7, a history entry and a callback an iteration (and
-    the start's), and every factorization drawn in blocks (its panel passes and trailing passes
-    in their number, nothing a step a pass over the whole matrix)."""
+    float32 panels of 8 four steps a pass, STEPS_A_PASS), float32 or float-float: optimal at
+    HiGHS's objective, x, y and s feasible and complementary to 1e-7, a history entry and a
+    callback an iteration (and the start's), and every factorization drawn in blocks (its panel
+    passes and trailing passes in their number, nothing a step a pass over the whole matrix)."""
     from scipy.optimize import linprog
 
     from gpgpu import counters
@@ -527,7 +495,7 @@ def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, ste
     ff_ = "_ff" if precision == "float-float" else ""
     with counters.count(time=False) as counted:
         r = solve(Problem.from_arrays(A, b, c), backend="gpu", eps=1e-9, factor_precision=precision,
-                  factor_block=block, factor_panel=panel, presolve=False, callback=seen.append)
+                  factor_block=block, presolve=False, callback=seen.append)
     assert r.status == "optimal", r.message
     assert rel(r.objective, ref.fun) < 1e-8
     scale = max(1.0, np.abs(b).max())
@@ -537,15 +505,9 @@ def test_the_lp_with_blocked_factors_reaches_highs_optimum(precision, block, ste
     assert [h["iteration"] for h in r.history] == list(range(r.iterations + 1)) and seen == r.history
     blocks = -(-20 // block)
     factorizations = counted.passes("cholesky_inverse_trailing" + ff_) // (blocks - 1)
-    assert factorizations >= r.iterations
-    if panel == "product":
-        diagonal, solve_ = ("cholesky_inverse_diagonal" + ff_, "cholesky_inverse_panel_solve" + ff_)
-        assert counted.passes(diagonal) == counted.passes(solve_) == blocks * factorizations
-        assert counted.passes("cholesky_inverse_step" + ff_) == 0
-        return
-    passes = sum(-(-(min(k0 + block, 20) - k0) // steps) for k0 in range(0, 20, block))
+    panel = sum(-(-(min(k0 + block, 20) - k0) // steps) for k0 in range(0, 20, block))
     step = "cholesky_inverse_step" + ff_ if steps == 1 else STEPS_KERNELS[steps].label
-    assert counted.passes(step) == passes * factorizations
+    assert factorizations >= r.iterations and counted.passes(step) == panel * factorizations
 
 
 def test_the_lps_defaults_factor_by_blocks_of_16_where_they_refine():
@@ -593,23 +555,6 @@ def test_the_lp_refuses_an_odd_factor_block_and_drops_one_without_the_inverse(ti
             assert be.factor_block is None
         finally:
             be.release()
-
-
-def test_the_lp_refuses_a_factor_panel_it_cannot_draw(tiny_lp):
-    """factor_panel must be "steps" or "product", and "product" takes blocks of at most 32 (its
-    diagonal pass factors a block in registers); without blocks it has no panels to draw."""
-    from gpgpu.lp import solve
-    from gpgpu.lp.gpu_backend import GPUBackend
-
-    with pytest.raises(ValueError, match="factor_panel must be 'steps'"):
-        solve(tiny_lp, backend="gpu", eps=1e-8, factor_panel="rows")
-    with pytest.raises(ValueError, match="a factor_block of at most 32, got 64"):
-        solve(tiny_lp, backend="gpu", eps=1e-8, factor_block=64, factor_panel="product")
-    be = GPUBackend(tiny_lp, substitution="inverse", pivot="onepass", refine=True, factor_panel="product")
-    try:
-        assert be.factor_block is None and be.factor_panel == "steps"
-    finally:
-        be.release()
 
 
 def test_lp_option_checks(tiny_lp):

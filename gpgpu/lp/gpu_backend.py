@@ -46,8 +46,8 @@ from .. import blas1, float_float
 from ..adat import form as form_adat
 from ..adat import equilibration, form_points, pack_4x1, pair_table, scale_symmetric, shift_diagonal
 from ..blas2 import KERNELS as GEMV, gemv
-from ..cholesky import (MAX_PRODUCT_BLOCK, PANELS, check_block, count_replaced, factor, factor_with_inverse,
-                        flag_replaced, lower_inverse, solve_with_factor, solve_with_inverse)
+from ..cholesky import (check_block, count_replaced, factor, factor_with_inverse, flag_replaced, lower_inverse,
+                        solve_with_factor, solve_with_inverse)
 from ..context import max_texture_size
 from ..geometry import Rect, Texel
 from ..kernel import Kernel
@@ -211,33 +211,17 @@ class GPUBackend(Backend):
         one in float-float. With another ``substitution`` or ``pivot``,
         or where 2m exceeds GL_MAX_TEXTURE_SIZE, the factor and its inverse are not formed
         together, and ``factor_block`` has nothing to block (it is not used).
-    factor_panel : "steps" or "product"
-        Beyond the papers. With ``factor_block`` (at most ``MAX_PRODUCT_BLOCK``, 32), how each
-        block's panel is finished: ``"steps"`` (default), the step passes over it; ``"product"``,
-        two passes, the block's diagonal part factored and inverted by every fragment of it in
-        registers, then the panel below and X's block rows as products with that inverse
-        (``panel=`` of :func:`gpgpu.cholesky.factor_with_inverse`). Fewer passes, the same
-        factor up to rounding; on an H100 no faster (the trailing passes set the factor's time,
-        docs/results/lp.md), on llvmpipe the faster. Without blocks it is not used.
     """
 
     def __init__(self, problem, cholesky="outer", refine=False, update="triangle", pivot_tol=None,
                  refine_method="cg", adat="outer", substitution="outer", pivot="separate",
-                 reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit", factor_block=None,
-                 factor_panel="steps"):
+                 reductions="pingpong", fuse=False, factor_precision="auto", bounds="implicit", factor_block=None):
         super().__init__(problem, cholesky=cholesky, refine=refine, bounds=bounds)
         if factor_block == "auto":       # blocks where the float64 refinement follows the factor
             factor_block = AUTO_BLOCK if refine else None
         check_block(factor_block)
-        if factor_panel not in PANELS:
-            raise ValueError(f"factor_panel must be 'steps' (a pass a step over each block's panel) or 'product' "
-                             f"(two passes a block), got {factor_panel!r}")
-        if factor_panel == "product" and factor_block is not None and factor_block > MAX_PRODUCT_BLOCK:
-            raise ValueError(f"factor_panel='product' factors each block's diagonal part in registers: give a "
-                             f"factor_block of at most {MAX_PRODUCT_BLOCK}, got {factor_block}")
         # the blocks are those of the factor with its inverse, which only these two form together
         self.factor_block = factor_block if (substitution, pivot) == ("inverse", "onepass") else None
-        self.factor_panel = factor_panel if self.factor_block is not None else "steps"
         if factor_precision not in ("auto", "float32", "float-float"):
             raise ValueError(f"factor_precision must be 'auto' (float32, float-float after a stall with "
                              f"refinement), 'float32' (the papers') or 'float-float' (pairs of float32, beyond "
@@ -543,7 +527,7 @@ class GPUBackend(Backend):
                 if self.L is None or self.Linv is None or self.Aff is not None:
                     self._new_factor(Stream(m, m), Stream(m, m))
                 factor_with_inverse(M, m, guarded=guarded, steps=self._block_steps(STEPS_A_PASS),
-                                    out=(self.L, self.Linv), block=self.factor_block, panel=self.factor_panel)
+                                    out=(self.L, self.Linv), block=self.factor_block)
             else:
                 self._new_factor(factor(M, m, form=self.cholesky,
                                         update=self.update if self.cholesky == "outer" else "triangle",
@@ -644,7 +628,7 @@ class GPUBackend(Backend):
                 # the factor and its inverse in ceil(m / steps) + 5 passes: every solve two passes, not 2m
                 L, self.Xff = float_float.factor_with_inverse(M, tolerance=self.pivot_tol, huge=self.huge,
                                                               steps=self._block_steps(FF_STEPS_A_PASS),
-                                                              block=self.factor_block, panel=self.factor_panel)
+                                                              block=self.factor_block)
                 self._new_factor(L)
             else:
                 self._new_factor(float_float.factor(M, tolerance=self.pivot_tol, huge=self.huge))
@@ -654,10 +638,8 @@ class GPUBackend(Backend):
 
     def _block_steps(self, steps: int) -> int:
         """Steps a pass of the factor with its inverse: ``steps``, unless ``factor_block`` is set
-        and is no multiple of 2 ``steps`` (a block's panel must take an even number of passes)
-        or ``factor_panel`` is ``"product"`` (no step passes), then one."""
-        if self.factor_panel == "product":
-            return 1
+        and is no multiple of 2 ``steps`` (a block's panel must take an even number of passes),
+        then one."""
         return steps if self.factor_block is None or self.factor_block % (2 * steps) == 0 else 1
 
     def _equilibrate(self, M: Stream) -> Stream:

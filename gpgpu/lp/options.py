@@ -83,9 +83,6 @@ OPTIONS = (
     Option("factor_block", ("mehrotra/gpu",), 'None, "auto" or an even integer from 2 to 128', "the factor with "
            "its inverse by blocks of this many columns (beyond the papers); None: steps a pass; auto: 16 with "
            "refinement, else None", positive_int_or_auto),
-    Option("factor_panel", ("mehrotra/gpu",), '"steps" or "product"', "with factor_block, each block's panel "
-           "a pass a step, or two passes: the diagonal part factored and inverted, the rest a product (beyond the "
-           "papers)", ("steps", "product")),
     Option("fast_solve", ("mehrotra/numpy",), "True or False", "scipy's triangular solves in the paper's "
            "loop", bool),
     Option("factorization", ("mehrotra/numpy",), '"lapack" or "loop"', "LAPACK's potrf, or the paper's "
