@@ -64,7 +64,8 @@ from .numpy_backend import NumpyBackend, default_pivot_tol, huge_pivot
 #: same time with 2, 3, 4 or 6 (1.06-1.23 s, within the run's spread).
 STEPS_A_PASS = 4
 #: Cholesky steps a pass of the float-float factor and inverse (float_float.factor_with_inverse):
-#: one, float_float.STEPS (its blocked passes are the slower on the H200)
+#: one, float_float.STEPS (several steps a pass are the slower on the H200, over whole rows and
+#: over a block's panels: docs/results/lp.md, "The float-float trailing pass by Dot2")
 FF_STEPS_A_PASS = float_float.STEPS
 #: the block of ``factor_block="auto"`` (the robust and fast presets) where the float64 refinement
 #: follows the factor. Measured on an H100 (docs/results/lp.md): the factor and its inverse at
