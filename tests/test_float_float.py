@@ -696,7 +696,7 @@ def _coarse(problem, replaced, good=1, replacing=2):
 
 
 @pytest.mark.parametrize("replaced, good, slip", [(0, 1, False), (3, 1, True), (3, 2, False)])
-def test_a_slip_after_replaced_pivots_raises_the_precision_at_once(replaced, good, slip):
+def test_a_slip_after_replaced_pivots_raises_the_precision_at_once(replaced, good, slip, monkeypatch):
     """RAISE_AT_SLIP: after ``good`` factorizations the solves are off by 30 % (the residuals
     stop keeping pace with mu); where the factors from the second on replaced more pivots, the
     first iterate whose pace slips beyond PACE_SLIP x its floor raises the precision at once,
@@ -704,8 +704,10 @@ def test_a_slip_after_replaced_pivots_raises_the_precision_at_once(replaced, goo
     replaced no more, nor where the floor is 0 (good = 2: iteration 0's full step leaves both
     residuals below eps at iteration 1). Optimal at HiGHS's objective each time, the message
     naming the cause."""
+    from gpgpu.lp import mehrotra as mehrotra_module
     from gpgpu.lp.mehrotra import PACE_SLIP, _pace
 
+    monkeypatch.setattr(mehrotra_module, "REPLACED_JUMP", None)    # this rule alone
     r = _optimal_through_a_raise(lambda p: _coarse(p, replaced, good=good))
     raised = [h for h in r.history if "factor_precision" in h]
     slips = [h for h in raised if h["precision_raised_by"].startswith("the residuals fell behind")]
@@ -725,6 +727,115 @@ def test_a_slip_after_replaced_pivots_raises_the_precision_at_once(replaced, goo
     counts = [h["replaced_pivots"] for h in r.history[:k]]
     assert counts[-1] > min(counts[:-1])                          # more than the fewest before the slip
     assert raised[0]["restart_iteration"] < k
+
+
+def _jumping(problem, base, extra, at, can_raise=True):
+    """A float64 numpy back end whose factors say they replaced ``base`` pivots more than they did
+    (dependent rows, in every factor) and, at factorization ``at`` (the starting point's is the
+    first, iteration k's the (k + 2)-th) until ``raise_precision()`` answers "finer", ``extra``
+    more; that factor's solves are off by 30 % (seeded noise), as a float32 factor that replaced
+    meaningful pivots. Every other factor is float64's, so a run that raises at once follows the
+    plain run's iterates."""
+    from gpgpu.lp.backend import REFINE_RTOL
+    from gpgpu.lp.numpy_backend import NumpyBackend
+
+    noise = np.random.default_rng(7)
+
+    class Jumping(NumpyBackend):
+        factorizations, raised = 0, None
+
+        def coarse(self):
+            return self.factorizations == at and self.raised is None
+
+        def factor_normal(self, d, shift=0.0):
+            self.factorizations += 1
+            return super().factor_normal(d, shift) + base + (extra if self.coarse() else 0)
+
+        def solve_normal(self, r, rtol=REFINE_RTOL):
+            z = super().solve_normal(r, rtol)
+            return z * (1 + 0.3 * noise.standard_normal(len(z))) if self.coarse() else z
+
+        def raise_precision(self):
+            if not can_raise or self.raised:
+                return None
+            self.raised = "finer"
+            return self.raised
+
+    return Jumping(problem, dtype=np.float64)
+
+
+@pytest.mark.parametrize("base, extra, can_raise, raises", [
+    (0, 4, True, True), (5, 4, True, True),       # 4 more than the fewest: beyond the jump (3 of 12 rows)
+    (0, 3, True, False), (5, 0, True, False),     # at the jump, or only the dependent rows' 5: no raise
+    (0, 4, False, False)])                        # no finer factor to be had
+def test_a_jump_in_replaced_pivots_raises_the_precision_before_the_step(base, extra, can_raise, raises,
+                                                                         monkeypatch):
+    """REPLACED_JUMP (here 0.25: 3 of the 12 normal rows): the factor of iteration 3 replaces
+    ``extra`` pivots more than the fewest before it (``base``, from dependent rows, in every
+    factor) and its solves are off by 30 %. Beyond the jump, the precision rises in that
+    iteration, before its step: the same point is factored again and the step comes from the
+    finer factor, so every iterate is the plain float64 run's and no iteration is lost (the slip
+    rule would take the coarse step and go back). At or below the jump, or with no finer factor,
+    no raise, and the coarse step is taken. Optimal at HiGHS's objective each time."""
+    from gpgpu.lp import mehrotra as mehrotra_module
+
+    monkeypatch.setattr(mehrotra_module, "REPLACED_JUMP", 0.25)
+    at = 5                                                    # iteration 3's factor
+    plain = _optimal_through_a_raise(lambda p: _jumping(p, base, 0, None))       # never coarse
+    r = _optimal_through_a_raise(lambda p: _jumping(p, base, extra, at, can_raise))
+    raised = [h for h in r.history if "factor_precision" in h]
+    if not raises:
+        assert not raised and "went on" not in r.message
+        if extra:                                             # the coarse step was taken
+            assert r.history[4]["mu"] != pytest.approx(plain.history[4]["mu"], rel=1e-6)
+        return
+    assert len(raised) == 1 and raised[0]["iteration"] == 3 and raised[0]["factor_precision"] == "finer"
+    fewest = plain.history[0]["replaced_pivots"]            # base and the dependent row's own
+    assert fewest == base + 1 and all(h["replaced_pivots"] == fewest for h in plain.history[:-1])
+    assert raised[0]["precision_raised_by"] == (f"the factor replaced {fewest + extra} pivots, {fewest} before "
+                                                "(12 normal rows)")
+    assert raised[0]["alpha_pri"] is not None and "restart_iteration" not in raised[0]   # a step, no restart
+    assert raised[0]["replaced_pivots"] == fewest and raised[0]["replaced_before_raise"] == fewest + extra
+    assert r.iterations == plain.iterations
+    for h, g in zip(r.history, plain.history):
+        for q in ("mu", "primal_residual", "dual_residual", "alpha_pri", "alpha_dual"):
+            assert h[q] == (None if g[q] is None else pytest.approx(g[q], rel=1e-9, abs=1e-300))
+    assert (f"At iteration 3 the factor replaced {fewest + extra} pivots, {fewest} before (12 normal rows): the "
+            "iteration went on from the same point with a finer factor.") in r.message
+
+
+@pytest.mark.parametrize("replaced, paced, raised_before, raises", [
+    (22, True, False, True), (21, True, False, False),     # 2 above the fewest 20 of 100 rows: beyond 1 %
+    (22, False, False, False),                             # an iterate that fell behind: not from here
+    (22, True, True, False)])                              # once a solve, before any other raise
+def test_the_jump_rule_measures_against_the_normal_rows_and_the_pace(replaced, paced, raised_before, raises):
+    """_raise_at_replaced with REPLACED_JUMP = 0.01 on 100 normal rows (the back end's, not the
+    standard form's 1000): a factor that replaced 22 pivots where the fewest was 20 raises the
+    precision and factors again (the entry says so, the replaced pivots are the new factor's), 21
+    does not; nor does an iterate that no longer keeps pace, nor a second raise."""
+    from types import SimpleNamespace
+
+    from gpgpu.lp import mehrotra as mehrotra_module
+    from gpgpu.lp.mehrotra import _Iterate, _raise_at_replaced, _Weights
+
+    assert mehrotra_module.REPLACED_JUMP == 0.01
+    calls = []
+    be = SimpleNamespace(m_normal=100, raise_precision=lambda: calls.append("raise") or "finer",
+                         factor_normal=lambda d, shift: calls.append(("factor", d, shift)) or 3)
+    it = _Iterate(None, None, None, 40, 0)
+    it.fewest_replaced, it.paced, it.worst_hist = 20, paced, [1.0, 0.5]
+    it.raised_at = [2] if raised_before else []
+    entry = {"iteration": 7}
+    w = _Weights("d", "q_a", "s_reg", 0.0, 0.0, replaced)
+    out = _raise_at_replaced(be, it, SimpleNamespace(entry=entry), w, SimpleNamespace(m=1000))
+    if not raises:
+        assert out is w and calls == [] and entry == {"iteration": 7} and it.replaced == 40
+        return
+    assert calls == ["raise", ("factor", "d", 0.0)]
+    assert out.replaced == 3 and (out.d, out.q_a, out.s_reg) == ("d", "q_a", "s_reg") and it.replaced == 43
+    assert entry["factor_precision"] == "finer" and entry["replaced_before_raise"] == 22
+    assert entry["precision_raised_by"] == "the factor replaced 22 pivots, 20 before (100 normal rows)"
+    assert it.raised_at == [7] and it.worst_hist == []            # the stall test starts afresh
 
 
 @pytest.mark.parametrize("seed", [0, 1])

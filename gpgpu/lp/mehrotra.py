@@ -304,6 +304,16 @@ PACE_SLIP = 2.0
 #: the primal residual rose thirteen-fold at iteration 8, and the stall test raised at
 #: iteration 16 and went back to iteration 7 (docs/results/lp.md, "The pace's slip").
 RAISE_AT_SLIP = True
+#: Beyond the papers: a factor that replaced more than REPLACED_JUMP x (normal rows) pivots above
+#: the fewest a step's factor replaced before it raises the factor's precision before its step,
+#: where the back end has a more precise one (float32 to float-float on the GPU with
+#: ``factor_precision="auto"``), and the same iteration factors again and goes on from the same
+#: point, if that point keeps pace with mu (PACE_SLIP): the step that RAISE_AT_SLIP would take
+#: and then undo (two iterations) is not taken. Pivots
+#: that dependent rows replace in every factor count in the fewest; a few more (80bau3b's float32
+#: factors replace 4 to 8 of 1645 from iteration 7 on, and its iteration keeps pace until 28) stay
+#: below the jump. None: no such raise. The rule fires once a solve, before any other raise.
+REPLACED_JUMP = 0.01
 #: Beyond the papers: a step whose lengths alpha_pri and alpha_dual are both below this in size
 #: does not move the iterate, and the factor that gave its direction is spent. Where the back end has a
 #: more precise factor (float32 to float-float on the GPU with ``factor_precision="auto"``) the
@@ -536,6 +546,8 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
             break
         try:
             w = _weights(be, it, r.mu, reg)                   # D^2 = S^{-1} X, the factor of (4.12)
+            if reg is None:
+                w = _raise_at_replaced(be, it, r, w, lp)          # a jump in replaced pivots: a finer factor now
             aff, sigma = _predictor(be, lp, it, r, w, correct_primal)          # affine-scaling direction
             step = _corrector(be, lp, it, r, w, aff, sigma, correct_primal)    # + centering, (4.15)-(4.16)
         except (PrecisionExhausted, ValueError, FloatingPointError, np.linalg.LinAlgError) as e:
@@ -782,6 +794,34 @@ def _weights(be, it: _Iterate, mu: float, reg) -> _Weights:
     return _Weights(d, q_a, s_reg, rho_k, delta_k, replaced)
 
 
+def _raise_at_replaced(be, it: _Iterate, r: _Residuals, w: _Weights, lp: _Data) -> _Weights:
+    """Beyond the papers (:data:`REPLACED_JUMP`): where this iteration's factor replaced more
+    than REPLACED_JUMP x (normal rows) pivots above the fewest a step's factor replaced before,
+    the iterate keeps pace with mu (an iterate that fell behind is no point to go on from: the
+    other rules go back to one), and the back end has a more precise factor, the precision is
+    raised and the same point's
+    matrix factored again (the entry gets ``factor_precision`` and ``precision_raised_by``, the
+    stall test starts afresh); else ``w`` as it is."""
+    if REPLACED_JUMP is None or it.raised_at or not it.paced or not w.replaced > it.fewest_replaced:
+        return w
+    rows = getattr(be, "m_normal", lp.m)
+    if w.replaced - it.fewest_replaced <= REPLACED_JUMP * rows:
+        return w
+    raised = be.raise_precision()
+    if raised is None:
+        return w
+    r.entry["factor_precision"] = raised
+    r.entry["precision_raised_by"] = (f"the factor replaced {w.replaced} pivots, {it.fewest_replaced} before "
+                                      f"({rows} normal rows)")
+    r.entry["replaced_before_raise"] = w.replaced
+    it.raised_at.append(r.entry["iteration"])
+    it.worst_hist.clear()
+    it.pace_floor, it.paced = math.inf, True
+    replaced = be.factor_normal(w.d, w.delta)
+    it.replaced += replaced
+    return _Weights(w.d, w.q_a, w.s_reg, w.rho, w.delta, replaced)
+
+
 @dataclass
 class _Direction:
     """A solution (dx, dlambda, ds) of (4.12)-(4.14)."""
@@ -871,7 +911,11 @@ def _result(be, problem, lp: _Data, it: _Iterate, eps: float, max_iter: int, t0:
     y = be.to_numpy(lam)
     s_np = be.to_numpy(s)
     message = result_message(it.code, k, eps, point_k, it.trouble, certificate=it.why.get("certificate"))
-    if it.raised_at:
+    if it.raised_at and "restart_iteration" not in it.history[it.raised_at[0]]:     # raised before its step
+        first_raise = it.history[it.raised_at[0]]
+        message += (f" At iteration {it.raised_at[0]} {first_raise['precision_raised_by']}: the iteration went on "
+                    f"from the same point with a {first_raise['factor_precision']} factor.")
+    elif it.raised_at:
         first_raise = it.history[it.raised_at[0]]
         why = first_raise["precision_raised_by"]
         how = "stalled" if why == "stall" else f"fell behind ({why})" if why.startswith("the residuals fell") \
