@@ -396,6 +396,30 @@ def test_postsolved_duals_that_fail_are_solved_on_to_a_tighter_eps(monkeypatch):
     assert r.history[-1]["mu"] < 1e-3 * alone.history[-1]["mu"]
 
 
+@pytest.mark.parametrize("raise_message", [
+    " The iteration stalled at iteration 9 and went on from its best point near the central path (iteration 7) "
+    "with a float-float factor.",
+    " At iteration 9 the factor replaced 30 pivots, 0 before (378 normal rows): the iteration went on from the "
+    "same point with a float-float factor."])
+def test_a_continuation_says_the_first_parts_raise(raise_message):
+    """_continued: the continuation's iterations, point and history are counted on from the first
+    part's, and the first part's raise of the precision (either kind: after a stall, or before
+    a step at a jump in replaced pivots) is said in the message, once, after the iteration count."""
+    from types import SimpleNamespace
+
+    from gpgpu.lp.api import _continued
+
+    first = SimpleNamespace(iterations=12, message="Optimal: ... (12 iterations, eps = 1e-08)" + raise_message,
+                            history=[{"iteration": i} for i in range(13)])
+    then = SimpleNamespace(iterations=3, point_iteration=3, message="Optimal: ... (3 iterations, eps = 1e-12)",
+                           history=[{"iteration": i} for i in range(4)])
+    r = _continued(first, then)
+    assert r.iterations == 15 and r.point_iteration == 15 and r.resumed_from == 12
+    assert [h["iteration"] for h in r.history] == list(range(16))
+    assert r.message == "Optimal: ... (15 iterations, eps = 1e-12)" + raise_message
+    assert r.message.count("factor.") == 1
+
+
 def test_a_resume_goes_on_from_its_point_with_its_precision_and_only_for_its_shape():
     """mehrotra(resume=...): filled at the end of an optimal solve (the point, the raises), the
     next solve of a problem of that shape starts at that point (its iteration 0 is the first's

@@ -659,7 +659,8 @@ def _continued(first: LPResult, then: LPResult) -> LPResult:
     then.message = re.sub(r"\((\d+) iterations, eps|\biteration (\d+)",
                           lambda m: m.group(0).replace(m.group(1) or m.group(2), str(int(m.group(1) or m.group(2)) + k)),
                           then.message)
-    raised = re.search(r" The iteration (?:stalled|fell behind|broke down).*? factor\.", first.message)
+    raised = re.search(r" (?:The iteration (?:stalled|fell behind|broke down)|At iteration \d+ the factor replaced)"
+                       r".*? factor\.", first.message)
     if raised and raised.group(0) not in then.message:     # the first part's raise of the precision, said
         then.message = re.sub(r"(\(\d+ iterations, eps = [^)]*\))", lambda m: m.group(1) + raised.group(0),
                               then.message, count=1)

@@ -510,8 +510,10 @@ def mehrotra(be, problem, eps=1e-6, max_iter=100, *, callback=None, ray_ratio=1e
     :mod:`gpgpu.float_float`; beyond the papers), the solve goes on with that factor and a fresh
     stall test from the best point met that is near the central path (:func:`_near_central_path`;
     the best point when none is); that iteration takes no step, its history entry gets
-    ``factor_precision`` and ``restart_iteration`` and the message says so. Without
-    regularisation only.
+    ``factor_precision`` and ``restart_iteration`` and the message says so. A float32 factor
+    that replaced a jump of pivots (:data:`REPLACED_JUMP`) raises the precision before its
+    step instead, from the same point: that iteration factors again and takes its step (its
+    entry gets ``factor_precision``, no ``restart_iteration``). Without regularisation only.
 
     Returns
     -------
