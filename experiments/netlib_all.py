@@ -38,7 +38,9 @@ right-hand side: ``netlib_error`` compares it with the objective less that const
 (``objective_constant``). Some published values are not the optimum: HiGHS's, less the
 constant, differs by 1.3e-3 on greenbea, 1.5e-4 on pilot and 2.6e-6 to 2.6e-5 on greenbeb,
 80bau3b, ganges, scrs8 and nesm (relative), so ``right`` goes by HiGHS's. Every row has the jobs
-(``--jobs``) it ran among, the renderer and the date.
+(``--jobs``) it ran among, the iteration at which the factor's precision first rose and why
+(``precision_raised_at``, ``precision_raised_by``: blank where it never did, :func:`first_raise`),
+the renderer and the date.
 """
 from __future__ import annotations
 
@@ -107,7 +109,7 @@ NETLIB_OPTIMA = {
 FIELDS = ("problem", "rows", "columns", "nonzeros", "method", "backend", "eps", "status", "iterations",
           "seconds", "objective", "accuracy", "highs_objective", "highs_error", "netlib_objective",
           "objective_constant", "netlib_error", "right", "standard_rows", "normal_rows", "reason",
-          "highs_seconds", "jobs", "renderer", "date")
+          "highs_seconds", "jobs", "precision_raised_at", "precision_raised_by", "renderer", "date")
 
 
 def problem_files(sources) -> list:
@@ -190,6 +192,16 @@ def highs_reference(path, time_limit=DEFAULT_TIMEOUT) -> dict:
             "objective_constant": float(lp.offset_)}
 
 
+def first_raise(history) -> tuple:
+    """(iteration, why) of the first history entry at which the factor's precision rose
+    (``factor_precision``: after a stall, a breakdown, a slip of the pace, or before a step at a
+    jump in replaced pivots), or ("", "") where it never did."""
+    entry = next((h for h in history or () if "factor_precision" in h), None)
+    if entry is None:
+        return "", ""
+    return entry.get("iteration", ""), entry.get("precision_raised_by", "")
+
+
 def _child(path, method, backend, eps) -> dict:
     """One run, in the subprocess: ``solve(path, method, backend, eps)`` and its row fields."""
     from gpgpu.lp import solve
@@ -197,10 +209,11 @@ def _child(path, method, backend, eps) -> dict:
     t0 = time.perf_counter()
     r = solve(str(path), method=method, backend=backend, eps=eps)
     seconds = time.perf_counter() - t0
+    raised_at, raised_by = first_raise(r.history)
     return {"status": r.status, "iterations": r.iterations, "seconds": seconds,
             "objective": float(r.objective), "accuracy": accuracy(r),
             "standard_rows": getattr(r, "standard_rows", ""), "normal_rows": getattr(r, "normal_rows", ""),
-            "message": r.message}
+            "precision_raised_at": raised_at, "precision_raised_by": raised_by, "message": r.message}
 
 
 def run_one(path, method, backend, eps, timeout) -> dict:
@@ -250,7 +263,9 @@ def make_row(name, ref, method, backend, eps, res, renderer, date) -> dict:
             "netlib_objective": published if published is not None else "",
             "objective_constant": ref["objective_constant"], "netlib_error": nerr, "right": right,
             "standard_rows": res.get("standard_rows", ""), "normal_rows": res.get("normal_rows", ""),
-            "reason": reason, "highs_seconds": ref["highs_seconds"], "renderer": renderer, "date": date}
+            "reason": reason, "highs_seconds": ref["highs_seconds"],
+            "precision_raised_at": res.get("precision_raised_at", ""),
+            "precision_raised_by": res.get("precision_raised_by", ""), "renderer": renderer, "date": date}
 
 
 def _renderer() -> str:
