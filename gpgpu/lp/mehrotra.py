@@ -309,10 +309,10 @@ RAISE_AT_SLIP = True
 #: where the back end has a more precise one (float32 to float-float on the GPU with
 #: ``factor_precision="auto"``), and the same iteration factors again and goes on from the same
 #: point, if that point keeps pace with mu (PACE_SLIP): the step that RAISE_AT_SLIP would take
-#: and then undo (two iterations) is not taken. Pivots
-#: that dependent rows replace in every factor count in the fewest; a few more (80bau3b's float32
-#: factors replace 4 to 8 of 1645 from iteration 7 on, and its iteration keeps pace until 28) stay
-#: below the jump. None: no such raise. The rule fires once a solve, before any other raise.
+#: and then undo (two iterations) is not taken. Pivots that dependent rows replace in every
+#: factor count in the fewest; a few more (80bau3b's float32 factors replace 4 to 8 of 1645 from
+#: iteration 7 on, and its iteration keeps pace until 28) stay below the jump. None: no such
+#: raise. The rule fires once a solve, before any other raise.
 REPLACED_JUMP = 0.01
 #: Beyond the papers: a step whose lengths alpha_pri and alpha_dual are both below this in size
 #: does not move the iterate, and the factor that gave its direction is spent. Where the back end has a
@@ -801,9 +801,8 @@ def _raise_at_replaced(be, it: _Iterate, r: _Residuals, w: _Weights, lp: _Data) 
     than REPLACED_JUMP x (normal rows) pivots above the fewest a step's factor replaced before,
     the iterate keeps pace with mu (an iterate that fell behind is no point to go on from: the
     other rules go back to one), and the back end has a more precise factor, the precision is
-    raised and the same point's
-    matrix factored again (the entry gets ``factor_precision`` and ``precision_raised_by``, the
-    stall test starts afresh); else ``w`` as it is."""
+    raised and the same point's matrix factored again (the entry gets ``factor_precision`` and
+    ``precision_raised_by``, the stall test starts afresh); else ``w`` as it is."""
     if REPLACED_JUMP is None or it.raised_at or not it.paced or not w.replaced > it.fewest_replaced:
         return w
     rows = getattr(be, "m_normal", lp.m)
@@ -812,12 +811,9 @@ def _raise_at_replaced(be, it: _Iterate, r: _Residuals, w: _Weights, lp: _Data) 
     raised = be.raise_precision()
     if raised is None:
         return w
-    r.entry["factor_precision"] = raised
-    r.entry["precision_raised_by"] = (f"the factor replaced {w.replaced} pivots, {it.fewest_replaced} before "
-                                      f"({rows} normal rows)")
+    why = f"the factor replaced {w.replaced} pivots, {it.fewest_replaced} before ({rows} normal rows)"
+    _precision_raised(raised, r.entry, it.raised_at, it.worst_hist, be, (), None, why)   # no vector freed, no callback yet
     r.entry["replaced_before_raise"] = w.replaced
-    it.raised_at.append(r.entry["iteration"])
-    it.worst_hist.clear()
     it.pace_floor, it.paced = math.inf, True
     replaced = be.factor_normal(w.d, w.delta)
     it.replaced += replaced
