@@ -15,8 +15,9 @@ numpy64 iteration. ``--backends`` names back ends, each with options after a ``+
 ``backend`` is that name; the table compares ``gpu`` with ``numpy64``). An option whose key has
 a dot sets a constant of ``gpgpu.lp`` in the run's process instead: ``gpu+mehrotra.NEWTON_RTOL=1e-13``
 sets ``gpgpu.lp.mehrotra.NEWTON_RTOL`` before its solves. Each (problem, back end) runs in a subprocess of its own: a warm-up solve of
-afiro first (the GPU's kernels compiled, numpy's threads started; for ``gpu`` a second one
-with float-float factors, whose kernels a raise of the precision uses), then ``solve(path,
+adlittle first (``WARM_UP``: the GPU's kernels compiled, the blocked factor's among them,
+numpy's threads started; for ``gpu`` a second one with float-float factors, whose kernels a
+raise of the precision uses), then ``solve(path,
 backend=..., eps=...)`` timed by its wall clock, reading the MPS file included. HiGHS's IPM
 (``highspy``, ``solver="ipm"``, crossover off, its presolve on) is timed by its own run time.
 Each row: the problem, HiGHS's sizes, the back end, status, iterations, seconds, passes, passes
@@ -89,19 +90,34 @@ def set_constants(options: dict, check_only: bool = False) -> dict:
     return rest
 
 
+#: the warm-up's problem: adlittle's normal matrix (53 rows) spans more than one block of the
+#: GPU's factor (``gpgpu.lp.gpu_backend.AUTO_BLOCK``, 16), so that the blocked factor's kernels
+#: are compiled before the timed solve too (afiro's 7 rows draw none of them)
+WARM_UP = "adlittle"
+
+
+def warm_up(backend: str, eps: float, options: dict) -> None:
+    """The warm-up solves of :data:`WARM_UP` (the GPU's kernels compiled, numpy's threads
+    started); for ``gpu`` a second one with float-float factors, whose kernels a raise of the
+    precision uses."""
+    from gpgpu.lp import solve
+
+    solve(WARM_UP, backend=backend, eps=eps, **options)
+    if backend == "gpu" and "factor_precision" not in options:
+        try:
+            solve(WARM_UP, backend=backend, eps=eps, factor_precision="float-float", **options)
+        except (RuntimeError, ValueError):   # no float-float here (a context without GL_ARB_gpu_shader5), or
+            pass                               # none with these options (refine=False, eps >= REFINE_BELOW, ...)
+
+
 def _child(path, backend, eps) -> dict:
-    """One run, in the subprocess: the warm-up, then ``solve(path, backend, eps)`` (``backend``
-    with its options, :func:`backend_options`)."""
+    """One run, in the subprocess: :func:`warm_up`, then ``solve(path, backend, eps)``
+    (``backend`` with its options, :func:`backend_options`)."""
     from gpgpu.lp import solve
 
     backend, options = backend_options(backend)
     options = set_constants(options)
-    solve("afiro", backend=backend, eps=eps, **options)
-    if backend == "gpu" and "factor_precision" not in options:
-        try:                          # the float-float factor's kernels, which a raise uses, compiled too
-            solve("afiro", backend=backend, eps=eps, factor_precision="float-float", **options)
-        except (RuntimeError, ValueError):   # no float-float here (a context without GL_ARB_gpu_shader5), or
-            pass                               # none with these options (refine=False, eps >= REFINE_BELOW, ...)
+    warm_up(backend, eps, options)
     t0 = time.perf_counter()
     r = solve(str(path), backend=backend, eps=eps, **options)
     seconds = time.perf_counter() - t0
