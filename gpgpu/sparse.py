@@ -620,19 +620,23 @@ class SparseStream:
 
     def plane_products(self) -> bool:
         """Whether :meth:`product_planes` draws this matrix: a format whose ``planes`` says so
-        (ELLPACK; not transposed ELLPACK), no dense part and no sorting permutation."""
-        return (getattr(self._storage, "planes", False) and not (self.kc or self.kr) and self.perm is None
-                and self._storage.draws_every_row)
+        (ELLPACK; not transposed ELLPACK) and no sorting permutation."""
+        return getattr(self._storage, "planes", False) and self.perm is None and self._storage.draws_every_row
 
     def product_planes(self, X: Stream, planes: int, out: Stream, weights: Stream | None = None) -> Stream:
         """``out`` = A X for ``planes`` vectors stacked in X (plane c at texture rows c h_x ..,
-        each folded as a vector of length n), into the planes of ``out`` (length m each), in one
-        pass; with ``weights`` (a vector stream of length n) A diag(weights) X (beyond 002: a
-        preconditioner's k column products at once). Only where :meth:`plane_products` says so."""
+        each folded as a vector of length n), into the planes of ``out`` (length m each); with
+        ``weights`` (a vector stream of length n) A diag(weights) X (beyond 002: a
+        preconditioner's k column products at once). One pass; with a dense part, the sparse
+        part's pass, the dense rows' inner products with every plane (a few passes a dense row,
+        :func:`gpgpu.sparse_formats.dense.add_planes`) and one pass that adds the dense part.
+        Only where :meth:`plane_products` says so."""
         self._alive()
         if not self.plane_products():
-            raise NotImplementedError(f"{self._where()}product_planes needs ELLPACK without a dense part or "
-                                      f"sorting (this matrix: {self.format}); draw the planes one by one")
+            raise NotImplementedError(f"{self._where()}product_planes needs ELLPACK without sorting "
+                                      f"(this matrix: {self.format}); draw the planes one by one")
+        if self.kc or self.kr:
+            return dense_part.add_planes(self, X, int(planes), out, weights)
         self._storage.product_planes(self, X, int(planes), out, weights)
         return out
 

@@ -259,8 +259,8 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
     plane c of the result is A times plane c of X, and with weights A diag(w) X, within float32's
     bound, for ELLPACK (the only layout it reads; rows of unequal length, two empty; fold=7 folds
     the 23 rows and 19 columns into rows of 7 with tails, so a plane spans several texture rows).
-    Transposed ELLPACK (entries down the columns), the other formats (the sorted corrigan one
-    too) and a dense part say no and are refused."""
+    Transposed ELLPACK (entries down the columns) and the other formats (the sorted corrigan one
+    too) say no and are refused."""
     if fold:
         monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
     A = unequal(rng)
@@ -293,12 +293,51 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
             assert not S.plane_products(), fmt
             with pytest.raises(NotImplementedError, match="product_planes needs ELLPACK"):
                 S.product_planes(None, planes, None)
-    dense_row = sp.vstack([A, sp.csr_matrix(np.ones((1, n)))]).tocsr()
-    with SparseStream.from_scipy(dense_row, format="ellpack", dense=5) as S:
-        assert (S.kr or S.kc) and not S.plane_products()
     square = (sp.csr_matrix(A).T @ sp.csr_matrix(A) + sp.eye(n)).tocsr()
     with SparseStream.from_scipy(square, format="corrigan", dense=False, sort=True) as S:
         assert S.perm is not None and not S.plane_products()
+
+
+@pytest.mark.parametrize("fold", [None, 7])
+def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatch, fold):
+    """product_planes where A has a dense part (three dense rows, the 14-entry one among them,
+    and three dense columns, crossing them; ELLPACK holds the rest): plane c of the result is A times plane c of X, and with
+    weights A diag(w) X, within float32's bound, against scipy's float64 product. Each plane's
+    own entries, weights and dense-row inner products count: a plane offset off by one, the
+    weights left out of the dense columns or rows, or the inner products' table read
+    transposed each fail a plane of the three."""
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    A = unequal(rng).tolil()
+    m, n = A.shape
+    for i in (4, 17):                                     # dense rows
+        A[i, :] = rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)
+    for j in (2, 9, 15):                                  # dense columns (rows 4 and 17 have them too)
+        A[:, j] = (rng.uniform(0.5, 2.0, m) * rng.choice([-1.0, 1.0], m)).reshape(-1, 1)
+    A = A.tocsr()
+    planes = 3
+    X = rng.standard_normal((planes, n))
+    w = np.exp(rng.uniform(-2, 2, n))
+    rows_x, wx = stream.vector_shape(n)
+    rows_y, wy = stream.vector_shape(m)
+
+    def stack(V, rows, width):
+        t = np.zeros((planes * rows, width), np.float32)
+        for c, v in enumerate(V):
+            t[c * rows:(c + 1) * rows].reshape(-1)[:v.size] = v
+        return t
+
+    with SparseStream.from_scipy(A, format="ellpack", dense=12) as S, \
+            Stream(planes * rows_x, wx, data=stack(X, rows_x, wx)) as Xs, Stream.vector_of(n, w) as ws, \
+            Stream(planes * rows_y, wy) as Y, Stream(planes * rows_y, wy) as Yw:
+        assert list(S.dense_rows) == [4, 9, 17] and list(S.dense_cols) == [2, 9, 15] and S.plane_products()
+        S.product_planes(Xs, planes, Y)
+        S.product_planes(Xs, planes, Yw, weights=ws)
+        got, gotw = Y.to_array(), Yw.to_array()
+    weighted = A @ sp.diags(w)
+    for c in range(planes):
+        within_float32(got[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], A, X[c], f"plane {c}")
+        within_float32(gotw[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], weighted, X[c], f"weighted {c}")
 
 
 def four_entry_rows(rng, n=19):

@@ -18,7 +18,10 @@ dot, axpy                  ``elementwise_product`` + the sum reduction (left on 
 PCG's solution x           ``saxpy_ratio``, as the other vectors; with ``solution="float-float"``
                            (beyond 002) ``saxpy_ratio_ff``: x in float-float (RGBA32F)
 diag(G_R)                  a sparse product with the squared entries A .* A, then ``add_scalar``
-G_R e_i, i in K            k products with unit vectors (``copy`` of plane i of the unit planes,
+G_R e_i, i in K            all k at once where A is ELLPACK (:meth:`SparseStream.product_planes`:
+                           FSATY on every unit plane, then FSAX with Theta~ as column weights;
+                           a dense part adds its rows' inner products and one pass); else k
+                           products with unit vectors (``copy`` of plane i of the unit planes,
                            FSATY, scaling, FSAX, ``copy`` into plane i of the column stack)
 G11 = G(K, K)              ``plane_gather`` (with delta on its diagonal), factored by
                            :func:`gpgpu.cholesky.factor` (outer form, guarded pivots): C C^T
@@ -444,9 +447,11 @@ class GPUMatrixFree(MatrixFreeBackend):
 
     def _columns(self, units: Stream, out: Stream, k: int) -> None:
         """The k columns A Theta~ A^T e_{K_c} into the planes of ``out``: with ``fused`` and
-        ELLPACK without a dense part (:meth:`SparseStream.plane_products`) two passes, FSATY
-        on all the unit planes at once, then FSAX with Theta~ as column weights (beyond 002);
-        else k products with the unit vectors (copy, FSATY, scaling, FSAX, copy)."""
+        ELLPACK (:meth:`SparseStream.plane_products`) FSATY on all the unit planes at once,
+        then FSAX with Theta~ as column weights (beyond 002): two passes, and where A has a
+        dense part a few more a dense row or column (its inner products with every plane, one
+        pass that adds it); else k products with the unit vectors (copy, FSATY, scaling, FSAX,
+        copy)."""
         rows_n, width_n = vector_shape(self.n)
         if (self._fused is not None and self.A.plane_products() and self.AT.plane_products()
                 and k * rows_n <= max_texture_size()):

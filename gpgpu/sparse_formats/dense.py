@@ -28,6 +28,10 @@ KERNELS = {
     "dense_part": Kernel("sparse_dense_part", texels=4, doc="002 section 3.2 dense rows and columns"),
     "row_add": Kernel("scaled_rows", texels=4, doc="the dense rows of A times their y(i), added into x"),
     "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
+    "dense_part_planes": Kernel("sparse_dense_part_planes", texels=5,
+                                doc="002 section 3.2 dense rows and columns, every plane of a stack"),
+    "dense_part_planes_weighted": Kernel("sparse_dense_part_planes", texels=6, defines={"WEIGHTED": 1},
+                                         doc="002 section 3.2 dense rows and columns, every plane, weighted"),
 }
 
 
@@ -81,6 +85,62 @@ def add(S, xs: Stream, y: Stream, out: Stream | None) -> Stream:
     if S.kr:
         give_back(V)
     return target
+
+
+def add_planes(S, X: Stream, planes: int, out: Stream, weights: Stream | None) -> Stream:
+    """``out`` = A X (A diag(weights) X with ``weights``) for ``planes`` vectors stacked in X,
+    where A has a dense part: the sparse part's product of every plane (the format's
+    ``product_planes``, one pass) into a pooled temporary, the dense rows' inner products with
+    every plane (:func:`_row_dots_planes`), then one pass (``sparse_dense_part_planes``) that
+    adds the dense columns and writes those inner products into their rows, plane by plane:
+    :func:`add` on every plane at once (beyond 002)."""
+    st = S._streams
+    m, n = S.shape
+    rows_y, W = vector_shape(m)
+    rows_x, x_width = vector_shape(n)
+    y = borrow(planes * rows_y, W)
+    S._storage.product_planes(S, X, planes, y, weights)
+    V = _row_dots_planes(S, X, planes, weights) if S.kr else st["no_rows"]
+    inputs = {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": X}
+    if weights is not None:
+        inputs["Weights"] = weights
+    KERNELS["dense_part_planes" if weights is None else "dense_part_planes_weighted"].draw(
+        out, Rect.covering(0, 0, W, planes * rows_y), inputs,
+        {"kc": int(S.kc), "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y})
+    give_back(y)
+    if S.kr:
+        give_back(V)
+    return out
+
+
+def _row_dots_planes(S, X: Stream, planes: int, weights: Stream | None) -> Stream:
+    """A planes x kr pooled temporary whose texel (r, c) is the r-th dense row times plane c of
+    X (times ``weights`` entry by entry): for each dense row, the row (with the weights, one
+    ``plane_product`` pass; without, a copy) into a vector folded like x, then
+    :func:`plane_dots` of X's planes with it, copied into column r."""
+    st = S._streams
+    n = S.shape[1]
+    rows_x = vector_shape(n)[0]
+    V = borrow(planes, S.kr)
+    row = Stream.vector_of(n)
+    try:
+        for r in range(S.kr):
+            regions = row.regions()
+
+            def T0(X_, Y_, o=r * rows_x):              # the row's texel: plane r of R
+                return (X_, Y_ + o)
+            shifted = (Rect.covering(*regions[0], T0=T0) if len(regions) == 1
+                       else Triangle.from_rects(regions, T0=T0))
+            if weights is None:
+                L1["copy"].draw(row, shifted, {"A": st["R"]})
+            else:           # weights(i) at the window's texel, the row's entry at T0
+                KERNELS["plane_product"].draw(row, shifted, {"P": weights, "Y": st["R"]})
+            dots = plane_dots(X, planes, row, S.sums)
+            L1["copy"].draw(V, Rect.covering(r, 0, r + 1, planes, T0=lambda X_, Y_: (0.5, Y_)), {"A": dots})
+            give_back(dots)
+    finally:
+        row.release()
+    return V
 
 
 def scatter_rows(S, ys: Stream, x: Stream) -> None:
