@@ -253,6 +253,33 @@ def test_a_new_format_is_one_class_and_one_registry_line(rng, monkeypatch):
     assert inspect.getsource(gpgpu.sparse) == source
 
 
+def products_of_planes(A, rng, dense, planes=3) -> tuple:
+    """SparseStream.product_planes of A (ELLPACK, ``dense`` its dense-part threshold) on three
+    random planes, plain and with weights: plane c of each result checked against scipy's float64
+    A X_c and A diag(w) X_c within float32's bound; answers the dense rows and columns."""
+    m, n = A.shape
+    X = rng.standard_normal((planes, n))
+    w = np.exp(rng.uniform(-2, 2, n))
+    rows_x, wx = stream.vector_shape(n)
+    rows_y, wy = stream.vector_shape(m)
+    stacked = np.zeros((planes * rows_x, wx), np.float32)
+    for c, v in enumerate(X):
+        stacked[c * rows_x:(c + 1) * rows_x].reshape(-1)[:n] = v
+    with SparseStream.from_scipy(A, format="ellpack", dense=dense) as S, \
+            Stream(planes * rows_x, wx, data=stacked) as Xs, Stream.vector_of(n, w) as ws, \
+            Stream(planes * rows_y, wy) as Y, Stream(planes * rows_y, wy) as Yw:
+        assert S.plane_products()
+        S.product_planes(Xs, planes, Y)
+        S.product_planes(Xs, planes, Yw, weights=ws)
+        got, gotw = Y.to_array(), Yw.to_array()
+        dense_rows, dense_cols = [int(i) for i in S.dense_rows], [int(j) for j in S.dense_cols]
+    weighted = sp.csr_matrix(A) @ sp.diags(w)
+    for c in range(planes):
+        within_float32(got[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], A, X[c], f"plane {c}")
+        within_float32(gotw[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], weighted, X[c], f"weighted {c}")
+    return dense_rows, dense_cols
+
+
 @pytest.mark.parametrize("fold", [None, 7])
 def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch, fold):
     """SparseStream.product_planes (the fused preconditioner's k column products in one pass):
@@ -266,28 +293,7 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
     A = unequal(rng)
     m, n = A.shape
     planes = 3
-    X = rng.standard_normal((planes, n))
-    w = np.exp(rng.uniform(-2, 2, n))
-    rows_x, wx = stream.vector_shape(n)
-    rows_y, wy = stream.vector_shape(m)
-
-    def stack(V, rows, width):
-        t = np.zeros((planes * rows, width), np.float32)
-        for c, v in enumerate(V):
-            t[c * rows:(c + 1) * rows].reshape(-1)[:v.size] = v
-        return t
-
-    with SparseStream.from_scipy(A, format="ellpack", dense=False) as S, \
-            Stream(planes * rows_x, wx, data=stack(X, rows_x, wx)) as Xs, Stream.vector_of(n, w) as ws, \
-            Stream(planes * rows_y, wy) as Y, Stream(planes * rows_y, wy) as Yw:
-        assert S.plane_products()
-        S.product_planes(Xs, planes, Y)
-        S.product_planes(Xs, planes, Yw, weights=ws)
-        got, gotw = Y.to_array(), Yw.to_array()
-        for c in range(planes):
-            within_float32(got[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], A, X[c], f"plane {c}")
-            weighted = sp.csr_matrix(A) @ sp.diags(w)
-            within_float32(gotw[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], weighted, X[c], f"weighted {c}")
+    assert products_of_planes(A, rng, dense=False) == ([], [])
     for fmt in ("tell", "corrigan", "packed", "split"):
         with SparseStream.from_scipy(A, format=fmt, dense=False) as S:
             assert not S.plane_products(), fmt
@@ -301,11 +307,11 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
 @pytest.mark.parametrize("fold", [None, 7])
 def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatch, fold):
     """product_planes where A has a dense part (three dense rows, the 14-entry one among them,
-    and three dense columns, crossing them; ELLPACK holds the rest): plane c of the result is A times plane c of X, and with
-    weights A diag(w) X, within float32's bound, against scipy's float64 product. Each plane's
-    own entries, weights and dense-row inner products count: a plane offset off by one, the
-    weights left out of the dense columns or rows, or the inner products' table read
-    transposed each fail a plane of the three."""
+    and three dense columns, crossing them; ELLPACK holds the rest): plane c of the result is A
+    times plane c of X, and with weights A diag(w) X, within float32's bound, against scipy's
+    float64 product. Each plane's own entries, weights and dense-row inner products count: X's
+    plane offset left out, the weights left out of the dense columns or rows, a dense row read
+    from R's first plane, or the inner products' table read transposed each fail."""
     if fold:
         monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
     A = unequal(rng).tolil()
@@ -314,30 +320,7 @@ def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatc
         A[i, :] = rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)
     for j in (2, 9, 15):                                  # dense columns (rows 4 and 17 have them too)
         A[:, j] = (rng.uniform(0.5, 2.0, m) * rng.choice([-1.0, 1.0], m)).reshape(-1, 1)
-    A = A.tocsr()
-    planes = 3
-    X = rng.standard_normal((planes, n))
-    w = np.exp(rng.uniform(-2, 2, n))
-    rows_x, wx = stream.vector_shape(n)
-    rows_y, wy = stream.vector_shape(m)
-
-    def stack(V, rows, width):
-        t = np.zeros((planes * rows, width), np.float32)
-        for c, v in enumerate(V):
-            t[c * rows:(c + 1) * rows].reshape(-1)[:v.size] = v
-        return t
-
-    with SparseStream.from_scipy(A, format="ellpack", dense=12) as S, \
-            Stream(planes * rows_x, wx, data=stack(X, rows_x, wx)) as Xs, Stream.vector_of(n, w) as ws, \
-            Stream(planes * rows_y, wy) as Y, Stream(planes * rows_y, wy) as Yw:
-        assert list(S.dense_rows) == [4, 9, 17] and list(S.dense_cols) == [2, 9, 15] and S.plane_products()
-        S.product_planes(Xs, planes, Y)
-        S.product_planes(Xs, planes, Yw, weights=ws)
-        got, gotw = Y.to_array(), Yw.to_array()
-    weighted = A @ sp.diags(w)
-    for c in range(planes):
-        within_float32(got[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], A, X[c], f"plane {c}")
-        within_float32(gotw[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], weighted, X[c], f"weighted {c}")
+    assert products_of_planes(A.tocsr(), rng, dense=12) == ([4, 9, 17], [2, 9, 15])
 
 
 def four_entry_rows(rng, n=19):
