@@ -123,10 +123,9 @@ def _row_dots_planes(S, X: Stream, planes: int, weights: Stream | None) -> Strea
     rows_x = vector_shape(n)[0]
     V = borrow(planes, S.kr)
     row = Stream.vector_of(n)
+    regions = row.regions()
     try:
         for r in range(S.kr):
-            regions = row.regions()
-
             def T0(X_, Y_, o=r * rows_x):              # the row's texel: plane r of R
                 return (X_, Y_ + o)
             shifted = (Rect.covering(*regions[0], T0=T0) if len(regions) == 1
