@@ -92,6 +92,12 @@ FILL = Kernel("fill", texels=1, doc="fill with a constant")
 PYRAMID_PRODUCT = Kernel("pyramid_product", texels=3, doc="003 Figs. 1-2: x .* y into the pyramid's base")
 
 
+def chunk_length(length: int) -> int:
+    """Entries a fragment adds in the first pass of a two-pass sum (chunks of L entries a
+    fragment, then one fragment a total; beyond the papers): max(32, ceil(sqrt(length)))."""
+    return max(32, math.isqrt(max(int(length), 1) - 1) + 1)
+
+
 class ReductionKernels(NamedTuple):
     """The kernels of a reduction's passes, as :func:`_halving` and :func:`_fan` draw them:
     ``first`` for pass 1 (with ``uniforms`` added to its own), ``step`` for every later pass,

@@ -663,16 +663,16 @@ class SparseStream:
         a scaling pass, ``elementwise_product``, followed by the product), for vector streams:
         the fused PCG iteration's products (beyond 002). On ELLPACK without sorting the sparse
         part fetches a row four entries at a time (``sparse_ellpack_four``, the sums of
-        ``sparse_ellpack``), and without a dense part the weights are applied on the way (one
-        pass); elsewhere the weights are a scaling pass of their own and the product is
-        :meth:`_product`'s. ``out`` must not be ``xs``."""
+        ``sparse_ellpack``) with the weights applied on the way (one pass), and a dense part
+        adds two passes (:func:`gpgpu.sparse_formats.dense.add_chunked`: the dense rows' inner
+        products in chunks, then the dense part added); elsewhere the weights are a scaling
+        pass of their own and the product is :meth:`_product`'s. ``out`` must not be ``xs``."""
         self._alive()
         if not self._announced:
             self._announced = True
             self._storage.announce(self, LOG_PROGRAMS)
         four = getattr(self._storage, "fours", False) and self.perm is None
-        has_dense = self.kc or self.kr
-        if weights is not None and (has_dense or not four):
+        if weights is not None and not four:
             scaled = borrow(*vector_shape(self.shape[1]))
             L1["elementwise_product"].draw(scaled, whole(scaled), {"X": xs, "Y": weights})
             self.product_fused(scaled, out)
@@ -680,11 +680,12 @@ class SparseStream:
             return out
         if not four:
             return self._product(xs, out)
+        has_dense = self.kc or self.kr
         y = borrow(*vector_shape(self.shape[0])) if has_dense else out
         self._storage.product_four(self, xs, y, weights)
         if not has_dense:
             return out
-        return dense_part.add(self, xs, y, out)          # gives y back
+        return dense_part.add_chunked(self, xs, y, out, weights)     # gives y back
 
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
     __array_ufunc__ = None

@@ -615,8 +615,8 @@ def test_pcg_solution_in_float_float_needs_gpu_shader5(monkeypatch):
 
 def test_gpu_pcg_with_a_float_float_solution_gets_closer_to_its_recurrence(rng):
     """On a badly scaled G (Theta~ from e^-8 to e^8) the float32 solution vector leaves PCG's true
-    residual (against float64's G) far above its recurrence; in float-float it gets 25 times
-    closer."""
+    residual (against float64's G) far above its recurrence; in float-float it gets several
+    times closer."""
     p = small_lp(rng, m=60, n=150)
     m, n = p.A.shape
     theta = np.exp(rng.uniform(-8, 8, n))
@@ -632,8 +632,9 @@ def test_gpu_pcg_with_a_float_float_solution_gets_closer_to_its_recurrence(rng):
         true[solution] = np.linalg.norm(b - G @ x) / np.linalg.norm(b)
         assert res["residual"] < 1e-6 * np.linalg.norm(b)         # the recurrence: converged
         be.release()
-    # measured: 1.7e-5 against 4.3e-4 (float-float's is the float32 products' residual gap)
-    assert true["float-float"] < 0.1 * true["float32"]
+    # measured on llvmpipe: 2.0e-5 against 1.8e-4 (float-float's is the float32 products'
+    # residual gap; the float32 one moves with the order of the products' sums)
+    assert true["float-float"] < 0.2 * true["float32"]
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "8"])

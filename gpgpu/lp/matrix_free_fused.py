@@ -18,14 +18,16 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
  3  ``pcg_chunk_totals``        z(K) = C^-T u1 - F^T w (the backward half), gamma = r^T z =
                                 w^T (r - F r_K) + ||u1||^2, beta = gamma / gamma_old, r^T r
  4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
- 5  FSATY                       u = A^T p (``SparseStream.product_fused``; more passes for the
-                                dense rows and columns of the Gruca-like problems, as every
-                                product)
+ 5  FSATY                       u = A^T p (``SparseStream.product_fused``; where A^T has
+                                dense rows or columns, two passes more: the dense rows'
+                                inner products in chunks, then the dense part added)
  6  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
                                 y the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y), ``sparse_ellpack_four`` with CURVATURE
-                                (on ELLPACK without a dense part; else the product, a scaling
-                                pass before it, and the sums as a pass of their own)
+                                (on ELLPACK without a dense part; with one, the product with
+                                its dense part's two passes, and the sums as a pass of their
+                                own: 12 passes an iteration; other formats a scaling pass
+                                before their own product)
  7  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
                                 the updated residual at the pivots
 ==  ==========================  ============================================================
@@ -73,6 +75,7 @@ from ..context import get_context, max_texture_size
 from ..geometry import Rect
 from ..kernel import Kernel
 from ..passes import NotReplayable, RecordedPlan, Targets, recording
+from ..reduce import chunk_length
 from ..stream import Stream, vector_shape
 from .matrix_free_backend import SoftStop
 
@@ -103,11 +106,6 @@ KERNELS = {
 #: a PCG check is read this many iterations after it is drawn (:class:`_Checks`): the host
 #: waits for a read while the GPU runs the iterations queued after it (beyond 002)
 CHECK_LAG = 4
-
-
-def chunk_length(length: int) -> int:
-    """Entries a fragment adds in the first pass of a two-pass sum: max(32, ceil(sqrt(length)))."""
-    return max(32, math.isqrt(max(int(length), 1) - 1) + 1)
 
 
 def _chunks(length: int) -> tuple:

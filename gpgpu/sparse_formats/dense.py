@@ -21,7 +21,7 @@ import numpy as np
 from ..blas1 import KERNELS as L1, whole
 from ..geometry import Rect, Triangle
 from ..kernel import Kernel, additive_blending
-from ..reduce import reduce_region
+from ..reduce import chunk_length, reduce_region
 from ..stream import Stream, borrow, give_back, vector_shape
 
 KERNELS = {
@@ -30,6 +30,13 @@ KERNELS = {
     "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
     "dense_part_planes": Kernel("sparse_dense_part_planes", texels=5,
                                 doc="002 section 3.2 dense rows and columns, every plane of a stack"),
+    "dense_part_chunks": Kernel("sparse_dense_part", texels=4, defines={"CHUNKS": 1},
+                                doc="002 section 3.2 dense rows (their sums in chunks) and columns"),
+    "dense_part_chunks_weighted": Kernel("sparse_dense_part", texels=5, defines={"CHUNKS": 1, "WEIGHTED": 1},
+                                         doc="002 section 3.2 dense rows (their sums in chunks) and columns, weighted"),
+    "rows_chunks": Kernel("sparse_dense_rows_chunks", texels=3, doc="002 section 3.2 dense rows times x, in chunks"),
+    "rows_chunks_weighted": Kernel("sparse_dense_rows_chunks", texels=4, defines={"WEIGHTED": 1},
+                                   doc="002 section 3.2 dense rows times diag(w) x, in chunks"),
     "dense_part_planes_weighted": Kernel("sparse_dense_part_planes", texels=6, defines={"WEIGHTED": 1},
                                          doc="002 section 3.2 dense rows and columns, every plane, weighted"),
 }
@@ -85,6 +92,36 @@ def add(S, xs: Stream, y: Stream, out: Stream | None) -> Stream:
     if S.kr:
         give_back(V)
     return target
+
+
+def add_chunked(S, xs: Stream, y: Stream, out: Stream, weights: Stream | None = None) -> Stream:
+    """``out`` = y (the sparse part's A x, or A diag(weights) x, a pooled temporary, given back
+    here) plus the dense part's products in two passes whatever the dense rows (beyond 002: the
+    fused PCG iteration's products): the dense rows times x (times ``weights``) in chunks of
+    :func:`gpgpu.reduce.chunk_length` entries, a kr x chunks table in one pass
+    (``sparse_dense_rows_chunks``), then one pass (``sparse_dense_part`` with CHUNKS) that adds
+    the dense columns and each dense row's chunks into its row. :func:`add` reduces the dense
+    rows' inner products by 003's dot product instead (about 2 log2 of the length passes)."""
+    st = S._streams
+    n = S.shape[1]
+    rows_x, x_width = vector_shape(n)
+    weighted = weights is not None
+    extra = {"Weights": weights} if weighted else {}
+    L = chunk_length(n)
+    chunks = -(-n // L)
+    V = st["no_rows"]
+    if S.kr:
+        V = borrow(S.kr, chunks)
+        KERNELS["rows_chunks_weighted" if weighted else "rows_chunks"].draw(
+            V, Rect.covering(0, 0, chunks, S.kr), {"R": st["R"], "X": xs, **extra},
+            {"n": n, "chunk": L, "x_width": x_width, "x_plane_rows": rows_x})
+    KERNELS["dense_part_chunks_weighted" if weighted else "dense_part_chunks"].draw(
+        out, whole(out), {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": xs, **extra},
+        {"kc": int(S.kc), "plane_rows": y.rows, "x_width": xs.cols, "chunks": chunks if S.kr else 0})
+    give_back(y)
+    if S.kr:
+        give_back(V)
+    return out
 
 
 def add_planes(S, X: Stream, planes: int, out: Stream, weights: Stream | None) -> Stream:
