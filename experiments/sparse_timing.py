@@ -89,7 +89,8 @@ def cg_passes_per_iteration(A, b, kw: dict) -> float:
     return cg_per_iteration(A, b, kw)["passes"]
 
 
-def pcg_per_iteration(p, sums: str, plan: bool, check: int, rank: int = 100, format: str = "ellpack") -> dict:
+def pcg_per_iteration(p, sums: str, plan: bool, check: int, rank: int = 100, format: str = "ellpack",
+                      fused: bool = True) -> dict:
     """Passes, fragments and bytes written by one PCG iteration of the gpu back end on
     G_R = A A^T + 1e-2 I (theta = 1), P^-1 of rank ``rank`` (at most a quarter of the rows, so
     that PCG on a small problem still iterates): a solve of 3 check windows less one of 2
@@ -98,7 +99,7 @@ def pcg_per_iteration(p, sums: str, plan: bool, check: int, rank: int = 100, for
     from gpgpu.lp.matrix_free import pcg
     from gpgpu.lp.matrix_free_gpu import GPUMatrixFree
 
-    be = GPUMatrixFree(p, sums=sums, plan=plan, pcg_check=check, format=format)
+    be = GPUMatrixFree(p, sums=sums, plan=plan, pcg_check=check, format=format, fused=fused)
     try:
         be.set_weights(np.ones(p.A.shape[1]), 1e-2)
         be.build_preconditioner(max(1, min(rank, p.A.shape[0] // 4)))   # a small problem: PCG still iterates
