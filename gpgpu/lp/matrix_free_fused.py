@@ -1,4 +1,5 @@
-"""PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``).
+"""PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``;
+twelve where A has dense rows or columns).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
