@@ -3,8 +3,9 @@
 // column c contributes C_c(i) x(j_c) (its column stored as a folded plane of C), and a row
 // that was dense takes its value V(slot - 1), an inner product computed apart.
 // With CHUNKS (beyond 002: the fused PCG iteration's products) V holds the inner products in
-// chunks, a row of `chunks` partial sums a dense row (sparse_dense_rows_chunks), added here in
-// order; with WEIGHTED the product is A diag(w) x, x(j_c) w(j_c) rounded first.
+// chunks, `chunks` partial sums a dense row in sparse_dense_rows_chunks's table (folded `fold`
+// rows high), added here in order; with WEIGHTED the product is A diag(w) x, x(j_c) w(j_c)
+// rounded first.
 uniform sampler2D S;
 uniform sampler2D C;        // dense columns, plane c at rows c * plane_rows ..
 uniform sampler2D J;        // 1 x kc: their column indexes
@@ -19,6 +20,7 @@ uniform int plane_rows;
 uniform int x_width;
 #ifdef CHUNKS
 uniform int chunks;
+uniform int fold;
 #endif
 out float result;
 
@@ -35,8 +37,10 @@ void main() {
     float r = texRECT(slot, WPOS);
     if (r > 0.5) {
 #ifdef CHUNKS
+        int q = int(r) - 1;
+        ivec2 first = ivec2(chunks * (q / fold), q % fold);
         for (int a = 0; a < chunks; ++a)
-            sum += texRECT(V, vec2(a + 0.5, r - 0.5));
+            sum += texelFetch(V, first + ivec2(a, 0), 0).r;
 #else
         sum += texRECT(V, vec2(0.5, r - 0.5));
 #endif

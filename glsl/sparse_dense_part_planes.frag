@@ -4,12 +4,13 @@
 // sparse_dense_part does for one vector. S holds the sparse part's products plane by plane
 // (y's planes y_plane_rows rows high); plane c of X is a vector of length n (x_plane_rows
 // rows, x_width wide). Each dense column c' adds C_c'(i) X_c(j_c') (times the weight of column
-// j_c' with WEIGHTED), and a row that was dense takes V(slot - 1, c), the inner product of its
-// row with plane c computed apart.
+// j_c' with WEIGHTED), and a row that was dense takes the inner product of its row with plane
+// c, computed apart in chunks (sparse_dense_rows_chunks: the sums q = r planes + c of dense
+// row r, `chunks` a sum, in a table folded `fold` rows high), its chunks added in order.
 uniform sampler2D S;
 uniform sampler2D C;        // dense columns, plane c' at rows c' * y_plane_rows ..
 uniform sampler2D J;        // 1 x kc: their column indexes
-uniform sampler2D V;        // planes x kr: texel (r, c) the r-th dense row times plane c
+uniform sampler2D V;        // the chunks of the dense rows' inner products with the planes
 uniform sampler2D slot;     // folded like y: r + 1 for the r-th dense row, else 0
 uniform sampler2D X;
 #ifdef WEIGHTED
@@ -19,6 +20,9 @@ uniform int kc;
 uniform int x_width;
 uniform int x_plane_rows;
 uniform int y_plane_rows;
+uniform int planes;
+uniform int chunks;
+uniform int fold;
 out float result;
 
 void main() {
@@ -36,6 +40,11 @@ void main() {
         sum += v;
     }
     float r = texRECT(slot, local);
-    if (r > 0.5) sum += texRECT(V, vec2(r - 0.5, plane + 0.5));
+    if (r > 0.5) {
+        int q = (int(r) - 1) * planes + plane;
+        ivec2 first = ivec2(chunks * (q / fold), q % fold);
+        for (int a = 0; a < chunks; ++a)
+            sum += texelFetch(V, first + ivec2(a, 0), 0).r;
+    }
     result = sum;
 }

@@ -304,17 +304,22 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
         assert S.perm is not None and not S.plane_products()
 
 
+@pytest.mark.parametrize("n, table", [(19, None), (103, None), (103, 4)], ids=["one-chunk", "chunks", "table-folded"])
 @pytest.mark.parametrize("fold", [None, 7])
-def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatch, fold):
+def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatch, fold, n, table):
     """product_planes where A has a dense part (three dense rows, the 14-entry one among them,
     and three dense columns, crossing them; ELLPACK holds the rest): plane c of the result is A
     times plane c of X, and with weights A diag(w) X, within float32's bound, against scipy's
-    float64 product. Each plane's own entries, weights and dense-row inner products count: X's
+    float64 product; the dense rows' inner products in one chunk (n = 19) or four (n = 103, the
+    last of 7), and their table of 3 x 3 sums folded 4 rows high (table=4, as the largest
+    texture folds it). Each plane's own entries, weights and dense-row inner products count: X's
     plane offset left out, the weights left out of the dense columns or rows, a dense row read
-    from R's first plane, or the inner products' table read transposed each fail."""
+    from R's first plane, a sum's plane and row swapped, or the table's fold left out each fail."""
     if fold:
         monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
-    A = unequal(rng).tolil()
+    if table:
+        monkeypatch.setattr(sparse_formats.dense, "max_texture_size", lambda: table)
+    A = unequal(rng, n=n).tolil()
     m, n = A.shape
     for i in (4, 17):                                     # dense rows
         A[i, :] = rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)
@@ -323,13 +328,15 @@ def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatc
     assert products_of_planes(A.tocsr(), rng, dense=12) == ([4, 9, 17], [2, 9, 15])
 
 
+@pytest.mark.parametrize("table", [None, 2])
 @pytest.mark.parametrize("fold", [None, 16])
-def test_product_fused_with_a_dense_part_adds_its_rows_in_chunks(rng, monkeypatch, fold):
+def test_product_fused_with_a_dense_part_adds_its_rows_in_chunks(rng, monkeypatch, fold, table):
     """product_fused where A has a dense part, the dense rows' inner products in chunks of 32
     entries (n = 103: three whole chunks and a last one of 7) and the dense part added in one
     more pass: A x and A diag(w) x within float32's bound against scipy's float64 product, for
     three dense rows (one of them in a dense column too) and two dense columns, folded 16 wide
-    (the chunks cross the folded rows) or not. A chunk's first entry one off, the last partial
+    (the chunks cross the folded rows) or not, the table of chunks folded 2 rows high or not
+    (table=2, as the largest texture folds it). A chunk's first entry one off, the last partial
     chunk or a row's last chunk left out, a dense row read from another row's plane, the chunk
     table read transposed, or the weights left out of the dense rows or columns each fail."""
     if fold:
@@ -343,6 +350,8 @@ def test_product_fused_with_a_dense_part_adds_its_rows_in_chunks(rng, monkeypatc
     A = A.tocsr()
     x = rng.standard_normal(n)
     w = np.exp(rng.uniform(-2, 2, n))
+    if table:
+        monkeypatch.setattr(sparse_formats.dense, "max_texture_size", lambda: table)
     with SparseStream.from_scipy(A, format="ellpack", dense=12) as S, Stream.vector_of(n, x) as xs, \
             Stream.vector_of(n, w) as ws, Stream.vector_of(m) as y, Stream.vector_of(m) as yw:
         assert [int(i) for i in S.dense_rows] == [3, 20, 38] and [int(j) for j in S.dense_cols] == [0, 57]

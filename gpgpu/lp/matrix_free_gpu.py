@@ -158,7 +158,9 @@ class GPUMatrixFree(MatrixFreeBackend):
         iterations (default 8); between, alpha and beta stay on the GPU (``saxpy_ratio``) and no
         pass waits for a read-back. 1 reads them every iteration, as 002's CPU did.
     sums : {"pingpong", "fan"}
-        The reductions of the inner products (PCG's dots, P^-1's plane dots, the dense part's):
+        The reductions of the inner products outside the fused iteration (the interior point's
+        dots; with ``fused=False`` PCG's, P^-1's plane dots and the dense part's in 002's
+        products; the fused iteration and the preconditioner's columns sum in chunks):
         "pingpong" (default) is 000's level-1 halving sum (ceil(log2) passes); "fan", beyond
         the papers, adds 32 texels a fragment (ceil(log32) passes; a P^-1 of nug12 in 9 passes
         instead of 29). The results differ by float32 rounding only.

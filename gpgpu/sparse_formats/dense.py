@@ -8,7 +8,10 @@ texture ``C``; its index in ``J``) and added by one pass; a dense row as a full 
 folded like x, texture ``R``; its index in ``I``, y's entries mapped to it by ``slot``) whose
 product is an inner product (003's component-wise product, then sums) written into its texel.
 The inner products of all dense rows are done together (``plane_dots``): one product pass over
-every plane and halving sums, a number of passes that does not grow with the dense rows.
+every plane and halving sums, a number of passes that does not grow with the dense rows. The
+fused PCG iteration's products and the products of a stack of planes (beyond 002) take them
+in chunks instead (``sparse_dense_rows_chunks``, one pass for every dense row and plane), and
+add them in the pass that adds the dense part: two passes more than the sparse part's.
 
 The functions take the ``SparseStream`` they serve (duck-typed: ``shape``, ``_streams``,
 ``dense_rows``, ``dense_cols``, ``kr``, ``kc``, ``sums``); nothing here imports
@@ -19,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..blas1 import KERNELS as L1, whole
+from ..context import max_texture_size
 from ..geometry import Rect, Triangle
 from ..kernel import Kernel, additive_blending
 from ..reduce import chunk_length, reduce_region
@@ -97,27 +101,16 @@ def add(S, xs: Stream, y: Stream, out: Stream | None) -> Stream:
 def add_chunked(S, xs: Stream, y: Stream, out: Stream, weights: Stream | None = None) -> Stream:
     """``out`` = y (the sparse part's A x, or A diag(weights) x, a pooled temporary, given back
     here) plus the dense part's products in two passes whatever the dense rows (beyond 002: the
-    fused PCG iteration's products): the dense rows times x (times ``weights``) in chunks of
-    :func:`gpgpu.reduce.chunk_length` entries, a kr x chunks table in one pass
-    (``sparse_dense_rows_chunks``), then one pass (``sparse_dense_part`` with CHUNKS) that adds
-    the dense columns and each dense row's chunks into its row. :func:`add` reduces the dense
-    rows' inner products by 003's dot product instead (about 2 log2 of the length passes)."""
+    fused PCG iteration's products): the dense rows times x (times ``weights``) in chunks
+    (:func:`_rows_chunks`), then one pass (``sparse_dense_part`` with CHUNKS) that adds the
+    dense columns and each dense row's chunks into its row. :func:`add` reduces the dense rows'
+    inner products by 003's dot product instead (about 2 log2 of the length passes)."""
     st = S._streams
-    n = S.shape[1]
-    rows_x, x_width = vector_shape(n)
-    weighted = weights is not None
-    extra = {"Weights": weights} if weighted else {}
-    L = chunk_length(n)
-    chunks = -(-n // L)
-    V = st["no_rows"]
-    if S.kr:
-        V = borrow(S.kr, chunks)
-        KERNELS["rows_chunks_weighted" if weighted else "rows_chunks"].draw(
-            V, Rect.covering(0, 0, chunks, S.kr), {"R": st["R"], "X": xs, **extra},
-            {"n": n, "chunk": L, "x_width": x_width, "x_plane_rows": rows_x})
-    KERNELS["dense_part_chunks_weighted" if weighted else "dense_part_chunks"].draw(
+    extra = {"Weights": weights} if weights is not None else {}
+    V, chunks, fold = _rows_chunks(S, xs, 1, weights)
+    KERNELS["dense_part_chunks" if weights is None else "dense_part_chunks_weighted"].draw(
         out, whole(out), {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": xs, **extra},
-        {"kc": int(S.kc), "plane_rows": y.rows, "x_width": xs.cols, "chunks": chunks if S.kr else 0})
+        {"kc": int(S.kc), "plane_rows": y.rows, "x_width": xs.cols, "chunks": chunks, "fold": fold})
     give_back(y)
     if S.kr:
         give_back(V)
@@ -128,55 +121,53 @@ def add_planes(S, X: Stream, planes: int, out: Stream, weights: Stream | None) -
     """``out`` = A X (A diag(weights) X with ``weights``) for ``planes`` vectors stacked in X,
     where A has a dense part: the sparse part's product of every plane (the format's
     ``product_planes``, one pass) into a pooled temporary, the dense rows' inner products with
-    every plane (:func:`_row_dots_planes`), then one pass (``sparse_dense_part_planes``) that
-    adds the dense columns and writes those inner products into their rows, plane by plane:
-    :func:`add` on every plane at once (beyond 002)."""
+    every plane in chunks (:func:`_rows_chunks`, one pass), then one pass
+    (``sparse_dense_part_planes``) that adds the dense columns and each dense row's chunks into
+    its rows, plane by plane: :func:`add_chunked` on every plane at once (beyond 002)."""
     st = S._streams
     m, n = S.shape
     rows_y, W = vector_shape(m)
     rows_x, x_width = vector_shape(n)
     y = borrow(planes * rows_y, W)
     S._storage.product_planes(S, X, planes, y, weights)
-    V = _row_dots_planes(S, X, planes, weights) if S.kr else st["no_rows"]
+    V, chunks, fold = _rows_chunks(S, X, planes, weights)
     inputs = {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": X}
     if weights is not None:
         inputs["Weights"] = weights
     KERNELS["dense_part_planes" if weights is None else "dense_part_planes_weighted"].draw(
         out, Rect.covering(0, 0, W, planes * rows_y), inputs,
-        {"kc": int(S.kc), "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y})
+        {"kc": int(S.kc), "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y,
+         "planes": int(planes), "chunks": chunks, "fold": fold})
     give_back(y)
     if S.kr:
         give_back(V)
     return out
 
 
-def _row_dots_planes(S, X: Stream, planes: int, weights: Stream | None) -> Stream:
-    """A planes x kr pooled temporary whose texel (r, c) is the r-th dense row times plane c of
-    X (times ``weights`` entry by entry): for each dense row, the row (with the weights, one
-    ``plane_product`` pass; without, a copy) into a vector folded like x, then
-    :func:`plane_dots` of X's planes with it, copied into column r."""
-    st = S._streams
+def _rows_chunks(S, X: Stream, planes: int, weights: Stream | None) -> tuple:
+    """The dense rows' inner products with each of the ``planes`` planes of X (times
+    ``weights`` entry by entry) as partial sums of chunks of :func:`gpgpu.reduce.chunk_length`
+    (n) entries, one pass (``sparse_dense_rows_chunks``): answers (the table, a pooled
+    temporary, chunks a sum, fold). The sums q = r planes + c (dense row r, plane c) lie in
+    a table ``fold`` rows high, sum q's chunks from texel (chunks (q // fold), q % fold), so
+    that kr x planes sums fit the largest texture; without dense rows, the placeholder
+    ``no_rows`` (nothing drawn)."""
     n = S.shape[1]
-    rows_x = vector_shape(n)[0]
-    V = borrow(planes, S.kr)
-    row = Stream.vector_of(n)
-    regions = row.regions()
-    try:
-        for r in range(S.kr):
-            def T0(X_, Y_, o=r * rows_x):              # the row's texel: plane r of R
-                return (X_, Y_ + o)
-            shifted = (Rect.covering(*regions[0], T0=T0) if len(regions) == 1
-                       else Triangle.from_rects(regions, T0=T0))
-            if weights is None:
-                L1["copy"].draw(row, shifted, {"A": st["R"]})
-            else:           # weights(i) at the window's texel, the row's entry at T0
-                KERNELS["plane_product"].draw(row, shifted, {"P": weights, "Y": st["R"]})
-            dots = plane_dots(X, planes, row, S.sums)
-            L1["copy"].draw(V, Rect.covering(r, 0, r + 1, planes, T0=lambda X_, Y_: (0.5, Y_)), {"A": dots})
-            give_back(dots)
-    finally:
-        row.release()
-    return V
+    L = chunk_length(n)
+    chunks = -(-n // L)
+    if not S.kr:
+        return S._streams["no_rows"], chunks, 1
+    rows_x, x_width = vector_shape(n)
+    sums = int(S.kr) * int(planes)
+    fold = min(sums, max_texture_size())
+    V = borrow(fold, chunks * -(-sums // fold))
+    inputs = {"R": S._streams["R"], "X": X}
+    if weights is not None:
+        inputs["Weights"] = weights
+    KERNELS["rows_chunks" if weights is None else "rows_chunks_weighted"].draw(
+        V, whole(V), inputs, {"n": n, "chunk": L, "chunks": chunks, "kr": int(S.kr), "planes": int(planes),
+                              "fold": fold, "x_width": x_width, "x_plane_rows": rows_x})
+    return V, chunks, fold
 
 
 def scatter_rows(S, ys: Stream, x: Stream) -> None:
