@@ -1,5 +1,5 @@
 """PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``;
-twelve where A has dense rows or columns).
+eleven or twelve where A has dense rows or columns).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -20,14 +20,15 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
                                 w^T (r - F r_K) + ||u1||^2, beta = gamma / gamma_old, r^T r
  4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
  5  FSATY                       u = A^T p (``SparseStream.product_fused``; where A^T has
-                                dense rows or columns, two passes more: the dense rows'
-                                inner products in chunks, then the dense part added)
+                                dense rows, two passes more: the dense rows' inner
+                                products in chunks, then the dense part added; with dense
+                                columns only, the second)
  6  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
                                 y the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y), ``sparse_ellpack_four`` with CURVATURE
                                 (on ELLPACK without a dense part; with one, the product with
                                 its dense part's two passes, and the sums as a pass of their
-                                own: 12 passes an iteration; other formats a scaling pass
+                                own: 11 or 12 passes an iteration; other formats a scaling pass
                                 before their own product)
  7  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
                                 the updated residual at the pivots
