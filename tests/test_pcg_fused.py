@@ -402,6 +402,25 @@ def test_fused_solve_with_long_chunks(fold):
         be.release()
 
 
+def test_fused_build_factors_g11_four_steps_a_pass(system):
+    """The build factors G11 with its inverse four Cholesky steps a pass (FACTOR_STEPS):
+    ceil(7 / 4) = 2 ``cholesky_inverse_steps`` passes for k = 7 (the last one three steps), no
+    one-step pass; the parts it makes are checked against float64 above."""
+    from gpgpu.cholesky import KERNELS as CH, STEPS_KERNELS
+    from gpgpu.lp.matrix_free_fused import FACTOR_STEPS
+
+    p, theta, G, b = system
+    be = GPUMatrixFree(p)
+    try:
+        be.set_weights(theta, DELTA)
+        with counters.count(time=False) as c:
+            be.build_preconditioner(K_RANK)
+        assert FACTOR_STEPS == 4
+        assert c.passes(STEPS_KERNELS[4].label) == 2 and c.passes(CH["cholesky_inverse_step"].label) == 0
+    finally:
+        be.release()
+
+
 # --------------------------------------------------------------------------- 3. fused and planned
 def test_fused_and_planned_agree_and_fused_draws_seven_passes(system):
     """Six iterations (target 0) of the fused and of the planned loop (fused=False) are float64

@@ -193,6 +193,7 @@ def test_the_matrix_free_guide_lists_what_stays_the_projects():
         "gpgpu.lp.matrix_free_gpu.PIVOT_TOLERANCE": mf_gpu.PIVOT_TOLERANCE,
         "gpgpu.lp.matrix_free_gpu.HUGE_PIVOT": mf_gpu.HUGE_PIVOT,
         "gpgpu.lp.matrix_free_gpu.SCHUR_FLOOR": mf_gpu.SCHUR_FLOOR,
+        "gpgpu.lp.matrix_free_fused.FACTOR_STEPS": importlib.import_module("gpgpu.lp.matrix_free_fused").FACTOR_STEPS,
         "gpgpu.lp.matrix_free.STALL_RAY_RATIO": mf.STALL_RAY_RATIO,
         "gpgpu.lp.matrix_free.matrix_free stall_window": default(mf.matrix_free, "stall_window"),
         "max_iter": default(lp.solve, "max_iter"),

@@ -105,6 +105,11 @@ KERNELS = {
 }
 
 
+#: Cholesky steps a pass of G11's factor with its inverse (``factor_with_inverse(steps=)``:
+#: ceil(k / 4) + 5 passes instead of k + 5, the same float32 operations; the LP's
+#: ``STEPS_A_PASS``, measured there)
+FACTOR_STEPS = 4
+
 #: a PCG check is read this many iterations after it is drawn (:class:`_Checks`): the host
 #: waits for a read while the GPU runs the iterations queued after it (beyond 002)
 CHECK_LAG = 4
@@ -198,7 +203,7 @@ class FusedPCG:
 
     def prepare(self, G11: Stream, stacks: list, K: np.ndarray, k: int, guard: dict) -> tuple:
         """The preconditioner's parts from G11 and the column stack: C and X = C^-1 (guarded,
-        k + 5 passes: :func:`~gpgpu.cholesky.factor_with_inverse`); B = G[:, K] C^-T (plane
+        ceil(k / FACTOR_STEPS) + 5 passes: :func:`~gpgpu.cholesky.factor_with_inverse`); B = G[:, K] C^-T (plane
         b = sum_j X(b, j) G e_{K_j}) and E (plane b = sum_j X(b, j) e_{K_j}), for D_S^-1 and for
         002's passes; X itself and F = B X = G[:, K] G11^-1 for the fused ones (off K; the
         columns lack delta, so F's rows at K, which w's zeros there never read, are
@@ -208,7 +213,7 @@ class FusedPCG:
         be = self.be
         self.forget()
         (cols, b_out), (units, e_out) = stacks
-        C, X = factor_with_inverse(G11, k, guarded=guard)
+        C, X = factor_with_inverse(G11, k, guarded=guard, steps=FACTOR_STEPS)
         replaced = count_replaced(C, k, "full", guard["huge"])
         C.release()
         if self.X is not None:

@@ -508,7 +508,7 @@ class GPUMatrixFree(MatrixFreeBackend):
                                      {"width": W, "plane_rows": h, "delta": self.delta})
         guard = {"tolerance": PIVOT_TOLERANCE, "huge": HUGE_PIVOT}
         if self._fused is not None and self._fused.fits(k):
-            # the fused PCG's: C and C^-1 in k + 5 passes, B and E as products with C^-1, F, H
+            # the fused PCG's: C and C^-1 in ceil(k / 4) + 5 passes, B and E as products with C^-1, F
             B, E, replaced = self._fused.prepare(G11, self._stacks, K, k, guard)
             give_back(G11)
             self.readbacks += 1
