@@ -9,7 +9,7 @@
 uniform sampler2D S;
 uniform sampler2D C;        // dense columns, plane c at rows c * plane_rows ..
 uniform sampler2D J;        // 1 x kc: their column indexes
-uniform sampler2D V;        // kr x 1: the dense rows' inner products (CHUNKS: chunks x kr)
+uniform sampler2D V;        // kr x 1: the dense rows' inner products (CHUNKS: their chunks' table)
 uniform sampler2D slot;     // folded like y: r + 1 for the r-th dense row, else 0
 uniform sampler2D X;
 #ifdef WEIGHTED

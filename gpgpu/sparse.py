@@ -628,7 +628,7 @@ class SparseStream:
         each folded as a vector of length n), into the planes of ``out`` (length m each); with
         ``weights`` (a vector stream of length n) A diag(weights) X (beyond 002: a
         preconditioner's k column products at once). One pass; with a dense part, the sparse
-        part's pass, the dense rows' inner products with every plane (a few passes a dense row,
+        part's pass, the dense rows' inner products with every plane in chunks (one pass,
         :func:`gpgpu.sparse_formats.dense.add_planes`) and one pass that adds the dense part.
         Only where :meth:`plane_products` says so."""
         self._alive()

@@ -20,7 +20,7 @@ PCG's solution x           ``saxpy_ratio``, as the other vectors; with ``solutio
 diag(G_R)                  a sparse product with the squared entries A .* A, then ``add_scalar``
 G_R e_i, i in K            all k at once where A is ELLPACK (:meth:`SparseStream.product_planes`:
                            FSATY on every unit plane, then FSAX with Theta~ as column weights;
-                           a dense part adds its rows' inner products and one pass); else k
+                           a dense part adds two passes: its rows' chunks, then it); else k
                            products with unit vectors (``copy`` of plane i of the unit planes,
                            FSATY, scaling, FSAX, ``copy`` into plane i of the column stack)
 G11 = G(K, K)              ``plane_gather`` (with delta on its diagonal), factored by
