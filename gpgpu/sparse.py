@@ -641,22 +641,36 @@ class SparseStream:
         return out
 
     def carries_rows(self) -> bool:
-        """Whether :meth:`draw_with_rows` draws this matrix: ELLPACK (a row's entries side by
-        side) without a dense part or sorting."""
-        return getattr(self._storage, "fours", False) and self.perm is None and not (self.kc or self.kr)
+        """Whether :meth:`draw_with_rows` draws this matrix's sparse part: ELLPACK (a row's
+        entries side by side) without sorting. Where A has a dense part, :meth:`add_dense_part`
+        adds it to what the caller's kernel drew."""
+        return getattr(self._storage, "fours", False) and self.perm is None
 
     def draw_with_rows(self, kernel, out: Stream, rect, inputs: dict, uniforms: dict) -> Stream:
         """Draw a caller's ``kernel`` that walks this matrix's rows as ``sparse_ellpack_four``
         does (samplers ``values`` and ``columns``, uniform ``K``, row i at texel (r K, x) of a
         y folded ``W`` wide, i = r W + x) over ``rect`` of ``out``, with the caller's other
         inputs and uniforms (beyond 002: the fused PCG iteration's product that also draws its
-        curvature sums). Only where :meth:`carries_rows` says so."""
+        curvature sums). The rows are the sparse part's (a dense row's are empty). Only where
+        :meth:`carries_rows` says so."""
         self._alive()
         if not self.carries_rows():
-            raise NotImplementedError(f"{self._where()}draw_with_rows needs ELLPACK without a dense part or "
-                                      f"sorting (this matrix: {self.format}); draw the product by product_fused")
+            raise NotImplementedError(f"{self._where()}draw_with_rows needs ELLPACK without sorting "
+                                      f"(this matrix: {self.format}); draw the product by product_fused")
         self._storage.draw_with_rows(self, kernel, out, rect, inputs, uniforms)
         return out
+
+    def add_dense_part(self, xs: Stream, partial: Stream, out: Stream, weights: Stream | None = None) -> Stream:
+        """``out`` = ``partial`` + the dense part's A x (A diag(weights) x with ``weights``):
+        :func:`gpgpu.sparse_formats.dense.add_chunked`'s two passes (one without dense rows)
+        after a caller drew the sparse part's product into the vector's rows of ``partial``
+        (e.g. by :meth:`draw_with_rows`; its rows below are left alone). ``out`` must be neither
+        ``xs`` nor ``partial``; a matrix without a dense part raises ValueError."""
+        self._alive()
+        if not (self.kc or self.kr):
+            raise ValueError(f"{self._where()}add_dense_part: this matrix has no dense part "
+                             f"(dense=False or none found); its sparse product is the whole product")
+        return dense_part.add_chunked(self, xs, partial, out, weights)
 
     def product_fused(self, xs: Stream, out: Stream, weights: Stream | None = None) -> Stream:
         """``out`` = A x, or A diag(weights) x with x_j w_j rounded first (the float32 values of
@@ -685,7 +699,9 @@ class SparseStream:
         self._storage.product_four(self, xs, y, weights)
         if not has_dense:
             return out
-        return dense_part.add_chunked(self, xs, y, out, weights)     # gives y back
+        dense_part.add_chunked(self, xs, y, out, weights)
+        give_back(y)
+        return out
 
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)
     __array_ufunc__ = None

@@ -476,15 +476,15 @@ def test_fused_and_planned_agree_and_fused_draws_seven_passes(system):
 
 @pytest.mark.parametrize("column", [True, False], ids=["rows-and-column", "rows"])
 @pytest.mark.parametrize("fold", [None, 16])
-def test_fused_with_a_dense_part_is_float64_pcg_in_twelve_passes(monkeypatch, fold, column):
-    """Where A has dense rows (two, full) and a dense column (full, crossing them), each of the
+def test_fused_with_a_dense_part_is_float64_pcg_in_eleven_passes(monkeypatch, fold, column):
+    """Where A has dense rows (two, full) and dense columns (two, full, crossing them), each of the
     iteration's two products adds the dense part in two passes (its rows' inner products in
     chunks of 32, n = 110 in four chunks, the last of 14, or m = 45 in two for A^T's dense row;
-    then the dense part added), and the curvature sums are a pass of their own: twelve passes
-    an iteration (20 iterations draw 120 more than 10); with the dense rows alone A^T has no
-    dense row and its product adds its dense columns in one pass: eleven. Six iterations are
-    float64 PCG's sixth iterate with the same P (002 (7)-(8) on the same pivots) to float32
-    rounding, folded 16 wide or not."""
+    then the dense part added), and A's sparse part draws the curvature sums below its y:
+    eleven passes an iteration (20 iterations draw 110 more than 10); with the dense rows
+    alone A^T has no dense row and its product adds its dense columns in one pass: ten. Six
+    iterations are float64 PCG's sixth iterate with the same P (002 (7)-(8) on the same
+    pivots) to float32 rounding, folded 16 wide or not."""
     if fold:
         monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
     rng = np.random.default_rng(7)
@@ -492,7 +492,8 @@ def test_fused_with_a_dense_part_is_float64_pcg_in_twelve_passes(monkeypatch, fo
     for i in (4, 30):
         A[i, :] = rng.uniform(0.5, 2.0, N) * rng.choice([-1.0, 1.0], N)
     if column:
-        A[:, 60] = rng.uniform(0.5, 2.0, (M, 1))
+        for j in (60, 75):
+            A[:, j] = rng.uniform(0.5, 2.0, (M, 1))
     A = A.tocsr()
     p = Problem.from_arrays(A, A @ rng.uniform(0.5, 1.5, N), rng.uniform(0.5, 2.0, N), name="dense45x110")
     theta = np.exp(rng.uniform(-2, 2, N))
@@ -502,7 +503,7 @@ def test_fused_with_a_dense_part_is_float64_pcg_in_twelve_passes(monkeypatch, fo
     try:
         assert be._fused is not None
         assert [int(i) for i in be.A.dense_rows] == [4, 30]
-        assert [int(j) for j in be.A.dense_cols] == ([60] if column else [])
+        assert [int(j) for j in be.A.dense_cols] == ([60, 75] if column else [])
         K = be._kpos.to_array().reshape(-1)[:K_RANK].astype(int)
         got = solve_on(be, b, 0.0, 6)
         counts = []
@@ -513,13 +514,27 @@ def test_fused_with_a_dense_part_is_float64_pcg_in_twelve_passes(monkeypatch, fo
             be.free(res["x"])
             be.free(bv)
             counts.append(t.passes)
+        # the last iteration's FSAX: y = A Theta~ u (its sparse part drawn with the sums below
+        # it, then the dense part), and below the sparse part's y the sums of theta u^2 and p^2
+        s = be._fused.streams
+        u = s.u.to_array().astype(np.float64)[:N]
+        pv = s.p[0].to_array().astype(np.float64)[:M]
+        y = s.y.to_array().astype(np.float64)[:M]
+        c = s.curvature
+        below = np.frombuffer(c.texture.read(), np.float32).reshape(c.rows, c.cols)[be.rows:].astype(np.float64)
+        below = below.reshape(-1)
+        theta32 = theta.astype(np.float32).astype(np.float64)
     finally:
         be.release()
+    scaled = (theta32 * u).astype(np.float32).astype(np.float64)
+    assert np.abs(y - A @ scaled).max() <= 1e-5 * (abs(A) @ abs(scaled)).max()
+    assert below[:s.n_chunks].sum() == pytest.approx(theta32 @ u ** 2, rel=1e-5)
+    assert below[s.m_first:s.m_first + s.m_chunks].sum() == pytest.approx(pv @ pv, rel=1e-5)
     P, _, _ = partial_cholesky_P(G, K)
     ref = pcg64(G, P, b, 0.0, 6)
     assert np.linalg.norm(got["x"] - ref["x"]) <= 1e-4 * np.linalg.norm(ref["x"])
     assert got["residual"] == pytest.approx(ref["norms"][6], rel=1e-3)
-    assert counts[1] - counts[0] == 10 * (12 if column else 11)
+    assert counts[1] - counts[0] == 10 * (11 if column else 10)
 
 
 # --------------------------------------------------------------------------- 4. the contract

@@ -400,11 +400,15 @@ def test_product_fused_is_the_product_for_every_format(rng, ctx, monkeypatch, fo
                 Stream.vector_of(nn, wv) as ws, Stream.vector_of(mm) as y, Stream.vector_of(mm) as yw:
             if dense:
                 assert S.kr and S.kc
-            # only ELLPACK without a dense part lets a caller's kernel walk its rows
-            assert S.carries_rows() == (fmt == "ellpack" and not dense)
+            # only ELLPACK lets a caller's kernel walk its (sparse part's) rows; a dense part
+            # is added apart, and a matrix without one has none to add
+            assert S.carries_rows() == (fmt == "ellpack")
             if not S.carries_rows():
                 with pytest.raises(NotImplementedError, match="draw_with_rows needs ELLPACK"):
                     S.draw_with_rows(None, y, None, {}, {})
+            if not dense:
+                with pytest.raises(ValueError, match="no dense part"):
+                    S.add_dense_part(xs, y, yw)
             S.product_fused(xs, y)
             S.product_fused(xs, yw, weights=ws)
             got, gotw = y.to_array().astype(np.float64), yw.to_array().astype(np.float64)

@@ -1,5 +1,5 @@
 """PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``;
-eleven or twelve where A has dense rows or columns).
+ten or eleven where A has dense rows or columns).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -26,10 +26,10 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
  6  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
                                 y the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y), ``sparse_ellpack_four`` with CURVATURE
-                                (on ELLPACK without a dense part; with one, the product with
-                                its dense part's two passes, and the sums as a pass of their
-                                own: 11 or 12 passes an iteration; other formats a scaling pass
-                                before their own product)
+                                (on ELLPACK; a dense part is added after it in two passes,
+                                one without dense rows: 10 or 11 passes an iteration; other
+                                formats a scaling pass before their own product and the sums
+                                as a pass of their own)
  7  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
                                 the updated residual at the pivots
 ==  ==========================  ============================================================
@@ -130,7 +130,9 @@ class _Streams:
     and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own. Where A
     carries the curvature sums in its product (``SparseStream.carries_rows``) they lie in rows
     of y's texture below y's (``sums_row`` on, ``sums_width`` a row, the m part from
-    ``m_first``), else in a 2-row stream of their own (row 1 the m part)."""
+    ``m_first``; where A has a dense part that texture holds the sparse part's y, and y is the
+    vector the dense part's pass writes), else in a 2-row stream of their own (row 1 the m
+    part)."""
 
     def __init__(self, be, k: int):
         m, n = be.m, be.n
@@ -139,10 +141,11 @@ class _Streams:
         self.m_chunk, self.m_chunks = _chunks(m)
         self.n_chunk, self.n_chunks = _chunks(n)
         self.carried = be.A.carries_rows()
+        self.dense = bool(be.A.kc or be.A.kr)
         if self.carried:
             below = -(-(self.n_chunks + self.m_chunks) // be.width)
-            self.y = Stream(be.rows + below, be.width, vector=True, length=m)
-            self.curvature = self.y
+            self.curvature = Stream(be.rows + below, be.width, vector=True, length=m)
+            self.y = Stream.vector_of(m) if self.dense else self.curvature
             self.sums_row, self.sums_width, self.m_first = be.rows, be.width, self.n_chunks
         else:
             self.y = Stream.vector_of(m)
@@ -271,9 +274,12 @@ class FusedPCG:
         sums = {"n": be.n, "n_chunk": s.n_chunk, "n_chunks": s.n_chunks, "m": m, "m_width": W,
                 "m_chunk": s.m_chunk, "m_chunks": s.m_chunks, "sums_width": s.sums_width, "m_first": s.m_first}
         if s.carried:                                   # y = A Theta~ u and the sums below it
-            be.A.draw_with_rows(KERNELS["product_curvature"], s.y, Rect.covering(0, 0, s.y.cols, s.y.rows),
+            c = s.curvature                             # (with a dense part: the sparse part's y)
+            be.A.draw_with_rows(KERNELS["product_curvature"], c, Rect.covering(0, 0, c.cols, c.rows),
                                 {"X": s.u, "Weights": be.theta, "Theta": be.theta, "P": s.p[1]},
                                 {"x_width": s.u.cols, "rows_y": h, **sums})
+            if s.dense:                                 # its dense part: two passes, one without dense rows
+                be.A.add_dense_part(s.u, c, s.y, weights=be.theta)
         else:
             be.A.product_fused(s.u, s.y, weights=be.theta)
             KERNELS["curvature_sums"].draw(s.curvature, whole(s.curvature),

@@ -99,19 +99,20 @@ def add(S, xs: Stream, y: Stream, out: Stream | None) -> Stream:
 
 
 def add_chunked(S, xs: Stream, y: Stream, out: Stream, weights: Stream | None = None) -> Stream:
-    """``out`` = y (the sparse part's A x, or A diag(weights) x, a pooled temporary, given back
-    here) plus the dense part's products in two passes whatever the dense rows (beyond 002: the
-    fused PCG iteration's products): the dense rows times x (times ``weights``) in chunks
-    (:func:`_rows_chunks`), then one pass (``sparse_dense_part`` with CHUNKS) that adds the
-    dense columns and each dense row's chunks into its row. :func:`add` reduces the dense rows'
-    inner products by 003's dot product instead (about 2 log2 of the length passes)."""
+    """``out`` = y (the sparse part's A x, or A diag(weights) x, in y's first vector rows; the
+    rows below them are not read) plus the dense part's products in two passes whatever the
+    dense rows (beyond 002: the fused PCG iteration's products): the dense rows times x (times
+    ``weights``) in chunks (:func:`_rows_chunks`), then one pass (``sparse_dense_part`` with
+    CHUNKS) that adds the dense columns and each dense row's chunks into its row. :func:`add`
+    reduces the dense rows' inner products by 003's dot product instead (about 2 log2 of the
+    length passes). y stays the caller's."""
     st = S._streams
     extra = {"Weights": weights} if weights is not None else {}
     V, chunks, fold = _rows_chunks(S, xs, 1, weights)
     KERNELS["dense_part_chunks" if weights is None else "dense_part_chunks_weighted"].draw(
         out, whole(out), {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": xs, **extra},
-        {"kc": int(S.kc), "plane_rows": y.rows, "x_width": xs.cols, "chunks": chunks, "fold": fold})
-    give_back(y)
+        {"kc": int(S.kc), "plane_rows": vector_shape(S.shape[0])[0], "x_width": xs.cols, "chunks": chunks,
+         "fold": fold})
     if S.kr:
         give_back(V)
     return out
