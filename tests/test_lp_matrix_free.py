@@ -1601,6 +1601,30 @@ def test_soft_stop_decisions():
     assert not st.stops(0, 1.0, 1.0) and not st.stops(4, 0.5, 0.5) and st.mark == (4, 0.5) and not st.stalled
     assert SoftLimit(10, 2.0, 3).after(4, 0.5) == SoftLimit(6, 1.0, 3)
     assert SoftLimit(10, 2.0, 3).after(40, 1.0).limit == 0
+    assert SoftLimit(10, 2.0, 3, 7).after(4, 0.5) == SoftLimit(6, 1.0, 3, 7)
+
+
+def test_soft_stop_near_the_target_decisions():
+    """The stall stop near the target, by hand: before the limit, with near_span and toward a
+    target of 0.1 (PCG_NEAR = 10: within 1.0), checks whose best residual is above 1.0 mark
+    nothing; the first at or below it marks; a check near_span or more after the mark stops
+    (``stalled``) unless the best has halved -- then it is the new mark. Without near_span, or
+    with target 0, nothing stops before the limit; past the limit the limit's tests decide."""
+    from gpgpu.lp.matrix_free_backend import PCG_NEAR, SoftLimit, SoftStop
+
+    assert PCG_NEAR == 10.0
+    st = SoftStop(SoftLimit(100, 0.0, 0, 20), 1000, 0.1)
+    assert [st.stops(it, b, b) for it, b in ((0, 5.0), (8, 1.01), (16, 1.0))] == [False] * 3
+    assert st.near_mark == (16, 1.0)
+    assert not st.stops(35, 0.6, 0.6) and not st.stalled            # 19 past the mark: no decision
+    assert not st.stops(36, 0.5, 0.5) and st.near_mark == (36, 0.5)  # halved: the next mark
+    assert not st.stops(50, 0.3, 0.3)
+    assert st.stops(56, 0.3, 0.26) and st.stalled                   # 0.26 > 0.25: stalled
+    for soft, target in ((SoftLimit(100, 0.0, 0, 0), 0.1), (SoftLimit(100, 0.0, 0, 20), 0.0)):
+        st = SoftStop(soft, 1000, target)
+        assert not any(st.stops(it, 0.05, 0.05) for it in range(0, 100, 4)) and not st.stalled
+    st = SoftStop(SoftLimit(10, 0.0, 0, 4), 1000, 0.1)             # past the limit: no span, no stall
+    assert not st.stops(0, 1.0, 1.0) and not any(st.stops(it, 0.9, 0.9) for it in range(10, 200, 4))
 
 
 @pytest.mark.parametrize("backend", ["numpy64", "gpu", "gpu-unfused"])
@@ -1630,6 +1654,37 @@ def test_pcg_stall_stop_ends_a_solve_whose_residual_does_not_halve(rng, backend,
     monkeypatch.setattr(mfb, "PCG_STALL_FALL", 0.999)
     out = pcg(be, bv, 0.0, 60, soft=(10, 0.0, 14))
     assert out["iterations"] == 60 and not out["stalled"]
+    be.free(out["x"])
+    be.release()
+
+
+@pytest.mark.parametrize("backend", ["numpy64", "gpu", "gpu-unfused"])
+def test_pcg_stall_stop_near_the_target_ends_a_solve_before_its_limit(rng, backend, monkeypatch):
+    """pcg with soft = (limit, enough, span, near_span): on the hard system (never 20-fold in 14
+    iterations) with the stall share patched to 1/20 and PCG_NEAR to 1000, a target of ||b|| /
+    1000 puts ||b|| itself within PCG_NEAR times it: the first read marks, and the first read
+    14 or more iterations later stops the solve, ``stalled``, not converged, long before the
+    limit 50: at 15 on numpy64 (a read an iteration from iteration 1), at 16 on the GPU (reads
+    at 0, 1 and every 8th);
+    the reported residual is the answer's. With near_span 0 the solve runs to maxiter 40.
+    Catches a near stall never tested, one tested against the check's residual instead of
+    the best, and a target not passed to the decisions (PCG_NEAR times 0 marks nothing)."""
+    import gpgpu.lp.matrix_free_backend as mfb
+
+    be, G, b = _hard_normal_system(rng, backend)
+    bv = be.vector(b)
+    monkeypatch.setattr(mfb, "PCG_STALL_FALL", 0.05)
+    monkeypatch.setattr(mfb, "PCG_NEAR", 1000.0)
+    target = float(np.linalg.norm(b)) / 1000 * (1 + 1e-6)
+    out = pcg(be, bv, target, 40, soft=(50, 0.0, 0, 14))
+    assert out["iterations"] == (15 if backend == "numpy64" else 16)
+    assert out["stalled"] and not out["converged"] and not out["breakdown"]
+    x = be.to_numpy(out["x"])
+    assert out["residual"] == pytest.approx(float(np.linalg.norm(b - G @ x)), rel=1e-8 if backend == "numpy64" else 1e-3)
+    assert out["residual"] < np.linalg.norm(b)
+    be.free(out["x"])
+    out = pcg(be, bv, target, 40, soft=(50, 0.0, 0, 0))
+    assert out["iterations"] == 40 and not out["stalled"] and not out["converged"]
     be.free(out["x"])
     be.release()
 

@@ -79,7 +79,10 @@ docs/results/matrix-free.md.
   limit the solve also stops where it no longer gains (PCG's stall stop): where its best residual
   has not halved (PCG_STALL_FALL) over PCG_STALL_SPAN times the limit (the first mark at the limit; a
   refinement round after the limit is tested from its start, and a round stopped so ends the
-  solve). A float32 PCG stopped at its limit leaves about 1e-3 of its right-hand side late in a
+  solve). Before the limit the same test, over PCG_NEAR_SPAN times the limit, stops a solve whose
+  best residual is within PCG_NEAR (10) times its target: float32's PCG can stall a little above
+  a target near its floor for thousands of iterations (ship12s: at 1.3 times it from iteration
+  200 to the stall stop at 3000). A float32 PCG stopped at its limit leaves about 1e-3 of its right-hand side late in a
   solve, far above a primal residual near eps, and nug20 spends whole allowances there without
   PCG's stall stop (docs/lp_defaults.md). A float64 PCG keeps the plain limit. The history's
   ``pcg_limit`` is then the limit and ``pcg_cap`` the most the solve could run.
@@ -188,6 +191,10 @@ PRIMAL_ENOUGH = 10.0
 #: PCG's stall stop (the residual-aware limit): past the limit, the solve stops where its best
 #: residual has not halved (``PCG_STALL_FALL``) over this share of the limit (module notes)
 PCG_STALL_SPAN = 0.5
+#: PCG's stall stop near its target (the residual-aware limit): before the limit, the solve
+#: stops where its best residual, within PCG_NEAR times its target, has not halved over this
+#: share of the limit (module notes)
+PCG_NEAR_SPAN = 0.1
 #: PCG's relative target ||r|| <= PCG_REL ||rhs|| with ``adaptive`` on a back end whose PCG
 #: reaches it (float64: numpy64); PCG_REL_FIXED with ``adaptive=False`` (module notes,
 #: docs/lp_defaults.md)
@@ -257,7 +264,7 @@ def pcg(be: MatrixFreeBackend, b, target: float, maxiter: int, soft=None) -> dic
     """
     if getattr(be, "plan", False):
         return be.pcg_planned(b, target, maxiter, soft=soft)
-    soft = SoftStop(soft, maxiter)
+    soft = SoftStop(soft, maxiter, target)
     x = be.accumulator()
     rnorm = math.sqrt(max(be.dot(b, b), 0.0))
     out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "stalled": False,
@@ -975,7 +982,8 @@ def _corrector_limit(run, t: _Tests, cap_abs) -> tuple:
     limit = FINISH_LIMIT_GROWTH * sol.maxiter if finishing else sol.maxiter
     soft = None
     if run.floor.grow and not finishing and run.be.pcg_floor >= PCG_REL:
-        soft = SoftLimit(sol.maxiter, PRIMAL_ENOUGH * cap_abs, int(PCG_STALL_SPAN * sol.maxiter))
+        soft = SoftLimit(sol.maxiter, PRIMAL_ENOUGH * cap_abs, int(PCG_STALL_SPAN * sol.maxiter),
+                         int(PCG_NEAR_SPAN * sol.maxiter))
         limit = FINISH_LIMIT_GROWTH * sol.maxiter
     return limit, soft
 

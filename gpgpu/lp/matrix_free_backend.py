@@ -11,13 +11,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["MatrixFreeBackend", "MF_BACKENDS", "SoftLimit", "SoftStop", "PCG_STALL_FALL"]
+__all__ = ["MatrixFreeBackend", "MF_BACKENDS", "SoftLimit", "SoftStop", "PCG_STALL_FALL", "PCG_NEAR"]
 
 #: the matrix-free method's back ends by name (:func:`gpgpu.lp.backends.get_matrix_free_backend`)
 MF_BACKENDS = ("gpu", "numpy64")
 #: PCG's stall stop (the residual-aware limit): past the limit, a solve whose best residual is
 #: still above this share of what it was ``span`` iterations before stops (:class:`SoftStop`)
 PCG_STALL_FALL = 0.5
+#: PCG's stall stop near its target: before the limit, a solve whose best residual is within
+#: this many times its target and has not halved over ``near_span`` iterations stops
+#: (:class:`SoftStop`)
+PCG_NEAR = 10.0
 
 
 class SoftLimit(NamedTuple):
@@ -25,45 +29,63 @@ class SoftLimit(NamedTuple):
     past ``limit`` iterations PCG stops at the first check whose residual is at most
     ``enough``, and (``span`` > 0) at the first check ``span`` or more iterations after a mark
     whose best residual is still above PCG_STALL_FALL times the mark's (not halved; the first
-    mark: the first check at or past the limit, a mark passed replaced by that check). A plain
-    pair (limit, enough) has no stall stop."""
+    mark: the first check at or past the limit, a mark passed replaced by that check). Before
+    the limit (``near_span`` > 0) the same test with ``near_span`` stops a solve whose best
+    residual is within PCG_NEAR times its target (the first mark: the first check there), the
+    stall stop near the target. A plain pair (limit, enough) has no stall stop."""
     limit: int
     enough: float
     span: int = 0
+    near_span: int = 0
 
     def after(self, done: int, scale: float) -> "SoftLimit":
         """The limit of a refinement round that starts after ``done`` iterations on a
         right-hand side multiplied by ``scale``."""
-        return SoftLimit(max(int(self.limit) - done, 0), float(self.enough) * scale, self.span)
+        return SoftLimit(max(int(self.limit) - done, 0), float(self.enough) * scale, self.span, self.near_span)
 
 
 class SoftStop:
     """The residual-aware limit's decisions in one PCG solve (:class:`SoftLimit`; None: the
-    plain limit ``maxiter``). :meth:`stops` is asked at each check with the iteration count,
-    the check's residual norm and the best norm of the checks so far; ``stalled`` says whether
-    PCG's stall stop ended the solve."""
+    plain limit ``maxiter``) toward ``target``. :meth:`stops` is asked at each check with the
+    iteration count, the check's residual norm and the best norm of the checks so far;
+    ``stalled`` says whether one of PCG's stall stops ended the solve."""
 
-    def __init__(self, soft, maxiter: int):
+    def __init__(self, soft, maxiter: int, target: float = 0.0):
         soft = SoftLimit(maxiter, math.inf) if soft is None else SoftLimit(*soft)
         self.limit, self.enough, self.span = int(soft.limit), float(soft.enough), int(soft.span)
+        self.near_span, self.near = int(soft.near_span), PCG_NEAR * float(target)
         self.mark = None              # (iteration, best norm) of the stall stop's last mark
+        self.near_mark = None         # ... of the stall stop's near the target, before the limit
         self.stalled = False
 
     def stops(self, it: int, rnorm: float, best: float) -> bool:
         if it < self.limit:
-            return False
+            return self._stalled_near(it, best)
         if rnorm <= self.enough:
             return True
         if self.span <= 0:
             return False
-        if self.mark is not None and it - self.mark[0] >= self.span:
-            if best > PCG_STALL_FALL * self.mark[1]:
-                self.stalled = True
-                return True
-            self.mark = None
-        if self.mark is None:
-            self.mark = (it, best)
-        return False
+        self.mark, stalled = _stall_test(self.mark, self.span, it, best)
+        self.stalled |= stalled
+        return stalled
+
+    def _stalled_near(self, it: int, best: float) -> bool:
+        if self.near_span <= 0 or not best <= self.near:
+            return False
+        self.near_mark, stalled = _stall_test(self.near_mark, self.near_span, it, best)
+        self.stalled |= stalled
+        return stalled
+
+
+def _stall_test(mark, span: int, it: int, best: float) -> tuple:
+    """(the next mark, stalled): a check ``span`` or more iterations after ``mark`` (iteration,
+    best norm) whose best norm is above PCG_STALL_FALL times the mark's is a stall; one that
+    has fallen that far, or the first check (no mark), is the next mark."""
+    if mark is not None and it - mark[0] >= span:
+        if best > PCG_STALL_FALL * mark[1]:
+            return mark, True
+        mark = None
+    return (mark if mark is not None else (it, best)), False
 
 
 class MatrixFreeBackend(abc.ABC):

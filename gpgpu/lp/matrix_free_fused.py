@@ -342,7 +342,7 @@ class FusedPCG:
         iteration count are the check's, as if it had been read at once."""
         be = self.be
         every = max(1, int(be.pcg_check))
-        soft = SoftStop(soft, maxiter)
+        soft = SoftStop(soft, maxiter, target)
         if maxiter < 1:
             rnorm = math.sqrt(max(be.dot(b, b), 0.0))
             out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "stalled": False,

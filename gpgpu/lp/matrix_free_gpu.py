@@ -671,7 +671,7 @@ class GPUMatrixFree(MatrixFreeBackend):
         if self._fused is not None and self._fused.ready:
             return self._fused.solve(b, target, maxiter, soft=soft)
         every = max(1, int(self.pcg_check))
-        soft = SoftStop(soft, maxiter)
+        soft = SoftStop(soft, maxiter, target)
         rnorm = math.sqrt(max(self.dot(b, b), 0.0))
         out = {"iterations": 0, "converged": rnorm <= target, "breakdown": False, "stalled": False,
                "residual": rnorm}
