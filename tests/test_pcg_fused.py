@@ -769,7 +769,7 @@ def test_lp_end_to_end(lp, monkeypatch, fused):
     assert all(h["rank"] == 8 for h in r.history[:-1])
     for h in r.history[:-1]:                       # the predictor's and the corrector's solves
         assert len(h["pcg_iterations"]) == 2 and all(0 < i <= 1000 for i in h["pcg_iterations"])
-        assert set(h["pcg_stop"]) <= {"converged", "limit"}
+        assert set(h["pcg_stop"]) <= {"converged", "limit", "stall"}
     assert r.history[-1]["pcg_iterations"] is None
     assert 0 < sum(sum(h["pcg_iterations"]) for h in r.history[:-1]) <= r.pcg_iterations
     assert sum(h["pcg_converged"] is True for h in r.history[:-1]) >= r.iterations // 2

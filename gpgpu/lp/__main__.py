@@ -382,7 +382,8 @@ def _print_result(res, problem, args) -> None:
         print(f"presolve (HiGHS): {res.presolve['status']}, {m0} x {n0} -> {m1} x {n1}")
     if args.method == "matrix-free" and hasattr(res, "pcg_iterations"):
         stops = getattr(res, "pcg_stops", {})
-        others = "".join(f", {v} {label}" for key, label in (("breakdown", "at a PCG breakdown"),
+        others = "".join(f", {v} {label}" for key, label in (("stall", "by PCG's stall stop"),
+                                                             ("breakdown", "at a PCG breakdown"),
                                                              ("stalled", "where refinement stalled"),
                                                              ("rounds", "after all refinement rounds"))
                          if (v := stops.get(key, 0)))

@@ -104,7 +104,8 @@ docs/results/matrix-free.md.
   docs/lp_defaults.md). A solve whose PCG reaches its iteration limit is kept (the
   direction is still a descent direction for the residuals) but counted: in the history entry
   (``pcg_converged``, and ``pcg_stop``: why each solve stopped -- "converged", "limit",
-  "breakdown" (p^T G_R p or r^T P^-1 r not positive), "stalled" or "rounds" (the float64 refinement rounds)),
+  "stall" (PCG's stall stop, below), "breakdown" (p^T G_R p or r^T P^-1 r not positive),
+  "stalled" or "rounds" (the float64 refinement rounds)),
   in ``LPResult.pcg_unconverged`` and ``LPResult.pcg_stops`` (the count of each reason), and in
   the message, reason by reason, with the PCG iterations those solves ran; it is never a silent
   step.
@@ -162,6 +163,8 @@ __all__ = ["MatrixFreeBackend", "matrix_free", "pcg", "get_matrix_free_backend",
 #: why a normal-equation solve stopped before its tolerance (``history['pcg_stop']``, the message)
 STOP_REASONS = {
     "limit": "stopped at the PCG iteration limit ({maxiter})",
+    "stall": ("stopped by PCG's stall stop (the best residual had not halved over a span of "
+              "iterations, near the target or past the limit)"),
     "breakdown": ("stopped at a PCG breakdown (p^T G_R p or r^T P^-1 r not positive or not finite: G_R "
                   "or the preconditioner is numerically singular in the back end's precision)"),
     "stalled": "stopped when a float64 refinement round no longer reduced the residual",
@@ -466,7 +469,9 @@ class _Solver:
         rnorm = rnorm0
 
         def pcg_stop(res):
-            return "breakdown" if res["breakdown"] else "limit"
+            if res["breakdown"]:
+                return "breakdown"
+            return "stall" if res.get("stalled") else "limit"
 
         for _ in range(rounds):
             tol = max(target, be.pcg_floor * rnorm)
@@ -1075,7 +1080,7 @@ def _result(run) -> LPResult:
         message += _ray_hint(run.history)
     if sol.unconverged:
         message += " " + sol.unconverged_note()
-        if code != 0 and k < m and sol.stops["limit"]:
+        if code != 0 and k < m and (sol.stops["limit"] or sol.stops["stall"]):
             message += (f" The preconditioner had k = {k} of {m} columns: a larger rank, or rank_max "
                         "(k doubles after such an iteration), may let PCG converge.")
     x, lam, s = x * bs, lam * cs, s * cs                       # back to the problem's units
@@ -1160,7 +1165,7 @@ class _Floor:
                     reg.delta = max(reg.reg_min, delta_k / FLOOR_RISE)
                 self.lowered += 1
             return
-        if "limit" not in (f1["stop"], f2["stop"]) and "breakdown" not in (f1["stop"], f2["stop"]):
+        if not {"limit", "stall", "breakdown"} & {f1["stop"], f2["stop"]}:   # PCG did not converge
             return
         if not self.widened:
             self.widen()
