@@ -670,6 +670,9 @@ class SparseStream:
         if not (self.kc or self.kr):
             raise ValueError(f"{self._where()}add_dense_part: this matrix has no dense part "
                              f"(dense=False or none found); its sparse product is the whole product")
+        if out is xs or out is partial:
+            raise ValueError(f"{self._where()}add_dense_part: out is {'xs' if out is xs else 'partial'}, which "
+                             "the pass reads while it writes out; pass another vector stream")
         return dense_part.add_chunked(self, xs, partial, out, weights)
 
     def product_fused(self, xs: Stream, out: Stream, weights: Stream | None = None) -> Stream:

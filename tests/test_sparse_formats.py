@@ -409,6 +409,10 @@ def test_product_fused_is_the_product_for_every_format(rng, ctx, monkeypatch, fo
             if not dense:
                 with pytest.raises(ValueError, match="no dense part"):
                     S.add_dense_part(xs, y, yw)
+            elif fmt == "ellpack":
+                for alias in (xs, y):
+                    with pytest.raises(ValueError, match="reads while it writes"):
+                        S.add_dense_part(xs, y, alias)
             S.product_fused(xs, y)
             S.product_fused(xs, yw, weights=ws)
             got, gotw = y.to_array().astype(np.float64), yw.to_array().astype(np.float64)
