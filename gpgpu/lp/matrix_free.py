@@ -82,9 +82,9 @@ docs/results/matrix-free.md.
   solve). Before the limit the same test, over PCG_NEAR_SPAN times the limit, stops a solve whose
   best residual is within PCG_NEAR (10) times its target: float32's PCG can stall a little above
   a target near its floor for thousands of iterations (ship12s: at 1.3 times it from iteration
-  200 to the stall stop at 3000). A float32 PCG stopped at its limit leaves about 1e-3 of its right-hand side late in a
-  solve, far above a primal residual near eps, and nug20 spends whole allowances there without
-  PCG's stall stop (docs/lp_defaults.md). A float64 PCG keeps the plain limit. The history's
+  200 to the stall stop at 3000). A float32 PCG stopped at its limit leaves about 1e-3 of its
+  right-hand side late in a solve, far above a primal residual near eps, and nug20 spends whole
+  allowances there without PCG's stall stop (docs/lp_defaults.md). A float64 PCG keeps the plain limit. The history's
   ``pcg_limit`` is then the limit and ``pcg_cap`` the most the solve could run.
 * **float-float after the first limit** (``adaptive``, beyond 002, a back end with a wider
   format for PCG's solution vector: the GPU's ``solution=None``, the default): after the first
