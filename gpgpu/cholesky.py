@@ -468,6 +468,24 @@ def count_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str =
     return int(round(value))
 
 
+def diagonal_for_replaced(M: Stream, L: Stream, S: Stream, m: int, huge: float, rows: bool) -> Stream:
+    """The factor of a guarded Cholesky whose replaced pivots (``huge``) become their diagonal
+    entries of ``S`` (beyond the papers; the partial Cholesky preconditioner of paper 002, where a
+    pivot replaced by ``huge`` left P^-1 blind to its direction). A replaced pivot's column of
+    the m x m factor ``L`` is about 0 below the diagonal, so L(j, j) -> sqrt(S(j, j)) is L times
+    a diagonal matrix: with ``rows`` ``M`` is L^-1, whose row j is scaled by L(j, j) / sqrt(S(j,
+    j)); else ``M`` is L, whose diagonal entry is set. One pass (``replaced_pivot_diagonal``)
+    into a new m x m stream; ``M`` is left as it is."""
+    out = Stream(m, m, zero=False)
+    try:
+        KERNELS["replaced_pivot_diagonal"].draw(out, Rect.covering(0, 0, m, m), {"M": M, "C": L, "G": S},
+                                                {"threshold": float(np.sqrt(huge)) * 0.5, "rows": bool(rows)})
+    except BaseException:
+        out.release()
+        raise
+    return out
+
+
 def flag_replaced(L: Stream, m: int, storage: str, huge: float, strategy: str = "pingpong",
                   out: Stream | None = None) -> Stream:
     """The number of pivots the guarded square root replaced, in a 1 x 1 stream (``out``): a flag

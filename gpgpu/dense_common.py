@@ -61,6 +61,8 @@ CHOLESKY_KERNELS = {
     "identity": Kernel("identity", texels=1, doc="beyond the papers: I drawn, not uploaded"),
     "pivot_check": Kernel("pivot_check", texels=2, doc="breakdown detection on the GPU"),
     "huge_pivot_flag": Kernel("huge_pivot_flag", texels=2, doc="counting replaced pivots"),
+    "replaced_pivot_diagonal": Kernel("replaced_pivot_diagonal", texels=3,
+                                      doc="beyond the papers: a replaced pivot becomes its diagonal entry"),
 }
 
 

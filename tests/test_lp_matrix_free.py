@@ -17,6 +17,7 @@ from gpgpu.float_float import available as float_float_available  # noqa: E402
 from gpgpu.lp import METHODS, Problem, gruca_like, solve  # noqa: E402
 from gpgpu.lp.gruca import GRUCA_TABLE1, gruca_sizes  # noqa: E402
 from gpgpu.lp.matrix_free import MatrixFreeBackend, get_matrix_free_backend, pcg  # noqa: E402
+import gpgpu.lp.matrix_free_gpu as mf_gpu  # noqa: E402
 from gpgpu.lp.matrix_free_gpu import GPUMatrixFree  # noqa: E402
 from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree, partial_cholesky  # noqa: E402
 from gpgpu.lp.mehrotra import MESSAGES  # noqa: E402
@@ -86,15 +87,16 @@ def normal_matrix(A, theta, delta):
     return (A * theta) @ A.T + delta * np.eye(A.shape[0])
 
 
-def reference_P(G, K):
+def reference_P(G, K, C=None):
     """002 (7)-(8) from its definitions: P = L diag(D_L, D_S) L^T, with G11 = L11 D_L L11^T,
-    L21 = G21 L11^-T D_L^-1 and D_S = diag(G22 - L21 D_L L21^T), in float64, with K first."""
+    L21 = G21 L11^-T D_L^-1 and D_S = diag(G22 - L21 D_L L21^T), in float64, with K first.
+    ``C``: the factor C = L11 D_L^1/2 to use (one with replaced pivots), else G11's Cholesky."""
     m = G.shape[0]
     rest = np.setdiff1d(np.arange(m), K)
     order = np.concatenate([K, rest])
     Gp = G[np.ix_(order, order)]
     k = len(K)
-    C = np.linalg.cholesky(Gp[:k, :k])
+    C = np.linalg.cholesky(Gp[:k, :k]) if C is None else C
     DL = np.diag(C) ** 2
     L11 = C / np.diag(C)
     L21 = Gp[k:, :k] @ np.linalg.inv(L11).T / DL
@@ -186,16 +188,22 @@ def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k
         be.release()
 
 
-def test_gpu_preconditioner_counts_replaced_pivots(rng):
-    """Rows 0 and 1 of A are equal and have the largest diagonal entries of G, and delta = 0:
-    G11 is exactly singular (in float32 too), its second pivot is replaced on both back ends."""
+def equal_rows_problem():
+    """(A, Problem): a 10 x 24 A whose rows 0 and 1 are equal and have the largest diagonal
+    entries of G = A A^T, so that G11 of k = 2 is exactly singular (in float32 too)."""
     A = sp.random(10, 24, density=0.3, random_state=np.random.RandomState(4), format="lil")
     A = sp.lil_matrix(A + sp.eye(10, 24))
     for i in (0, 1):
         A[i, :] = 0
         A[i, :6] = 3.0
     A = sp.csr_matrix(A)
-    p = Problem.from_arrays(A, A @ np.ones(24), np.ones(24))
+    return A, Problem.from_arrays(A, A @ np.ones(24), np.ones(24))
+
+
+def test_gpu_preconditioner_counts_replaced_pivots(rng):
+    """Rows 0 and 1 of A are equal and have the largest diagonal entries of G, and delta = 0:
+    G11 is exactly singular (in float32 too), its second pivot is replaced on both back ends."""
+    _, p = equal_rows_problem()
     for be in (NumpyMatrixFree(p), GPUMatrixFree(p)):
         be.set_weights(np.ones(24), 0.0)
         info = be.build_preconditioner(2)
@@ -203,6 +211,56 @@ def test_gpu_preconditioner_counts_replaced_pivots(rng):
         z = be.to_numpy(be.precondition(be.vector(rng.standard_normal(10))))
         assert np.isfinite(z).all()
         be.release()
+
+
+def guarded_factor(G11, tolerance, huge):
+    """G11's outer-product Cholesky factor in float64 as the GPU's guarded one makes it: each
+    pivot not above ``tolerance`` times its diagonal entry replaced by ``huge``; and the
+    replaced pivots' indices."""
+    S, k = G11.astype(np.float64).copy(), G11.shape[0]
+    C, replaced = np.zeros_like(S), []
+    for j in range(k):
+        p = S[j, j]
+        if not p > tolerance * G11[j, j]:
+            p = huge
+            replaced.append(j)
+        C[j, j] = np.sqrt(p)
+        C[j + 1:, j] = S[j + 1:, j] / C[j, j]
+        S[j + 1:, j + 1:] -= np.outer(C[j + 1:, j], C[j + 1:, j])
+    return C, replaced
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_gpu_replaced_pivot_becomes_its_diagonal_entry(rng, fused, monkeypatch):
+    """G11 exactly singular (rows 0 and 1 of A equal, delta = 0): the guard replaces its second
+    pivot by HUGE_PIVOT, whose column of C is then about 0, and the pivot then becomes G11's
+    diagonal entry g (REPLACED_DIAGONAL): P^-1 r is the float64 P^-1 r of 002 (7)-(8) with that
+    factor, P^-1 e_1 about 1 / g. With the pivot left at 1e30 (the rule before, and
+    REPLACED_DIAGONAL = False) P^-1 e_1 is about 0: P^-1 is blind to that direction and PCG's
+    residual there cannot fall. Both builds: the fused PCG's (C^-1's row scaled) and 002's (C's
+    diagonal entry set, then substitutions)."""
+    A, p = equal_rows_problem()
+    G = normal_matrix(A, np.ones(24), 0.0)
+    K = np.array([0, 1])
+    G11 = G[np.ix_(K, K)]
+    C, replaced = guarded_factor(G11, mf_gpu.PIVOT_TOLERANCE, mf_gpu.HUGE_PIVOT)
+    assert replaced == [1]
+    C_diagonal = C.copy()
+    C_diagonal[1, 1] = np.sqrt(G11[1, 1])
+    for rule, factor in ((True, C_diagonal), (False, C)):
+        monkeypatch.setattr(mf_gpu, "REPLACED_DIAGONAL", rule)
+        P = reference_P(G, K, C=factor)
+        be = GPUMatrixFree(p, fused=fused)
+        try:
+            be.set_weights(np.ones(24), 0.0)
+            info = be.build_preconditioner(2)
+            assert info["replaced"] == 1
+            for r in (np.eye(10)[1], rng.standard_normal(10)):
+                ref = np.linalg.solve(P, r)
+                z = be.to_numpy(be.precondition(be.vector(r)))
+                assert np.abs(z - ref).max() <= 1e-5 * np.abs(ref).max(), (rule, r)
+        finally:
+            be.release()
 
 
 def _preconditioned_on_both(p, theta, delta, k, r):
@@ -1225,13 +1283,13 @@ def test_gpu_infeasible_lp_reports_its_pcg_stops_truly():
 
 
 def test_gpu_solve_reports_its_pcg_stall_stops_as_such():
-    """ship04s (netlib-more) on the GPU: a combined solve ended by PCG's stall stop is "stall" in
-    the history, not "limit" (on llvmpipe the stop near the target ends iteration 9's combined
-    solve after 352 PCG iterations of its 2880). On every renderer: optimal within 1e-6 of
+    """scorpion (netlib-more) on the GPU: a combined solve ended by PCG's stall stop is "stall" in
+    the history, not "limit" (on llvmpipe the stop near the target ends iteration 7's combined
+    solve after 608 PCG iterations of its 1552). On every renderer: optimal within 1e-6 of
     HiGHS; each combined solve at "limit" ran its limit, and the stall stops are counted in
     pcg_stops and named in the message (with the PCG iterations they ran) exactly when there
     are some; on llvmpipe there is one, short of its limit."""
-    p, ref = netlib_more("ship04s")
+    p, ref = netlib_more("scorpion")
     r = solve(p, method="matrix-free", backend="gpu", eps=1e-6)
     assert r.status == "optimal" and abs(r.objective - ref) <= 1e-6 * abs(ref)
     steps = [h for h in r.history if h["pcg_stop"] is not None]

@@ -192,6 +192,7 @@ def test_the_matrix_free_guide_lists_what_stays_the_projects():
         "gpgpu.lp.matrix_free.START_SHIFT": mf.START_SHIFT,
         "gpgpu.lp.matrix_free_gpu.PIVOT_TOLERANCE": mf_gpu.PIVOT_TOLERANCE,
         "gpgpu.lp.matrix_free_gpu.HUGE_PIVOT": mf_gpu.HUGE_PIVOT,
+        "gpgpu.lp.matrix_free_gpu.REPLACED_DIAGONAL": mf_gpu.REPLACED_DIAGONAL,
         "gpgpu.lp.matrix_free_gpu.SCHUR_FLOOR": mf_gpu.SCHUR_FLOOR,
         "gpgpu.lp.matrix_free_fused.FACTOR_STEPS": importlib.import_module("gpgpu.lp.matrix_free_fused").FACTOR_STEPS,
         "gpgpu.lp.matrix_free.STALL_RAY_RATIO": mf.STALL_RAY_RATIO,

@@ -5,7 +5,8 @@ implementation path: the GPU back end is :class:`gpgpu.lp.matrix_free_gpu.GPUMat
 
 :class:`Float32MatrixFree` does what the GPU back end does in float32 -- G_R's products, the
 vectors, the inner products, the partial Cholesky preconditioner built from float32 columns
-with the GPU's guards (a pivot at or below 1e-6 of its diagonal entry replaced by 1e30, a Schur
+with the GPU's guards (a pivot at or below 1e-6 of its diagonal entry replaced by 1e30, then by
+its diagonal entry with ``REPLACED_DIAGONAL``, a Schur
 entry at or below 1e-6 of its diagonal entry falling back to it) -- with numpy's float32
 arithmetic (its sums are not the GPU's reductions; the float64 refinement rounds are the
 method's own). ``solution="float64"`` keeps PCG's solution vector in float64, as the GPU's
@@ -25,6 +26,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from gpgpu.lp.matrix_free import matrix_free
+from gpgpu.lp import matrix_free_gpu
 from gpgpu.lp.matrix_free_gpu import PIVOT_TOLERANCE, SCHUR_FLOOR, HUGE_PIVOT
 from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree
 
@@ -92,14 +94,17 @@ class Float32MatrixFree(NumpyMatrixFree):
         cols = (self.A32 @ self.A32[K].multiply(self.theta32[None, :]).T.tocsr()).toarray().astype(f32)
         cols[K, np.arange(k)] += self.delta32
         G11 = cols[K]
-        S, C, replaced = G11.copy(), np.zeros_like(G11), 0
+        S, C, replaced = G11.copy(), np.zeros_like(G11), []
         for j in range(k):                            # the GPU's guarded outer-product factor
             p = S[j, j]
             if not p > f32(PIVOT_TOLERANCE) * max(G11[j, j], f32(0)):
-                p, replaced = f32(HUGE_PIVOT), replaced + 1
+                p = f32(HUGE_PIVOT)
+                replaced.append(j)
             C[j, j] = np.sqrt(p)
             C[j + 1:, j] = S[j + 1:, j] / C[j, j]
             S[j + 1:, j + 1:] -= np.outer(C[j + 1:, j], C[j + 1:, j]).astype(f32)
+        if matrix_free_gpu.REPLACED_DIAGONAL:         # a replaced pivot then becomes its diagonal entry
+            C[replaced, replaced] = np.sqrt(G11[replaced, replaced])
         B = sla.solve_triangular(C, cols.T, lower=True).T.astype(f32)
         schur = (diag - np.einsum("ij,ij->i", B, B).astype(f32)).astype(f32)
         with np.errstate(divide="ignore"):
@@ -107,7 +112,7 @@ class Float32MatrixFree(NumpyMatrixFree):
         dinv[K] = 0
         self.pre = (K, C, B, dinv)
         self.readbacks += m
-        return {"k": k, "replaced": replaced}
+        return {"k": k, "replaced": len(replaced)}
 
     def precondition(self, r):
         K, C, B, dinv = self.pre

@@ -72,7 +72,7 @@ import math
 import numpy as np
 
 from ..blas1 import KERNELS as L1, whole
-from ..cholesky import count_replaced, factor_with_inverse
+from ..cholesky import count_replaced, diagonal_for_replaced, factor_with_inverse
 from ..context import get_context, max_texture_size
 from ..geometry import Rect
 from ..kernel import Kernel
@@ -204,9 +204,12 @@ class FusedPCG:
         """Whether :func:`gpgpu.cholesky.factor_with_inverse` holds G11 (k x 2k texels)."""
         return 2 * k <= max_texture_size()
 
-    def prepare(self, G11: Stream, stacks: list, K: np.ndarray, k: int, guard: dict) -> tuple:
+    def prepare(self, G11: Stream, stacks: list, K: np.ndarray, k: int, guard: dict,
+                replaced_diagonal: bool = True) -> tuple:
         """The preconditioner's parts from G11 and the column stack: C and X = C^-1 (guarded,
-        ceil(k / FACTOR_STEPS) + 5 passes: :func:`~gpgpu.cholesky.factor_with_inverse`); B = G[:, K] C^-T (plane
+        ceil(k / FACTOR_STEPS) + 5 passes: :func:`~gpgpu.cholesky.factor_with_inverse`; with
+        ``replaced_diagonal``, a pivot replaced by the guard's huge value then becomes G11's
+        diagonal entry, one pass where there is one: :func:`~gpgpu.cholesky.diagonal_for_replaced`); B = G[:, K] C^-T (plane
         b = sum_j X(b, j) G e_{K_j}) and E (plane b = sum_j X(b, j) e_{K_j}), for D_S^-1 and for
         002's passes; X itself and F = B X = G[:, K] G11^-1 for the fused ones (off K; the
         columns lack delta, so F's rows at K, which w's zeros there never read, are
@@ -218,6 +221,9 @@ class FusedPCG:
         (cols, b_out), (units, e_out) = stacks
         C, X = factor_with_inverse(G11, k, guarded=guard, steps=FACTOR_STEPS)
         replaced = count_replaced(C, k, "full", guard["huge"])
+        if replaced and replaced_diagonal:
+            X_old, X = X, diagonal_for_replaced(X, C, G11, k, guard["huge"], rows=True)
+            X_old.release()
         C.release()
         if self.X is not None:
             self.X.release()

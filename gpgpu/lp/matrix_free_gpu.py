@@ -24,7 +24,9 @@ G_R e_i, i in K            all k at once where A is ELLPACK (:meth:`SparseStream
                            products with unit vectors (``copy`` of plane i of the unit planes,
                            FSATY, scaling, FSAX, ``copy`` into plane i of the column stack)
 G11 = G(K, K)              ``plane_gather`` (with delta on its diagonal), factored by
-                           :func:`gpgpu.cholesky.factor` (outer form, guarded pivots): C C^T
+                           :func:`gpgpu.cholesky.factor` (outer form, guarded pivots): C C^T;
+                           a replaced pivot then becomes its diagonal entry of G11
+                           (``replaced_pivot_diagonal``, beyond 002: REPLACED_DIAGONAL)
 L21, and C^-1 at K         ``plane_forward_substitution``: k passes over the column stack give
                            the planes of B = G[:, K] C^-T; k passes over the unit planes give
                            the planes of E, E_c = sum_j (C^-1)_cj e_{K_j}
@@ -52,7 +54,7 @@ import math
 import numpy as np
 
 from ..blas1 import KERNELS as L1, whole
-from ..cholesky import count_replaced, factor
+from ..cholesky import count_replaced, diagonal_for_replaced, factor
 from ..context import get_context, max_texture_size
 from ..cg.kernels import KERNELS as CG_KERNELS
 from ..geometry import Rect, Texel, Triangle
@@ -117,8 +119,14 @@ def fitting_fold(width: int, A, limit: int | None = None):
 
 #: pivots of G11 at or below this fraction of their diagonal entry are replaced (float32)
 PIVOT_TOLERANCE = 1e-6
-#: what a replaced pivot becomes: its column of C is then ~0, that direction left to D_S
+#: what a replaced pivot becomes in the guarded factor: its column of C is then ~0 ...
 HUGE_PIVOT = 1e30
+#: ... and then (beyond 002) G11's diagonal entry, so that P^-1 weighs that direction by
+#: 1 / G11(j, j), as D_S weighs a row outside K (:func:`gpgpu.cholesky.diagonal_for_replaced`,
+#: one pass where a build replaced pivots). False: the pivot stays HUGE_PIVOT, and P^-1 is
+#: about 0 along its direction, where PCG's residual then cannot fall (ship12l on an H100: its
+#: predictor ran to the PCG limit at the first build with replaced pivots)
+REPLACED_DIAGONAL = True
 #: a Schur entry below this fraction of its diagonal entry falls back to the diagonal
 SCHUR_FLOOR = 1e-6
 
@@ -502,21 +510,25 @@ class GPUMatrixFree(MatrixFreeBackend):
         L1["fill"].draw(Es, Triangle.from_rects(units), uniforms={"value": 1.0})
         # the k columns G_R e_i without delta (it only touches G11): plane c of Bs
         self._columns(Es, Bs, k)
-        # G11 = G(K, K) + delta I, factored on the GPU (guarded: a non-positive pivot becomes huge)
+        # G11 = G(K, K) + delta I, factored on the GPU (guarded: a non-positive pivot becomes huge,
+        # then its diagonal entry)
         G11 = borrow(k, k)
         KERNELS["plane_gather"].draw(G11, Rect.covering(0, 0, k, k), {"P": Bs, "Kpos": self._kpos},
                                      {"width": W, "plane_rows": h, "delta": self.delta})
         guard = {"tolerance": PIVOT_TOLERANCE, "huge": HUGE_PIVOT}
         if self._fused is not None and self._fused.fits(k):
             # the fused PCG's: C and C^-1 in ceil(k / 4) + 5 passes, B and E as products with C^-1, F
-            B, E, replaced = self._fused.prepare(G11, self._stacks, K, k, guard)
+            B, E, replaced = self._fused.prepare(G11, self._stacks, K, k, guard, REPLACED_DIAGONAL)
             give_back(G11)
             self.readbacks += 1
         else:
             C = factor(G11, k, form="outer", guarded=guard)
-            give_back(G11)
             replaced = count_replaced(C, k, "full", HUGE_PIVOT)
             self.readbacks += 1
+            if replaced and REPLACED_DIAGONAL:
+                C_old, C = C, diagonal_for_replaced(C, C, G11, k, HUGE_PIVOT, rows=False)
+                C_old.release()
+            give_back(G11)
             # B = G[:, K] C^-T and E = the rows of C^-1 placed at K
             B = self._substitute(self._stacks[0], C, k)
             E = self._substitute(self._stacks[1], C, k)
