@@ -188,14 +188,19 @@ def test_gpu_preconditioner_and_products_equal_float64(rng, monkeypatch, fold, k
         be.release()
 
 
-def equal_rows_problem():
+def equal_rows_problem(third=False):
     """(A, Problem): a 10 x 24 A whose rows 0 and 1 are equal and have the largest diagonal
-    entries of G = A A^T, so that G11 of k = 2 is exactly singular (in float32 too)."""
+    entries of G = A A^T, so that G11 of k = 2 is exactly singular (in float32 too); with
+    ``third``, row 2 has as large a diagonal entry and overlaps them, so that k = 3 puts a
+    factored column after the replaced pivot."""
     A = sp.random(10, 24, density=0.3, random_state=np.random.RandomState(4), format="lil")
     A = sp.lil_matrix(A + sp.eye(10, 24))
     for i in (0, 1):
         A[i, :] = 0
         A[i, :6] = 3.0
+    if third:
+        A[2, :] = 0
+        A[2, 3:9] = 3.0
     A = sp.csr_matrix(A)
     return A, Problem.from_arrays(A, A @ np.ones(24), np.ones(24))
 
@@ -230,18 +235,21 @@ def guarded_factor(G11, tolerance, huge):
     return C, replaced
 
 
+@pytest.mark.parametrize("k", [2, 3])
 @pytest.mark.parametrize("fused", [True, False])
-def test_gpu_replaced_pivot_becomes_its_diagonal_entry(rng, fused, monkeypatch):
+def test_gpu_replaced_pivot_becomes_its_diagonal_entry(rng, fused, k, monkeypatch):
     """G11 exactly singular (rows 0 and 1 of A equal, delta = 0): the guard replaces its second
     pivot by HUGE_PIVOT, whose column of C is then about 0, and the pivot then becomes G11's
     diagonal entry g (REPLACED_DIAGONAL): P^-1 r is the float64 P^-1 r of 002 (7)-(8) with that
     factor, P^-1 e_1 about 1 / g. With the pivot left at 1e30 (the rule before, and
     REPLACED_DIAGONAL = False) P^-1 e_1 is about 0: P^-1 is blind to that direction and PCG's
     residual there cannot fall. Both builds: the fused PCG's (C^-1's row scaled) and 002's (C's
-    diagonal entry set, then substitutions)."""
-    A, p = equal_rows_problem()
+    diagonal entry set, then substitutions). With k = 3 a third column is factored after the
+    replaced one (its rows of C^-1 must not change)."""
+    A, p = equal_rows_problem(third=k == 3)
     G = normal_matrix(A, np.ones(24), 0.0)
-    K = np.array([0, 1])
+    K = np.arange(k)
+    assert np.array_equal(np.sort(np.argsort(-np.diag(G))[:k]), K)
     G11 = G[np.ix_(K, K)]
     C, replaced = guarded_factor(G11, mf_gpu.PIVOT_TOLERANCE, mf_gpu.HUGE_PIVOT)
     assert replaced == [1]
@@ -253,7 +261,7 @@ def test_gpu_replaced_pivot_becomes_its_diagonal_entry(rng, fused, monkeypatch):
         be = GPUMatrixFree(p, fused=fused)
         try:
             be.set_weights(np.ones(24), 0.0)
-            info = be.build_preconditioner(2)
+            info = be.build_preconditioner(k)
             assert info["replaced"] == 1
             for r in (np.eye(10)[1], rng.standard_normal(10)):
                 ref = np.linalg.solve(P, r)
