@@ -383,6 +383,12 @@ def _bench(paths):
         ("host time per pass of a pre-built plan (an order-64 Cholesky)",
          lambda r: f"{r['plan_host_us_per_pass']:.2f} us ({r['plan_passes']} passes)"
          if "plan_host_us_per_pass" in r else "not measured"),
+        ("host + GPU time per one-texel copy: into one target / into 8 in turn / each reading the last",
+         lambda r: (f"{r['same_target_us_per_pass']:.2f} / {r['new_target_us_per_pass']:.2f} / "
+                    f"{r['dependent_us_per_pass']:.2f} us" if "dependent_us_per_pass" in r else "not measured")),
+        ("round trip: one pass and its read-back / 8 dependent passes and a read-back",
+         lambda r: (f"{r['readback_us']:.2f} / {r['burst_readback_us']:.2f} us"
+                    if "readback_us" in r else "not measured")),
         ("fill limit R32F, 0 / 1 / 2 / 3 reads (Gfragments/s)", lambda r: fill(r, "R32F")),
         ("fill limit RGBA32F, 0 / 1 / 2 / 3 reads (Gfragments/s)", lambda r: fill(r, "RGBA32F")),
         ("bytes written at the 0-read limit", written),

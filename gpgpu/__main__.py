@@ -1,8 +1,9 @@
 """``python -m gpgpu info`` and ``python -m gpgpu bench``.
 
 info   renderer, vendor, GL version, max texture size, float render targets, timer queries
-bench  host time per pass for tiny passes and for a pre-built plan, and the fill limit: fragments per second of
-       full-screen passes writing R32F or RGBA32F with 0 to 3 texture reads (gpgpu.bench)
+bench  host time per pass for tiny passes and for a pre-built plan, the time a dependent pass and a read-back
+       take until the GPU has finished, and the fill limit: fragments per second of full-screen passes writing
+       R32F or RGBA32F with 0 to 3 texture reads (gpgpu.bench)
 """
 from __future__ import annotations
 
@@ -82,6 +83,15 @@ def bench(passes: int, size: int | None, repeat: int, json_path: Path | None = N
     print(f"recorded plans in turn   two plans of {recorded['recorded_passes'] // 2} passes, a ping-pong pair's two orders")
     print(f"host time per pass       {recorded['recorded_host_us_per_pass']:.2f} us (recorded plans in turn)")
     print(f"of which Python          {recorded['recorded_python_us_per_pass']:.2f} us (draw calls left out)")
+    chain = measure.chain_latency(max(100, min(passes, 4000)))
+    r.update(chain)
+    print("one-texel copies, host+GPU time until finished:")
+    print(f"  into one target        {chain['same_target_us_per_pass']:.2f} us a pass")
+    print(f"  into {chain['ring']:>2d} targets, in turn {chain['new_target_us_per_pass']:.2f} us a pass")
+    print(f"  each reads the last    {chain['dependent_us_per_pass']:.2f} us a pass "
+          f"(host {chain['chain_host_us_per_pass']:.2f} us)")
+    print(f"  a pass, its read-back  {chain['readback_us']:.2f} us a round trip")
+    print(f"  {chain['burst']:>2d} passes, a read-back {chain['burst_readback_us']:.2f} us a round trip")
     print(f"threaded GL driver       {caps['threaded_gl']}")
     limits = measure.fill_limits(size, repeat)
     print(f"fill limit, {size} x {size} full-screen passes (median of {repeat}), Gfragments/s and GB/s written:")

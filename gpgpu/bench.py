@@ -24,7 +24,8 @@ from .blas1 import KERNELS, whole
 from .cholesky import cholesky_plan
 from .passes import CompiledPlan, SWAP
 
-__all__ = ["pass_overhead", "plan_overhead", "fill_rate", "fill_limits", "fill_limit", "default_fill_size"]
+__all__ = ["pass_overhead", "plan_overhead", "chain_latency", "fill_rate", "fill_limits", "fill_limit",
+           "default_fill_size"]
 
 _PROBES: dict = {}
 
@@ -117,6 +118,66 @@ def _draw_calls_left_out(ops: list, at: int):
         yield
     finally:
         ops[:] = saved
+
+
+def chain_latency(passes: int = 4000, ring: int = 8, burst: int = 8) -> dict:
+    """Microseconds per one-texel copy until the GPU has finished (host + GPU), by what a pass
+    reads and where it writes, and the round trip of a read-back (beyond the papers: what the
+    iterative methods' dependent passes and checks cost, whatever their size).
+
+    ``same_target_us_per_pass``: every pass copies one stream into one other (no pass reads
+    another's output; one framebuffer). ``new_target_us_per_pass``: the same source into
+    ``ring`` streams in turn (a framebuffer change a pass). ``dependent_us_per_pass``: each pass
+    reads the stream the previous pass wrote, around a ring of ``ring`` streams, as the
+    solvers' chains do. ``readback_us``: one pass and the read-back of its texel, per round
+    trip; ``burst_readback_us``: ``burst`` dependent passes and then a read-back, per round
+    trip (a solver's check after its passes). ``chain_host_us_per_pass``: the host's share of the
+    dependent chain (issuing alone)."""
+    ctx = get_context()
+    copy = KERNELS["copy"]
+    streams = [Stream(1, 1, data=np.ones((1, 1), np.float32)) for _ in range(ring + 1)]
+    src, ring_ = streams[-1], streams[:-1]
+    texel = whole(src)
+
+    def same(k):
+        copy.draw(ring_[0], texel, {"A": src})
+
+    def new(k):
+        copy.draw(ring_[k % ring], texel, {"A": src})
+
+    def dependent(k):
+        copy.draw(ring_[(k + 1) % ring], texel, {"A": ring_[k % ring]})
+
+    def timed(step, count):
+        for k in range(min(count, 100)):           # warm up: compile, first draws
+            step(k)
+        ctx.finish()
+        t0 = time.perf_counter()
+        for k in range(count):
+            step(k)
+        t1 = time.perf_counter()
+        ctx.finish()
+        return (t1 - t0) / count * 1e6, (time.perf_counter() - t0) / count * 1e6
+
+    def round_trip(k):
+        for j in range(burst_now):
+            dependent(j)
+        ring_[burst_now % ring].item()
+
+    try:
+        out = {"chain_passes": passes, "ring": ring, "burst": burst}
+        out["same_target_us_per_pass"] = timed(same, passes)[1]
+        out["new_target_us_per_pass"] = timed(new, passes)[1]
+        out["chain_host_us_per_pass"], out["dependent_us_per_pass"] = timed(dependent, passes)
+        trips = max(1, passes // (4 * burst))
+        burst_now = 1
+        out["readback_us"] = timed(round_trip, trips)[1]
+        burst_now = burst
+        out["burst_readback_us"] = timed(round_trip, trips)[1]
+    finally:
+        for s in streams:
+            s.release()
+    return out
 
 
 def recorded_overhead(repeat: int = 2000) -> dict:

@@ -34,6 +34,12 @@ def test_bench_prints_the_fill_limit_and_writes_json(tmp_path):
     limits = data["fill_limit"]
     assert set(limits) == {f"{f}_reads{k}" for f in ("R32F", "RGBA32F") for k in range(4)}
     assert all(v > 0 for v in limits.values())
+    assert "each reads the last" in r.stdout and "read-back" in r.stdout
+    chain = ("same_target_us_per_pass", "new_target_us_per_pass", "dependent_us_per_pass",
+             "chain_host_us_per_pass", "readback_us", "burst_readback_us")
+    assert all(data[k] > 0 for k in chain)
+    # a round trip of eight dependent passes and a read-back waits for more than one pass does
+    assert data["burst_readback_us"] > data["dependent_us_per_pass"]
 
 
 def test_bench_size_above_the_texture_limit_is_refused():
