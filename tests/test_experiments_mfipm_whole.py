@@ -84,6 +84,27 @@ def test_an_unknown_run_is_refused(tmp_path, ctx):
         whole.main(["--problems", "afiro", "--runs", "gpu,cuda", "--out", str(tmp_path / "x.csv")])
 
 
+def test_a_cpu_run_stopped_at_its_time_limit_is_a_lower_bound(tmp_path):
+    """A CPU run that stopped at its time limit took longer than its seconds: the table says "> r"
+    and the claims leave the problem out; a GPU run stopped so gets no ratio."""
+    fields = ("problem", "run", "status", "iterations", "pcg_iterations", "seconds", "passes_per_pcg",
+              "host_us_per_pass", "renderer", "date")
+    rows = [("p1", "gpu", "optimal", "23", "500", "200.0", "7.1", "1.9"),
+            ("p1", "numpy64", "time_limit", "20", "400", "500.0", "0", "0"),
+            ("p2", "gpu", "time_limit", "5", "100", "60.0", "7.1", "1.9"),
+            ("p2", "numpy64", "optimal", "9", "300", "30.0", "0", "0")]
+    path = tmp_path / "runs.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows([r + ("NVIDIA H100/PCIe/SSE2", "2026-12-07") for r in rows])
+    table = whole.markdown(path).splitlines()
+    assert table[2] == "| p1 | gpu | optimal | 23 | 500 | 200.00 | 7.1 | 1.9 | > 2.50, - |"
+    assert table[3].startswith("| p1 | numpy64 | time limit | 20 |") and table[3].endswith("| -, - |")
+    assert table[4].endswith("| -, - |")                          # the GPU stopped: no ratio at all
+    assert whole.claims(path) == []
+
+
 def test_claims_from_a_csv(tmp_path):
     """--claims: 002 Table 3's two ratios over whole solves, CPU seconds over the GPU defaults',
     per problem where both runs ended in a status of their own; a ratio without such a problem is

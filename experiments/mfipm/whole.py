@@ -69,6 +69,11 @@ RATIOS = (("whole solves: serial CPU solve time / GPU solve time", "numpy64-1",
            "Table 3 solve 0.7-1.5 (8 cores / GPU)"))
 
 
+#: the statuses of a run that did not end by itself: killed at the subprocess's timeout, crashed,
+#: or stopped at the solve's ``time_limit`` (its seconds are a lower bound of the solve's)
+UNFINISHED = ("timeout", "crash", "time_limit")
+
+
 def _child(problem: str, run: str, eps: float) -> dict:
     """One run, in the subprocess: the warm-up, then the timed solve."""
     from gpgpu.lp import solve
@@ -187,7 +192,7 @@ def claims(*paths) -> list:
 
     how = ("experiments.mfipm.whole: solve(name, method='matrix-free', eps=...) with each back end's defaults, "
            "a process a run; numpy64 on all the host's cores and on one thread (numpy64-1)")
-    finished = lambda r: r is not None and r["status"] not in ("timeout", "crash")  # noqa: E731
+    finished = lambda r: r is not None and r["status"] not in UNFINISHED  # noqa: E731
     out = []
     for text, cpu, paper in RATIOS:
         got = []
@@ -239,7 +244,8 @@ def write_claims(paths, command: str = "", notes=()) -> Path:
 def markdown(path) -> str:
     """The CSV as a table: per problem and run the status, iterations, PCG iterations, seconds,
     passes a PCG iteration and host time a pass, and the GPU's speed-up over each CPU run (002's
-    Table 3 ratio: CPU seconds over GPU seconds)."""
+    Table 3 ratio: CPU seconds over GPU seconds; "> r" where the CPU run stopped at its
+    ``time_limit``, so that it would have taken longer)."""
     rows = list(csv.DictReader(open(path)))
     by = {}
     for r in rows:
@@ -252,12 +258,14 @@ def markdown(path) -> str:
 
     for name, d in by.items():
         for run, r in d.items():
-            timed = r["status"] not in ("timeout", "crash")
+            timed = r["status"] not in UNFINISHED
             ratios = []
             for cpu in ("numpy64", "numpy64-1"):
                 c = d.get(cpu)
                 ok = c is not None and timed and c["status"] not in ("timeout", "crash") and run.startswith("gpu")
-                ratios.append(figure(float(c["seconds"]) / float(r["seconds"]), ".2f") if ok else "-")
+                ratio = figure(float(c["seconds"]) / float(r["seconds"]), ".2f") if ok else "-"
+                # a CPU run stopped by its time limit took longer than its seconds: a lower bound
+                ratios.append(f"> {ratio}" if ok and c["status"] == "time_limit" else ratio)
             gpu = run.startswith("gpu")
             out.append(f"| {name} | {run} | {r['status'].replace('_', ' ')} | {r.get('iterations') or '-'} | "
                        f"{r.get('pcg_iterations') or '-'} | {figure(r['seconds'], '.2f')} | "
