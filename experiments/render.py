@@ -303,8 +303,9 @@ def _large_lp_lines(speed_csv, whole_csvs, docs) -> list:
     """The limitations' lines on the LP at 1000 normal rows and more (``experiments.netlib_speed``'s
     CSV: the GPU's time over numpy64's and over HiGHS's IPM, per problem, their ranges) and the
     matrix-free method's whole solves (``experiments.mfipm.whole``'s CSVs: each problem the GPU and
-    numpy64 solved in the first, seconds side by side, and the GPU's seconds in each later CSV
-    that has the problem, a later run of the code); none for a file not given."""
+    numpy64 solved in the first CSV that has it, seconds side by side, or where numpy64 stopped at
+    its time limit its seconds as the time it had not finished in, and the GPU's seconds in each
+    later CSV that has the problem, a later run of the code); none for a file not given."""
     import csv
 
     from experiments.__main__ import short_renderer
@@ -327,20 +328,25 @@ def _large_lp_lines(speed_csv, whole_csvs, docs) -> list:
                       f"    (faster on {sum(x < 1 for x in to_cpu)}) and {min(to_ipm):.1f} to {max(to_ipm):.1f} times "
                       f"HiGHS's IPM's ([the GPU against numpy64]({docs}results/lp.md#nine-problems-of-1000-normal-rows-and-more-on-an-h100));"]
     runs = [(p, _whole_runs(p)) for p in whole_csvs or []]
-    for whole_csv, by in runs[:1]:
+    seen = set()
+    for i, (whole_csv, by) in enumerate(runs):
         for name, d in by.items():
             g, c = d.get("gpu"), d.get("numpy64") or d.get("numpy64-1")
-            if g is None or c is None or g["status"] != "optimal" or c["status"] != "optimal":
+            if name in seen or g is None or c is None or g["status"] != "optimal" \
+                    or c["status"] not in ("optimal", "time_limit"):
                 continue
+            seen.add(name)
             cores = "on all cores" if "numpy64" in d else "on one thread"
             eps = f"{float(g['eps']):.0e}".replace("e-0", "e-")
+            cpu = (f"{float(c['seconds']):.1f} s in numpy64 {cores}" if c["status"] == "optimal" else
+                   f"numpy64 {cores} stopped unfinished at its time limit after {float(c['seconds']):.1f} s")
             later = "".join(f"; a later GPU run of the code, `{p.name}`: {float(b[name]['gpu']['seconds']):.1f} s, "
                             f"{b[name]['gpu']['status'].replace('_', ' ')}"
-                            for p, b in runs[1:] if "gpu" in b.get(name, {}))
+                            for p, b in runs[i + 1:] if "gpu" in b.get(name, {}))
             lines.append(f"  - the matrix-free method over a whole solve, faster than the CPU here "
                          f"({short_renderer(g['renderer'])}, {_date_of(whole_csv)}, `{whole_csv.name}`): {name} at "
-                         f"eps = {eps} in {float(g['seconds']):.1f} s on the GPU, {float(c['seconds']):.1f} s in numpy64 "
-                         f"{cores}{later} ([Matrix-free results]({docs}results/matrix-free.md));")
+                         f"eps = {eps} in {float(g['seconds']):.1f} s on the GPU, {cpu}{later} "
+                         f"([Matrix-free results]({docs}results/matrix-free.md));")
     return lines
 
 

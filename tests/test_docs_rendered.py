@@ -93,5 +93,19 @@ def test_the_limitations_lines_on_large_lps_and_whole_solves(tmp_path):
     assert ("104.7 s in numpy64 on all cores; a later GPU run of the code, "
             "`mfipm_whole_nug12_h100_2026-12-06-b.csv`: 52.8 s, optimal (") in text
     assert "nug15" not in text
+    # a problem first paired in a later CSV gets its own line; numpy64 stopped at its time limit
+    # is a time it had not finished in; a CPU run that crashed pairs with nothing
+    bound = tmp_path / "mfipm_whole_nug20_h100_2026-12-07.csv"
+    with open(bound, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("problem", "run", "eps", "status", "seconds", "renderer"))
+        w.writerows([("nug20", "gpu", "1e-06", "optimal", "216.32", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
+                     ("nug20", "numpy64", "1e-06", "time_limit", "488.56", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
+                     ("nug30", "gpu", "1e-06", "optimal", "900", "NVIDIA H100 80GB HBM3/PCIe/SSE2"),
+                     ("nug30", "numpy64", "1e-06", "crash", "9", "NVIDIA H100 80GB HBM3/PCIe/SSE2")])
+    lines = _large_lp_lines(None, [whole, bound], "docs/")
+    assert len(lines) == 2 and "nug12" in lines[0]
+    assert ("(H100, 2026-12-07, `mfipm_whole_nug20_h100_2026-12-07.csv`): nug20 at eps = 1e-6 in 216.3 s on "
+            "the GPU, numpy64 on all cores stopped unfinished at its time limit after 488.6 s (") in lines[1]
     assert _large_lp_lines(None, None, "docs/") == []
     assert _large_lp_lines(None, [], "docs/") == []
