@@ -159,10 +159,13 @@ def chain_latency(passes: int = 4000, ring: int = 8, burst: int = 8) -> dict:
         ctx.finish()
         return (t1 - t0) / count * 1e6, (time.perf_counter() - t0) / count * 1e6
 
-    def round_trip(k):
-        for j in range(burst_now):
-            dependent(j)
-        ring_[burst_now % ring].item()
+    def round_trip(chained):
+        """``chained`` dependent passes, then the read-back of the last one's texel."""
+        def trip(k):
+            for j in range(chained):
+                dependent(j)
+            ring_[chained % ring].item()
+        return trip
 
     try:
         out = {"chain_passes": passes, "ring": ring, "burst": burst}
@@ -170,10 +173,8 @@ def chain_latency(passes: int = 4000, ring: int = 8, burst: int = 8) -> dict:
         out["new_target_us_per_pass"] = timed(new, passes)[1]
         out["chain_host_us_per_pass"], out["dependent_us_per_pass"] = timed(dependent, passes)
         trips = max(1, passes // (4 * burst))
-        burst_now = 1
-        out["readback_us"] = timed(round_trip, trips)[1]
-        burst_now = burst
-        out["burst_readback_us"] = timed(round_trip, trips)[1]
+        out["readback_us"] = timed(round_trip(1), trips)[1]
+        out["burst_readback_us"] = timed(round_trip(burst), trips)[1]
     finally:
         for s in streams:
             s.release()
