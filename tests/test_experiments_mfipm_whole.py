@@ -1,5 +1,6 @@
 """experiments.mfipm.whole: the rows it writes and the table it prints, on afiro (llvmpipe)."""
 import csv
+import os
 
 import pytest
 
@@ -223,3 +224,26 @@ def test_the_halving_run_sums_the_dense_part_by_pairs(tmp_path, ctx, monkeypatch
     assert [(r["run"], r["status"]) for r in rows] == [("gpu-halving", "optimal"), ("gpu", "optimal")]
     half = len(sums) // 2                     # each run: its warm-up solve and its solve, A and A∘A each
     assert len(sums) == 2 * half and set(sums[:half]) == {"pingpong"} and set(sums[half:]) == {"fan"}
+
+
+@pytest.mark.parametrize("run, backend, presolve", [("gpu", "gpu", None), ("numpy64", "numpy64", None),
+                                                    ("gpu-presolve", "gpu", True),
+                                                    ("numpy64-presolve", "numpy64", True)])
+def test_the_presolve_runs_solve_the_presolved_lp_on_their_back_end(monkeypatch, run, backend, presolve):
+    """``gpu-presolve`` and ``numpy64-presolve`` are ``gpu`` and ``numpy64`` with
+    ``presolve=True`` (the warm-up and the timed solve); the others leave the presolve to
+    ``solve``'s default (off for the matrix-free method)."""
+    import gpgpu.lp
+
+    calls = []
+
+    class Result:
+        status, iterations, pcg_iterations, passes, host_us_per_pass, readbacks = "optimal", 1, 1, 0, 0.0, 0
+        objective, pass_seconds, timers = 1.0, 0.0, {"pcg": 0.0, "pcg_reads": 0.0, "build": 0.0}
+
+    monkeypatch.setattr(gpgpu.lp, "solve", lambda problem, **kw: calls.append((problem, kw)) or Result())
+    row = whole._child("sc50b", run, 1e-6)
+    assert row["status"] == "optimal" and [p for p, _ in calls] == ["afiro", "sc50b"]
+    for _, kw in calls:
+        assert kw["backend"] == backend and kw["method"] == "matrix-free" and kw.get("presolve") is presolve
+        assert kw.get("threads") == (None if backend == "gpu" else os.cpu_count())

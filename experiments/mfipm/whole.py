@@ -16,7 +16,9 @@ from recorded plans); ``numpy64``, float64 PCG with its products on all the CPU'
 limited to one thread where threadpoolctl is installed); ``gpu-one-row`` (not by default), the
 defaults with the back end's vectors in one texture row (``fold=None``) instead of folded 128
 wide; ``gpu-halving`` (not by default), the defaults with the dense part's sums by 000's
-halving passes (``sums="pingpong"``) instead of fans of 32 texels. A problem is a NETLIB name, a QAPLIB
+halving passes (``sums="pingpong"``) instead of fans of 32 texels; ``gpu-presolve`` and
+``numpy64-presolve`` (not by default), ``gpu`` and ``numpy64`` on the LP that HiGHS's presolve
+leaves (``presolve=True``; the matrix-free method does not presolve by default). A problem is a NETLIB name, a QAPLIB
 name (the QAP relaxation, as ``solve`` reads it) or a path.
 
 Each row: the problem, the run, eps, status, interior point iterations, PCG iterations,
@@ -57,7 +59,8 @@ FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "se
 #: run name -> solve's back end and options
 RUNS = {"gpu": ("gpu", {}), "gpu-002": ("gpu", {"fused": False}),
         "numpy64": ("numpy64", {"threads": "all"}), "numpy64-1": ("numpy64", {"threads": 1}),
-        "gpu-one-row": ("gpu", {"fold": None}), "gpu-halving": ("gpu", {"sums": "pingpong"})}
+        "gpu-one-row": ("gpu", {"fold": None}), "gpu-halving": ("gpu", {"sums": "pingpong"}),
+        "gpu-presolve": ("gpu", {"presolve": True}), "numpy64-presolve": ("numpy64", {"threads": "all", "presolve": True})}
 #: the runs made when ``--runs`` is not given
 DEFAULT_RUNS = ("gpu", "gpu-002", "numpy64", "numpy64-1")
 #: the reproduction report's name of these claims
