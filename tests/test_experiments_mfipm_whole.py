@@ -106,6 +106,35 @@ def test_a_cpu_run_stopped_at_its_time_limit_is_a_lower_bound(tmp_path):
     assert whole.claims(path) == []
 
 
+def test_a_run_without_an_answer_gets_no_speed_ratio(tmp_path):
+    """A speed-up is a ratio of two solves: a GPU run that ended in numerical trouble (or at its
+    iteration limit) gets no ratio in the table nor in the claims, however fast it stopped; nor
+    does a solved GPU run beside a CPU run in numerical trouble."""
+    fields = ("problem", "run", "status", "iterations", "pcg_iterations", "seconds", "passes_per_pcg",
+              "host_us_per_pass", "renderer", "date")
+    rows = [("p1", "gpu", "numerical_trouble", "65", "500", "30.0", "10.2", "1.1"),
+            ("p1", "numpy64", "optimal", "20", "400", "31.0", "0", "0"),
+            ("p2", "gpu", "optimal", "12", "100", "2.0", "7.1", "1.9"),
+            ("p2", "numpy64", "numerical_trouble", "9", "300", "30.0", "0", "0"),
+            ("p3", "gpu", "iteration_limit", "100", "100", "1.0", "7.1", "1.9"),
+            ("p3", "numpy64", "optimal", "9", "300", "3.0", "0", "0"),
+            ("p4", "gpu", "optimal", "12", "100", "2.0", "7.1", "1.9"),
+            ("p4", "gpu-presolve", "optimal", "12", "100", "1.0", "7.1", "1.9"),
+            ("p4", "numpy64", "optimal", "9", "300", "3.0", "0", "0")]
+    path = tmp_path / "runs.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        w.writerows([r + ("NVIDIA H100/PCIe/SSE2", "2026-12-07") for r in rows])
+    table = whole.markdown(path).splitlines()[2:]
+    assert table[0] == "| p1 | gpu | numerical trouble | 65 | 500 | 30.00 | 10.2 | 1.1 | -, - |"
+    assert table[2].startswith("| p2 | gpu | optimal |") and table[2].endswith("| -, - |")
+    assert table[4].startswith("| p3 | gpu | iteration limit |") and table[4].endswith("| -, - |")
+    assert table[6].endswith("| 1.50, - |") and table[7].endswith("| 3.00, - |")     # p4: gpu, gpu-presolve
+    multi = {c.text: c.measured for c in whole.claims(path)}
+    assert multi == {"whole solves: multi-core CPU solve time / GPU solve time": "p4 1.50"}
+
+
 def test_claims_from_a_csv(tmp_path):
     """--claims: 002 Table 3's two ratios over whole solves, CPU seconds over the GPU defaults',
     per problem where both runs ended in a status of their own; a ratio without such a problem is

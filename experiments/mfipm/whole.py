@@ -72,9 +72,10 @@ RATIOS = (("whole solves: serial CPU solve time / GPU solve time", "numpy64-1",
            "Table 3 solve 0.7-1.5 (8 cores / GPU)"))
 
 
-#: the statuses of a run that did not end by itself: killed at the subprocess's timeout, crashed,
-#: or stopped at the solve's ``time_limit`` (its seconds are a lower bound of the solve's)
-UNFINISHED = ("timeout", "crash", "time_limit")
+def solved(r) -> bool:
+    """Whether a run's row is a solve a speed ratio may take: it ended optimal (a run in
+    numerical trouble or at an iteration limit stopped without an answer, unfinished or not)."""
+    return r is not None and r["status"] == "optimal"
 
 
 def _child(problem: str, run: str, eps: float) -> dict:
@@ -189,13 +190,11 @@ def reference_objectives(paths) -> dict:
 def claims(*paths) -> list:
     """The claims of :data:`RATIOS` from CSVs of this experiment: per problem the CPU run's
     seconds over the GPU defaults' (``gpu``) of the same CSV (one run of the experiment), where
-    both ended in a status of their own (not a time-out or a crash); a ratio with no such
-    problem is left out."""
+    both solved it (:func:`solved`); a ratio with no such problem is left out."""
     from experiments.harness import Claim
 
     how = ("experiments.mfipm.whole: solve(name, method='matrix-free', eps=...) with each back end's defaults, "
            "a process a run; numpy64 on all the host's cores and on one thread (numpy64-1)")
-    finished = lambda r: r is not None and r["status"] not in UNFINISHED  # noqa: E731
     out = []
     for text, cpu, paper in RATIOS:
         got = []
@@ -204,7 +203,7 @@ def claims(*paths) -> list:
             by = {(r["problem"], r["run"]): r for r in rows}
             got += [f"{nm} {float(by[nm, cpu]['seconds']) / float(by[nm, 'gpu']['seconds']):.2f}"
                     for nm in dict.fromkeys(r["problem"] for r in rows)
-                    if finished(by.get((nm, cpu))) and finished(by.get((nm, "gpu")))]
+                    if solved(by.get((nm, cpu))) and solved(by.get((nm, "gpu")))]
         if got:
             out.append(Claim(text, paper, "; ".join(got), how))
     return out
@@ -247,8 +246,9 @@ def write_claims(paths, command: str = "", notes=()) -> Path:
 def markdown(path) -> str:
     """The CSV as a table: per problem and run the status, iterations, PCG iterations, seconds,
     passes a PCG iteration and host time a pass, and the GPU's speed-up over each CPU run (002's
-    Table 3 ratio: CPU seconds over GPU seconds; "> r" where the CPU run stopped at its
-    ``time_limit``, so that it would have taken longer)."""
+    Table 3 ratio: CPU seconds over GPU seconds) where the GPU run solved the problem and the CPU
+    run solved it too ("> r" where the CPU run stopped at its ``time_limit``, so that it would
+    have taken longer); "-" where either ended without an answer."""
     rows = list(csv.DictReader(open(path)))
     by = {}
     for r in rows:
@@ -261,11 +261,10 @@ def markdown(path) -> str:
 
     for name, d in by.items():
         for run, r in d.items():
-            timed = r["status"] not in UNFINISHED
             ratios = []
             for cpu in ("numpy64", "numpy64-1"):
                 c = d.get(cpu)
-                ok = c is not None and timed and c["status"] not in ("timeout", "crash") and run.startswith("gpu")
+                ok = run.startswith("gpu") and solved(r) and (solved(c) or (c is not None and c["status"] == "time_limit"))
                 ratio = figure(float(c["seconds"]) / float(r["seconds"]), ".2f") if ok else "-"
                 # a CPU run stopped by its time limit took longer than its seconds: a lower bound
                 ratios.append(f"> {ratio}" if ok and c["status"] == "time_limit" else ratio)
