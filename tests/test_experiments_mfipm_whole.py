@@ -120,7 +120,8 @@ def test_a_run_without_an_answer_gets_no_speed_ratio(tmp_path):
             ("p3", "numpy64", "optimal", "9", "300", "3.0", "0", "0"),
             ("p4", "gpu", "optimal", "12", "100", "2.0", "7.1", "1.9"),
             ("p4", "gpu-presolve", "optimal", "12", "100", "1.0", "7.1", "1.9"),
-            ("p4", "numpy64", "optimal", "9", "300", "3.0", "0", "0")]
+            ("p4", "numpy64", "optimal", "9", "300", "3.0", "0", "0"),
+            ("p4", "numpy64-presolve", "optimal", "9", "300", "0.5", "0", "0")]
     path = tmp_path / "runs.csv"
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -130,7 +131,8 @@ def test_a_run_without_an_answer_gets_no_speed_ratio(tmp_path):
     assert table[0] == "| p1 | gpu | numerical trouble | 65 | 500 | 30.00 | 10.2 | 1.1 | -, - |"
     assert table[2].startswith("| p2 | gpu | optimal |") and table[2].endswith("| -, - |")
     assert table[4].startswith("| p3 | gpu | iteration limit |") and table[4].endswith("| -, - |")
-    assert table[6].endswith("| 1.50, - |") and table[7].endswith("| 3.00, - |")     # p4: gpu, gpu-presolve
+    # p4: gpu against numpy64, gpu-presolve against numpy64-presolve (the same presolved LP)
+    assert table[6].endswith("| 1.50, - |") and table[7].endswith("| 0.50, - |")
     multi = {c.text: c.measured for c in whole.claims(path)}
     assert multi == {"whole solves: multi-core CPU solve time / GPU solve time": "p4 1.50"}
 

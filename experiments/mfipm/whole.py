@@ -246,15 +246,17 @@ def write_claims(paths, command: str = "", notes=()) -> Path:
 def markdown(path) -> str:
     """The CSV as a table: per problem and run the status, iterations, PCG iterations, seconds,
     passes a PCG iteration and host time a pass, and the GPU's speed-up over each CPU run (002's
-    Table 3 ratio: CPU seconds over GPU seconds) where the GPU run solved the problem and the CPU
-    run solved it too ("> r" where the CPU run stopped at its ``time_limit``, so that it would
+    Table 3 ratio: CPU seconds over GPU seconds; a ``-presolve`` run's over the CPU's on the
+    presolved LP, ``numpy64-presolve``) where the GPU run solved the problem and the CPU run
+    solved it too ("> r" where the CPU run stopped at its ``time_limit``, so that it would
     have taken longer); "-" where either ended without an answer."""
     rows = list(csv.DictReader(open(path)))
     by = {}
     for r in rows:
         by.setdefault(r["problem"], {})[r["run"]] = r
     out = ["| problem | run | status | iterations | PCG iterations | seconds | passes a PCG iteration | "
-           "host us a pass | CPU s / this run's s (numpy64, numpy64-1) |", "| --- " * 9 + "|"]
+           "host us a pass | CPU s / this run's s (numpy64, numpy64-1; with the presolve, numpy64-presolve) |",
+           "| --- " * 9 + "|"]
 
     def figure(value, spec):
         return format(float(value), spec) if value not in ("", None) and float(value) == float(value) else "-"
@@ -262,7 +264,8 @@ def markdown(path) -> str:
     for name, d in by.items():
         for run, r in d.items():
             ratios = []
-            for cpu in ("numpy64", "numpy64-1"):
+            # a presolved GPU run against the CPU on the same presolved LP
+            for cpu in ("numpy64-presolve", "numpy64-1-presolve") if run.endswith("-presolve") else ("numpy64", "numpy64-1"):
                 c = d.get(cpu)
                 ok = run.startswith("gpu") and solved(r) and (solved(c) or (c is not None and c["status"] == "time_limit"))
                 ratio = figure(float(c["seconds"]) / float(r["seconds"]), ".2f") if ok else "-"
