@@ -249,6 +249,29 @@ def test_matrix_free_method_keeps_its_defaults(monkeypatch):
     assert seen == [] and r.presolve is None and r.status == "optimal"
 
 
+def test_matrix_free_trouble_without_the_presolve_says_to_try_it(monkeypatch):
+    """A matrix-free solve of the LP as given that ends in numerical trouble (here PCG held to 2
+    iterations with k = 1) says that HiGHS's presolve may solve it; not with the presolve on, not
+    when it ends optimal, not for a back-end instance (bound to the LP as given) and not where
+    highspy is missing."""
+    from gpgpu.lp import api
+
+    p, _ = netlib("afiro")
+    starved = dict(method="matrix-free", eps=1e-6, rank=1, pcg_maxiter=2)
+    r = solve(p, backend="numpy64", **starved)
+    assert r.status == "numerical_trouble" and r.message.endswith(api.PRESOLVE_HINT)
+    assert r.message.count("presolve=True") == 1
+    r = solve(p, backend="numpy64", presolve=True, **starved)
+    assert r.status == "numerical_trouble" and "presolve=True" not in r.message and r.presolve is not None
+    r = solve(p, backend="numpy64", method="matrix-free", eps=1e-6)
+    assert r.status == "optimal" and "presolve=True" not in r.message
+    r = solve(p, backend=NumpyMatrixFree(p), **starved)
+    assert r.status == "numerical_trouble" and "presolve=True" not in r.message
+    monkeypatch.setattr(api, "_has_highspy", lambda: False)
+    r = solve(p, backend="numpy64", **starved)
+    assert r.status == "numerical_trouble" and "presolve=True" not in r.message
+
+
 def test_backend_options_are_checked_before_a_presolve_that_decides_the_problem():
     """A 2 x 2 identity LP is decided by HiGHS's presolve alone (no back end built): a wrong
     back-end option is still refused, as without the presolve."""

@@ -630,7 +630,26 @@ def _answer(problem, run: _Run) -> LPResult:
             again.history = result.history + again.history
         return again
 
-    return to_user(certificate.confirm(own, result, run.eps, resolve, presolved=result.presolve is not None))
+    return _presolve_hint(to_user(certificate.confirm(own, result, run.eps, resolve,
+                                                      presolved=result.presolve is not None)), run)
+
+
+#: Beyond the papers: what a matrix-free solve of the LP as given that ends in numerical trouble
+#: adds to its message (docs/results/matrix-free.md, "HiGHS's presolve with the matrix-free method")
+PRESOLVE_HINT = (" The method ran on the LP as given: with HiGHS's presolve first (presolve=True) the matrix-free "
+                 "method solves some LPs it does not solve unreduced, and fails on a few it solves "
+                 "(docs/results/matrix-free.md).")
+
+
+def _presolve_hint(result: LPResult, run: _Run) -> LPResult:
+    """``result``, its message told of the presolve where a matrix-free solve without it ended in
+    numerical trouble and the presolve was to be had (highspy installed, a back end by name,
+    no ``start``)."""
+    if (run.method == "matrix-free" and result.status == "numerical_trouble" and not run.presolve
+            and result.presolve is None and isinstance(run.backend, str) and "start" not in run.options
+            and _has_highspy()):
+        result.message += PRESOLVE_HINT
+    return result
 
 
 #: Beyond the papers: the most iterations a solve that goes on from the last point to a tighter
