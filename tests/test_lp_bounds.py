@@ -197,3 +197,36 @@ def test_bounds_option_is_checked_and_the_paper_keeps_bound_rows():
         solve(p, method="matrix-free", backend="numpy64", bounds="diagonal")
     assert solve(p, backend="numpy64", preset="paper", eps=1e-6).normal_rows == p.m
     assert NumpyBackend(p, bounds="rows").m_normal == p.m
+
+
+def test_a_schur_right_hand_side_below_the_target_is_solved_not_dropped():
+    """The matrix-free solver with bound rows eliminated: a right-hand side whose main rows' part
+    (the Schur system's) is far smaller than the target relative to the whole one is met by
+    dy = 0 there with no PCG iteration; with ``rel`` it is solved to ``rel`` of its own size
+    (the dense normal matrix of every row in float64 is the reference)."""
+    from gpgpu.lp import matrix_free as mf
+    from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree
+
+    p = bounded_lp(nb=5)
+    rows = BoundRows.detect(p.A)
+    main = Problem.from_arrays(rows.A_main, p.b[:rows.m], p.c)
+    be = NumpyMatrixFree(main)
+    sol = mf._Solver(be, p.A.tocsr(), p.A.T.tocsr(), refine=False, maxiter=200, bounds=rows)
+    rng = np.random.default_rng(3)
+    d, shift = rng.uniform(0.5, 2.0, p.n), 1e-3
+    sol.set_weights(d, shift, rows.m)
+    M = (p.A.toarray() * d) @ p.A.toarray().T + shift * np.eye(p.m)
+    z = np.concatenate([1e-6 * rng.standard_normal(rows.m), rng.standard_normal(rows.count)])
+    rhs = M @ z                                          # the main rows' part of the solution tiny
+    schur = rows.eliminate(rhs, d, shift)
+    target = 1e-2 * np.linalg.norm(rhs)
+    assert np.linalg.norm(schur) < target                # what makes dy = 0 meet the target
+    dropped, facts = sol.solve(rhs, target)
+    assert facts["iterations"] == 0 and np.abs(dropped[:rows.m]).max() == 0
+    solved, facts = sol.solve(rhs, target, rel=1e-2)
+    assert facts["iterations"] > 0 and facts["converged"]
+    assert np.linalg.norm(rhs - M @ solved) <= 1e-2 * np.linalg.norm(schur) * (1 + 1e-9)
+    np.testing.assert_allclose(solved[:rows.m], z[:rows.m], rtol=0, atol=1e-2 * np.abs(z[:rows.m]).max() * 10)
+    # a target the Schur system's right-hand side does not meet is kept as given
+    _, facts = sol.solve(rhs, 1e-3 * np.linalg.norm(schur), rel=1e-2)
+    assert facts["converged"] and facts["residual"] <= 1e-3 * (1 + 1e-9)

@@ -893,9 +893,9 @@ def test_primal_finishing_rule_runs_the_combined_solve_longer_where_the_primal_r
     calls = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None, soft=None):
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None):
         calls.append(self.maxiter if maxiter is None else maxiter)
-        return inner(self, rhs, tol, maxiter, soft)
+        return inner(self, rhs, tol, maxiter, soft, rel)
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     seen = set()
@@ -984,8 +984,8 @@ def test_pcg_target_follows_the_back_ends_precision(backend, adaptive, float32_t
     asked = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None, soft=None):
-        dy, facts = inner(self, rhs, tol, maxiter, soft)
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None):
+        dy, facts = inner(self, rhs, tol, maxiter, soft, rel)
         asked.append((tol / float(np.linalg.norm(rhs)), facts["rounds"]))
         return dy, facts
 
@@ -1817,9 +1817,9 @@ def test_residual_aware_limit_is_asked_of_a_float32_pcg_only(monkeypatch):
     calls = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None, soft=None):
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None):
         calls.append((self.maxiter if maxiter is None else maxiter, soft, tol))
-        return inner(self, rhs, tol, maxiter, soft)
+        return inner(self, rhs, tol, maxiter, soft, rel)
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     p, ref = netlib("afiro")

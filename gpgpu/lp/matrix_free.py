@@ -443,9 +443,12 @@ class _Solver:
         self.outer_products += 2
         return out
 
-    def solve(self, rhs, target, maxiter=None, soft=None) -> tuple:
+    def solve(self, rhs, target, maxiter=None, soft=None, rel=None) -> tuple:
         """dy with ||rhs - G_R dy|| <= target, as far as PCG gets (at most ``maxiter`` PCG
-        iterations, by default the current limit); (dy, facts). ``soft = (limit, enough)``:
+        iterations, by default the current limit); (dy, facts). ``rel``, with bound rows
+        eliminated: where the Schur system's right-hand side is no larger than ``target`` (a
+        target relative to ``rhs``, met by dy = 0 on the main rows with no PCG iteration),
+        PCG's target is ``rel`` times that right-hand side's norm instead. ``soft = (limit, enough)``:
         past ``limit`` PCG iterations the solve stops where ||rhs - G_R dy|| <= enough (with
         refinement, judged on the float64 residual: a round stopped there whose residual is
         still above ``enough`` is followed by another, within ``maxiter`` in all). With bound
@@ -454,7 +457,13 @@ class _Solver:
         if self.bounds is None:
             return self._solve(rhs, target, maxiter, soft)
         b, theta, delta = self.bounds, self.theta_full, self.delta
-        dy, facts = self._solve(b.eliminate(rhs, theta, delta), target, maxiter, soft)
+        schur = b.eliminate(rhs, theta, delta)
+        size = float(np.linalg.norm(schur))
+        if rel is not None and target >= size:
+            # the bound rows carry rhs: its main rows' part is solved to rel of its own size, not
+            # dropped (the presolved forplan on the GPU: dy = 0 there, then the steps collapsed)
+            target = rel * size
+        dy, facts = self._solve(schur, target, maxiter, soft)
         return b.back_substitute(dy, rhs, theta, delta), facts
 
     def _solve(self, rhs, target, maxiter=None, soft=None) -> tuple:
@@ -969,7 +978,7 @@ def _newton(run, t: _Tests, theta, cap_abs):
         f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
         rhs = (rb + run.outer(A, theta * f)) if residuals else run.outer(A, theta * f)
         tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
-        dy, facts = sol.solve(rhs, tol, maxiter, soft)
+        dy, facts = sol.solve(rhs, tol, maxiter, soft, rel=pcg_rel)
         dx = theta * (run.outer(AT, dy) - f)
         ds = (xi_mu - s * dx) / x
         return dx, dy, ds, facts
