@@ -85,20 +85,28 @@ def test_an_unknown_run_is_refused(tmp_path, ctx):
         whole.main(["--problems", "afiro", "--runs", "gpu,cuda", "--out", str(tmp_path / "x.csv")])
 
 
+#: the columns of the rows the table tests write (a subset of the experiment's)
+RUN_FIELDS = ("problem", "run", "status", "iterations", "pcg_iterations", "seconds", "passes_per_pcg",
+              "host_us_per_pass", "renderer", "date")
+
+
+def _runs_csv(path, rows):
+    """A CSV of this experiment's runs, ``rows`` of RUN_FIELDS less the renderer and date (an H100's)."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(RUN_FIELDS)
+        w.writerows([r + ("NVIDIA H100/PCIe/SSE2", "2026-12-07") for r in rows])
+    return path
+
+
 def test_a_cpu_run_stopped_at_its_time_limit_is_a_lower_bound(tmp_path):
     """A CPU run that stopped at its time limit took longer than its seconds: the table says "> r"
     and the claims leave the problem out; a GPU run stopped so gets no ratio."""
-    fields = ("problem", "run", "status", "iterations", "pcg_iterations", "seconds", "passes_per_pcg",
-              "host_us_per_pass", "renderer", "date")
     rows = [("p1", "gpu", "optimal", "23", "500", "200.0", "7.1", "1.9"),
             ("p1", "numpy64", "time_limit", "20", "400", "500.0", "0", "0"),
             ("p2", "gpu", "time_limit", "5", "100", "60.0", "7.1", "1.9"),
             ("p2", "numpy64", "optimal", "9", "300", "30.0", "0", "0")]
-    path = tmp_path / "runs.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(fields)
-        w.writerows([r + ("NVIDIA H100/PCIe/SSE2", "2026-12-07") for r in rows])
+    path = _runs_csv(tmp_path / "runs.csv", rows)
     table = whole.markdown(path).splitlines()
     assert table[2] == "| p1 | gpu | optimal | 23 | 500 | 200.00 | 7.1 | 1.9 | > 2.50, - |"
     assert table[3].startswith("| p1 | numpy64 | time limit | 20 |") and table[3].endswith("| -, - |")
@@ -110,8 +118,6 @@ def test_a_run_without_an_answer_gets_no_speed_ratio(tmp_path):
     """A speed-up is a ratio of two solves: a GPU run that ended in numerical trouble (or at its
     iteration limit) gets no ratio in the table nor in the claims, however fast it stopped; nor
     does a solved GPU run beside a CPU run in numerical trouble."""
-    fields = ("problem", "run", "status", "iterations", "pcg_iterations", "seconds", "passes_per_pcg",
-              "host_us_per_pass", "renderer", "date")
     rows = [("p1", "gpu", "numerical_trouble", "65", "500", "30.0", "10.2", "1.1"),
             ("p1", "numpy64", "optimal", "20", "400", "31.0", "0", "0"),
             ("p2", "gpu", "optimal", "12", "100", "2.0", "7.1", "1.9"),
@@ -122,11 +128,7 @@ def test_a_run_without_an_answer_gets_no_speed_ratio(tmp_path):
             ("p4", "gpu-presolve", "optimal", "12", "100", "1.0", "7.1", "1.9"),
             ("p4", "numpy64", "optimal", "9", "300", "3.0", "0", "0"),
             ("p4", "numpy64-presolve", "optimal", "9", "300", "0.5", "0", "0")]
-    path = tmp_path / "runs.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(fields)
-        w.writerows([r + ("NVIDIA H100/PCIe/SSE2", "2026-12-07") for r in rows])
+    path = _runs_csv(tmp_path / "runs.csv", rows)
     table = whole.markdown(path).splitlines()[2:]
     assert table[0] == "| p1 | gpu | numerical trouble | 65 | 500 | 30.00 | 10.2 | 1.1 | -, - |"
     assert table[2].startswith("| p2 | gpu | optimal |") and table[2].endswith("| -, - |")
