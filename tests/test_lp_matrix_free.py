@@ -740,6 +740,86 @@ def test_refinement_rounds_stop_when_pcg_runs_out():
             assert facts["residual"] == pytest.approx(np.linalg.norm(rhs - G @ dy) / np.linalg.norm(rhs), rel=1e-6)
 
 
+@pytest.mark.parametrize("refine", [False, True])
+def test_a_solve_from_a_start_solves_for_the_correction(refine):
+    """_Solver.solve(..., start=): PCG solves G_R d = rhs - G_R start (float64 residual) and the
+    answer is start + d (the dense float64 G_R is the reference): the exact solution as the
+    start takes no PCG iteration; a start that leaves 1e-4 of rhs meets a 1e-8 target in fewer
+    PCG iterations than from 0; a start whose residual is above START_ENOUGH (half) of rhs is
+    dropped, the solve that of no start."""
+    from gpgpu.lp.matrix_free import START_ENOUGH, _Solver
+
+    assert START_ENOUGH == 0.5
+    p = gruca_like(64, seed=3)
+    A = p.A.tocsr()
+    rng = np.random.default_rng(5)
+    theta = rng.uniform(0.01, 100.0, A.shape[1])
+    G = (A.toarray() * theta) @ A.toarray().T + 1e-6 * np.eye(A.shape[0])
+    z = rng.standard_normal(A.shape[0])
+    rhs = G @ z
+    target = 1e-8 * np.linalg.norm(rhs)
+
+    def run(start):
+        sol = _Solver(NumpyMatrixFree(p), A, A.T.tocsr(), refine=refine, maxiter=2000)
+        sol.set_weights(theta, 1e-6, 2)
+        return sol.solve(rhs, target, start=start)
+
+    dy, facts = run(z)
+    assert facts["iterations"] == 0 and facts["converged"]
+    np.testing.assert_allclose(dy, z, rtol=0, atol=1e-12 * np.abs(z).max())
+    cold, cold_facts = run(None)
+    near = z + 1e-4 * np.linalg.solve(G, rhs - G @ z + rng.standard_normal(z.size) * np.linalg.norm(rhs) / z.size ** 0.5)
+    assert np.linalg.norm(rhs - G @ near) <= 1e-3 * np.linalg.norm(rhs)
+    warm, warm_facts = run(near)
+    for d, f in ((cold, cold_facts), (warm, warm_facts)):
+        assert f["converged"] and np.linalg.norm(rhs - G @ d) <= target * (1 + 1e-6)
+        assert f["residual"] == pytest.approx(np.linalg.norm(rhs - G @ d) / np.linalg.norm(rhs), rel=1e-3)
+    assert 0 < warm_facts["iterations"] < cold_facts["iterations"]
+    far, far_facts = run(-z)                            # residual 2 ||rhs||: dropped
+    np.testing.assert_array_equal(far, cold)
+    assert far_facts["iterations"] == cold_facts["iterations"]
+
+
+@pytest.mark.parametrize("backend", ["gpu", "numpy64"])
+def test_the_corrector_starts_from_the_predictors_dy(backend, monkeypatch):
+    """On a float32 PCG (the GPU) the combined direction's PCG starts from the predictor's dy
+    (module notes, ``adaptive``); the predictor and the centrality correctors start from 0, and
+    so does every solve with preset="paper" (002, no adaptive rule) and on a float64 PCG
+    (numpy64). Seen where the outer iteration passes each solve its start (afiro, its answer
+    HiGHS's)."""
+    import gpgpu.lp.matrix_free as mf
+
+    calls = []
+    inner = mf._Solver.solve
+
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None, start=None):
+        dy, facts = inner(self, rhs, tol, maxiter, soft, rel, start)
+        calls.append((None if start is None else start.copy(), dy.copy()))
+        return dy, facts
+
+    monkeypatch.setattr(mf._Solver, "solve", spy)
+    p, ref = netlib("afiro")
+    for options, warm in (({}, backend == "gpu"), ({"preset": "paper"}, False)):
+        per_iteration = []
+
+        def take(h):
+            per_iteration.append(list(calls))
+            calls.clear()
+
+        calls.clear()
+        r = solve(p, method="matrix-free", backend=backend, eps=1e-6, callback=take, **options)
+        assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
+        per_iteration[0][:2] = []                         # the starting point's two solves
+        assert len(per_iteration) > 3
+        for solves in per_iteration[:-1]:                 # the last entry takes no step
+            (start_a, dy_a), (start_c, _), *correctors = solves
+            assert start_a is None and all(s is None for s, _ in correctors)
+            if warm:
+                np.testing.assert_array_equal(start_c, dy_a)
+            else:
+                assert start_c is None
+
+
 # --------------------------------------------------------------------------- solving
 #: netlib-more problems the numpy64 matrix-free method solves to 1e-8 in about a second each;
 #: grow15, scrs8 and standmps end in numerical_trouble without the feasibility clause of the
@@ -893,9 +973,9 @@ def test_primal_finishing_rule_runs_the_combined_solve_longer_where_the_primal_r
     calls = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None):
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None, start=None):
         calls.append(self.maxiter if maxiter is None else maxiter)
-        return inner(self, rhs, tol, maxiter, soft, rel)
+        return inner(self, rhs, tol, maxiter, soft, rel, start)
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     seen = set()
@@ -984,8 +1064,8 @@ def test_pcg_target_follows_the_back_ends_precision(backend, adaptive, float32_t
     asked = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None):
-        dy, facts = inner(self, rhs, tol, maxiter, soft, rel)
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None, start=None):
+        dy, facts = inner(self, rhs, tol, maxiter, soft, rel, start)
         asked.append((tol / float(np.linalg.norm(rhs)), facts["rounds"]))
         return dy, facts
 
@@ -1817,9 +1897,9 @@ def test_residual_aware_limit_is_asked_of_a_float32_pcg_only(monkeypatch):
     calls = []
     inner = mf._Solver.solve
 
-    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None):
+    def spy(self, rhs, tol, maxiter=None, soft=None, rel=None, start=None):
         calls.append((self.maxiter if maxiter is None else maxiter, soft, tol))
-        return inner(self, rhs, tol, maxiter, soft, rel)
+        return inner(self, rhs, tol, maxiter, soft, rel, start)
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     p, ref = netlib("afiro")

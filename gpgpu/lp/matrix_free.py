@@ -86,6 +86,15 @@ docs/results/matrix-free.md.
   right-hand side late in a solve, far above a primal residual near eps, and nug20 spends whole
   allowances there without PCG's stall stop (docs/lp_defaults.md). A float64 PCG keeps the plain limit. The history's
   ``pcg_limit`` is then the limit and ``pcg_cap`` the most the solve could run.
+* **The corrector starts from the predictor** (``adaptive``, beyond 002, on a float32 PCG: the
+  GPU): the combined direction's PCG starts from the predictor's dy, not from 0: it solves G_R d = rhs - G_R dy_aff
+  (that residual in float64 on the CPU) and the direction is dy_aff + d. The two right-hand sides
+  differ only in xi_mu, so the residual PCG starts from is about a tenth of the right-hand side
+  (measured: docs/results/matrix-free.md, "The corrector from the predictor"), and a float32
+  PCG, whose floor is relative to the right-hand side it is given, leaves about that much less
+  error in the direction's primal equation. A start whose residual is above START_ENOUGH (half)
+  of the right-hand side's norm is dropped (PCG starts from 0). Where bound rows are eliminated the start's main rows start
+  the Schur system's PCG.
 * **float-float after the first limit** (``adaptive``, beyond 002, a back end with a wider
   format for PCG's solution vector: the GPU's ``solution=None``, the default): after the first
   iteration with a solve stopped at its limit, PCG's solution vector is float-float
@@ -213,6 +222,9 @@ PCG_PRIMAL_SHARE = 0.1
 #: the starting point's floor: x and s at least this times (1 + their largest entry) above the
 #: shifted least-squares point, so that the start is interior where that point is complementary
 START_SHIFT = 1e-3
+#: a solve's start (the corrector from the predictor, module notes) is taken where its float64
+#: residual is at most this share of the right-hand side's norm (else PCG starts from 0)
+START_ENOUGH = 0.5
 
 
 def rhs_scale(r: np.ndarray, diagonal) -> float:
@@ -443,9 +455,12 @@ class _Solver:
         self.outer_products += 2
         return out
 
-    def solve(self, rhs, target, maxiter=None, soft=None, rel=None) -> tuple:
+    def solve(self, rhs, target, maxiter=None, soft=None, rel=None, start=None) -> tuple:
         """dy with ||rhs - G_R dy|| <= target, as far as PCG gets (at most ``maxiter`` PCG
-        iterations, by default the current limit); (dy, facts). ``rel``, with bound rows
+        iterations, by default the current limit); (dy, facts). ``start``: a dy to start from
+        (module notes, the corrector from the predictor): PCG solves for the correction on the
+        float64 residual rhs - G_R start where that residual's norm is at most START_ENOUGH
+        times rhs's (else from 0). ``rel``, with bound rows
         eliminated: where the Schur system's right-hand side is no larger than ``target`` (a
         target relative to ``rhs``, met by dy = 0 on the main rows with no PCG iteration),
         PCG's target is ``rel`` times that right-hand side's norm instead. ``soft = (limit, enough)``:
@@ -455,7 +470,7 @@ class _Solver:
         rows eliminated, PCG solves the Schur system of the main rows and the bound rows' part
         follows exactly (:mod:`gpgpu.lp.bounds`): G_R's residual is the Schur system's."""
         if self.bounds is None:
-            return self._solve(rhs, target, maxiter, soft)
+            return self._solve(rhs, target, maxiter, soft, start)
         b, theta, delta = self.bounds, self.theta_full, self.delta
         schur = b.eliminate(rhs, theta, delta)
         size = float(np.linalg.norm(schur))
@@ -463,19 +478,18 @@ class _Solver:
             # the bound rows carry rhs: its main rows' part is solved to rel of its own size, not
             # dropped (the presolved forplan on the GPU: dy = 0 there, then the steps collapsed)
             target = rel * size
-        dy, facts = self._solve(schur, target, maxiter, soft)
+        # the Schur system's unknowns are the main rows of dy (gpgpu.lp.bounds)
+        dy, facts = self._solve(schur, target, maxiter, soft, None if start is None else start[:b.m])
         return b.back_substitute(dy, rhs, theta, delta), facts
 
-    def _solve(self, rhs, target, maxiter=None, soft=None) -> tuple:
+    def _solve(self, rhs, target, maxiter=None, soft=None, start=None) -> tuple:
         be = self.be
         maxiter = self.maxiter if maxiter is None else int(maxiter)
         soft = None if soft is None else SoftLimit(*soft)
         rnorm0 = float(np.linalg.norm(rhs))
-        dy = np.zeros_like(rhs)
-        r = rhs
+        dy, r, rnorm = self._start(rhs, rnorm0, start)
         facts = {"iterations": 0, "rounds": 0, "converged": False, "breakdown": False, "stop": "rounds"}
         rounds = self.rounds if self.refine else 1
-        rnorm = rnorm0
 
         def pcg_stop(res):
             if res["breakdown"]:
@@ -501,7 +515,7 @@ class _Solver:
             facts["rounds"] += 1
             facts["breakdown"] |= res["breakdown"]
             if not self.refine:
-                rnorm = res["residual"]
+                rnorm = res["residual"]       # PCG's own residual, of its right-hand side r (rhs - G_R start)
                 facts["converged"] = res["converged"]
                 facts["stop"] = "converged" if res["converged"] else pcg_stop(res)
                 break
@@ -535,6 +549,16 @@ class _Solver:
             self.unconverged += 1
             self.stops[facts["stop"]].append(facts["iterations"])
         return dy, facts
+
+    def _start(self, rhs, rnorm0, start) -> tuple:
+        """(dy, r, ||r||) PCG begins with: 0, rhs and its norm; or ``start``, its float64 residual
+        rhs - G_R start and that norm, where that norm is at most START_ENOUGH times rhs's."""
+        if start is not None:
+            r = rhs - self.G64(start)
+            rnorm = float(np.linalg.norm(r))
+            if rnorm <= START_ENOUGH * rnorm0:
+                return np.array(start, dtype=np.float64), r, rnorm
+        return np.zeros_like(rhs), rhs, rnorm0
 
     def unconverged_note(self) -> str:
         """What the result's message says of the solves that stopped before their tolerance:
@@ -971,14 +995,15 @@ def _newton(run, t: _Tests, theta, cap_abs):
     """The Newton direction of the regularised pair for a right-hand side xi_mu (002 (6)):
     G_R dy = xi_p + A Theta~ (xi_d - X⁻¹ xi_mu) by PCG, dx = Theta~ (Aᵀ dy - xi_d + X⁻¹ xi_mu),
     ds = X⁻¹ (xi_mu - S dx), with xi_p = r_b, xi_d = r_c (``residuals``) or both zero (a
-    centrality corrector); PCG's target min(pcg_rel ||rhs||, ``cap_abs``)."""
+    centrality corrector); PCG's target min(pcg_rel ||rhs||, ``cap_abs``); ``start``: the dy
+    PCG starts from (the corrector from the predictor, module notes)."""
     x, s, A, AT, sol, pcg_rel, rb, rc = run.x, run.s, run.A, run.AT, run.sol, run.pcg_rel, t.rb, t.rc
 
-    def newton(xi_mu, residuals=True, maxiter=None, soft=None):
+    def newton(xi_mu, residuals=True, maxiter=None, soft=None, start=None):
         f = (rc - xi_mu / x) if residuals else -xi_mu / x  # xi_d - X^-1 xi_mu
         rhs = (rb + run.outer(A, theta * f)) if residuals else run.outer(A, theta * f)
         tol = min(pcg_rel * float(np.linalg.norm(rhs)), cap_abs)
-        dy, facts = sol.solve(rhs, tol, maxiter, soft, rel=pcg_rel)
+        dy, facts = sol.solve(rhs, tol, maxiter, soft, rel=pcg_rel, start=start)
         dx = theta * (run.outer(AT, dy) - f)
         ds = (xi_mu - s * dx) / x
         return dx, dy, ds, facts
@@ -1006,8 +1031,9 @@ def _predictor_corrector(run, t: _Tests):
     """Mehrotra's predictor-corrector on the regularised normal equations (002 (5)-(8)): G_R's
     weights Theta~ = (Theta⁻¹ + R_p)⁻¹ and the preconditioner, the affine predictor
     (xi_mu = -X S e), sigma = (mu_aff / mu)^3, the combined direction (xi_mu = sigma mu e -
-    X S e - dX_aff dS_aff e), the steps to the boundary, Gondzio's centrality correctors, and
-    the regularisation's reaction to the step. None where the back end's arithmetic broke down
+    X S e - dX_aff dS_aff e; on a float32 PCG with ``adaptive``, its PCG started from the
+    predictor's dy), the steps to the boundary, Gondzio's centrality correctors, and the
+    regularisation's reaction to the step. None where the back end's arithmetic broke down
     (then ``run.code`` is 4 and ``run.trouble`` says why)."""
     x, lam, s, reg, n, mu_n = run.x, run.lam, run.s, run.reg, run.n, t.mu_n
     try:
@@ -1025,7 +1051,9 @@ def _predictor_corrector(run, t: _Tests):
         sigma = (mu_aff / mu_n) ** 3
         # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
         limit, soft = _corrector_limit(run, t, cap_abs)
-        dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft)
+        warm = run.adaptive and run.be.pcg_floor >= PCG_REL               # a float32 PCG (module notes)
+        dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft,
+                                start=dy_a if warm else None)             # from the predictor's dy
         ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
         ad = min(1.0, STEP_TO_BOUNDARY * _max_step(s, ds))
         count = run.correctors if f1["converged"] and f2["converged"] else 0
