@@ -780,14 +780,54 @@ def test_a_solve_from_a_start_solves_for_the_correction(refine):
     assert far_facts["iterations"] == cold_facts["iterations"]
 
 
-@pytest.mark.parametrize("backend", ["gpu", "numpy64"])
-def test_the_corrector_starts_from_the_predictors_dy(backend, monkeypatch):
-    """On a float32 PCG (the GPU) the combined direction's PCG starts from the predictor's dy
-    (module notes, ``adaptive``); the predictor and the centrality correctors start from 0, and
-    so does every solve with preset="paper" (002, no adaptive rule) and on a float64 PCG
-    (numpy64). Seen where the outer iteration passes each solve its start (afiro, its answer
-    HiGHS's)."""
+def test_a_starts_floor_is_of_the_residual_pcg_is_given(monkeypatch):
+    """A back end whose PCG stops at 1e-3 of its right-hand side (``pcg_floor``): from a start
+    whose residual is 1e-2 of rhs, the first round's target is 1e-3 of that residual (the
+    floor of the right-hand side PCG is given: 1e-5 ||rhs||), not 1e-3 ||rhs||; without a start
+    it is 1e-3 of rhs (the target itself far below). Seen in the target each PCG round is
+    called with, relative to the vector it is given."""
     import gpgpu.lp.matrix_free as mf
+
+    class Coarse(NumpyMatrixFree):
+        pcg_floor = 1e-3
+
+    asked = []
+    inner = mf.pcg
+
+    def spy(be, b, target, maxiter, soft=None):
+        asked.append(target / float(np.linalg.norm(b)))
+        return inner(be, b, target, maxiter, soft)
+
+    monkeypatch.setattr(mf, "pcg", spy)
+    p = gruca_like(64, seed=3)
+    A = p.A.tocsr()
+    rng = np.random.default_rng(5)
+    theta = rng.uniform(0.01, 100.0, A.shape[1])
+    G = (A.toarray() * theta) @ A.toarray().T + 1e-6 * np.eye(A.shape[0])
+    z = rng.standard_normal(A.shape[0])
+    rhs = G @ z
+    e = rng.standard_normal(z.size)
+    start = z + 1e-2 * np.linalg.norm(rhs) * np.linalg.solve(G, e / np.linalg.norm(e))
+    assert np.linalg.norm(rhs - G @ start) == pytest.approx(1e-2 * np.linalg.norm(rhs), rel=1e-9)
+    for given, ratio in ((start, 1e-3), (None, 1e-3)):
+        sol = mf._Solver(Coarse(p), A, A.T.tocsr(), refine=False, maxiter=2000)
+        sol.set_weights(theta, 1e-6, 2)
+        asked.clear()
+        sol.solve(rhs, 1e-12 * np.linalg.norm(rhs), start=given)
+        assert asked == [pytest.approx(ratio, rel=1e-6)]
+
+
+@pytest.mark.parametrize("backend,on", [("gpu", True), ("gpu", False), ("numpy64", True)])
+def test_the_corrector_starts_from_the_predictors_dy(backend, on, monkeypatch):
+    """With CORRECTOR_START on a float32 PCG (the GPU) the combined direction's PCG starts from
+    the predictor's dy (module notes, ``adaptive``); the predictor and the centrality correctors
+    start from 0, and so does every solve by default (CORRECTOR_START off), with
+    preset="paper" (002, no adaptive rule) and on a float64 PCG (numpy64). Seen where the outer
+    iteration passes each solve its start (afiro, its answer HiGHS's)."""
+    import gpgpu.lp.matrix_free as mf
+
+    assert mf.CORRECTOR_START is False                    # the default
+    monkeypatch.setattr(mf, "CORRECTOR_START", on)
 
     calls = []
     inner = mf._Solver.solve
@@ -799,7 +839,7 @@ def test_the_corrector_starts_from_the_predictors_dy(backend, monkeypatch):
 
     monkeypatch.setattr(mf._Solver, "solve", spy)
     p, ref = netlib("afiro")
-    for options, warm in (({}, backend == "gpu"), ({"preset": "paper"}, False)):
+    for options, warm in (({}, on and backend == "gpu"), ({"preset": "paper"}, False)):
         per_iteration = []
 
         def take(h):

@@ -86,15 +86,16 @@ docs/results/matrix-free.md.
   right-hand side late in a solve, far above a primal residual near eps, and nug20 spends whole
   allowances there without PCG's stall stop (docs/lp_defaults.md). A float64 PCG keeps the plain limit. The history's
   ``pcg_limit`` is then the limit and ``pcg_cap`` the most the solve could run.
-* **The corrector starts from the predictor** (``adaptive``, beyond 002, on a float32 PCG: the
-  GPU): the combined direction's PCG starts from the predictor's dy, not from 0: it solves G_R d = rhs - G_R dy_aff
-  (that residual in float64 on the CPU) and the direction is dy_aff + d. The two right-hand sides
-  differ only in xi_mu, so the residual PCG starts from is about a tenth of the right-hand side
-  (measured: docs/results/matrix-free.md, "The corrector from the predictor"), and a float32
-  PCG, whose floor is relative to the right-hand side it is given, leaves about that much less
-  error in the direction's primal equation. A start whose residual is above START_ENOUGH (half)
-  of the right-hand side's norm is dropped (PCG starts from 0). Where bound rows are eliminated the start's main rows start
-  the Schur system's PCG.
+* **The corrector from the predictor** (``CORRECTOR_START``, off by default; beyond 002, with
+  ``adaptive`` on a float32 PCG: the GPU): the combined direction's PCG starts from the
+  predictor's dy instead of 0: it solves G_R d = rhs - G_R dy_aff (that residual in float64 on
+  the CPU) and the direction is dy_aff + d. The two right-hand sides differ only in xi_mu, so the
+  residual PCG starts from is a fraction of the right-hand side, and the back end's floor
+  (``pcg_floor``), relative to the residual PCG is given, falls with it: the direction can come
+  out more exact. A start whose residual is above START_ENOUGH (half) of the right-hand side's
+  norm is dropped. Where bound rows are eliminated the start's main rows start the Schur
+  system's PCG. Off by default: it saves PCG iterations on most small NETLIB problems and costs
+  them on nug12 (docs/results/matrix-free.md, "The corrector from the predictor").
 * **float-float after the first limit** (``adaptive``, beyond 002, a back end with a wider
   format for PCG's solution vector: the GPU's ``solution=None``, the default): after the first
   iteration with a solve stopped at its limit, PCG's solution vector is float-float
@@ -225,6 +226,8 @@ START_SHIFT = 1e-3
 #: a solve's start (the corrector from the predictor, module notes) is taken where its float64
 #: residual is at most this share of the right-hand side's norm (else PCG starts from 0)
 START_ENOUGH = 0.5
+#: the combined direction's PCG from the predictor's dy (module notes; off by default)
+CORRECTOR_START = False
 
 
 def rhs_scale(r: np.ndarray, diagonal) -> float:
@@ -497,7 +500,7 @@ class _Solver:
             return "stall" if res.get("stalled") else "limit"
 
         for _ in range(rounds):
-            tol = max(target, be.pcg_floor * rnorm)
+            tol = max(target, be.pcg_floor * rnorm)      # the floor: of the residual PCG is given
             t0 = time.perf_counter()
             scale = rhs_scale(r, be.diagonal)            # a power of two: exact, undone below
             rv = be.vector(r * scale)
@@ -1031,8 +1034,8 @@ def _predictor_corrector(run, t: _Tests):
     """Mehrotra's predictor-corrector on the regularised normal equations (002 (5)-(8)): G_R's
     weights Theta~ = (Theta⁻¹ + R_p)⁻¹ and the preconditioner, the affine predictor
     (xi_mu = -X S e), sigma = (mu_aff / mu)^3, the combined direction (xi_mu = sigma mu e -
-    X S e - dX_aff dS_aff e; on a float32 PCG with ``adaptive``, its PCG started from the
-    predictor's dy), the steps to the boundary, Gondzio's centrality correctors, and the
+    X S e - dX_aff dS_aff e; with ``CORRECTOR_START``, its PCG started from the predictor's
+    dy), the steps to the boundary, Gondzio's centrality correctors, and the
     regularisation's reaction to the step. None where the back end's arithmetic broke down
     (then ``run.code`` is 4 and ``run.trouble`` says why)."""
     x, lam, s, reg, n, mu_n = run.x, run.lam, run.s, run.reg, run.n, t.mu_n
@@ -1051,7 +1054,7 @@ def _predictor_corrector(run, t: _Tests):
         sigma = (mu_aff / mu_n) ** 3
         # corrector, combined direction: xi_mu = sigma mu e - X S e - dX_aff dS_aff e
         limit, soft = _corrector_limit(run, t, cap_abs)
-        warm = run.adaptive and run.be.pcg_floor >= PCG_REL               # a float32 PCG (module notes)
+        warm = CORRECTOR_START and run.adaptive and run.be.pcg_floor >= PCG_REL   # module notes
         dx, dy, ds, f2 = newton(sigma * mu_n - x * s - dx_a * ds_a, maxiter=limit, soft=soft,
                                 start=dy_a if warm else None)             # from the predictor's dy
         ap = min(1.0, STEP_TO_BOUNDARY * _max_step(x, dx))
