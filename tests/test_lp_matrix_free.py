@@ -740,6 +740,18 @@ def test_refinement_rounds_stop_when_pcg_runs_out():
             assert facts["residual"] == pytest.approx(np.linalg.norm(rhs - G @ dy) / np.linalg.norm(rhs), rel=1e-6)
 
 
+def _normal_system():
+    """gruca_like(64)'s normal matrix G_R = A diag(theta) Aᵀ + 1e-6 I with random weights
+    (dense, float64: the reference), a solution z and rhs = G_R z: (p, A, theta, G, z, rhs, rng)."""
+    p = gruca_like(64, seed=3)
+    A = p.A.tocsr()
+    rng = np.random.default_rng(5)
+    theta = rng.uniform(0.01, 100.0, A.shape[1])
+    G = (A.toarray() * theta) @ A.toarray().T + 1e-6 * np.eye(A.shape[0])
+    z = rng.standard_normal(A.shape[0])
+    return p, A, theta, G, z, G @ z, rng
+
+
 @pytest.mark.parametrize("refine", [False, True])
 def test_a_solve_from_a_start_solves_for_the_correction(refine):
     """_Solver.solve(..., start=): PCG solves G_R d = rhs - G_R start (float64 residual) and the
@@ -750,13 +762,7 @@ def test_a_solve_from_a_start_solves_for_the_correction(refine):
     from gpgpu.lp.matrix_free import START_ENOUGH, _Solver
 
     assert START_ENOUGH == 0.5
-    p = gruca_like(64, seed=3)
-    A = p.A.tocsr()
-    rng = np.random.default_rng(5)
-    theta = rng.uniform(0.01, 100.0, A.shape[1])
-    G = (A.toarray() * theta) @ A.toarray().T + 1e-6 * np.eye(A.shape[0])
-    z = rng.standard_normal(A.shape[0])
-    rhs = G @ z
+    p, A, theta, G, z, rhs, rng = _normal_system()
     target = 1e-8 * np.linalg.norm(rhs)
 
     def run(start):
@@ -799,13 +805,7 @@ def test_a_starts_floor_is_of_the_residual_pcg_is_given(monkeypatch):
         return inner(be, b, target, maxiter, soft)
 
     monkeypatch.setattr(mf, "pcg", spy)
-    p = gruca_like(64, seed=3)
-    A = p.A.tocsr()
-    rng = np.random.default_rng(5)
-    theta = rng.uniform(0.01, 100.0, A.shape[1])
-    G = (A.toarray() * theta) @ A.toarray().T + 1e-6 * np.eye(A.shape[0])
-    z = rng.standard_normal(A.shape[0])
-    rhs = G @ z
+    p, A, theta, G, z, rhs, rng = _normal_system()
     e = rng.standard_normal(z.size)
     start = z + 1e-2 * np.linalg.norm(rhs) * np.linalg.solve(G, e / np.linalg.norm(e))
     assert np.linalg.norm(rhs - G @ start) == pytest.approx(1e-2 * np.linalg.norm(rhs), rel=1e-9)
