@@ -280,3 +280,27 @@ def test_the_presolve_runs_solve_the_presolved_lp_on_their_back_end(monkeypatch,
     for _, kw in calls:
         assert kw["backend"] == backend and kw["method"] == "matrix-free" and kw.get("presolve") is presolve
         assert kw.get("threads") == (None if backend == "gpu" else os.cpu_count())
+
+
+def test_a_run_sets_the_constants_and_options_named_after_a_plus(ctx, monkeypatch, capsys):
+    """``gpu+matrix_free.CORRECTOR_START=True+maxiter=7``: the constant set in the run's process,
+    the key without a dot passed to solve beside the run's own options; an unknown constant or
+    run is refused before anything runs."""
+    import gpgpu.lp
+    from gpgpu.lp import matrix_free
+
+    monkeypatch.setattr(matrix_free, "CORRECTOR_START", False)
+    calls = []
+    real = gpgpu.lp.solve
+    monkeypatch.setattr(gpgpu.lp, "solve", lambda *a, **k: calls.append((a, k, matrix_free.CORRECTOR_START))
+                        or real(*a, **k))
+    row = whole._child("afiro", "numpy64-1+matrix_free.CORRECTOR_START=True+pcg_maxiter=50", 1e-6)
+    assert row["status"] == "optimal"
+    assert matrix_free.CORRECTOR_START is True
+    assert [c[0] for c in calls] == [("afiro",), ("afiro",)]          # the warm-up, then the timed solve
+    assert all(c[1]["threads"] == 1 and c[1]["pcg_maxiter"] == 50 and c[2] is True for c in calls)
+    for bad, why in (("gpu+matrix_free.NO_SUCH=1", "has no constant NO_SUCH"), ("gpu+x", "key=value"),
+                     ("cpu+matrix_free.CORRECTOR_START=True", "unknown runs cpu")):
+        with pytest.raises(SystemExit):
+            whole.main(["--problems", "afiro", "--runs", f"gpu,{bad}"])
+        assert why in capsys.readouterr().err

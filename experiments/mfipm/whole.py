@@ -19,7 +19,11 @@ wide; ``gpu-halving`` (not by default), the defaults with the dense part's sums 
 halving passes (``sums="pingpong"``) instead of fans of 32 texels; ``gpu-presolve`` and
 ``numpy64-presolve`` (not by default), ``gpu`` and ``numpy64`` on the LP that HiGHS's presolve
 leaves (``presolve=True``; the matrix-free method does not presolve by default). A problem is a NETLIB name, a QAPLIB
-name (the QAP relaxation, as ``solve`` reads it) or a path.
+name (the QAP relaxation, as ``solve`` reads it) or a path. A run may name constants of
+``gpgpu.lp`` to set in its process after a ``+``, as :mod:`experiments.netlib_speed`'s back ends
+do: ``gpu+matrix_free.CORRECTOR_START=True`` is ``gpu`` with
+``gpgpu.lp.matrix_free.CORRECTOR_START`` set (and a key without a dot is one more option of
+``solve``).
 
 Each row: the problem, the run, eps, status, interior point iterations, PCG iterations,
 seconds, passes, passes a PCG iteration (all the solve's passes over its PCG iterations: the
@@ -51,7 +55,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from experiments.figures import printed_markdown, rows_to, tool_parser
-from experiments.netlib_speed import run_child
+from experiments.netlib_speed import backend_options, run_child, set_constants
 
 FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "seconds", "passes", "passes_per_pcg",
           "host_us_per_pass", "readbacks", "objective", "highs_objective", "error", "renderer", "date",
@@ -82,8 +86,9 @@ def _child(problem: str, run: str, eps: float) -> dict:
     """One run, in the subprocess: the warm-up, then the timed solve."""
     from gpgpu.lp import solve
 
-    backend, options = RUNS[run]
-    options = dict(options)
+    base, extra = backend_options(run)
+    backend, options = RUNS[base]
+    options = dict(options, **set_constants(extra))
     if options.get("threads") == "all":
         options["threads"] = os.cpu_count() or 1
     limit = _blas_threads(1) if options.get("threads") == 1 else None
@@ -150,9 +155,15 @@ def main(argv=None) -> int:
         print(f"wrote {write_claims(args.claims, args.command, args.note)}")
         return 0
     runs = args.runs.split(",")
-    unknown = sorted(set(runs) - set(RUNS))
+    try:
+        unknown = sorted({r for r in runs if backend_options(r)[0] not in RUNS})
+        for run in runs:
+            set_constants(backend_options(run)[1], check_only=True)
+    except (ValueError, SyntaxError, ImportError) as e:
+        ap.error(f"--runs: {e}")
     if unknown:
-        ap.error(f"unknown runs {', '.join(unknown)}; choose from {', '.join(RUNS)}")
+        ap.error(f"unknown runs {', '.join(unknown)}; choose from {', '.join(RUNS)} "
+                 "(each may add +module.CONSTANT=value)")
     known = reference_objectives(args.reference)
     with rows_to(args.out, "mfipm_whole", FIELDS, extrasaction="ignore") as write:
         for problem in args.problems.split(","):
