@@ -220,6 +220,29 @@ def test_an_mps_number_that_is_not_one_is_refused_with_its_line(tmp_path, field,
     assert out.returncode == 2 and f"line {line} " in out.stderr and repr(token) in out.stderr
 
 
+@pytest.mark.parametrize("token", ["abc", "1_0", "\uff11", "1e400", "-nan", "inf"])
+@pytest.mark.parametrize("ending, gz", [("\n", False), ("\r\n", False), ("\n", True)])
+def test_a_bad_first_number_of_a_columns_line_is_refused_with_its_line(tmp_path, token, ending, gz):
+    """The first number of a two-entry COLUMNS line (X's COST), in a file with Windows line
+    endings or gzipped too: refused with its line (7) and token; the good file reads."""
+    import gzip
+
+    text = NUMBER_MPS.format(**GOOD).replace("    X         COST            -1.0",
+                                             f"    X         COST            {token}")
+    assert f"COST            {token}   C1" in text
+    f = tmp_path / ("num.mps.gz" if gz else "num.mps")
+    data = text.replace("\n", ending).encode("utf-8")
+    f.write_bytes(gzip.compress(data) if gz else data)
+    with pytest.raises(ValueError) as info:
+        read_mps(f)
+    msg = str(info.value)
+    assert "line 7 (COLUMNS section)" in msg and repr(token) in msg
+    good = tmp_path / ("good.mps.gz" if gz else "good.mps")
+    data = NUMBER_MPS.format(**GOOD).replace("\n", ending).encode("utf-8")
+    good.write_bytes(gzip.compress(data) if gz else data)
+    assert read_mps(good).c[0] == -1.0
+
+
 def test_a_file_named_gz_that_is_not_gzipped_gets_highs_error(tmp_path):
     f = tmp_path / "fake.mps.gz"
     f.write_text("NAME X\nROWS\n")

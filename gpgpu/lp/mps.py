@@ -36,6 +36,7 @@ kept in ``Problem.c0`` so that ``c^T x + c0`` is the objective (in the minimisat
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
@@ -705,10 +706,24 @@ _MPS_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]
 
 def _mps_number(token: str):
     """The value of an MPS number token, or None when it is not one (``abc``, ``1,5``, ``1_0``,
-    ``１``: digits other than ASCII's)."""
-    if not _MPS_NUMBER.fullmatch(token):
+    ``１``: digits other than ASCII's). For an ASCII token without ``_`` Python's float() takes
+    exactly the forms of :data:`_MPS_NUMBER` (the regular expression stays as their definition)."""
+    if not token.isascii() or "_" in token:
         return None
-    return float(token)
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _finite(token: str) -> bool:
+    """Whether ``token`` is a finite MPS number (:func:`_mps_number`, not NaN or infinite)."""
+    if not token.isascii() or "_" in token:
+        return False
+    try:
+        return math.isfinite(float(token))
+    except ValueError:
+        return False
 
 
 def _mps_lines(path: Path):
@@ -719,9 +734,11 @@ def _mps_lines(path: Path):
     opener = gzip.open if path.suffix.lower() == ".gz" else open
     try:
         with opener(path, "rt", errors="replace") as f:
-            yield from enumerate(f, start=1)
+            text = f.read()                  # whole: a text layer line by line costs more
     except (OSError, EOFError):
         return
+    # the lines as the file's own iteration gives them: newlines already made "\n", each kept
+    yield from enumerate(io.StringIO(text, newline="\n"), start=1)
 
 
 def check_mps_numbers(path) -> None:
@@ -757,20 +774,23 @@ def check_mps_numbers(path) -> None:
                 return field
         return None
 
+    numbers = ("COLUMNS", "RHS", "RANGES", "BOUNDS")
     for lineno, line in _mps_lines(path):
-        if not line.strip() or line.startswith("*"):
-            continue
         tokens = line.split()
+        if not tokens or line[0] == "*":
+            continue
         if not line[0].isspace() and tokens[0].upper() in _SECTIONS:
             section = tokens[0].upper()
             continue
-        if section not in ("COLUMNS", "RHS", "RANGES", "BOUNDS"):
+        if section not in numbers:
             continue
         allow_inf = section != "COLUMNS"       # an infinite bound is one; an infinite coefficient is not
         if section == "COLUMNS":
             if len(tokens) >= 3 and tokens[1].strip("'\"").upper() == "MARKER":
                 continue
             positions = _COLUMNS_NUMBERS.get(len(tokens))
+            if positions is not None and _finite(tokens[2]) and (len(tokens) == 3 or _finite(tokens[4])):
+                continue                      # the common line: its numbers are finite MPS numbers
         elif section in ("RHS", "RANGES"):
             positions = _RHS_NUMBERS.get(len(tokens))
         else:                                 # BOUNDS: type [set name] column [value]
