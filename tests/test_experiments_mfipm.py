@@ -336,6 +336,32 @@ def test_float32_emulation_with_the_defaults(monkeypatch, capsys):
     assert got == [(1e-6, None, None, True), (1e-8, 1e-4, 10000, True)]
 
 
+def test_float32_emulation_sets_the_constants_named(monkeypatch, capsys):
+    """emulate32 --set matrix_free.CORRECTOR_START=True: the constant is set when the solve runs;
+    a constant that does not exist, a value that is no literal, a key without a module are
+    refused before it, each naming the --set."""
+    from experiments.mfipm import emulate32
+    from gpgpu.lp import matrix_free as M
+    from gpgpu.lp.netlib import netlib_dir
+
+    monkeypatch.setattr(M, "CORRECTOR_START", False)
+    monkeypatch.setattr(M, "START_ENOUGH", 0.5)
+    seen = []
+    monkeypatch.setattr(emulate32, "matrix_free", lambda be, problem, **kw: seen.append(
+        (M.CORRECTOR_START, M.START_ENOUGH)) or type("R", (), {"status": "optimal", "iterations": 1,
+                                                             "pcg_iterations": 1, "objective": 0.0})())
+    path = str(netlib_dir() / "afiro.mps.gz")
+    assert emulate32.main([path, "--defaults", "--set", "matrix_free.CORRECTOR_START=True",
+                           "--set", "matrix_free.START_ENOUGH=0.25"]) == 0
+    assert seen == [(True, 0.25)]
+    for bad, why in (("matrix_free.NO_SUCH=1", "has no constant NO_SUCH"), ("CORRECTOR_START=True", "module.CONSTANT"),
+                     ("matrix_free.CORRECTOR_START=yes", "Python literal"), ("nomodule.X=1", "no module 'nomodule'")):
+        with pytest.raises(SystemExit):
+            emulate32.main([path, "--set", bad])
+        assert why in capsys.readouterr().err
+    assert len(seen) == 1
+
+
 @pytest.mark.parametrize("argv,solution,widens", [(["--defaults"], "float32", True), ([], "float32", False),
                                                   (["--defaults", "--solution", "float32"], "float32", False),
                                                   (["--solution", "float64"], "float64", False)])

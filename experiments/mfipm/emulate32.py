@@ -15,6 +15,10 @@ minutes, about a fifth of the H200's time.
 
     python -m experiments.mfipm.emulate32 nug20 --solution float64 --stall-window 30
     python -m experiments.mfipm.emulate32 nug20 --defaults      # what solve(p, backend="gpu") runs
+    python -m experiments.mfipm.emulate32 nug12 --defaults --set matrix_free.CORRECTOR_START=True
+
+``--set KEY=VALUE`` (repeatable) sets a constant of ``gpgpu.lp`` before the solve, as
+:mod:`experiments.netlib_speed`'s back-end options do (``matrix_free.CORRECTOR_START=True``).
 """
 from __future__ import annotations
 
@@ -137,10 +141,27 @@ def main(argv=None) -> int:
     ap.add_argument("--rank", type=int, default=100)
     ap.add_argument("--reg-min", type=float, default=1e-4)
     ap.add_argument("--pcg-maxiter", type=int, default=10000)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a constant of gpgpu.lp first (matrix_free.CORRECTOR_START=True); repeatable")
     ap.add_argument("--defaults", action="store_true",
                     help="the matrix-free method's defaults instead of the QAP settings: eps 1e-6, "
                          "reg_min and pcg_maxiter the method's own (the adaptive rule's)")
     args = ap.parse_args(argv)
+    import ast
+
+    from experiments.netlib_speed import set_constants
+
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep or "." not in key:
+            ap.error(f"--set {item!r}: give module.CONSTANT=value, a constant of gpgpu.lp "
+                     "(matrix_free.CORRECTOR_START=True)")
+        try:
+            set_constants({key: ast.literal_eval(value)})
+        except (ValueError, SyntaxError) as e:
+            ap.error(f"--set {item!r}: {e if isinstance(e, ValueError) and 'constant' in str(e) else 'the value must be a Python literal'}")
+        except ImportError:
+            ap.error(f"--set {item!r}: gpgpu.lp has no module {key.rpartition('.')[0]!r}")
     if args.defaults:
         args.eps, args.reg_min, args.pcg_maxiter = 1e-6, None, None
     if args.solution is None:
