@@ -157,9 +157,13 @@ def main(argv=None) -> int:
             ap.error(f"--set {item!r}: give module.CONSTANT=value, a constant of gpgpu.lp "
                      "(matrix_free.CORRECTOR_START=True)")
         try:
-            set_constants({key: ast.literal_eval(value)})
-        except (ValueError, SyntaxError) as e:
-            ap.error(f"--set {item!r}: {e if isinstance(e, ValueError) and 'constant' in str(e) else 'the value must be a Python literal'}")
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            ap.error(f"--set {item!r}: the value must be a Python literal")
+        try:
+            set_constants({key: value})
+        except ValueError as e:                     # no such constant
+            ap.error(f"--set {item!r}: {e}")
         except ImportError:
             ap.error(f"--set {item!r}: gpgpu.lp has no module {key.rpartition('.')[0]!r}")
     if args.defaults:

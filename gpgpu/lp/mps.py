@@ -718,12 +718,8 @@ def _mps_number(token: str):
 
 def _finite(token: str) -> bool:
     """Whether ``token`` is a finite MPS number (:func:`_mps_number`, not NaN or infinite)."""
-    if not token.isascii() or "_" in token:
-        return False
-    try:
-        return math.isfinite(float(token))
-    except ValueError:
-        return False
+    v = _mps_number(token)
+    return v is not None and math.isfinite(v)
 
 
 def _mps_lines(path: Path):
