@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gpgpu.lp.api as lp
-from gpgpu.lp import preset_options, solve
+from gpgpu.lp import Problem, preset_options, solve
 from gpgpu.lp.netlib import PAPER_TABLE3, PROBLEMS
 
 highspy = pytest.importorskip("highspy")
@@ -94,6 +94,7 @@ def test_mehrotra_runs_with_its_presets_options(monkeypatch, preset):
     r = solve(p, backend="numpy64", eps=1e-8, preset=preset)
     assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
     assert r.preset == preset and r.options == {**MEHROTRA[preset], **MEHROTRA_NUMPY[preset]}
+    assert r.method == "mehrotra"
     on = preset != "paper"
     assert algo[-1]["correct_primal"] is on and algo[-1]["free_safeguard"] is (preset == "robust" or on)
     assert backends[-1]["refine"] is False and (r.presolve is not None) is on
@@ -125,6 +126,7 @@ def test_matrix_free_runs_with_its_presets_options(monkeypatch, preset):
     r = solve(p, method="matrix-free", backend="numpy64", eps=1e-8, preset=preset)
     assert r.status == "optimal" and rel(r.objective, ref) <= 1e-6
     assert r.options == MATRIX_FREE[preset] and algo[-1]["adaptive"] is (preset != "paper")
+    assert r.method == "matrix-free"
     solve(p, method="matrix-free", backend="numpy64", eps=1e-8, preset=preset, adaptive=preset == "paper")
     assert algo[-1]["adaptive"] is (preset == "paper")
 
@@ -189,3 +191,15 @@ def test_cli_preset(capsys):
     assert "presolve=True" in out and "presolve (HiGHS)" in out
     assert main(["afiro", "--backend", "numpy64", "--eps", "1e-8", "--quiet"]) == 0
     assert "preset robust" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("method", ["mehrotra", "matrix-free"])
+@pytest.mark.parametrize("presolve", [False, True])
+def test_the_result_names_its_method_where_no_iteration_ran(method, presolve):
+    """An LP that the reductions of the standard form (presolve=False) or HiGHS's presolve solve
+    whole: no method iterates, and the result still says which one was asked (a field of every
+    LPResult, not an attribute that only the matrix-free iteration sets)."""
+    p = Problem.from_inequalities(np.array([1.0, 2.0]), bounds=[(5, 5), (-1, -1)])
+    r = solve(p, method=method, backend="numpy64", presolve=presolve)
+    assert r.status == "optimal" and r.iterations == 0 and r.objective == 3.0
+    assert r.method == method

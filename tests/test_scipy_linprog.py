@@ -30,6 +30,16 @@ answer:
 
 The numpy64 back end runs in every suite; the GPU back end (float32 with refinement) is a long
 test on llvmpipe (about 80 s), run on the GPU with ``GPGPU_LONG_TESTS=1``.
+
+The same tests run through the matrix-free method of paper 002 (``method="matrix-free"``), on
+numpy64 and on the GPU (its float32 PCG; about 10 s on llvmpipe), with the method's default
+``presolve=False`` passed as scipy's option, so that the tests that check a presolve's
+``nit == 0`` when ``presolve`` is on do not ask it of a method that solves the LP as given.
+One more exclusion there (:data:`EXCLUDED_MATRIX_FREE`): ``test_bug_8973_2`` wants x = -2 of an
+LP whose optimal set is every x <= -2 (c = 0), the vertex scipy's HiGHS returns; an interior
+point method without a presolve returns a point of that set's interior (as Mehrotra's method
+with ``presolve=False`` does); :func:`test_an_lp_with_a_ray_of_optima_answers_a_point_of_it`
+checks that point.
 """
 import os
 
@@ -55,7 +65,14 @@ EXCLUDED = {
 SCIPY_OPTIONS = {"maxiter": "max_iter", "tol": "eps", "autoscale": "scale"}
 
 
-def _through_gpgpu(backend):
+#: scipy's tests that also differ for the matrix-free method (module notes)
+EXCLUDED_MATRIX_FREE = {
+    "test_bug_8973_2": "x = -2, HiGHS's vertex of the optimal set x <= -2; an interior point method "
+                       "without a presolve answers another point of it (checked below)",
+}
+
+
+def _through_gpgpu(backend, lp_method="mehrotra"):
     def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), method=None, callback=None,
                 options=None, x0=None, integrality=None):
         opts = {"backend": backend}
@@ -63,20 +80,24 @@ def _through_gpgpu(backend):
             if key == "disp":
                 continue
             opts[SCIPY_OPTIONS.get(key, key)] = value
-        return gpgpu_linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method="mehrotra", options=opts)
+        res = gpgpu_linprog(c, A_ub, b_ub, A_eq, b_eq, bounds, method=lp_method, options=opts)
+        assert res.lp.method == lp_method            # the method asked for answered
+        return res
     return linprog
 
 
 class _Through:
-    method = "mehrotra"
+    method = "mehrotra"           # the name scipy's tests pass on (the replaced linprog ignores it)
+    lp_method = "mehrotra"        # the method of gpgpu.lp.linprog these tests run
     options = {}
     backend = None
 
     @pytest.fixture(autouse=True)
     def _gpgpu_linprog(self, monkeypatch, request):
-        if request.node.originalname in EXCLUDED:
-            pytest.skip(EXCLUDED[request.node.originalname])
-        monkeypatch.setattr(scipy_tests, "linprog", _through_gpgpu(self.backend))
+        excluded = dict(EXCLUDED, **(EXCLUDED_MATRIX_FREE if self.lp_method == "matrix-free" else {}))
+        if request.node.originalname in excluded:
+            pytest.skip(excluded[request.node.originalname])
+        monkeypatch.setattr(scipy_tests, "linprog", _through_gpgpu(self.backend, self.lp_method))
 
 
 class TestScipyLinprogNumpy64(_Through, scipy_tests.LinprogCommonTests):
@@ -86,6 +107,35 @@ class TestScipyLinprogNumpy64(_Through, scipy_tests.LinprogCommonTests):
 @pytest.mark.skipif(not os.environ.get("GPGPU_LONG_TESTS"), reason="about 80 s on llvmpipe; set GPGPU_LONG_TESTS=1")
 class TestScipyLinprogGPU(_Through, scipy_tests.LinprogCommonTests):
     backend = "gpu"
+
+
+class TestScipyLinprogMatrixFreeNumpy64(_Through, scipy_tests.LinprogCommonTests):
+    lp_method = "matrix-free"
+    options = {"presolve": False}        # the method's default, said to scipy's tests (module notes)
+    backend = "numpy64"
+
+
+class TestScipyLinprogMatrixFreeGPU(_Through, scipy_tests.LinprogCommonTests):
+    lp_method = "matrix-free"
+    options = {"presolve": False}
+    backend = "gpu"
+
+
+@pytest.mark.parametrize("method, backend", [("matrix-free", "numpy64"), ("matrix-free", "gpu"),
+                                             ("mehrotra", "numpy64")])
+def test_an_lp_with_a_ray_of_optima_answers_a_point_of_it(method, backend):
+    """scipy's test_bug_8973_2 without its vertex: min 0 x subject to x <= -2, x free. Every
+    x <= -2 is optimal; without a presolve an interior point method answers one of them with
+    objective 0 and the constraint's slack, b - A x, non-negative."""
+    import numpy as np
+
+    res = gpgpu_linprog(np.zeros(1), [[1.0]], [-2.0], bounds=(None, None), method=method,
+                        options={"backend": backend, "presolve": False})
+    assert res.status == 0 and res.success, res.message
+    assert res.fun == 0.0
+    assert res.x[0] <= -2.0 + 1e-6, res.x
+    np.testing.assert_allclose(res.slack, -2.0 - res.x, rtol=0, atol=1e-6)
+    assert res.slack[0] >= -1e-6
 
 
 @pytest.mark.parametrize("last", [(0, None), (None, 0)])

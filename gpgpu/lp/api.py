@@ -339,7 +339,7 @@ def solve(problem, backend="gpu", eps=None, method="mehrotra", *, preset="robust
     with counters.tally() as drawn:
         result = _answer(problem, run)
     # shape the result
-    return _shaped(problem, result, drawn, preset, chosen)
+    return _shaped(problem, result, drawn, preset, chosen, method)
 
 
 def _checked(problem, eps, method, preset, max_iter, callback, time_limit) -> tuple:
@@ -399,10 +399,11 @@ def _resolved(chosen, backend, eps, max_iter, callback, method, deadline) -> _Ru
                 normalize=normalize is not False, options=options, **flags)
 
 
-def _shaped(problem, result: LPResult, drawn, preset, chosen) -> LPResult:
+def _shaped(problem, result: LPResult, drawn, preset, chosen, method) -> LPResult:
     """The result as solve answers it: an empty column's unboundedness, the passes drawn, the
-    preset and options, the problem's warnings."""
+    method, preset and options, the problem's warnings."""
     result = _unbounded_column(problem, result)
+    result.method = method
     result.passes, result.pass_seconds = drawn.passes, drawn.seconds
     result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
     notes = list(_relaxation_warnings(problem))

@@ -124,6 +124,10 @@ class LPResult:
     resumed_from : int or None
         Where the check asked for a tighter eps and the iteration went on from its last point
         (:class:`Resume`): the iteration it went on from; None otherwise.
+    method : str
+        The method that answered: "mehrotra" (Algorithm 3 of paper 000) or "matrix-free" (paper
+        002's), also where the answer was decided before any iteration (an LP that the reductions
+        of :func:`~gpgpu.lp.mps.standardize` or the presolve solve whole).
 
     Examples
     --------
@@ -160,6 +164,7 @@ class LPResult:
     evidence: str = ""
     check: object = None
     resumed_from: Optional[int] = None
+    method: str = "mehrotra"
 
     @property
     def success(self) -> bool:

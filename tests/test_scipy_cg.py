@@ -1,0 +1,197 @@
+"""scipy's own iterative-solver tests, run through :func:`gpgpu.cg`.
+
+The tests are the functions of ``scipy/sparse/linalg/_isolve/tests/test_iterative.py`` from the
+installed scipy (not copied), called here with ``gpgpu.cg`` as the solver: the cases of scipy's
+``IterativeParams`` that scipy runs its ``cg`` on (the symmetric positive definite ones), and
+the tests that take a solver. ``gpgpu.cg`` is called as scipy's (``cg(A, b, x0=None, *, rtol,
+atol, maxiter, M, callback)``, answering ``(x, info)``), so nothing is mapped.
+
+Excluded (:data:`EXCLUDED`), each for a documented difference of the GPU's cg, not of its
+answer, and each with a test of this file that checks what ``gpgpu.cg`` answers there instead:
+
+- **float32's reach**: the GPU computes in float32, so it cannot hold ||b - A x|| below about
+  2^-23 ||b|| (``gpgpu.cg.FLOAT32_REACH``; more on an ill-conditioned A). scipy's
+  ``test_convergence`` asks rtol = 1e-8 of its float64 cases, ``test_x0_equals_Mb`` 1e-8 of
+  every case, ``test_x0_working`` 1e-6 of a matrix whose conditioning puts that out of float32's
+  reach, and ``test_atol`` targets down to 1e-9. There ``gpgpu.cg`` answers info > 0 with a
+  ``Float32ToleranceWarning`` and never info 0 with a residual above the target
+  (:func:`test_below_float32s_reach_cg_says_so_and_never_claims_convergence`).
+- **LinearOperators**: ``test_precond_dummy`` and ``test_precond_inverse`` pass A or M as a
+  ``LinearOperator``; the GPU needs A's entries and applies M as a diagonal, so ``gpgpu.cg``
+  refuses them with a TypeError that says what to pass
+  (:func:`test_a_linear_operator_is_refused_with_what_to_pass`); ``test_atol``'s dense M is
+  refused with a ValueError for the same reason.
+- **complex A**: the GPU's streams are real; the complex cases are refused with a ValueError
+  (:func:`test_a_complex_system_is_refused`).
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+scipy_tests = pytest.importorskip("scipy.sparse.linalg._isolve.tests.test_iterative",
+                                  reason="scipy's test files are not installed")
+
+import scipy.sparse.linalg as spla  # noqa: E402
+
+import gpgpu  # noqa: E402
+from gpgpu.cg import FLOAT32_REACH  # noqa: E402
+
+REACH = "float32's reach: the target is below what a float32 iteration can hold (module notes)"
+OPERATOR = "A or M as a LinearOperator: the GPU needs A's entries and M's diagonal (module notes)"
+COMPLEX = "a complex A: the GPU's streams are real float32 (module notes)"
+#: (test, case) pairs and solver tests of scipy's file that this cg does not run (module notes);
+#: a case of None: every case (test_precond_inverse, which loops over scipy's solvers itself, is
+#: not called at all)
+EXCLUDED = {
+    ("test_convergence", "poisson1d"): REACH,
+    ("test_convergence", "poisson2d"): REACH,
+    ("test_convergence", "rand-sym-pd"): REACH,
+    ("test_x0_equals_Mb", None): REACH,
+    ("test_precond_dummy", None): OPERATOR,
+    ("test_precond_inverse", None): OPERATOR,
+    ("test_atol", None): REACH + "; and its dense M, which the GPU cannot apply as a diagonal (module notes)",
+    ("test_x0_working", None): REACH,
+}
+
+
+def _cases():
+    """scipy's cases that scipy runs its cg on, with gpgpu.cg as their solver."""
+    cases = []
+    for t in scipy_tests.IterativeParams().generate_tests():
+        if t.solver is spla.cg:
+            name = t.name[:-len("-cg")]
+            cases.append(scipy_tests.SingleTest(t.A, t.b, gpgpu.cg, name, t.convergence))
+    return cases
+
+
+CASES = _cases()
+CASE_TESTS = ("test_maxiter", "test_convergence", "test_precond_dummy", "test_x0_equals_Mb")
+SOLVER_TESTS = ("test_zero_rhs", "test_x0_solves_problem_exactly", "test_positional_error", "test_atol",
+                "test_x0_working")
+
+
+def _skip_excluded(test, case=None):
+    for key in ((test, case), (test, None)):
+        if key in EXCLUDED:
+            pytest.skip(EXCLUDED[key])
+    if case is not None and "cmplx" in case:
+        pytest.skip(COMPLEX)
+
+
+def test_scipys_cases_are_the_ones_scipy_runs_its_cg_on():
+    """The cases taken from scipy's file: its symmetric positive definite ones (a scipy that
+    renames or drops them fails here rather than running nothing)."""
+    names = {c.name.rsplit("-", 1)[0] for c in CASES}
+    assert {"poisson1d", "poisson1d-F", "poisson2d", "poisson2d-F", "rand-sym-pd", "rand-sym-pd-F"} <= names
+
+
+@pytest.mark.filterwarnings("ignore::gpgpu.Float32ToleranceWarning")
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("test", CASE_TESTS)
+def test_scipys_case_tests(test, case):
+    _skip_excluded(test, case.name.rsplit("-", 1)[0])
+    getattr(scipy_tests, test)(case)
+
+
+@pytest.mark.filterwarnings("ignore::gpgpu.Float32ToleranceWarning")
+@pytest.mark.parametrize("test", SOLVER_TESTS)
+def test_scipys_solver_tests(test):
+    _skip_excluded(test)
+    getattr(scipy_tests, test)(gpgpu.cg)
+
+
+@pytest.mark.parametrize("atol", ["legacy", None, -1])
+def test_scipys_invalid_atol(atol):
+    scipy_tests.test_invalid_atol(gpgpu.cg, atol)
+
+
+def _solve(A, b, **kw):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        x, info = gpgpu.cg(A, b, **kw)
+    warned = any(issubclass(w.category, gpgpu.Float32ToleranceWarning) for w in seen)
+    return x, info, warned
+
+
+def _atol_system():
+    """test_atol's system (its seed and construction)."""
+    rng = np.random.default_rng(168441431005389)
+    A = rng.uniform(size=[10, 10])
+    return A @ A.T + 10 * np.eye(10), 1e3 * rng.uniform(size=10)
+
+
+def _x0_working_system():
+    """test_x0_working's system (its seed and construction)."""
+    rng = np.random.default_rng(1685363802304750)
+    A = rng.random(size=[10, 10])
+    return A @ A.T, rng.random(10), rng.random(10)
+
+
+def _reach_runs():
+    """The runs the REACH exclusions stand for: (name, A, b, keywords)."""
+    by_name = {c.name.rsplit("-", 1)[0]: c for c in CASES}
+    runs = []
+    for name in ("poisson1d", "poisson2d", "rand-sym-pd", "poisson1d-F", "rand-sym-pd-F"):
+        c = by_name[name]
+        runs.append((f"{name} rtol 1e-8", c.A, c.b, {"rtol": 1e-8, "x0": 0 * c.b}))
+        runs.append((f"{name} x0 Mb", c.A, c.b, {"rtol": 1e-8, "x0": "Mb"}))
+    A, b = _atol_system()
+    tols = np.r_[0, np.logspace(-9, 2, 7), np.inf]
+    for rtol in tols:
+        for atol in tols:
+            if rtol or atol:
+                runs.append((f"atol's system rtol {rtol:g} atol {atol:g}", A, b, {"rtol": rtol, "atol": atol}))
+    A, b, x0 = _x0_working_system()
+    runs += [("x0_working's system", A, b, {"rtol": 1e-6, "atol": 0}),
+             ("x0_working's system from x0", A, b, {"rtol": 1e-6, "atol": 0, "x0": x0})]
+    return runs
+
+
+def test_below_float32s_reach_cg_says_so_and_never_claims_convergence():
+    """Where scipy's tests ask for less than float32 can hold: info 0 only with ||b - A x||
+    (float64, on the CPU) within the target (scipy's 1.00025 fudge for roundoff), else info > 0
+    with a Float32ToleranceWarning; and the residual reached is float32's, within 1e-4 ||b||
+    (a cg that answered x0, or a wrong x, fails this). Where the target is within float32's
+    reach (1e-5 ||b|| and up here) info is 0."""
+    for name, A, b, kw in _reach_runs():
+        x, info, warned = _solve(A, b, **kw)
+        err, bnorm = np.linalg.norm(A @ x - b), np.linalg.norm(b)
+        target = max(kw.get("atol", 0.0), kw["rtol"] * bnorm)
+        if info == 0:
+            assert err <= 1.00025 * target, (name, err, target)
+        else:
+            assert warned, f"{name}: info {info} without a Float32ToleranceWarning"
+            assert err <= 1e-4 * bnorm, (name, err / bnorm)
+        if target >= 1e-5 * bnorm:
+            assert info == 0, (name, info, err / bnorm)
+    assert FLOAT32_REACH == 2.0 ** -23
+
+
+@pytest.mark.parametrize("which", ["A", "M"])
+def test_a_linear_operator_is_refused_with_what_to_pass(which):
+    """test_precond_dummy's and test_precond_inverse's operators: a TypeError naming what cg takes."""
+    c = next(c for c in CASES if c.name == "poisson1d-cg")
+    op = spla.aslinearoperator(c.A)
+    identity = spla.LinearOperator(c.A.shape, lambda v: v)
+    with pytest.raises(TypeError, match="LinearOperator"):
+        if which == "A":
+            gpgpu.cg(op, c.b, rtol=1e-5)
+        else:
+            gpgpu.cg(c.A, c.b, M=identity, rtol=1e-5)
+
+
+def test_a_dense_preconditioner_is_refused():
+    """test_atol's M (a dense symmetric matrix): a ValueError saying M must be diagonal."""
+    A, b = _atol_system()
+    M0 = np.random.default_rng(1).standard_normal(size=(10, 10))
+    with pytest.raises(ValueError, match="M is not diagonal"):
+        gpgpu.cg(A, b, M=M0 @ M0.T, rtol=1e-5)
+
+
+def test_a_complex_system_is_refused():
+    """scipy's complex cases: a ValueError naming the cause."""
+    c = next(t for t in scipy_tests.IterativeParams().generate_tests()
+             if t.solver is spla.cg and t.name.startswith("rand-cmplx-sym-pd"))
+    with pytest.raises(ValueError, match="complex"):
+        gpgpu.cg(c.A, c.b, rtol=1e-5)
