@@ -203,3 +203,32 @@ def test_the_result_names_its_method_where_no_iteration_ran(method, presolve):
     r = solve(p, method=method, backend="numpy64", presolve=presolve)
     assert r.status == "optimal" and r.iterations == 0 and r.objective == 3.0
     assert r.method == method
+
+
+MATRIX_FREE_FIELDS = ("pcg_iterations", "pcg_unconverged", "pcg_stops", "rank", "last_point",
+                      "regularisation_state", "adaptive_state", "timers", "counts")
+
+
+@pytest.mark.parametrize("method", ["mehrotra", "matrix-free"])
+def test_every_result_has_the_same_fields(method):
+    """One shape for every answer: the fields of LPResult on both methods' results (no attribute
+    that only one method sets), the matrix-free iteration's None where it did not run (Mehrotra's
+    method, an LP decided before any iteration) and filled where it did."""
+    import dataclasses
+
+    from gpgpu.lp import LPResult
+
+    names = {f.name for f in dataclasses.fields(LPResult)}
+    assert set(MATRIX_FREE_FIELDS) | {"method", "preset", "options", "warnings"} <= names
+    p, _ = netlib("afiro")
+    iterated = solve(p, method=method, backend="numpy64")
+    decided = solve(Problem.from_inequalities(np.array([1.0, 2.0]), bounds=[(5, 5), (-1, -1)]), method=method,
+                    backend="numpy64")
+    for r in (iterated, decided):
+        assert set(vars(r)) == names, set(vars(r)) ^ names     # nothing set beside the fields
+        assert r.preset == "robust" and isinstance(r.options, dict) and r.warnings == []
+    assert all(getattr(decided, f) is None for f in MATRIX_FREE_FIELDS)
+    ran = [getattr(iterated, f) is not None for f in MATRIX_FREE_FIELDS]
+    assert all(ran) if method == "matrix-free" else not any(ran)
+    if method == "matrix-free":
+        assert iterated.pcg_iterations > 0 and iterated.rank >= 1 and len(iterated.last_point) == 3

@@ -380,8 +380,8 @@ def _print_result(res, problem, args) -> None:
     if res.presolve is not None:
         (m0, m1), (n0, n1) = res.presolve["rows"], res.presolve["columns"]
         print(f"presolve (HiGHS): {res.presolve['status']}, {m0} x {n0} -> {m1} x {n1}")
-    if args.method == "matrix-free" and hasattr(res, "pcg_iterations"):
-        stops = getattr(res, "pcg_stops", {})
+    if res.pcg_iterations is not None:
+        stops = res.pcg_stops or {}
         others = "".join(f", {v} {label}" for key, label in (("stall", "by PCG's stall stop"),
                                                              ("breakdown", "at a PCG breakdown"),
                                                              ("stalled", "where refinement stalled"),

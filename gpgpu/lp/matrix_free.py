@@ -600,7 +600,8 @@ def checkpoint(result) -> dict:
     return {"x": x, "y": y, "s": s,
             "regularisation_state": np.array(result.regularisation_state, dtype=np.float64),
             "rank": np.array(int(result.rank)),
-            "adaptive_state": np.array(getattr(result, "adaptive_state", (0.0, 0, 0.0, 0.0)), dtype=np.float64)}
+            "adaptive_state": np.array(result.adaptive_state if result.adaptive_state is not None
+                                       else (0.0, 0, 0.0, 0.0), dtype=np.float64)}
 
 
 def _resume_state(start):

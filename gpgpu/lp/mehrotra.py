@@ -128,6 +128,23 @@ class LPResult:
         The method that answered: "mehrotra" (Algorithm 3 of paper 000) or "matrix-free" (paper
         002's), also where the answer was decided before any iteration (an LP that the reductions
         of :func:`~gpgpu.lp.mps.standardize` or the presolve solve whole).
+    preset, options, warnings : str, dict, list
+        Set by :func:`gpgpu.lp.solve`: the preset and the options the solve ran with, and the
+        problem's warnings (an LP relaxation of integer columns); None, None and [] from
+        :func:`mehrotra` called directly.
+    pcg_iterations, pcg_unconverged, pcg_stops, rank : int, int, dict, int
+        The matrix-free iteration's PCG (:mod:`gpgpu.lp.matrix_free`): PCG iterations in all,
+        the solves that stopped before their tolerance, how many stopped for each reason, and
+        the preconditioner's k at the end. None where that iteration did not run (Mehrotra's
+        method, or an LP decided before any iteration); so are the four below.
+    last_point, regularisation_state, adaptive_state : tuple
+        The matrix-free iteration's state for going on (``start=``,
+        :func:`gpgpu.lp.matrix_free.checkpoint`): the standard-form (x_std, y, s) where it
+        stopped, (rho, delta), and the adaptive rule's floor, PCG limit, last converged rho and
+        whether PCG's solution vector was widened.
+    timers, counts : dict
+        The matrix-free back end's seconds and counts by part (002's Table 2: products, the
+        preconditioner's builds and applications, PCG, the outer products, the total).
 
     Examples
     --------
@@ -165,6 +182,18 @@ class LPResult:
     check: object = None
     resumed_from: Optional[int] = None
     method: str = "mehrotra"
+    preset: Optional[str] = None
+    options: Optional[dict] = None
+    warnings: list = field(default_factory=list)
+    pcg_iterations: Optional[int] = None
+    pcg_unconverged: Optional[int] = None
+    pcg_stops: Optional[dict] = None
+    rank: Optional[int] = None
+    last_point: Optional[tuple] = None
+    regularisation_state: Optional[tuple] = None
+    adaptive_state: Optional[tuple] = None
+    timers: Optional[dict] = None
+    counts: Optional[dict] = None
 
     @property
     def success(self) -> bool:
