@@ -40,6 +40,10 @@ LP whose optimal set is every x <= -2 (c = 0), the vertex scipy's HiGHS returns;
 point method without a presolve returns a point of that set's interior (as Mehrotra's method
 with ``presolve=False`` does); :func:`test_an_lp_with_a_ray_of_optima_answers_a_point_of_it`
 checks that point.
+
+The marginals (``ineqlin``, ``eqlin``, ``lower``, ``upper``) go through two of scipy's
+HiGHS-only tests, dual feasibility and complementary slackness (:data:`HIGHS_MARGINAL_TESTS`),
+for both methods on numpy64 and the GPU.
 """
 import os
 
@@ -150,3 +154,21 @@ def test_the_trivially_unbounded_lps_are_unbounded_as_highs_answers(last):
     bounds = [(None, None)] * 3 + [(-1, 1), (-1, 1), last]
     res = gpgpu_linprog(c, A_ub, np.array([2, -2, 0]), bounds=bounds, options={"backend": "numpy64"})
     assert res.status == 3 and not res.success and res.x is None, res.message
+
+
+#: scipy's HiGHS-only tests of the marginals that this linprog runs: the KKT conditions on its
+#: ``very_random_gen`` LP. Its test_marginals is not run: it differentiates the objective by
+#: finite differences of nested solves, which an interior point answer to eps = 1e-9 makes noisy
+#: above its rtol = 1e-7 with atol 0 (a marginal of 0 comes out near 1e-10);
+#: tests/test_lp_marginals.py compares the marginals with HiGHS's own instead.
+HIGHS_MARGINAL_TESTS = ("test_dual_feasibility", "test_complementary_slackness")
+
+
+@pytest.mark.parametrize("test", HIGHS_MARGINAL_TESTS)
+@pytest.mark.parametrize("lp_method, backend", [("mehrotra", "numpy64"), ("matrix-free", "numpy64"),
+                                                ("mehrotra", "gpu"), ("matrix-free", "gpu")])
+def test_scipys_highs_tests_of_the_marginals(test, lp_method, backend, monkeypatch):
+    monkeypatch.setattr(scipy_tests, "linprog", _through_gpgpu(backend, lp_method))
+    suite = scipy_tests.LinprogHiGHSTests()
+    suite.method, suite.options = "highs", {}
+    getattr(scipy_tests.LinprogHiGHSTests, test)(suite)

@@ -154,10 +154,16 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
     scipy.optimize.OptimizeResult
         ``x``, ``fun``, ``slack`` (``b_ub - A_ub @ x``), ``con`` (``b_eq - A_eq @ x``),
         ``success``, ``status`` (scipy's codes: 0 optimal, 1 iteration limit, 2 infeasible, 3
-        unbounded, 4 numerical difficulties), ``nit``, ``message``, and ``lp``, the
-        :class:`~gpgpu.lp.LPResult` of :func:`~gpgpu.lp.solve`. An infeasible or unbounded problem
-        has ``x``, ``fun``, ``slack`` and ``con`` None, as scipy's HiGHS answers; scipy's marginals
-        are not given.
+        unbounded, 4 numerical difficulties), ``nit``, ``message``, ``lp``, the
+        :class:`~gpgpu.lp.LPResult` of :func:`~gpgpu.lp.solve`, and scipy's HiGHS fields
+        ``ineqlin``, ``eqlin``, ``lower`` and ``upper``, each with ``residual`` (``slack``,
+        ``con``, ``x - lb``, ``ub - x``) and ``marginals``, the objective's derivatives with
+        respect to ``b_ub``, ``b_eq``, ``lb`` and ``ub`` (<= 0, any sign, >= 0, <= 0) at the
+        interior point method's duals (:meth:`Problem.marginals`). Where the duals are not
+        unique (a degenerate LP) these are a point of their optimal set, which need not be the
+        vertex HiGHS's simplex answers. An infeasible or unbounded problem has ``x``, ``fun``,
+        ``slack``, ``con`` and the residuals None, as scipy's HiGHS answers; the marginals are
+        None unless the status is 0.
 
     Raises
     ------
@@ -208,5 +214,15 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
         slack = (np.asarray(b_ub, dtype=np.float64) - A_ub @ x) if A_ub is not None else np.zeros(0)
         con = (np.asarray(b_eq, dtype=np.float64) - A_eq @ x) if A_eq is not None else np.zeros(0)
     code = int(lp.status_code)
+    marginals = problem.marginals(lp.y, lp.s) if code == 0 and lp.y is not None else None
+    m_ub = 0 if A_ub is None else A_ub.shape[0]
+
+    def part(residual, key, rows=slice(None)):
+        return OptimizeResult(residual=residual, marginals=None if marginals is None else marginals[key][rows])
+
+    lb, ub = bd[:, 0], bd[:, 1]
     return OptimizeResult(x=x, fun=fun, slack=slack, con=con, status=code, success=code == 0,
-                          nit=int(lp.iterations), message=lp.message, lp=lp)
+                          nit=int(lp.iterations), message=lp.message, lp=lp,
+                          ineqlin=part(slack, "rows", slice(0, m_ub)), eqlin=part(con, "rows", slice(m_ub, None)),
+                          lower=part(None if x is None else x - lb, "lower"),
+                          upper=part(None if x is None else ub - x, "upper"))

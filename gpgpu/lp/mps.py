@@ -242,6 +242,52 @@ class Problem:
         out[g["neg"][free]] = np.maximum(-v[free], 0.0)
         return out
 
+    def marginals(self, y, s) -> dict:
+        """The source LP's marginals (sensitivities of its objective, its own sense) at a
+        standard-form dual point (``y``, ``s``), as scipy's HiGHS methods give them.
+
+        Returns ``{"rows": ..., "lower": ..., "upper": ...}``: for each source row, the
+        objective's derivative with respect to the row's bound that holds it (an equality's
+        right-hand side, an inequality's finite side); for each source variable, with respect
+        to its lower bound (>= 0 when minimising) and its upper bound (<= 0). Derived from the
+        standard form's Lagrangian, cᵀx - yᵀ(A x - b) - sᵀx: a row's marginal is its dual
+        y_i (a slack's column, -e_i with cost 0, gives y_i = z_lo - z_up of the slack's
+        bounds, so an inequality's y_i is its bound's multiplier with its sign); a shifted
+        variable's lower marginal is s of its column and its upper marginal -s of its bound
+        row's slack (= that row's y); a reflected one's upper marginal is -s of its column; a
+        free one has none. A column the light presolve removed (fixed, or empty at a bound)
+        takes its reduced cost c_j - a_jᵀy, its positive part at the lower bound and its
+        negative part at the upper; a removed row (free or empty) has marginal 0. A problem
+        built by :meth:`from_arrays` is its own source: rows y, lower s, upper 0.
+        """
+        y = np.asarray(y, dtype=np.float64)
+        s = np.asarray(s, dtype=np.float64)
+        if y.shape != (self.m,) or s.shape != (self.n,):
+            raise ValueError(f"marginals: y and s must have shapes ({self.m},) and ({self.n},) (the standard "
+                             f"form's), got {y.shape} and {s.shape}")
+        g = self._general
+        if g is None:
+            return {"rows": y.copy(), "lower": s.copy(), "upper": np.zeros(self.n)}
+        m0, n0 = self.original_size
+        rows = np.zeros(m0)
+        rows[g["rows"]] = y[:g["rows"].size]             # the kept rows come first, in order
+        lower, upper = np.zeros(n0), np.zeros(n0)
+        nk = self._kept.size
+        kind, pos, wcol = g["kind"][:nk], g["pos"][:nk], g["wcol"][:nk]
+        kept_lower, kept_upper = np.zeros(nk), np.zeros(nk)
+        shift, refl = kind == _SHIFT, kind == _REFLECT
+        kept_lower[shift] = s[pos[shift]]
+        bounded = shift & (wcol >= 0)
+        kept_upper[bounded] = -s[wcol[bounded]]
+        kept_upper[refl] = -s[pos[refl]]
+        lower[self._kept], upper[self._kept] = kept_lower, kept_upper
+        removed = np.setdiff1d(np.arange(n0), self._kept)
+        if removed.size:
+            src = self.source
+            reduced = self.sense * src["c"][removed] - src["A"][:, removed].T @ rows
+            lower[removed], upper[removed] = np.maximum(reduced, 0.0), np.minimum(reduced, 0.0)
+        return {"rows": self.sense * rows, "lower": self.sense * lower, "upper": self.sense * upper}
+
     # ------------------------------------------------------------------ builders
     @classmethod
     def from_arrays(cls, A, b, c, c0=0.0, name="lp") -> "Problem":
