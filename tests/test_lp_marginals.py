@@ -137,3 +137,17 @@ def test_marginals_refuse_duals_of_another_shape():
     p = Problem.from_inequalities(np.array([1.0, 2.0]), A_ub=[[1.0, 1.0]], b_ub=[4.0])
     with pytest.raises(ValueError, match="shapes"):
         p.marginals(np.zeros(p.m + 1), np.zeros(p.n))
+
+
+@pytest.mark.parametrize("method, presolve", [("mehrotra", False), ("matrix-free", True)])
+def test_the_marginals_with_the_presolve_the_other_way(method, presolve):
+    """The defaults put HiGHS's presolve (and its postsolve's duals) before Mehrotra's method and
+    none before the matrix-free one: the other way round, the same marginals."""
+    for seed in SEEDS:
+        lp = _lp(seed)
+        h = _highs(lp)
+        r = linprog(lp["c"], lp["A_ub"], lp["b_ub"], lp["A_eq"], lp["b_eq"], lp["bounds"], method=method,
+                    options={"backend": "numpy64", "presolve": presolve})
+        assert r.status == 0 and (r.lp.presolve is not None) is presolve
+        for key in ("ineqlin", "eqlin", "lower", "upper"):
+            np.testing.assert_allclose(r[key].marginals, h[key].marginals, rtol=0, atol=TOL["numpy64"])
