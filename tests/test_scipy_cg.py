@@ -23,6 +23,11 @@ answer, and each with a test of this file that checks what ``gpgpu.cg`` answers 
   refused with a ValueError for the same reason.
 - **complex A**: the GPU's streams are real; the complex cases are refused with a ValueError
   (:func:`test_a_complex_system_is_refused`).
+
+The float32-reach exclusions run again through ``cg(..., refine=True)`` (float64 refinement
+around the float32 CG, beyond the papers), which meets scipy's targets there
+(:func:`test_scipys_float64_targets_through_refine`), with the rest of scipy's tests that take
+a solver.
 """
 import warnings
 
@@ -195,3 +200,44 @@ def test_a_complex_system_is_refused():
              if t.solver is spla.cg and t.name.startswith("rand-cmplx-sym-pd"))
     with pytest.raises(ValueError, match="complex"):
         gpgpu.cg(c.A, c.b, rtol=1e-5)
+
+
+def refined_cg(A, b, x0=None, **kw):
+    """gpgpu.cg with its float64 refinement, called as scipy's cg."""
+    return gpgpu.cg(A, b, x0, refine=True, **kw)
+
+
+refined_cg.__name__ = "cg"
+REAL_CASES = [c for c in CASES if "cmplx" not in c.name]
+
+
+@pytest.mark.parametrize("case", REAL_CASES, ids=[c.name for c in REAL_CASES])
+@pytest.mark.parametrize("test", ("test_maxiter", "test_convergence", "test_x0_equals_Mb"))
+def test_scipys_float64_targets_through_refine(test, case):
+    """scipy's case tests, float64 targets included (rtol = 1e-8), through cg(refine=True): no
+    warning either (a refinement that stalled, or one that called maxiter's stop a stall, warns)."""
+    refined = scipy_tests.SingleTest(case.A, case.b, refined_cg, case.name.rsplit("-", 1)[0], case.convergence)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gpgpu.Float32ToleranceWarning)
+        getattr(scipy_tests, test)(refined)
+
+
+@pytest.mark.parametrize("test", ("test_x0_working", "test_zero_rhs", "test_x0_solves_problem_exactly",
+                                  "test_positional_error"))
+def test_scipys_solver_tests_through_refine(test):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gpgpu.Float32ToleranceWarning)
+        getattr(scipy_tests, test)(refined_cg)
+
+
+def test_refine_meets_every_target_of_scipys_atol_grid():
+    """test_atol's system and its grid of rtol and atol (down to 1e-9, and 0), without its dense
+    M: with refine every combination converges, within scipy's bound (its 1.00025 fudge)."""
+    A, b = _atol_system()
+    tols = np.r_[0, np.logspace(-9, 2, 7), np.inf]
+    for rtol in tols:
+        for atol in tols:
+            if rtol or atol:
+                x, info = gpgpu.cg(A, b, rtol=rtol, atol=atol, refine=True)
+                assert info == 0, (rtol, atol)
+                assert np.linalg.norm(A @ x - b) <= 1.00025 * max(atol, rtol * np.linalg.norm(b)), (rtol, atol)

@@ -28,8 +28,9 @@ The package's tables and constants: the presets and their storage formats, the o
 variants, sums and formats ``cg`` takes, and the float32 limits it works within.
 
 >>> from gpgpu.cg import (FAST_CHECK_EVERY, FLOAT32_REACH, FREEZE_FLOOR, FUSED, FUSED_LAST, ITERATIONS,
-...                       KERNELS, MATRIX_RANGE, OPTIONS, PRESET_FORMATS, PRESETS, REDUCTIONS, RETARGET,
-...                       SCIPY_FORMATS, SHEWCHUK_RECOMPUTE_EVERY, STALL_WINDOW, VARIANTS, VECTOR_RANGE)
+...                       KERNELS, MATRIX_RANGE, OPTIONS, PRESET_FORMATS, PRESETS, REDUCTIONS, REFINE_PROGRESS,
+...                       REFINE_RTOL, RETARGET, SCIPY_FORMATS, SHEWCHUK_RECOMPUTE_EVERY, STALL_WINDOW, VARIANTS,
+...                       VECTOR_RANGE)
 >>> sorted(PRESETS), PRESET_FORMATS["paper"], PRESETS["paper"]["recompute_every"]
 (['fast', 'paper', 'robust'], 'corrigan', 50)
 >>> SHEWCHUK_RECOMPUTE_EVERY, FAST_CHECK_EVERY, STALL_WINDOW
@@ -42,6 +43,8 @@ variants, sums and formats ``cg`` takes, and the float32 limits it works within.
 ['x0', 'rtol', 'atol', 'maxiter']
 >>> FLOAT32_REACH == 2.0 ** -23, FREEZE_FLOOR == 2.0 ** -30, RETARGET
 (True, True, 0.5)
+>>> REFINE_RTOL, REFINE_PROGRESS         # cg(refine=True): each round's target, and the least gain
+(1e-05, 0.5)
 >>> MATRIX_RANGE, VECTOR_RANGE, FUSED_LAST
 (16, 8, 32)
 >>> KERNELS["quotient"].name, FUSED["dq"].name
@@ -49,7 +52,7 @@ variants, sums and formats ``cg`` takes, and the float32 limits it works within.
 """
 from __future__ import annotations
 
-from .api import FREEZE_FLOOR, RETARGET, STALL_WINDOW, VARIANTS, CGResult, cg
+from .api import FREEZE_FLOOR, REFINE_PROGRESS, REFINE_RTOL, RETARGET, STALL_WINDOW, VARIANTS, CGResult, cg
 from .inputs import FLOAT32_REACH, VECTOR_RANGE, Float32ToleranceWarning
 from .kernels import FUSED, FUSED_LAST, KERNELS
 from .operator import MATRIX_RANGE
@@ -59,5 +62,5 @@ from .options import (FAST_CHECK_EVERY, ITERATIONS, OPTIONS, PRESET_FORMATS, PRE
 __all__ = ["cg", "CGResult", "Float32ToleranceWarning", "FLOAT32_REACH", "KERNELS", "FUSED", "FUSED_LAST",
            "OPTIONS", "PRESETS", "PRESET_FORMATS", "FAST_CHECK_EVERY", "ITERATIONS", "REDUCTIONS",
            "SCIPY_FORMATS", "SHEWCHUK_RECOMPUTE_EVERY", "MATRIX_RANGE", "VECTOR_RANGE", "FREEZE_FLOOR",
-           "STALL_WINDOW", "RETARGET",
+           "STALL_WINDOW", "RETARGET", "REFINE_RTOL", "REFINE_PROGRESS",
            "VARIANTS"]

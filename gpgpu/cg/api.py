@@ -26,7 +26,7 @@ from .single_reduction import SingleReduction
 from .standard import Standard
 from .variant import Variant
 
-__all__ = ["cg", "CGResult", "true_residual", "VARIANTS", "FREEZE_FLOOR"]
+__all__ = ["cg", "CGResult", "true_residual", "VARIANTS", "FREEZE_FLOOR", "REFINE_RTOL", "REFINE_PROGRESS"]
 
 #: The iteration variants by name: Shewchuk's listing pass by pass (``iteration="standard"``
 #: with pyramid or ping-pong sums), the fan iteration (``"standard"`` with fan sums) and the
@@ -63,9 +63,12 @@ class CGResult(tuple):
     restarts : int
         Times the recurrence met the target but b - A x did not, and CG restarted from x.
     stagnated : bool
-        CG stopped because a restart did not lower ||b - A x|| (below float32's reach).
+        CG stopped because a restart did not lower ||b - A x|| (below float32's reach), or, with
+        ``refine``, because a refinement round did not halve it.
     format : str or None
         The SparseStream format A was multiplied in (None for a dense A).
+    refinements : int
+        With ``refine=True``: the float64 refinement rounds (GPU solves) run; 0 without.
 
     See Also
     --------
@@ -95,7 +98,8 @@ class CGResult(tuple):
 def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter: int | None = None,
        M=None, callback=None, tol: float | None = None, preset: str = "robust", check_every: int | None = None,
        reduction: str | None = None, recompute_every: int | None = None, verify: bool | None = None,
-       plan: bool = True, format: str | None = None, iteration: str | None = None) -> CGResult:
+       plan: bool = True, format: str | None = None, iteration: str | None = None,
+       refine: bool = False) -> CGResult:
     """Solve A x = b for a symmetric positive definite A by conjugate gradients on the GPU.
 
     Paper 003's conjugate gradients (Corrigan, after Bolz et al. 2003 and Shewchuk 1994's
@@ -144,6 +148,13 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         The SparseStream format a scipy.sparse A is put on the GPU in (preset: see ``PRESET_FORMATS``).
     iteration : {"standard", "single-reduction"}, optional
         Shewchuk's listing, or Chronopoulos and Gear's single-reduction CG (needs fan sums).
+    refine : bool, optional
+        Beyond the papers (default False): mixed-precision iterative refinement, for a target
+        below float32's reach. Each round computes r = b - A x in float64 on the host and
+        solves A d = r by this CG on the GPU (to ``REFINE_RTOL`` of ||r||, or the target),
+        then x += d in float64; the rounds stop at the target, when ``maxiter`` (all rounds'
+        iterations together) is spent, or when a round no longer halves ||r|| (``stagnated``).
+        A and b must be numpy or scipy.sparse (the residual is the host's).
 
     Returns
     -------
@@ -176,7 +187,8 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     The GPU computes in float32 whatever the input: float64 A, b, x0 and M are rounded to
     float32 after an exact power-of-two scaling, and x comes back in float64. The smallest
     target float32 can be held to is about 2^-23 ||b|| = 1.19e-7 ||b|| (``FLOAT32_REACH``);
-    for a smaller residual refine x in float64 (e.g. scipy.sparse.linalg.cg from ``x0=x``).
+    for a smaller residual pass ``refine=True`` (each round's correction computed in float32
+    against a float64 residual).
 
     Examples
     --------
@@ -194,6 +206,12 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
     o = resolve(preset, rtol=rtol, atol=atol, tol=tol, maxiter=maxiter, callback=callback,
                 check_every=check_every, reduction=reduction, iteration=iteration, verify=verify,
                 recompute_every=recompute_every, plan=plan)
+    if refine is not False:
+        if refine is not True:
+            raise TypeError(f"cg: refine must be True or False, got {refine!r}")
+        return _refined(A, b, x0, M, o, dict(preset=preset, check_every=check_every, reduction=reduction,
+                                             recompute_every=recompute_every, verify=verify, plan=plan,
+                                             format=format, iteration=iteration))
     _check_matrix_kind(A)
     o.format = _format(format, preset, A)
     b, x0, M = _arguments(b, x0, M)
@@ -209,11 +227,11 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         if (np.isinf(o.rtol) and bmax > 0 or np.isinf(o.atol)) and x0 is None:   # x = 0 is within the target
             x = np.zeros(n) if numpy_out else Stream.vector_of(n)
             return CGResult(x, 0, iterations=0, residual_norm=bnorm, readbacks=system.readbacks,
-                            residuals=[bnorm], format=used, restarts=0, stagnated=False)
+                            residuals=[bnorm], format=used, restarts=0, stagnated=False, refinements=0)
         if not bmax > 0:            # b = 0: x = 0 exactly (A is nonsingular)
             x = np.zeros(n) if numpy_out else Stream.vector_of(n)
             return CGResult(x, 0, iterations=0, residual_norm=0.0, readbacks=system.readbacks, residuals=[0.0],
-                            format=used, restarts=0, stagnated=False)
+                            format=used, restarts=0, stagnated=False, refinements=0)
         system.upload(x0, M)
         target = max(o.rtol * bnorm, o.atol)
         if target < FLOAT32_REACH * bnorm:
@@ -237,6 +255,7 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
             raise
         extra["readbacks"] += system.readbacks
         extra["format"] = used
+        extra["refinements"] = 0
         extra["residual_norm"] = float(np.ldexp(extra["residual_norm"], k))
         extra["residuals"] = [float(np.ldexp(v, k)) for v in extra["residuals"]]
         if info > 0 and extra["stagnated"] and target >= FLOAT32_REACH * bnorm:   # (below it: warned above)
@@ -257,6 +276,78 @@ def cg(A, b, x0=None, *, rtol: float = _DEFAULT_RTOL, atol: float = 0.0, maxiter
         if system is not None:
             system.release()
         op.release()
+
+
+#: ``refine=True``: each round's CG solves A d = r to this fraction of ||r|| (or to the target,
+#: where that is less tight): 1e-5, cg's default rtol, well above float32's reach, so a round
+#: on a moderately conditioned A converges and takes ||r|| down five orders
+REFINE_RTOL = 1e-5
+#: ``refine=True``: the rounds stop (``stagnated``) when one lowers ||b - A x|| by less than this
+REFINE_PROGRESS = 0.5
+
+
+def _refined(A, b, x0, M, o, options) -> CGResult:
+    """cg's ``refine=True`` (beyond the papers): mixed-precision iterative refinement, the
+    residual r = b - A x in float64 on the host, each correction d by the float32 CG on the GPU
+    (``options``, cg's other keywords, passed to it), x += d in float64, until ||r|| meets the
+    target of the resolved options ``o`` (its rtol, atol, maxiter for all rounds, callback)."""
+    import scipy.sparse as sp
+
+    if isinstance(A, (Stream, SparseStream)) or isinstance(b, Stream) or isinstance(x0, Stream):
+        raise ValueError("cg: refine=True computes b - A x in float64 on the host, so A must be a numpy array or "
+                         "a scipy.sparse matrix and b (and x0) numpy arrays; pass them so, or drop refine")
+    _check_matrix_kind(A)
+    callback = o.callback
+    A64 = A.tocsr().astype(np.float64) if sp.issparse(A) else np.asarray(A, dtype=np.float64)
+    b64 = np.asarray(b, dtype=np.float64).reshape(-1)
+    if not np.any(b64):                      # b = 0: x = 0 exactly, as without refine (and scipy)
+        return cg(A, b, x0, rtol=o.rtol, atol=o.atol, maxiter=o.maxiter, M=M, callback=callback, **options)
+    n = b64.size
+    budget = 10 * n if o.maxiter is None else o.maxiter
+    target = max(o.rtol * float(np.linalg.norm(b64)), o.atol)
+    x = np.zeros(n) if x0 is None or isinstance(x0, str) else np.asarray(x0, dtype=np.float64).reshape(-1).copy()
+    start = x0 if isinstance(x0, str) else None           # "Mb": the first round starts from M r
+    rnorm = float(np.linalg.norm(b64 - A64 @ x))
+    figures = {"iterations": 0, "readbacks": 0, "restarts": 0, "format": None}
+    norms, rounds, stagnated, broke = [rnorm], 0, False, False
+    while not rnorm <= target and figures["iterations"] < budget:
+        r = b64 - A64 @ x
+        step = None if callback is None else (lambda d, x=x: callback(x + d))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Float32ToleranceWarning)     # the rounds are the remedy
+                d, info = inner = cg(A, r, start, rtol=max(REFINE_RTOL, target / rnorm), atol=0.0, M=M,
+                                     maxiter=budget - figures["iterations"], callback=step, **options)
+        except CGBreakdownError:
+            if rounds == 0:                  # as without refine: nothing was solved
+                raise
+            stagnated, broke = True, True    # a later round: keep the x the rounds before reached
+            break
+        start, rounds = None, rounds + 1
+        for key in ("iterations", "readbacks", "restarts"):
+            figures[key] += getattr(inner, key)
+        figures["format"] = inner.format
+        trial = x + d
+        new = float(np.linalg.norm(b64 - A64 @ trial))
+        spent = figures["iterations"] >= budget              # maxiter's stop, not a stagnation
+        if not new < rnorm:                  # no gain (float32 can't resolve the correction)
+            stagnated = not spent
+            break
+        x, stagnated = trial, not spent and not new <= REFINE_PROGRESS * rnorm
+        rnorm = new
+        norms.append(rnorm)
+        if stagnated or inner.iterations == 0:   # (no iteration: nothing left that float32 resolves)
+            break
+    converged = rnorm <= target
+    if not converged and stagnated:
+        why = ("the float32 CG of the next round broke down (dᵀAd <= 0 in float32)" if broke else
+               "a float64 refinement round no longer halved it")
+        warnings.warn(f"cg(refine=True): stopped at ||b - A x|| = {rnorm:.3g} ({rnorm / max(norms[0], 1e-300):.2g} "
+                      f"of the start), above the target {target:.3g}: {why} (the float32 corrections do not "
+                      "resolve this system further)", Float32ToleranceWarning, stacklevel=3)
+    info = 0 if converged else max(1, figures["iterations"])
+    return CGResult(x, info, residual_norm=rnorm, residuals=norms, stagnated=stagnated and not converged,
+                    refinements=rounds, **figures)
 
 
 def true_residual(cgv: Variant, out: Stream) -> float:

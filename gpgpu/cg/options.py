@@ -62,6 +62,8 @@ OPTIONS = (
     Option("plan", ("cg",), "True or False", "the iterations drawn from recorded plans"),
     Option("format", ("cg",), '"corrigan", "ellpack", "tell", "packed" or "split"', "the SparseStream format "
            "of a scipy.sparse A (corrigan: 003's, rows sorted)"),
+    Option("refine", ("cg",), "True or False", "float64 refinement around the float32 CG, for targets "
+           "below float32's reach (beyond the papers)"),
 )
 #: The SparseStream format each preset puts a scipy.sparse A on the GPU in (``format=``
 #: overrides it): paper 003's corrigan format with rows and columns sorted by non-zero count
