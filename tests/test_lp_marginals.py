@@ -151,3 +151,17 @@ def test_the_marginals_with_the_presolve_the_other_way(method, presolve):
         assert r.status == 0 and (r.lp.presolve is not None) is presolve
         for key in ("ineqlin", "eqlin", "lower", "upper"):
             np.testing.assert_allclose(r[key].marginals, h[key].marginals, rtol=0, atol=TOL["numpy64"])
+
+
+@pytest.mark.parametrize("presolve", [False, True])
+def test_fixed_variables_take_their_reduced_cost_as_highs_does(presolve):
+    """scipy's test_bounds_fixed LPs (every variable fixed, or some): the reduced cost of a fixed
+    variable goes to its lower marginal when positive, as HiGHS answers (and the equalities'
+    marginals are HiGHS's)."""
+    for lp in (dict(c=[1, 2, 3], bounds=[(5, 5), (-1, -1), (3, 3)]),
+               dict(c=[1, -1, 2], A_eq=[[1, 0, 0], [0, 1, 0]], b_eq=[1, 7], bounds=[(-5, 5), (0, 10), (3.5, 3.5)])):
+        h = scipy_optimize.linprog(**lp, method="highs")
+        r = linprog(**lp, options={"backend": "numpy64", "presolve": presolve})
+        assert r.status == 0 == h.status
+        for key in ("eqlin", "lower", "upper"):
+            np.testing.assert_allclose(r[key].marginals, h[key].marginals, rtol=0, atol=1e-8, err_msg=key)
