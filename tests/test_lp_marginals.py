@@ -165,3 +165,24 @@ def test_fixed_variables_take_their_reduced_cost_as_highs_does(presolve):
         assert r.status == 0 == h.status
         for key in ("eqlin", "lower", "upper"):
             np.testing.assert_allclose(r[key].marginals, h[key].marginals, rtol=0, atol=1e-8, err_msg=key)
+
+
+def test_solve_answers_the_marginals_of_an_mps_problem_in_its_row_order():
+    """solve's result carries the marginals of the LP as given (an MPS file's rows and columns):
+    against HiGHS's row and column duals of the same file, read by highspy; None without an
+    optimum. sc50b: 50 rows, every one an equality or an inequality of the file."""
+    from gpgpu.lp.netlib import netlib_path
+
+    path = str(netlib_path("sc50b"))
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(path)
+    h.run()
+    sol = h.getSolution()
+    r = solve(path, backend="numpy64", eps=1e-9)
+    assert r.status == "optimal" and set(r.marginals) == {"rows", "lower", "upper"}
+    np.testing.assert_allclose(r.marginals["rows"], sol.row_dual, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(r.marginals["lower"] + r.marginals["upper"], sol.col_dual, rtol=0, atol=1e-7)
+    assert np.abs(sol.row_dual).max() > 0.1
+    stopped = solve(path, backend="numpy64", eps=1e-9, max_iter=1)
+    assert stopped.status == "iteration_limit" and stopped.marginals is None

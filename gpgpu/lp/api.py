@@ -401,9 +401,12 @@ def _resolved(chosen, backend, eps, max_iter, callback, method, deadline) -> _Ru
 
 def _shaped(problem, result: LPResult, drawn, preset, chosen, method) -> LPResult:
     """The result as solve answers it: an empty column's unboundedness, the passes drawn, the
-    method, preset and options, the problem's warnings."""
+    method, preset and options, the problem's warnings, and an optimum's marginals on the
+    problem as given (:meth:`Problem.marginals`)."""
     result = _unbounded_column(problem, result)
     result.method = method
+    if result.status_code == 0 and result.y is not None and result.s is not None:
+        result.marginals = problem.marginals(result.y, result.s)
     result.passes, result.pass_seconds = drawn.passes, drawn.seconds
     result.preset, result.options = preset, {k: v for k, v in chosen.items() if k != "start"}
     notes = list(_relaxation_warnings(problem))

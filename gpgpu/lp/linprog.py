@@ -159,9 +159,9 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
         ``ineqlin``, ``eqlin``, ``lower`` and ``upper``, each with ``residual`` (``slack``,
         ``con``, ``x - lb``, ``ub - x``) and ``marginals``, the objective's derivatives with
         respect to ``b_ub``, ``b_eq``, ``lb`` and ``ub`` (<= 0, any sign, >= 0, <= 0) at the
-        interior point method's duals (:meth:`Problem.marginals`). Where the duals are not
-        unique (a degenerate LP) these are a point of their optimal set, which need not be the
-        vertex HiGHS's simplex answers. An infeasible or unbounded problem has ``x``, ``fun``,
+        interior point method's duals (``LPResult.marginals``, :meth:`Problem.marginals`).
+        Where the duals are not unique (a degenerate LP) these are a point of their optimal
+        set, which need not be the vertex HiGHS's simplex answers. An infeasible or unbounded problem has ``x``, ``fun``,
         ``slack``, ``con`` and the residuals None, as scipy's HiGHS answers; the marginals are
         None unless the status is 0.
 
@@ -214,7 +214,7 @@ def linprog(c, A_ub=None, b_ub=None, A_eq=None, b_eq=None, bounds=(0, None), met
         slack = (np.asarray(b_ub, dtype=np.float64) - A_ub @ x) if A_ub is not None else np.zeros(0)
         con = (np.asarray(b_eq, dtype=np.float64) - A_eq @ x) if A_eq is not None else np.zeros(0)
     code = int(lp.status_code)
-    marginals = problem.marginals(lp.y, lp.s) if code == 0 and lp.y is not None else None
+    marginals = lp.marginals
     m_ub = 0 if A_ub is None else A_ub.shape[0]
 
     def part(residual, key, rows=slice(None)):

@@ -132,6 +132,11 @@ class LPResult:
         Set by :func:`gpgpu.lp.solve`: the preset and the options the solve ran with, and the
         problem's warnings (an LP relaxation of integer columns); None, None and [] from
         :func:`mehrotra` called directly.
+    marginals : dict or None
+        Set by :func:`gpgpu.lp.solve` for an optimum: the objective's derivatives with respect
+        to the source LP's row bounds (``"rows"``, in its row order) and its variables' lower
+        and upper bounds (``"lower"``, ``"upper"``), from the duals
+        (:meth:`~gpgpu.lp.Problem.marginals`); None otherwise.
     pcg_iterations, pcg_unconverged, pcg_stops, rank : int, int, dict, int
         The matrix-free iteration's PCG (:mod:`gpgpu.lp.matrix_free`): PCG iterations in all,
         the solves that stopped before their tolerance, how many stopped for each reason, and
@@ -185,6 +190,7 @@ class LPResult:
     preset: Optional[str] = None
     options: Optional[dict] = None
     warnings: list = field(default_factory=list)
+    marginals: Optional[dict] = None
     pcg_iterations: Optional[int] = None
     pcg_unconverged: Optional[int] = None
     pcg_stops: Optional[dict] = None
