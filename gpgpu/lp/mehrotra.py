@@ -212,7 +212,7 @@ class LPResult:
 
     def __repr__(self):
         return (f"LPResult(status={self.status!r}, objective={self.objective!r}, "
-                f"iterations={self.iterations}, backend={self.backend!r})")
+                f"iterations={self.iterations}, method={self.method!r}, backend={self.backend!r})")
 
 
 def starting_point(be, b, c, ones_n, floor_rel=1e-3):
