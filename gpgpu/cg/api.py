@@ -307,11 +307,11 @@ def _refined(A, b, x0, M, o, options) -> CGResult:
     target = max(o.rtol * float(np.linalg.norm(b64)), o.atol)
     x = np.zeros(n) if x0 is None or isinstance(x0, str) else np.asarray(x0, dtype=np.float64).reshape(-1).copy()
     start = x0 if isinstance(x0, str) else None           # "Mb": the first round starts from M r
-    rnorm = float(np.linalg.norm(b64 - A64 @ x))
+    r = b64 - A64 @ x                        # the float64 residual of x, kept from round to round
+    rnorm = float(np.linalg.norm(r))
     figures = {"iterations": 0, "readbacks": 0, "restarts": 0, "format": None}
     norms, rounds, stagnated, broke = [rnorm], 0, False, False
     while not rnorm <= target and figures["iterations"] < budget:
-        r = b64 - A64 @ x
         step = None if callback is None else (lambda d, x=x: callback(x + d))
         try:
             with warnings.catch_warnings():
@@ -328,12 +328,13 @@ def _refined(A, b, x0, M, o, options) -> CGResult:
             figures[key] += getattr(inner, key)
         figures["format"] = inner.format
         trial = x + d
-        new = float(np.linalg.norm(b64 - A64 @ trial))
+        r_trial = b64 - A64 @ trial
+        new = float(np.linalg.norm(r_trial))
         spent = figures["iterations"] >= budget              # maxiter's stop, not a stagnation
         if not new < rnorm:                  # no gain (float32 can't resolve the correction)
             stagnated = not spent
             break
-        x, stagnated = trial, not spent and not new <= REFINE_PROGRESS * rnorm
+        x, r, stagnated = trial, r_trial, not spent and not new <= REFINE_PROGRESS * rnorm
         rnorm = new
         norms.append(rnorm)
         if stagnated or inner.iterations == 0:   # (no iteration: nothing left that float32 resolves)
