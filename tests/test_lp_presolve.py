@@ -272,6 +272,31 @@ def test_matrix_free_trouble_without_the_presolve_says_to_try_it(monkeypatch):
     assert r.status == "numerical_trouble" and "presolve=True" not in r.message
 
 
+def test_matrix_free_trouble_on_the_gpu_names_the_float64_back_end(monkeypatch):
+    """A matrix-free solve on the GPU (float32 PCG) that ends in numerical trouble names numpy64,
+    the same method with a float64 PCG, after the presolve's hint; with the presolve on or without
+    highspy it names numpy64 alone; a numpy64 solve's trouble does not name it, nor does an optimum."""
+    from gpgpu.lp import api
+
+    p, _ = netlib("afiro")
+    starved = dict(method="matrix-free", eps=1e-6, rank=1, pcg_maxiter=2)
+    r = solve(p, backend="gpu", **starved)
+    assert r.status == "numerical_trouble" and r.method == "matrix-free"
+    assert r.message.endswith(api.PRESOLVE_HINT + api.FLOAT64_HINT)
+    assert r.message.count('backend="numpy64"') == 1
+    r = solve(p, backend="gpu", presolve=True, **starved)
+    assert r.status == "numerical_trouble" and r.message.endswith(api.FLOAT64_HINT)
+    assert "presolve=True" not in r.message
+    r = solve(p, backend="numpy64", **starved)
+    assert r.status == "numerical_trouble" and "numpy64" not in r.message
+    r = solve(p, backend="gpu", method="matrix-free", eps=1e-6)
+    assert r.status == "optimal" and "numpy64" not in r.message
+    monkeypatch.setattr(api, "_has_highspy", lambda: False)
+    r = solve(p, backend="gpu", **starved)
+    assert r.status == "numerical_trouble" and r.message.endswith(api.FLOAT64_HINT)
+    assert "presolve=True" not in r.message
+
+
 def test_backend_options_are_checked_before_a_presolve_that_decides_the_problem():
     """A 2 x 2 identity LP is decided by HiGHS's presolve alone (no back end built): a wrong
     back-end option is still refused, as without the presolve."""

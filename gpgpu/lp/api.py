@@ -645,14 +645,22 @@ PRESOLVE_HINT = (" The method ran on the LP as given: with HiGHS's presolve firs
                  "(docs/results/matrix-free.md).")
 
 
+#: Beyond the papers: what a matrix-free solve on the GPU (a float32 PCG) that ends in numerical
+#: trouble adds to its message (docs/results/matrix-free.md: cycle, whose trouble is float32's)
+FLOAT64_HINT = (" The GPU's PCG computes in float32: backend=\"numpy64\" runs the same method with a "
+                "float64 PCG on the CPU, which solves some LPs a float32 PCG does not (docs/results/matrix-free.md).")
+
+
 def _presolve_hint(result: LPResult, run: _Run) -> LPResult:
     """``result``, its message told of the presolve where a matrix-free solve without it ended in
     numerical trouble and the presolve was to be had (highspy installed, a back end by name,
-    no ``start``)."""
-    if (run.method == "matrix-free" and result.status == "numerical_trouble" and not run.presolve
-            and result.presolve is None and isinstance(run.backend, str) and "start" not in run.options
-            and _has_highspy()):
+    no ``start``), and of the float64 back end where such a solve ran on the GPU."""
+    if run.method != "matrix-free" or result.status != "numerical_trouble" or not isinstance(run.backend, str):
+        return result
+    if (not run.presolve and result.presolve is None and "start" not in run.options and _has_highspy()):
         result.message += PRESOLVE_HINT
+    if run.backend == "gpu":
+        result.message += FLOAT64_HINT
     return result
 
 
