@@ -634,7 +634,7 @@ def _answer(problem, run: _Run) -> LPResult:
             again.history = result.history + again.history
         return again
 
-    return _presolve_hint(to_user(certificate.confirm(own, result, run.eps, resolve,
+    return _trouble_hints(to_user(certificate.confirm(own, result, run.eps, resolve,
                                                       presolved=result.presolve is not None)), run)
 
 
@@ -651,7 +651,7 @@ FLOAT64_HINT = (" The GPU's PCG computes in float32: backend=\"numpy64\" runs th
                 "float64 PCG on the CPU, which solves some LPs a float32 PCG does not (docs/results/matrix-free.md).")
 
 
-def _presolve_hint(result: LPResult, run: _Run) -> LPResult:
+def _trouble_hints(result: LPResult, run: _Run) -> LPResult:
     """``result``, its message told of the presolve where a matrix-free solve without it ended in
     numerical trouble and the presolve was to be had (highspy installed, a back end by name,
     no ``start``), and of the float64 back end where such a solve ran on the GPU."""
