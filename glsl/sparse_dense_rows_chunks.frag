@@ -1,11 +1,11 @@
 // The dense rows' inner products with x of a HYB-like split (paper 002 section 3.2: "extract
-// the dense rows to be treated separately"), in chunks (beyond 002: a dense part in two passes
-// a product, whatever its rows, for the fused PCG iteration and for every plane of a stack):
+// the dense rows to be treated separately"), in chunks (beyond 002: the dense rows in one pass
+// a product, whatever their number, for the fused PCG iteration and for every plane of a stack):
 // the sum for dense row r, plane c of X and chunk a adds the terms R_r(j) X_c(j) of the
 // entries j = a L .. min(a L + L, n) - 1 in order, their fetches issued GROUP at a time
 // (X_c(j) w(j) rounded first with WEIGHTED). The sums q = r planes + c lie in a table folded
 // `fold` rows high: sum (q, a) at texel (a + chunks (q / fold), q % fold); past the last q
-// the table holds 0. sparse_dense_part with CHUNKS and sparse_dense_part_planes add a row's
+// the table holds 0. sparse_ellpack_four with DENSE and sparse_dense_part_planes add a row's
 // chunks. Dense row r is a plane of R and plane c of X a plane, both folded like x
 // (x_plane_rows rows, x_width wide); one vector x is X with planes = 1.
 uniform sampler2D R;        // the dense rows, one folded plane each

@@ -15,6 +15,13 @@
 // m_chunks. The product's fragments then find their row from the window position (row
 // r sums_width + x of A at texel (r K, x)). rows_y = 0 draws the sums alone (formats other
 // than ELLPACK). Each sum's loop issues GROUP entries' fetches before it adds them, in order.
+//
+// With DENSE (beyond 002: the fused PCG iteration's products where A has a dense part) the
+// pass also adds the dense part to the row's sum, as sparse_dense_part with CHUNKS adds it to
+// the sparse part's y, the same additions in the same order: each dense column c's C_c(i)
+// x(j_c) (x(j_c) w(j_c) with WEIGHTED), then, in a row that was dense (slot > 0), its inner
+// product's chunks, drawn before this pass by sparse_dense_rows_chunks. One pass instead of
+// the sparse part's and sparse_dense_part's.
 uniform sampler2D values;
 uniform sampler2D columns;
 uniform sampler2D X;
@@ -36,6 +43,16 @@ uniform int m;
 uniform int m_width;
 uniform int m_chunk;
 uniform int m_chunks;
+#endif
+#ifdef DENSE
+uniform sampler2D C;        // dense columns, plane c at rows c * plane_rows ..
+uniform sampler2D J;        // 1 x kc: their column indexes
+uniform sampler2D V;        // the dense rows' chunks (sparse_dense_rows_chunks's table)
+uniform sampler2D slot;     // folded like y: r + 1 for the r-th dense row, else 0
+uniform int kc;
+uniform int plane_rows;
+uniform int chunks;
+uniform int fold;
 #endif
 out float result;
 
@@ -78,6 +95,25 @@ float row_sum(ivec2 first) {        // the row whose K entries start at texel fi
     }
     return sum;
 }
+
+#ifdef DENSE
+float with_dense_part(float sum, ivec2 y) {     // y: the row's texel of the folded y
+    for (int c = 0; c < kc; ++c)
+        sum += texelFetch(C, y + ivec2(0, c * plane_rows), 0).r * gathered(texelFetch(J, ivec2(c, 0), 0).r);
+    float r = texelFetch(slot, y, 0).r;
+    if (r > 0.5) {
+        int q = int(r) - 1;
+        ivec2 first = ivec2(chunks * (q / fold), q % fold);
+        for (int a = 0; a < chunks; ++a)
+            sum += texelFetch(V, first + ivec2(a, 0), 0).r;
+    }
+    return sum;
+}
+#else
+float with_dense_part(float sum, ivec2 y) {
+    return sum;
+}
+#endif
 
 #ifdef CURVATURE
 float curvature(int i) {    // theta_i u_i^2
@@ -129,7 +165,7 @@ void main() {
     int x = int(WPOS.x);
     int row = int(WPOS.y);
     if (row < rows_y) {
-        result = row_sum(ivec2(row * K, x));
+        result = with_dense_part(row_sum(ivec2(row * K, x)), ivec2(x, row));
         return;
     }
     int a = (row - rows_y) * sums_width + x;
@@ -140,6 +176,6 @@ void main() {
     else
         result = 0.0;
 #else
-    result = row_sum(ivec2(floor(T0.xy)));
+    result = with_dense_part(row_sum(ivec2(floor(T0.xy))), ivec2(WPOS.xy));
 #endif
 }

@@ -641,9 +641,8 @@ class SparseStream:
         return out
 
     def carries_rows(self) -> bool:
-        """Whether :meth:`draw_with_rows` draws this matrix's sparse part: ELLPACK (a row's
-        entries side by side) without sorting. Where A has a dense part, :meth:`add_dense_part`
-        adds it to what the caller's kernel drew."""
+        """Whether :meth:`draw_with_rows` draws this matrix: ELLPACK (a row's entries side by
+        side) without sorting."""
         return getattr(self._storage, "fours", False) and self.perm is None
 
     def draw_with_rows(self, kernel, out: Stream, rect, inputs: dict, uniforms: dict) -> Stream:
@@ -651,39 +650,40 @@ class SparseStream:
         does (samplers ``values`` and ``columns``, uniform ``K``, row i at texel (r K, x) of a
         y folded ``W`` wide, i = r W + x) over ``rect`` of ``out``, with the caller's other
         inputs and uniforms (beyond 002: the fused PCG iteration's product that also draws its
-        curvature sums). The rows are the sparse part's (a dense row's are empty). Only where
-        :meth:`carries_rows` says so."""
+        curvature sums). The rows are the sparse part's (a dense row's are empty); where this
+        matrix has a dense part, ``kernel`` must be compiled with DENSE, which adds it to each
+        row's sum in the same pass (``sparse_ellpack_four``'s ``with_dense_part``) from x =
+        ``inputs["X"]`` (times ``inputs["Weights"]`` where given), the dense rows' chunks drawn
+        first (one pass where there are dense rows: :func:`gpgpu.sparse_formats.dense.fused_part`).
+        Only where :meth:`carries_rows` says so."""
         self._alive()
         if not self.carries_rows():
             raise NotImplementedError(f"{self._where()}draw_with_rows needs ELLPACK without sorting "
                                       f"(this matrix: {self.format}); draw the product by product_fused")
+        dense = bool(self.kc or self.kr)
+        if dense != bool(kernel.defines.get("DENSE")):
+            have = f"a dense part ({self.kr} dense rows, {self.kc} dense columns)" if dense else "no dense part"
+            raise ValueError(f"{self._where()}draw_with_rows: this matrix has {have}, and the kernel "
+                             f"{kernel.name!r} is{'' if not dense else ' not'} compiled with DENSE; pass "
+                             f"the kernel {'with' if dense else 'without'} defines DENSE")
+        table = None
+        if dense:
+            extra, more, table = dense_part.fused_part(self, inputs["X"], inputs.get("Weights"))
+            inputs, uniforms = {**inputs, **extra}, {**uniforms, **more}
         self._storage.draw_with_rows(self, kernel, out, rect, inputs, uniforms)
+        if table is not None:
+            give_back(table)
         return out
-
-    def add_dense_part(self, xs: Stream, partial: Stream, out: Stream, weights: Stream | None = None) -> Stream:
-        """``out`` = ``partial`` + the dense part's A x (A diag(weights) x with ``weights``):
-        :func:`gpgpu.sparse_formats.dense.add_chunked`'s two passes (one without dense rows)
-        after a caller drew the sparse part's product into the vector's rows of ``partial``
-        (e.g. by :meth:`draw_with_rows`; its rows below are left alone). ``out`` must be neither
-        ``xs`` nor ``partial``; a matrix without a dense part raises ValueError."""
-        self._alive()
-        if not (self.kc or self.kr):
-            raise ValueError(f"{self._where()}add_dense_part: this matrix has no dense part "
-                             f"(dense=False or none found); its sparse product is the whole product")
-        if out is xs or out is partial:
-            raise ValueError(f"{self._where()}add_dense_part: out is {'xs' if out is xs else 'partial'}, which "
-                             "the pass reads while it writes out; pass another vector stream")
-        return dense_part.add_chunked(self, xs, partial, out, weights)
 
     def product_fused(self, xs: Stream, out: Stream, weights: Stream | None = None) -> Stream:
         """``out`` = A x, or A diag(weights) x with x_j w_j rounded first (the float32 values of
         a scaling pass, ``elementwise_product``, followed by the product), for vector streams:
         the fused PCG iteration's products (beyond 002). On ELLPACK without sorting the sparse
         part fetches a row four entries at a time (``sparse_ellpack_four``, the sums of
-        ``sparse_ellpack``) with the weights applied on the way (one pass), and a dense part
-        adds two passes (:func:`gpgpu.sparse_formats.dense.add_chunked`: the dense rows' inner
-        products in chunks, then the dense part added); elsewhere the weights are a scaling
-        pass of their own and the product is :meth:`_product`'s. ``out`` must not be ``xs``."""
+        ``sparse_ellpack``) with the weights applied on the way, and adds a dense part in the
+        same pass: one pass, two where A has dense rows (their inner products in chunks first,
+        :func:`gpgpu.sparse_formats.dense.fused_part`); elsewhere the weights are a scaling pass
+        of their own and the product is :meth:`_product`'s. ``out`` must not be ``xs``."""
         self._alive()
         if not self._announced:
             self._announced = True
@@ -697,13 +697,13 @@ class SparseStream:
             return out
         if not four:
             return self._product(xs, out)
-        has_dense = self.kc or self.kr
-        y = borrow(*vector_shape(self.shape[0])) if has_dense else out
-        self._storage.product_four(self, xs, y, weights)
-        if not has_dense:
+        if not (self.kc or self.kr):
+            self._storage.product_four(self, xs, out, weights)
             return out
-        dense_part.add_chunked(self, xs, y, out, weights)
-        give_back(y)
+        inputs, uniforms, table = dense_part.fused_part(self, xs, weights)
+        self._storage.product_four(self, xs, out, weights, dense=(inputs, uniforms))
+        if table is not None:
+            give_back(table)
         return out
 
     #: numpy's operators leave a SparseStream to its own (``x @ S`` reaches ``__rmatmul__``)

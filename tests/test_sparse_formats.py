@@ -17,6 +17,7 @@ from gpgpu.blas1 import multiply
 from gpgpu import sparse_formats
 from gpgpu.sparse_formats import FORMATS, common
 from gpgpu.sparse_formats.common import Format
+from gpgpu.sparse_formats.ellpack import KERNELS as ELLPACK_KERNELS
 
 U32 = 2.0 ** -24
 NAMES = ["corrigan", "ellpack", "tell", "packed", "split"]
@@ -332,8 +333,8 @@ def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatc
 @pytest.mark.parametrize("fold", [None, 16])
 def test_product_fused_with_a_dense_part_adds_its_rows_in_chunks(rng, monkeypatch, fold, table):
     """product_fused where A has a dense part, the dense rows' inner products in chunks of 32
-    entries (n = 103: three whole chunks and a last one of 7) and the dense part added in one
-    more pass: A x and A diag(w) x within float32's bound against scipy's float64 product, for
+    entries (n = 103: three whole chunks and a last one of 7) and the dense part added in the
+    sparse part's pass (two passes in all): A x and A diag(w) x within float32's bound against scipy's float64 product, for
     three dense rows (one of them in a dense column too) and two dense columns, folded 16 wide
     (the chunks cross the folded rows) or not, the table of chunks folded 2 rows high or not
     (table=2, as the largest texture folds it). A chunk's first entry one off, the last partial
@@ -357,8 +358,35 @@ def test_product_fused_with_a_dense_part_adds_its_rows_in_chunks(rng, monkeypatc
         assert [int(i) for i in S.dense_rows] == [3, 20, 38] and [int(j) for j in S.dense_cols] == [0, 57]
         with counters.tally() as t:
             S.product_fused(xs, y)
-        assert t.passes == 3                              # sparse part, the rows' chunks, the dense part
+        assert t.passes == 2                              # the rows' chunks, then the rest
         S.product_fused(xs, yw, weights=ws)
+        got, gotw = y.to_array().astype(np.float64), yw.to_array().astype(np.float64)
+    within_float32(got, A, x, "A x")
+    within_float32(gotw, A @ sp.diags(w), x, "A diag(w) x")
+
+
+@pytest.mark.parametrize("fold", [None, 16])
+def test_product_fused_with_dense_columns_only_is_one_pass(rng, monkeypatch, fold):
+    """product_fused where A's dense part is three columns and no row (A^T's where A has dense
+    rows): the columns added in the sparse part's own pass, one pass in all, A x and A diag(w) x
+    within float32's bound against scipy's float64 product. A column's plane read one row off,
+    its index or its weight not its own, or a column left out each fail."""
+    if fold:
+        monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
+    m, n = 57, 40
+    A = sp.random(m, n, density=0.05, random_state=np.random.RandomState(8), format="lil")
+    for j in (2, 21, 39):
+        A[:, j] = (rng.uniform(0.5, 2.0, m) * rng.choice([-1.0, 1.0], m)).reshape(-1, 1)
+    A = A.tocsr()
+    x = rng.standard_normal(n)
+    w = np.exp(rng.uniform(-2, 2, n))
+    with SparseStream.from_scipy(A, format="ellpack", dense=12) as S, Stream.vector_of(n, x) as xs, \
+            Stream.vector_of(n, w) as ws, Stream.vector_of(m) as y, Stream.vector_of(m) as yw:
+        assert S.kr == 0 and [int(j) for j in S.dense_cols] == [2, 21, 39]
+        with counters.tally() as t:
+            S.product_fused(xs, y)
+            S.product_fused(xs, yw, weights=ws)
+        assert t.passes == 2                              # one a product
         got, gotw = y.to_array().astype(np.float64), yw.to_array().astype(np.float64)
     within_float32(got, A, x, "A x")
     within_float32(gotw, A @ sp.diags(w), x, "A diag(w) x")
@@ -400,19 +428,17 @@ def test_product_fused_is_the_product_for_every_format(rng, ctx, monkeypatch, fo
                 Stream.vector_of(nn, wv) as ws, Stream.vector_of(mm) as y, Stream.vector_of(mm) as yw:
             if dense:
                 assert S.kr and S.kc
-            # only ELLPACK lets a caller's kernel walk its (sparse part's) rows; a dense part
-            # is added apart, and a matrix without one has none to add
+            # only ELLPACK lets a caller's kernel walk its (sparse part's) rows; the kernel
+            # adds a dense part where it is compiled with DENSE, and must be where A has one
             assert S.carries_rows() == (fmt == "ellpack")
             if not S.carries_rows():
                 with pytest.raises(NotImplementedError, match="draw_with_rows needs ELLPACK"):
                     S.draw_with_rows(None, y, None, {}, {})
-            if not dense:
-                with pytest.raises(ValueError, match="no dense part"):
-                    S.add_dense_part(xs, y, yw)
-            elif fmt == "ellpack":
-                for alias in (xs, y):
-                    with pytest.raises(ValueError, match="reads while it writes"):
-                        S.add_dense_part(xs, y, alias)
+            else:
+                wrong = ELLPACK_KERNELS["four_dense" if not dense else "four"]
+                with pytest.raises(ValueError, match=("no dense part" if not dense else "a dense part")
+                                   + ".*" + ("is compiled with DENSE" if not dense else "is not compiled")):
+                    S.draw_with_rows(wrong, y, None, {"X": xs}, {})
             S.product_fused(xs, y)
             S.product_fused(xs, yw, weights=ws)
             got, gotw = y.to_array().astype(np.float64), yw.to_array().astype(np.float64)

@@ -1,5 +1,5 @@
 """PCG of paper 002 in seven passes an iteration, one after another (beyond 002: ``fused``;
-ten or eleven where A has dense rows or columns).
+eight or nine where A has dense rows or columns).
 
 002's PCG (section 2.1, [9]) applies the partial Cholesky preconditioner (7)-(8) in two
 triangular halves, each with k inner products of length m, and reduces each inner product of
@@ -19,17 +19,18 @@ its size. The same algorithm, every value the same up to float32 rounding, is dr
  3  ``pcg_chunk_totals``        z(K) = C^-T u1 - F^T w (the backward half), gamma = r^T z =
                                 w^T (r - F r_K) + ||u1||^2, beta = gamma / gamma_old, r^T r
  4  ``pcg_direction``           p = z + beta p, z put together on the way (w off K, z(K) at K)
- 5  FSATY                       u = A^T p (``SparseStream.product_fused``; where A^T has
-                                dense rows, two passes more: the dense rows' inner
-                                products in chunks, then the dense part added; with dense
-                                columns only, the second)
+ 5  FSATY                       u = A^T p (``SparseStream.product_fused``; a dense part
+                                added in the same pass, ``sparse_ellpack_four`` with DENSE;
+                                where A^T has dense rows, one pass before it: their inner
+                                products in chunks)
  6  FSAX                        y = A Theta~ u, Theta~ u rounded first, and in the rows below
                                 y the partial sums of p^T G_R p = theta^T u^2 + delta p^T p
                                 (from u: not after y), ``sparse_ellpack_four`` with CURVATURE
-                                (on ELLPACK; a dense part is added after it in two passes,
-                                one without dense rows: 10 or 11 passes an iteration; other
-                                formats a scaling pass before their own product and the sums
-                                as a pass of their own)
+                                (on ELLPACK; a dense part added in the same pass, and where
+                                A has dense rows one pass before it, their inner products in
+                                chunks: 8 or 9 passes an iteration; other formats a scaling
+                                pass before their own product and the sums as a pass of
+                                their own)
  7  ``pcg_step_scalars``        p^T q, alpha = gamma / p^T q, the breakdown watch, the count,
                                 the updated residual at the pivots
 ==  ==========================  ============================================================
@@ -94,6 +95,9 @@ KERNELS = {
     "direction": Kernel("pcg_direction", texels=5, doc="p = z + beta p, z put together"),
     "product_curvature": Kernel("sparse_ellpack_four", texels=5, defines={"CURVATURE": 1, "WEIGHTED": 1},
                                 doc="y = A Theta~ u and, below y, p^T G_R p's partial sums, one pass"),
+    "product_curvature_dense": Kernel("sparse_ellpack_four", texels=7,
+                                      defines={"CURVATURE": 1, "WEIGHTED": 1, "DENSE": 1},
+                                      doc="y = A Theta~ u with A's dense part and p^T G_R p's partial sums, one pass"),
     "curvature_sums": Kernel("sparse_ellpack_four", texels=3, defines={"CURVATURE": 1},
                              doc="p^T G_R p's partial sums alone (formats other than ELLPACK)"),
     "step_scalars": Kernel("pcg_step_scalars", texels=3, doc="p^T q, alpha, the watch, the count"),
@@ -130,8 +134,7 @@ class _Streams:
     and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own. Where A
     carries the curvature sums in its product (``SparseStream.carries_rows``) they lie in rows
     of y's texture below y's (``sums_row`` on, ``sums_width`` a row, the m part from
-    ``m_first``; where A has a dense part that texture holds the sparse part's y, and y is the
-    vector the dense part's pass writes), else in a 2-row stream of their own (row 1 the m
+    ``m_first``; a dense part of A is added to y in the same pass), else in a 2-row stream of their own (row 1 the m
     part)."""
 
     def __init__(self, be, k: int):
@@ -144,8 +147,7 @@ class _Streams:
         self.dense = bool(be.A.kc or be.A.kr)
         if self.carried:
             below = -(-(self.n_chunks + self.m_chunks) // be.width)
-            self.curvature = Stream(be.rows + below, be.width, vector=True, length=m)
-            self.y = Stream.vector_of(m) if self.dense else self.curvature
+            self.curvature = self.y = Stream(be.rows + below, be.width, vector=True, length=m)
             self.sums_row, self.sums_width, self.m_first = be.rows, be.width, self.n_chunks
         else:
             self.y = Stream.vector_of(m)
@@ -280,12 +282,11 @@ class FusedPCG:
         sums = {"n": be.n, "n_chunk": s.n_chunk, "n_chunks": s.n_chunks, "m": m, "m_width": W,
                 "m_chunk": s.m_chunk, "m_chunks": s.m_chunks, "sums_width": s.sums_width, "m_first": s.m_first}
         if s.carried:                                   # y = A Theta~ u and the sums below it
-            c = s.curvature                             # (with a dense part: the sparse part's y)
-            be.A.draw_with_rows(KERNELS["product_curvature"], c, Rect.covering(0, 0, c.cols, c.rows),
+            c = s.curvature                             # (a dense part added in the same pass)
+            be.A.draw_with_rows(KERNELS["product_curvature_dense" if s.dense else "product_curvature"], c,
+                                Rect.covering(0, 0, c.cols, c.rows),
                                 {"X": s.u, "Weights": be.theta, "Theta": be.theta, "P": s.p[1]},
                                 {"x_width": s.u.cols, "rows_y": h, **sums})
-            if s.dense:                                 # its dense part: two passes, one without dense rows
-                be.A.add_dense_part(s.u, c, s.y, weights=be.theta)
         else:
             be.A.product_fused(s.u, s.y, weights=be.theta)
             KERNELS["curvature_sums"].draw(s.curvature, whole(s.curvature),

@@ -34,10 +34,6 @@ KERNELS = {
     "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
     "dense_part_planes": Kernel("sparse_dense_part_planes", texels=5,
                                 doc="002 section 3.2 dense rows and columns, every plane of a stack"),
-    "dense_part_chunks": Kernel("sparse_dense_part", texels=4, defines={"CHUNKS": 1},
-                                doc="002 section 3.2 dense rows (their sums in chunks) and columns"),
-    "dense_part_chunks_weighted": Kernel("sparse_dense_part", texels=5, defines={"CHUNKS": 1, "WEIGHTED": 1},
-                                         doc="002 section 3.2 dense rows (their sums in chunks) and columns, weighted"),
     "rows_chunks": Kernel("sparse_dense_rows_chunks", texels=3, doc="002 section 3.2 dense rows times x, in chunks"),
     "rows_chunks_weighted": Kernel("sparse_dense_rows_chunks", texels=4, defines={"WEIGHTED": 1},
                                    doc="002 section 3.2 dense rows times diag(w) x, in chunks"),
@@ -98,24 +94,19 @@ def add(S, xs: Stream, y: Stream, out: Stream | None) -> Stream:
     return target
 
 
-def add_chunked(S, xs: Stream, y: Stream, out: Stream, weights: Stream | None = None) -> Stream:
-    """``out`` = y (the sparse part's A x, or A diag(weights) x, in y's first vector rows; the
-    rows below them are not read) plus the dense part's products in two passes whatever the
-    dense rows (beyond 002: the fused PCG iteration's products): the dense rows times x (times
-    ``weights``) in chunks (:func:`_rows_chunks`), then one pass (``sparse_dense_part`` with
-    CHUNKS) that adds the dense columns and each dense row's chunks into its row. :func:`add`
-    reduces the dense rows' inner products by 003's dot product instead (about 2 log2 of the
-    length passes). y stays the caller's."""
+def fused_part(S, xs: Stream, weights: Stream | None = None) -> tuple:
+    """What ``sparse_ellpack_four`` with DENSE needs to add the dense part in the sparse part's
+    own pass (beyond 002: the fused PCG iteration's products): the dense rows times x (times
+    ``weights``) in chunks, drawn here (:func:`_rows_chunks`, one pass; none without dense
+    rows), and the dense columns, their indexes and the rows' slots. Answers (inputs,
+    uniforms, the chunks' pooled table to give back after the pass, or None without dense
+    rows). :func:`add` reduces the dense rows' inner products by 003's dot product instead
+    (about 2 log2 of the length passes) and adds the dense part in a pass of its own."""
     st = S._streams
-    extra = {"Weights": weights} if weights is not None else {}
     V, chunks, fold = _rows_chunks(S, xs, 1, weights)
-    KERNELS["dense_part_chunks" if weights is None else "dense_part_chunks_weighted"].draw(
-        out, whole(out), {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": xs, **extra},
-        {"kc": int(S.kc), "plane_rows": vector_shape(S.shape[0])[0], "x_width": xs.cols, "chunks": chunks,
-         "fold": fold})
-    if S.kr:
-        give_back(V)
-    return out
+    inputs = {"C": st["C"], "J": st["J"], "V": V, "slot": st["slot"]}
+    uniforms = {"kc": int(S.kc), "plane_rows": vector_shape(S.shape[0])[0], "chunks": chunks, "fold": fold}
+    return inputs, uniforms, (V if S.kr else None)
 
 
 def add_planes(S, X: Stream, planes: int, out: Stream, weights: Stream | None) -> Stream:
@@ -124,7 +115,7 @@ def add_planes(S, X: Stream, planes: int, out: Stream, weights: Stream | None) -
     ``product_planes``, one pass) into a pooled temporary, the dense rows' inner products with
     every plane in chunks (:func:`_rows_chunks`, one pass), then one pass
     (``sparse_dense_part_planes``) that adds the dense columns and each dense row's chunks into
-    its rows, plane by plane: :func:`add_chunked` on every plane at once (beyond 002)."""
+    its rows, plane by plane (beyond 002)."""
     st = S._streams
     m, n = S.shape
     rows_y, W = vector_shape(m)

@@ -25,6 +25,10 @@ KERNELS = {
     "four": Kernel("sparse_ellpack_four", texels=3, doc="ELLPACK, a row's fetches four entries at a time"),
     "four_weighted": Kernel("sparse_ellpack_four", texels=4, defines={"WEIGHTED": 1},
                             doc="ELLPACK times column weights (x w rounded first), four entries at a time"),
+    "four_dense": Kernel("sparse_ellpack_four", texels=5, defines={"DENSE": 1},
+                         doc="ELLPACK four entries at a time, the dense part added in the same pass"),
+    "four_weighted_dense": Kernel("sparse_ellpack_four", texels=6, defines={"WEIGHTED": 1, "DENSE": 1},
+                                  doc="ELLPACK times column weights, the dense part added in the same pass"),
 }
 
 
@@ -129,16 +133,23 @@ class Ellpack(Format):
         self.kernel.draw(y, prim, {"values": st["values"], "columns": st["columns"], "X": xs},
                          {"K": self.K, "x_width": xs.cols})
 
-    def product_four(self, S, xs: Stream, y: Stream, weights: Stream | None = None) -> None:
+    def product_four(self, S, xs: Stream, y: Stream, weights: Stream | None = None, dense=None) -> None:
         """y = A x as :meth:`product`, a row's fetches issued four entries at a time
         (``sparse_ellpack_four``, the same sums); with ``weights`` (a vector of length n)
-        y = A diag(weights) x, x_j w_j rounded first."""
+        y = A diag(weights) x, x_j w_j rounded first. ``dense``: the dense part's (inputs,
+        uniforms) (:func:`.dense.fused_part`), added to each row in the same pass (DENSE)."""
         st = S._streams
         inputs = {"values": st["values"], "columns": st["columns"], "X": xs}
+        uniforms = {"K": self.K, "x_width": xs.cols}
         if weights is not None:
             inputs["Weights"] = weights
+        name = "four" if weights is None else "four_weighted"
+        if dense is not None:
+            inputs.update(dense[0])
+            uniforms.update(dense[1])
+            name += "_dense"
         prim = _rows_primitive(vector_regions(S.shape[0]), self.origin(self.K))
-        KERNELS["four" if weights is None else "four_weighted"].draw(y, prim, inputs, {"K": self.K, "x_width": xs.cols})
+        KERNELS[name].draw(y, prim, inputs, uniforms)
 
     def draw_with_rows(self, S, kernel, out: Stream, rect, inputs: dict, uniforms: dict) -> None:
         """Draw ``kernel`` over ``rect`` of ``out`` with this layout's textures (``values``,
