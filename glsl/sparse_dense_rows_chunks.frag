@@ -5,7 +5,7 @@
 // entries j = a L .. min(a L + L, n) - 1 in order, their fetches issued GROUP at a time
 // (X_c(j) w(j) rounded first with WEIGHTED). The sums q = r planes + c lie in a table folded
 // `fold` rows high: sum (q, a) at texel (a + chunks (q / fold), q % fold); past the last q
-// the table holds 0. sparse_ellpack_four with DENSE and sparse_dense_part_planes add a row's
+// the table holds 0. sparse_ellpack_four and sparse_ellpack_planes with DENSE add a row's
 // chunks. Dense row r is a plane of R and plane c of X a plane, both folded like x
 // (x_plane_rows rows, x_width wide); one vector x is X with planes = 1.
 uniform sampler2D R;        // the dense rows, one folded plane each

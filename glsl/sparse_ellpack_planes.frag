@@ -6,6 +6,13 @@
 // sparse_ellpack's is) and walks the row's K entries from texel (r K, x), as sparse_ellpack.
 // With WEIGHTED each entry is also scaled by the weight of its column: (A Theta) X. The loop
 // stops at a padding texel (column -1), as sparse_ellpack's.
+//
+// With DENSE (a dense part split off A, paper 002 section 3.2's dense rows) the pass also adds
+// it to each plane's row, after the row's entries: each dense column c' adds C_c'(i) X_c(j_c')
+// (times the weight of column j_c' with WEIGHTED), and a row that was dense takes the inner
+// product of its row with plane c, computed apart in chunks (sparse_dense_rows_chunks: the sums
+// q = r planes + c of dense row r, `chunks` a sum, in a table folded `fold` rows high), its
+// chunks added in order.
 uniform sampler2D values;
 uniform sampler2D columns;
 uniform sampler2D X;
@@ -16,7 +23,25 @@ uniform int K;
 uniform int x_width;
 uniform int x_plane_rows;
 uniform int y_plane_rows;
+#ifdef DENSE
+uniform sampler2D C;        // dense columns, plane c' at rows c' * y_plane_rows ..
+uniform sampler2D J;        // 1 x kc: their column indexes
+uniform sampler2D V;        // the chunks of the dense rows' inner products with the planes
+uniform sampler2D slot;     // folded like y: r + 1 for the r-th dense row, else 0
+uniform int kc;
+uniform int planes;
+uniform int chunks;
+uniform int fold;
+#endif
 out float result;
+
+float term(float value, int col, int offset) {     // a(i, col) X_c(col) (times w(col))
+    float v = value * texelFetch(X, ivec2(col % x_width, col / x_width + offset), 0).r;
+#ifdef WEIGHTED
+    v *= texelFetch(Weights, ivec2(col % x_width, col / x_width), 0).r;
+#endif
+    return v;
+}
 
 void main() {
     int x = int(WPOS.x);
@@ -29,11 +54,20 @@ void main() {
         int col = int(texelFetch(columns, entry, 0).r);
         if (col < 0)
             break;
-        float v = texelFetch(values, entry, 0).r * texelFetch(X, ivec2(col % x_width, col / x_width + offset), 0).r;
-#ifdef WEIGHTED
-        v *= texelFetch(Weights, ivec2(col % x_width, col / x_width), 0).r;
-#endif
-        sum += v;
+        sum += term(texelFetch(values, entry, 0).r, col, offset);
     }
+#ifdef DENSE
+    ivec2 local = ivec2(x, r);
+    for (int c = 0; c < kc; ++c)
+        sum += term(texelFetch(C, local + ivec2(0, c * y_plane_rows), 0).r, int(texelFetch(J, ivec2(c, 0), 0).r),
+                    offset);
+    float d = texelFetch(slot, local, 0).r;
+    if (d > 0.5) {
+        int q = (int(d) - 1) * planes + plane;
+        ivec2 first = ivec2(chunks * (q / fold), q % fold);
+        for (int a = 0; a < chunks; ++a)
+            sum += texelFetch(V, first + ivec2(a, 0), 0).r;
+    }
+#endif
     result = sum;
 }

@@ -257,7 +257,8 @@ def test_a_new_format_is_one_class_and_one_registry_line(rng, monkeypatch):
 def products_of_planes(A, rng, dense, planes=3) -> tuple:
     """SparseStream.product_planes of A (ELLPACK, ``dense`` its dense-part threshold) on three
     random planes, plain and with weights: plane c of each result checked against scipy's float64
-    A X_c and A diag(w) X_c within float32's bound; answers the dense rows and columns."""
+    A X_c and A diag(w) X_c within float32's bound; answers the dense rows and columns and the
+    passes of one product."""
     m, n = A.shape
     X = rng.standard_normal((planes, n))
     w = np.exp(rng.uniform(-2, 2, n))
@@ -270,7 +271,8 @@ def products_of_planes(A, rng, dense, planes=3) -> tuple:
             Stream(planes * rows_x, wx, data=stacked) as Xs, Stream.vector_of(n, w) as ws, \
             Stream(planes * rows_y, wy) as Y, Stream(planes * rows_y, wy) as Yw:
         assert S.plane_products()
-        S.product_planes(Xs, planes, Y)
+        with counters.tally() as t:
+            S.product_planes(Xs, planes, Y)
         S.product_planes(Xs, planes, Yw, weights=ws)
         got, gotw = Y.to_array(), Yw.to_array()
         dense_rows, dense_cols = [int(i) for i in S.dense_rows], [int(j) for j in S.dense_cols]
@@ -278,7 +280,7 @@ def products_of_planes(A, rng, dense, planes=3) -> tuple:
     for c in range(planes):
         within_float32(got[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], A, X[c], f"plane {c}")
         within_float32(gotw[c * rows_y:(c + 1) * rows_y].reshape(-1)[:m], weighted, X[c], f"weighted {c}")
-    return dense_rows, dense_cols
+    return dense_rows, dense_cols, t.passes
 
 
 @pytest.mark.parametrize("fold", [None, 7])
@@ -294,7 +296,7 @@ def test_product_planes_is_a_product_per_plane_for_ellpack_only(rng, monkeypatch
     A = unequal(rng)
     m, n = A.shape
     planes = 3
-    assert products_of_planes(A, rng, dense=False) == ([], [])
+    assert products_of_planes(A, rng, dense=False) == ([], [], 1)
     for fmt in ("tell", "corrigan", "packed", "split"):
         with SparseStream.from_scipy(A, format=fmt, dense=False) as S:
             assert not S.plane_products(), fmt
@@ -313,9 +315,11 @@ def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatc
     times plane c of X, and with weights A diag(w) X, within float32's bound, against scipy's
     float64 product; the dense rows' inner products in one chunk (n = 19) or four (n = 103, the
     last of 7), and their table of 3 x 3 sums folded 4 rows high (table=4, as the largest
-    texture folds it). Each plane's own entries, weights and dense-row inner products count: X's
-    plane offset left out, the weights left out of the dense columns or rows, a dense row read
-    from R's first plane, a sum's plane and row swapped, or the table's fold left out each fail."""
+    texture folds it); two passes (the dense rows' chunks, then the sparse part with the dense
+    part added), one with the dense columns alone. Each plane's own entries, weights and
+    dense-row inner products count: X's plane offset left out, the weights left out of the dense
+    columns or rows, a dense row read from R's first plane, a sum's plane and row swapped, or the
+    table's fold left out each fail."""
     if fold:
         monkeypatch.setattr(stream, "FOLD_WIDTH", fold)
     if table:
@@ -326,7 +330,12 @@ def test_product_planes_with_a_dense_part_is_a_product_per_plane(rng, monkeypatc
         A[i, :] = rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)
     for j in (2, 9, 15):                                  # dense columns (rows 4 and 17 have them too)
         A[:, j] = (rng.uniform(0.5, 2.0, m) * rng.choice([-1.0, 1.0], m)).reshape(-1, 1)
-    assert products_of_planes(A.tocsr(), rng, dense=12) == ([4, 9, 17], [2, 9, 15])
+    columns = A.copy()
+    assert products_of_planes(A.tocsr(), rng, dense=12) == ([4, 9, 17], [2, 9, 15], 2)
+    for i in (4, 9, 17):                                  # the dense rows thinned: columns alone
+        columns[i, :] = 0.0
+        columns[i, [2, 9, 15]] = 1.0
+    assert products_of_planes(columns.tocsr(), rng, dense=12) == ([], [2, 9, 15], 1)
 
 
 @pytest.mark.parametrize("table", [None, 2])

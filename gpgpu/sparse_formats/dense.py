@@ -32,13 +32,9 @@ KERNELS = {
     "dense_part": Kernel("sparse_dense_part", texels=4, doc="002 section 3.2 dense rows and columns"),
     "row_add": Kernel("scaled_rows", texels=4, doc="the dense rows of A times their y(i), added into x"),
     "plane_product": Kernel("plane_product", texels=3, doc="planes of dense rows or columns times a vector"),
-    "dense_part_planes": Kernel("sparse_dense_part_planes", texels=5,
-                                doc="002 section 3.2 dense rows and columns, every plane of a stack"),
     "rows_chunks": Kernel("sparse_dense_rows_chunks", texels=3, doc="002 section 3.2 dense rows times x, in chunks"),
     "rows_chunks_weighted": Kernel("sparse_dense_rows_chunks", texels=4, defines={"WEIGHTED": 1},
                                    doc="002 section 3.2 dense rows times diag(w) x, in chunks"),
-    "dense_part_planes_weighted": Kernel("sparse_dense_part_planes", texels=6, defines={"WEIGHTED": 1},
-                                         doc="002 section 3.2 dense rows and columns, every plane, weighted"),
 }
 
 
@@ -111,26 +107,16 @@ def fused_part(S, xs: Stream, weights: Stream | None = None) -> tuple:
 
 def add_planes(S, X: Stream, planes: int, out: Stream, weights: Stream | None) -> Stream:
     """``out`` = A X (A diag(weights) X with ``weights``) for ``planes`` vectors stacked in X,
-    where A has a dense part: the sparse part's product of every plane (the format's
-    ``product_planes``, one pass) into a pooled temporary, the dense rows' inner products with
-    every plane in chunks (:func:`_rows_chunks`, one pass), then one pass
-    (``sparse_dense_part_planes``) that adds the dense columns and each dense row's chunks into
-    its rows, plane by plane (beyond 002)."""
+    where A has a dense part: the dense rows' inner products with every plane in chunks
+    (:func:`_rows_chunks`, one pass; none without dense rows), then the sparse part's product
+    of every plane with the dense columns and each dense row's chunks added in the same pass
+    (the format's ``product_planes`` with ``dense``: ``sparse_ellpack_planes`` with DENSE),
+    plane by plane (beyond 002)."""
     st = S._streams
-    m, n = S.shape
-    rows_y, W = vector_shape(m)
-    rows_x, x_width = vector_shape(n)
-    y = borrow(planes * rows_y, W)
-    S._storage.product_planes(S, X, planes, y, weights)
     V, chunks, fold = _rows_chunks(S, X, planes, weights)
-    inputs = {"S": y, "C": st["C"], "J": st["J"], "V": V, "slot": st["slot"], "X": X}
-    if weights is not None:
-        inputs["Weights"] = weights
-    KERNELS["dense_part_planes" if weights is None else "dense_part_planes_weighted"].draw(
-        out, Rect.covering(0, 0, W, planes * rows_y), inputs,
-        {"kc": int(S.kc), "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y,
-         "planes": int(planes), "chunks": chunks, "fold": fold})
-    give_back(y)
+    dense = ({"C": st["C"], "J": st["J"], "V": V, "slot": st["slot"]},
+             {"kc": int(S.kc), "planes": int(planes), "chunks": chunks, "fold": fold})
+    S._storage.product_planes(S, X, planes, out, weights, dense=dense)
     if S.kr:
         give_back(V)
     return out

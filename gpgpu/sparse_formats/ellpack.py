@@ -22,6 +22,10 @@ KERNELS = {
     "planes": Kernel("sparse_ellpack_planes", texels=3, doc="ELLPACK on every plane of a stack, one pass"),
     "planes_weighted": Kernel("sparse_ellpack_planes", texels=4, defines={"WEIGHTED": 1},
                               doc="ELLPACK times column weights on every plane of a stack, one pass"),
+    "planes_dense": Kernel("sparse_ellpack_planes", texels=5, defines={"DENSE": 1},
+                           doc="ELLPACK on every plane of a stack, the dense part added in the same pass"),
+    "planes_weighted_dense": Kernel("sparse_ellpack_planes", texels=6, defines={"WEIGHTED": 1, "DENSE": 1},
+                                    doc="ELLPACK times column weights on every plane, the dense part added"),
     "four": Kernel("sparse_ellpack_four", texels=3, doc="ELLPACK, a row's fetches four entries at a time"),
     "four_weighted": Kernel("sparse_ellpack_four", texels=4, defines={"WEIGHTED": 1},
                             doc="ELLPACK times column weights (x w rounded first), four entries at a time"),
@@ -157,19 +161,26 @@ class Ellpack(Format):
         st = S._streams
         kernel.draw(out, rect, {"values": st["values"], "columns": st["columns"], **inputs}, {"K": self.K, **uniforms})
 
-    def product_planes(self, S, X: Stream, planes: int, Y: Stream, weights: Stream | None = None) -> None:
+    def product_planes(self, S, X: Stream, planes: int, Y: Stream, weights: Stream | None = None,
+                       dense=None) -> None:
         """Y = A X plane by plane in one pass (``sparse_ellpack_planes``): ``planes`` planes of
         vectors stacked in X (length n each) and Y (length m each), each folded as its vector;
-        with ``weights`` (a vector of length n) Y = A diag(weights) X."""
+        with ``weights`` (a vector of length n) Y = A diag(weights) X. ``dense``: the dense
+        part's (inputs, uniforms) (:func:`.dense.add_planes`), added to each plane's rows in the
+        same pass (DENSE)."""
         m, n = S.shape
         rows_y, W = vector_shape(m)
         rows_x, x_width = vector_shape(n)
-        kernel = KERNELS["planes" if weights is None else "planes_weighted"]
+        name = "planes" if weights is None else "planes_weighted"
         inputs = {"values": S._streams["values"], "columns": S._streams["columns"], "X": X}
+        uniforms = {"K": self.K, "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y}
         if weights is not None:
             inputs["Weights"] = weights
-        kernel.draw(Y, Rect.covering(0, 0, W, planes * rows_y), inputs,
-                    {"K": self.K, "x_width": x_width, "x_plane_rows": rows_x, "y_plane_rows": rows_y})
+        if dense is not None:
+            inputs.update(dense[0])
+            uniforms.update(dense[1])
+            name += "_dense"
+        KERNELS[name].draw(Y, Rect.covering(0, 0, W, planes * rows_y), inputs, uniforms)
 
     def scatter_add(self, S, ys: Stream, x: Stream) -> None:
         """x += A_sparse^T y: a point a stored entry (padding included), a(i,k) y(i) added into
