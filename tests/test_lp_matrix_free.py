@@ -1733,6 +1733,36 @@ def test_pcg_soft_limit_stops_at_the_first_read_past_it_where_the_residual_is_en
     be.release()
 
 
+def test_a_refinement_round_that_raises_the_residual_is_reported_as_it_is(monkeypatch):
+    """_Solver.solve with refinement: a round after which the float64 residual is no lower ends
+    the solve ("stalled"), and the solve's relative residual (the history's ``pcg_residual``) is
+    that of the answer it returns, not the lower one before the round. PCG is a stub here that
+    converges each round: the first takes 0.9 of the residual away, the second adds twice it
+    back (the float64 residual 0.1, then 0.3 of the right-hand side's)."""
+    import gpgpu.lp.matrix_free as mf
+
+    p = small_lp(np.random.default_rng(0))
+    be = NumpyMatrixFree(p)
+    theta = np.ones(p.A.shape[1])
+    be.set_weights(theta, 1e-3)
+    G = normal_matrix(p.A.toarray(), theta, 1e-3)
+    shares = iter([0.9, -2.0])
+
+    def stub(be_, r, tol, maxiter, soft=None):
+        return {"x": next(shares) * np.linalg.solve(G, r), "iterations": 10, "converged": True,
+                "breakdown": False, "residual": 0.0}
+
+    monkeypatch.setattr(mf, "pcg", stub)
+    sol = mf._Solver(be, p.A.tocsr(), p.A.T.tocsr(), refine=True, maxiter=1000, rounds=8)
+    sol.set_weights(theta, 1e-3, 1)
+    rhs = np.random.default_rng(1).standard_normal(p.A.shape[0])
+    dy, facts = sol.solve(rhs, 1e-12)
+    assert facts["rounds"] == 2 and facts["iterations"] == 20 and facts["stop"] == "stalled"
+    true = np.linalg.norm(rhs - G @ dy) / np.linalg.norm(rhs)
+    assert true == pytest.approx(0.3, rel=1e-6)
+    assert facts["residual"] == pytest.approx(true, rel=1e-9)
+
+
 def test_solve_with_refinement_goes_on_past_a_soft_stop_that_the_float64_residual_does_not_confirm(monkeypatch):
     """_Solver.solve with refinement and ``soft``: a PCG round stopped at the soft limit (its own,
     float32, residual enough) is followed by another round on the float64 residual while that

@@ -532,7 +532,7 @@ class _Solver:
                 facts["stop"] = pcg_stop(res)
                 if (soft is None or res["breakdown"] or res.get("stalled") or facts["iterations"] >= maxiter
                         or rnorm_new <= soft.enough or not rnorm_new < 0.9 * rnorm):
-                    rnorm = min(rnorm, rnorm_new)
+                    rnorm = rnorm_new                        # the answer's, even where the round raised it
                     break
                 r, rnorm = r_new, rnorm_new
                 continue
@@ -542,7 +542,7 @@ class _Solver:
                 rnorm = rnorm_new
                 break
             if not rnorm_new < 0.9 * rnorm:                  # the rounds stopped helping
-                rnorm = min(rnorm, rnorm_new)
+                rnorm = rnorm_new                            # the answer's, even where the round raised it
                 facts["stop"] = "stalled"
                 break
             r, rnorm = r_new, rnorm_new
@@ -731,7 +731,9 @@ def matrix_free(be: MatrixFreeBackend, problem, *, eps=1e-6, max_iter=100, callb
     trouble and the primal (dual) objective ran away -- beyond 100 times every other objective
     value seen -- the message says that the LP may be unbounded (infeasible). History entries
     add ``pcg_iterations`` (predictor, corrector), ``pcg_converged``, ``pcg_stop`` (module
-    notes), ``pcg_residual`` (relative, the worse of the two), ``rank`` and ``regularisation``.
+    notes), ``pcg_residual`` (the residual of the dy the step is made from, relative to the
+    right-hand side: float64 with refinement, PCG's own without; the worse of the two solves),
+    ``rank`` and ``regularisation``.
 
     The loop, top to bottom: the residuals and the tests (6.1)-(6.3) (:func:`_measure`), the
     stopping tests (:func:`_stopping_tests`; a stall's restart, :func:`_restart`), the
