@@ -80,6 +80,29 @@ def test_the_runs_rows_are_kept_when_highs_fails(tmp_path, ctx, monkeypatch):
     assert rows[0]["highs_objective"] == "nan" and float(rows[0]["seconds"]) > 0
 
 
+def test_a_netlib_folder_without_afiro_still_warms_up_and_a_crash_says_why(tmp_path, monkeypatch, capsys):
+    """The warm-up solves the package's own afiro, so a run goes on where GPGPU_NETLIB_DIR names
+    a folder without it (a folder of the larger problems alone); a run whose subprocess fails
+    prints the error's last line after its status ("crash")."""
+    import shutil
+
+    from gpgpu.lp.netlib import DATA_DIR
+
+    mine = tmp_path / "netlib"
+    mine.mkdir()
+    shutil.copy(DATA_DIR / "netlib" / "sc50b.mps.gz", mine)
+    monkeypatch.setenv("GPGPU_NETLIB_DIR", str(mine))
+    out = tmp_path / "mine.csv"
+    assert whole.main(["--problems", "sc50b", "--runs", "numpy64", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert [(r["problem"], r["status"]) for r in rows] == [("sc50b", "optimal")]
+    capsys.readouterr()
+    with pytest.raises(FileNotFoundError):          # HiGHS's reference after the runs: no such file
+        whole.main(["--problems", "nosuch", "--runs", "numpy64", "--out", str(tmp_path / "crash.csv")])
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("nosuch ") and "crash" in ln)
+    assert "FileNotFoundError" in line and "'nosuch' not found" in line
+
+
 def test_an_unknown_run_is_refused(tmp_path, ctx):
     with pytest.raises(SystemExit):
         whole.main(["--problems", "afiro", "--runs", "gpu,cuda", "--out", str(tmp_path / "x.csv")])
@@ -276,7 +299,7 @@ def test_the_presolve_runs_solve_the_presolved_lp_on_their_back_end(monkeypatch,
 
     monkeypatch.setattr(gpgpu.lp, "solve", lambda problem, **kw: calls.append((problem, kw)) or Result())
     row = whole._child("sc50b", run, 1e-6)
-    assert row["status"] == "optimal" and [p for p, _ in calls] == ["afiro", "sc50b"]
+    assert row["status"] == "optimal" and [p for p, _ in calls] == [str(whole.WARM_UP), "sc50b"]
     for _, kw in calls:
         assert kw["backend"] == backend and kw["method"] == "matrix-free" and kw.get("presolve") is presolve
         assert kw.get("threads") == (None if backend == "gpu" else os.cpu_count())
@@ -297,7 +320,7 @@ def test_a_run_sets_the_constants_and_options_named_after_a_plus(ctx, monkeypatc
     row = whole._child("afiro", "numpy64-1+matrix_free.CORRECTOR_START=True+pcg_maxiter=50", 1e-6)
     assert row["status"] == "optimal"
     assert matrix_free.CORRECTOR_START is True
-    assert [c[0] for c in calls] == [("afiro",), ("afiro",)]          # the warm-up, then the timed solve
+    assert [c[0] for c in calls] == [(str(whole.WARM_UP),), ("afiro",)]   # the warm-up, then the timed solve
     assert all(c[1]["threads"] == 1 and c[1]["pcg_maxiter"] == 50 and c[2] is True for c in calls)
     for bad, why in (("gpu+matrix_free.NO_SUCH=1", "has no constant NO_SUCH"), ("gpu+x", "key=value"),
                      ("cpu+matrix_free.CORRECTOR_START=True", "unknown runs cpu")):

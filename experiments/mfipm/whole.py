@@ -7,8 +7,8 @@
     python -m experiments.mfipm.whole --markdown CSV
     python -m experiments.mfipm.whole --claims CSV [CSV ...] --command "the commands that wrote them"
 
-Each (problem, run) is a subprocess of its own: a warm-up solve of afiro first (the kernels
-compiled, numpy's threads started), then ``solve(name, method="matrix-free", backend=...,
+Each (problem, run) is a subprocess of its own: a warm-up solve of afiro first (the package's
+copy, whatever ``GPGPU_NETLIB_DIR`` says: the kernels compiled, numpy's threads started), then ``solve(name, method="matrix-free", backend=...,
 eps=...)`` timed by its wall clock. The runs: ``gpu``, the defaults (PCG's iteration fused:
 :mod:`gpgpu.lp.matrix_free_fused`); ``gpu-002``, the same with ``fused=False`` (002's kernels
 from recorded plans); ``numpy64``, float64 PCG with its products on all the CPU's cores
@@ -56,6 +56,11 @@ from pathlib import Path
 
 from experiments.figures import printed_markdown, rows_to, tool_parser
 from experiments.netlib_speed import backend_options, run_child, set_constants
+from gpgpu.lp.netlib import DATA_DIR
+
+#: the warm-up's problem: the package's own afiro, found also where GPGPU_NETLIB_DIR names a
+#: folder without it
+WARM_UP = DATA_DIR / "netlib" / "afiro.mps.gz"
 
 FIELDS = ("problem", "run", "eps", "status", "iterations", "pcg_iterations", "seconds", "passes", "passes_per_pcg",
           "host_us_per_pass", "readbacks", "objective", "highs_objective", "error", "renderer", "date",
@@ -92,7 +97,7 @@ def _child(problem: str, run: str, eps: float) -> dict:
     if options.get("threads") == "all":
         options["threads"] = os.cpu_count() or 1
     limit = _blas_threads(1) if options.get("threads") == 1 else None
-    solve("afiro", method="matrix-free", backend=backend, eps=eps, **options)
+    solve(str(WARM_UP), method="matrix-free", backend=backend, eps=eps, **options)
     t0 = time.perf_counter()
     r = solve(problem, method="matrix-free", backend=backend, eps=eps, **options)
     seconds = time.perf_counter() - t0
@@ -173,8 +178,8 @@ def main(argv=None) -> int:
                 done.append((run, r))
                 print(f"{problem:10s} {run:10s} {r.get('status', '?'):18s} {r.get('seconds', math.nan):8.2f} s "
                       f"{r.get('iterations', '')!s:>4} it {r.get('pcg_iterations', '')!s:>6} PCG "
-                      f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  objective {r.get('objective', math.nan)!r}",
-                      flush=True)
+                      f"{r.get('passes_per_pcg', math.nan):6.1f} passes/PCG  objective {r.get('objective', math.nan)!r}"
+                      + (f"  ({r['message']})" if r.get("status") == "crash" else ""), flush=True)
             ref = math.nan
             try:
                 ref = known[problem] if problem in known else highs_objective(problem)
