@@ -17,11 +17,10 @@
 // than ELLPACK). Each sum's loop issues GROUP entries' fetches before it adds them, in order.
 //
 // With DENSE (beyond 002: the fused PCG iteration's products where A has a dense part) the
-// pass also adds the dense part to the row's sum, as sparse_dense_part with CHUNKS adds it to
-// the sparse part's y, the same additions in the same order: each dense column c's C_c(i)
-// x(j_c) (x(j_c) w(j_c) with WEIGHTED), then, in a row that was dense (slot > 0), its inner
-// product's chunks, drawn before this pass by sparse_dense_rows_chunks. One pass instead of
-// the sparse part's and sparse_dense_part's.
+// pass also adds the dense part to the row's sum, as sparse_dense_part adds it to the sparse
+// part's y: each dense column c's C_c(i) x(j_c) (x(j_c) w(j_c) with WEIGHTED), then, in a row
+// that was dense (slot > 0), its inner product's chunks in order, drawn before this pass by
+// sparse_dense_rows_chunks. One pass instead of the sparse part's and a dense part's.
 uniform sampler2D values;
 uniform sampler2D columns;
 uniform sampler2D X;

@@ -134,8 +134,8 @@ class _Streams:
     and the scalars in ping-pong pairs (``[current, next]``), and the iteration's own. Where A
     carries the curvature sums in its product (``SparseStream.carries_rows``) they lie in rows
     of y's texture below y's (``sums_row`` on, ``sums_width`` a row, the m part from
-    ``m_first``; a dense part of A is added to y in the same pass), else in a 2-row stream of their own (row 1 the m
-    part)."""
+    ``m_first``; a dense part of A is added to y in the same pass), else in a 2-row stream of
+    their own (row 1 the m part)."""
 
     def __init__(self, be, k: int):
         m, n = be.m, be.n
