@@ -711,6 +711,27 @@ def test_pcg_check_is_a_positive_integer(bad):
         solve(p, method="matrix-free", backend="gpu", pcg_check=bad)
 
 
+@pytest.mark.parametrize("backend", ["numpy64", "gpu"])
+def test_history_gap_parts_are_the_gaps_three_terms(rng, backend):
+    """history["gap_parts"]: x^T s, x^T r_c and -y^T r_b over 1 + |c^T x| at the entry's
+    iterate, in the problem's units: float64 from the point where a run cut by max_iter
+    stopped (last_point), b and c scaled so that the iteration's units are not the problem's;
+    their sum is the objectives' difference over 1 + |c^T x|."""
+    small = small_lp(rng)
+    p = Problem.from_arrays(small.A, 1e3 * small.b, 50.0 * small.c, c0=7.0)
+    r = solve(p, method="matrix-free", backend=backend, max_iter=3)
+    assert r.status == "iteration_limit" and r.history[-1]["iteration"] == 3
+    x, y, s = r.last_point
+    cx = float(p.c @ x)
+    want = np.array([x @ s, x @ (p.c - p.A.T @ y - s), -(y @ (p.b - p.A @ x))]) / (1.0 + abs(cx))
+    assert np.all(np.abs(want) > 1e-6)                 # three terms that a sign or a swap changes
+    h = r.history[-1]
+    np.testing.assert_allclose(h["gap_parts"], want, rtol=1e-9, atol=1e-12 * np.abs(want).max())
+    difference = (h["primal_objective"] - h["dual_objective"]) / (1.0 + abs(h["primal_objective"] - 7.0))
+    assert sum(h["gap_parts"]) == pytest.approx(difference, rel=1e-9, abs=1e-12)
+    assert all(len(e["gap_parts"]) == 3 for e in r.history)
+
+
 def test_refinement_rounds_stop_when_pcg_runs_out():
     """Float64 refinement rounds (_Solver.solve): a back end whose PCG only reaches 1e-3 of its
     right-hand side (pcg_floor) needs several rounds to meet a 1e-10 target and gets there; when

@@ -733,7 +733,10 @@ def matrix_free(be: MatrixFreeBackend, problem, *, eps=1e-6, max_iter=100, callb
     add ``pcg_iterations`` (predictor, corrector), ``pcg_converged``, ``pcg_stop`` (module
     notes), ``pcg_residual`` (the residual of the dy the step is made from, relative to the
     right-hand side: float64 with refinement, PCG's own without; the worse of the two solves),
-    ``rank`` and ``regularisation``.
+    ``rank``, ``regularisation`` and ``gap_parts``: x^T s, x^T r_c and -y^T r_b, each over
+    1 + |c^T x|, whose sum is (c^T x - b^T y) / (1 + |c^T x|) (the gap (6.3) is the larger of
+    its size and the first part's): which of complementarity, the dual residual and the primal
+    residual holds the gap.
 
     The loop, top to bottom: the residuals and the tests (6.1)-(6.3) (:func:`_measure`), the
     stopping tests (:func:`_stopping_tests`; a stall's restart, :func:`_restart`), the
@@ -910,7 +913,11 @@ def _measure(run) -> _Tests:
     # x^T s there (forplan, ||b|| = 1e7: x^T s 1.3e-5 relative, (6.3) 3.5e-7, the objective
     # 7.5e-6 off)
     gap = max(abs(cx - by), mu * n if run.adaptive else 0.0) / (1.0 + abs(cx))
+    # the gap's parts, each over 1 + |c^T x|: which of x^T s, x^T r_c and -y^T r_b holds it
+    per = bs * cs / (1.0 + abs(cx))
+    parts = (float(x @ s) * per, float(x @ rc) * per, -float(lam @ rb) * per)
     entry = {"iteration": run.it, "primal_residual": pres, "dual_residual": dres, "gap": gap, "mu": mu,
+             "gap_parts": parts,
              "primal_objective": cx + run.problem.c0, "dual_objective": by + run.problem.c0,
              "alpha_pri": None, "alpha_dual": None, "sigma": None, "replaced_pivots": None,
              "pcg_iterations": None, "pcg_converged": None, "pcg_stop": None, "pcg_residual": None,
