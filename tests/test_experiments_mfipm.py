@@ -314,9 +314,9 @@ def test_float32_emulation_of_the_gpu_pcg(capsys):
 
 
 def test_float32_emulation_with_the_defaults(monkeypatch, capsys):
-    """emulate32 --defaults runs what solve(p, method="matrix-free", backend="gpu") runs: eps
-    1e-6, reg_min and pcg_maxiter the method's own (None), refinement on; without it the QAP
-    settings (eps 1e-8, reg_min 1e-4, pcg_maxiter 10000)."""
+    """emulate32 --defaults runs the settings solve(p, method="matrix-free", backend="gpu") runs
+    (on the problem as given): eps 1e-6, reg_min and pcg_maxiter the method's own (None),
+    refinement on; without it the QAP settings (eps 1e-8, reg_min 1e-4, pcg_maxiter 10000)."""
     from experiments.mfipm import emulate32
     from gpgpu.lp.netlib import netlib_dir
 
@@ -334,6 +334,74 @@ def test_float32_emulation_with_the_defaults(monkeypatch, capsys):
     assert capsys.readouterr().out.splitlines()[-1].startswith("optimal:")
     got = [(kw["eps"], kw["reg_min"], kw["pcg_maxiter"], kw["refine"]) for kw in seen]
     assert got == [(1e-6, None, None, True), (1e-8, 1e-4, 10000, True)]
+
+
+def test_solve_as_solve_does_is_the_path_of_solve():
+    """emulate32.solve_as_solve_does with numpy64's back end is solve(p, method="matrix-free",
+    backend="numpy64"), digit for digit, on tuff: a problem whose units solve changes (powers of
+    two) and whose 26 bound rows it eliminates, so that leaving out either changes the run."""
+    import numpy as np
+
+    from experiments.mfipm.emulate32 import solve_as_solve_does
+    from gpgpu.lp import read_mps, solve
+    from gpgpu.lp.bounds import BoundRows
+    from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree
+    from gpgpu.lp.netlib import netlib_dir
+    from gpgpu.lp.scaling import Units
+
+    p = read_mps(str(netlib_dir().parent / "netlib-more" / "tuff.mps.gz"))
+    assert not Units.of(p).identity and BoundRows.detect(p.A) is not None
+    want = solve(p, method="matrix-free", backend="numpy64", eps=1e-6)
+    got = solve_as_solve_does(p, NumpyMatrixFree, eps=1e-6, refine=False)
+    assert want.status == got.status == "optimal"
+    assert (got.iterations, got.pcg_iterations) == (want.iterations, want.pcg_iterations)
+    assert got.objective == want.objective
+    np.testing.assert_array_equal(got.x, want.x)
+
+
+def test_float32_emulation_takes_a_ratio_as_the_gpu_does():
+    """Float32MatrixFree's step lengths num / den are the GPU's saxpy_ratio's: 0 where den is 0
+    or the ratio is not finite (r reached 0 between two checks, PCG checked every 8
+    iterations), so x and r stay where they are; else float32's quotient."""
+    import numpy as np
+
+    from experiments.mfipm.emulate32 import Float32MatrixFree
+    from gpgpu.lp import Problem
+
+    p = Problem.from_arrays(np.eye(3), np.ones(3), np.ones(3))
+    be = Float32MatrixFree(p)
+    x, y = be.vector([1.0, 2.0, 3.0]), be.vector([4.0, 5.0, 6.0])
+    for num, den in ((0.0, 0.0), (1.0, 0.0), (3e38, 1e-30)):
+        np.testing.assert_array_equal(be.ratio_axpy(num, den, -1.0, x, y), y)
+        np.testing.assert_array_equal(be.accumulate(num, den, x, y), y)
+    np.testing.assert_array_equal(be.ratio_axpy(1.0, 4.0, -1.0, x, y), y - np.float32(0.25) * x)
+
+
+def test_float32_emulation_as_solve_runs_it(monkeypatch, capsys):
+    """emulate32 --as-solve: the defaults on the problem in solve's units with its bound rows
+    eliminated (the back end built on the main rows), PCG checked every PCG_CHECK iterations as
+    the GPU back end checks it; --rank with it is refused."""
+    from experiments.mfipm import emulate32
+    from gpgpu.lp.matrix_free_gpu import PCG_CHECK
+    from gpgpu.lp.netlib import netlib_dir
+
+    seen = []
+    inner = emulate32.matrix_free
+
+    def spy(be, problem, **kw):
+        seen.append((be.pcg_check, be.m, problem.A.shape[0], kw))
+        return inner(be, problem, **kw)
+
+    monkeypatch.setattr(emulate32, "matrix_free", spy)
+    path = str(netlib_dir().parent / "netlib-more" / "tuff.mps.gz")
+    assert emulate32.main([path, "--as-solve", "--max-iter", "2"]) == 0
+    (check, main_rows, rows, kw), = seen
+    assert check == PCG_CHECK == 8
+    assert kw["bounds"] is not None and main_rows == kw["bounds"].m == rows - 26
+    assert (kw["eps"], kw["refine"]) == (1e-6, True)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("iteration_limit:")
+    with pytest.raises(SystemExit):
+        emulate32.main([path, "--as-solve", "--rank", "10"])
 
 
 def test_float32_emulation_sets_the_constants_named(monkeypatch, capsys):

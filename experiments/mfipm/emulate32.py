@@ -19,6 +19,16 @@ minutes, about a fifth of the H200's time.
 
 ``--set KEY=VALUE`` (repeatable) sets a constant of ``gpgpu.lp`` before the solve, as
 :mod:`experiments.netlib_speed`'s back-end options do (``matrix_free.CORRECTOR_START=True``).
+
+``--defaults`` runs the method's default settings on the problem as given, PCG checked every
+iteration. The GPU back end reads PCG's residual every ``PCG_CHECK`` (8) iterations, so its
+solves run up to 7 iterations past their target, and ``solve`` hands the method the problem in
+its units (:class:`gpgpu.lp.scaling.Units`) with its bound rows eliminated
+(:class:`gpgpu.lp.bounds.BoundRows`): ``--as-solve`` (implies ``--defaults``) does both, as
+``solve(p, method="matrix-free", backend="gpu")`` does (:func:`solve_as_solve_does`;
+docs/results/matrix-free.md, "The emulation as solve runs it"):
+
+    python -m experiments.mfipm.emulate32 finnis.mps.gz --as-solve
 """
 from __future__ import annotations
 
@@ -29,16 +39,30 @@ import time
 import numpy as np
 import scipy.linalg as sla
 
+from gpgpu.lp import Problem
+from gpgpu.lp.bounds import BoundRows
 from gpgpu.lp.matrix_free import matrix_free
 from gpgpu.lp import matrix_free_gpu
-from gpgpu.lp.matrix_free_gpu import PIVOT_TOLERANCE, SCHUR_FLOOR, HUGE_PIVOT
+from gpgpu.lp.matrix_free_gpu import PCG_CHECK, PIVOT_TOLERANCE, SCHUR_FLOOR, HUGE_PIVOT
+from gpgpu.lp.scaling import Units
 from gpgpu.lp.matrix_free_numpy import NumpyMatrixFree
 
 from .common import load_problem
 
-__all__ = ["Float32MatrixFree", "main"]
+__all__ = ["Float32MatrixFree", "solve_as_solve_does", "main"]
 
 f32 = np.float32
+
+
+def _ratio(num, den):
+    """num / den in float32 as the GPU's ``saxpy_ratio`` takes it: 0 where den is 0 or the ratio
+    is not finite (r reached 0 between two of PCG's checks; ``--as-solve`` checks every 8)."""
+    d = f32(den)
+    if d == 0:
+        return f32(0)
+    with np.errstate(all="ignore"):
+        ratio = f32(num) / d
+    return ratio if abs(ratio) < f32(3.0e38) else f32(0)
 
 
 class Float32MatrixFree(NumpyMatrixFree):
@@ -72,13 +96,13 @@ class Float32MatrixFree(NumpyMatrixFree):
         return (f32(a) * x + y).astype(f32)
 
     def ratio_axpy(self, num, den, sign, x, y):
-        return (f32(sign) * (f32(num) / f32(den)) * x + y).astype(f32)
+        return (f32(sign) * _ratio(num, den) * x + y).astype(f32)
 
     def accumulator(self):
         return np.zeros(self.m, dtype=f32 if self.solution == "float32" else np.float64)
 
     def accumulate(self, num, den, p, x):
-        alpha = f32(num) / f32(den)
+        alpha = _ratio(num, den)
         if self.solution == "float32":
             return (alpha * p + x).astype(f32)
         return x + float(alpha) * p.astype(np.float64)
@@ -128,6 +152,26 @@ class Float32MatrixFree(NumpyMatrixFree):
         return w
 
 
+def solve_as_solve_does(problem, make_backend, *, eps=1e-6, max_iter=100, callback=None, refine=True):
+    """The matrix-free method as ``gpgpu.lp.solve(problem, method="matrix-free", eps=eps)`` runs
+    it with its defaults, on the back end ``make_backend(main)`` (a class such as
+    :class:`Float32MatrixFree`): the problem in the units ``solve`` picks (powers of two,
+    :class:`~gpgpu.lp.scaling.Units`), its bound rows eliminated (``bounds="implicit"``,
+    :class:`~gpgpu.lp.bounds.BoundRows`) with the back end built on the main rows, and the
+    result in the problem's own units. ``refine`` as ``solve`` sets it for a float32 PCG at
+    eps below 3e-5 (True); numpy64's PCG is float64 and ``solve`` turns it off there."""
+    units = Units.of(problem)
+    p = problem if units.identity else units.problem(problem)
+    rows = BoundRows.detect(p.A)
+    main = p if rows is None else Problem.from_arrays(rows.A_main, p.b[:rows.m], p.c, name=p.name)
+    be = make_backend(main)
+    try:
+        r = matrix_free(be, p, eps=eps, max_iter=max_iter, callback=callback, refine=refine, bounds=rows)
+    finally:
+        be.release()
+    return r if units.identity else units.result(r, problem)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m experiments.mfipm.emulate32", description=__doc__.split("\n\n")[0])
     ap.add_argument("problem", help="a QAPLIB name (nug12, nug20, ...; GPGPU_QAPLIB_DIR) or an MPS file")
@@ -145,7 +189,12 @@ def main(argv=None) -> int:
                     help="set a constant of gpgpu.lp first (matrix_free.CORRECTOR_START=True); repeatable")
     ap.add_argument("--defaults", action="store_true",
                     help="the matrix-free method's defaults instead of the QAP settings: eps 1e-6, "
-                         "reg_min and pcg_maxiter the method's own (the adaptive rule's)")
+                         "reg_min and pcg_maxiter the method's own (the adaptive rule's), on the "
+                         "problem as given, PCG checked every iteration")
+    ap.add_argument("--as-solve", action="store_true",
+                    help="the defaults as solve(p, method='matrix-free', backend='gpu') runs them: the "
+                         "problem in solve's units, its bound rows eliminated, PCG checked every "
+                         f"{PCG_CHECK} iterations as the GPU back end checks it (implies --defaults)")
     args = ap.parse_args(argv)
     import ast
 
@@ -166,16 +215,17 @@ def main(argv=None) -> int:
             ap.error(f"--set {item!r}: {e}")
         except ImportError:
             ap.error(f"--set {item!r}: gpgpu.lp has no module {key.rpartition('.')[0]!r}")
-    if args.defaults:
+    if args.defaults or args.as_solve:
         args.eps, args.reg_min, args.pcg_maxiter = 1e-6, None, None
     if args.solution is None:
-        args.solution = "auto" if args.defaults else "float32"
+        args.solution = "auto" if args.defaults or args.as_solve else "float32"
     try:
         problem = load_problem(args.problem)
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    be = Float32MatrixFree(problem, solution=args.solution)
+    if args.as_solve and (args.rank != 100 or args.stall_window != 8):
+        ap.error("--as-solve runs solve's defaults; --rank and --stall-window are for the other modes")
     t0 = time.perf_counter()
 
     def show(h):
@@ -184,8 +234,17 @@ def main(argv=None) -> int:
               f"{'-' if h['pcg_residual'] is None else format(h['pcg_residual'], '.1e')} "
               f"{time.perf_counter() - t0:.0f} s", flush=True)
 
-    r = matrix_free(be, problem, eps=args.eps, max_iter=args.max_iter, rank=args.rank, reg_min=args.reg_min,
-                    pcg_maxiter=args.pcg_maxiter, refine=True, stall_window=args.stall_window, callback=show)
+    if args.as_solve:
+        def gpu_like(main):                         # PCG checked every PCG_CHECK iterations, as on the GPU
+            be = Float32MatrixFree(main, solution=args.solution)
+            be.pcg_check = PCG_CHECK
+            return be
+
+        r = solve_as_solve_does(problem, gpu_like, eps=args.eps, max_iter=args.max_iter, callback=show)
+    else:
+        be = Float32MatrixFree(problem, solution=args.solution)
+        r = matrix_free(be, problem, eps=args.eps, max_iter=args.max_iter, rank=args.rank, reg_min=args.reg_min,
+                        pcg_maxiter=args.pcg_maxiter, refine=True, stall_window=args.stall_window, callback=show)
     print(f"{r.status}: {r.iterations} iterations, {r.pcg_iterations} PCG iterations, objective "
           f"{r.objective!r}, {time.perf_counter() - t0:.1f} s")
     return 0
