@@ -26,7 +26,7 @@ solves run up to 7 iterations past their target, and ``solve`` hands the method 
 its units (:class:`gpgpu.lp.scaling.Units`) with its bound rows eliminated
 (:class:`gpgpu.lp.bounds.BoundRows`): ``--as-solve`` (implies ``--defaults``) does both, as
 ``solve(p, method="matrix-free", backend="gpu")`` does (:func:`solve_as_solve_does`;
-docs/results/matrix-free.md, "The emulation as solve runs it"):
+docs/results/matrix-free.md, "The float32 emulation as solve runs it"):
 
     python -m experiments.mfipm.emulate32 finnis.mps.gz --as-solve
 """
